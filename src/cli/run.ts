@@ -1,0 +1,115 @@
+import path from 'node:path';
+import { Command, CommanderError, Option } from 'commander';
+import { AgentboxError, isAgentboxError } from '../errors.js';
+import { VERSION } from '../version.js';
+import type { CommandContext } from './context.js';
+
+/**
+ * Builds the command table. Each command's module is imported only when that command runs, so
+ * `agentbox status` never pays for loading the pty or the supervisor.
+ */
+function buildProgram(ctx: CommandContext, setExit: (code: number) => void): Command {
+  const program = new Command('agentbox')
+    .description(
+      'A git-native supervisor for Claude Code: every run gets a ledger entry, an envelope and a human gate.',
+    )
+    .version(VERSION, '-v, --version')
+    .option('-C, --cwd <dir>', 'run as if agentbox was started in <dir>')
+    .showSuggestionAfterError(true)
+    .showHelpAfterError(true)
+    .exitOverride()
+    .configureOutput({ writeOut: (s) => ctx.io.out(s), writeErr: (s) => ctx.io.err(s) });
+
+  const withCtx = (): CommandContext => {
+    const dir = program.opts<{ cwd?: string }>().cwd;
+    return dir ? { ...ctx, cwd: path.resolve(ctx.cwd, dir) } : ctx;
+  };
+  const lazy =
+    <A extends unknown[]>(
+      load: () => Promise<(ctx: CommandContext, ...args: A) => Promise<number | undefined>>,
+    ) =>
+    async (...args: A) => {
+      const action = await load();
+      setExit((await action(withCtx(), ...args)) ?? 0);
+    };
+
+  program
+    .command('init')
+    .description('set up .agents/ and install the Claude Code hooks in this repository')
+    .option(
+      '--local',
+      'install into .claude/settings.local.json (personal, not committed) instead of settings.json',
+    )
+    .action(lazy(async () => (await import('../commands/init.js')).init));
+
+  program
+    .command('uninstall')
+    .description('remove exactly what init added; keeps .agents/ unless --purge')
+    .option('--purge', 'also delete the .agents/ ledger with every run in it')
+    .action(lazy(async () => (await import('../commands/uninstall.js')).uninstall));
+
+  program
+    .command('doctor')
+    .description(
+      'check git, the Claude Code binary, the hooks and the config; prints the fix for each failure',
+    )
+    .option('--json', 'print the checks as JSON')
+    .action(lazy(async () => (await import('../commands/doctor.js')).doctor));
+
+  program
+    .command('status')
+    .description('list runs, newest first')
+    .option('--json', 'print machine-readable JSON')
+    .option('-a, --all', 'list every run, not only the newest')
+    .addOption(new Option('-n, --limit <count>', 'how many runs to list').default('20'))
+    .action(lazy(async () => (await import('../commands/status.js')).status));
+
+  program
+    .command('show')
+    .description('everything about one run')
+    .argument('<run>', 'a run name, its short id, "latest" or a pointer such as "last-fail"')
+    .option('--json', 'print machine-readable JSON')
+    .action(lazy(async () => (await import('../commands/show.js')).show));
+
+  return program;
+}
+
+/** Runs the CLI in-process and returns the exit code. Never calls process.exit. */
+export async function run(argv: readonly string[], ctx: CommandContext): Promise<number> {
+  let exitCode = 0;
+  const program = buildProgram(ctx, (code) => {
+    exitCode = code;
+  });
+  try {
+    if (argv.length === 0) {
+      program.outputHelp();
+      return 0;
+    }
+    await program.parseAsync([...argv], { from: 'user' });
+    return exitCode;
+  } catch (error) {
+    return report(error, ctx);
+  }
+}
+
+function report(error: unknown, ctx: CommandContext): number {
+  if (error instanceof CommanderError) {
+    // Commander already printed its message (and the help, and a "Did you mean" suggestion).
+    if (error.code === 'commander.helpDisplayed' || error.code === 'commander.version') return 0;
+    if (error.code === 'commander.help') return 0;
+    return 2;
+  }
+  if (isAgentboxError(error)) {
+    ctx.io.err(`agentbox: ${error.message}\n`);
+    if (error.hint) ctx.io.err(`  → ${error.hint}\n`);
+    return error.exitCode;
+  }
+  const detail = error instanceof Error ? (error.stack ?? error.message) : String(error);
+  ctx.io.err(
+    `agentbox: unexpected error — this is a bug in agentbox ${VERSION}.\n${detail}\n` +
+      'Please report it with the command you ran and the output above.\n',
+  );
+  return 70;
+}
+
+export { AgentboxError };

@@ -1,0 +1,61 @@
+import type { CommandContext } from '../cli/context.js';
+import { styler } from '../cli/style.js';
+import {
+  type CheckResult,
+  checkClaude,
+  checkConfig,
+  checkGit,
+  checkHooksAccepted,
+  checkHooksInstalled,
+  checkLedger,
+  checkRepo,
+} from '../doctor/checks.js';
+
+export interface DoctorOptions {
+  readonly json?: boolean;
+}
+
+/** Runs every check it can, prints each with its fix, and fails (exit 1) if any failed. */
+export async function doctor(ctx: CommandContext, options: DoctorOptions = {}): Promise<number> {
+  const results: CheckResult[] = [await checkGit()];
+  const { result: repoResult, repo } = await checkRepo(ctx.cwd);
+  results.push(repoResult);
+  const { result: configResult, config } = checkConfig(repo, ctx.env);
+  if (repo) results.push(...(await checkLedger(repo)));
+  results.push(configResult);
+  const { result: claudeResult, bin } = await checkClaude(ctx.env, config, repo, ctx.cwd);
+  results.push(claudeResult);
+  if (repo) {
+    const installed = checkHooksInstalled(repo);
+    results.push(installed.result);
+    if (!bin)
+      results.push({
+        name: 'hooks accepted',
+        ok: false,
+        skipped: true,
+        detail: 'needs the Claude Code binary',
+      });
+    else if (!installed.result.ok)
+      results.push({ name: 'hooks accepted', ok: false, skipped: true, detail: 'no hooks installed' });
+    else results.push(await checkHooksAccepted(repo, bin, ctx.env));
+  }
+
+  const failed = results.filter((r) => !r.ok && !r.skipped);
+  if (options.json) {
+    ctx.io.out(`${JSON.stringify({ ok: failed.length === 0, checks: results }, null, 2)}\n`);
+    return failed.length === 0 ? 0 : 1;
+  }
+  const s = styler(ctx.io);
+  const width = Math.max(...results.map((r) => r.name.length));
+  for (const r of results) {
+    const mark = r.ok ? s.ok('✓') : r.skipped ? s.dim('-') : s.bad('✗');
+    ctx.io.out(`${mark} ${r.name.padEnd(width)}  ${r.skipped ? s.dim(`skipped: ${r.detail}`) : r.detail}\n`);
+    if (!r.ok && !r.skipped && r.fix) ctx.io.out(`  ${' '.repeat(width)}  ${s.warn('fix:')} ${r.fix}\n`);
+  }
+  ctx.io.out(
+    failed.length === 0
+      ? `\n${s.ok('All checks passed.')}\n`
+      : `\n${s.bad(`${failed.length} check(s) failed.`)}\n`,
+  );
+  return failed.length === 0 ? 0 : 1;
+}

@@ -1,0 +1,42 @@
+import path from 'node:path';
+import type { CommandContext } from '../cli/context.js';
+import { styler } from '../cli/style.js';
+import { findRepo } from '../git/repo.js';
+import type { SettingsScope } from '../settings/file.js';
+import { planSetup } from '../setup/plan.js';
+import { FileTransaction } from '../util/transaction.js';
+
+export interface InitOptions {
+  readonly local?: boolean;
+}
+
+/**
+ * Sets up agentbox in a repository. Idempotent: a second run finds nothing to do and writes
+ * nothing. All-or-nothing: every check runs before the first write, and a write that fails
+ * rolls back the ones before it.
+ */
+export async function init(ctx: CommandContext, options: InitOptions = {}): Promise<number> {
+  const repo = await findRepo(ctx.cwd);
+  const scope: SettingsScope = options.local ? 'local' : 'shared';
+  const plan = await planSetup(repo, scope);
+  const s = styler(ctx.io);
+
+  if (plan.steps.length === 0) {
+    ctx.io.out(`agentbox is already set up in ${repo.root} — nothing changed.\n`);
+    return 0;
+  }
+  FileTransaction.run((tx) => {
+    for (const step of plan.steps) {
+      if (step.kind === 'mkdir') tx.mkdir(step.path);
+      else tx.write(step.path, step.content ?? '');
+    }
+  });
+  ctx.io.out(`${s.ok('✓')} agentbox is set up in ${repo.root}\n`);
+  for (const step of plan.steps) ctx.io.out(`  ${step.summary}\n`);
+  const settingsRel = path.relative(repo.root, plan.settingsFile);
+  ctx.io.out(
+    `\n${scope === 'shared' ? `Commit ${settingsRel}, .gitignore and agentbox.yaml so teammates get the same guard rails.\n` : ''}` +
+      `Next: ${s.bold('agentbox doctor')} to check everything, then ${s.bold('agentbox scout "<question>"')}.\n`,
+  );
+  return 0;
+}

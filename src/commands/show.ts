@@ -1,0 +1,119 @@
+import path from 'node:path';
+import type { CommandContext } from '../cli/context.js';
+import { type Styler, styler } from '../cli/style.js';
+import { findRepo } from '../git/repo.js';
+import {
+  fileSizes,
+  openLedger,
+  type RunDetails,
+  type RunState,
+  readRun,
+  resolveRun,
+} from '../ledger/index.js';
+import { colourStatus } from './status.js';
+
+export interface ShowOptions {
+  readonly json?: boolean;
+}
+
+export interface SizedFile {
+  readonly path: string;
+  readonly bytes: number;
+}
+
+export function formatBytes(bytes: number): string {
+  if (bytes < 1024) return `${bytes} B`;
+  if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)} KB`;
+  return `${(bytes / 1024 / 1024).toFixed(1)} MB`;
+}
+
+/** What to do next with a run, by its status; null when nothing is left to do. Pure. */
+export function nextStep(name: string, state: RunState | null, files: readonly string[]): string | null {
+  if (!state) return `the run has no state.json — it is being created, or creating it failed`;
+  switch (state.status) {
+    case 'ACTIVE':
+      return `it is still running — check again with: agentbox show ${name}`;
+    case 'REVIEW':
+      return `review the changes, then: agentbox merge ${name}`;
+    case 'CRASHED':
+    case 'STALLED':
+    case 'ABORTED':
+      return `agentbox resume ${name}`;
+    case 'DONE':
+      return files.includes('report.md') ? `read the report: .agents/runs/${name}/report.md` : null;
+    default:
+      return null;
+  }
+}
+
+/** Text from a run's files, safe for a terminal: escape sequences and other controls removed. */
+function clean(text: string): string {
+  return text.replace(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f]+/g, ' ');
+}
+
+const list = (items: readonly string[]) => (items.length > 0 ? items.join(', ') : '(none)');
+
+/** The human view of `agentbox show`. Pure. */
+export function renderRunDetails(
+  run: RunDetails,
+  files: readonly SizedFile[],
+  root: string,
+  style: Styler,
+): string {
+  const { meta, state } = run;
+  const lines: string[] = [style.bold(run.name)];
+  const field = (label: string, value: string) => lines.push(`  ${label.padEnd(12)}${value}`);
+  const indentedTask = clean(meta.task).replace(/\n/g, `\n${' '.repeat(14)}`);
+  field('id', meta.run_id);
+  field('type', meta.type);
+  field('status', state ? colourStatus(state.status, style)(state.status) : style.dim('(no state.json)'));
+  field('task', indentedTask);
+  field('created', meta.created_at);
+  if (state) {
+    field('ended', state.ended_at ?? '—');
+    field('heartbeat', state.last_heartbeat ?? '—');
+    field('pid', `${state.pid ?? '—'} (claude ${state.claude_pid ?? '—'})`);
+    field('session', state.session_id ?? '—');
+    field('tool calls', String(state.tool_calls));
+  }
+  field('model', meta.model ?? '(default)');
+  field('tools', list(meta.tools_allowlist));
+  field('safe cmds', list(meta.safe_commands));
+  field('human-only', list(meta.human_only_commands));
+  const drift = state && state.config_hash !== meta.config_hash;
+  field('config', `${meta.config_hash}${drift ? style.warn(` (state.json says ${state.config_hash})`) : ''}`);
+  field('repo start', meta.repo_sha_start ?? '—');
+  if (state?.failure) {
+    const f = state.failure;
+    lines.push('', style.bad('failure'));
+    field('kind', f.kind);
+    field('message', clean(f.message));
+    if (f.last_safe_artifact) field('last safe', f.last_safe_artifact);
+  }
+  lines.push('', 'files');
+  if (files.length === 0) lines.push(style.dim('  (no artifacts yet)'));
+  const width = Math.max(0, ...files.map((f) => f.path.length));
+  for (const f of files) lines.push(`  ${f.path.padEnd(width)}  ${formatBytes(f.bytes).padStart(9)}`);
+  lines.push('', 'paths');
+  field('run folder', run.dir);
+  if (state?.worktree_path) field('worktree', path.resolve(root, state.worktree_path));
+  if (state?.branch) field('branch', state.branch);
+  const next = nextStep(run.name, state, run.files);
+  if (next) lines.push('', `next: ${next}`);
+  return `${lines.join('\n')}\n`;
+}
+
+/** `agentbox show <run>`: everything about one run. Reads only. */
+export async function show(ctx: CommandContext, runRef: string, opts: ShowOptions = {}): Promise<number> {
+  const repo = await findRepo(ctx.cwd);
+  const ledger = openLedger(repo.root);
+  const run = readRun(ledger, resolveRun(ledger, runRef));
+  const files = fileSizes(run.dir, run.files);
+  if (opts.json) {
+    const { name, dir, meta, state } = run;
+    ctx.io.out(`${JSON.stringify({ name, dir, meta, state, files }, null, 2)}\n`);
+    return 0;
+  }
+  ctx.io.out(renderRunDetails(run, files, repo.root, styler(ctx.io)));
+  return 0;
+}

@@ -1,0 +1,101 @@
+import path from 'node:path';
+import { parseDocument } from 'yaml';
+import type { z } from 'zod';
+import type { Env } from '../cli/context.js';
+import { AgentboxError } from '../errors.js';
+import { readTextIfExists } from '../util/fs.js';
+import { closest } from '../util/suggest.js';
+import { type Config, type ConfigFile, DEFAULT_CONFIG, fileSchema, KNOWN_KEYS } from './schema.js';
+
+export const PROJECT_CONFIG_FILE = 'agentbox.yaml';
+
+export interface ConfigSource {
+  readonly kind: 'user' | 'project';
+  readonly path: string;
+  readonly exists: boolean;
+}
+
+export interface LoadedConfig {
+  readonly config: Config;
+  readonly sources: readonly ConfigSource[];
+}
+
+/** `$AGENTBOX_CONFIG`, else `$XDG_CONFIG_HOME/agentbox/config.yaml`, else `~/.config/agentbox/config.yaml`. */
+export function userConfigPath(env: Env): string | undefined {
+  if (env.AGENTBOX_CONFIG) return env.AGENTBOX_CONFIG;
+  const base = env.XDG_CONFIG_HOME || (env.HOME ? path.join(env.HOME, '.config') : undefined);
+  return base ? path.join(base, 'agentbox', 'config.yaml') : undefined;
+}
+
+export function projectConfigPath(repoRoot: string): string {
+  return path.join(repoRoot, PROJECT_CONFIG_FILE);
+}
+
+/** Reads and validates one file; a missing file is an empty one. */
+export function readConfigFile(file: string): ConfigFile | undefined {
+  const text = readTextIfExists(file);
+  if (text === undefined) return undefined;
+  const doc = parseDocument(text, { prettyErrors: true });
+  if (doc.errors.length > 0) {
+    const first = doc.errors[0]!;
+    const where = first.linePos?.[0]
+      ? ` at line ${first.linePos[0].line}, column ${first.linePos[0].col}`
+      : '';
+    throw new AgentboxError(
+      'CONFIG_INVALID',
+      `${file} is not valid YAML${where}: ${first.message.split('\n')[0]}`,
+      {
+        hint: `fix the file, or delete it and run "agentbox init" to write a fresh one`,
+      },
+    );
+  }
+  const raw = doc.toJS() ?? {};
+  const parsed = fileSchema.safeParse(raw);
+  if (!parsed.success) throw configError(file, parsed.error);
+  return parsed.data;
+}
+
+function configError(file: string, error: z.ZodError): AgentboxError {
+  const issue = error.issues[0]!;
+  const at = issue.path.join('.');
+  if (issue.code === 'unrecognized_keys') {
+    const key = issue.keys[0] ?? '';
+    const full = at ? `${at}.${key}` : key;
+    const guess = closest(full, KNOWN_KEYS);
+    return new AgentboxError('CONFIG_INVALID', `${file}: unknown setting "${full}"`, {
+      hint: guess ? `did you mean "${guess}"?` : `known settings: ${KNOWN_KEYS.join(', ')}`,
+    });
+  }
+  return new AgentboxError('CONFIG_INVALID', `${file}: ${at || 'the file'}: ${issue.message}`, {
+    hint: 'see "Configuration" in the agentbox README for the allowed values',
+  });
+}
+
+function merge(base: Config, file: ConfigFile | undefined): Config {
+  if (!file) return base;
+  return {
+    claude: {
+      bin: file.claude?.bin !== undefined ? file.claude.bin : base.claude.bin,
+      model: file.claude?.model !== undefined ? file.claude.model : base.claude.model,
+    },
+  };
+}
+
+/** Defaults, then the user file, then the project file (the nearer file wins). */
+export function loadConfig(options: { repoRoot: string | undefined; env: Env }): LoadedConfig {
+  const sources: ConfigSource[] = [];
+  let config = DEFAULT_CONFIG;
+  const userFile = userConfigPath(options.env);
+  if (userFile) {
+    const file = readConfigFile(userFile);
+    sources.push({ kind: 'user', path: userFile, exists: file !== undefined });
+    config = merge(config, file);
+  }
+  if (options.repoRoot) {
+    const projectFile = projectConfigPath(options.repoRoot);
+    const file = readConfigFile(projectFile);
+    sources.push({ kind: 'project', path: projectFile, exists: file !== undefined });
+    config = merge(config, file);
+  }
+  return { config, sources };
+}

@@ -1,0 +1,200 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { execa } from 'execa';
+import { simpleGit } from 'simple-git';
+import { claudeVersion, findClaudeBin } from '../claude/bin.js';
+import type { Env } from '../cli/context.js';
+import { loadConfig } from '../config/load.js';
+import type { Config } from '../config/schema.js';
+import { isAgentboxError } from '../errors.js';
+import { LEDGER_IGNORES, unignored } from '../git/ignore.js';
+import { findRepo, type Repo } from '../git/repo.js';
+import { ledgerPaths } from '../ledger/index.js';
+import { isObject, readSettings, SETTINGS_FILES, settingsPath } from '../settings/file.js';
+import { DENY_RULES, GUARD_EVENT, GUARD_MARK } from '../settings/managed.js';
+import { validateSettings } from '../settings/validate.js';
+
+export interface CheckResult {
+  readonly name: string;
+  readonly ok: boolean;
+  /** A check that could not run because an earlier one failed. */
+  readonly skipped?: boolean;
+  readonly detail: string;
+  readonly fix?: string;
+}
+
+const pass = (name: string, detail: string): CheckResult => ({ name, ok: true, detail });
+const fail = (name: string, detail: string, fix: string): CheckResult => ({ name, ok: false, detail, fix });
+const skip = (name: string, detail: string): CheckResult => ({ name, ok: false, skipped: true, detail });
+const message = (error: unknown) => (error instanceof Error ? error.message : String(error));
+const hintOf = (error: unknown, fallback: string) =>
+  isAgentboxError(error) && error.hint ? error.hint : fallback;
+
+export async function checkGit(): Promise<CheckResult> {
+  try {
+    const v = await simpleGit().version();
+    if (!v.installed) return fail('git', 'git is not installed', 'install git 2.17 or newer');
+    const supported = v.major > 2 || (v.major === 2 && v.minor >= 17);
+    return supported
+      ? pass('git', `git ${v.major}.${v.minor}.${v.patch} (worktrees supported)`)
+      : fail(
+          'git',
+          `git ${v.major}.${v.minor} is too old for "git worktree remove"`,
+          'install git 2.17 or newer',
+        );
+  } catch (error) {
+    return fail('git', message(error), 'install git 2.17 or newer');
+  }
+}
+
+export async function checkRepo(cwd: string): Promise<{ result: CheckResult; repo?: Repo }> {
+  try {
+    const repo = await findRepo(cwd);
+    return { result: pass('repository', repo.root), repo };
+  } catch (error) {
+    return { result: fail('repository', message(error), hintOf(error, 'cd into your repository')) };
+  }
+}
+
+export async function checkLedger(repo: Repo): Promise<CheckResult[]> {
+  const ledger = ledgerPaths(repo.root);
+  if (!fs.existsSync(ledger.runsDir)) {
+    return [
+      fail('ledger', `${ledger.dir}/runs is missing`, 'agentbox init'),
+      skip('ledger ignored', 'no ledger yet'),
+    ];
+  }
+  const missing = await unignored(repo.root, LEDGER_IGNORES.slice(0, 1));
+  const ignored =
+    missing.length === 0
+      ? pass('ledger ignored', '.agents/ is ignored by git')
+      : fail(
+          'ledger ignored',
+          '.agents/ is NOT ignored by git: runs could be committed',
+          'agentbox init (or add ".agents/" to .gitignore)',
+        );
+  return [pass('ledger', ledger.dir), ignored];
+}
+
+export function checkConfig(repo: Repo | undefined, env: Env): { result: CheckResult; config?: Config } {
+  try {
+    const { config, sources } = loadConfig({ repoRoot: repo?.root, env });
+    const found = sources.filter((s) => s.exists).map((s) => `${s.kind} ${s.path}`);
+    return {
+      result: pass('config', found.length > 0 ? found.join('; ') : 'defaults (no config file)'),
+      config,
+    };
+  } catch (error) {
+    return { result: fail('config', message(error), hintOf(error, 'fix the config file')) };
+  }
+}
+
+export async function checkClaude(
+  env: Env,
+  config: Config | undefined,
+  repo: Repo | undefined,
+  cwd: string,
+): Promise<{ result: CheckResult; bin?: string }> {
+  if (!config) return { result: skip('claude', 'config is invalid') };
+  try {
+    const bin = findClaudeBin({ env, config, repoRoot: repo?.root, cwd });
+    const version = await claudeVersion(bin.path, env);
+    return {
+      result: pass('claude', `Claude Code ${version} at ${bin.path} (from ${bin.source})`),
+      bin: bin.path,
+    };
+  } catch (error) {
+    return { result: fail('claude', message(error), hintOf(error, 'install Claude Code')) };
+  }
+}
+
+/** Static check of the settings files: agentbox's entries present, and nothing Claude Code would reject. */
+export function checkHooksInstalled(repo: Repo): { result: CheckResult; files: string[] } {
+  const installedIn: string[] = [];
+  for (const scope of ['shared', 'local'] as const) {
+    const file = settingsPath(repo.root, scope);
+    let value: Record<string, unknown>;
+    try {
+      value = readSettings(file).value;
+    } catch (error) {
+      return {
+        result: fail('hooks installed', message(error), hintOf(error, 'fix the settings file')),
+        files: [],
+      };
+    }
+    const issues = validateSettings(value as never);
+    if (issues.length > 0) {
+      const i = issues[0]!;
+      return {
+        result: fail(
+          'hooks installed',
+          `${file}: ${i.path} ${i.message} — Claude Code ignores this whole file`,
+          'fix that entry by hand',
+        ),
+        files: [],
+      };
+    }
+    const hooks = isObject(value.hooks as never) ? (value.hooks as Record<string, unknown>) : {};
+    const groups = Array.isArray(hooks[GUARD_EVENT]) ? (hooks[GUARD_EVENT] as unknown[]) : [];
+    const hasGuard = JSON.stringify(groups).includes(GUARD_MARK);
+    const deny = (value.permissions as { deny?: unknown } | undefined)?.deny;
+    const hasRules = Array.isArray(deny) && DENY_RULES.every((r) => deny.includes(r));
+    if (hasGuard && hasRules) installedIn.push(SETTINGS_FILES[scope]);
+  }
+  return installedIn.length > 0
+    ? { result: pass('hooks installed', installedIn.join(', ')), files: installedIn }
+    : {
+        result: fail(
+          'hooks installed',
+          'agentbox hooks and deny rules are not in .claude/settings.json or settings.local.json',
+          'agentbox init',
+        ),
+        files: [],
+      };
+}
+
+/**
+ * Asks Claude Code itself. `claude -p /cost` loads the project settings and exits without calling
+ * a model; its debug log says "Invalid setting skipped" for a file it drops (which it otherwise
+ * does silently) and lists the deny rules it applied.
+ */
+export async function checkHooksAccepted(repo: Repo, bin: string, env: Env): Promise<CheckResult> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'agentbox-doctor-'));
+  const debugFile = path.join(dir, 'debug.log');
+  try {
+    const run = await execa(bin, ['-p', '/cost', '--debug-file', debugFile], {
+      cwd: repo.root,
+      env: { ...env, CLAUDE_CODE_MAX_RETRIES: '0' },
+      extendEnv: false,
+      stdin: 'ignore',
+      timeout: 60_000,
+      reject: false,
+    });
+    const log = fs.existsSync(debugFile) ? fs.readFileSync(debugFile, 'utf8') : '';
+    const skipped = log
+      .split('\n')
+      .find((line) => line.includes('Invalid setting skipped') && line.includes(repo.root));
+    if (skipped) {
+      return fail(
+        'hooks accepted',
+        `Claude Code dropped a settings file: ${skipped.replace(/^.*Invalid setting skipped[^:]*: /, '')}`,
+        'fix that entry by hand; Claude Code ignores the whole file meanwhile',
+      );
+    }
+    if (!log.includes(DENY_RULES[0])) {
+      const why =
+        run.exitCode === 0
+          ? "its debug log does not show agentbox's deny rules"
+          : `claude exited ${run.exitCode ?? run.signal}: ${`${run.stderr}${run.stdout}`.trim().slice(0, 200)}`;
+      return fail(
+        'hooks accepted',
+        `could not confirm that Claude Code loaded the settings: ${why}`,
+        'run "agentbox init", then "agentbox doctor" again',
+      );
+    }
+    return pass('hooks accepted', 'Claude Code loaded the settings with no entry skipped');
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}

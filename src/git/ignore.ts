@@ -1,0 +1,86 @@
+import path from 'node:path';
+import { execa } from 'execa';
+import type { Repo } from './repo.js';
+
+export const IGNORE_MARK = '# agentbox: run ledger and run-scoped commands (added by agentbox init)';
+
+export interface IgnoreRule {
+  /** The line written to the ignore file. */
+  readonly pattern: string;
+  /** A path that the pattern must cover; asked of `git check-ignore`. */
+  readonly probe: string;
+}
+
+export const LEDGER_IGNORES: readonly IgnoreRule[] = [
+  { pattern: '.agents/', probe: '.agents/INDEX.md' },
+  { pattern: '.claude/commands/run_*/', probe: '.claude/commands/run_0a1b2c/scout_0a1b2c.md' },
+];
+
+export type IgnoreScope = 'shared' | 'local';
+
+/** shared: the committed `.gitignore`; local: `.git/info/exclude`, which only this clone reads. */
+export function ignoreFilePath(repo: Repo, scope: IgnoreScope): string {
+  return scope === 'shared'
+    ? path.join(repo.root, '.gitignore')
+    : path.join(repo.commonDir, 'info', 'exclude');
+}
+
+/** The rules git does not already ignore (by any ignore file, including the user's own lines). */
+export async function unignored(root: string, rules: readonly IgnoreRule[]): Promise<IgnoreRule[]> {
+  const missing: IgnoreRule[] = [];
+  for (const rule of rules) {
+    // NOTE: exit 0 = ignored, 1 = not ignored, 128 = error; simple-git's raw() resolves on 1, so
+    // the exit code is read directly here.
+    const result = await execa('git', ['check-ignore', '-q', '--no-index', rule.probe], {
+      cwd: root,
+      reject: false,
+    });
+    if (result.exitCode === 128) throw new Error(`git check-ignore failed in ${root}: ${result.stderr}`);
+    if (result.exitCode !== 0) missing.push(rule);
+  }
+  return missing;
+}
+
+/** The ignore file with agentbox's block appended (or extended). Pure. */
+export function addIgnoreBlock(text: string | undefined, patterns: readonly string[]): string {
+  const current = text ?? '';
+  if (patterns.length === 0) return current;
+  const lines = current.split('\n');
+  const at = lines.indexOf(IGNORE_MARK);
+  if (at >= 0) {
+    let end = at + 1;
+    while (end < lines.length && lines[end] !== '') end++;
+    lines.splice(end, 0, ...patterns);
+    return lines.join('\n');
+  }
+  const sep = current === '' ? '' : current.endsWith('\n\n') ? '' : current.endsWith('\n') ? '\n' : '\n\n';
+  return `${current}${sep}${IGNORE_MARK}\n${patterns.join('\n')}\n`;
+}
+
+/**
+ * The ignore file without agentbox's block: the mark and the lines under it that agentbox
+ * writes. A line the user added under the mark stays. Pure.
+ */
+export function removeIgnoreBlock(
+  text: string,
+  known: readonly string[],
+): { text: string; removed: string[] } {
+  const lines = text.split('\n');
+  const at = lines.indexOf(IGNORE_MARK);
+  if (at < 0) return { text, removed: [] };
+  const removed: string[] = [];
+  let end = at + 1;
+  while (end < lines.length && lines[end] !== '') end++;
+  const kept = lines.slice(at + 1, end).filter((line) => {
+    if (known.includes(line)) {
+      removed.push(line);
+      return false;
+    }
+    return true;
+  });
+  const before = lines.slice(0, at);
+  const after = lines.slice(end);
+  // Drop the blank line that separated the block from what was above it.
+  if (kept.length === 0 && before.at(-1) === '' && (after.length === 0 || after[0] === '')) before.pop();
+  return { text: [...before, ...kept, ...after].join('\n'), removed };
+}

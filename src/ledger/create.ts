@@ -1,0 +1,111 @@
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import { AgentboxError, errnoCode, fsError } from '../errors.js';
+import { appendIndexEvent, makeIndexEvent } from './index-log.js';
+import { regenerateIndexMd } from './index-md.js';
+import { setLatest } from './links.js';
+import { buildMeta, writeMetaOnce } from './meta.js';
+import { formatRunName, RUN_ID_RE, slugify } from './names.js';
+import { type Ledger, notInitialized } from './paths.js';
+import { initialState } from './state.js';
+import { writeState } from './state-write.js';
+import { type Envelope, RUN_TYPES, type RunMeta, type RunState, type RunType } from './types.js';
+
+export interface CreateRunInput {
+  readonly type: RunType;
+  readonly task: string;
+  readonly envelope: Envelope;
+  readonly repoShaStart: string | null;
+  /** Start time; names the run. Default: now. */
+  readonly now?: Date;
+  /** The supervising process, recorded in state.json. Default: null. */
+  readonly pid?: number | null;
+  /** Source of short ids; tests pass a small pool to force collisions. Default: crypto random. */
+  readonly randomId?: () => string;
+}
+
+export interface RunHandle {
+  readonly name: string;
+  readonly id: string;
+  readonly dir: string;
+  readonly meta: RunMeta;
+  readonly state: RunState;
+}
+
+export const CLAIM_ATTEMPTS = 16;
+
+export function randomRunId(): string {
+  return randomBytes(3).toString('hex');
+}
+
+/**
+ * Claims `runs/<name>` for a fresh id. NOTE: two guarantees, both needed with many processes in
+ * the same second. The non-recursive mkdir fails with EEXIST if the name is taken. The id must
+ * also be unique across the ledger (it names slash commands) even with a different slug or minute:
+ * after our mkdir we look for another folder with our id and back off if there is one. Of two
+ * racers at least the later one sees the other, so both can never keep the same id.
+ */
+function claimRunFolder(ledger: Ledger, now: Date, slug: string, nextId: () => string): string {
+  for (let attempt = 0; attempt < CLAIM_ATTEMPTS; attempt++) {
+    const id = nextId();
+    if (!RUN_ID_RE.test(id))
+      throw new Error(`run id source returned ${JSON.stringify(id)}, not 6 hex characters`);
+    const name = formatRunName(now, slug, id);
+    const dir = path.join(ledger.runsDir, name);
+    try {
+      fs.mkdirSync(dir);
+    } catch (error) {
+      if (errnoCode(error) === 'EEXIST') continue;
+      if (errnoCode(error) === 'ENOENT') throw notInitialized(ledger.root);
+      throw fsError(error, 'create the run folder', dir);
+    }
+    const suffix = `__${id}`;
+    if (fs.readdirSync(ledger.runsDir).some((other) => other !== name && other.endsWith(suffix))) {
+      fs.rmdirSync(dir);
+      continue;
+    }
+    return name;
+  }
+  throw new AgentboxError(
+    'IO_FAILED',
+    `could not claim a free run name in ${ledger.runsDir} after ${CLAIM_ATTEMPTS} attempts`,
+    { hint: 'this needs a very full ledger or a broken random source; run the command again' },
+  );
+}
+
+/**
+ * Creates a run: its folder with raw/, meta.yaml (once), state.json (ACTIVE), a `created` event
+ * in INDEX.jsonl, a fresh INDEX.md, and `latest` pointing at it.
+ */
+export async function createRun(ledger: Ledger, input: CreateRunInput): Promise<RunHandle> {
+  if (!RUN_TYPES.includes(input.type)) throw new Error(`unknown run type ${JSON.stringify(input.type)}`);
+  const now = input.now ?? new Date();
+  const slug = slugify(input.task, input.type);
+  const name = claimRunFolder(ledger, now, slug, input.randomId ?? randomRunId);
+  const id = name.slice(-6);
+  const dir = path.join(ledger.runsDir, name);
+  try {
+    fs.mkdirSync(path.join(dir, 'raw'));
+  } catch (error) {
+    throw fsError(error, 'create the folder', path.join(dir, 'raw'));
+  }
+  const meta = buildMeta({
+    name,
+    id,
+    slug,
+    type: input.type,
+    task: input.task,
+    envelope: input.envelope,
+    repoRoot: ledger.root,
+    repoShaStart: input.repoShaStart,
+    now,
+  });
+  writeMetaOnce(dir, meta);
+  const state = initialState(meta, now, input.pid ?? null);
+  await writeState(dir, state);
+  appendIndexEvent(ledger, makeIndexEvent(meta, state, 'created', undefined, now));
+  await regenerateIndexMd(ledger);
+  setLatest(ledger, name);
+  return { name, id, dir, meta, state };
+}

@@ -1,0 +1,127 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { errnoCode, fsError } from '../errors.js';
+import { type FoldedRun, foldIndex, readIndexLog } from './index-log.js';
+import { readMeta } from './meta.js';
+import { isRunName, runIdOf, STAMP_LENGTH } from './names.js';
+import { type Ledger, notInitialized } from './paths.js';
+import { readState } from './state.js';
+import { shortTask } from './text.js';
+import type { FailureKind, RunStatus, RunType } from './types.js';
+
+/** One row of `agentbox status`. Field names are stable: `status --json` prints them. */
+export interface RunSummary {
+  readonly name: string;
+  readonly id: string;
+  /** null: the folder has no readable meta.yaml (being created right now, or damaged). */
+  readonly type: RunType | null;
+  /** null: the folder has no readable state.json (being created right now, or damaged). */
+  readonly status: RunStatus | null;
+  /** On one line, at most 200 characters; `agentbox show` has the full text. */
+  readonly task: string;
+  readonly started_at: string | null;
+  readonly ended_at: string | null;
+  readonly failure_kind: FailureKind | null;
+  /** Why a field above is null, or null. */
+  readonly problem: string | null;
+}
+
+/** Every run folder name, newest minute first (names sort by their `YY-MM-DD_HHmm` prefix). */
+export function listRunNames(ledger: Ledger): string[] {
+  let entries: string[];
+  try {
+    entries = fs.readdirSync(ledger.runsDir);
+  } catch (error) {
+    if (errnoCode(error) === 'ENOENT') throw notInitialized(ledger.root);
+    throw fsError(error, 'list', ledger.runsDir);
+  }
+  return entries.filter(isRunName).sort().reverse();
+}
+
+/** Newest first: by start minute (the name), then start time inside the minute, then name. */
+export function compareRuns(a: RunSummary, b: RunSummary): number {
+  const sa = a.name.slice(0, STAMP_LENGTH);
+  const sb = b.name.slice(0, STAMP_LENGTH);
+  if (sa !== sb) return sa < sb ? 1 : -1;
+  const ta = a.started_at ?? '';
+  const tb = b.started_at ?? '';
+  if (ta !== tb) return ta < tb ? 1 : -1;
+  return a.name < b.name ? 1 : a.name > b.name ? -1 : 0;
+}
+
+export function summaryFromFold(name: string, run: FoldedRun): RunSummary {
+  const { last } = run;
+  return {
+    name,
+    id: runIdOf(name),
+    type: last.type,
+    status: last.status,
+    task: last.task,
+    started_at: run.started_at,
+    ended_at: last.ended_at ?? null,
+    failure_kind: last.failure_kind ?? null,
+    problem: null,
+  };
+}
+
+/**
+ * A summary from the run's own files: state.json alone when it carries `summary` (no YAML
+ * parser needed), else meta.yaml too. A damaged run becomes a row with a `problem`, not a throw.
+ */
+export function summaryFromFiles(ledger: Ledger, name: string): RunSummary {
+  const dir = path.join(ledger.runsDir, name);
+  const problems: string[] = [];
+  const attempt = <T>(read: () => T | undefined | null, what: string): T | null => {
+    try {
+      const value = read();
+      if (value == null) problems.push(`no ${what}`);
+      return value ?? null;
+    } catch (error) {
+      problems.push(error instanceof Error ? error.message : String(error));
+      return null;
+    }
+  };
+  const state = attempt(() => readState(dir), 'state.json');
+  const meta = state?.summary ? null : attempt(() => readMeta(dir), 'meta.yaml');
+  return {
+    name,
+    id: runIdOf(name),
+    type: state?.summary?.type ?? meta?.type ?? null,
+    status: state?.status ?? null,
+    task: state?.summary?.task ?? (meta ? shortTask(meta.task) : ''),
+    started_at: state?.started_at ?? null,
+    ended_at: state?.ended_at ?? null,
+    failure_kind: state?.failure?.kind ?? null,
+    problem: problems.length > 0 ? problems.join('; ') : null,
+  };
+}
+
+/**
+ * Runs newest first, and how many there are. NOTE: built to stay fast with 10,000 runs:
+ * - with a `limit`, one readdir plus the files of the newest `limit` runs only (plus the rest of
+ *   the boundary minute, because names order runs only to the minute);
+ * - without one (`--all`), INDEX.jsonl is folded instead of opening 20,000 files; a run the log
+ *   does not know yet is read from its files. The log can lag state.json by one event if a process
+ *   died between the two writes.
+ */
+export function listRuns(
+  ledger: Ledger,
+  opts: { limit?: number } = {},
+): { runs: RunSummary[]; total: number } {
+  const names = listRunNames(ledger);
+  const total = names.length;
+  const { limit } = opts;
+  if (limit === undefined) {
+    const folded = foldIndex(readIndexLog(ledger).events);
+    const runs = names.map((name) => {
+      const run = folded.get(name);
+      return run ? summaryFromFold(name, run) : summaryFromFiles(ledger, name);
+    });
+    return { runs: runs.sort(compareRuns), total };
+  }
+  let end = Math.min(Math.max(limit, 0), total);
+  const boundary = end > 0 ? names[end - 1]!.slice(0, STAMP_LENGTH) : undefined;
+  while (boundary !== undefined && end < total && names[end]!.startsWith(boundary)) end++;
+  const runs = names.slice(0, end).map((name) => summaryFromFiles(ledger, name));
+  return { runs: runs.sort(compareRuns).slice(0, limit), total };
+}

@@ -1,0 +1,137 @@
+import { createHash } from 'node:crypto';
+import fs from 'node:fs';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import type * as Yaml from 'yaml';
+import { errnoCode, fsError } from '../errors.js';
+import { VERSION } from '../version.js';
+import { corruptFile, isObj, obj, oneOf, schemaVersion, str, strList, strOrNull } from './check.js';
+import { type Envelope, RUN_TYPES, type RunMeta, type RunType } from './types.js';
+
+export const META_FILE = 'meta.yaml';
+
+// NOTE: loaded on first use. The YAML parser costs ~20 ms to load and `agentbox status` never
+// needs it (state.json carries what it shows).
+let yamlLib: typeof Yaml | undefined;
+const yaml = (): typeof Yaml => {
+  yamlLib ??= createRequire(import.meta.url)('yaml') as typeof Yaml;
+  return yamlLib;
+};
+
+/** JSON with object keys sorted at every depth, so equal envelopes always hash alike. */
+export function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map((v) => canonicalJson(v ?? null)).join(',')}]`;
+  if (isObj(value)) {
+    const keys = Object.keys(value)
+      .filter((k) => value[k] !== undefined)
+      .sort();
+    return `{${keys.map((k) => `${JSON.stringify(k)}:${canonicalJson(value[k])}`).join(',')}}`;
+  }
+  return JSON.stringify(value) ?? 'null';
+}
+
+/**
+ * First 16 hex of sha256 over the envelope's fields. Resume recomputes it and refuses a changed
+ * envelope. List order counts (it is what claude receives); a missing `extra` hashes like `{}`.
+ */
+export function configHash(envelope: Envelope): string {
+  const fields = {
+    model: envelope.model,
+    tools_allowlist: envelope.tools_allowlist,
+    safe_commands: envelope.safe_commands,
+    human_only_commands: envelope.human_only_commands,
+    extra: envelope.extra ?? {},
+  };
+  return createHash('sha256').update(canonicalJson(fields)).digest('hex').slice(0, 16);
+}
+
+export interface MetaInput {
+  readonly name: string;
+  readonly id: string;
+  readonly slug: string;
+  readonly type: RunType;
+  readonly task: string;
+  readonly envelope: Envelope;
+  readonly repoRoot: string;
+  readonly repoShaStart: string | null;
+  readonly now: Date;
+}
+
+export function buildMeta(input: MetaInput): RunMeta {
+  const { envelope } = input;
+  return {
+    schema_version: 1,
+    run_name: input.name,
+    run_id: input.id,
+    type: input.type,
+    task: input.task,
+    slug: input.slug,
+    repo_root: input.repoRoot,
+    repo_sha_start: input.repoShaStart,
+    created_at: input.now.toISOString(),
+    agentbox_version: VERSION,
+    model: envelope.model,
+    tools_allowlist: [...envelope.tools_allowlist],
+    safe_commands: [...envelope.safe_commands],
+    human_only_commands: [...envelope.human_only_commands],
+    ...(envelope.extra === undefined ? {} : { extra: envelope.extra }),
+    config_hash: configHash(envelope),
+  };
+}
+
+export function serializeMeta(meta: RunMeta): string {
+  return `# Written once by agentbox when the run was created; never rewritten.\n${yaml().stringify(meta, { lineWidth: 0 })}`;
+}
+
+export function parseMeta(text: string, file: string): RunMeta {
+  try {
+    const o = obj(yaml().parse(text), 'meta.yaml');
+    schemaVersion(o, 1);
+    const extra = o.extra;
+    if (extra !== undefined && !isObj(extra)) throw new Error('"extra" must be a mapping');
+    const model = o.model === null ? null : str(o, 'model');
+    return {
+      schema_version: 1,
+      run_name: str(o, 'run_name'),
+      run_id: str(o, 'run_id'),
+      type: oneOf(o, 'type', RUN_TYPES),
+      task: str(o, 'task'),
+      slug: str(o, 'slug'),
+      repo_root: str(o, 'repo_root'),
+      repo_sha_start: strOrNull(o, 'repo_sha_start'),
+      created_at: str(o, 'created_at'),
+      agentbox_version: str(o, 'agentbox_version'),
+      model,
+      tools_allowlist: strList(o, 'tools_allowlist'),
+      safe_commands: strList(o, 'safe_commands'),
+      human_only_commands: strList(o, 'human_only_commands'),
+      ...(extra === undefined ? {} : { extra }),
+      config_hash: str(o, 'config_hash'),
+    };
+  } catch (error) {
+    throw corruptFile(file, error);
+  }
+}
+
+/** The run's meta.yaml, or undefined when the folder has none (yet). */
+export function readMeta(runDir: string): RunMeta | undefined {
+  const file = path.join(runDir, META_FILE);
+  let text: string;
+  try {
+    text = fs.readFileSync(file, 'utf8');
+  } catch (error) {
+    if (errnoCode(error) === 'ENOENT') return undefined;
+    throw fsError(error, 'read', file);
+  }
+  return parseMeta(text, file);
+}
+
+/** NOTE: flag `wx` — meta.yaml is created exactly once; a second write is a bug and fails. */
+export function writeMetaOnce(runDir: string, meta: RunMeta): void {
+  const file = path.join(runDir, META_FILE);
+  try {
+    fs.writeFileSync(file, serializeMeta(meta), { flag: 'wx' });
+  } catch (error) {
+    throw fsError(error, 'create', file);
+  }
+}

@@ -1,0 +1,150 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { errnoCode, fsError } from '../errors.js';
+import {
+  corruptFile,
+  count,
+  intOrNull,
+  obj,
+  oneOf,
+  ShapeError,
+  schemaVersion,
+  str,
+  strOrNull,
+} from './check.js';
+import { shortTask } from './text.js';
+import {
+  FAILURE_KINDS,
+  type Failure,
+  RUN_STATUSES,
+  RUN_TYPES,
+  type RunMeta,
+  type RunState,
+} from './types.js';
+
+export const STATE_FILE = 'state.json';
+export const STATE_SCHEMA_VERSION = 1;
+
+export type StatePatch = Partial<Omit<RunState, 'schema_version'>>;
+
+export function initialState(meta: RunMeta, now: Date, pid: number | null): RunState {
+  const at = now.toISOString();
+  return {
+    schema_version: 1,
+    status: 'ACTIVE',
+    pid,
+    pid_start: null,
+    claude_pid: null,
+    claude_pid_start: null,
+    session_id: null,
+    worktree_path: null,
+    branch: null,
+    started_at: at,
+    ended_at: null,
+    last_heartbeat: null,
+    config_hash: meta.config_hash,
+    failure: null,
+    tool_calls: 0,
+    updated_at: at,
+    summary: { type: meta.type, task: shortTask(meta.task) },
+  };
+}
+
+function checkFailure(value: unknown): Failure | null {
+  if (value === null || value === undefined) return null;
+  const o = obj(value, '"failure"');
+  const last = strOrNull(o, 'last_safe_artifact');
+  return {
+    kind: oneOf(o, 'kind', FAILURE_KINDS),
+    message: str(o, 'message'),
+    ...(o.last_safe_artifact === undefined ? {} : { last_safe_artifact: last }),
+  };
+}
+
+function checkSummary(value: unknown): NonNullable<RunState['summary']> {
+  const o = obj(value, '"summary"');
+  return { type: oneOf(o, 'type', RUN_TYPES), task: str(o, 'task') };
+}
+
+function checkStateV1(o: Readonly<Record<string, unknown>>): RunState {
+  return {
+    schema_version: 1,
+    status: oneOf(o, 'status', RUN_STATUSES),
+    pid: intOrNull(o, 'pid'),
+    pid_start: strOrNull(o, 'pid_start'),
+    claude_pid: intOrNull(o, 'claude_pid'),
+    claude_pid_start: strOrNull(o, 'claude_pid_start'),
+    session_id: strOrNull(o, 'session_id'),
+    worktree_path: strOrNull(o, 'worktree_path'),
+    branch: strOrNull(o, 'branch'),
+    started_at: str(o, 'started_at'),
+    ended_at: strOrNull(o, 'ended_at'),
+    last_heartbeat: strOrNull(o, 'last_heartbeat'),
+    config_hash: str(o, 'config_hash'),
+    failure: checkFailure(o.failure),
+    tool_calls: count(o, 'tool_calls'),
+    updated_at: str(o, 'updated_at'),
+    ...(o.summary === undefined ? {} : { summary: checkSummary(o.summary) }),
+  };
+}
+
+/**
+ * Parsed state.json of any known schema version → the current RunState. Older versions get a
+ * step here (`if (version === 1) raw = v1ToV2(raw)` …) so every reader sees the newest shape;
+ * the next write stores it. Unknown fields are dropped. Throws ShapeError.
+ */
+export function migrateState(raw: unknown): RunState {
+  const o = obj(raw, 'state.json');
+  schemaVersion(o, STATE_SCHEMA_VERSION);
+  return checkStateV1(o);
+}
+
+export function parseState(text: string, file: string): RunState {
+  try {
+    return migrateState(JSON.parse(text));
+  } catch (error) {
+    throw corruptFile(file, error);
+  }
+}
+
+export function serializeState(state: RunState): string {
+  return `${JSON.stringify(state, null, 2)}\n`;
+}
+
+/**
+ * The state after `patch`, pure. `updated_at` is always `now`. When the status changes and the
+ * patch says nothing about `ended_at`: leaving ACTIVE stamps it (once), returning to ACTIVE
+ * (resume) clears it. Throws a plain Error for a patch that breaks the shape: that is a bug.
+ */
+export function applyStatePatch(state: RunState, patch: StatePatch, now: Date): RunState {
+  const defined = Object.fromEntries(Object.entries(patch).filter(([, v]) => v !== undefined));
+  const next: Record<string, unknown> = {
+    ...state,
+    ...defined,
+    schema_version: 1,
+    updated_at: now.toISOString(),
+  };
+  if (patch.status !== undefined && patch.status !== state.status && patch.ended_at === undefined) {
+    next.ended_at = patch.status === 'ACTIVE' ? null : (state.ended_at ?? now.toISOString());
+  }
+  try {
+    return checkStateV1(next);
+  } catch (error) {
+    if (error instanceof ShapeError)
+      throw new Error(`invalid state patch ${JSON.stringify(patch)}: ${error.message}`);
+    throw error;
+  }
+}
+
+/** The run's state, or null when there is none ("none" is a normal answer mid-creation). */
+export function readState(runDir: string): RunState | null {
+  const file = path.join(runDir, STATE_FILE);
+  let text: string;
+  try {
+    text = fs.readFileSync(file, 'utf8');
+  } catch (error) {
+    if (errnoCode(error) === 'ENOENT') return null;
+    throw fsError(error, 'read', file);
+  }
+  return parseState(text, file);
+}

@@ -1,0 +1,114 @@
+/**
+ * The run ledger's on-disk shapes. Field names are snake_case because they are file formats that
+ * people read and other tools parse; every file carries a schema_version.
+ */
+
+export const RUN_TYPES = ['scout', 'plan', 'fix', 'review', 'ops', 'interactive'] as const;
+export type RunType = (typeof RUN_TYPES)[number];
+
+/**
+ * ACTIVE: claude is (supposed to be) running. DONE: finished with nothing to review.
+ * REVIEW: a fix finished with changes waiting for `agentbox merge`. CRASHED / STALLED / ABORTED:
+ * ended badly (see `failure`). MERGED / DISCARDED: the human gate decided.
+ */
+export const RUN_STATUSES = [
+  'ACTIVE',
+  'DONE',
+  'REVIEW',
+  'CRASHED',
+  'STALLED',
+  'ABORTED',
+  'MERGED',
+  'DISCARDED',
+] as const;
+export type RunStatus = (typeof RUN_STATUSES)[number];
+
+export const FAILURE_KINDS = [
+  'timeout',
+  'tool_error',
+  'agent_abort',
+  'api_error',
+  'killed',
+  'crashed',
+  'stalled',
+  'budget',
+  'supervisor',
+  'io_error',
+] as const;
+export type FailureKind = (typeof FAILURE_KINDS)[number];
+
+/** What a run is allowed to do. Hashed into `config_hash`; resume refuses when it changed. */
+export interface Envelope {
+  readonly model: string | null;
+  readonly tools_allowlist: readonly string[];
+  readonly safe_commands: readonly string[];
+  readonly human_only_commands: readonly string[];
+  /** Extra envelope fields a run type adds (permission mode, deny rules…). Hashed too. */
+  readonly extra?: Readonly<Record<string, unknown>>;
+}
+
+/** meta.yaml: written once when the run is created, never rewritten. */
+export interface RunMeta extends Envelope {
+  readonly schema_version: 1;
+  readonly run_name: string;
+  /** Short id: the hash at the end of the run name; used in slash command names. */
+  readonly run_id: string;
+  readonly type: RunType;
+  readonly task: string;
+  readonly slug: string;
+  readonly repo_root: string;
+  readonly repo_sha_start: string | null;
+  readonly created_at: string;
+  readonly agentbox_version: string;
+  readonly config_hash: string;
+}
+
+export interface Failure {
+  readonly kind: FailureKind;
+  readonly message: string;
+  readonly last_safe_artifact?: string | null;
+}
+
+/** state.json: the mutable truth about a run, always replaced atomically. */
+export interface RunState {
+  readonly schema_version: 1;
+  readonly status: RunStatus;
+  /** The supervising agentbox process. */
+  readonly pid: number | null;
+  /** Start time of `pid` (ticks since boot from /proc, or null): a pid alone can be reused. */
+  readonly pid_start: string | null;
+  readonly claude_pid: number | null;
+  readonly claude_pid_start: string | null;
+  readonly session_id: string | null;
+  readonly worktree_path: string | null;
+  readonly branch: string | null;
+  readonly started_at: string;
+  readonly ended_at: string | null;
+  readonly last_heartbeat: string | null;
+  readonly config_hash: string;
+  readonly failure: Failure | null;
+  readonly tool_calls: number;
+  readonly updated_at: string;
+  /**
+   * meta.yaml's type and task (one line, at most 200 characters), copied at creation so that
+   * `agentbox status` reads only JSON: loading the YAML parser alone costs ~20 ms of its 150 ms.
+   * Optional: a state without it falls back to reading meta.yaml.
+   */
+  readonly summary?: { readonly type: RunType; readonly task: string };
+}
+
+/** One line of INDEX.jsonl. Every line is a whole snapshot of what the dashboard shows. */
+export interface IndexEvent {
+  readonly v: 1;
+  readonly ts: string;
+  readonly run: string;
+  readonly event: string;
+  readonly type: RunType;
+  readonly status: RunStatus;
+  readonly task: string;
+  readonly detail?: string;
+  /** Copied from state.json so that folding INDEX.jsonl alone answers `agentbox status --all`. */
+  readonly started_at?: string;
+  readonly ended_at?: string | null;
+  readonly failure_kind?: FailureKind | null;
+}

@@ -1,0 +1,97 @@
+import path from 'node:path';
+import { AgentboxError } from '../errors.js';
+import { corruptFile } from './check.js';
+import type { RunHandle } from './create.js';
+import { appendIndexEvent, makeIndexEvent } from './index-log.js';
+import { regenerateIndexMd } from './index-md.js';
+import { pointerForStatus, setPointer } from './links.js';
+import { META_FILE, readMeta } from './meta.js';
+import { isRunName, quoteRef, validateRunRef } from './names.js';
+import type { Ledger } from './paths.js';
+import { applyStatePatch, readState, type StatePatch } from './state.js';
+import { writeState } from './state-write.js';
+import type { RunMeta, RunState } from './types.js';
+
+export interface StateEvent {
+  readonly event: string;
+  readonly detail?: string;
+}
+
+/**
+ * NOTE: one queue per run folder, in this process only. Read-modify-write of state.json is safe
+ * because a run has exactly one writer process (its supervisor); the queue orders that process's
+ * own overlapping updates. Two processes updating one run would lose updates (never tear a file).
+ */
+const queues = new Map<string, Promise<unknown>>();
+
+function enqueue<T>(key: string, task: () => Promise<T>): Promise<T> {
+  const previous = queues.get(key) ?? Promise.resolve();
+  const next = previous.catch(() => undefined).then(task);
+  queues.set(key, next);
+  const forget = () => {
+    if (queues.get(key) === next) queues.delete(key);
+  };
+  next.then(forget, forget);
+  return next;
+}
+
+/**
+ * Applies `patch` to a run's state.json atomically and returns the new state (`run` is not
+ * changed). A status change (or an explicit `event`) appends an INDEX.jsonl event; a status change
+ * also rewrites INDEX.md and moves the pointer that follows the new status (last-fail …).
+ */
+export async function updateState(
+  ledger: Ledger,
+  run: RunHandle | string,
+  patch: StatePatch,
+  event?: StateEvent,
+  options: { now?: Date } = {},
+): Promise<RunState> {
+  const name = typeof run === 'string' ? validateRunRef(run) : run.name;
+  if (!isRunName(name)) {
+    throw new AgentboxError('RUN_NAME_INVALID', `invalid run name ${quoteRef(name)}: not a run folder name`);
+  }
+  const dir = path.join(ledger.runsDir, name);
+  const meta = typeof run === 'string' ? undefined : run.meta;
+  return enqueue(dir, () => apply(ledger, name, dir, meta, patch, event, options.now ?? new Date()));
+}
+
+async function apply(
+  ledger: Ledger,
+  name: string,
+  dir: string,
+  knownMeta: RunMeta | undefined,
+  patch: StatePatch,
+  event: StateEvent | undefined,
+  now: Date,
+): Promise<RunState> {
+  const current = readState(dir);
+  if (!current) {
+    throw new AgentboxError('RUN_NOT_FOUND', `run ${name} has no state.json in ${ledger.runsDir}`, {
+      hint: 'run "agentbox status" to list runs',
+    });
+  }
+  const next = applyStatePatch(current, patch, now);
+  const statusChanged = next.status !== current.status;
+  // meta.yaml is read before writing so that a run without one changes nothing.
+  const meta = statusChanged || event ? (knownMeta ?? requireMeta(dir)) : undefined;
+  await writeState(dir, next);
+  if (!meta) return next;
+  const detail = event?.detail ?? (statusChanged ? next.failure?.message : undefined);
+  appendIndexEvent(
+    ledger,
+    makeIndexEvent(meta, next, event?.event ?? next.status.toLowerCase(), detail, now),
+  );
+  if (statusChanged) {
+    const pointer = pointerForStatus(next.status);
+    if (pointer) setPointer(ledger, pointer, name);
+    await regenerateIndexMd(ledger);
+  }
+  return next;
+}
+
+function requireMeta(dir: string): RunMeta {
+  const meta = readMeta(dir);
+  if (!meta) throw corruptFile(path.join(dir, META_FILE), new Error('the file is missing'));
+  return meta;
+}

@@ -1,0 +1,108 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { projectConfigPath, readConfigFile } from '../config/load.js';
+import { PROJECT_CONFIG_TEMPLATE } from '../config/template.js';
+import { AgentboxError } from '../errors.js';
+import { addIgnoreBlock, type IgnoreRule, ignoreFilePath, LEDGER_IGNORES, unignored } from '../git/ignore.js';
+import type { Repo } from '../git/repo.js';
+import { ledgerPaths, renderIndexMd } from '../ledger/index.js';
+import { readSettings, type SettingsScope, settingsPath } from '../settings/file.js';
+import { type InstallPlan, planInstall } from '../settings/managed.js';
+import { validateSettings } from '../settings/validate.js';
+import { readTextIfExists } from '../util/fs.js';
+
+export interface SetupStep {
+  readonly kind: 'mkdir' | 'write';
+  readonly path: string;
+  readonly content?: string;
+  /** What the user is told, e.g. "created .agents/ (run ledger)". */
+  readonly summary: string;
+}
+
+export interface SetupPlan {
+  readonly steps: readonly SetupStep[];
+  readonly settings: InstallPlan;
+  readonly settingsFile: string;
+}
+
+/**
+ * Everything `init` will do, computed before anything is written: every parse and validation
+ * error surfaces here, while the disk is still untouched.
+ */
+export async function planSetup(repo: Repo, scope: SettingsScope): Promise<SetupPlan> {
+  const root = repo.root;
+  const rel = (p: string) => path.relative(root, p) || '.';
+  const steps: SetupStep[] = [];
+
+  const settingsFile = settingsPath(root, scope);
+  const settings = readSettings(settingsFile);
+  const settingsPlan = planInstall(settings.text, settings.value);
+  const next = JSON.parse(settingsPlan.text);
+  const issues = validateSettings(next);
+  if (issues.length > 0) {
+    const first = issues[0]!;
+    throw new AgentboxError('SETTINGS_BAD_SHAPE', `${settingsFile}: ${first.path} ${first.message}`, {
+      hint: 'Claude Code ignores the whole file while one entry is invalid; fix it by hand and run "agentbox init" again',
+    });
+  }
+
+  const configFile = projectConfigPath(root);
+  // An existing config must be valid before init builds on it.
+  readConfigFile(configFile);
+
+  const ledger = ledgerPaths(root);
+  for (const dir of [ledger.dir, ledger.runsDir, ledger.pointersDir]) {
+    if (!fs.existsSync(dir)) steps.push({ kind: 'mkdir', path: dir, summary: `created ${rel(dir)}/` });
+  }
+  if (!fs.existsSync(ledger.indexJsonl))
+    steps.push({
+      kind: 'write',
+      path: ledger.indexJsonl,
+      content: '',
+      summary: `created ${rel(ledger.indexJsonl)}`,
+    });
+  if (!fs.existsSync(ledger.indexMd)) {
+    steps.push({
+      kind: 'write',
+      path: ledger.indexMd,
+      content: renderIndexMd(new Map()),
+      summary: `created ${rel(ledger.indexMd)}`,
+    });
+  }
+
+  const ignoreRules: IgnoreRule[] = [...LEDGER_IGNORES];
+  if (scope === 'local') ignoreRules.push({ pattern: 'agentbox.yaml', probe: 'agentbox.yaml' });
+  const missing = await unignored(root, ignoreRules);
+  if (missing.length > 0) {
+    const file = ignoreFilePath(repo, scope === 'shared' ? 'shared' : 'local');
+    const content = addIgnoreBlock(
+      readTextIfExists(file),
+      missing.map((r) => r.pattern),
+    );
+    const list = missing.map((r) => r.pattern).join(', ');
+    steps.push({ kind: 'write', path: file, content, summary: `ignored ${list} in ${rel(file)}` });
+  }
+
+  if (settingsPlan.changed) {
+    const what = [
+      ...(settingsPlan.addedDeny.length > 0 ? [`${settingsPlan.addedDeny.length} deny rule(s)`] : []),
+      ...settingsPlan.addedHooks.map((e) => `the ${e} guard hook`),
+    ];
+    steps.push({
+      kind: 'write',
+      path: settingsFile,
+      content: settingsPlan.text,
+      summary: `installed ${what.length > 0 ? what.join(' and ') : 'the agentbox record'} in ${rel(settingsFile)}`,
+    });
+  }
+
+  if (!fs.existsSync(configFile)) {
+    steps.push({
+      kind: 'write',
+      path: configFile,
+      content: PROJECT_CONFIG_TEMPLATE,
+      summary: `wrote ${rel(configFile)} (project config, every key commented)`,
+    });
+  }
+  return { steps, settings: settingsPlan, settingsFile };
+}
