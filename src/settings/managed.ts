@@ -1,4 +1,11 @@
-import { applyEdits, type FormattingOptions, type JSONPath, modify } from 'jsonc-parser';
+import {
+  applyEdits,
+  type FormattingOptions,
+  findNodeAtLocation,
+  type JSONPath,
+  modify,
+  parseTree,
+} from 'jsonc-parser';
 import { isObject, type Json, type JsonObject } from './file.js';
 
 /** The top-level key where init records what it added, so uninstall removes exactly that. */
@@ -83,14 +90,60 @@ class JsonText {
   }
 
   set(path: JSONPath, value: Json | undefined): void {
-    this.text = applyEdits(this.text, modify(this.text, path, value, { formattingOptions: this.formatting }));
+    // Removal without formatting options takes out exactly the element and its separator, the
+    // inverse of append(); insertion is formatted in the file's own indentation.
+    const options = value === undefined ? {} : { formattingOptions: this.formatting };
+    this.text = applyEdits(this.text, modify(this.text, path, value, options));
   }
 
+  /** Removes one array element and its separator, the exact inverse of append(). */
+  removeElement(path: JSONPath, index: number): void {
+    const tree = parseTree(this.text);
+    const array = tree ? findNodeAtLocation(tree, path) : undefined;
+    const items = array?.type === 'array' ? (array.children ?? []) : [];
+    const item = items[index];
+    if (!array || !item) return;
+    const prev = items[index - 1];
+    const next = items[index + 1];
+    let [from, to] = [item.offset, item.offset + item.length];
+    if (prev) from = prev.offset + prev.length;
+    else if (next) to = next.offset;
+    else [from, to] = [array.offset + 1, array.offset + array.length - 1];
+    this.text = `${this.text.slice(0, from)}${this.text.slice(to)}`;
+  }
+
+  /**
+   * Appends to an array in the array's own layout: after the last element on its own line at the
+   * same indent, or inline when the array is inline. NOTE: jsonc-parser's modify() reformats the
+   * whole array around an insertion, which would rewrite the user's entries.
+   */
   append(path: JSONPath, value: Json): void {
-    this.text = applyEdits(
-      this.text,
-      modify(this.text, [...path, -1], value, { formattingOptions: this.formatting, isArrayInsertion: true }),
-    );
+    const tree = parseTree(this.text);
+    const array = tree ? findNodeAtLocation(tree, path) : undefined;
+    const last = array?.children?.at(-1);
+    if (!array || array.type !== 'array' || !last) {
+      this.text = applyEdits(
+        this.text,
+        modify(this.text, [...path, -1], value, {
+          formattingOptions: this.formatting,
+          isArrayInsertion: true,
+        }),
+      );
+      return;
+    }
+    const lineStart = this.text.lastIndexOf('\n', last.offset) + 1;
+    const indent = this.text.slice(lineStart, last.offset);
+    const end = last.offset + last.length;
+    let insert: string;
+    if (/^[ \t]*$/.test(indent) && lineStart > array.offset) {
+      const unit = this.formatting.insertSpaces ? ' '.repeat(this.formatting.tabSize ?? 2) : '\t';
+      const eol = this.formatting.eol ?? '\n';
+      const body = JSON.stringify(value, null, unit).split('\n').join(`${eol}${indent}`);
+      insert = `,${eol}${indent}${body}`;
+    } else {
+      insert = `, ${JSON.stringify(value)}`;
+    }
+    this.text = `${this.text.slice(0, end)}${insert}${this.text.slice(end)}`;
   }
 }
 
@@ -193,7 +246,7 @@ export function planUninstall(text: string, value: JsonObject): UninstallPlan {
     // Remove from the end so earlier indexes stay valid.
     for (let i = groups.length - 1; i >= 0; i--) {
       if (isGuardGroup(groups[i]!)) {
-        doc.set(['hooks', event, i], undefined);
+        doc.removeElement(['hooks', event], i);
         removedHooks++;
       }
     }
@@ -204,7 +257,7 @@ export function planUninstall(text: string, value: JsonObject): UninstallPlan {
   for (let i = deny.length - 1; i >= 0; i--) {
     const rule = deny[i];
     if (typeof rule === 'string' && record?.deny.includes(rule)) {
-      doc.set(['permissions', 'deny', i], undefined);
+      doc.removeElement(['permissions', 'deny'], i);
       removedDeny.push(rule);
     }
   }
