@@ -52,7 +52,8 @@ function resolveBin(value: string, base: string, env: Env, source: string): stri
     }
     return full;
   }
-  const found = which.sync(value, { nothrow: true, path: env.PATH ?? '' });
+  // NOTE: with an empty path `which` falls back to the current directory; no PATH means not found.
+  const found = env.PATH ? which.sync(value, { nothrow: true, path: env.PATH }) : null;
   if (!found) {
     throw new AgentboxError(
       'CLAUDE_NOT_FOUND',

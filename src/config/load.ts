@@ -43,7 +43,9 @@ export function readConfigFile(file: string): ConfigFile | undefined {
       : '';
     throw new AgentboxError(
       'CONFIG_INVALID',
-      `${file} is not valid YAML${where}: ${first.message.split('\n')[0]}`,
+      // NOTE: with prettyErrors the message's first line ends in " at line L, column C:" (a code
+      // frame follows); the position is already in `where`.
+      `${file} is not valid YAML${where}: ${first.message.split('\n')[0]!.replace(/ at line \d+, column \d+:?$/, '')}`,
       {
         hint: `fix the file, or delete it and run "agentbox init" to write a fresh one`,
       },
@@ -71,12 +73,17 @@ function configError(file: string, error: z.ZodError): AgentboxError {
   });
 }
 
+/**
+ * NOTE: an empty key (null) means "not set in this file", like a missing one. The project file
+ * that init writes lists every key empty; if empty meant "reset to the default" it would hide
+ * the user file's settings in every initialised repository.
+ */
 function merge(base: Config, file: ConfigFile | undefined): Config {
   if (!file) return base;
   return {
     claude: {
-      bin: file.claude?.bin !== undefined ? file.claude.bin : base.claude.bin,
-      model: file.claude?.model !== undefined ? file.claude.model : base.claude.model,
+      bin: file.claude?.bin ?? base.claude.bin,
+      model: file.claude?.model ?? base.claude.model,
     },
   };
 }

@@ -13,6 +13,8 @@ export const fileSchema = z
         model: z.string().min(1).nullable().optional(),
       })
       .strict()
+      // An empty `claude:` (every key under it deleted or commented out) is like no section.
+      .nullable()
       .optional(),
   })
   .strict();

@@ -53,7 +53,10 @@ export function addIgnoreBlock(text: string | undefined, patterns: readonly stri
     lines.splice(end, 0, ...patterns);
     return lines.join('\n');
   }
-  const sep = current === '' ? '' : current.endsWith('\n\n') ? '' : current.endsWith('\n') ? '\n' : '\n\n';
+  // NOTE: one "\n" either way: after a final newline it makes the blank line above the block (also
+  // when the file already ends with a blank line), after a file without one it only ends the last
+  // line. removeIgnoreBlock takes out exactly that, so add then remove gives back the same bytes.
+  const sep = current === '' ? '' : '\n';
   return `${current}${sep}${IGNORE_MARK}\n${patterns.join('\n')}\n`;
 }
 
@@ -80,7 +83,11 @@ export function removeIgnoreBlock(
   });
   const before = lines.slice(0, at);
   const after = lines.slice(end);
-  // Drop the blank line that separated the block from what was above it.
-  if (kept.length === 0 && before.at(-1) === '' && (after.length === 0 || after[0] === '')) before.pop();
+  // Drop the separator addIgnoreBlock put above the block: the blank line, or, when the block
+  // ends a file that had no final newline before, the newline that ended the user's last line.
+  if (kept.length === 0 && before.length > 0) {
+    if (before.at(-1) === '' && (after.length === 0 || after[0] === '')) before.pop();
+    else if (after.length === 1 && after[0] === '') after.pop();
+  }
   return { text: [...before, ...kept, ...after].join('\n'), removed };
 }

@@ -37,7 +37,13 @@ export class FileTransaction {
       fs.writeFileSync(temp, content);
       fs.renameSync(temp, file);
     } catch (error) {
-      fs.rmSync(temp, { force: true });
+      // NOTE: `force` only forgives ENOENT; when the parent is not a folder, rmSync throws ENOTDIR,
+      // which would replace the error that names the file.
+      try {
+        fs.rmSync(temp, { force: true });
+      } catch {
+        // No temp file could have been made there.
+      }
       throw fsError(error, 'write', file);
     }
     this.undo.push(() =>

@@ -170,7 +170,7 @@ describe('agentbox init: bad input changes nothing', () => {
     ['{"hooks": []}', '"hooks" should be an object keyed by event name, got an array'],
     [
       '{"hooks": {"PreToolUse": {}}}',
-      '"hooks.PreToolUse" should be an array of matcher groups, got a object',
+      '"hooks.PreToolUse" should be an array of matcher groups, got an object',
     ],
     ['{"permissions": {"deny": "Read(x)"}}', '"permissions.deny" should be an array, got a string'],
     [

@@ -1,0 +1,152 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { memoryIo } from '../../src/cli/context.js';
+import { run } from '../../src/cli/run.js';
+import { gitRepo, type TestRepo, tempDir } from '../helpers/git-repo.js';
+
+const PACKAGE_VERSION = (
+  JSON.parse(
+    fs.readFileSync(path.join(path.dirname(fileURLToPath(import.meta.url)), '../../package.json'), 'utf8'),
+  ) as { version: string }
+).version;
+const COMMANDS = ['init', 'uninstall', 'doctor', 'status', 'show'];
+
+let dir: string;
+let repo: TestRepo | undefined;
+beforeEach(() => {
+  dir = tempDir();
+});
+afterEach(() => {
+  fs.rmSync(dir, { recursive: true, force: true });
+  repo?.cleanup();
+  repo = undefined;
+});
+
+async function cli(argv: string[], cwd = dir) {
+  const io = memoryIo();
+  const code = await run(argv, { cwd, env: {}, io });
+  return { code, stdout: io.stdout, stderr: io.stderr };
+}
+
+const notARepo = (folder: string) =>
+  `agentbox: not a git repository: ${folder}\n  → run "git init" first, or cd into your repo\n`;
+
+describe('run', () => {
+  it('suggests the command for a typo, with the usage, and exits 2', async () => {
+    const result = await cli(['statsu']);
+    expect(result.code).toBe(2);
+    expect(result.stdout).toBe('');
+    expect(result.stderr).toMatch(
+      /^error: unknown command 'statsu'\n\(Did you mean status\?\)\n\nUsage: agentbox /,
+    );
+    for (const command of COMMANDS) expect(result.stderr).toMatch(new RegExp(`^  ${command} `, 'm'));
+  });
+
+  it('suggests the option for a typo, with the command’s usage, and exits 2', async () => {
+    const result = await cli(['status', '--jsn']);
+    expect(result.code).toBe(2);
+    expect(result.stdout).toBe('');
+    expect(result.stderr).toMatch(
+      /^error: unknown option '--jsn'\n\(Did you mean --json\?\)\n\nUsage: agentbox status \[options\]\n/,
+    );
+  });
+
+  it('exits 2 on a missing argument', async () => {
+    const result = await cli(['show']);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(
+      /^error: missing required argument 'run'\n\nUsage: agentbox show \[options\] <run>\n/,
+    );
+  });
+
+  it('exits 2 on a usage error found by the command itself', async () => {
+    repo = gitRepo();
+    expect(await cli(['status', '--limit', 'many'], repo.dir)).toEqual({
+      code: 2,
+      stdout: '',
+      stderr:
+        'agentbox: invalid --limit "many": expected a positive whole number\n' +
+        '  → for example: agentbox status --limit 50, or agentbox status --all\n',
+    });
+  });
+
+  it.each([[['--help']], [['-h']], [['help']], [[]]])(
+    '%j prints help listing every command and exits 0',
+    async (argv) => {
+      const result = await cli(argv);
+      expect(result.code).toBe(0);
+      expect(result.stderr).toBe('');
+      expect(result.stdout).toMatch(/^Usage: agentbox \[options\] \[command\]\n/);
+      const listed = [...result.stdout.matchAll(/^ {2}(\w+) /gm)].map((m) => m[1]);
+      expect(listed).toEqual([...COMMANDS, 'help']);
+      expect(result.stdout).toContain('-C, --cwd <dir>');
+    },
+  );
+
+  it('prints one command’s help', async () => {
+    const result = await cli(['status', '--help']);
+    expect(result.code).toBe(0);
+    expect(result.stdout).toMatch(/^Usage: agentbox status \[options\]\n\nlist runs, newest first\n/);
+    expect(result.stdout).toContain('--json');
+  });
+
+  it.each([[['--version']], [['-v']]])('%j prints the package version and exits 0', async (argv) => {
+    expect(PACKAGE_VERSION).toMatch(/^\d+\.\d+\.\d+/);
+    expect(await cli(argv)).toEqual({ code: 0, stdout: `${PACKAGE_VERSION}\n`, stderr: '' });
+  });
+
+  it('turns an AgentboxError into its message, a hint line and exit 1', async () => {
+    expect(await cli(['status'])).toEqual({ code: 1, stdout: '', stderr: notARepo(dir) });
+  });
+
+  it.each([
+    ['-C', (target: string) => ['-C', target, 'status']],
+    ['--cwd', (target: string) => ['--cwd', target, 'status']],
+    ['--cwd=', (target: string) => [`--cwd=${target}`, 'status']],
+  ])('honours %s <dir>', async (_flag, argv) => {
+    repo = gitRepo();
+    const elsewhere = path.join(dir, 'elsewhere');
+    fs.mkdirSync(elsewhere);
+    // Run from inside a repository, pointed at a folder that is not one.
+    expect(await cli(argv(elsewhere), repo.dir)).toEqual({
+      code: 1,
+      stdout: '',
+      stderr: notARepo(elsewhere),
+    });
+  });
+
+  it('resolves a relative -C against the cwd it was given', async () => {
+    fs.mkdirSync(path.join(dir, 'sub'));
+    expect(await cli(['-C', 'sub', 'status'])).toEqual({
+      code: 1,
+      stdout: '',
+      stderr: notARepo(path.join(dir, 'sub')),
+    });
+  });
+
+  it('says when the -C folder does not exist', async () => {
+    const missing = path.join(dir, 'missing');
+    expect(await cli(['-C', missing, 'status'])).toEqual({
+      code: 1,
+      stdout: '',
+      stderr: `agentbox: folder does not exist: ${missing}\n  → cd into your repository, or pass an existing folder with -C <dir>\n`,
+    });
+  });
+
+  it('runs the command in the -C repository', async () => {
+    repo = gitRepo();
+    expect(await cli(['-C', repo.dir, 'status'])).toEqual({
+      code: 1,
+      stdout: '',
+      stderr: `agentbox: agentbox is not set up in ${repo.dir} — run "agentbox init"\n`,
+    });
+    expect((await cli(['-C', repo.dir, 'init'])).code).toBe(0);
+    expect(await cli(['-C', repo.dir, 'status', '--json'])).toEqual({
+      code: 0,
+      stdout: `${JSON.stringify({ runs: [], total: 0 }, null, 2)}\n`,
+      stderr: '',
+    });
+  });
+});

@@ -1,0 +1,167 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { AgentboxError } from '../../src/errors.js';
+import { closest, editDistance } from '../../src/util/suggest.js';
+import { FileTransaction } from '../../src/util/transaction.js';
+import { snapshotTree, tempDir } from '../helpers/git-repo.js';
+
+describe('editDistance', () => {
+  it.each([
+    ['', '', 0],
+    ['', 'abc', 3],
+    ['abc', '', 3],
+    ['abc', 'abc', 0],
+    ['kitten', 'sitting', 3],
+    ['statsu', 'status', 2],
+    ['jsn', 'json', 1],
+    ['flaw', 'lawn', 2],
+    ['Abc', 'abc', 1],
+  ])('%j → %j is %i', (a, b, d) => {
+    expect(editDistance(a, b)).toBe(d);
+    expect(editDistance(b, a)).toBe(d);
+  });
+});
+
+describe('closest', () => {
+  const COMMANDS = ['init', 'uninstall', 'doctor', 'status', 'show'];
+  it.each<[string, readonly string[], string | undefined]>([
+    ['statsu', COMMANDS, 'status'],
+    ['stauts', COMMANDS, 'status'],
+    ['doctr', COMMANDS, 'doctor'],
+    ['shw', COMMANDS, 'show'],
+    ['STATUS', COMMANDS, 'status'],
+    // A swap is two edits: too many for a four-letter word.
+    ['inti', COMMANDS, undefined],
+    ['merge', COMMANDS, undefined],
+    ['xyz', COMMANDS, undefined],
+    ['status', [], undefined],
+    // Short words allow one edit; longer ones one per three letters.
+    ['ab', ['xy'], undefined],
+    ['ab', ['ax'], 'ax'],
+    ['claude.bni', ['claude', 'claude.bin', 'claude.model'], 'claude.bin'],
+    ['claude.mdl', ['claude', 'claude.bin', 'claude.model'], 'claude.model'],
+    ['claude.binary', ['claude', 'claude.bin', 'claude.model'], 'claude.bin'],
+    ['timeout', ['claude', 'claude.bin', 'claude.model'], undefined],
+    // Ties go to the first candidate.
+    ['sho', ['shoe', 'show'], 'shoe'],
+  ])('%j among %j → %j', (word, candidates, expected) => {
+    expect(closest(word, candidates)).toBe(expected);
+  });
+});
+
+describe('FileTransaction', () => {
+  let dir: string;
+  beforeEach(() => {
+    dir = tempDir();
+  });
+  afterEach(() => {
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+  const at = (...parts: string[]) => path.join(dir, ...parts);
+  const seed = () => {
+    fs.writeFileSync(at('kept.txt'), 'old kept\n');
+    fs.writeFileSync(at('gone.txt'), 'old gone\n');
+    fs.mkdirSync(at('empty'));
+    fs.writeFileSync(at('blocker'), 'a regular file, not a folder\n');
+  };
+
+  it('does every step and lists what it changed', () => {
+    seed();
+    const result = FileTransaction.run((tx) => {
+      tx.write(at('kept.txt'), 'new kept\n');
+      tx.write(at('a/b/new.txt'), 'new\n');
+      tx.remove(at('gone.txt'));
+      expect(tx.removeEmptyDir(at('empty'))).toBe(true);
+      return tx.changed;
+    });
+    expect(result).toEqual([
+      at('kept.txt'),
+      at('a'),
+      at('a/b'),
+      at('a/b/new.txt'),
+      at('gone.txt'),
+      at('empty'),
+    ]);
+    expect(snapshotTree(dir)).toEqual(
+      new Map([
+        ['a/', expect.stringMatching(/^dir /)],
+        ['a/b/', expect.stringMatching(/^dir /)],
+        ['a/b/new.txt', Buffer.from('new\n').toString('base64')],
+        ['blocker', Buffer.from('a regular file, not a folder\n').toString('base64')],
+        ['kept.txt', Buffer.from('new kept\n').toString('base64')],
+      ]),
+    );
+  });
+
+  it.each([
+    [
+      'writing into a path whose parent is a regular file',
+      'blocker/x.txt',
+      (file: string) =>
+        `cannot write ${file}: ENOTDIR: not a directory, open '${file}.agentbox-${process.pid}.tmp'`,
+    ],
+    [
+      'creating a folder under a regular file',
+      'blocker/sub/x.txt',
+      (file: string) =>
+        `cannot create the folder ${path.dirname(file)}: ENOTDIR: not a directory, mkdir '${path.dirname(file)}'`,
+    ],
+  ])('undoes every earlier step when %s fails', (_name, target, message) => {
+    seed();
+    const before = snapshotTree(dir);
+    let error: unknown;
+    try {
+      FileTransaction.run((tx) => {
+        tx.write(at('kept.txt'), 'new kept\n');
+        tx.write(at('a/b/new.txt'), 'new\n');
+        tx.remove(at('gone.txt'));
+        tx.removeEmptyDir(at('empty'));
+        tx.write(at(target), 'x');
+        throw new Error('not reached');
+      });
+    } catch (caught) {
+      error = caught;
+    }
+    expect(error).toBeInstanceOf(AgentboxError);
+    expect((error as AgentboxError).code).toBe('IO_FAILED');
+    expect((error as AgentboxError).message).toBe(message(at(target)));
+    // Files back, created folders gone, removed folder back, no temp file left behind.
+    expect(snapshotTree(dir)).toEqual(before);
+  });
+
+  it('rethrows the work’s own error after rolling back', () => {
+    seed();
+    const before = snapshotTree(dir);
+    const boom = new Error('boom');
+    expect(() =>
+      FileTransaction.run((tx) => {
+        tx.write(at('new/file.txt'), 'x');
+        throw boom;
+      }),
+    ).toThrow(boom);
+    expect(snapshotTree(dir)).toEqual(before);
+  });
+
+  it('skips a write that changes nothing, and a remove of a missing file', () => {
+    seed();
+    const changed = FileTransaction.run((tx) => {
+      tx.write(at('kept.txt'), 'old kept\n');
+      tx.remove(at('missing.txt'));
+      expect(tx.removeEmptyDir(at('missing-dir'))).toBe(false);
+      expect(tx.removeEmptyDir(dir)).toBe(false);
+      return tx.changed;
+    });
+    expect(changed).toEqual([]);
+  });
+
+  it('a second rollback does nothing', () => {
+    seed();
+    const tx = new FileTransaction();
+    tx.write(at('kept.txt'), 'new kept\n');
+    tx.rollback();
+    fs.writeFileSync(at('kept.txt'), 'edited after the rollback\n');
+    tx.rollback();
+    expect(fs.readFileSync(at('kept.txt'), 'utf8')).toBe('edited after the rollback\n');
+  });
+});
