@@ -1,0 +1,129 @@
+import path from 'node:path';
+import type { RunType } from '../ledger/types.js';
+import { canonical, isInside } from './paths.js';
+
+/** Where one run may write and what it may not read. All paths canonical (see `canonical`). */
+export interface AirlockScope {
+  readonly type: RunType;
+  readonly repoRoot: string;
+  readonly ledgerDir: string;
+  readonly runDir: string;
+  /** The fix run's worktree; null for read-only runs. */
+  readonly worktree: string | null;
+}
+
+export type DenyRule =
+  | 'write-outside-worktree'
+  | 'read-only-run'
+  | 'ledger'
+  | 'human-gate'
+  | 'human-only-command';
+export type Verdict =
+  | { readonly allow: true }
+  | { readonly allow: false; readonly rule: DenyRule; readonly reason: string };
+
+const ALLOW: Verdict = { allow: true };
+const WRITE_TOOLS = new Set(['Write', 'Edit', 'MultiEdit', 'NotebookEdit']);
+const READ_TOOLS = new Set(['Read', 'Grep', 'Glob', 'LS', 'NotebookRead']);
+const HUMAN_GATE = /\bagentbox(?:\.js)?["']?\s+(?:merge|discard|apply)\b/;
+const HUMAN_ONLY_COMMAND = /(?:^|[:/])(?:merge|apply)_[0-9a-f]{6}$/;
+
+const deny = (rule: DenyRule, reason: string): Verdict => ({
+  allow: false,
+  rule,
+  reason: `agentbox: ${reason}`,
+});
+
+function str(input: unknown, ...keys: string[]): string | undefined {
+  if (typeof input !== 'object' || input === null) return undefined;
+  for (const key of keys) {
+    const v = (input as Record<string, unknown>)[key];
+    if (typeof v === 'string' && v !== '') return v;
+  }
+  return undefined;
+}
+
+/** The run may touch this path of the ledger: its own folder, or its worktree when that lives there. */
+function ownLedgerPath(scope: AirlockScope, p: string): boolean {
+  return isInside(p, scope.runDir) || (scope.worktree !== null && isInside(p, scope.worktree));
+}
+
+/**
+ * Decides one tool call before it runs (PreToolUse). Pure apart from resolving symlinks. The
+ * deny rules passed to Claude Code cover the same ground where its own parser is stronger (Bash
+ * redirects); this covers what rules cannot say ("the ledger except my own folder").
+ */
+export function judgeToolUse(scope: AirlockScope, tool: string, input: unknown, cwd: string): Verdict {
+  if (tool === 'Skill' || tool === 'SlashCommand') {
+    const name = str(input, 'skill', 'command', 'name')?.replace(/^\//, '').split(/\s/)[0] ?? '';
+    return HUMAN_ONLY_COMMAND.test(name)
+      ? deny('human-only-command', `/${name} is a human-only command; only a person may run it`)
+      : ALLOW;
+  }
+  if (WRITE_TOOLS.has(tool)) {
+    const file = str(input, 'file_path', 'notebook_path', 'path');
+    if (!file) return ALLOW;
+    const target = canonical(path.resolve(cwd, file));
+    if (isInside(target, scope.runDir)) return ALLOW;
+    if (scope.worktree === null)
+      return deny('read-only-run', `a ${scope.type} run is read-only; it may not write ${target}`);
+    if (isInside(target, scope.worktree)) return ALLOW;
+    return deny(
+      'write-outside-worktree',
+      `writes outside the run's worktree are not allowed (${target}); work in ${scope.worktree}`,
+    );
+  }
+  if (READ_TOOLS.has(tool)) {
+    const target = canonical(path.resolve(cwd, str(input, 'file_path', 'path', 'notebook_path') ?? '.'));
+    if (isInside(target, scope.ledgerDir) && !ownLedgerPath(scope, target)) {
+      return deny('ledger', `the .agents/ run ledger is off limits to agents (${target})`);
+    }
+    return ALLOW;
+  }
+  if (tool === 'Bash') return judgeBash(scope, str(input, 'command') ?? '', cwd);
+  return ALLOW;
+}
+
+function judgeBash(scope: AirlockScope, command: string, cwd: string): Verdict {
+  if (HUMAN_GATE.test(command)) {
+    return deny('human-gate', 'agentbox merge/discard/apply are the human gate; an agent may not run them');
+  }
+  // Every mention of a ledger path, absolute or relative to where the command runs.
+  const ledgerRel = path.relative(cwd, scope.ledgerDir);
+  const needles = [
+    scope.ledgerDir,
+    ...(ledgerRel && !ledgerRel.startsWith('..') ? [ledgerRel] : []),
+    '.agents',
+  ];
+  for (const needle of new Set(needles)) {
+    let at = command.indexOf(needle);
+    while (at >= 0) {
+      const end = command.slice(at).search(/[\s'"`;|&<>()]|$/);
+      const mentioned = command.slice(at, at + end);
+      const resolved = canonical(path.resolve(needle === scope.ledgerDir ? '/' : cwd, mentioned));
+      const isLedger = isInside(resolved, scope.ledgerDir) || mentioned.startsWith('.agents');
+      if (isLedger && !ownLedgerPath(scope, resolved)) {
+        return deny('ledger', `the .agents/ run ledger is off limits to agents (${mentioned})`);
+      }
+      at = command.indexOf(needle, at + needle.length);
+    }
+  }
+  if (scope.worktree !== null && command.includes(scope.repoRoot)) {
+    // Any absolute path into the main working tree that is not the run's own worktree or folder.
+    const pattern = new RegExp(`${escapeRegExp(scope.repoRoot)}[^\\s'"\`;|&<>()]*`, 'g');
+    for (const match of command.match(pattern) ?? []) {
+      const target = canonical(match);
+      if (!isInside(target, scope.worktree) && !isInside(target, scope.runDir)) {
+        return deny(
+          'write-outside-worktree',
+          `the main working tree is off limits to a fix run (${match}); work in ${scope.worktree}`,
+        );
+      }
+    }
+  }
+  return ALLOW;
+}
+
+function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}

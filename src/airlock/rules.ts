@@ -1,0 +1,51 @@
+import path from 'node:path';
+import type { AirlockScope } from './guard.js';
+import { isInside } from './paths.js';
+
+export interface TopLevelEntry {
+  readonly name: string;
+  readonly dir: boolean;
+}
+
+/** `//abs/path` is how Claude Code's permission rules spell an absolute path (one slash = relative). */
+const abs = (p: string) => `/${p}`;
+
+/**
+ * Claude Code deny rules for one run, passed with --settings. They back the PreToolUse guard
+ * where Claude Code's own parsing is stronger: an Edit rule also stops Write and Bash redirects
+ * into that path. Pure: the caller lists the repository's top-level entries.
+ */
+export function runDenyRules(scope: AirlockScope, topLevel: readonly TopLevelEntry[]): string[] {
+  const ledger = scope.ledgerDir;
+  const rules = [
+    `Read(${abs(path.join(ledger, 'INDEX.md'))})`,
+    `Read(${abs(path.join(ledger, 'INDEX.jsonl'))})`,
+    `Read(${abs(path.join(ledger, 'pointers'))}/**)`,
+    `Read(${abs(path.join(ledger, 'latest'))}/**)`,
+    `Read(${abs(path.join(ledger, 'runs'))}/**)`,
+    'Bash(agentbox merge:*)',
+    'Bash(agentbox discard:*)',
+    'Bash(npx agentbox merge:*)',
+    'Bash(npx agentbox discard:*)',
+  ];
+  if (scope.worktree === null) {
+    // A read-only run: nothing in the repository may be written, by any tool or redirect.
+    rules.push(`Edit(${abs(scope.repoRoot)}/**)`);
+    return rules;
+  }
+  if (!isInside(scope.worktree, scope.repoRoot)) {
+    rules.push(`Edit(${abs(scope.repoRoot)}/**)`);
+    return rules;
+  }
+  // The worktree lives inside the repository (under .agents/), so the main tree is denied entry
+  // by entry around it; a rule on the whole root would cover the worktree too, and deny wins.
+  const ledgerName = path.relative(scope.repoRoot, ledger).split(path.sep)[0];
+  rules.push(`Edit(${abs(scope.repoRoot)}/*)`);
+  for (const entry of topLevel) {
+    if (entry.name === ledgerName) continue;
+    const target = abs(path.join(scope.repoRoot, entry.name));
+    rules.push(entry.dir ? `Edit(${target}/**)` : `Edit(${target})`);
+  }
+  rules.push(`Edit(${abs(path.join(ledger, 'INDEX.md'))})`, `Edit(${abs(path.join(ledger, 'INDEX.jsonl'))})`);
+  return rules;
+}

@@ -1,0 +1,117 @@
+import { randomBytes, timingSafeEqual } from 'node:crypto';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+/** Claude Code's hook payload: always an object with `hook_event_name`; the rest depends on the event. */
+export type HookInput = Record<string, unknown> & { hook_event_name?: string };
+/** What a hook answers (for example `{"decision":"block","reason":…}`); `{}` means "no opinion". */
+export type HookAnswer = Record<string, unknown>;
+export type HookHandler = (
+  event: string,
+  input: HookInput,
+) => Promise<HookAnswer | undefined> | HookAnswer | undefined;
+
+export interface EndpointOptions {
+  readonly handler: HookHandler;
+  /** Requests whose body is larger get 413 (default 8 MiB: PostToolUse carries whole tool outputs). */
+  readonly maxBodyBytes?: number;
+  /** Called for every refused or failed request, with a short reason; never throws into the server. */
+  readonly onProblem?: (problem: { status: number; reason: string; path: string }) => void;
+}
+
+export interface Endpoint {
+  readonly url: string;
+  readonly port: number;
+  /** The per-run secret; hooks send it as `Authorization: Bearer <token>`. */
+  readonly token: string;
+  close(): Promise<void>;
+}
+
+const JSON_HEADERS = { 'content-type': 'application/json' };
+
+/**
+ * The run's hook endpoint: HTTP on 127.0.0.1 only, a free port, a random secret. Every failure
+ * mode (no secret, huge body, bad JSON, a handler that throws) is answered with a status and
+ * never stops the server, so one bad request cannot break the run it serves.
+ */
+export async function startEndpoint(options: EndpointOptions): Promise<Endpoint> {
+  const token = randomBytes(32).toString('hex');
+  const expected = Buffer.from(`Bearer ${token}`);
+  const limit = options.maxBodyBytes ?? 8 * 1024 * 1024;
+  const problem = (res: http.ServerResponse, status: number, reason: string, path: string) => {
+    options.onProblem?.({ status, reason, path });
+    if (!res.headersSent) res.writeHead(status, JSON_HEADERS);
+    res.end(JSON.stringify({ error: reason }));
+  };
+
+  const server = http.createServer((req, res) => {
+    const path = req.url ?? '/';
+    const match = /^\/hook\/([A-Za-z]+)$/.exec(path);
+    const auth = Buffer.from(req.headers.authorization ?? '');
+    if (auth.length !== expected.length || !timingSafeEqual(auth, expected)) {
+      req.resume();
+      return problem(res, 401, 'missing or wrong secret', path);
+    }
+    if (req.method !== 'POST' || !match) {
+      req.resume();
+      return problem(res, 404, 'only POST /hook/<Event> is served', path);
+    }
+    const declared = Number(req.headers['content-length'] ?? 0);
+    if (declared > limit) {
+      req.resume();
+      return problem(res, 413, `body of ${declared} bytes is over the ${limit}-byte limit`, path);
+    }
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let tooBig = false;
+    req.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > limit) tooBig = true;
+      else chunks.push(chunk);
+    });
+    req.on('error', () => problem(res, 400, 'request aborted', path));
+    req.on('end', () => {
+      if (tooBig) return problem(res, 413, `body is over the ${limit}-byte limit`, path);
+      let input: unknown;
+      try {
+        input = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+      } catch {
+        return problem(res, 400, 'body is not valid JSON', path);
+      }
+      if (typeof input !== 'object' || input === null || Array.isArray(input)) {
+        return problem(res, 400, 'body is not a JSON object', path);
+      }
+      Promise.resolve()
+        .then(() => options.handler(match[1]!, input as HookInput))
+        .then(
+          (answer) => {
+            res.writeHead(200, JSON_HEADERS);
+            res.end(JSON.stringify(answer ?? {}));
+          },
+          (error: unknown) =>
+            problem(res, 500, `handler failed: ${(error as Error)?.message ?? error}`, path),
+        );
+    });
+  });
+  // Claude Code may keep connections alive between hook calls; closing must not wait for them.
+  server.keepAliveTimeout = 5_000;
+
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => resolve());
+  });
+  const port = (server.address() as AddressInfo).port;
+  let closed: Promise<void> | undefined;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    port,
+    token,
+    close() {
+      closed ??= new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      });
+      return closed;
+    },
+  };
+}

@@ -1,0 +1,140 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { type Endpoint, type HookInput, startEndpoint } from '../../src/endpoint/server.js';
+import { RUN_HOOK_EVENTS, runSettings } from '../../src/endpoint/settings.js';
+import { validateSettings } from '../../src/settings/validate.js';
+
+let endpoint: Endpoint | undefined;
+afterEach(async () => {
+  await endpoint?.close();
+  endpoint = undefined;
+});
+
+async function start(
+  handler = async (_e: string, input: HookInput) => ({ echo: input.x ?? null }),
+  maxBodyBytes?: number,
+) {
+  const problems: { status: number; reason: string }[] = [];
+  const seen: string[] = [];
+  endpoint = await startEndpoint({
+    handler: async (event, input) => {
+      seen.push(event);
+      return handler(event, input);
+    },
+    maxBodyBytes,
+    onProblem: (p) => problems.push(p),
+  });
+  const post = (path: string, body: string, token: string | null = endpoint!.token) =>
+    fetch(`${endpoint!.url}${path}`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        ...(token === null ? {} : { authorization: `Bearer ${token}` }),
+      },
+      body,
+    });
+  return { post, problems, seen };
+}
+
+describe('hook endpoint', () => {
+  it('listens on loopback only, on a free port', async () => {
+    await start();
+    expect(endpoint!.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    expect(endpoint!.port).toBeGreaterThan(0);
+    expect(endpoint!.token).toMatch(/^[0-9a-f]{64}$/);
+  });
+
+  it('answers a hook with the handler result', async () => {
+    const { post, seen } = await start();
+    const res = await post('/hook/Stop', JSON.stringify({ hook_event_name: 'Stop', x: 7 }));
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({ echo: 7 });
+    expect(seen).toEqual(['Stop']);
+  });
+
+  it.each([
+    ['no secret', null, 401],
+    ['a wrong secret', 'f'.repeat(64), 401],
+    ['a secret of another length', 'short', 401],
+  ])('refuses %s with 401 and keeps serving', async (_n, token, status) => {
+    const { post, seen, problems } = await start();
+    expect((await post('/hook/Stop', '{}', token)).status).toBe(status);
+    expect(seen).toEqual([]);
+    expect(problems[0]!.status).toBe(401);
+    expect((await post('/hook/Stop', '{"x":1}')).status).toBe(200);
+  });
+
+  it('refuses a body over the limit with 413 (declared or streamed) and keeps serving', async () => {
+    const { post, seen } = await start(undefined, 1024);
+    expect((await post('/hook/PostToolUse', JSON.stringify({ big: 'x'.repeat(5000) }))).status).toBe(413);
+    const streamed = await fetch(`${endpoint!.url}/hook/PostToolUse`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${endpoint!.token}` },
+      body: new ReadableStream({
+        start(c) {
+          for (let i = 0; i < 10; i++) c.enqueue(new TextEncoder().encode('x'.repeat(500)));
+          c.close();
+        },
+      }),
+      duplex: 'half',
+    } as RequestInit);
+    expect(streamed.status).toBe(413);
+    expect(seen).toEqual([]);
+    expect((await post('/hook/Stop', '{"x":2}')).status).toBe(200);
+  });
+
+  it.each([
+    ['not JSON', '{nope', 400],
+    ['a JSON array', '[1]', 400],
+    ['a JSON string', '"x"', 400],
+  ])('refuses a body that is %s with 400', async (_n, body, status) => {
+    const { post } = await start();
+    expect((await post('/hook/Stop', body)).status).toBe(status);
+    expect((await post('/hook/Stop', '{"x":3}')).status).toBe(200);
+  });
+
+  it('answers 500 when the handler throws, and keeps serving', async () => {
+    const { post } = await start(async () => {
+      throw new Error('boom');
+    });
+    const res = await post('/hook/Stop', '{}');
+    expect(res.status).toBe(500);
+    expect(await res.json()).toEqual({ error: 'handler failed: boom' });
+  });
+
+  it('serves only POST /hook/<Event>', async () => {
+    const { post } = await start();
+    expect((await post('/other', '{}')).status).toBe(404);
+    const get = await fetch(`${endpoint!.url}/hook/Stop`, {
+      headers: { authorization: `Bearer ${endpoint!.token}` },
+    });
+    expect(get.status).toBe(404);
+  });
+
+  it('close() is idempotent', async () => {
+    await start();
+    await endpoint!.close();
+    await endpoint!.close();
+  });
+});
+
+describe('runSettings', () => {
+  it('is valid for Claude Code and carries no secret and no variable in the url', () => {
+    const settings = runSettings({
+      endpointUrl: 'http://127.0.0.1:4567',
+      deny: ['Read(//x/**)'],
+      stopTimeoutSeconds: 90,
+    });
+    expect(validateSettings(settings as never)).toEqual([]);
+    const hooks = settings.hooks as Record<string, { hooks: Record<string, unknown>[] }[]>;
+    expect(Object.keys(hooks)).toEqual([...RUN_HOOK_EVENTS]);
+    expect(hooks.PreToolUse![0]!.hooks[0]).toMatchObject({
+      type: 'http',
+      url: 'http://127.0.0.1:4567/hook/PreToolUse',
+      headers: { Authorization: 'Bearer $AGENTBOX_TOKEN' },
+      allowedEnvVars: ['AGENTBOX_TOKEN'],
+      onFailure: 'block',
+    });
+    expect(hooks.Stop![0]!.hooks[0]!.timeout).toBe(90);
+    expect(hooks.Stop![0]!.hooks[0]!.onFailure).toBeUndefined();
+  });
+});
