@@ -18,7 +18,13 @@ export type ErrorCode =
   | 'CLAUDE_NOT_FOUND'
   | 'GIT_FAILED'
   | 'IO_FAILED'
-  | 'CHECK_FAILED';
+  | 'CHECK_FAILED'
+  | 'NO_COMMITS'
+  | 'BAD_REVISION'
+  | 'BRANCH_EXISTS'
+  | 'PATH_EXISTS'
+  | 'WORKTREE_FAILED'
+  | 'MERGE_CONFLICT';
 
 export class AgentboxError extends Error {
   readonly code: ErrorCode;

@@ -1,6 +1,6 @@
+import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { simpleGit } from 'simple-git';
 import { AgentboxError } from '../errors.js';
 
 export interface Repo {
@@ -13,6 +13,16 @@ export interface Repo {
 }
 
 /**
+ * NOTE: plain execFile, not simple-git: every command starts here, and simple-git costs ~20 ms
+ * to import plus a 50 ms exit-delay timer per call, a third of `agentbox status`'s budget.
+ */
+function git(args: string[], cwd: string): Promise<{ ok: boolean; stdout: string }> {
+  return new Promise((resolve) => {
+    execFile('git', args, { cwd, encoding: 'utf8' }, (error, stdout) => resolve({ ok: !error, stdout }));
+  });
+}
+
+/**
  * Finds the repository around `cwd`. The ledger always belongs to the main working tree, so a
  * command run inside a fix run's worktree still finds the same `.agents/`.
  */
@@ -22,30 +32,30 @@ export async function findRepo(cwd: string): Promise<Repo> {
       hint: 'cd into your repository, or pass an existing folder with -C <dir>',
     });
   }
-  const git = simpleGit({ baseDir: cwd });
-  let out: string;
-  try {
-    out = await git.raw(['rev-parse', '--path-format=absolute', '--is-bare-repository', '--git-common-dir']);
-  } catch {
-    throw new AgentboxError('NOT_A_GIT_REPO', `not a git repository: ${cwd}`, {
-      hint: 'run "git init" first, or cd into your repo',
-    });
-  }
-  const [bare, commonRaw] = out.trim().split('\n');
-  if (bare === 'true' || commonRaw === undefined) {
+  const info = await git(
+    ['rev-parse', '--path-format=absolute', '--is-bare-repository', '--git-common-dir', '--show-toplevel'],
+    cwd,
+  );
+  const [bare, commonRaw, top] = info.stdout.trim().split('\n');
+  if (bare === 'true') {
     throw new AgentboxError('BARE_REPO', `a bare repository has no working tree: ${cwd}`, {
       hint: 'agentbox works on a checkout: clone it (git clone <bare> <dir>) and run agentbox in <dir>',
     });
   }
-  let worktreeRoot: string;
-  try {
-    worktreeRoot = (await git.raw(['rev-parse', '--show-toplevel'])).trim();
-  } catch {
+  // NOTE: rev-parse prints the answers it can before failing, so a bare repository or the inside
+  // of a .git folder still reports the first two lines with a non-zero exit.
+  if (commonRaw === undefined || (bare !== 'false' && !info.ok)) {
+    throw new AgentboxError('NOT_A_GIT_REPO', `not a git repository: ${cwd}`, {
+      hint: 'run "git init" first, or cd into your repo',
+    });
+  }
+  if (!top) {
     throw new AgentboxError('BARE_REPO', `this is inside a git folder with no working tree: ${cwd}`, {
       hint: 'cd into the working tree of your repository',
     });
   }
   const commonDir = fs.realpathSync(commonRaw);
+  const worktreeRoot = fs.realpathSync(top);
   const root = path.basename(commonDir) === '.git' ? path.dirname(commonDir) : worktreeRoot;
-  return { root: fs.realpathSync(root), worktreeRoot: fs.realpathSync(worktreeRoot), commonDir };
+  return { root: fs.realpathSync(root), worktreeRoot, commonDir };
 }

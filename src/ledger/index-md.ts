@@ -7,7 +7,7 @@ import { shorten } from './text.js';
 /** The dashboard shows this many runs; `agentbox status --all` lists the rest. */
 export const INDEX_MD_ROWS = 200;
 const TASK_COLUMN = 80;
-const MAX_PASSES = 5;
+const MAX_PASSES = 10;
 
 /** A table cell cannot hold `|` (line breaks are gone already); `<` would start raw HTML. */
 function cell(text: string): string {
@@ -59,15 +59,17 @@ function sizeOf(file: string): number {
 }
 
 /**
- * Rewrites INDEX.md from INDEX.jsonl. NOTE: another process may append (and write its own
- * INDEX.md) while this one renders; re-checking the log's size after the write and rendering again
- * when it grew means the last writer's dashboard never misses an event. Bounded: if the log keeps
- * growing, the processes appending to it will regenerate after us anyway.
+ * Rewrites INDEX.md from INDEX.jsonl. NOTE: other processes append (and write their own INDEX.md)
+ * meanwhile. A render the log outgrew is not written, and after each write the log's size is
+ * checked again: if it grew, this renders again, so the last writer's dashboard misses no event.
+ * Bounded: every process that appends regenerates after its append anyway.
  */
 export async function regenerateIndexMd(ledger: Ledger): Promise<void> {
   for (let pass = 0; pass < MAX_PASSES; pass++) {
     const log = readIndexLog(ledger);
-    await writeAtomic(ledger.indexMd, renderIndexMd(foldIndex(log.events)));
+    const md = renderIndexMd(foldIndex(log.events));
+    if (sizeOf(ledger.indexJsonl) !== log.bytes) continue;
+    await writeAtomic(ledger.indexMd, md);
     if (sizeOf(ledger.indexJsonl) === log.bytes) return;
   }
 }

@@ -119,9 +119,10 @@ export function listRuns(
     });
     return { runs: runs.sort(compareRuns), total };
   }
-  let end = Math.min(Math.max(limit, 0), total);
+  const cap = Math.max(0, Math.floor(limit));
+  let end = Math.min(cap, total);
   const boundary = end > 0 ? names[end - 1]!.slice(0, STAMP_LENGTH) : undefined;
   while (boundary !== undefined && end < total && names[end]!.startsWith(boundary)) end++;
   const runs = names.slice(0, end).map((name) => summaryFromFiles(ledger, name));
-  return { runs: runs.sort(compareRuns).slice(0, limit), total };
+  return { runs: runs.sort(compareRuns).slice(0, cap), total };
 }

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { AgentboxError } from '../errors.js';
 import { isPointerName, readLinkedRun } from './links.js';
-import { listRunNames } from './list.js';
+import { listRunNames, listRuns } from './list.js';
 import { isRunName, quoteRef, RUN_ID_RE, validateRunRef } from './names.js';
 import type { Ledger } from './paths.js';
 import { notFound } from './read.js';
@@ -34,7 +34,7 @@ export function resolveRun(ledger: Ledger, ref: string): string {
     const linked = readLinkedRun(ledger.latest);
     if (linked && runExists(ledger, linked)) return linked;
     // The link is missing or its run was removed: the newest run is what "latest" means.
-    const newest = listRunNames(ledger)[0];
+    const newest = listRuns(ledger, { limit: 1 }).runs[0]?.name;
     if (newest === undefined) throw noRunsYet(ledger);
     return newest;
   }

@@ -65,7 +65,13 @@ export function readSettings(file: string): SettingsFile {
 
 const isObject = (v: unknown): v is JsonObject => typeof v === 'object' && v !== null && !Array.isArray(v);
 const kind = (v: unknown) =>
-  v === null ? 'null' : Array.isArray(v) ? 'an array' : typeof v === 'object' || typeof v === 'undefined' ? `an ${typeof v}` : `a ${typeof v}`;
+  v === null
+    ? 'null'
+    : Array.isArray(v)
+      ? 'an array'
+      : typeof v === 'object' || typeof v === 'undefined'
+        ? `an ${typeof v}`
+        : `a ${typeof v}`;
 
 /** The first way the file's shape differs from what agentbox merges into, or undefined. */
 export function shapeProblem(value: unknown): string | undefined {

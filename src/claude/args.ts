@@ -1,0 +1,139 @@
+import { AgentboxError } from '../errors.js';
+
+/** Everything one headless `claude -p` launch needs; `buildClaudeArgs` turns it into argv. */
+export interface ClaudeLaunch {
+  /** Passed as ONE argument, byte for byte, after `--`. */
+  prompt: string;
+  /** Fresh runs: `--session-id <uuid>`. */
+  sessionId: string;
+  /** `--resume <sessionId>` instead of `--session-id` (never `--continue`: it picks by recency). */
+  resume?: boolean;
+  /** What the model is offered. An empty list offers no tool at all. */
+  tools: string[];
+  /** Pre-approved rules; may hold patterns like `Bash(git log:*)` and `Edit(//abs/**)`. */
+  allowedTools: string[];
+  disallowedTools?: string[];
+  appendSystemPrompt?: string;
+  /** Sent inline as JSON. NOTE: one invalid entry makes claude drop the whole source silently. */
+  settings?: object;
+  model?: string | null;
+  permissionMode?: string;
+  /** The user's extra flags (config). They may not take over the flags listed in OWNED_FLAGS. */
+  extraArgs?: string[];
+  includeHookEvents?: boolean;
+}
+
+/**
+ * Flags whose meaning agentbox owns: letting config set them would break the stream parser, the
+ * session bookkeeping or the prompt's position. Matched with and without `=value`.
+ */
+export const OWNED_FLAGS: readonly string[] = [
+  '-p',
+  '--print',
+  '--output-format',
+  '--input-format',
+  '--verbose',
+  '--session-id',
+  '-r',
+  '--resume',
+  '-c',
+  '--continue',
+  '--fork-session',
+  '--bg',
+  '--background',
+  '--tools',
+  '--allowedTools',
+  '--allowed-tools',
+  '--disallowedTools',
+  '--disallowed-tools',
+  '--settings',
+  '--permission-mode',
+  '--model',
+  '--append-system-prompt',
+];
+
+// Linux refuses a single argv string longer than MAX_ARG_STRLEN (128 KiB, terminating NUL included)
+// with E2BIG: better a clear error here than a spawn failure.
+export const MAX_ARG_BYTES = 128 * 1024 - 1;
+
+const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const TOOL_NAME_RE = /^[A-Za-z0-9_*.:-]+$/;
+
+/**
+ * The argv (without the binary) for `claude -p … --output-format stream-json --verbose`.
+ *
+ * Measured against Claude Code 2.1.330 (test/e2e/claude-args.test.ts):
+ * - `-p -x` fails with `unknown option '-x'`: a prompt starting with `-` cannot follow `-p`.
+ * - `--tools`, `--allowedTools`, `--disallowedTools` are variadic: a prompt after them is eaten as
+ *   a tool rule (`"…" was read as a value of --allowedTools`).
+ * So every valued flag uses the `--flag=value` form (never variadic, a value may start with `-`),
+ * and the prompt comes last, after `--`, where nothing is parsed as a flag or a subcommand.
+ */
+export function buildClaudeArgs(launch: ClaudeLaunch): string[] {
+  if (launch.prompt.trim() === '') {
+    throw new AgentboxError('USAGE', 'the prompt for claude is empty', {
+      hint: 'give the run a task, e.g. agentbox scout "why is the build slow?"',
+    });
+  }
+  if (!UUID_RE.test(launch.sessionId)) {
+    throw new AgentboxError('USAGE', `not a session id (a UUID): ${JSON.stringify(launch.sessionId)}`);
+  }
+  for (const tool of launch.tools) {
+    if (!TOOL_NAME_RE.test(tool)) {
+      throw new AgentboxError('USAGE', `not a tool name: ${JSON.stringify(tool)}`, {
+        hint: 'tools are bare names like Read or Bash; put rules like Bash(git log:*) in allowedTools',
+      });
+    }
+  }
+  for (const rule of [...launch.allowedTools, ...(launch.disallowedTools ?? [])]) {
+    if (rule.trim() === '') throw new AgentboxError('USAGE', 'an empty tool rule was given');
+  }
+  const extra = launch.extraArgs ?? [];
+  for (const arg of extra) {
+    const flag = arg.split('=', 1)[0]!;
+    if (arg === '--' || OWNED_FLAGS.includes(flag)) {
+      throw new AgentboxError(
+        'USAGE',
+        `extra claude argument ${JSON.stringify(arg)} is set by agentbox itself`,
+        {
+          hint: 'remove it from claude.extraArgs in the agentbox config',
+        },
+      );
+    }
+  }
+
+  const args = ['-p', '--output-format=stream-json', '--verbose'];
+  args.push(launch.resume ? `--resume=${launch.sessionId}` : `--session-id=${launch.sessionId}`);
+  // `--tools=` (empty) offers no tool, like `--tools ""`.
+  args.push(`--tools=${launch.tools.join(',')}`);
+  // One flag per rule: claude's comma splitting never sees two of our rules in one string.
+  for (const rule of launch.allowedTools) args.push(`--allowedTools=${rule}`);
+  for (const rule of launch.disallowedTools ?? []) args.push(`--disallowedTools=${rule}`);
+  if (launch.appendSystemPrompt) args.push(`--append-system-prompt=${launch.appendSystemPrompt}`);
+  if (launch.settings !== undefined) args.push(`--settings=${JSON.stringify(launch.settings)}`);
+  if (launch.model) args.push(`--model=${launch.model}`);
+  if (launch.permissionMode) args.push(`--permission-mode=${launch.permissionMode}`);
+  if (launch.includeHookEvents) args.push('--include-hook-events');
+  args.push(...extra, '--', launch.prompt);
+
+  for (const arg of args) checkArg(arg);
+  return args;
+}
+
+function checkArg(arg: string): void {
+  // NOTE: a NUL cannot travel in argv at all: spawn throws ERR_INVALID_ARG_VALUE.
+  if (arg.includes('\0')) {
+    throw new AgentboxError(
+      'USAGE',
+      `a claude argument contains a NUL byte: ${JSON.stringify(arg.slice(0, 60))}`,
+    );
+  }
+  const bytes = Buffer.byteLength(arg, 'utf8');
+  if (bytes > MAX_ARG_BYTES) {
+    throw new AgentboxError(
+      'USAGE',
+      `a claude argument is ${bytes} bytes, over the system's limit of ${MAX_ARG_BYTES}: ${JSON.stringify(arg.slice(0, 60))}…`,
+      { hint: 'shorten the task: put long material in a file in the repo and name that file in the task' },
+    );
+  }
+}

@@ -1,0 +1,227 @@
+import { StringDecoder } from 'node:string_decoder';
+
+/**
+ * `claude -p --output-format stream-json --verbose` prints one JSON object per line. These are the
+ * parts agentbox acts on; shapes measured on Claude Code 2.1.330 (test/fixtures/stream/*.jsonl).
+ */
+export type StreamEvent =
+  | {
+      kind: 'init';
+      sessionId: string;
+      tools: string[];
+      slashCommands: string[];
+      model?: string;
+      cwd?: string;
+    }
+  | { kind: 'tool_use'; id: string; name: string; input: unknown }
+  | { kind: 'tool_result'; toolUseId: string; isError: boolean; text: string }
+  | { kind: 'text'; text: string }
+  | { kind: 'hook'; phase: 'started' | 'response'; event: string; outcome?: string }
+  | {
+      kind: 'result';
+      subtype: string;
+      isError: boolean;
+      result: string;
+      numTurns?: number;
+      costUsd?: number;
+      terminalReason?: string;
+      /** HTTP status of the failed model call when `terminalReason` is `api_error`. */
+      apiErrorStatus?: number;
+      permissionDenials: unknown[];
+      sessionId?: string;
+    }
+  /** Anything else; `type` is `type/subtype` when the line has a subtype (`system/permission_denied`). */
+  | { kind: 'other'; type: string };
+
+type ResultEvent = Extract<StreamEvent, { kind: 'result' }>;
+type Json = Record<string, unknown>;
+
+const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
+const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
+const num = (v: unknown): number | undefined => (typeof v === 'number' && Number.isFinite(v) ? v : undefined);
+const strings = (v: unknown): string[] =>
+  Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : [];
+
+/** A tool_result's content is a string or a list of blocks; only text blocks carry words. */
+function contentText(content: unknown): string {
+  if (typeof content === 'string') return content;
+  if (!Array.isArray(content)) return '';
+  return content
+    .filter((b): b is Json => isObject(b) && b.type === 'text' && typeof b.text === 'string')
+    .map((b) => b.text as string)
+    .join('\n');
+}
+
+/** The events of one line. A blank or non-JSON line gives []; this never throws. */
+export function parseStreamLine(line: string): StreamEvent[] {
+  if (line.trim() === '') return [];
+  let value: unknown;
+  try {
+    value = JSON.parse(line);
+  } catch {
+    return [];
+  }
+  if (!isObject(value) || typeof value.type !== 'string') return [];
+  const type = value.type;
+  const subtype = str(value.subtype);
+  const other: StreamEvent = { kind: 'other', type: subtype ? `${type}/${subtype}` : type };
+
+  if (type === 'system' && subtype === 'init') {
+    const sessionId = str(value.session_id);
+    if (!sessionId) return [other];
+    const init: StreamEvent = {
+      kind: 'init',
+      sessionId,
+      tools: strings(value.tools),
+      slashCommands: strings(value.slash_commands),
+    };
+    const model = str(value.model);
+    const cwd = str(value.cwd);
+    if (model !== undefined) init.model = model;
+    if (cwd !== undefined) init.cwd = cwd;
+    return [init];
+  }
+  if (type === 'system' && (subtype === 'hook_started' || subtype === 'hook_response')) {
+    const hook: StreamEvent = {
+      kind: 'hook',
+      phase: subtype === 'hook_started' ? 'started' : 'response',
+      event: str(value.hook_event) ?? str(value.hook_name) ?? '',
+    };
+    const outcome = str(value.outcome);
+    if (outcome !== undefined) hook.outcome = outcome;
+    return [hook];
+  }
+  if (type === 'result') return [parseResult(value)];
+  if (type === 'assistant' || type === 'user') {
+    const events = contentEvents(type, value.message);
+    return events.length > 0 ? events : [other];
+  }
+  return [other];
+}
+
+/** Assistant lines carry text and tool_use blocks, user lines tool_result blocks. */
+function contentEvents(type: 'assistant' | 'user', message: unknown): StreamEvent[] {
+  const content = isObject(message) ? message.content : undefined;
+  if (!Array.isArray(content)) return [];
+  const events: StreamEvent[] = [];
+  for (const block of content) {
+    if (!isObject(block)) continue;
+    if (type === 'assistant' && block.type === 'text' && typeof block.text === 'string') {
+      events.push({ kind: 'text', text: block.text });
+    } else if (type === 'assistant' && block.type === 'tool_use') {
+      events.push({
+        kind: 'tool_use',
+        id: str(block.id) ?? '',
+        name: str(block.name) ?? '',
+        input: block.input,
+      });
+    } else if (type === 'user' && block.type === 'tool_result') {
+      events.push({
+        kind: 'tool_result',
+        toolUseId: str(block.tool_use_id) ?? '',
+        isError: block.is_error === true,
+        text: contentText(block.content),
+      });
+    }
+  }
+  return events;
+}
+
+function parseResult(value: Json): ResultEvent {
+  const result: ResultEvent = {
+    kind: 'result',
+    subtype: str(value.subtype) ?? '',
+    isError: value.is_error === true,
+    result: str(value.result) ?? '',
+    permissionDenials: Array.isArray(value.permission_denials) ? value.permission_denials : [],
+  };
+  const numTurns = num(value.num_turns);
+  const costUsd = num(value.total_cost_usd);
+  const terminalReason = str(value.terminal_reason);
+  const apiErrorStatus = num(value.api_error_status);
+  const sessionId = str(value.session_id);
+  if (numTurns !== undefined) result.numTurns = numTurns;
+  if (costUsd !== undefined) result.costUsd = costUsd;
+  if (terminalReason !== undefined) result.terminalReason = terminalReason;
+  if (apiErrorStatus !== undefined) result.apiErrorStatus = apiErrorStatus;
+  if (sessionId !== undefined) result.sessionId = sessionId;
+  return result;
+}
+
+export interface StreamSummary {
+  sessionId: string | null;
+  toolCalls: number;
+  /** The most recent tool call still waiting for its result. */
+  currentTool: string | null;
+  lastText: string | null;
+  result: ResultEvent | null;
+  toolErrors: number;
+  /** Tool calls without a result yet, oldest first (the model may call several at once). */
+  openTools: readonly { readonly id: string; readonly name: string }[];
+}
+
+export const EMPTY_SUMMARY: StreamSummary = Object.freeze({
+  sessionId: null,
+  toolCalls: 0,
+  currentTool: null,
+  lastText: null,
+  result: null,
+  toolErrors: 0,
+  openTools: Object.freeze([]),
+});
+
+/** Folds one event into the summary; returns the same object when nothing changed. */
+export function summarize(summary: StreamSummary, event: StreamEvent): StreamSummary {
+  switch (event.kind) {
+    case 'init':
+      return { ...summary, sessionId: event.sessionId };
+    case 'tool_use': {
+      const openTools = [...summary.openTools, { id: event.id, name: event.name }];
+      return { ...summary, toolCalls: summary.toolCalls + 1, openTools, currentTool: event.name };
+    }
+    case 'tool_result': {
+      const openTools = summary.openTools.filter((t) => t.id !== event.toolUseId);
+      return {
+        ...summary,
+        openTools,
+        currentTool: openTools.at(-1)?.name ?? null,
+        toolErrors: summary.toolErrors + (event.isError ? 1 : 0),
+      };
+    }
+    case 'text':
+      return { ...summary, lastText: event.text };
+    case 'result':
+      return { ...summary, result: event, sessionId: summary.sessionId ?? event.sessionId ?? null };
+    default:
+      return summary;
+  }
+}
+
+/**
+ * Cuts a byte stream into whole lines. A multi-byte character split across two chunks is
+ * decoded whole; `\r\n` ends a line like `\n`; blank lines are skipped.
+ * NOTE: feed it Buffers (a child's stdout without setEncoding); a string chunk is taken as
+ * already decoded and must not follow a Buffer that ended mid-character.
+ */
+export class LineSplitter {
+  private readonly decoder = new StringDecoder('utf8');
+  private rest = '';
+
+  push(chunk: Buffer | string): string[] {
+    const text = this.rest + (typeof chunk === 'string' ? chunk : this.decoder.write(chunk));
+    const parts = text.split('\n');
+    this.rest = parts.pop() ?? '';
+    return clean(parts);
+  }
+
+  /** The last line when the stream ended without a newline. */
+  flush(): string[] {
+    const text = this.rest + this.decoder.end();
+    this.rest = '';
+    return clean([text]);
+  }
+}
+
+function clean(lines: string[]): string[] {
+  return lines.map((l) => (l.endsWith('\r') ? l.slice(0, -1) : l)).filter((l) => l.trim() !== '');
+}

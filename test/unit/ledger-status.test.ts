@@ -1,0 +1,120 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { formatAge, status } from '../../src/commands/status.js';
+import { isAgentboxError } from '../../src/errors.js';
+import { snapshotTree } from '../helpers/git-repo.js';
+import { cli, context, create, errorOf, ledgerRepo, scratchDir, threeRuns } from './fixtures/ledger.js';
+
+describe('agentbox status', () => {
+  it('prints a table, newest first, with the task cut to fit', async () => {
+    const { repo, scout, fix, plan } = await threeRuns();
+    const { ctx, io } = context(repo.dir);
+    expect(await status(ctx, { limit: '20' })).toBe(0);
+    const [header, ...rows] = io.stdout.trimEnd().split('\n');
+    expect(header).toMatch(/^RUN\s+TYPE\s+STATUS\s+AGE\s+TASK$/);
+    expect(rows.map((r) => r.split(/\s{2,}/).filter((_, i) => i !== 3))).toEqual([
+      [plan.name, 'plan', 'ACTIVE', 'plan the queue'],
+      [fix.name, 'fix', 'CRASHED', `fix it ${'very '.repeat(10)}ve…`],
+      [scout.name, 'scout', 'DONE', 'why is db latency high?'],
+    ]);
+    expect(io.stdout).not.toContain('\u001b');
+    expect(io.stderr).toBe('');
+  });
+
+  it('--json prints { runs, total } with stable fields', async () => {
+    const { repo, fix } = await threeRuns();
+    const { ctx, io } = context(repo.dir);
+    await status(ctx, { json: true, limit: '2' });
+    const out = JSON.parse(io.stdout);
+    expect(Object.keys(out)).toEqual(['runs', 'total']);
+    expect(out.total).toBe(3);
+    expect(out.runs).toHaveLength(2);
+    expect(out.runs[1]).toEqual({
+      name: fix.name,
+      id: 'bbbbbb',
+      type: 'fix',
+      status: 'CRASHED',
+      task: fix.state.summary?.task,
+      started_at: '2025-11-22T10:00:00.000Z',
+      ended_at: expect.stringMatching(/^\d{4}-/),
+      failure_kind: 'timeout',
+      problem: null,
+    });
+  });
+
+  it('limits to 20 with a footer; --all lists every run', async () => {
+    const { repo, ledger } = ledgerRepo();
+    for (let i = 0; i < 23; i++)
+      await create(ledger, `run ${i}`, `2025-11-22T10:${String(i).padStart(2, '0')}:00Z`);
+    const def = await cli(repo.dir, ['status']);
+    const rows = def.stdout.trimEnd().split('\n');
+    expect(rows).toHaveLength(1 + 20 + 1);
+    expect(rows[1]).toContain('run 22');
+    expect(rows.at(-1)).toBe('… 3 more — agentbox status --all');
+    const all = await cli(repo.dir, ['status', '--all']);
+    expect(all.stdout.trimEnd().split('\n')).toHaveLength(1 + 23);
+    expect(all.stdout).not.toContain('more —');
+    expect((await cli(repo.dir, ['status', '-n', '2'])).stdout).toContain('… 21 more');
+    expect(JSON.parse((await cli(repo.dir, ['status', '--json', '--all'])).stdout).runs).toHaveLength(23);
+  });
+
+  it('with no runs, says how to start one', async () => {
+    const { repo } = ledgerRepo();
+    expect(await cli(repo.dir, ['status'])).toEqual({
+      code: 0,
+      stdout: 'No runs yet — start one with: agentbox scout "<question>"\n',
+      stderr: '',
+    });
+  });
+
+  it.each(['0', '-1', 'abc', '1.5', '', ' ', '1e3', '99999999999'])(
+    'refuses --limit %j as USAGE and changes nothing',
+    async (limit) => {
+      const { repo } = await threeRuns();
+      const before = snapshotTree(repo.dir);
+      const { ctx } = context(repo.dir);
+      const error = await errorOf(() => status(ctx, { limit }));
+      expect(isAgentboxError(error) && error.code).toBe('USAGE');
+      expect((error as Error).message).toBe(
+        `invalid --limit ${JSON.stringify(limit)}: expected a positive whole number`,
+      );
+      expect(snapshotTree(repo.dir)).toEqual(before);
+    },
+  );
+
+  it('exits 2 on a bad --limit through the CLI', async () => {
+    const { repo } = ledgerRepo();
+    const result = await cli(repo.dir, ['status', '--limit', 'ten']);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain('agentbox: invalid --limit "ten": expected a positive whole number');
+  });
+
+  it('says NOT_INITIALIZED outside a set-up repo and NOT_A_GIT_REPO outside git, writing nothing', async () => {
+    const { repo } = ledgerRepo();
+    fs.rmSync(path.join(repo.dir, '.agents'), { recursive: true });
+    const before = snapshotTree(repo.dir);
+    const result = await cli(repo.dir, ['status']);
+    expect(result).toMatchObject({ code: 1, stdout: '' });
+    expect(result.stderr).toBe(`agentbox: agentbox is not set up in ${repo.dir} — run "agentbox init"\n`);
+    expect(snapshotTree(repo.dir)).toEqual(before);
+    const bare = scratchDir();
+    expect((await cli(bare, ['status'])).stderr).toContain(`not a git repository: ${bare}`);
+    expect(fs.readdirSync(bare)).toEqual([]);
+  });
+
+  it.each([
+    [0, '0s'],
+    [59_000, '59s'],
+    [60_000, '1m'],
+    [3_599_000, '59m'],
+    [3_600_000, '1h'],
+    [86_400_000, '1d'],
+    [29 * 86_400_000, '29d'],
+    [31 * 86_400_000, '2025-11-22'],
+    [-5000, '0s'],
+  ])('AGE of a run started %i ms ago is %s', (ago, expected) => {
+    const started = new Date('2025-11-22T10:00:00Z');
+    expect(formatAge(started.toISOString(), new Date(started.getTime() + ago))).toBe(expected);
+  });
+});
