@@ -59,7 +59,6 @@ export interface ClaudeResult {
   stdout: string;
   stderr: string;
   /** Every stdout line that parses as JSON (stream-json events). */
-  // biome-ignore lint/suspicious/noExplicitAny: stream-json events are checked by the tests reading them.
   events: any[];
 }
 

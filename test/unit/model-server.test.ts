@@ -11,7 +11,6 @@ import {
   tool,
 } from '../fixtures/model-server/index.js';
 
-// biome-ignore lint/suspicious/noExplicitAny: SSE payloads and request bodies are free-form JSON.
 type Json = any;
 
 let server: ModelServer | undefined;
