@@ -1,0 +1,57 @@
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { REPO_ROOT } from '../helpers/bin.js';
+import { GIT_ENV, gitRepo, tempDir } from '../helpers/git-repo.js';
+
+/**
+ * The published shape: `npm pack` → install the tarball into a fresh project → `npx agentbox`.
+ * Catches a missing `files` entry, a dependency left in devDependencies, a broken bin.
+ */
+describe('npm pack', () => {
+  const dir = tempDir('agentbox-pack-');
+  afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
+  const npm = (args: string[], cwd: string) =>
+    execFileSync('npm', args, {
+      cwd,
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env },
+    });
+
+  it('produces a package that installs and runs with npx', () => {
+    const packed = npm(['pack', '--json', '--pack-destination', dir], REPO_ROOT);
+    const [{ filename, files }] = JSON.parse(packed.slice(packed.indexOf('['))) as [
+      { filename: string; files: { path: string }[] },
+    ];
+    const paths = files.map((f) => f.path);
+    expect(paths).toContain('bin/agentbox.js');
+    expect(paths).toContain('dist/cli/main.js');
+    expect(paths).toContain('README.md');
+    expect(paths.filter((p) => p.startsWith('test/') || p.startsWith('src/'))).toEqual([]);
+
+    const project = path.join(dir, 'consumer');
+    fs.mkdirSync(project);
+    fs.writeFileSync(path.join(project, 'package.json'), '{ "name": "consumer", "private": true }\n');
+    npm(['install', path.join(dir, filename), '--prefer-offline', '--no-audit', '--no-fund'], project);
+
+    const help = npm(['exec', '--', 'agentbox', '--help'], project);
+    expect(help).toContain('Usage: agentbox');
+    expect(help).toContain('init');
+
+    const repo = gitRepo();
+    try {
+      const bin = path.join(project, 'node_modules/.bin/agentbox');
+      const out = execFileSync(bin, ['init'], {
+        cwd: repo.dir,
+        encoding: 'utf8',
+        env: { ...process.env, ...GIT_ENV },
+      });
+      expect(out).toContain('agentbox is set up');
+      expect(fs.existsSync(path.join(repo.dir, '.agents/runs'))).toBe(true);
+    } finally {
+      repo.cleanup();
+    }
+  }, 240_000);
+});
