@@ -78,14 +78,18 @@ function configError(file: string, error: z.ZodError): AgentboxError {
  * that init writes lists every key empty; if empty meant "reset to the default" it would hide
  * the user file's settings in every initialised repository.
  */
+/** Section by section, key by key: a key the file leaves empty (null) or out keeps the base value. */
 function merge(base: Config, file: ConfigFile | undefined): Config {
   if (!file) return base;
-  return {
-    claude: {
-      bin: file.claude?.bin ?? base.claude.bin,
-      model: file.claude?.model ?? base.claude.model,
-    },
-  };
+  const out: Record<string, Record<string, unknown>> = {};
+  for (const [name, values] of Object.entries(base)) {
+    const overrides = (file as Record<string, Record<string, unknown> | null | undefined>)[name] ?? {};
+    const merged: Record<string, unknown> = { ...values };
+    for (const [key, value] of Object.entries(overrides))
+      if (value !== null && value !== undefined) merged[key] = value;
+    out[name] = merged;
+  }
+  return out as unknown as Config;
 }
 
 /** Defaults, then the user file, then the project file (the nearer file wins). */

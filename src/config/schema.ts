@@ -1,21 +1,35 @@
 import { z } from 'zod';
+import { parseDuration } from './duration.js';
+
+const duration = z
+  .string()
+  .refine((v) => parseDuration(v) !== undefined, {
+    message: 'must be a duration such as "90s", "30m" or "2h"',
+  });
+const names = z.array(z.string().min(1));
+
+/**
+ * An empty section (every key under it deleted or commented out) reads as null: like no section.
+ * Keys are nullable for the same reason: an empty key means "not set in this file".
+ */
+const section = <T extends z.ZodRawShape>(shape: T) => z.object(shape).strict().nullable().optional();
 
 /**
  * The configuration file format (user-level and project-level files have the same shape; every
- * key is optional in a file). Later sections are added as features land; unknown keys are errors
- * so a typo never silently does nothing.
+ * key is optional in a file). Unknown keys are errors so a typo never silently does nothing.
  */
 export const fileSchema = z
   .object({
-    claude: z
-      .object({
-        bin: z.string().min(1).nullable().optional(),
-        model: z.string().min(1).nullable().optional(),
-      })
-      .strict()
-      // An empty `claude:` (every key under it deleted or commented out) is like no section.
-      .nullable()
-      .optional(),
+    claude: section({
+      bin: z.string().min(1).nullable().optional(),
+      model: z.string().min(1).nullable().optional(),
+    }),
+    runs: section({
+      timeout: duration.nullable().optional(),
+      worktree_dir: z.string().min(1).nullable().optional(),
+      env_pass: names.nullable().optional(),
+      fix_allowed_tools: names.nullable().optional(),
+    }),
   })
   .strict();
 
@@ -28,11 +42,25 @@ export interface Config {
     readonly bin: string | null;
     readonly model: string | null;
   };
+  readonly runs: {
+    /** A run still going after this long is stopped (failure kind "timeout"). */
+    readonly timeout: string;
+    /** Where fix runs get their worktrees; relative paths are relative to the repository root. */
+    readonly worktree_dir: string;
+    /** Extra environment variable names passed to the agent (the rest is a whitelist). */
+    readonly env_pass: readonly string[];
+    /** Tools a fix run may use without asking, besides edits inside its worktree. */
+    readonly fix_allowed_tools: readonly string[];
+  };
 }
 
 export const DEFAULT_CONFIG: Config = {
   claude: { bin: null, model: null },
+  runs: { timeout: '30m', worktree_dir: '.agents/worktrees', env_pass: [], fix_allowed_tools: ['Bash'] },
 };
 
 /** Every key a file may contain, as dotted paths, for "did you mean" suggestions. */
-export const KNOWN_KEYS = ['claude', 'claude.bin', 'claude.model'] as const;
+export const KNOWN_KEYS: readonly string[] = Object.entries(DEFAULT_CONFIG).flatMap(([sectionName, keys]) => [
+  sectionName,
+  ...Object.keys(keys).map((key) => `${sectionName}.${key}`),
+]);

@@ -2,7 +2,7 @@
 export const PROJECT_CONFIG_TEMPLATE = `# agentbox project configuration.
 # Precedence: built-in defaults < your user file (~/.config/agentbox/config.yaml)
 #             < this file < environment variables < command-line flags.
-# Unknown keys are errors, so a typo never silently does nothing. Check with: agentbox doctor
+# An empty key means "not set here". Unknown keys are errors. Check with: agentbox doctor
 
 claude:
   # The Claude Code binary: a command name looked up on PATH, or a path (relative to the repo root).
@@ -10,4 +10,16 @@ claude:
   bin:
   # The model every run uses (passed as --model). Empty means Claude Code's own default.
   model:
+
+runs:
+  # A run still going after this long is stopped and marked CRASHED (timeout). --timeout overrides.
+  timeout: # 30m
+  # Where fix runs get their git worktrees (relative to the repository root; ignored by git there).
+  worktree_dir: # .agents/worktrees
+  # The agent's environment is a whitelist (HOME, PATH, LANG, ANTHROPIC_*, CLAUDE_*, ...): no cloud
+  # credentials or tokens leak in. Name extra variables your build needs here, e.g. [JAVA_HOME].
+  env_pass: # []
+  # What a fix run may do without asking besides editing its worktree. The default lets it run any
+  # shell command (tests, builds) inside its worktree; narrow it, e.g. ["Bash(npm test:*)"].
+  fix_allowed_tools: # [Bash]
 `;

@@ -15,8 +15,17 @@ import { type Envelope, RUN_TYPES, type RunMeta, type RunState, type RunType } f
 export interface CreateRunInput {
   readonly type: RunType;
   readonly task: string;
-  readonly envelope: Envelope;
+  /**
+   * What the run may do. A function when the envelope depends on the run itself (its slash
+   * commands are named after its id, its deny rules name its folder): called once the name is
+   * claimed, before meta.yaml is written.
+   */
+  readonly envelope:
+    | Envelope
+    | ((run: { readonly id: string; readonly name: string; readonly dir: string }) => Envelope);
   readonly repoShaStart: string | null;
+  /** How the run was started; recorded in meta.yaml (see RunMeta.options). */
+  readonly options?: Readonly<Record<string, unknown>>;
   /** Start time; names the run. Default: now. */
   readonly now?: Date;
   /** The supervising process, recorded in state.json. Default: null. */
@@ -96,10 +105,11 @@ export async function createRun(ledger: Ledger, input: CreateRunInput): Promise<
     slug,
     type: input.type,
     task: input.task,
-    envelope: input.envelope,
+    envelope: typeof input.envelope === 'function' ? input.envelope({ id, name, dir }) : input.envelope,
     repoRoot: ledger.root,
     repoShaStart: input.repoShaStart,
     now,
+    ...(input.options === undefined ? {} : { options: input.options }),
   });
   writeMetaOnce(dir, meta);
   const state = initialState(meta, now, input.pid ?? null);

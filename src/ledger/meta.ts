@@ -55,6 +55,7 @@ export interface MetaInput {
   readonly repoRoot: string;
   readonly repoShaStart: string | null;
   readonly now: Date;
+  readonly options?: Readonly<Record<string, unknown>>;
 }
 
 export function buildMeta(input: MetaInput): RunMeta {
@@ -76,6 +77,7 @@ export function buildMeta(input: MetaInput): RunMeta {
     human_only_commands: [...envelope.human_only_commands],
     ...(envelope.extra === undefined ? {} : { extra: envelope.extra }),
     config_hash: configHash(envelope),
+    ...(input.options === undefined ? {} : { options: input.options }),
   };
 }
 
@@ -89,6 +91,8 @@ export function parseMeta(text: string, file: string): RunMeta {
     schemaVersion(o, 1);
     const extra = o.extra;
     if (extra !== undefined && !isObj(extra)) throw new Error('"extra" must be a mapping');
+    const options = o.options;
+    if (options !== undefined && !isObj(options)) throw new Error('"options" must be a mapping');
     const model = o.model === null ? null : str(o, 'model');
     return {
       schema_version: 1,
@@ -107,6 +111,7 @@ export function parseMeta(text: string, file: string): RunMeta {
       human_only_commands: strList(o, 'human_only_commands'),
       ...(extra === undefined ? {} : { extra }),
       config_hash: str(o, 'config_hash'),
+      ...(options === undefined ? {} : { options }),
     };
   } catch (error) {
     throw corruptFile(file, error);

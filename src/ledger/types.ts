@@ -61,6 +61,11 @@ export interface RunMeta extends Envelope {
   readonly created_at: string;
   readonly agentbox_version: string;
   readonly config_hash: string;
+  /**
+   * How the run was started (timeout, supervisor mode, budget…): recorded so that a detached
+   * worker and `resume` run it the same way. Owned by src/run/; not part of config_hash.
+   */
+  readonly options?: Readonly<Record<string, unknown>>;
 }
 
 export interface Failure {

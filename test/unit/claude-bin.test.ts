@@ -21,7 +21,7 @@ function thrown(fn: () => unknown): AgentboxError {
   throw new Error('expected an AgentboxError, nothing was thrown');
 }
 
-const withBin = (bin: string | null): Config => ({ claude: { bin, model: null } });
+const withBin = (bin: string | null): Config => ({ ...DEFAULT_CONFIG, claude: { bin, model: null } });
 
 let dir: string;
 beforeEach(() => {

@@ -124,7 +124,10 @@ describe('loadConfig', () => {
 
   it('is the defaults with no files and no HOME', () => {
     expect(loadConfig({ repoRoot: undefined, env: {} })).toEqual({ config: DEFAULT_CONFIG, sources: [] });
-    expect(DEFAULT_CONFIG).toEqual({ claude: { bin: null, model: null } });
+    expect(DEFAULT_CONFIG).toEqual({
+      claude: { bin: null, model: null },
+      runs: { timeout: '30m', worktree_dir: '.agents/worktrees', env_pass: [], fix_allowed_tools: ['Bash'] },
+    });
   });
 
   it('lists the files it looked for, also missing ones', () => {
@@ -163,7 +166,7 @@ describe('loadConfig', () => {
     // A file at a lower-priority location is not read.
     if (file !== homeFile()) write(homeFile(), 'claude:\n  model: ignored\n');
     expect(loadConfig({ repoRoot: undefined, env })).toEqual({
-      config: { claude: { bin: '/opt/claude', model: null } },
+      config: { claude: { bin: '/opt/claude', model: null }, runs: DEFAULT_CONFIG.runs },
       sources: [{ kind: 'user', path: file, exists: true }],
     });
   });
@@ -172,7 +175,7 @@ describe('loadConfig', () => {
     write(homeFile(), 'claude:\n  bin: /opt/claude\n  model: opus\n');
     write(projectFile(), 'claude:\n  model: sonnet\n');
     expect(loadConfig({ repoRoot: repo, env: { HOME: home } })).toEqual({
-      config: { claude: { bin: '/opt/claude', model: 'sonnet' } },
+      config: { claude: { bin: '/opt/claude', model: 'sonnet' }, runs: DEFAULT_CONFIG.runs },
       sources: [
         { kind: 'user', path: homeFile(), exists: true },
         { kind: 'project', path: projectFile(), exists: true },
@@ -195,12 +198,14 @@ describe('loadConfig', () => {
     write(projectFile(), text);
     expect(loadConfig({ repoRoot: repo, env: { HOME: home } }).config).toEqual({
       claude: { bin: '/opt/claude', model },
+      runs: DEFAULT_CONFIG.runs,
     });
   });
 
   it('reads the template as every key empty', () => {
     expect(readConfigFile(write(projectFile(), PROJECT_CONFIG_TEMPLATE))).toEqual({
       claude: { bin: null, model: null },
+      runs: { timeout: null, worktree_dir: null, env_pass: null, fix_allowed_tools: null },
     });
   });
 
@@ -246,7 +251,7 @@ describe('loadConfig', () => {
       'a key like nothing known',
       'timeout: 5\n',
       'timeout',
-      'known settings: claude, claude.bin, claude.model',
+      'known settings: claude, claude.bin, claude.model, runs, runs.timeout, runs.worktree_dir, runs.env_pass, runs.fix_allowed_tools',
     ],
   ])('rejects %s with a suggestion', (_name, text, key, hint) => {
     const file = write(projectFile(), text);
