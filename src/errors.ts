@@ -24,7 +24,9 @@ export type ErrorCode =
   | 'BRANCH_EXISTS'
   | 'PATH_EXISTS'
   | 'WORKTREE_FAILED'
-  | 'MERGE_CONFLICT';
+  | 'MERGE_CONFLICT'
+  | 'HUMAN_GATE'
+  | 'CONFIG_CHANGED';
 
 export class AgentboxError extends Error {
   readonly code: ErrorCode;

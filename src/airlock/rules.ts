@@ -39,8 +39,9 @@ export function runDenyRules(scope: AirlockScope, topLevel: readonly TopLevelEnt
   }
   // The worktree lives inside the repository (under .agents/), so the main tree is denied entry
   // by entry around it; a rule on the whole root would cover the worktree too, and deny wins.
+  // NOTE: no `Edit(//root/*)`: Claude Code matches rules the gitignore way, where `root/*` matching
+  // the folder .agents covers everything below it, the worktree included (measured).
   const ledgerName = path.relative(scope.repoRoot, ledger).split(path.sep)[0];
-  rules.push(`Edit(${abs(scope.repoRoot)}/*)`);
   for (const entry of topLevel) {
     if (entry.name === ledgerName) continue;
     const target = abs(path.join(scope.repoRoot, entry.name));

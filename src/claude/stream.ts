@@ -17,6 +17,8 @@ export type StreamEvent =
   | { kind: 'tool_result'; toolUseId: string; isError: boolean; text: string }
   | { kind: 'text'; text: string }
   | { kind: 'hook'; phase: 'started' | 'response'; event: string; outcome?: string }
+  /** Claude Code refused a tool call by its own permission rules (hooks never see these). */
+  | { kind: 'permission_denied'; toolUseId: string; tool: string; message: string }
   | {
       kind: 'result';
       subtype: string;
@@ -91,6 +93,16 @@ export function parseStreamLine(line: string): StreamEvent[] {
     if (outcome !== undefined) hook.outcome = outcome;
     return [hook];
   }
+  if (type === 'system' && subtype === 'permission_denied') {
+    return [
+      {
+        kind: 'permission_denied',
+        toolUseId: str(value.tool_use_id) ?? '',
+        tool: str(value.tool_name) ?? '',
+        message: str(value.message) ?? '',
+      },
+    ];
+  }
   if (type === 'result') return [parseResult(value)];
   if (type === 'assistant' || type === 'user') {
     const events = contentEvents(type, value.message);
@@ -158,6 +170,8 @@ export interface StreamSummary {
   toolErrors: number;
   /** Tool calls without a result yet, oldest first (the model may call several at once). */
   openTools: readonly { readonly id: string; readonly name: string }[];
+  /** Calls Claude Code refused by its permission rules, in order. */
+  permissionDenials: readonly { readonly tool: string; readonly message: string }[];
 }
 
 export const EMPTY_SUMMARY: StreamSummary = Object.freeze({
@@ -168,6 +182,7 @@ export const EMPTY_SUMMARY: StreamSummary = Object.freeze({
   result: null,
   toolErrors: 0,
   openTools: Object.freeze([]),
+  permissionDenials: Object.freeze([]),
 });
 
 /** Folds one event into the summary; returns the same object when nothing changed. */
@@ -190,6 +205,11 @@ export function summarize(summary: StreamSummary, event: StreamEvent): StreamSum
     }
     case 'text':
       return { ...summary, lastText: event.text };
+    case 'permission_denied':
+      return {
+        ...summary,
+        permissionDenials: [...summary.permissionDenials, { tool: event.tool, message: event.message }],
+      };
     case 'result':
       return { ...summary, result: event, sessionId: summary.sessionId ?? event.sessionId ?? null };
     default:

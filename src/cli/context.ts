@@ -8,23 +8,40 @@ export interface Io {
   /** stdout is a terminal: live lines and confirmation prompts are allowed. */
   readonly isTTY: boolean;
   readonly color: boolean;
+  /** Asks a person and returns the answer; absent when nobody can answer (stdin is not a terminal). */
+  readonly ask?: (question: string) => Promise<string>;
 }
 
 export type Env = Readonly<Record<string, string | undefined>>;
+
+/** Subscribes to Ctrl-C / SIGTERM; returns the unsubscribe. Absent: the command cannot be interrupted gracefully. */
+export type OnInterrupt = (handler: (by: string) => void) => () => void;
 
 export interface CommandContext {
   readonly cwd: string;
   readonly env: Env;
   readonly io: Io;
+  readonly onInterrupt?: OnInterrupt;
 }
 
 /** An Io that collects output in memory, for tests and for commands that run other commands. */
-export function memoryIo(options: { isTTY?: boolean } = {}): Io & { stdout: string; stderr: string } {
+export function memoryIo(
+  options: { isTTY?: boolean; answers?: string[] } = {},
+): Io & { stdout: string; stderr: string } {
+  const answers = options.answers;
   const io = {
     stdout: '',
     stderr: '',
     isTTY: options.isTTY ?? false,
     color: false,
+    ...(answers
+      ? {
+          ask: async (question: string) => {
+            io.stdout += question;
+            return answers.shift() ?? '';
+          },
+        }
+      : {}),
     out(text: string) {
       io.stdout += text;
     },
@@ -35,13 +52,26 @@ export function memoryIo(options: { isTTY?: boolean } = {}): Io & { stdout: stri
   return io;
 }
 
-export function processIo(stream: { stdout: NodeJS.WriteStream; stderr: NodeJS.WriteStream }, env: Env): Io {
+export function processIo(
+  stream: { stdin: NodeJS.ReadStream; stdout: NodeJS.WriteStream; stderr: NodeJS.WriteStream },
+  env: Env,
+): Io {
   const isTTY = Boolean(stream.stdout.isTTY);
   const color = isTTY && env.NO_COLOR === undefined && env.TERM !== 'dumb';
+  const ask = async (question: string) => {
+    const { createInterface } = await import('node:readline/promises');
+    const rl = createInterface({ input: stream.stdin, output: stream.stdout });
+    try {
+      return await rl.question(question);
+    } finally {
+      rl.close();
+    }
+  };
   return {
     isTTY,
     color,
     out: (text) => void stream.stdout.write(text),
     err: (text) => void stream.stderr.write(text),
+    ...(stream.stdin.isTTY && isTTY ? { ask } : {}),
   };
 }

@@ -1,7 +1,32 @@
+import type { OnInterrupt } from './context.js';
 import { processIo } from './context.js';
 import { run } from './run.js';
 
-// The one place that reads process globals and calls process.exit.
+// The one place that reads process globals and exits.
+const handlers = new Set<(by: string) => void>();
+let interrupted = false;
+for (const [signal, by, code] of [
+  ['SIGINT', 'Ctrl-C', 130],
+  ['SIGTERM', 'SIGTERM', 143],
+] as const) {
+  process.on(signal, () => {
+    // A command that can stop cleanly (a run exports its changes first) gets one chance; a
+    // second signal, or a command that did not ask, ends the process at once.
+    if (interrupted || handlers.size === 0) process.exit(code);
+    interrupted = true;
+    for (const handler of handlers) handler(by);
+  });
+}
+const onInterrupt: OnInterrupt = (handler) => {
+  handlers.add(handler);
+  return () => handlers.delete(handler);
+};
+
 const env = process.env;
-const code = await run(process.argv.slice(2), { cwd: process.cwd(), env, io: processIo(process, env) });
+const code = await run(process.argv.slice(2), {
+  cwd: process.cwd(),
+  env,
+  io: processIo(process, env),
+  onInterrupt,
+});
 process.exitCode = code;

@@ -56,6 +56,51 @@ function buildProgram(ctx: CommandContext, setExit: (code: number) => void): Com
     .option('--json', 'print the checks as JSON')
     .action(lazy(async () => (await import('../commands/doctor.js')).doctor));
 
+  const runCommand = (name: 'scout' | 'plan' | 'fix' | 'review', description: string, argName: string) =>
+    program
+      .command(name)
+      .description(description)
+      .argument(`<${argName}>`, `what the run is about, passed to Claude Code verbatim`)
+      .option('--json', 'print the outcome as JSON')
+      .option('--detach', 'return at once; the run goes on in the background')
+      .option('--model <model>', 'the model for this run (default: config claude.model)')
+      .option('--timeout <duration>', 'stop the run after this long, e.g. 45m (default: config runs.timeout)')
+      .action(lazy(async () => (await import('../commands/run.js'))[name]));
+  runCommand('scout', 'investigate a question, read-only; the answer goes to report.md', 'question');
+  runCommand('plan', 'work out a plan, read-only; it goes to plan.md', 'goal');
+  runCommand('fix', 'change code in an isolated git worktree; the result is changes.patch', 'task');
+  runCommand('review', 'review code, read-only; the review goes to report.md', 'request');
+
+  program
+    .command('merge')
+    .description("the human gate: apply a fix run's changes.patch to your working tree")
+    .argument('<run>', 'a run name, its short id, or "latest"')
+    .option('-y, --yes', 'do not ask for confirmation')
+    .option('--commit', 'commit the merged files with a message made from the task')
+    .option('--json', 'print the outcome as JSON')
+    .action(lazy(async () => (await import('../commands/gate.js')).merge));
+
+  program
+    .command('discard')
+    .description("remove a run's worktree and branch; keeps its folder and patch")
+    .argument('<run>', 'a run name, its short id, or "latest"')
+    .option('--json', 'print the outcome as JSON')
+    .action(lazy(async () => (await import('../commands/gate.js')).discard));
+
+  program
+    .command('resume')
+    .description('continue a crashed or aborted run in the same Claude Code session')
+    .argument('<run>', 'a run name, its short id, or "latest"')
+    .argument('[instructions]', 'more instructions for the agent')
+    .option('--force', "resume even if today's configuration would give the run a different envelope")
+    .option('--json', 'print the outcome as JSON')
+    .action(lazy(async () => (await import('../commands/gate.js')).resume));
+
+  program
+    .command('__exec', { hidden: true })
+    .argument('<run>')
+    .action(lazy(async () => (await import('../commands/run.js')).exec));
+
   program
     .command('status')
     .description('list runs, newest first')

@@ -1,11 +1,9 @@
 import { z } from 'zod';
 import { parseDuration } from './duration.js';
 
-const duration = z
-  .string()
-  .refine((v) => parseDuration(v) !== undefined, {
-    message: 'must be a duration such as "90s", "30m" or "2h"',
-  });
+const duration = z.string().refine((v) => parseDuration(v) !== undefined, {
+  message: 'must be a duration such as "90s", "30m" or "2h"',
+});
 const names = z.array(z.string().min(1));
 
 /**

@@ -133,7 +133,8 @@ describe('runDenyRules', () => {
     ]);
     expect(rules).toContain(`Edit(/${root}/src/**)`);
     expect(rules).toContain(`Edit(/${root}/README.md)`);
-    expect(rules).toContain(`Edit(/${root}/*)`);
+    // A rule matching the .agents folder would cover the worktree under it (gitignore semantics).
+    expect(rules).not.toContain(`Edit(/${root}/*)`);
     expect(rules).not.toContain(`Edit(/${root}/**)`);
     expect(rules.some((r) => r.startsWith(`Edit(/${root}/.agents`) && r.endsWith('/**)'))).toBe(false);
     for (const r of rules)

@@ -96,6 +96,7 @@ describe('parseStreamLine on real output', () => {
       result: events.at(-1),
       toolErrors: 0,
       openTools: [],
+      permissionDenials: [],
     });
   });
 
@@ -124,7 +125,7 @@ describe('parseStreamLine on real output', () => {
     expect(kinds(events)).toEqual([
       'init',
       'tool_use',
-      'other:system/permission_denied',
+      'permission_denied',
       'tool_result',
       'tool_use',
       'tool_result',
@@ -158,6 +159,7 @@ describe('parseStreamLine on real output', () => {
     expect(result.apiErrorStatus).toBeUndefined();
     const summary = fold(events);
     expect(summary).toMatchObject({ toolCalls: 3, toolErrors: 3, currentTool: null, lastText: 'Gave up.' });
+    expect(summary.permissionDenials).toEqual([{ tool: 'Bash', message: results[0]!.text }]);
   });
 });
 
@@ -316,7 +318,7 @@ describe('summarize', () => {
   it('leaves the summary alone for hooks and other lines, and never mutates its input', () => {
     const before = JSON.stringify(EMPTY_SUMMARY);
     expect(summarize(EMPTY_SUMMARY, { kind: 'hook', phase: 'started', event: 'Stop' })).toBe(EMPTY_SUMMARY);
-    expect(summarize(EMPTY_SUMMARY, { kind: 'other', type: 'system/permission_denied' })).toBe(EMPTY_SUMMARY);
+    expect(summarize(EMPTY_SUMMARY, { kind: 'other', type: 'system/compact_boundary' })).toBe(EMPTY_SUMMARY);
     summarize(EMPTY_SUMMARY, use('1', 'Bash'));
     expect(JSON.stringify(EMPTY_SUMMARY)).toBe(before);
     expect(Object.isFrozen(EMPTY_SUMMARY)).toBe(true);

@@ -11,7 +11,20 @@ const PACKAGE_VERSION = (
     fs.readFileSync(path.join(path.dirname(fileURLToPath(import.meta.url)), '../../package.json'), 'utf8'),
   ) as { version: string }
 ).version;
-const COMMANDS = ['init', 'uninstall', 'doctor', 'status', 'show'];
+const COMMANDS = [
+  'init',
+  'uninstall',
+  'doctor',
+  'scout',
+  'plan',
+  'fix',
+  'review',
+  'merge',
+  'discard',
+  'resume',
+  'status',
+  'show',
+];
 
 let dir: string;
 let repo: TestRepo | undefined;

@@ -1,0 +1,2 @@
+export { discard, merge } from '../run/gate.js';
+export { resume } from '../run/resume.js';

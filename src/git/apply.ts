@@ -1,0 +1,171 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { execa } from 'execa';
+import { AgentboxError, fsError } from '../errors.js';
+import { patchPaths } from './patch.js';
+
+// NOTE: `git apply` runs in `repoRoot`, which must be the top of the working tree: from a
+// subfolder git silently skips the paths outside it. Messages are read in the C locale.
+// `--whitespace=nowarn` and `--no-ignore-whitespace` override apply.whitespace=fix|error and
+// apply.ignoreWhitespace: the agent's bytes land as they are, against context that matches exactly.
+const C_LOCALE = { LC_ALL: 'C', LANGUAGE: 'C' };
+const APPLY = ['apply', '--binary', '--whitespace=nowarn', '--no-ignore-whitespace'];
+
+/** `git apply --stat --summary`: what the patch would change, for a person to read. */
+export async function patchStat(repoRoot: string, patchFile: string): Promise<string> {
+  const file = path.resolve(repoRoot, patchFile);
+  if (readPatch(file).length === 0) return '';
+  const result = await execa('git', ['apply', '--stat', '--summary', '--', file], {
+    cwd: repoRoot,
+    reject: false,
+    env: C_LOCALE,
+  });
+  if (result.exitCode !== 0) throw unreadable(file, result.stderr);
+  return result.stdout;
+}
+
+export type CheckResult = { ok: true; files: string[] } | { ok: false; conflicts: string[]; message: string };
+
+/** Whether the patch applies cleanly to the working tree, without touching it. */
+export async function checkPatch(repoRoot: string, patchFile: string): Promise<CheckResult> {
+  const file = path.resolve(repoRoot, patchFile);
+  const patch = readPatch(file);
+  if (patch.length === 0) return { ok: true, files: [] };
+  const result = await execa('git', [...APPLY, '--check', '--', file], {
+    cwd: repoRoot,
+    reject: false,
+    env: C_LOCALE,
+  });
+  if (result.exitCode === 0) return { ok: true, files: patchPaths(patch) };
+  return { ok: false, conflicts: parseApplyErrors(result.stderr), message: result.stderr.trim() };
+}
+
+/**
+ * Applies the patch to the working tree (not the index). All or nothing: git checks every file
+ * before it writes any, so when this throws MERGE_CONFLICT the tree is exactly as before.
+ * Returns the paths it touched, both sides of renames (what commitFiles takes).
+ */
+export async function applyPatch(repoRoot: string, patchFile: string): Promise<{ files: string[] }> {
+  const file = path.resolve(repoRoot, patchFile);
+  const patch = readPatch(file);
+  if (patch.length === 0) return { files: [] };
+  const result = await execa('git', [...APPLY, '--', file], { cwd: repoRoot, reject: false, env: C_LOCALE });
+  if (result.exitCode === 0) return { files: patchPaths(patch) };
+  const conflicts = parseApplyErrors(result.stderr);
+  if (conflicts.length === 0) throw unreadable(file, result.stderr);
+  throw new AgentboxError(
+    'MERGE_CONFLICT',
+    `the patch does not apply to ${repoRoot}: conflicts in ${conflicts.join(', ')}`,
+    {
+      hint:
+        `nothing was changed. Those files changed here since the run started; merge by hand with ` +
+        `"git apply --3way ${file}", which leaves conflict markers to resolve`,
+    },
+  );
+}
+
+/** One pattern per `git apply` message that names a file; the name is group 1. */
+const APPLY_ERRORS = [
+  /^error: patch failed: (.+):\d+$/,
+  /^error: (.+): (?:patch does not apply|does not match index|already exists in (?:working directory|index)|does not exist in index|wrong type|No such file or directory|Not a directory|Is a directory|Permission denied)$/,
+  /^error: cannot apply binary patch to '(.+)' without full index line$/,
+  /^error: binary patch does not apply to '(.+)'$/,
+  /^error: binary patch to '(.+)' creates incorrect result/,
+  /^error: the patch applies to '(.+)' \([0-9a-f]+\), which does not match the current contents\.$/,
+  /^error: the patch applies to an empty '(.+)' but it is not empty$/,
+  /^error: (.+) has type [0-7]+, expected [0-7]+$/,
+  /^error: new mode \([0-7]+\) of (.+) does not match old mode/,
+  /^error: affected file '(.+)' is beyond a symbolic link$/,
+  /^error: deleted file (.+) still has contents$/,
+  /^error: path (.+) has been renamed\/deleted$/,
+];
+
+/** The files named by `git apply`'s error messages: unique, in order. Pure. */
+export function parseApplyErrors(stderr: string): string[] {
+  const out = new Set<string>();
+  for (const line of stderr.split(/\r?\n/)) {
+    for (const pattern of APPLY_ERRORS) {
+      const name = pattern.exec(line)?.[1];
+      if (name !== undefined) {
+        out.add(name);
+        break;
+      }
+    }
+  }
+  return [...out];
+}
+
+/**
+ * Commits exactly `files` as they are in the working tree (new, changed and deleted ones, both
+ * sides of renames) and returns the new HEAD. Everything else the user has staged stays staged
+ * and everything unstaged stays unstaged: `git commit --only` builds the commit from HEAD plus
+ * these paths. A path that also had unstaged edits of the user's is committed with them.
+ */
+export async function commitFiles(repoRoot: string, files: string[], message: string): Promise<string> {
+  if (files.length === 0) {
+    throw new AgentboxError('GIT_FAILED', 'nothing to commit: no files given', {
+      hint: 'this is a bug in agentbox: report the command you ran',
+    });
+  }
+  const tracked = await git(repoRoot, ['ls-files', '-z', '--cached']);
+  const known = new Set(tracked.split('\0'));
+  const onDisk = new Set(files.filter((f) => exists(path.join(repoRoot, f))));
+  // `commit --only` commits only paths git knows; new files become known as intent-to-add
+  // (`-f`: the patch may add a file that this tree's .gitignore matches).
+  const fresh = [...onDisk].filter((f) => !known.has(f));
+  const wanted = files.filter((f) => known.has(f) || onDisk.has(f));
+  if (fresh.length > 0) await git(repoRoot, ['add', '-N', '-f', ...FROM_STDIN], nul(fresh));
+  try {
+    await git(repoRoot, ['commit', '--only', '-q', '-m', message, ...FROM_STDIN], nul(wanted));
+  } catch (error) {
+    // Leave the index as it was: the new files go back to untracked.
+    if (fresh.length > 0) await git(repoRoot, ['reset', '-q', ...FROM_STDIN], nul(fresh)).catch(() => {});
+    throw error;
+  }
+  return (await git(repoRoot, ['rev-parse', 'HEAD'])).trim();
+}
+
+const FROM_STDIN = ['--pathspec-from-file=-', '--pathspec-file-nul'];
+
+function nul(paths: string[]): string {
+  return paths.map((p) => `${p}\0`).join('');
+}
+
+async function git(cwd: string, args: string[], input?: string): Promise<string> {
+  // Literal pathspecs: a file named `*.ts` is that file, not a glob.
+  const result = await execa('git', ['--literal-pathspecs', ...args], {
+    cwd,
+    reject: false,
+    ...(input === undefined ? {} : { input }),
+  });
+  if (result.exitCode === 0) return result.stdout;
+  throw new AgentboxError('GIT_FAILED', `git ${args[0]} failed in ${cwd}: ${result.stderr.trim()}`, {
+    hint:
+      args[0] === 'commit'
+        ? 'a commit hook may have refused it; the merged files are in your working tree, commit them by hand'
+        : `run "git status" in ${cwd} to see what git objects to`,
+  });
+}
+
+function exists(file: string): boolean {
+  try {
+    fs.lstatSync(file);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function readPatch(file: string): Buffer {
+  try {
+    return fs.readFileSync(file);
+  } catch (error) {
+    throw fsError(error, 'read the patch', file);
+  }
+}
+
+function unreadable(file: string, stderr: string): AgentboxError {
+  return new AgentboxError('GIT_FAILED', `git apply cannot use ${file}: ${stderr.trim()}`, {
+    hint: `nothing was changed; check the patch with "git apply --check -v ${file}"`,
+  });
+}

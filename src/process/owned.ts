@@ -1,0 +1,122 @@
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { killMarked, MARK_VAR } from './reap.js';
+
+export interface OwnedExit {
+  readonly code: number | null;
+  readonly signal: NodeJS.Signals | null;
+  /** Set when the process could not be started at all. */
+  readonly spawnError?: string;
+}
+
+export interface OwnedChild {
+  readonly pid: number | undefined;
+  readonly mark: string;
+  readonly exited: Promise<OwnedExit>;
+  /**
+   * Ends the process and everything it started: SIGTERM to its process group, SIGKILL after
+   * `graceMs`, then SIGKILL to any marked process that escaped the group. Safe to call twice.
+   */
+  stop(graceMs?: number): Promise<OwnedExit>;
+}
+
+export interface OwnedOptions {
+  readonly cwd: string;
+  readonly env: Record<string, string>;
+  readonly onStdout?: (chunk: Buffer) => void;
+  readonly onStderr?: (chunk: Buffer) => void;
+  readonly stdin?: 'ignore' | 'pipe';
+}
+
+const live = new Set<OwnedChild>();
+let exitHookInstalled = false;
+
+/**
+ * If agentbox itself exits while children run (an uncaught error, process.exit), they die with
+ * it instead of running on unsupervised.
+ */
+function installExitHook(): void {
+  if (exitHookInstalled) return;
+  exitHookInstalled = true;
+  process.on('exit', () => {
+    for (const child of live) {
+      if (child.pid !== undefined) {
+        try {
+          process.kill(-child.pid, 'SIGKILL');
+        } catch {
+          // Already gone.
+        }
+      }
+      killMarked(child.mark);
+    }
+  });
+}
+
+/**
+ * Spawns a child agentbox owns (argument array, never a shell) in a process group of its own,
+ * marked through its environment so that descendants which leave the group are found too.
+ */
+export function spawnOwned(command: string, args: readonly string[], options: OwnedOptions): OwnedChild {
+  installExitHook();
+  const mark = randomBytes(8).toString('hex');
+  const child = spawn(command, [...args], {
+    cwd: options.cwd,
+    env: { ...options.env, [MARK_VAR]: mark },
+    stdio: [options.stdin ?? 'ignore', 'pipe', 'pipe'],
+    detached: true,
+  });
+  if (options.onStdout) child.stdout?.on('data', options.onStdout);
+  else child.stdout?.resume();
+  if (options.onStderr) child.stderr?.on('data', options.onStderr);
+  else child.stderr?.resume();
+
+  const exited = new Promise<OwnedExit>((resolve) => {
+    child.once('error', (error) => resolve({ code: null, signal: null, spawnError: error.message }));
+    child.once('close', (code, signal) => resolve({ code, signal }));
+  });
+
+  let stopping: Promise<OwnedExit> | undefined;
+  const owned: OwnedChild = {
+    pid: child.pid,
+    mark,
+    exited,
+    stop(graceMs = 3000) {
+      stopping ??= (async () => {
+        const signalGroup = (signal: NodeJS.Signals) => {
+          if (child.pid === undefined) return;
+          try {
+            process.kill(-child.pid, signal);
+          } catch {
+            // The group is gone.
+          }
+        };
+        signalGroup('SIGTERM');
+        let timer: NodeJS.Timeout | undefined;
+        const killed = new Promise<void>((resolve) => {
+          timer = setTimeout(() => {
+            signalGroup('SIGKILL');
+            resolve();
+          }, graceMs);
+        });
+        const result = await Promise.race([exited, killed.then(() => exited)]);
+        clearTimeout(timer);
+        return result;
+      })();
+      return stopping;
+    },
+  };
+  live.add(owned);
+  void exited.then(() => {
+    // The leader is gone; whatever it left running in its group or elsewhere goes too.
+    if (child.pid !== undefined) {
+      try {
+        process.kill(-child.pid, 'SIGKILL');
+      } catch {
+        // Nothing left in the group.
+      }
+    }
+    killMarked(mark);
+    live.delete(owned);
+  });
+  return owned;
+}

@@ -1,0 +1,58 @@
+import fs from 'node:fs';
+
+/** The environment variable that marks every process a run starts (children inherit it). */
+export const MARK_VAR = 'AGENTBOX_PROCESS_MARK';
+
+/**
+ * Pids of live processes whose environment carries `MARK_VAR=<mark>`. Linux only (/proc); elsewhere
+ * it finds nothing and the process-group kill is all there is.
+ * NOTE: Claude Code runs each Bash command in a session of its own, so `(sleep 300 &)` escapes
+ * claude's process group; only this marker finds it.
+ */
+export function markedProcesses(mark: string): number[] {
+  const needle = Buffer.from(`${MARK_VAR}=${mark}\0`);
+  const found: number[] = [];
+  let entries: string[];
+  try {
+    entries = fs.readdirSync('/proc');
+  } catch {
+    return found;
+  }
+  for (const entry of entries) {
+    if (!/^\d+$/.test(entry)) continue;
+    const pid = Number(entry);
+    if (pid === process.pid) continue;
+    try {
+      const environ = fs.readFileSync(`/proc/${entry}/environ`);
+      if (environ.includes(needle)) found.push(pid);
+    } catch {
+      // Gone, or not ours to read.
+    }
+  }
+  return found;
+}
+
+export function killMarked(mark: string, signal: NodeJS.Signals = 'SIGKILL'): number {
+  let count = 0;
+  for (const pid of markedProcesses(mark)) {
+    try {
+      process.kill(pid, signal);
+      count++;
+    } catch {
+      // Already gone.
+    }
+  }
+  return count;
+}
+
+/** Start time of a pid (clock ticks since boot, field 22 of /proc/<pid>/stat), or null. */
+export function processStartTime(pid: number): string | null {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // The command name (field 2) may contain spaces and parentheses: count from the last ')'.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return fields[19] ?? null;
+  } catch {
+    return null;
+  }
+}

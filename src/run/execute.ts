@@ -1,0 +1,219 @@
+import { randomUUID } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import type { AirlockScope } from '../airlock/guard.js';
+import { canonical } from '../airlock/paths.js';
+import { runDenyRules, type TopLevelEntry } from '../airlock/rules.js';
+import { buildClaudeArgs } from '../claude/args.js';
+import { buildAgentEnv } from '../claude/env.js';
+import {
+  EMPTY_SUMMARY,
+  LineSplitter,
+  parseStreamLine,
+  type StreamSummary,
+  summarize,
+} from '../claude/stream.js';
+import type { Env } from '../cli/context.js';
+import { startEndpoint } from '../endpoint/server.js';
+import { runSettings, TOKEN_VAR } from '../endpoint/settings.js';
+import type { Ledger, RunMeta, RunState } from '../ledger/index.js';
+import { updateState } from '../ledger/index.js';
+import { spawnOwned } from '../process/owned.js';
+import { processStartTime } from '../process/reap.js';
+import { commandsRoot, removeRunCommands, writeRunCommands } from '../slash/index.js';
+import { createRunHookHandler, type Denial } from '../supervisor/hooks.js';
+import { EventLog } from './events.js';
+import { type Finalized, finalizeRun } from './finalize.js';
+import type { StopReason } from './outcome.js';
+import { resumePrompt, systemPromptAddition, taskPrompt } from './prompt.js';
+import { allowedTools } from './tier.js';
+
+export interface Progress {
+  readonly tool: string | null;
+  readonly toolCalls: number;
+  readonly elapsedMs: number;
+}
+
+export interface ExecuteInput {
+  readonly ledger: Ledger;
+  readonly meta: RunMeta;
+  readonly state: RunState;
+  /** The environment the agent's whitelist is taken from. */
+  readonly env: Env;
+  readonly claudeBin: string;
+  readonly envPass: readonly string[];
+  readonly timeoutMs: number;
+  /** Resume the run's session instead of starting it (`more`: extra instructions). */
+  readonly resume?: { readonly more?: string };
+  /** Subscribes to Ctrl-C / SIGTERM; the returned function unsubscribes. */
+  readonly onInterrupt?: (stop: (by: string) => void) => () => void;
+  readonly onProgress?: (progress: Progress) => void;
+}
+
+const HEARTBEAT_MS = 15_000;
+const HEARTBEAT_MIN_GAP_MS = 2_000;
+
+/** The repository's top-level entries, for the deny rules around a worktree that lives inside it. */
+function topLevel(root: string): TopLevelEntry[] {
+  return fs
+    .readdirSync(root, { withFileTypes: true })
+    .filter((e) => e.name !== '.git')
+    .map((e) => ({ name: e.name, dir: e.isDirectory() }));
+}
+
+/**
+ * Runs claude for one run, from its ledger entry to its end: slash commands, hook endpoint, the
+ * envelope, the stream, heartbeats, a timeout, Ctrl-C, and then the artifacts and the final
+ * status. Every resource is released in `finally`, in reverse order.
+ */
+export async function executeRun(input: ExecuteInput): Promise<Finalized> {
+  const { ledger, meta } = input;
+  const runDir = path.join(ledger.runsDir, meta.run_name);
+  const worktree = input.state.worktree_path;
+  const launchDir = worktree ?? ledger.root;
+  const scope: AirlockScope = {
+    type: meta.type,
+    repoRoot: canonical(ledger.root),
+    ledgerDir: canonical(ledger.dir),
+    runDir: canonical(runDir),
+    worktree: worktree ? canonical(worktree) : null,
+  };
+  const log = new EventLog(runDir);
+  const denials: Denial[] = [];
+  const started = Date.now();
+  const sessionId = input.resume ? input.state.session_id : randomUUID();
+  if (!sessionId) throw new Error(`run ${meta.run_name} has no session id to resume`);
+
+  const cleanups: (() => unknown)[] = [];
+  let stop: StopReason = { kind: 'finished' };
+  // A resumed run keeps counting from where it stopped.
+  let summary: StreamSummary = { ...EMPTY_SUMMARY, toolCalls: input.resume ? input.state.tool_calls : 0 };
+  try {
+    const spec = { runId: meta.run_id, runName: meta.run_name, type: meta.type, runDir, worktree };
+    // Folders the run creates only to hold its commands go again with them.
+    const created = [path.join(launchDir, '.claude'), commandsRoot(launchDir)].filter(
+      (d) => !fs.existsSync(d),
+    );
+    writeRunCommands(launchDir, spec);
+    cleanups.push(() => {
+      removeRunCommands(launchDir, meta.run_id);
+      for (const dir of created.reverse())
+        if (fs.existsSync(dir) && fs.readdirSync(dir).length === 0) fs.rmdirSync(dir);
+    });
+
+    const endpoint = await startEndpoint({
+      handler: createRunHookHandler({ scope, log, launchDir, onDenial: (d) => denials.push(d) }),
+      onProblem: (p) => log.append({ event: 'endpoint_problem', ...p }),
+    });
+    cleanups.push(() => endpoint.close());
+
+    const deny = [
+      ...runDenyRules(scope, topLevel(ledger.root)),
+      'Bash(git push:*)',
+      ...(scope.worktree ? [`Edit(/${scope.worktree}/.claude/**)`] : []),
+    ];
+    const args = buildClaudeArgs({
+      prompt: input.resume ? resumePrompt(input.resume.more) : taskPrompt(meta.type, meta.task),
+      sessionId,
+      resume: Boolean(input.resume),
+      tools: [...meta.tools_allowlist],
+      allowedTools: allowedTools(meta),
+      appendSystemPrompt: systemPromptAddition({
+        type: meta.type,
+        runName: meta.run_name,
+        runId: meta.run_id,
+        runDir,
+        worktree,
+        safeCommands: meta.safe_commands,
+      }),
+      settings: runSettings({ endpointUrl: endpoint.url, deny, stopTimeoutSeconds: 120 }),
+      model: meta.model,
+    });
+    const env = buildAgentEnv(input.env, {
+      cwd: launchDir,
+      pass: [...input.envPass],
+      extra: { AGENTBOX_RUN: meta.run_name, AGENTBOX_RUN_DIR: runDir, [TOKEN_VAR]: endpoint.token },
+    });
+
+    const streamFile = path.join(runDir, 'raw', 'stream.jsonl');
+    const stderrFile = path.join(runDir, 'raw', 'stderr.log');
+    const lines = new LineSplitter();
+    let lastBeat = 0;
+    const beat = (force = false) => {
+      const now = Date.now();
+      if (!force && now - lastBeat < HEARTBEAT_MIN_GAP_MS) return;
+      lastBeat = now;
+      void updateState(ledger, meta.run_name, {
+        last_heartbeat: new Date(now).toISOString(),
+        tool_calls: summary.toolCalls,
+      }).catch(() => {});
+    };
+    const onLine = (line: string) => {
+      fs.appendFileSync(streamFile, `${line}\n`);
+      for (const event of parseStreamLine(line)) summary = summarize(summary, event);
+      input.onProgress?.({
+        tool: summary.currentTool,
+        toolCalls: summary.toolCalls,
+        elapsedMs: Date.now() - started,
+      });
+      beat();
+    };
+    const child = spawnOwned(input.claudeBin, args, {
+      cwd: launchDir,
+      env,
+      onStdout: (chunk) => {
+        for (const line of lines.push(chunk)) onLine(line);
+      },
+      onStderr: (chunk) => fs.appendFileSync(stderrFile, chunk),
+    });
+    cleanups.push(() => child.stop());
+    await updateState(
+      ledger,
+      meta.run_name,
+      {
+        pid: process.pid,
+        pid_start: processStartTime(process.pid),
+        claude_pid: child.pid ?? null,
+        claude_pid_start: child.pid ? processStartTime(child.pid) : null,
+        session_id: sessionId,
+        last_heartbeat: new Date().toISOString(),
+      },
+      { event: input.resume ? 'resumed' : 'claude_started', detail: `pid ${child.pid ?? '?'}` },
+    );
+
+    const heartbeat = setInterval(() => beat(true), HEARTBEAT_MS);
+    cleanups.push(() => clearInterval(heartbeat));
+    const timeout = setTimeout(() => {
+      stop = { kind: 'timeout', afterMs: input.timeoutMs };
+      void child.stop();
+    }, input.timeoutMs);
+    cleanups.push(() => clearTimeout(timeout));
+    const unsubscribe = input.onInterrupt?.((by) => {
+      if (stop.kind === 'finished') stop = { kind: 'interrupted', by };
+      void child.stop();
+    });
+    if (unsubscribe) cleanups.push(unsubscribe);
+
+    const exit = await child.exited;
+    for (const line of lines.flush()) onLine(line);
+    return await finalizeRun({
+      ledger,
+      meta,
+      runDir,
+      worktree,
+      exit,
+      summary,
+      stop,
+      denials,
+      durationMs: Date.now() - started,
+    });
+  } finally {
+    for (const cleanup of cleanups.reverse()) {
+      try {
+        await cleanup();
+      } catch {
+        // Keep releasing the rest; the run's outcome is already recorded.
+      }
+    }
+  }
+}

@@ -1,0 +1,133 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import type { StreamSummary } from '../claude/stream.js';
+import { type ExportedPatch, exportPatch } from '../git/patch.js';
+import type { Failure, Ledger, RunMeta, RunStatus } from '../ledger/index.js';
+import { updateState } from '../ledger/index.js';
+import type { OwnedExit } from '../process/owned.js';
+import { commandDirName } from '../slash/index.js';
+import type { Denial } from '../supervisor/hooks.js';
+import { classify, type StopReason } from './outcome.js';
+import { renderReport } from './report.js';
+
+export interface FinalizeInput {
+  readonly ledger: Ledger;
+  readonly meta: RunMeta;
+  readonly runDir: string;
+  readonly worktree: string | null;
+  readonly exit: OwnedExit;
+  readonly summary: StreamSummary;
+  readonly stop: StopReason;
+  readonly denials: readonly Denial[];
+  readonly durationMs: number;
+}
+
+export interface Finalized {
+  readonly name: string;
+  readonly status: RunStatus;
+  readonly failure: Failure | null;
+  /** Artifacts written, relative to the run folder. */
+  readonly files: readonly string[];
+  readonly changes: ExportedPatch | null;
+  readonly result: string | null;
+  readonly toolCalls: number;
+  readonly denials: readonly Denial[];
+  readonly durationMs: number;
+}
+
+/**
+ * Ends a run: exports what a fix changed (also after a crash or Ctrl-C: nothing is lost), writes
+ * report.md (and plan.md), and records the final status. Runs after claude is gone.
+ */
+export async function finalizeRun(input: FinalizeInput): Promise<Finalized> {
+  const { meta, runDir, summary } = input;
+  const files: string[] = [];
+  let changes: ExportedPatch | null = null;
+  let exportError: string | null = null;
+  if (meta.type === 'fix' && input.worktree && meta.repo_sha_start) {
+    try {
+      changes = await exportPatch(input.worktree, {
+        base: meta.repo_sha_start,
+        exclude: [path.join('.claude', 'commands', commandDirName(meta.run_id))],
+      });
+      if (changes.patch.length > 0) {
+        fs.writeFileSync(path.join(runDir, 'changes.patch'), changes.patch);
+        files.push('changes.patch');
+      }
+    } catch (error) {
+      exportError = (error as Error).message;
+    }
+  }
+  let outcome = classify({
+    type: meta.type,
+    exit: input.exit,
+    summary,
+    stop: input.stop,
+    hasChanges: (changes?.files.length ?? 0) > 0,
+  });
+  if (exportError && !outcome.failure) {
+    outcome = {
+      status: 'CRASHED',
+      failure: { kind: 'io_error', message: `could not export the changes: ${exportError}` },
+    };
+  }
+  const result = summary.result && !summary.result.isError ? summary.result.result : summary.lastText;
+  const resultFile = meta.type === 'plan' && result ? 'plan.md' : undefined;
+  if (resultFile && result) {
+    fs.writeFileSync(path.join(runDir, resultFile), `${result.trimEnd()}\n`);
+    files.push(resultFile);
+  }
+  fs.writeFileSync(
+    path.join(runDir, 'report.md'),
+    renderReport({
+      meta,
+      outcome,
+      result,
+      toolCalls: summary.toolCalls,
+      durationMs: input.durationMs,
+      costUsd: summary.result?.costUsd,
+      changes: changes?.files ?? [],
+      stat: changes?.stat ?? '',
+      denials: allDenials(input.denials, summary),
+      ...(resultFile ? { resultFile } : {}),
+    }),
+  );
+  files.push('report.md');
+  await updateState(
+    input.ledger,
+    meta.run_name,
+    {
+      status: outcome.status,
+      failure: outcome.failure
+        ? { ...outcome.failure, last_safe_artifact: files.includes('changes.patch') ? 'changes.patch' : null }
+        : null,
+      ended_at: new Date().toISOString(),
+      claude_pid: null,
+      claude_pid_start: null,
+      tool_calls: summary.toolCalls,
+    },
+    {
+      event: 'ended',
+      detail: outcome.failure ? `${outcome.status}: ${outcome.failure.kind}` : outcome.status,
+    },
+  );
+  return {
+    name: meta.run_name,
+    status: outcome.status,
+    failure: outcome.failure,
+    files,
+    changes,
+    result,
+    toolCalls: summary.toolCalls,
+    denials: allDenials(input.denials, summary),
+    durationMs: input.durationMs,
+  };
+}
+
+/** Refusals by agentbox's guard (from the hooks) and by Claude Code's own rules (from the stream). */
+function allDenials(hooks: readonly Denial[], summary: StreamSummary): Denial[] {
+  return [
+    ...hooks,
+    ...summary.permissionDenials.map((d) => ({ tool: d.tool, rule: 'permission-rule', reason: d.message })),
+  ];
+}

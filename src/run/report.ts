@@ -1,0 +1,57 @@
+import { formatDuration } from '../config/duration.js';
+import type { PatchFile } from '../git/patch.js';
+import type { RunMeta } from '../ledger/index.js';
+import type { Denial } from '../supervisor/hooks.js';
+import type { Outcome } from './outcome.js';
+
+export interface ReportInput {
+  readonly meta: RunMeta;
+  readonly outcome: Outcome;
+  readonly result: string | null;
+  readonly toolCalls: number;
+  readonly durationMs: number;
+  readonly costUsd?: number | undefined;
+  readonly changes: readonly PatchFile[];
+  readonly stat: string;
+  readonly denials: readonly Denial[];
+  /** For plan runs: the result went to plan.md; the report only points at it. */
+  readonly resultFile?: string;
+}
+
+/** report.md: what the run was, how it ended, what it produced. Pure. */
+export function renderReport(input: ReportInput): string {
+  const { meta, outcome } = input;
+  const facts = [
+    `- run: \`${meta.run_name}\` (${meta.type})`,
+    `- status: **${outcome.status}**${outcome.failure ? ` — ${outcome.failure.kind}: ${outcome.failure.message}` : ''}`,
+    `- duration: ${formatDuration(input.durationMs)} · tool calls: ${input.toolCalls}${input.costUsd !== undefined ? ` · cost: $${input.costUsd.toFixed(4)}` : ''}`,
+  ];
+  const parts = [`# ${meta.type}: ${oneLine(meta.task)}`, '', ...facts, ''];
+  if (input.resultFile) parts.push(`The ${meta.type} is in [${input.resultFile}](${input.resultFile}).`, '');
+  else if (input.result) parts.push('## Result', '', input.result.trim(), '');
+  if (meta.type === 'fix') {
+    parts.push('## Changes', '');
+    if (input.changes.length === 0) parts.push('No files changed.', '');
+    else {
+      parts.push(
+        `${input.changes.length} file(s) changed; the patch is \`changes.patch\`. Apply it with \`agentbox merge ${meta.run_name}\`.`,
+        '',
+        '```text',
+        input.stat.trimEnd(),
+        '```',
+        '',
+      );
+    }
+  }
+  if (input.denials.length > 0) {
+    parts.push('## Refused actions', '');
+    for (const d of input.denials) parts.push(`- ${d.tool} (${d.rule}): ${d.reason}`);
+    parts.push('');
+  }
+  return `${parts.join('\n').trimEnd()}\n`;
+}
+
+function oneLine(text: string): string {
+  const line = text.replace(/\s+/g, ' ').trim();
+  return line.length > 100 ? `${line.slice(0, 100)}…` : line;
+}

@@ -1,0 +1,112 @@
+import fs from 'node:fs';
+import type { CommandContext } from '../cli/context.js';
+import { AgentboxError } from '../errors.js';
+import { configHash, type RunMeta, readRun, resolveRun, updateState } from '../ledger/index.js';
+import { loadRunContext, type RunContext } from './context.js';
+import { assertHuman, isAlive } from './gate.js';
+import { runHere } from './start.js';
+import { allowedTools, buildEnvelope } from './tier.js';
+
+export interface ResumeOptions {
+  readonly force?: boolean;
+  readonly json?: boolean;
+}
+
+const RESUMABLE = new Set(['CRASHED', 'ABORTED', 'STALLED']);
+
+/**
+ * What differs between the envelope the run started with and the one today's configuration
+ * would give it (model, tools, pre-approved rules, commands). Empty when config_hash matches.
+ */
+export function envelopeDrift(meta: RunMeta, rc: RunContext, worktree: string | null): string[] {
+  const override = meta.options?.model;
+  const now = buildEnvelope({
+    type: meta.type,
+    runId: meta.run_id,
+    model: typeof override === 'string' ? override : rc.config.claude.model,
+    worktree,
+    fixAllowed: rc.config.runs.fix_allowed_tools,
+  });
+  if (configHash(now) === meta.config_hash) return [];
+  const diffs: string[] = [];
+  const show = (v: unknown) => JSON.stringify(v);
+  if (now.model !== meta.model) diffs.push(`model was ${show(meta.model)}, now ${show(now.model)}`);
+  if (show(now.tools_allowlist) !== show(meta.tools_allowlist)) {
+    diffs.push(`tools were ${show(meta.tools_allowlist)}, now ${show(now.tools_allowlist)}`);
+  }
+  if (show(allowedTools(now)) !== show(allowedTools(meta))) {
+    diffs.push(`pre-approved tools were ${show(allowedTools(meta))}, now ${show(allowedTools(now))}`);
+  }
+  if (
+    show(now.safe_commands) !== show(meta.safe_commands) ||
+    show(now.human_only_commands) !== show(meta.human_only_commands)
+  ) {
+    diffs.push('the run commands changed');
+  }
+  return diffs.length > 0 ? diffs : ['config_hash differs'];
+}
+
+/**
+ * `agentbox resume <run> ["<more>"]`: continues a CRASHED, ABORTED or STALLED run in the same
+ * session (`--resume <session_id>`, never `--continue`) and the same envelope, appending to the
+ * same stream log. Refuses when today's configuration would give the run a different envelope,
+ * unless --force.
+ */
+export async function resume(
+  ctx: CommandContext,
+  ref: string,
+  more: string | undefined,
+  options: ResumeOptions,
+): Promise<number> {
+  assertHuman(ctx.env, 'resume');
+  const rc = await loadRunContext(ctx);
+  const name = resolveRun(rc.ledger, ref);
+  const run = readRun(rc.ledger, name);
+  const state = run.state;
+  if (!state) throw new AgentboxError('RUN_CORRUPT', `run ${name} has no state.json`);
+  if (state.status === 'ACTIVE' && isAlive(state.pid, state.pid_start)) {
+    throw new AgentboxError('USAGE', `run ${name} is still running (pid ${state.pid})`, {
+      hint: 'wait for it, or stop it first',
+    });
+  }
+  if (state.status !== 'ACTIVE' && !RESUMABLE.has(state.status)) {
+    throw new AgentboxError(
+      'USAGE',
+      `run ${name} is ${state.status}; only CRASHED, ABORTED or STALLED runs can be resumed`,
+      {
+        hint: 'start a new run for more work',
+      },
+    );
+  }
+  if (!state.session_id) {
+    throw new AgentboxError(
+      'USAGE',
+      `run ${name} never started a Claude Code session, so there is nothing to resume`,
+      {
+        hint: 'start it again as a new run',
+      },
+    );
+  }
+  if (state.worktree_path && !fs.existsSync(state.worktree_path)) {
+    throw new AgentboxError('USAGE', `the worktree of ${name} is gone: ${state.worktree_path}`, {
+      hint: 'its changes up to the stop are in changes.patch (agentbox merge); start a new run to continue',
+    });
+  }
+  const drift = envelopeDrift(run.meta, rc, state.worktree_path);
+  if (drift.length > 0 && !options.force) {
+    throw new AgentboxError(
+      'CONFIG_CHANGED',
+      `the envelope of ${name} changed since it started: ${drift.join('; ')}`,
+      {
+        hint: `resume it anyway in its recorded envelope with --force: agentbox resume ${name} --force`,
+      },
+    );
+  }
+  await updateState(
+    rc.ledger,
+    name,
+    { status: 'ACTIVE', failure: null, ended_at: null },
+    { event: 'resume', detail: drift.length > 0 ? `forced: ${drift.join('; ')}` : undefined },
+  );
+  return runHere(ctx, rc, name, options.json === true, more === undefined ? {} : { more });
+}

@@ -1,0 +1,178 @@
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { canonical } from '../airlock/paths.js';
+import type { CommandContext } from '../cli/context.js';
+import { parseDuration } from '../config/duration.js';
+import { AgentboxError } from '../errors.js';
+import { addWorktree, headSha } from '../git/worktree.js';
+import { createRun, type Ledger, type RunMeta, readRun, updateState } from '../ledger/index.js';
+import { loadRunContext, type RunContext } from './context.js';
+import { executeRun } from './execute.js';
+import { liveReporter, printSummary, succeeded } from './print.js';
+import { buildEnvelope, type HeadlessType, needsWorktree } from './tier.js';
+
+export interface RunOptions {
+  readonly json?: boolean;
+  readonly detach?: boolean;
+  readonly model?: string;
+  readonly timeout?: string;
+}
+
+/** What meta.yaml records about how the run was started (read back by the worker and resume). */
+export interface StoredOptions {
+  readonly timeout_ms: number;
+}
+
+export function storedOptions(meta: RunMeta): StoredOptions {
+  const timeout = meta.options?.timeout_ms;
+  return { timeout_ms: typeof timeout === 'number' && timeout > 0 ? timeout : 30 * 60_000 };
+}
+
+function checkTask(task: string): void {
+  if (task.trim() === '') {
+    throw new AgentboxError('USAGE', 'the task is empty', {
+      hint: 'say what to do, e.g. agentbox scout "why is login slow?"',
+    });
+  }
+  if (task.includes('\0'))
+    throw new AgentboxError('USAGE', 'the task contains a NUL byte', { hint: 'remove it' });
+}
+
+function timeoutMs(option: string | undefined, configured: string): number {
+  const text = option ?? configured;
+  const ms = parseDuration(text);
+  if (ms === undefined || ms <= 0) {
+    throw new AgentboxError('USAGE', `invalid timeout "${text}"${option ? '' : ' (config runs.timeout)'}`, {
+      hint: 'use a duration such as 90s, 30m or 2h',
+    });
+  }
+  return ms;
+}
+
+/** Where a fix run's worktree goes: `runs.worktree_dir` (relative to the repository root) / run name. */
+function worktreePath(rc: RunContext, name: string): string {
+  return canonical(path.join(path.resolve(rc.repo.root, rc.config.runs.worktree_dir), name));
+}
+
+/**
+ * `agentbox scout|plan|fix|review "<task>"`: creates the run, gives a fix run its worktree, then
+ * runs it here (live line, Ctrl-C stops it cleanly) or, with --detach, in a background worker.
+ */
+export async function startRun(
+  ctx: CommandContext,
+  type: HeadlessType,
+  task: string,
+  options: RunOptions,
+): Promise<number> {
+  checkTask(task);
+  const rc = await loadRunContext(ctx);
+  const model = options.model ?? rc.config.claude.model;
+  const timeout = timeoutMs(options.timeout, rc.config.runs.timeout);
+  const base = await headSha(rc.repo.root);
+  if (needsWorktree(type) && !base) {
+    throw new AgentboxError('GIT_FAILED', `agentbox ${type} needs at least one commit in ${rc.repo.root}`, {
+      hint: 'commit your work first (git add -A && git commit -m "…"): the run starts from HEAD',
+    });
+  }
+  const run = await createRun(rc.ledger, {
+    type,
+    task,
+    repoShaStart: base,
+    pid: process.pid,
+    options: { timeout_ms: timeout, ...(options.model ? { model: options.model } : {}) },
+    envelope: (r) =>
+      buildEnvelope({
+        type,
+        runId: r.id,
+        model,
+        worktree: needsWorktree(type) ? worktreePath(rc, r.name) : null,
+        fixAllowed: rc.config.runs.fix_allowed_tools,
+      }),
+  });
+  if (needsWorktree(type)) {
+    const worktree = worktreePath(rc, run.name);
+    const branch = `agentbox/${run.name}`;
+    try {
+      fs.mkdirSync(path.dirname(worktree), { recursive: true });
+      await addWorktree(rc.repo.root, { path: worktree, branch, base: base! });
+    } catch (error) {
+      await updateState(rc.ledger, run.name, {
+        status: 'CRASHED',
+        ended_at: new Date().toISOString(),
+        failure: { kind: 'crashed', message: `could not create the worktree: ${(error as Error).message}` },
+      });
+      throw error;
+    }
+    await updateState(
+      rc.ledger,
+      run.name,
+      { worktree_path: worktree, branch },
+      { event: 'worktree', detail: branch },
+    );
+  }
+  if (options.detach) return detach(ctx, rc.ledger, run.name, options.json === true);
+  return runHere(ctx, rc, run.name, options.json === true);
+}
+
+/** Executes a run that is already in the ledger, in this process, and prints how it ended. */
+export async function runHere(
+  ctx: CommandContext,
+  rc: RunContext,
+  name: string,
+  json: boolean,
+  resume?: { more?: string },
+): Promise<number> {
+  const details = readRun(rc.ledger, name);
+  if (!details.state) throw new AgentboxError('RUN_NOT_FOUND', `run ${name} has no state.json`);
+  const live = liveReporter(ctx.io);
+  if (!json) ctx.io.out(`${resume ? 'resuming' : 'started'} ${name}\n`);
+  const done = await executeRun({
+    ledger: rc.ledger,
+    meta: details.meta,
+    state: details.state,
+    env: ctx.env,
+    claudeBin: rc.claudeBin,
+    envPass: rc.config.runs.env_pass,
+    timeoutMs: storedOptions(details.meta).timeout_ms,
+    ...(resume ? { resume } : {}),
+    ...(ctx.onInterrupt ? { onInterrupt: ctx.onInterrupt } : {}),
+    onProgress: (p) => live.update(p),
+  });
+  live.clear();
+  printSummary(ctx.io, details.dir, rc.ledger.root, done, json);
+  return succeeded(done.status) ? 0 : 1;
+}
+
+/** The built CLI entry, for starting a worker (`src/run` and `dist/run` both sit two levels down). */
+const BIN = fileURLToPath(new URL('../../bin/agentbox.js', import.meta.url));
+
+/**
+ * Hands the run to a background worker (`agentbox __exec <run>`) in its own session, with its
+ * output in the run's raw/agentbox.log, and returns at once.
+ */
+async function detach(ctx: CommandContext, ledger: Ledger, name: string, json: boolean): Promise<number> {
+  const logFile = path.join(ledger.runsDir, name, 'raw', 'agentbox.log');
+  const log = fs.openSync(logFile, 'a');
+  try {
+    const worker = spawn(process.execPath, [BIN, '__exec', name], {
+      cwd: ledger.root,
+      env: ctx.env as NodeJS.ProcessEnv,
+      detached: true,
+      stdio: ['ignore', log, log],
+    });
+    worker.unref();
+    await updateState(
+      ledger,
+      name,
+      { pid: worker.pid ?? null },
+      { event: 'detached', detail: `worker pid ${worker.pid}` },
+    );
+  } finally {
+    fs.closeSync(log);
+  }
+  if (json) ctx.io.out(`${JSON.stringify({ run: name, detached: true })}\n`);
+  else ctx.io.out(`${name}\n  running in the background — agentbox status / agentbox show ${name}\n`);
+  return 0;
+}

@@ -1,0 +1,71 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { type ModelServer, type Rule, startModelServer } from '../fixtures/model-server/index.js';
+import { type BinResult, runAgentbox } from './bin.js';
+import { CLAUDE_BIN, type ClaudeHome, claudeEnv, claudeHome } from './claude.js';
+import { gitRepo, type TestRepo } from './git-repo.js';
+import { killTagged, newTestTag } from './processes.js';
+
+/**
+ * One end-to-end test project: a real git repository set up with `agentbox init` (committed), a
+ * scripted model server, an isolated Claude Code home, and a tag on every process started.
+ */
+export interface Project {
+  readonly repo: TestRepo;
+  readonly server: ModelServer;
+  readonly home: ClaudeHome;
+  readonly tag: string;
+  readonly env: Record<string, string>;
+  agentbox(
+    args: string[],
+    options?: { timeoutMs?: number; env?: Record<string, string> },
+  ): Promise<BinResult>;
+  /** The runs under .agents/runs, oldest first (by started_at: names sort by slug within a minute). */
+  runs(): string[];
+  newest(): string;
+  runDir(name: string): string;
+  state(name: string): Record<string, any>;
+  read(name: string, file: string): string;
+  cleanup(): Promise<void>;
+}
+
+export async function project(
+  options: { files?: Record<string, string>; rules?: Rule[] } = {},
+): Promise<Project> {
+  const tag = newTestTag();
+  const server = await startModelServer(options.rules ?? []);
+  const home = claudeHome();
+  const repo = gitRepo(options.files ? { files: options.files } : {});
+  const env = {
+    ...claudeEnv({ home, modelUrl: server.url, extra: { AGENTBOX_TEST_TAG: tag } }),
+    AGENTBOX_CLAUDE_BIN: CLAUDE_BIN,
+  };
+  const agentbox = (args: string[], o: { timeoutMs?: number; env?: Record<string, string> } = {}) =>
+    runAgentbox(args, { cwd: repo.dir, env: { ...env, ...o.env }, timeoutMs: o.timeoutMs ?? 90_000 });
+  const init = await agentbox(['init']);
+  if (init.code !== 0) throw new Error(`agentbox init failed: ${init.stderr}`);
+  repo.commit('agentbox init');
+  const runsDir = path.join(repo.dir, '.agents/runs');
+  const startedAt = (name: string) =>
+    JSON.parse(fs.readFileSync(path.join(runsDir, name, 'state.json'), 'utf8')).started_at;
+  const runs = () => fs.readdirSync(runsDir).sort((a, b) => startedAt(a).localeCompare(startedAt(b)));
+  return {
+    repo,
+    server,
+    home,
+    tag,
+    env,
+    agentbox,
+    runs,
+    newest: () => runs().at(-1)!,
+    runDir: (name) => path.join(runsDir, name),
+    state: (name) => JSON.parse(fs.readFileSync(path.join(runsDir, name, 'state.json'), 'utf8')),
+    read: (name, file) => fs.readFileSync(path.join(runsDir, name, file), 'utf8'),
+    async cleanup() {
+      killTagged(tag);
+      await server.close();
+      home.cleanup();
+      repo.cleanup();
+    },
+  };
+}

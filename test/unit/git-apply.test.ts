@@ -1,0 +1,276 @@
+import { execFileSync } from 'node:child_process';
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { applyPatch, checkPatch, commitFiles, parseApplyErrors, patchStat } from '../../src/git/apply.js';
+import { exportPatch } from '../../src/git/patch.js';
+import { addWorktree } from '../../src/git/worktree.js';
+import { GIT_ENV, gitRepo, snapshotTree, type TestRepo, tempDir } from '../helpers/git-repo.js';
+
+describe('parseApplyErrors', () => {
+  it.each<[string, string, string[]]>([
+    ['nothing', '', []],
+    ['a failed hunk', 'error: patch failed: a.ts:3\nerror: a.ts: patch does not apply\n', ['a.ts']],
+    [
+      'a name with a colon',
+      'error: patch failed: dir/a:b.ts:12\nerror: dir/a:b.ts: patch does not apply',
+      ['dir/a:b.ts'],
+    ],
+    ['a name with spaces', 'error: patch failed: my dir/my file.ts:1', ['my dir/my file.ts']],
+    ['an index mismatch', 'error: a.ts: does not match index', ['a.ts']],
+    ['a file in the way', 'error: b.txt: already exists in working directory', ['b.txt']],
+    ['a file in the index', 'error: b.txt: already exists in index', ['b.txt']],
+    ['a missing file', 'error: c.txt: No such file or directory', ['c.txt']],
+    ['a missing index entry', 'error: c.txt: does not exist in index', ['c.txt']],
+    [
+      'a binary without full index',
+      "error: cannot apply binary patch to 'x.png' without full index line",
+      ['x.png'],
+    ],
+    [
+      'a changed binary',
+      "error: the patch applies to 'x.png' (84f89896142e9787c5d891c43b2a5de72e7a7f91), which does not match the current contents.\nerror: x.png: patch does not apply",
+      ['x.png'],
+    ],
+    ['a binary that does not apply', "error: binary patch does not apply to 'x.png'", ['x.png']],
+    ['a non-empty file', "error: the patch applies to an empty 'e.txt' but it is not empty", ['e.txt']],
+    ['a type mismatch', 'error: link has type 100644, expected 120000', ['link']],
+    ['a mode mismatch', 'error: new mode (100755) of run.sh does not match old mode (100644)', ['run.sh']],
+    ['a symlink in the way', "error: affected file 'l/x' is beyond a symbolic link", ['l/x']],
+    ['a deleted file with content left', 'error: deleted file d.txt still has contents', ['d.txt']],
+    [
+      'several, in order, each once',
+      'error: patch failed: z.ts:1\nerror: z.ts: patch does not apply\nerror: a.ts: No such file or directory\nerror: patch failed: z.ts:9\n',
+      ['z.ts', 'a.ts'],
+    ],
+    ['CRLF', 'error: patch failed: a.ts:3\r\nerror: b.ts: does not match index\r\n', ['a.ts', 'b.ts']],
+    [
+      'no file named',
+      'error: corrupt patch at line 5\nerror: No valid patches in input (allow with "--allow-empty")',
+      [],
+    ],
+    [
+      'warnings',
+      'warning: a.ts has type 100644, expected 100755\nwarning: 1 line adds whitespace errors.',
+      [],
+    ],
+  ])('reads %s', (_name, stderr, expected) => {
+    expect(parseApplyErrors(stderr)).toEqual(expected);
+  });
+});
+
+describe('applying a patch to a real repository', () => {
+  let repo: TestRepo;
+  let dir: string;
+  const env = { ...process.env, ...GIT_ENV };
+  const gitIn = (cwd: string, ...args: string[]) => execFileSync('git', args, { cwd, env, encoding: 'utf8' });
+  const png = crypto.randomBytes(512);
+  png[7] = 0;
+
+  beforeAll(() => {
+    for (const [key, value] of Object.entries(GIT_ENV)) vi.stubEnv(key, value);
+  });
+  afterAll(() => {
+    vi.unstubAllEnvs();
+  });
+  afterEach(() => {
+    repo?.cleanup();
+    if (dir) fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  /** A repository and a patch made by a run: edits a.ts, b.png and z.ts, adds c.txt, adds a-clean.txt. */
+  async function setup() {
+    repo = gitRepo({ files: { 'a.ts': 'one\ntwo\nthree\n', 'z.ts': 'z\n', 's.txt': 's\n', 'u.txt': 'u\n' } });
+    repo.write('b.png', png);
+    const base = repo.commit('binary');
+    dir = tempDir('agentbox-apply-');
+    const wt = path.join(dir, 'wt');
+    await addWorktree(repo.dir, { path: wt, branch: 'run', base });
+    fs.writeFileSync(path.join(wt, 'a-clean.txt'), 'applies cleanly\n');
+    fs.writeFileSync(path.join(wt, 'a.ts'), 'one\nTWO\nthree\n');
+    fs.writeFileSync(path.join(wt, 'b.png'), crypto.randomBytes(512));
+    fs.writeFileSync(path.join(wt, 'z.ts'), 'zz\n');
+    const patchFile = path.join(dir, 'changes.patch');
+    fs.writeFileSync(patchFile, (await exportPatch(wt, { base })).patch);
+    return { patchFile, wt };
+  }
+
+  /** Everything `git apply` could have touched: the files, and main's index. */
+  const state = () => {
+    // NOTE: status first: it may refresh the index file (stat data, cache-tree) on its own.
+    const status = repo.git('status', '--porcelain');
+    const index = fs.readFileSync(path.join(repo.dir, '.git', 'index')).toString('base64');
+    return { tree: snapshotTree(repo.dir), index, status };
+  };
+
+  it('patchStat describes the patch', async () => {
+    const { patchFile } = await setup();
+    const stat = await patchStat(repo.dir, patchFile);
+    expect(stat).toMatch(/a\.ts +\| +2 \+-/);
+    expect(stat).toMatch(/b\.png +\| +Bin/);
+    expect(stat).toContain('4 files changed');
+    expect(stat).toContain('create mode 100644 a-clean.txt');
+  });
+
+  it('checkPatch says it applies, and changes nothing', async () => {
+    const { patchFile } = await setup();
+    const before = state();
+    expect(await checkPatch(repo.dir, patchFile)).toEqual({
+      ok: true,
+      files: ['a-clean.txt', 'a.ts', 'b.png', 'z.ts'],
+    });
+    expect(state()).toEqual(before);
+  });
+
+  it('checkPatch names the conflicting files', async () => {
+    const { patchFile } = await setup();
+    repo.write('a.ts', 'one\nzwei\nthree\n');
+    repo.write('b.png', crypto.randomBytes(512));
+    const before = state();
+    const result = await checkPatch(repo.dir, patchFile);
+    expect(result).toMatchObject({ ok: false, conflicts: ['a.ts', 'b.png'] });
+    expect(result.ok === false && result.message).toContain('error: patch failed: a.ts:1');
+    expect(state()).toEqual(before);
+  });
+
+  it('applyPatch applies to the working tree, not the index', async () => {
+    const { patchFile, wt } = await setup();
+    expect(await applyPatch(repo.dir, patchFile)).toEqual({
+      files: ['a-clean.txt', 'a.ts', 'b.png', 'z.ts'],
+    });
+    expect(snapshotTree(repo.dir)).toEqual(snapshotTree(wt));
+    expect(repo.git('diff', '--cached', '--name-only')).toBe('');
+  });
+
+  it('a conflicting applyPatch throws MERGE_CONFLICT and leaves the tree byte-identical', async () => {
+    const { patchFile } = await setup();
+    // main changed the same lines (committed) and the binary (uncommitted); a-clean.txt and z.ts
+    // would apply, and must not be written either.
+    repo.write('a.ts', 'one\nzwei\nthree\n');
+    repo.commit('main moved on');
+    repo.write('b.png', crypto.randomBytes(512));
+    const before = state();
+    const error = await applyPatch(repo.dir, patchFile).catch((e) => e);
+    expect(error).toMatchObject({
+      code: 'MERGE_CONFLICT',
+      message: `the patch does not apply to ${repo.dir}: conflicts in a.ts, b.png`,
+    });
+    expect(error.hint).toContain('nothing was changed');
+    expect(error.hint).toContain(`git apply --3way ${patchFile}`);
+    expect(state()).toEqual(before);
+    expect(repo.exists('a-clean.txt')).toBe(false);
+    expect(repo.read('z.ts')).toBe('z\n');
+  });
+
+  it('a patch creating a file that exists is a conflict too', async () => {
+    const { patchFile } = await setup();
+    repo.write('a-clean.txt', 'mine\n');
+    const before = state();
+    await expect(applyPatch(repo.dir, patchFile)).rejects.toMatchObject({
+      code: 'MERGE_CONFLICT',
+      message: expect.stringMatching(/conflicts in a-clean\.txt$/),
+    });
+    expect(state()).toEqual(before);
+  });
+
+  it('an empty patch applies as nothing', async () => {
+    repo = gitRepo();
+    dir = tempDir('agentbox-apply-');
+    const empty = path.join(dir, 'empty.patch');
+    fs.writeFileSync(empty, '');
+    expect(await applyPatch(repo.dir, empty)).toEqual({ files: [] });
+    expect(await checkPatch(repo.dir, empty)).toEqual({ ok: true, files: [] });
+    expect(await patchStat(repo.dir, empty)).toBe('');
+  });
+
+  it('a patch that is not a patch is GIT_FAILED and changes nothing', async () => {
+    repo = gitRepo();
+    dir = tempDir('agentbox-apply-');
+    const garbage = path.join(dir, 'garbage.patch');
+    fs.writeFileSync(garbage, 'diff --git a/x b/x\n@@ nonsense\n');
+    const before = state();
+    await expect(applyPatch(repo.dir, garbage)).rejects.toMatchObject({ code: 'GIT_FAILED' });
+    expect(await checkPatch(repo.dir, garbage)).toMatchObject({ ok: false, conflicts: [] });
+    expect(state()).toEqual(before);
+  });
+
+  it('a missing patch file is IO_FAILED', async () => {
+    repo = gitRepo();
+    await expect(applyPatch(repo.dir, 'no/such.patch')).rejects.toMatchObject({
+      code: 'IO_FAILED',
+      message: expect.stringContaining(path.join(repo.dir, 'no/such.patch')),
+    });
+  });
+
+  describe('commitFiles', () => {
+    /** main with the user's own work in progress: s.txt staged, u.txt unstaged. */
+    async function withUserWork() {
+      const { patchFile, wt } = await setup();
+      // The run also deletes z.ts, renames s-like content and adds an ignored-looking file.
+      fs.rmSync(path.join(wt, 'z.ts'));
+      fs.mkdirSync(path.join(wt, 'new dir'));
+      fs.writeFileSync(path.join(wt, 'new dir/n*.txt'), 'glob-like name\n');
+      gitIn(wt, 'mv', 'a.ts', 'renamed.ts');
+      fs.writeFileSync(patchFile, (await exportPatch(wt, { base: 'main' })).patch);
+      repo.write('s.txt', 's\nstaged by the user\n');
+      repo.git('add', 's.txt');
+      repo.write('u.txt', 'u\nunstaged by the user\n');
+      const staged = repo.git('diff', '--cached');
+      const unstaged = repo.git('diff');
+      const { files } = await applyPatch(repo.dir, patchFile);
+      return { files, staged, unstaged };
+    }
+
+    it('commits exactly the applied files and keeps the user’s staged and unstaged work', async () => {
+      const { files, staged, unstaged } = await withUserWork();
+      expect([...files].sort()).toEqual([
+        'a-clean.txt',
+        'a.ts',
+        'b.png',
+        'new dir/n*.txt',
+        'renamed.ts',
+        'z.ts',
+      ]);
+      const head = await commitFiles(repo.dir, files, 'agentbox: merge run');
+      expect(head).toBe(repo.git('rev-parse', 'HEAD').trim());
+      expect(repo.git('log', '-1', '--format=%s')).toBe('agentbox: merge run\n');
+      const changed = repo.git('show', '--name-status', '--format=', '-M', 'HEAD').replace(/^R\d+/m, 'R');
+      expect(changed.split('\n').filter(Boolean).sort()).toEqual(
+        ['A\ta-clean.txt', 'A\tnew dir/n*.txt', 'D\tz.ts', 'M\tb.png', 'R\ta.ts\trenamed.ts'].sort(),
+      );
+      expect(repo.git('diff', '--cached')).toBe(staged);
+      expect(repo.git('diff')).toBe(unstaged);
+      expect(repo.git('status', '--porcelain')).toBe('M  s.txt\n M u.txt\n');
+    });
+
+    it('commits a new file that main’s .gitignore matches', async () => {
+      repo = gitRepo({ files: { '.gitignore': '*.gen\n' } });
+      repo.write('out.gen', 'generated, but part of the patch\n');
+      await commitFiles(repo.dir, ['out.gen'], 'add generated file');
+      expect(repo.git('show', '--name-only', '--format=', 'HEAD')).toBe('out.gen\n');
+    });
+
+    it('leaves the index as it was when a hook refuses the commit', async () => {
+      const { files, staged, unstaged } = await withUserWork();
+      const statusBefore = repo.git('status', '--porcelain');
+      const head = repo.git('rev-parse', 'HEAD');
+      repo.write('.git/hooks/pre-commit', '#!/bin/sh\necho "no commits today" >&2\nexit 1\n');
+      fs.chmodSync(path.join(repo.dir, '.git/hooks/pre-commit'), 0o755);
+      await expect(commitFiles(repo.dir, files, 'refused')).rejects.toMatchObject({
+        code: 'GIT_FAILED',
+        message: expect.stringContaining('no commits today'),
+        hint: expect.stringContaining('commit them by hand'),
+      });
+      expect(repo.git('rev-parse', 'HEAD')).toBe(head);
+      expect(repo.git('status', '--porcelain')).toBe(statusBefore);
+      expect(repo.git('diff', '--cached')).toBe(staged);
+      expect(repo.git('diff', '--', 'u.txt')).toBe(unstaged);
+    });
+
+    it('refuses an empty list', async () => {
+      repo = gitRepo();
+      await expect(commitFiles(repo.dir, [], 'nothing')).rejects.toMatchObject({ code: 'GIT_FAILED' });
+    });
+  });
+});
