@@ -107,6 +107,11 @@ export async function merge(ctx: CommandContext, ref: string, options: MergeOpti
     }
   }
   const { files } = await applyPatch(root, patch);
+  // `files` has both sides of a rename; people count the patch's entries.
+  const changed = fs
+    .readFileSync(patch, 'latin1')
+    .split('\n')
+    .filter((l) => l.startsWith('diff --git ')).length;
   let commit: string | null = null;
   if (options.commit) commit = await commitFiles(root, files, commitMessage(name, run.meta.task));
   const ledger = openLedger(root);
@@ -119,7 +124,7 @@ export async function merge(ctx: CommandContext, ref: string, options: MergeOpti
   if (options.json) ctx.io.out(`${JSON.stringify({ run: name, status: 'MERGED', files, commit })}\n`);
   else
     ctx.io.out(
-      `${s.ok('✓')} merged ${files.length} file(s) into ${root}${commit ? ` — commit ${commit.slice(0, 12)}` : ' (not committed)'}\n`,
+      `${s.ok('✓')} merged ${changed} file(s) into ${root}${commit ? ` — commit ${commit.slice(0, 12)}` : ' (not committed)'}\n`,
     );
   return 0;
 }

@@ -1,0 +1,212 @@
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { bash, text, tool } from '../fixtures/model-server/index.js';
+import { AGENTBOX_BIN } from '../helpers/bin.js';
+import { snapshotTree } from '../helpers/git-repo.js';
+import { expectNoProcessesLeft } from '../helpers/processes.js';
+import { type Project, project } from '../helpers/project.js';
+
+const FILES = {
+  'src/app.ts': 'export const x = 1;\nexport const y = 2;\n',
+  'old-name.txt': 'a file that moves\nline 2\nline 3\nline 4\n',
+  'obsolete.txt': 'to be deleted\n',
+};
+// The main tree as a user sees it: without git's own folder and agentbox's ledger.
+const mainTree = (p: Project) => snapshotTree(p.repo.dir, { skip: ['.git', '.agents'] });
+
+describe('fix runs on the real Claude Code: the worktree airlock and the human gate', () => {
+  let p: Project;
+  beforeAll(async () => {
+    p = await project({ files: FILES });
+  });
+  afterAll(async () => p?.cleanup());
+
+  it('edits, adds, deletes, renames and writes a binary in its worktree only; merge --yes reproduces exactly that', async () => {
+    const task = 'reshape the project';
+    const at = (file: string) => (req: { workingDirectory?: string | undefined }) =>
+      path.join(req.workingDirectory!, file);
+    p.server.setRules(
+      [
+        (req: { workingDirectory?: string | undefined }) =>
+          tool('Read', { file_path: at('src/app.ts')(req) }),
+        (req: { workingDirectory?: string | undefined }) =>
+          tool('Edit', {
+            file_path: at('src/app.ts')(req),
+            old_string: 'export const x = 1;',
+            new_string: 'export const x = 42;',
+          }),
+        (req: { workingDirectory?: string | undefined }) =>
+          tool('Write', { file_path: at('docs/new.md')(req), content: '# New\n' }),
+        () =>
+          bash(
+            "git mv old-name.txt new-name.txt && echo 'line 5' >> new-name.txt && rm obsolete.txt && printf '\\211PNG\\000\\001\\377' > logo.png",
+          ),
+        () => text('Reshaped: x is 42, docs added, file renamed, logo added.'),
+      ].map((reply, turn) => ({ when: { turn, anyText: task }, reply })),
+    );
+    const before = mainTree(p);
+    const result = await p.agentbox(['fix', task]);
+    expect(result.stderr).toBe('');
+    expect(result.code).toBe(0);
+    const name = p.newest();
+    expect(result.stdout).toContain(`✓ ${name} — REVIEW`);
+    expect(result.stdout).toContain(`next          agentbox merge ${name}`);
+    // Every tool call succeeded inside the worktree…
+    const results = p.server.requests
+      .filter((r) => r.view.lastUserText.length > 0)
+      .flatMap((r) => r.view.toolResults);
+    expect(results.filter((r) => r.isError)).toEqual([]);
+    // …and the main working tree did not change at all.
+    expect(mainTree(p)).toEqual(before);
+
+    const state = p.state(name);
+    expect(state.status).toBe('REVIEW');
+    expect(state.branch).toBe(`agentbox/${name}`);
+    const worktree = state.worktree_path as string;
+    expect(worktree).toBe(path.join(fs.realpathSync(p.repo.dir), '.agents/worktrees', name));
+    expect(fs.readFileSync(path.join(worktree, 'src/app.ts'), 'utf8')).toContain('x = 42');
+
+    const patch = fs.readFileSync(path.join(p.runDir(name), 'changes.patch'));
+    const patchText = patch.toString('latin1');
+    expect(patchText).toContain('rename from old-name.txt');
+    expect(patchText).toContain('rename to new-name.txt');
+    expect(patchText).toContain('deleted file mode 100644');
+    expect(patchText).toContain('GIT binary patch');
+    expect(patchText).not.toContain('.claude/commands');
+    expect(p.read(name, 'report.md')).toContain('Reshaped: x is 42');
+
+    const merged = await p.agentbox(['merge', name, '--yes']);
+    expect(merged.stderr).toBe('');
+    expect(merged.code).toBe(0);
+    expect(merged.stdout).toContain('merged 5 file(s)');
+    // The main tree now holds exactly what the agent left in its worktree.
+    const fromWorktree = snapshotTree(worktree, { skip: ['.git', '.claude/commands'] });
+    expect(mainTree(p)).toEqual(fromWorktree);
+    expect(fs.readFileSync(path.join(p.repo.dir, 'logo.png'))).toEqual(
+      Buffer.from([0x89, 0x50, 0x4e, 0x47, 0, 1, 0xff]),
+    );
+    expect(p.state(name).status).toBe('MERGED');
+    const again = await p.agentbox(['merge', name, '--yes']);
+    expect(again.code).toBe(2);
+    expect(again.stderr).toContain('already merged');
+    p.repo.commit('merge the reshape');
+  });
+
+  it('a merge that conflicts changes nothing and names the file', async () => {
+    const task = 'bump y';
+    p.server.setRules([
+      {
+        when: { turn: 0, anyText: task },
+        reply: (req) => tool('Read', { file_path: path.join(req.workingDirectory!, 'src/app.ts') }),
+      },
+      {
+        when: { turn: 1, anyText: task },
+        reply: (req) =>
+          tool('Edit', {
+            file_path: path.join(req.workingDirectory!, 'src/app.ts'),
+            old_string: 'export const y = 2;',
+            new_string: 'export const y = 3;',
+          }),
+      },
+      { when: { turn: 2, anyText: task }, reply: text('y is 3') },
+    ]);
+    const result = await p.agentbox(['fix', task]);
+    expect(result.code).toBe(0);
+    const name = p.newest();
+    // Meanwhile the user changed the same line in the main tree.
+    p.repo.write('src/app.ts', 'export const x = 42;\nexport const y = 99;\n');
+    const before = mainTree(p);
+    const merged = await p.agentbox(['merge', name, '--yes']);
+    expect(merged.code).toBe(1);
+    expect(merged.stderr).toContain(`the changes of ${name} do not apply`);
+    expect(merged.stderr).toContain('conflicts in src/app.ts');
+    expect(merged.stderr).toContain('nothing was changed');
+    expect(mainTree(p)).toEqual(before);
+    expect(p.state(name).status).toBe('REVIEW');
+
+    // Without --yes and without a terminal to ask on, merge refuses and changes nothing.
+    p.repo.git('checkout', '--', 'src/app.ts');
+    const unasked = await p.agentbox(['merge', name]);
+    expect(unasked.code).toBe(2);
+    expect(unasked.stderr).toContain('refusing to merge without a confirmation');
+    expect(p.repo.read('src/app.ts')).toContain('y = 2');
+
+    // --commit makes a commit from the task.
+    const committed = await p.agentbox(['merge', name, '--yes', '--commit']);
+    expect(committed.code).toBe(0);
+    expect(p.repo.git('log', '-1', '--format=%s%n%b')).toContain(`bump y\nMerged from agentbox run ${name}.`);
+    expect(p.repo.git('status', '--porcelain')).toBe('');
+  });
+
+  it('discard removes the worktree and its branch, and keeps the run folder and its patch', async () => {
+    const task = 'add notes';
+    p.server.setRules([
+      {
+        when: { turn: 0, anyText: task },
+        reply: (req) =>
+          tool('Write', { file_path: path.join(req.workingDirectory!, 'NOTES.md'), content: 'n\n' }),
+      },
+      { when: { turn: 1, anyText: task }, reply: text('added') },
+    ]);
+    expect((await p.agentbox(['fix', task])).code).toBe(0);
+    const name = p.newest();
+    const { worktree_path: worktree, branch } = p.state(name);
+    const discarded = await p.agentbox(['discard', name]);
+    expect(discarded.code).toBe(0);
+    expect(fs.existsSync(worktree)).toBe(false);
+    expect(p.repo.git('branch', '--list', branch)).toBe('');
+    expect(p.state(name).status).toBe('DISCARDED');
+    expect(fs.existsSync(path.join(p.runDir(name), 'changes.patch'))).toBe(true);
+    expect((await p.agentbox(['discard', name])).stdout).toContain('already discarded');
+    expect((await p.agentbox(['merge', name, '--yes'])).stderr).toContain('was discarded');
+  });
+
+  it('Ctrl-C stops the run cleanly: claude ended, ABORTED, and what it changed is exported', async () => {
+    const task = 'slow change';
+    p.server.setRules([
+      {
+        when: { turn: 0, anyText: task },
+        reply: (req) =>
+          tool('Write', {
+            file_path: path.join(req.workingDirectory!, 'partial.txt'),
+            content: 'half done\n',
+          }),
+      },
+      { when: { turn: 1, anyText: task }, reply: { text: 'never arrives', delayMs: 120_000 } },
+    ]);
+    const child = spawn(process.execPath, [AGENTBOX_BIN, 'fix', task], {
+      cwd: p.repo.dir,
+      env: p.env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    child.stdout.on('data', (d) => {
+      stdout += d;
+    });
+    const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
+    // Wait until the model has been asked for turn 1 (the write is done, the run waits on the model).
+    const deadline = Date.now() + 30_000;
+    while (
+      !p.server.requests.some((r) => r.view.turn === 1 && r.view.allText.includes(task)) &&
+      Date.now() < deadline
+    ) {
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    child.kill('SIGINT');
+    expect(await exited).toBe(1);
+    const name = p.newest();
+    const state = p.state(name);
+    expect(state.status).toBe('ABORTED');
+    expect(state.failure).toMatchObject({ kind: 'killed', message: 'stopped by Ctrl-C' });
+    expect(state.claude_pid).toBeNull();
+    expect(p.read(name, 'changes.patch')).toContain('+half done');
+    expect(stdout).toContain('ABORTED');
+    expect(fs.existsSync(path.join(p.repo.dir, 'partial.txt'))).toBe(false);
+  });
+
+  it('leaves no process behind', async () => {
+    await expectNoProcessesLeft(p.tag);
+  });
+});
