@@ -14,7 +14,14 @@ export type StreamEvent =
       cwd?: string;
     }
   | { kind: 'tool_use'; id: string; name: string; input: unknown }
-  | { kind: 'tool_result'; toolUseId: string; isError: boolean; text: string }
+  | {
+      kind: 'tool_result';
+      toolUseId: string;
+      isError: boolean;
+      text: string;
+      /** Claude Code refused the call: by its own rules ('config'), a hook ('hook'), or as a human-only command ('skill'). */
+      refusedBy?: 'config' | 'hook' | 'skill' | 'other';
+    }
   | { kind: 'text'; text: string }
   | { kind: 'hook'; phase: 'started' | 'response'; event: string; outcome?: string }
   /** Claude Code refused a tool call by its own permission rules (hooks never see these). */
@@ -105,14 +112,30 @@ export function parseStreamLine(line: string): StreamEvent[] {
   }
   if (type === 'result') return [parseResult(value)];
   if (type === 'assistant' || type === 'user') {
-    const events = contentEvents(type, value.message);
+    const events = contentEvents(type, value.message, value.tool_result_meta);
     return events.length > 0 ? events : [other];
   }
   return [other];
 }
 
 /** Assistant lines carry text and tool_use blocks, user lines tool_result blocks. */
-function contentEvents(type: 'assistant' | 'user', message: unknown): StreamEvent[] {
+/** Who refused each tool call, from a user line's `tool_result_meta` (measured on 2.1.330). */
+function refusals(meta: unknown): Map<string, 'config' | 'hook' | 'other'> {
+  const out = new Map<string, 'config' | 'hook' | 'other'>();
+  if (!Array.isArray(meta)) return out;
+  for (const entry of meta) {
+    if (!isObject(entry) || !isObject(entry.permission_decision)) continue;
+    if (entry.permission_decision.decision !== 'reject') continue;
+    const source = entry.permission_decision.source;
+    out.set(str(entry.id) ?? '', source === 'config' || source === 'hook' ? source : 'other');
+  }
+  return out;
+}
+
+const SKILL_REFUSAL = 'cannot be used with Skill tool due to disable-model-invocation';
+
+function contentEvents(type: 'assistant' | 'user', message: unknown, meta?: unknown): StreamEvent[] {
+  const refused = refusals(meta);
   const content = isObject(message) ? message.content : undefined;
   if (!Array.isArray(content)) return [];
   const events: StreamEvent[] = [];
@@ -128,12 +151,13 @@ function contentEvents(type: 'assistant' | 'user', message: unknown): StreamEven
         input: block.input,
       });
     } else if (type === 'user' && block.type === 'tool_result') {
-      events.push({
-        kind: 'tool_result',
-        toolUseId: str(block.tool_use_id) ?? '',
-        isError: block.is_error === true,
-        text: contentText(block.content),
-      });
+      const toolUseId = str(block.tool_use_id) ?? '';
+      const text = contentText(block.content);
+      const result: StreamEvent = { kind: 'tool_result', toolUseId, isError: block.is_error === true, text };
+      const by =
+        refused.get(toolUseId) ?? (result.isError && text.includes(SKILL_REFUSAL) ? 'skill' : undefined);
+      if (by) result.refusedBy = by;
+      events.push(result);
     }
   }
   return events;
@@ -160,6 +184,13 @@ function parseResult(value: Json): ResultEvent {
   return result;
 }
 
+export interface Refusal {
+  readonly toolUseId: string;
+  readonly tool: string;
+  readonly by: 'config' | 'hook' | 'skill' | 'other';
+  readonly message: string;
+}
+
 export interface StreamSummary {
   sessionId: string | null;
   toolCalls: number;
@@ -170,8 +201,8 @@ export interface StreamSummary {
   toolErrors: number;
   /** Tool calls without a result yet, oldest first (the model may call several at once). */
   openTools: readonly { readonly id: string; readonly name: string }[];
-  /** Calls Claude Code refused by its permission rules, in order. */
-  permissionDenials: readonly { readonly tool: string; readonly message: string }[];
+  /** Tool calls Claude Code refused (its rules, a hook, a human-only command), in order. */
+  refusals: readonly Refusal[];
 }
 
 export const EMPTY_SUMMARY: StreamSummary = Object.freeze({
@@ -182,7 +213,7 @@ export const EMPTY_SUMMARY: StreamSummary = Object.freeze({
   result: null,
   toolErrors: 0,
   openTools: Object.freeze([]),
-  permissionDenials: Object.freeze([]),
+  refusals: Object.freeze([]),
 });
 
 /** Folds one event into the summary; returns the same object when nothing changed. */
@@ -196,8 +227,16 @@ export function summarize(summary: StreamSummary, event: StreamEvent): StreamSum
     }
     case 'tool_result': {
       const openTools = summary.openTools.filter((t) => t.id !== event.toolUseId);
+      const tool = summary.openTools.find((t) => t.id === event.toolUseId)?.name ?? '';
+      const refusals = event.refusedBy
+        ? [
+            ...summary.refusals,
+            { toolUseId: event.toolUseId, tool, by: event.refusedBy, message: event.text },
+          ]
+        : summary.refusals;
       return {
         ...summary,
+        refusals,
         openTools,
         currentTool: openTools.at(-1)?.name ?? null,
         toolErrors: summary.toolErrors + (event.isError ? 1 : 0),
@@ -205,11 +244,6 @@ export function summarize(summary: StreamSummary, event: StreamEvent): StreamSum
     }
     case 'text':
       return { ...summary, lastText: event.text };
-    case 'permission_denied':
-      return {
-        ...summary,
-        permissionDenials: [...summary.permissionDenials, { tool: event.tool, message: event.message }],
-      };
     case 'result':
       return { ...summary, result: event, sessionId: summary.sessionId ?? event.sessionId ?? null };
     default:

@@ -7,6 +7,7 @@ import { updateState } from '../ledger/index.js';
 import type { OwnedExit } from '../process/owned.js';
 import { commandDirName } from '../slash/index.js';
 import type { Denial } from '../supervisor/hooks.js';
+import { EventLog } from './events.js';
 import { classify, type StopReason } from './outcome.js';
 import { renderReport } from './report.js';
 
@@ -71,6 +72,13 @@ export async function finalizeRun(input: FinalizeInput): Promise<Finalized> {
       failure: { kind: 'io_error', message: `could not export the changes: ${exportError}` },
     };
   }
+  const denials = allDenials(input.denials, summary, loggedGateRefusals(runDir));
+  // events.jsonl has the guard's decisions as they happened; the refusals only the stream saw
+  // (Claude Code's own rules, human-only commands) join them here, so the file is complete.
+  const log = new EventLog(runDir);
+  for (const d of denials.slice(input.denials.length)) {
+    if (d.rule !== 'human-gate') log.append({ event: 'refused', source: 'claude', ...d });
+  }
   const result = summary.result && !summary.result.isError ? summary.result.result : summary.lastText;
   const resultFile = meta.type === 'plan' && result ? 'plan.md' : undefined;
   if (resultFile && result) {
@@ -88,7 +96,7 @@ export async function finalizeRun(input: FinalizeInput): Promise<Finalized> {
       costUsd: summary.result?.costUsd,
       changes: changes?.files ?? [],
       stat: changes?.stat ?? '',
-      denials: allDenials(input.denials, summary),
+      denials,
       ...(resultFile ? { resultFile } : {}),
     }),
   );
@@ -119,15 +127,45 @@ export async function finalizeRun(input: FinalizeInput): Promise<Finalized> {
     changes,
     result,
     toolCalls: summary.toolCalls,
-    denials: allDenials(input.denials, summary),
+    denials,
     durationMs: input.durationMs,
   };
 }
 
-/** Refusals by agentbox's guard (from the hooks) and by Claude Code's own rules (from the stream). */
-function allDenials(hooks: readonly Denial[], summary: StreamSummary): Denial[] {
-  return [
-    ...hooks,
-    ...summary.permissionDenials.map((d) => ({ tool: d.tool, rule: 'permission-rule', reason: d.message })),
-  ];
+/** Refusals the human gate logged into this run's events.jsonl when the agent ran it anyway. */
+function loggedGateRefusals(runDir: string): Denial[] {
+  return new EventLog(runDir)
+    .read()
+    .filter((e) => e.event === 'human_gate_refused')
+    .map((e) => ({ tool: 'Bash', rule: 'human-gate', reason: String(e.reason ?? '') }));
+}
+
+/**
+ * Every refused action of the run, once: agentbox's guard (from the hooks, with the rule), Claude
+ * Code's own refusals (from the stream: its deny rules, the project guard hook, human-only
+ * commands), and the human gate refusing to run inside the run (logged by `agentbox merge`).
+ */
+export function allDenials(
+  hooks: readonly Denial[],
+  summary: StreamSummary,
+  logged: readonly Denial[] = [],
+): Denial[] {
+  const out = [...hooks];
+  const seen = new Set(hooks.map((d) => d.toolUseId).filter(Boolean));
+  const RULE = {
+    config: 'permission-rule',
+    hook: 'guard-hook',
+    skill: 'human-only-command',
+    other: 'refused',
+  } as const;
+  for (const r of summary.refusals) {
+    if (seen.has(r.toolUseId)) continue;
+    out.push({
+      toolUseId: r.toolUseId,
+      tool: r.tool,
+      rule: RULE[r.by],
+      reason: r.message.replace(/<\/?tool_use_error>/g, ''),
+    });
+  }
+  return [...out, ...logged];
 }

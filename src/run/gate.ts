@@ -8,6 +8,7 @@ import { findRepo } from '../git/repo.js';
 import { removeWorktree } from '../git/worktree.js';
 import { openLedger, type RunDetails, readRun, resolveRun, updateState } from '../ledger/index.js';
 import { processStartTime } from '../process/reap.js';
+import { EventLog } from './events.js';
 
 /**
  * The human gate refuses to run inside an agent. Claude Code marks the processes it starts with
@@ -21,13 +22,13 @@ export function assertHuman(env: Env, command: string): void {
       ? 'a Claude Code session'
       : null;
   if (inside) {
-    throw new AgentboxError(
-      'HUMAN_GATE',
-      `agentbox ${command} is the human gate and does not run inside ${inside}`,
-      {
-        hint: `run it yourself in a terminal: agentbox ${command} <run>`,
-      },
-    );
+    const reason = `agentbox ${command} is the human gate and does not run inside ${inside}`;
+    // The run that tried it records the attempt; its end-of-run report lists it as refused.
+    if (env.AGENTBOX_RUN_DIR)
+      new EventLog(env.AGENTBOX_RUN_DIR).append({ event: 'human_gate_refused', command, reason });
+    throw new AgentboxError('HUMAN_GATE', reason, {
+      hint: `run it yourself in a terminal: agentbox ${command} <run>`,
+    });
   }
 }
 
@@ -130,8 +131,10 @@ export async function merge(ctx: CommandContext, ref: string, options: MergeOpti
 }
 
 export function commitMessage(name: string, task: string): string {
-  const first = task.trim().split('\n')[0] ?? '';
-  const subject = first.length > 72 ? `${first.slice(0, 71)}…` : first;
+  // NOTE: cut by code points, not UTF-16 units: slicing through an emoji left half a surrogate
+  // pair, which reaches git as U+FFFD. `\r?\n` and the trim keep a CRLF task's `\r` out of it.
+  const first = [...(task.trim().split(/\r?\n/)[0] ?? '').trim()];
+  const subject = first.length > 72 ? `${first.slice(0, 71).join('')}…` : first.join('');
   return `${subject}\n\nMerged from agentbox run ${name}.\n\nTask:\n${task.trim()}\n`;
 }
 

@@ -3,6 +3,8 @@ import type { HookAnswer, HookHandler, HookInput } from '../endpoint/server.js';
 import type { EventLog } from '../run/events.js';
 
 export interface Denial {
+  /** The tool call's id (from the hook input or the stream), to match the two records of one refusal. */
+  readonly toolUseId?: string;
   readonly tool: string;
   readonly rule: string;
   readonly reason: string;
@@ -47,7 +49,13 @@ export function createRunHookHandler(options: RunHookOptions): HookHandler {
         reason: verdict.reason,
         input: input.tool_input,
       });
-      options.onDenial?.({ tool, rule: verdict.rule, reason: verdict.reason });
+      const toolUseId = str(input.tool_use_id);
+      options.onDenial?.({
+        ...(toolUseId ? { toolUseId } : {}),
+        tool,
+        rule: verdict.rule,
+        reason: verdict.reason,
+      });
       return {
         hookSpecificOutput: {
           hookEventName: 'PreToolUse',

@@ -96,7 +96,7 @@ describe('parseStreamLine on real output', () => {
       result: events.at(-1),
       toolErrors: 0,
       openTools: [],
-      permissionDenials: [],
+      refusals: [],
     });
   });
 
@@ -159,7 +159,10 @@ describe('parseStreamLine on real output', () => {
     expect(result.apiErrorStatus).toBeUndefined();
     const summary = fold(events);
     expect(summary).toMatchObject({ toolCalls: 3, toolErrors: 3, currentTool: null, lastText: 'Gave up.' });
-    expect(summary.permissionDenials).toEqual([{ tool: 'Bash', message: results[0]!.text }]);
+    // The refused call is recorded once, with who refused it (the tool result's meta says "config").
+    expect(summary.refusals).toEqual([
+      { toolUseId: results[0]!.toolUseId, tool: 'Bash', by: 'config', message: results[0]!.text },
+    ]);
   });
 });
 
