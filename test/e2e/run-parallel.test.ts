@@ -40,7 +40,7 @@ describe('five fix runs started at the same time on one repository', () => {
     expect(new Set(names.map((n) => n.slice(-6))).size).toBe(N);
 
     const worktrees = new Set<string>();
-    for (const [i, out] of outs.entries()) {
+    for (const out of outs) {
       expect(out.status).toBe('REVIEW');
       const state = p.state(out.run);
       worktrees.add(state.worktree_path);
@@ -61,7 +61,6 @@ describe('five fix runs started at the same time on one repository', () => {
           `run_${id}:report_${id}`,
         ].sort(),
       );
-      void i;
     }
     expect(worktrees.size).toBe(N);
     // Every INDEX.jsonl line is whole, and the main tree never changed.

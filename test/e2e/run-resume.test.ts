@@ -76,7 +76,7 @@ describe('resume on the real Claude Code', () => {
     expect(inits.map((e) => e.session_id)).toEqual([sessionId, sessionId]);
   });
 
-  it('refuses a run that is not CRASHED, ABORTED or STALLED, and a run without a session', async () => {
+  it('refuses a run that is not CRASHED, ABORTED or STALLED', async () => {
     const done = await p.agentbox(['resume', crashed]);
     expect(done.code).toBe(2);
     expect(done.stderr).toContain('is DONE; only CRASHED, ABORTED or STALLED runs can be resumed');
