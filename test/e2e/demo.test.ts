@@ -48,7 +48,7 @@ describe('the demo (scripts/demo.ts, npm run demo)', () => {
     const tag = newTestTag();
     let result: DemoResult;
     try {
-      result = await runDemo(tag, 90_000);
+      result = await runDemo(tag, 100_000);
     } finally {
       await expectNoProcessesLeft(tag).finally(() => killTagged(tag));
     }
