@@ -161,16 +161,21 @@ export async function discard(
     });
   }
   const ledger = openLedger(root);
-  const already = state?.status === 'DISCARDED';
+  // A merged run stays MERGED: discarding it only clears its worktree and branch away.
+  const already = state?.status === 'DISCARDED' || state?.status === 'MERGED';
   if (!already) await updateState(ledger, run.name, { status: 'DISCARDED' }, { event: 'discarded' });
-  if (options.json) ctx.io.out(`${JSON.stringify({ run: run.name, status: 'DISCARDED', ...removed })}\n`);
+  else if (removed.removedWorktree) await updateState(ledger, run.name, {}, { event: 'worktree_removed' });
+  if (options.json)
+    ctx.io.out(
+      `${JSON.stringify({ run: run.name, status: state?.status === 'MERGED' ? 'MERGED' : 'DISCARDED', ...removed })}\n`,
+    );
   else {
     const what = [
       removed.removedWorktree && 'worktree',
       removed.deletedBranch && `branch ${state?.branch}`,
     ].filter(Boolean);
     ctx.io.out(
-      `${already ? 'already discarded' : 'discarded'} ${run.name}${what.length ? ` — removed ${what.join(' and ')}` : ''}\n` +
+      `${state?.status === 'MERGED' ? 'cleaned up merged run' : already ? 'already discarded' : 'discarded'} ${run.name}${what.length ? ` — removed ${what.join(' and ')}` : ''}\n` +
         `  kept ${path.relative(root, run.dir)}/ (report${fs.existsSync(path.join(run.dir, 'changes.patch')) ? ' and changes.patch' : ''})\n`,
     );
   }

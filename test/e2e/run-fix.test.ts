@@ -91,6 +91,11 @@ describe('fix runs on the real Claude Code: the worktree airlock and the human g
     const again = await p.agentbox(['merge', name, '--yes']);
     expect(again.code).toBe(2);
     expect(again.stderr).toContain('already merged');
+    // Discarding a merged run clears its worktree and branch away and keeps it MERGED.
+    const cleaned = await p.agentbox(['discard', name]);
+    expect(cleaned.stdout).toContain(`cleaned up merged run ${name}`);
+    expect(fs.existsSync(worktree)).toBe(false);
+    expect(p.state(name).status).toBe('MERGED');
     p.repo.commit('merge the reshape');
   });
 
