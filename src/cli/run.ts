@@ -65,6 +65,14 @@ function buildProgram(ctx: CommandContext, setExit: (code: number) => void): Com
       .option('--detach', 'return at once; the run goes on in the background')
       .option('--model <model>', 'the model for this run (default: config claude.model)')
       .option('--timeout <duration>', 'stop the run after this long, e.g. 45m (default: config runs.timeout)')
+      .option(
+        '--supervisor <mode>',
+        'claude | rules | off: who decides at each stop (default: config supervisor.mode)',
+      )
+      .option(
+        '--max-iterations <n>',
+        'stops before the run is ended (default: config supervisor.max_iterations)',
+      )
       .action(lazy(async () => (await import('../commands/run.js'))[name]));
   runCommand('scout', 'investigate a question, read-only; the answer goes to report.md', 'question');
   runCommand('plan', 'work out a plan, read-only; it goes to plan.md', 'goal');

@@ -22,6 +22,13 @@ export const fileSchema = z
       bin: z.string().min(1).nullable().optional(),
       model: z.string().min(1).nullable().optional(),
     }),
+    supervisor: section({
+      mode: z.enum(['claude', 'rules', 'off']).nullable().optional(),
+      max_iterations: z.number().int().min(1).nullable().optional(),
+      timeout: duration.nullable().optional(),
+      bin: z.string().min(1).nullable().optional(),
+      model: z.string().min(1).nullable().optional(),
+    }),
     runs: section({
       timeout: duration.nullable().optional(),
       worktree_dir: z.string().min(1).nullable().optional(),
@@ -40,6 +47,18 @@ export interface Config {
     readonly bin: string | null;
     readonly model: string | null;
   };
+  readonly supervisor: {
+    /** claude: rules, then a fresh `claude -p` per Stop; rules: rules only; off: no decisions. */
+    readonly mode: 'claude' | 'rules' | 'off';
+    /** Stops per run; the Stop that reaches it ends the run. */
+    readonly max_iterations: number;
+    /** Each supervisor `claude -p` is given up after this long (then the rules decide). */
+    readonly timeout: string;
+    /** The binary the supervisor runs; null: the same Claude Code as the runs. */
+    readonly bin: string | null;
+    /** The supervisor's model; null: claude.model. */
+    readonly model: string | null;
+  };
   readonly runs: {
     /** A run still going after this long is stopped (failure kind "timeout"). */
     readonly timeout: string;
@@ -54,6 +73,7 @@ export interface Config {
 
 export const DEFAULT_CONFIG: Config = {
   claude: { bin: null, model: null },
+  supervisor: { mode: 'rules', max_iterations: 50, timeout: '30s', bin: null, model: null },
   runs: { timeout: '30m', worktree_dir: '.agents/worktrees', env_pass: [], fix_allowed_tools: ['Bash'] },
 };
 

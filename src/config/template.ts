@@ -11,6 +11,19 @@ claude:
   # The model every run uses (passed as --model). Empty means Claude Code's own default.
   model:
 
+supervisor:
+  # At every Stop (the agent is about to end its turn) the supervisor decides. claude: rules, then a
+  # fresh \`claude -p\` answering [COMPLETE], [ABORT] or [CONTINUE] <text> (costs a model call per
+  # Stop); rules: rules only (budget, loop guard, background work); off: no decisions.
+  mode: # rules
+  # Stops per run; the Stop that reaches it ends the run (ABORTED, budget). --max-iterations overrides.
+  max_iterations: # 50
+  # Each supervisor call is given up after this long; then the rules decide.
+  timeout: # 30s
+  # The supervisor's Claude Code binary and model. Empty: the same as the runs'.
+  bin:
+  model:
+
 runs:
   # A run still going after this long is stopped and marked CRASHED (timeout). --timeout overrides.
   timeout: # 30m

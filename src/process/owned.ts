@@ -28,6 +28,9 @@ export interface OwnedOptions {
   readonly stdin?: 'ignore' | 'pipe';
 }
 
+/** How long the pipes may stay open after the leader exited (held by a descendant we cannot find). */
+const PIPE_GRACE_MS = 2000;
+
 const live = new Set<OwnedChild>();
 let exitHookInstalled = false;
 
@@ -74,6 +77,31 @@ export function spawnOwned(command: string, args: readonly string[], options: Ow
     child.once('error', (error) => resolve({ code: null, signal: null, spawnError: error.message }));
     child.once('close', (code, signal) => resolve({ code, signal }));
   });
+  /** The leader is gone; whatever it left running in its group or elsewhere goes too. */
+  const reap = (): void => {
+    if (child.pid !== undefined) {
+      try {
+        process.kill(-child.pid, 'SIGKILL');
+      } catch {
+        // Nothing left in the group.
+      }
+    }
+    killMarked(mark);
+  };
+
+  // NOTE: on 'exit', not on 'close': a descendant that inherited stdout (`(setsid sleep 300 &)`)
+  // keeps the pipes, and so 'close', open for as long as it lives; waiting for 'close' to kill it
+  // waited forever. Killing it closes the pipes; one that cannot be found (its environment
+  // cleared) only delays 'close' until its pipes are let go.
+  child.once('exit', () => {
+    reap();
+    const release = setTimeout(() => {
+      child.stdout?.destroy();
+      child.stderr?.destroy();
+    }, PIPE_GRACE_MS);
+    release.unref();
+    child.once('close', () => clearTimeout(release));
+  });
 
   let stopping: Promise<OwnedExit> | undefined;
   const owned: OwnedChild = {
@@ -107,14 +135,6 @@ export function spawnOwned(command: string, args: readonly string[], options: Ow
   };
   live.add(owned);
   void exited.then(() => {
-    // The leader is gone; whatever it left running in its group or elsewhere goes too.
-    if (child.pid !== undefined) {
-      try {
-        process.kill(-child.pid, 'SIGKILL');
-      } catch {
-        // Nothing left in the group.
-      }
-    }
     killMarked(mark);
     live.delete(owned);
   });

@@ -15,13 +15,16 @@ import {
 } from '../claude/stream.js';
 import type { Env } from '../cli/context.js';
 import { startEndpoint } from '../endpoint/server.js';
-import { runSettings, TOKEN_VAR } from '../endpoint/settings.js';
+import { runSettings, TOKEN_VAR, URL_VAR } from '../endpoint/settings.js';
 import type { Ledger, RunMeta, RunState } from '../ledger/index.js';
 import { updateState } from '../ledger/index.js';
 import { spawnOwned } from '../process/owned.js';
 import { processStartTime } from '../process/reap.js';
 import { commandsRoot, removeRunCommands, writeRunCommands } from '../slash/index.js';
 import { createRunHookHandler, type Denial } from '../supervisor/hooks.js';
+import { askSupervisorModel } from '../supervisor/model.js';
+import type { SupervisorMode } from '../supervisor/rules.js';
+import { Supervisor } from '../supervisor/supervisor.js';
 import { EventLog } from './events.js';
 import { type Finalized, finalizeRun } from './finalize.js';
 import type { StopReason } from './outcome.js';
@@ -43,6 +46,14 @@ export interface ExecuteInput {
   readonly claudeBin: string;
   readonly envPass: readonly string[];
   readonly timeoutMs: number;
+  readonly supervisor: {
+    readonly mode: SupervisorMode;
+    readonly maxIterations: number;
+    /** Per supervisor model call. */
+    readonly timeoutMs: number;
+    readonly bin: string;
+    readonly model: string | null;
+  };
   /** Resume the run's session instead of starting it (`more`: extra instructions). */
   readonly resume?: { readonly more?: string };
   /** Subscribes to Ctrl-C / SIGTERM; the returned function unsubscribes. */
@@ -101,8 +112,28 @@ export async function executeRun(input: ExecuteInput): Promise<Finalized> {
         if (fs.existsSync(dir) && fs.readdirSync(dir).length === 0) fs.rmdirSync(dir);
     });
 
+    const sup = input.supervisor;
+    const supervisor = new Supervisor({
+      config: { mode: sup.mode, maxIterations: sup.maxIterations, loopLimit: 3 },
+      task: meta.task,
+      runType: meta.type,
+      runDir,
+      log,
+      startedAt: started,
+      ask: (prompt) =>
+        askSupervisorModel(prompt, {
+          bin: sup.bin,
+          model: sup.model,
+          timeoutMs: sup.timeoutMs,
+          env: input.env,
+        }),
+      onEnd: (end) => {
+        if (end.kind === 'abort' && stop.kind === 'finished')
+          stop = { kind: 'aborted', reason: end.reason, failure: end.failure };
+      },
+    });
     const endpoint = await startEndpoint({
-      handler: createRunHookHandler({ scope, log, launchDir, onDenial: (d) => denials.push(d) }),
+      handler: createRunHookHandler({ scope, log, launchDir, supervisor, onDenial: (d) => denials.push(d) }),
       onProblem: (p) => log.append({ event: 'endpoint_problem', ...p }),
     });
     cleanups.push(() => endpoint.close());
@@ -126,13 +157,23 @@ export async function executeRun(input: ExecuteInput): Promise<Finalized> {
         worktree,
         safeCommands: meta.safe_commands,
       }),
-      settings: runSettings({ endpointUrl: endpoint.url, deny, stopTimeoutSeconds: 120 }),
+      // The Stop hook may wait for up to three supervisor calls.
+      settings: runSettings({
+        endpointUrl: endpoint.url,
+        deny,
+        stopTimeoutSeconds: Math.ceil((sup.timeoutMs * 3) / 1000) + 30,
+      }),
       model: meta.model,
     });
     const env = buildAgentEnv(input.env, {
       cwd: launchDir,
       pass: [...input.envPass],
-      extra: { AGENTBOX_RUN: meta.run_name, AGENTBOX_RUN_DIR: runDir, [TOKEN_VAR]: endpoint.token },
+      extra: {
+        AGENTBOX_RUN: meta.run_name,
+        AGENTBOX_RUN_DIR: runDir,
+        [TOKEN_VAR]: endpoint.token,
+        [URL_VAR]: endpoint.url,
+      },
     });
 
     const streamFile = path.join(runDir, 'raw', 'stream.jsonl');
@@ -177,6 +218,7 @@ export async function executeRun(input: ExecuteInput): Promise<Finalized> {
         claude_pid_start: child.pid ? processStartTime(child.pid) : null,
         session_id: sessionId,
         last_heartbeat: new Date().toISOString(),
+        endpoint_url: endpoint.url,
       },
       { event: input.resume ? 'resumed' : 'claude_started', detail: `pid ${child.pid ?? '?'}` },
     );

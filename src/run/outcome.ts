@@ -12,7 +12,7 @@ export type StopReason =
   | { readonly kind: 'finished' }
   | { readonly kind: 'interrupted'; readonly by: string }
   | { readonly kind: 'timeout'; readonly afterMs: number }
-  | { readonly kind: 'aborted'; readonly reason: string };
+  | { readonly kind: 'aborted'; readonly reason: string; readonly failure?: Failure['kind'] };
 
 export interface Outcome {
   readonly status: RunStatus;
@@ -37,7 +37,7 @@ export function classify(input: {
     failure: { kind, message },
   });
   if (stop.kind === 'interrupted') return fail('ABORTED', 'killed', `stopped by ${stop.by}`);
-  if (stop.kind === 'aborted') return fail('ABORTED', 'agent_abort', stop.reason);
+  if (stop.kind === 'aborted') return fail('ABORTED', stop.failure ?? 'agent_abort', stop.reason);
   if (stop.kind === 'timeout')
     return fail('CRASHED', 'timeout', `still running after ${Math.round(stop.afterMs / 1000)}s`);
   if (exit.spawnError) return fail('CRASHED', 'crashed', `could not start claude: ${exit.spawnError}`);

@@ -3,31 +3,78 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { canonical } from '../airlock/paths.js';
+import { findClaudeBin } from '../claude/bin.js';
 import type { CommandContext } from '../cli/context.js';
 import { parseDuration } from '../config/duration.js';
 import { AgentboxError } from '../errors.js';
 import { addWorktree, headSha } from '../git/worktree.js';
 import { createRun, type Ledger, type RunMeta, readRun, updateState } from '../ledger/index.js';
+import { SUPERVISOR_MODES, type SupervisorMode } from '../supervisor/rules.js';
 import { loadRunContext, type RunContext } from './context.js';
 import { executeRun } from './execute.js';
 import { liveReporter, printSummary, succeeded } from './print.js';
 import { buildEnvelope, type HeadlessType, needsWorktree } from './tier.js';
+
+/** The supervisor's binary: config supervisor.bin (a name on PATH or a path), else the runs' claude. */
+function supervisorBin(ctx: CommandContext, rc: RunContext): string {
+  const bin = rc.config.supervisor.bin;
+  if (!bin) return rc.claudeBin;
+  const config = { ...rc.config, claude: { ...rc.config.claude, bin } };
+  return findClaudeBin({
+    env: { ...ctx.env, AGENTBOX_CLAUDE_BIN: undefined },
+    config,
+    repoRoot: rc.repo.root,
+    cwd: ctx.cwd,
+  }).path;
+}
 
 export interface RunOptions {
   readonly json?: boolean;
   readonly detach?: boolean;
   readonly model?: string;
   readonly timeout?: string;
+  readonly supervisor?: string;
+  readonly maxIterations?: string;
 }
 
 /** What meta.yaml records about how the run was started (read back by the worker and resume). */
 export interface StoredOptions {
   readonly timeout_ms: number;
+  readonly supervisor: SupervisorMode;
+  readonly max_iterations: number;
 }
 
 export function storedOptions(meta: RunMeta): StoredOptions {
-  const timeout = meta.options?.timeout_ms;
-  return { timeout_ms: typeof timeout === 'number' && timeout > 0 ? timeout : 30 * 60_000 };
+  const o = meta.options ?? {};
+  const timeout = o.timeout_ms;
+  const mode = o.supervisor;
+  const max = o.max_iterations;
+  return {
+    timeout_ms: typeof timeout === 'number' && timeout > 0 ? timeout : 30 * 60_000,
+    supervisor: SUPERVISOR_MODES.includes(mode as SupervisorMode) ? (mode as SupervisorMode) : 'rules',
+    max_iterations: typeof max === 'number' && max >= 1 ? max : 50,
+  };
+}
+
+function supervisorMode(option: string | undefined, configured: SupervisorMode): SupervisorMode {
+  const mode = option ?? configured;
+  if (!SUPERVISOR_MODES.includes(mode as SupervisorMode)) {
+    throw new AgentboxError('USAGE', `invalid --supervisor "${mode}"`, {
+      hint: `use one of: ${SUPERVISOR_MODES.join(', ')}`,
+    });
+  }
+  return mode as SupervisorMode;
+}
+
+function maxIterations(option: string | undefined, configured: number): number {
+  if (option === undefined) return configured;
+  const n = Number(option);
+  if (!Number.isInteger(n) || n < 1) {
+    throw new AgentboxError('USAGE', `invalid --max-iterations "${option}"`, {
+      hint: 'use a whole number of 1 or more, e.g. 20',
+    });
+  }
+  return n;
 }
 
 function checkTask(task: string): void {
@@ -70,6 +117,8 @@ export async function startRun(
   const rc = await loadRunContext(ctx);
   const model = options.model ?? rc.config.claude.model;
   const timeout = timeoutMs(options.timeout, rc.config.runs.timeout);
+  const mode = supervisorMode(options.supervisor, rc.config.supervisor.mode);
+  const budget = maxIterations(options.maxIterations, rc.config.supervisor.max_iterations);
   const base = await headSha(rc.repo.root);
   if (needsWorktree(type) && !base) {
     throw new AgentboxError('GIT_FAILED', `agentbox ${type} needs at least one commit in ${rc.repo.root}`, {
@@ -81,7 +130,12 @@ export async function startRun(
     task,
     repoShaStart: base,
     pid: process.pid,
-    options: { timeout_ms: timeout, ...(options.model ? { model: options.model } : {}) },
+    options: {
+      timeout_ms: timeout,
+      supervisor: mode,
+      max_iterations: budget,
+      ...(options.model ? { model: options.model } : {}),
+    },
     envelope: (r) =>
       buildEnvelope({
         type,
@@ -126,6 +180,7 @@ export async function runHere(
 ): Promise<number> {
   const details = readRun(rc.ledger, name);
   if (!details.state) throw new AgentboxError('RUN_NOT_FOUND', `run ${name} has no state.json`);
+  const stored = storedOptions(details.meta);
   const live = liveReporter(ctx.io);
   if (!json) ctx.io.out(`${resume ? 'resuming' : 'started'} ${name}\n`);
   const done = await executeRun({
@@ -135,7 +190,14 @@ export async function runHere(
     env: ctx.env,
     claudeBin: rc.claudeBin,
     envPass: rc.config.runs.env_pass,
-    timeoutMs: storedOptions(details.meta).timeout_ms,
+    timeoutMs: stored.timeout_ms,
+    supervisor: {
+      mode: stored.supervisor,
+      maxIterations: stored.max_iterations,
+      timeoutMs: timeoutMs(undefined, rc.config.supervisor.timeout),
+      bin: supervisorBin(ctx, rc),
+      model: rc.config.supervisor.model ?? details.meta.model,
+    },
     ...(resume ? { resume } : {}),
     ...(ctx.onInterrupt ? { onInterrupt: ctx.onInterrupt } : {}),
     onProgress: (p) => live.update(p),

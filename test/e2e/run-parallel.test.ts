@@ -50,7 +50,12 @@ describe('five fix runs started at the same time on one repository', () => {
       expect(patch).toContain(`+++ b/task-${task}.txt`);
       expect(patch.match(/^diff --git/gm)).toHaveLength(1);
       // Claude Code saw this run's commands and no other run's.
-      const init = JSON.parse(p.read(out.run, 'raw/stream.jsonl').split('\n')[0]!);
+      const init = p
+        .read(out.run, 'raw/stream.jsonl')
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l))
+        .find((e) => e.subtype === 'init');
       const id = out.run.slice(-6);
       const runCommands = (init.slash_commands as string[]).filter((c) => c.startsWith('run_'));
       expect(runCommands.sort()).toEqual(

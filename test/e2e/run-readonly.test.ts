@@ -51,7 +51,12 @@ describe('read-only runs (scout, plan) on the real Claude Code', () => {
       .trim()
       .split('\n')
       .map((l) => JSON.parse(l));
-    expect(stream[0]).toMatchObject({ type: 'system', subtype: 'init', session_id: state.session_id });
+    // The SessionStart hook's lines come first, then init.
+    expect(stream.find((e) => e.subtype === 'init')).toMatchObject({
+      type: 'system',
+      session_id: state.session_id,
+    });
+    expect(stream[0]).toMatchObject({ type: 'system', subtype: 'hook_started', hook_event: 'SessionStart' });
     expect(stream.at(-1)).toMatchObject({ type: 'result', is_error: false });
     // The run's slash commands are gone, and so are the folders made only for them.
     expect(fs.existsSync(path.join(p.repo.dir, '.claude/commands'))).toBe(false);

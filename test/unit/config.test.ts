@@ -10,7 +10,7 @@ import {
   readConfigFile,
   userConfigPath,
 } from '../../src/config/load.js';
-import { DEFAULT_CONFIG } from '../../src/config/schema.js';
+import { DEFAULT_CONFIG, KNOWN_KEYS } from '../../src/config/schema.js';
 import { PROJECT_CONFIG_TEMPLATE } from '../../src/config/template.js';
 import { AgentboxError } from '../../src/errors.js';
 import { tempDir } from '../helpers/git-repo.js';
@@ -126,6 +126,7 @@ describe('loadConfig', () => {
     expect(loadConfig({ repoRoot: undefined, env: {} })).toEqual({ config: DEFAULT_CONFIG, sources: [] });
     expect(DEFAULT_CONFIG).toEqual({
       claude: { bin: null, model: null },
+      supervisor: { mode: 'rules', max_iterations: 50, timeout: '30s', bin: null, model: null },
       runs: { timeout: '30m', worktree_dir: '.agents/worktrees', env_pass: [], fix_allowed_tools: ['Bash'] },
     });
   });
@@ -166,7 +167,11 @@ describe('loadConfig', () => {
     // A file at a lower-priority location is not read.
     if (file !== homeFile()) write(homeFile(), 'claude:\n  model: ignored\n');
     expect(loadConfig({ repoRoot: undefined, env })).toEqual({
-      config: { claude: { bin: '/opt/claude', model: null }, runs: DEFAULT_CONFIG.runs },
+      config: {
+        claude: { bin: '/opt/claude', model: null },
+        supervisor: DEFAULT_CONFIG.supervisor,
+        runs: DEFAULT_CONFIG.runs,
+      },
       sources: [{ kind: 'user', path: file, exists: true }],
     });
   });
@@ -175,7 +180,11 @@ describe('loadConfig', () => {
     write(homeFile(), 'claude:\n  bin: /opt/claude\n  model: opus\n');
     write(projectFile(), 'claude:\n  model: sonnet\n');
     expect(loadConfig({ repoRoot: repo, env: { HOME: home } })).toEqual({
-      config: { claude: { bin: '/opt/claude', model: 'sonnet' }, runs: DEFAULT_CONFIG.runs },
+      config: {
+        claude: { bin: '/opt/claude', model: 'sonnet' },
+        supervisor: DEFAULT_CONFIG.supervisor,
+        runs: DEFAULT_CONFIG.runs,
+      },
       sources: [
         { kind: 'user', path: homeFile(), exists: true },
         { kind: 'project', path: projectFile(), exists: true },
@@ -198,6 +207,7 @@ describe('loadConfig', () => {
     write(projectFile(), text);
     expect(loadConfig({ repoRoot: repo, env: { HOME: home } }).config).toEqual({
       claude: { bin: '/opt/claude', model },
+      supervisor: DEFAULT_CONFIG.supervisor,
       runs: DEFAULT_CONFIG.runs,
     });
   });
@@ -205,6 +215,7 @@ describe('loadConfig', () => {
   it('reads the template as every key empty', () => {
     expect(readConfigFile(write(projectFile(), PROJECT_CONFIG_TEMPLATE))).toEqual({
       claude: { bin: null, model: null },
+      supervisor: { mode: null, max_iterations: null, timeout: null, bin: null, model: null },
       runs: { timeout: null, worktree_dir: null, env_pass: null, fix_allowed_tools: null },
     });
   });
@@ -247,12 +258,7 @@ describe('loadConfig', () => {
     ['a misspelt nested key', 'claude:\n  bni: x\n', 'claude.bni', 'did you mean "claude.bin"?'],
     ['a misspelt section', 'claud:\n  bin: x\n', 'claud', 'did you mean "claude"?'],
     ['a case slip', 'claude:\n  Model: x\n', 'claude.Model', 'did you mean "claude.model"?'],
-    [
-      'a key like nothing known',
-      'timeout: 5\n',
-      'timeout',
-      'known settings: claude, claude.bin, claude.model, runs, runs.timeout, runs.worktree_dir, runs.env_pass, runs.fix_allowed_tools',
-    ],
+    ['a key like nothing known', 'timeout: 5\n', 'timeout', `known settings: ${KNOWN_KEYS.join(', ')}`],
   ])('rejects %s with a suggestion', (_name, text, key, hint) => {
     const file = write(projectFile(), text);
     const error = thrown(() => readConfigFile(file));

@@ -1,0 +1,76 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { buildAgentEnv } from '../claude/env.js';
+import type { Env } from '../cli/context.js';
+import { spawnOwned } from '../process/owned.js';
+
+export type ModelReply =
+  | { readonly ok: true; readonly output: string; readonly durationMs: number }
+  | { readonly ok: false; readonly error: string; readonly durationMs: number };
+
+export interface AskOptions {
+  readonly bin: string;
+  readonly model: string | null;
+  readonly timeoutMs: number;
+  readonly env: Env;
+}
+
+/**
+ * One supervisor decision: a fresh `claude -p` with no tools, started in an empty temporary
+ * folder (so no project settings, hooks or commands load: it cannot recurse into this
+ * supervisor), with the agent's whitelisted environment minus agentbox's own variables, and a
+ * timeout. Never throws: a failed, killed or timed-out call is an answer with ok: false.
+ */
+export async function askSupervisorModel(prompt: string, options: AskOptions): Promise<ModelReply> {
+  const started = Date.now();
+  const cwd = fs.mkdtempSync(path.join(os.tmpdir(), 'agentbox-supervisor-'));
+  const env = buildAgentEnv(options.env, { cwd });
+  for (const name of Object.keys(env)) if (name.startsWith('AGENTBOX_')) delete env[name];
+  const args = [
+    '-p',
+    '--output-format',
+    'text',
+    '--tools',
+    '',
+    ...(options.model ? ['--model', options.model] : []),
+    '--',
+    prompt,
+  ];
+  let stdout = '';
+  let stderr = '';
+  try {
+    const child = spawnOwned(options.bin, args, {
+      cwd,
+      env,
+      onStdout: (chunk) => {
+        stdout += chunk.toString('utf8');
+      },
+      onStderr: (chunk) => {
+        stderr += chunk.toString('utf8');
+      },
+    });
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      void child.stop(1000);
+    }, options.timeoutMs);
+    const exit = await child.exited;
+    clearTimeout(timer);
+    const durationMs = Date.now() - started;
+    if (timedOut) return { ok: false, error: `timed out after ${options.timeoutMs} ms`, durationMs };
+    if (exit.spawnError)
+      return { ok: false, error: `could not start ${options.bin}: ${exit.spawnError}`, durationMs };
+    if (exit.code !== 0) {
+      const why = exit.signal ? `killed by ${exit.signal}` : `exit code ${exit.code}`;
+      return {
+        ok: false,
+        error: `${why}${stderr.trim() ? `: ${stderr.trim().slice(0, 300)}` : ''}`,
+        durationMs,
+      };
+    }
+    return { ok: true, output: stdout, durationMs };
+  } finally {
+    fs.rmSync(cwd, { recursive: true, force: true });
+  }
+}

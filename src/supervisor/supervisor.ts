@@ -1,0 +1,242 @@
+import type { HookAnswer, HookInput } from '../endpoint/server.js';
+import type { FailureKind } from '../ledger/types.js';
+import type { EventLog } from '../run/events.js';
+import { takePending } from './inbox.js';
+import type { ModelReply } from './model.js';
+import { parseAnswer } from './parse.js';
+import { supervisorPrompt, type ToolRecord, toolExcerpt } from './prompt.js';
+import {
+  type Counters,
+  decideByRules,
+  nextCounters,
+  type StopFacts,
+  type SupervisorConfig,
+} from './rules.js';
+
+/** How the supervisor ended the run, when it did. */
+export type SupervisorEnd =
+  | { readonly kind: 'complete'; readonly summary: string }
+  | { readonly kind: 'abort'; readonly failure: FailureKind; readonly reason: string };
+
+export interface SupervisorOptions {
+  readonly config: SupervisorConfig;
+  readonly task: string;
+  readonly runType: string;
+  readonly runDir: string;
+  readonly log: EventLog;
+  readonly startedAt: number;
+  /** Asks the supervisor model (mode claude). */
+  readonly ask?: (prompt: string) => Promise<ModelReply>;
+  /** Attempts per decision before "no marker" ends the run. */
+  readonly attempts?: number;
+  readonly onEnd?: (end: SupervisorEnd) => void;
+  readonly now?: () => number;
+}
+
+const SUBAGENT_TOOLS = new Set(['Task', 'Agent']);
+const HISTORY = 50;
+const str = (v: unknown): string => (typeof v === 'string' ? v : '');
+const block = (reason: string): HookAnswer => ({ decision: 'block', reason });
+
+/**
+ * A run's supervisor: keeps the tool history from the hooks and decides at every Stop, first by
+ * rules, then (mode claude) by a fresh `claude -p`. Its answer to the Stop hook is the injection:
+ * `{"decision":"block","reason":<text>}` makes Claude Code go on with exactly that text; `{}` lets
+ * it stop. Every decision is written to events.jsonl with its reason, prompt and raw answer.
+ */
+export class Supervisor {
+  private counters: Counters = { iterations: 0, stuck: 0 };
+  private readonly tools: ToolRecord[] = [];
+  private progress = 0;
+  private subagents = 0;
+  private ended: SupervisorEnd | null = null;
+  private queue: Promise<unknown> = Promise.resolve();
+
+  constructor(private readonly options: SupervisorOptions) {}
+
+  get end(): SupervisorEnd | null {
+    return this.ended;
+  }
+
+  get iterations(): number {
+    return this.counters.iterations;
+  }
+
+  get history(): readonly ToolRecord[] {
+    return this.tools;
+  }
+
+  /** Feeds one hook event; returns the answer for Stop (others answer nothing here). */
+  async onEvent(event: string, input: HookInput): Promise<HookAnswer | undefined> {
+    switch (event) {
+      case 'PreToolUse':
+        if (SUBAGENT_TOOLS.has(str(input.tool_name))) this.subagents++;
+        return undefined;
+      case 'PostToolUse':
+      case 'PostToolUseFailure': {
+        const ok = event === 'PostToolUse';
+        const output = ok ? JSON.stringify(input.tool_response ?? '') : str(input.error);
+        this.tools.push({ name: str(input.tool_name), ok, excerpt: toolExcerpt(input.tool_input, output) });
+        if (this.tools.length > HISTORY) this.tools.shift();
+        this.progress++;
+        this.options.log.append({
+          event,
+          tool: str(input.tool_name),
+          ok,
+          excerpt: this.tools.at(-1)!.excerpt,
+        });
+        return undefined;
+      }
+      case 'SubagentStop':
+        this.subagents = Math.max(0, this.subagents - 1);
+        this.options.log.append({ event });
+        return undefined;
+      case 'Stop': {
+        // Decisions are taken one at a time, in the order the Stops came.
+        const decided = this.queue.then(() => this.decide(input));
+        this.queue = decided.catch(() => {});
+        return decided;
+      }
+      default:
+        this.options.log.append({
+          event,
+          session_id: input.session_id,
+          source: input.source,
+          reason: input.reason,
+        });
+        return undefined;
+    }
+  }
+
+  private async decide(input: HookInput): Promise<HookAnswer> {
+    const { config, log } = this.options;
+    const injections = takePending(this.options.runDir);
+    const facts: StopFacts = {
+      stopHookActive: input.stop_hook_active === true,
+      backgroundTasks: Array.isArray(input.background_tasks) ? input.background_tasks.length : 0,
+      runningSubagents: this.subagents,
+      progress: this.progress,
+      injections: injections.map((m) => m.text),
+    };
+    const iteration = this.counters.iterations + 1;
+    const rule = decideByRules(config, this.counters, facts);
+    this.counters = nextCounters(this.counters, facts);
+    this.progress = 0;
+    const base = {
+      event: 'Stop',
+      iteration,
+      max_iterations: config.maxIterations,
+      stop_hook_active: facts.stopHookActive,
+    };
+    switch (rule.kind) {
+      case 'inject':
+        log.append({
+          ...base,
+          decision: 'inject',
+          source: 'inbox',
+          messages: injections.map((m) => m.id),
+          text: rule.text,
+        });
+        return block(rule.text);
+      case 'wait':
+        log.append({
+          ...base,
+          decision: 'continue',
+          source: 'rules',
+          reason: 'background work running',
+          text: rule.text,
+        });
+        return block(rule.text);
+      case 'hard_stop':
+        log.append({ ...base, decision: 'abort', source: 'rules', reason: rule.reason, warning: true });
+        this.finish({ kind: 'abort', failure: rule.failure, reason: rule.reason });
+        return {};
+      case 'allow':
+        log.append({ ...base, decision: 'complete', source: 'rules', reason: rule.reason });
+        this.finish({ kind: 'complete', summary: rule.reason });
+        return {};
+      case 'ask':
+        return this.askModel(input, iteration, base);
+    }
+  }
+
+  /** Mode claude: up to `attempts` answers; a failed call falls back to the rules (let it stop). */
+  private async askModel(
+    input: HookInput,
+    iteration: number,
+    base: Record<string, unknown>,
+  ): Promise<HookAnswer> {
+    const { log, config } = this.options;
+    const now = this.options.now ?? Date.now;
+    const prompt = supervisorPrompt({
+      task: this.options.task,
+      iteration,
+      maxIterations: config.maxIterations,
+      elapsedMs: now() - this.options.startedAt,
+      tools: this.tools,
+      lastMessage: str(input.last_assistant_message),
+      runType: this.options.runType,
+    });
+    const attempts = this.options.attempts ?? 3;
+    for (let attempt = 1; attempt <= attempts; attempt++) {
+      const ask =
+        attempt === 1
+          ? prompt
+          : `${prompt}\n\nYour previous answer had no marker. Start your answer with [COMPLETE], [ABORT] or [CONTINUE].`;
+      const reply = this.options.ask
+        ? await this.options.ask(ask)
+        : ({ ok: false, error: 'no supervisor model configured', durationMs: 0 } as const);
+      if (!reply.ok) {
+        const reason = `supervisor call failed (${reply.error}); fell back to the rules: the agent's stop stands`;
+        log.append({
+          ...base,
+          decision: 'complete',
+          source: 'fallback',
+          reason,
+          prompt: ask,
+          error: reply.error,
+          attempt,
+        });
+        this.finish({ kind: 'complete', summary: reason });
+        return {};
+      }
+      const answer = parseAnswer(reply.output);
+      const record = {
+        ...base,
+        source: 'claude',
+        prompt: ask,
+        raw: reply.output,
+        attempt,
+        duration_ms: reply.durationMs,
+      };
+      switch (answer.action) {
+        case 'continue':
+          log.append({ ...record, decision: 'continue', text: answer.text });
+          return block(answer.text);
+        case 'complete':
+          log.append({ ...record, decision: 'complete', reason: answer.text });
+          this.finish({ kind: 'complete', summary: answer.text });
+          return {};
+        case 'abort':
+          log.append({ ...record, decision: 'abort', reason: answer.text });
+          this.finish({
+            kind: 'abort',
+            failure: 'agent_abort',
+            reason: answer.text || 'the supervisor aborted the run',
+          });
+          return {};
+        case 'none':
+          log.append({ ...record, decision: 'none', reason: 'no [COMPLETE], [ABORT] or [CONTINUE] marker' });
+      }
+    }
+    const reason = `the supervisor answered ${attempts} times without a decision marker`;
+    log.append({ ...base, decision: 'abort', source: 'rules', reason, warning: true });
+    this.finish({ kind: 'abort', failure: 'supervisor', reason });
+    return {};
+  }
+
+  private finish(end: SupervisorEnd): void {
+    this.ended = end;
+    this.options.onEnd?.(end);
+  }
+}
