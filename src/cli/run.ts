@@ -105,6 +105,14 @@ function buildProgram(ctx: CommandContext, setExit: (code: number) => void): Com
     .action(lazy(async () => (await import('../commands/gate.js')).resume));
 
   program
+    .command('inject')
+    .description('queue a message for a live run: its agent gets it at its next stop')
+    .argument('<run>', 'a run name, its short id, or "latest"')
+    .argument('<text>', 'the instruction to send, verbatim')
+    .option('--json', 'print the outcome as JSON')
+    .action(lazy(async () => (await import('../commands/gate.js')).inject));
+
+  program
     .command('__exec', { hidden: true })
     .argument('<run>')
     .action(lazy(async () => (await import('../commands/run.js')).exec));

@@ -85,6 +85,7 @@ function checkStateV1(o: Readonly<Record<string, unknown>>): RunState {
     tool_calls: count(o, 'tool_calls'),
     updated_at: str(o, 'updated_at'),
     ...(o.summary === undefined ? {} : { summary: checkSummary(o.summary) }),
+    ...(o.endpoint_url === undefined ? {} : { endpoint_url: strOrNull(o, 'endpoint_url') }),
   };
 }
 

@@ -1,0 +1,46 @@
+import type { CommandContext } from '../cli/context.js';
+import { styler } from '../cli/style.js';
+import { AgentboxError } from '../errors.js';
+import { findRepo } from '../git/repo.js';
+import { openLedger, readRun, resolveRun } from '../ledger/index.js';
+import { enqueue, pendingCount } from '../supervisor/inbox.js';
+import { isAlive } from './gate.js';
+
+/**
+ * `agentbox inject <run> "<text>"`: queues a message for a live run. Its supervisor delivers it at
+ * the agent's next Stop, as the instruction the agent goes on with: exactly once, in the order
+ * queued (several waiting messages go together, oldest first), recorded in events.jsonl.
+ */
+export async function inject(
+  ctx: CommandContext,
+  ref: string,
+  text: string,
+  options: { json?: boolean },
+): Promise<number> {
+  if (text.trim() === '') {
+    throw new AgentboxError('USAGE', 'the message is empty', {
+      hint: 'agentbox inject latest "also update the docs"',
+    });
+  }
+  const repo = await findRepo(ctx.cwd);
+  const ledger = openLedger(repo.root);
+  const run = readRun(ledger, resolveRun(ledger, ref));
+  const state = run.state;
+  if (state?.status !== 'ACTIVE' || !isAlive(state.pid, state.pid_start)) {
+    throw new AgentboxError(
+      'USAGE',
+      `run ${run.name} is not running (${state?.status ?? 'no state'}): nothing would read the message`,
+      {
+        hint: `continue it with the message instead: agentbox resume ${run.name} "${text.length > 40 ? `${text.slice(0, 40)}…` : text}"`,
+      },
+    );
+  }
+  const id = enqueue(run.dir, text);
+  const waiting = pendingCount(run.dir);
+  if (options.json) ctx.io.out(`${JSON.stringify({ run: run.name, id, pending: waiting })}\n`);
+  else {
+    const s = styler(ctx.io);
+    ctx.io.out(`${s.ok('✓')} queued for ${run.name}: delivered at its next stop (${waiting} waiting)\n`);
+  }
+  return 0;
+}
