@@ -22,6 +22,7 @@ const COMMANDS = [
   'merge',
   'discard',
   'resume',
+  'inject',
   'status',
   'show',
 ];

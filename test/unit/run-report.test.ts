@@ -1,0 +1,304 @@
+import { describe, expect, it } from 'vitest';
+import { memoryIo } from '../../src/cli/context.js';
+import type { PatchFile } from '../../src/git/patch.js';
+import { buildMeta } from '../../src/ledger/meta.js';
+import { RUN_STATUSES, type RunMeta, type RunStatus, type RunType } from '../../src/ledger/types.js';
+import type { Progress } from '../../src/run/execute.js';
+import type { Finalized } from '../../src/run/finalize.js';
+import type { Outcome } from '../../src/run/outcome.js';
+import { liveLine, nextStep, printSummary, succeeded } from '../../src/run/print.js';
+import { type ReportInput, renderReport } from '../../src/run/report.js';
+import { buildEnvelope } from '../../src/run/tier.js';
+
+const ID = '0a1b2c';
+const NAME = `26-01-02_0304__fix-the-login__${ID}`;
+const ROOT = '/repo';
+const RUN_DIR = `${ROOT}/.agents/runs/${NAME}`;
+
+const meta = (type: RunType, task = 'fix the login'): RunMeta =>
+  buildMeta({
+    name: NAME,
+    id: ID,
+    slug: 'fix-the-login',
+    type,
+    task,
+    envelope: buildEnvelope({
+      type,
+      runId: ID,
+      model: null,
+      worktree: type === 'fix' ? `${ROOT}/.agents/worktrees/${NAME}` : null,
+      fixAllowed: ['Bash'],
+    }),
+    repoRoot: ROOT,
+    repoShaStart: '1d13b648d980d8c88d5317ac3e8177c0f8e53455',
+    now: new Date('2026-01-02T03:04:05Z'),
+  });
+
+const DONE: Outcome = { status: 'DONE', failure: null };
+const CHANGES: PatchFile[] = [
+  { path: 'src/login.ts', status: 'modified', binary: false },
+  { path: 'test/login.test.ts', status: 'added', binary: false },
+];
+const STAT =
+  ' src/login.ts        | 4 ++--\n test/login.test.ts  | 9 +++++++++\n 2 files changed, 11 insertions(+), 2 deletions(-)\n';
+
+const report = (over: Partial<ReportInput> = {}): string =>
+  renderReport({
+    meta: meta('scout'),
+    outcome: DONE,
+    result: 'The login is slow because of bcrypt cost 14.',
+    toolCalls: 3,
+    durationMs: 12_000,
+    changes: [],
+    stat: '',
+    denials: [],
+    ...over,
+  });
+
+describe('renderReport', () => {
+  it('a scout run that finished: facts, then the result', () => {
+    expect(report({ costUsd: 0.01234 })).toBe(
+      [
+        '# scout: fix the login',
+        '',
+        `- run: \`${NAME}\` (scout)`,
+        '- status: **DONE**',
+        '- duration: 12s · tool calls: 3 · cost: $0.0123',
+        '',
+        '## Result',
+        '',
+        'The login is slow because of bcrypt cost 14.',
+        '',
+      ].join('\n'),
+    );
+  });
+
+  it('a crashed run names the failure and has no cost line when there is no cost', () => {
+    const text = report({
+      outcome: { status: 'CRASHED', failure: { kind: 'timeout', message: 'still running after 1800s' } },
+      result: null,
+      durationMs: 1_800_000,
+    });
+    expect(text).toContain('- status: **CRASHED** — timeout: still running after 1800s\n');
+    expect(text).toContain('- duration: 30m · tool calls: 3\n');
+    expect(text).not.toContain('cost');
+    expect(text).not.toContain('## Result');
+  });
+
+  it('a plan run points at plan.md instead of repeating it', () => {
+    const text = report({ meta: meta('plan'), result: '1. do it', resultFile: 'plan.md' });
+    expect(text).toContain('The plan is in [plan.md](plan.md).');
+    expect(text).not.toContain('## Result');
+    expect(text).not.toContain('1. do it');
+  });
+
+  it('a fix run with changes: count, patch, merge command and the stat', () => {
+    const text = report({
+      meta: meta('fix'),
+      outcome: { status: 'REVIEW', failure: null },
+      changes: CHANGES,
+      stat: STAT,
+    });
+    expect(text).toContain(
+      [
+        '## Changes',
+        '',
+        `2 file(s) changed; the patch is \`changes.patch\`. Apply it with \`agentbox merge ${NAME}\`.`,
+        '',
+        '```text',
+        STAT.trimEnd(),
+        '```',
+      ].join('\n'),
+    );
+  });
+
+  it('a fix run without changes says so; a scout run has no Changes section', () => {
+    expect(report({ meta: meta('fix') })).toContain('## Changes\n\nNo files changed.\n');
+    expect(report()).not.toContain('## Changes');
+  });
+
+  it('lists refused actions', () => {
+    const text = report({
+      denials: [
+        { tool: 'Edit', rule: 'airlock', reason: 'outside the worktree' },
+        { tool: 'Bash', rule: 'permission-rule', reason: 'git push is denied' },
+      ],
+    });
+    expect(text).toContain(
+      '## Refused actions\n\n- Edit (airlock): outside the worktree\n- Bash (permission-rule): git push is denied\n',
+    );
+  });
+
+  it.each<[string, string, string]>([
+    [
+      'a multi-line task on one line',
+      'fix the login\n\n  and the   logout\r\n',
+      '# scout: fix the login and the logout',
+    ],
+    ['a long task cut at 100 characters', 'y'.repeat(150), `# scout: ${'y'.repeat(100)}…`],
+  ])('title: %s', (_name, task, title) => {
+    expect(report({ meta: meta('scout', task) }).split('\n')[0]).toBe(title);
+  });
+
+  it('trims the result and ends with exactly one newline', () => {
+    const text = report({ result: '\n\n  the answer  \n\n\n' });
+    expect(text.endsWith('## Result\n\nthe answer\n')).toBe(true);
+  });
+});
+
+describe('liveLine', () => {
+  const progress = (over: Partial<Progress> = {}): Progress => ({
+    tool: null,
+    toolCalls: 0,
+    elapsedMs: 0,
+    ...over,
+  });
+  it.each<[string, Progress, number, string]>([
+    ['thinking at the start', progress(), 0, '⠋ thinking · 0 tool calls · 0ms'],
+    [
+      'one tool call',
+      progress({ tool: 'Bash', toolCalls: 1, elapsedMs: 4_200 }),
+      1,
+      '⠙ Bash · 1 tool call · 4s',
+    ],
+    [
+      'many tool calls',
+      progress({ tool: 'Edit', toolCalls: 12, elapsedMs: 125_000 }),
+      9,
+      '⠏ Edit · 12 tool calls · 2m 5s',
+    ],
+    ['the spinner wraps around', progress(), 10, '⠋ thinking · 0 tool calls · 0ms'],
+    ['frame 23 is frame 3', progress(), 23, '⠸ thinking · 0 tool calls · 0ms'],
+  ])('%s', (_name, p, frame, expected) => {
+    expect(liveLine(p, frame)).toBe(expected);
+  });
+});
+
+describe('nextStep and succeeded', () => {
+  const expected: Record<RunStatus, [string, boolean]> = {
+    ACTIVE: [`agentbox show ${NAME}`, false],
+    DONE: [`agentbox show ${NAME}`, true],
+    REVIEW: [`agentbox merge ${NAME}`, true],
+    CRASHED: [`agentbox resume ${NAME}`, false],
+    STALLED: [`agentbox resume ${NAME}`, false],
+    ABORTED: [`agentbox resume ${NAME}`, false],
+    MERGED: [`agentbox show ${NAME}`, false],
+    DISCARDED: [`agentbox show ${NAME}`, false],
+  };
+  it.each(RUN_STATUSES.map((status) => [status, ...expected[status]] as const))(
+    '%s → %s, succeeded: %s',
+    (status, next, ok) => {
+      expect(nextStep(status, NAME)).toBe(next);
+      expect(succeeded(status)).toBe(ok);
+    },
+  );
+});
+
+describe('printSummary', () => {
+  const finalized = (over: Partial<Finalized> = {}): Finalized => ({
+    name: NAME,
+    status: 'DONE',
+    failure: null,
+    files: ['report.md'],
+    changes: null,
+    result: 'the answer',
+    toolCalls: 3,
+    denials: [],
+    durationMs: 12_000,
+    ...over,
+  });
+  const text = (done: Finalized) => {
+    const io = memoryIo();
+    printSummary(io, RUN_DIR, ROOT, done, false);
+    expect(io.stderr).toBe('');
+    return io.stdout;
+  };
+  const json = (done: Finalized) => {
+    const io = memoryIo();
+    printSummary(io, RUN_DIR, ROOT, done, true);
+    expect(io.stdout.endsWith('}\n')).toBe(true);
+    return JSON.parse(io.stdout);
+  };
+  const rel = `.agents/runs/${NAME}`;
+
+  it('text: a run that succeeded', () => {
+    expect(text(finalized())).toBe(
+      [
+        `✓ ${NAME} — DONE`,
+        '  12s · 3 tool call(s)',
+        `  report.md     ${rel}/report.md`,
+        `  next          agentbox show ${NAME}`,
+        '',
+      ].join('\n'),
+    );
+  });
+
+  it('text: a fix with changes and refusals', () => {
+    const out = text(
+      finalized({
+        status: 'REVIEW',
+        files: ['changes.patch', 'report.md'],
+        changes: { patch: Buffer.from('diff --git …'), files: CHANGES, stat: STAT },
+        denials: [{ tool: 'Edit', rule: 'airlock', reason: 'outside' }],
+      }),
+    );
+    expect(out).toBe(
+      [
+        `✓ ${NAME} — REVIEW`,
+        '  12s · 3 tool call(s) · 1 refused',
+        '  2 file(s) changed → changes.patch',
+        '     src/login.ts        | 4 ++--',
+        '     test/login.test.ts  | 9 +++++++++',
+        '     2 files changed, 11 insertions(+), 2 deletions(-)',
+        `  changes.patch ${rel}/changes.patch`,
+        `  report.md     ${rel}/report.md`,
+        `  next          agentbox merge ${NAME}`,
+        '',
+      ].join('\n'),
+    );
+  });
+
+  it('text: a failed run names the failure and the resume command', () => {
+    const out = text(
+      finalized({
+        status: 'CRASHED',
+        failure: { kind: 'api_error', message: 'the model API failed (HTTP 529): x' },
+      }),
+    );
+    expect(out.split('\n')[0]).toBe(`✗ ${NAME} — CRASHED (api_error): the model API failed (HTTP 529): x`);
+    expect(out).toContain(`next          agentbox resume ${NAME}\n`);
+  });
+
+  it('json: every field', () => {
+    expect(
+      json(
+        finalized({
+          status: 'REVIEW',
+          files: ['changes.patch', 'report.md'],
+          changes: { patch: Buffer.from('x'), files: CHANGES, stat: STAT },
+          denials: [{ tool: 'Edit', rule: 'airlock', reason: 'outside' }],
+        }),
+      ),
+    ).toEqual({
+      run: NAME,
+      status: 'REVIEW',
+      failure: null,
+      dir: RUN_DIR,
+      files: ['changes.patch', 'report.md'],
+      changes: CHANGES,
+      tool_calls: 3,
+      denials: [{ tool: 'Edit', rule: 'airlock', reason: 'outside' }],
+      duration_ms: 12_000,
+      next: `agentbox merge ${NAME}`,
+    });
+  });
+
+  it('json: a failed run without changes', () => {
+    const out = json(
+      finalized({ status: 'ABORTED', failure: { kind: 'killed', message: 'stopped by SIGINT' } }),
+    );
+    expect(out.failure).toEqual({ kind: 'killed', message: 'stopped by SIGINT' });
+    expect(out.changes).toEqual([]);
+    expect(out.next).toBe(`agentbox resume ${NAME}`);
+  });
+});
