@@ -15,9 +15,11 @@ const MARKER = /\[(COMPLETE|ABORT|CONTINUE)\]/i;
  * decision. Pure.
  */
 export function parseAnswer(raw: string): SupervisorAnswer {
+  // A fence line goes whole, line end included, and nothing around it does: the other lines of a
+  // CONTINUE text, blank ones too, stay as they were (an emptied fence line would add a blank one).
   const cleaned = raw
-    .replace(/^\s*```[a-z]*\s*$/gim, '')
-    .replace(/\*\*(\[(?:COMPLETE|ABORT|CONTINUE)\])\*\*/gi, '$1');
+    .replace(/^[ \t]*```[\w+#.-]*[ \t]*\r?(?:\n|$)/gm, '')
+    .replace(/\*\*(\[(?:COMPLETE|ABORT|CONTINUE)\]:?)\*\*/gi, '$1');
   const match = MARKER.exec(cleaned);
   if (!match) return { action: 'none' };
   const text = cleaned
