@@ -18,8 +18,8 @@ export interface StopFacts {
   readonly runningSubagents: number;
   /** Tool calls since the previous Stop. */
   readonly progress: number;
-  /** Messages queued with `agentbox inject`, oldest first. */
-  readonly injections: readonly string[];
+  /** Messages queued with `agentbox inject` and not delivered yet. */
+  readonly pending: number;
 }
 
 export interface Counters {
@@ -30,33 +30,39 @@ export interface Counters {
 }
 
 export type RuleOutcome =
-  | { readonly kind: 'inject'; readonly text: string }
+  | { readonly kind: 'inject' }
   | { readonly kind: 'wait'; readonly text: string }
   | { readonly kind: 'hard_stop'; readonly failure: 'budget' | 'supervisor'; readonly reason: string }
   | { readonly kind: 'allow'; readonly reason: string }
-  | { readonly kind: 'ask' };
+  /** Ask the supervisor model; `final`: at the iteration limit, where it may no longer continue the agent. */
+  | { readonly kind: 'ask'; readonly final: boolean };
 
 /**
  * The rules, in order, for one Stop. Pure: (config, counters, facts) → outcome; the table of cases
  * is in test/unit/supervisor-rules.test.ts.
  * 1. Messages a person queued are delivered first, whatever the mode.
  * 2. Mode off: the agent decides when it is done.
- * 3. The iteration budget: the Stop that reaches it ends the run (a hard stop, with a warning).
- * 4. The loop guard: a blocked agent that keeps stopping without doing anything ends the run.
- * 5. Background work still running is not "done": the agent is told to wait for it.
- * 6. Mode rules: the agent decides; mode claude: ask the supervisor model.
+ * 3. The loop guard: a blocked agent that keeps stopping without doing anything ends the run.
+ * 4. Background work still running is not "done": the agent is told to wait for it.
+ * 5. Mode rules: the agent decides; mode claude: ask the supervisor model.
+ * The iteration budget: the Stop that reaches it may not continue the agent. Where the rules would
+ * (a message, background work), it is a hard stop with a warning, and queued messages stay queued;
+ * an agent that finished still ends normally, and the model is asked with `final` set.
  */
 export function decideByRules(config: SupervisorConfig, counters: Counters, facts: StopFacts): RuleOutcome {
-  if (facts.injections.length > 0) return { kind: 'inject', text: facts.injections.join('\n\n') };
-  if (config.mode === 'off') return { kind: 'allow', reason: 'supervisor off' };
   const iteration = counters.iterations + 1;
-  if (iteration >= config.maxIterations) {
-    return {
-      kind: 'hard_stop',
-      failure: 'budget',
-      reason: `iteration budget reached (${iteration}/${config.maxIterations}): stopping the run`,
-    };
+  const atLimit = config.mode !== 'off' && iteration >= config.maxIterations;
+  const budget = (what: string): RuleOutcome => ({
+    kind: 'hard_stop',
+    failure: 'budget',
+    reason: `iteration budget reached (${iteration}/${config.maxIterations}): ${what}`,
+  });
+  if (facts.pending > 0) {
+    return atLimit
+      ? budget(`${facts.pending} queued message(s) not delivered; they stay queued`)
+      : { kind: 'inject' };
   }
+  if (config.mode === 'off') return { kind: 'allow', reason: 'supervisor off' };
   if (facts.stopHookActive && facts.progress === 0 && counters.stuck + 1 >= config.loopLimit) {
     return {
       kind: 'hard_stop',
@@ -70,13 +76,19 @@ export function decideByRules(config: SupervisorConfig, counters: Counters, fact
       facts.backgroundTasks ? `${facts.backgroundTasks} background task(s)` : '',
       facts.runningSubagents ? `${facts.runningSubagents} subagent(s)` : '',
     ].filter(Boolean);
+    if (atLimit) return budget(`${what.join(' and ')} still running`);
     return {
       kind: 'wait',
       text: `${what.join(' and ')} still running: wait for ${running === 1 ? 'it' : 'them'} to finish and check the results before you finish.`,
     };
   }
-  if (config.mode === 'rules') return { kind: 'allow', reason: 'the agent finished and no rule objects' };
-  return { kind: 'ask' };
+  if (config.mode === 'rules') {
+    const reason = atLimit
+      ? `the agent finished at the iteration limit (${iteration}/${config.maxIterations})`
+      : 'the agent finished and no rule objects';
+    return { kind: 'allow', reason };
+  }
+  return { kind: 'ask', final: atLimit };
 }
 
 /** The counters after a Stop: one more iteration; `stuck` grows on a blocked Stop without progress. */

@@ -1,7 +1,7 @@
 import type { HookAnswer, HookInput } from '../endpoint/server.js';
 import type { FailureKind } from '../ledger/types.js';
 import type { EventLog } from '../run/events.js';
-import { takePending } from './inbox.js';
+import { pendingCount, takePending } from './inbox.js';
 import type { ModelReply } from './model.js';
 import { parseAnswer } from './parse.js';
 import { supervisorPrompt, type ToolRecord, toolExcerpt } from './prompt.js';
@@ -74,6 +74,10 @@ export class Supervisor {
         return undefined;
       case 'PostToolUse':
       case 'PostToolUseFailure': {
+        // A subagent's tool call returns when it ends (a background one at once; Claude Code then
+        // reports it in background_tasks): counting the return, not SubagentStop, cannot stick
+        // when the call fails or is refused before the subagent starts.
+        if (SUBAGENT_TOOLS.has(str(input.tool_name))) this.subagents = Math.max(0, this.subagents - 1);
         const ok = event === 'PostToolUse';
         const output = ok ? JSON.stringify(input.tool_response ?? '') : str(input.error);
         this.tools.push({ name: str(input.tool_name), ok, excerpt: toolExcerpt(input.tool_input, output) });
@@ -88,7 +92,6 @@ export class Supervisor {
         return undefined;
       }
       case 'SubagentStop':
-        this.subagents = Math.max(0, this.subagents - 1);
         this.options.log.append({ event });
         return undefined;
       case 'Stop': {
@@ -110,13 +113,12 @@ export class Supervisor {
 
   private async decide(input: HookInput): Promise<HookAnswer> {
     const { config, log } = this.options;
-    const injections = takePending(this.options.runDir);
     const facts: StopFacts = {
       stopHookActive: input.stop_hook_active === true,
       backgroundTasks: Array.isArray(input.background_tasks) ? input.background_tasks.length : 0,
       runningSubagents: this.subagents,
       progress: this.progress,
-      injections: injections.map((m) => m.text),
+      pending: pendingCount(this.options.runDir),
     };
     const iteration = this.counters.iterations + 1;
     const rule = decideByRules(config, this.counters, facts);
@@ -129,15 +131,19 @@ export class Supervisor {
       stop_hook_active: facts.stopHookActive,
     };
     switch (rule.kind) {
-      case 'inject':
+      case 'inject': {
+        // Taken only now, when they will be delivered: a message never leaves the inbox unsent.
+        const messages = takePending(this.options.runDir);
+        const text = messages.map((m) => m.text).join('\n\n');
         log.append({
           ...base,
           decision: 'inject',
           source: 'inbox',
-          messages: injections.map((m) => m.id),
-          text: rule.text,
+          messages: messages.map((m) => m.id),
+          text,
         });
-        return block(rule.text);
+        return block(text);
+      }
       case 'wait':
         log.append({
           ...base,
@@ -156,7 +162,7 @@ export class Supervisor {
         this.finish({ kind: 'complete', summary: rule.reason });
         return {};
       case 'ask':
-        return this.askModel(input, iteration, base);
+        return this.askModel(input, iteration, base, rule.final);
     }
   }
 
@@ -165,6 +171,7 @@ export class Supervisor {
     input: HookInput,
     iteration: number,
     base: Record<string, unknown>,
+    final: boolean,
   ): Promise<HookAnswer> {
     const { log, config } = this.options;
     const now = this.options.now ?? Date.now;
@@ -210,9 +217,17 @@ export class Supervisor {
         duration_ms: reply.durationMs,
       };
       switch (answer.action) {
-        case 'continue':
-          log.append({ ...record, decision: 'continue', text: answer.text });
-          return block(answer.text);
+        case 'continue': {
+          if (!final) {
+            log.append({ ...record, decision: 'continue', text: answer.text });
+            return block(answer.text);
+          }
+          // At the iteration limit the agent may not go on: the budget is a hard stop.
+          const reason = `iteration budget reached (${iteration}/${config.maxIterations}): the supervisor wanted more work (${answer.text})`;
+          log.append({ ...record, decision: 'abort', reason, warning: true });
+          this.finish({ kind: 'abort', failure: 'budget', reason });
+          return {};
+        }
         case 'complete':
           log.append({ ...record, decision: 'complete', reason: answer.text });
           this.finish({ kind: 'complete', summary: answer.text });

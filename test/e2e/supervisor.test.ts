@@ -121,10 +121,11 @@ describe('the supervisor on the real Claude Code', () => {
     expect(p.state(name)).toMatchObject({ status: 'ABORTED', failure: { kind: 'budget' } });
     expect(p.state(name).failure.message).toContain('iteration budget reached (3/3)');
     const requests = p.server.requests.slice(first);
+    // Three stops: two continued, and at the third the supervisor's CONTINUE became the hard stop.
     expect(requests.filter((r) => !isSupervisor(r.view))).toHaveLength(3);
-    expect(requests.filter((r) => isSupervisor(r.view))).toHaveLength(2);
+    expect(requests.filter((r) => isSupervisor(r.view)).map((r) => iteration(r.view))).toEqual([1, 2, 3]);
     expect(decisions(p, name).map((d) => d.decision)).toEqual(['continue', 'continue', 'abort']);
-    expect(decisions(p, name).at(-1)).toMatchObject({ source: 'rules', warning: true });
+    expect(decisions(p, name).at(-1)).toMatchObject({ source: 'claude', warning: true });
   });
 
   it('answers without a marker are logged and counted, and repeated ones end the run', async () => {

@@ -21,17 +21,19 @@ const facts = (over: Partial<StopFacts> = {}): StopFacts => ({
   backgroundTasks: 0,
   runningSubagents: 0,
   progress: 1,
-  injections: [],
+  pending: 0,
   ...over,
 });
 
 const ALLOW_RULES: RuleOutcome = { kind: 'allow', reason: 'the agent finished and no rule objects' };
 const ALLOW_OFF: RuleOutcome = { kind: 'allow', reason: 'supervisor off' };
-const ASK: RuleOutcome = { kind: 'ask' };
-const budget = (iteration: number, max: number): RuleOutcome => ({
+const ASK: RuleOutcome = { kind: 'ask', final: false };
+const ASK_FINAL: RuleOutcome = { kind: 'ask', final: true };
+const INJECT: RuleOutcome = { kind: 'inject' };
+const budget = (iteration: number, max: number, what: string): RuleOutcome => ({
   kind: 'hard_stop',
   failure: 'budget',
-  reason: `iteration budget reached (${iteration}/${max}): stopping the run`,
+  reason: `iteration budget reached (${iteration}/${max}): ${what}`,
 });
 const loop = (times: number): RuleOutcome => ({
   kind: 'hard_stop',
@@ -46,44 +48,47 @@ const MODES: SupervisorMode[] = ['claude', 'rules', 'off'];
 
 describe('decideByRules', () => {
   it.each<[string, SupervisorConfig, Counters, StopFacts, RuleOutcome]>([
-    // 1. Injections come first, in every mode, over every other rule.
+    // 1. Queued messages come first, in every mode, over the loop guard and background work.
     ...MODES.flatMap((mode): [string, SupervisorConfig, Counters, StopFacts, RuleOutcome][] => [
+      [`${mode}: one queued message`, config(mode), counters(), facts({ pending: 1 }), INJECT],
+      [`${mode}: several queued messages`, config(mode), counters(), facts({ pending: 3 }), INJECT],
       [
-        `${mode}: one injection`,
-        config(mode),
-        counters(),
-        facts({ injections: ['look at b.ts too'] }),
-        { kind: 'inject', text: 'look at b.ts too' },
-      ],
-      [
-        `${mode}: injections are joined with a blank line, in order`,
-        config(mode),
-        counters(),
-        facts({ injections: ['first', 'second\nline two', 'third'] }),
-        { kind: 'inject', text: 'first\n\nsecond\nline two\n\nthird' },
-      ],
-      [
-        `${mode}: an injection beats the budget`,
-        config(mode, { maxIterations: 3 }),
-        counters(2),
-        facts({ injections: ['one more thing'] }),
-        { kind: 'inject', text: 'one more thing' },
-      ],
-      [
-        `${mode}: an injection beats the loop guard`,
+        `${mode}: a message beats the loop guard`,
         config(mode),
         counters(4, 2),
-        stuckStop({ injections: ['wake up'] }),
-        { kind: 'inject', text: 'wake up' },
+        stuckStop({ pending: 1 }),
+        INJECT,
       ],
       [
-        `${mode}: an injection beats background work`,
+        `${mode}: a message beats background work`,
         config(mode),
         counters(),
-        facts({ backgroundTasks: 2, runningSubagents: 1, injections: ['x'] }),
-        { kind: 'inject', text: 'x' },
+        facts({ backgroundTasks: 2, runningSubagents: 1, pending: 1 }),
+        INJECT,
       ],
     ]),
+    // …except at the iteration limit, where nothing may continue the agent: the messages stay queued.
+    [
+      'claude: a message at the limit is a hard stop, and stays queued',
+      config('claude', { maxIterations: 3 }),
+      counters(2),
+      facts({ pending: 2 }),
+      budget(3, 3, '2 queued message(s) not delivered; they stay queued'),
+    ],
+    [
+      'rules: a message at the limit too',
+      config('rules', { maxIterations: 3 }),
+      counters(2),
+      facts({ pending: 1 }),
+      budget(3, 3, '1 queued message(s) not delivered; they stay queued'),
+    ],
+    [
+      'off has no budget: a message past it is delivered',
+      config('off', { maxIterations: 3 }),
+      counters(5),
+      facts({ pending: 1 }),
+      INJECT,
+    ],
 
     // 2. Mode off lets the agent stop, whatever else holds.
     ['off: allow', config('off'), counters(), facts(), ALLOW_OFF],
@@ -91,56 +96,50 @@ describe('decideByRules', () => {
     ['off: allow in a loop', config('off'), counters(4, 9), stuckStop(), ALLOW_OFF],
     ['off: allow with background work', config('off'), counters(), facts({ backgroundTasks: 1 }), ALLOW_OFF],
 
-    // 3. The budget: the Stop that reaches maxIterations ends the run.
+    // 3. The budget: the Stop that reaches maxIterations may not continue the agent.
     [
-      'rules: the Stop before the budget',
+      'rules: the Stop before the limit',
       config('rules', { maxIterations: 3 }),
       counters(1),
       facts(),
       ALLOW_RULES,
     ],
-    ['claude: the Stop before the budget', config('claude', { maxIterations: 3 }), counters(1), facts(), ASK],
+    ['claude: the Stop before the limit', config('claude', { maxIterations: 3 }), counters(1), facts(), ASK],
     [
-      'rules: the Stop that reaches the budget',
+      'rules: an agent that finished at the limit ends normally',
       config('rules', { maxIterations: 3 }),
       counters(2),
       facts(),
-      budget(3, 3),
+      { kind: 'allow', reason: 'the agent finished at the iteration limit (3/3)' },
     ],
     [
-      'claude: the Stop that reaches the budget',
+      'claude: at the limit the model is asked with final set',
       config('claude', { maxIterations: 3 }),
       counters(2),
       facts(),
-      budget(3, 3),
+      ASK_FINAL,
     ],
+    ['claude: past the limit too', config('claude', { maxIterations: 3 }), counters(7), facts(), ASK_FINAL],
     [
-      'claude: a Stop past the budget',
-      config('claude', { maxIterations: 3 }),
-      counters(7),
-      facts(),
-      budget(8, 3),
-    ],
-    [
-      'claude: a budget of 1 ends the first Stop',
+      'claude: a budget of 1 makes the first Stop final',
       config('claude', { maxIterations: 1 }),
       counters(),
       facts(),
-      budget(1, 1),
+      ASK_FINAL,
     ],
     [
-      'the budget beats the loop guard',
-      config('claude', { maxIterations: 5 }),
-      counters(4, 2),
-      stuckStop(),
-      budget(5, 5),
-    ],
-    [
-      'the budget beats background work',
+      'background work at the limit is a hard stop',
       config('claude', { maxIterations: 5 }),
       counters(4),
       facts({ backgroundTasks: 1 }),
-      budget(5, 5),
+      budget(5, 5, '1 background task(s) still running'),
+    ],
+    [
+      'the loop guard at the limit is still the loop guard',
+      config('claude', { maxIterations: 5 }),
+      counters(4, 2),
+      stuckStop(),
+      loop(3),
     ],
 
     // 4. The loop guard: blocked, no progress, `stuck` reaching loopLimit.
@@ -240,7 +239,7 @@ describe('nextCounters', () => {
       facts({ progress: 0 }),
       counters(6, 0),
     ],
-    ['injections do not change the count', counters(1, 1), stuckStop({ injections: ['x'] }), counters(2, 2)],
+    ['queued messages do not change the count', counters(1, 1), stuckStop({ pending: 1 }), counters(2, 2)],
     [
       'background work does not change the count',
       counters(1, 0),
@@ -263,14 +262,15 @@ describe('nextCounters', () => {
     expect(outcomes).toEqual(['ask', 'ask', 'ask', 'hard_stop']);
   });
 
-  it('a run of Stops reaches the budget exactly at maxIterations', () => {
+  it('a run of Stops with background work reaches the budget exactly at maxIterations', () => {
     const cfg = config('rules', { maxIterations: 4 });
+    const busy = facts({ backgroundTasks: 1 });
     let c = counters();
     const outcomes: RuleOutcome['kind'][] = [];
     for (let i = 0; i < 5; i++) {
-      outcomes.push(decideByRules(cfg, c, facts()).kind);
-      c = nextCounters(c, facts());
+      outcomes.push(decideByRules(cfg, c, busy).kind);
+      c = nextCounters(c, busy);
     }
-    expect(outcomes).toEqual(['allow', 'allow', 'allow', 'hard_stop', 'hard_stop']);
+    expect(outcomes).toEqual(['wait', 'wait', 'wait', 'hard_stop', 'hard_stop']);
   });
 });
