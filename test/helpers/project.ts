@@ -48,7 +48,12 @@ export async function project(
   const runsDir = path.join(repo.dir, '.agents/runs');
   const startedAt = (name: string) =>
     JSON.parse(fs.readFileSync(path.join(runsDir, name, 'state.json'), 'utf8')).started_at;
-  const runs = () => fs.readdirSync(runsDir).sort((a, b) => startedAt(a).localeCompare(startedAt(b)));
+  // A run folder is claimed before its state.json is written: such a run is not there yet.
+  const runs = () =>
+    fs
+      .readdirSync(runsDir)
+      .filter((name) => fs.existsSync(path.join(runsDir, name, 'state.json')))
+      .sort((a, b) => startedAt(a).localeCompare(startedAt(b)));
   return {
     repo,
     server,
