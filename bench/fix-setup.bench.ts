@@ -20,20 +20,16 @@ import { parseArgs } from 'node:util';
 import { execa } from 'execa';
 import type { AirlockScope } from '../src/airlock/guard.js';
 import { canonical } from '../src/airlock/paths.js';
-import { runDenyRules } from '../src/airlock/rules.js';
-import { buildClaudeArgs } from '../src/claude/args.js';
-import { buildAgentEnv } from '../src/claude/env.js';
 import { type Env, memoryIo } from '../src/cli/context.js';
 import { parseDuration } from '../src/config/duration.js';
 import { startEndpoint } from '../src/endpoint/server.js';
-import { runSettings, TOKEN_VAR, URL_VAR } from '../src/endpoint/settings.js';
 import { addWorktree, headSha, removeWorktree } from '../src/git/worktree.js';
 import { createRun, ensureLedger, readRun, updateState } from '../src/ledger/index.js';
 import { loadRunContext } from '../src/run/context.js';
 import { EventLog } from '../src/run/events.js';
-import { systemPromptAddition, taskPrompt } from '../src/run/prompt.js';
+import { planLaunch } from '../src/run/launch.js';
 import { storedOptions } from '../src/run/start.js';
-import { allowedTools, buildEnvelope } from '../src/run/tier.js';
+import { buildEnvelope } from '../src/run/tier.js';
 import { writeRunCommands } from '../src/slash/index.js';
 import { createRunHookHandler } from '../src/supervisor/hooks.js';
 import { askSupervisorModel } from '../src/supervisor/model.js';
@@ -163,44 +159,16 @@ export async function setupFixRun(
     onProblem: (p) => log.append({ event: 'endpoint_problem', ...p }),
   });
   lap('Supervisor + startEndpoint');
-  const topLevel = fs
-    .readdirSync(ledger.root, { withFileTypes: true })
-    .filter((e) => e.name !== '.git')
-    .map((e) => ({ name: e.name, dir: e.isDirectory() }));
-  const deny = [
-    ...runDenyRules(scope, topLevel),
-    'Bash(git push:*)',
-    ...(scope.worktree ? [`Edit(/${scope.worktree}/.claude/**)`] : []),
-  ];
-  const args = buildClaudeArgs({
-    prompt: taskPrompt(meta.type, meta.task),
+  const { args } = planLaunch({
+    meta,
+    scope,
+    runDir,
+    launchDir,
     sessionId: randomUUID(),
-    tools: [...meta.tools_allowlist],
-    allowedTools: allowedTools(meta),
-    appendSystemPrompt: systemPromptAddition({
-      type: meta.type,
-      runName: meta.run_name,
-      runId: meta.run_id,
-      runDir,
-      worktree: state.worktree_path,
-      safeCommands: meta.safe_commands,
-    }),
-    settings: runSettings({
-      endpointUrl: endpoint.url,
-      deny,
-      stopTimeoutSeconds: Math.ceil((supervisorTimeoutMs * 3) / 1000) + 30,
-    }),
-    model: meta.model,
-  });
-  buildAgentEnv(env, {
-    cwd: launchDir,
-    pass: [...rc.config.runs.env_pass],
-    extra: {
-      AGENTBOX_RUN: meta.run_name,
-      AGENTBOX_RUN_DIR: runDir,
-      [TOKEN_VAR]: endpoint.token,
-      [URL_VAR]: endpoint.url,
-    },
+    endpoint,
+    supervisorTimeoutMs,
+    parentEnv: env,
+    envPass: rc.config.runs.env_pass,
   });
   lap('deny rules + runSettings + buildClaudeArgs + env');
   return { name: run.name, worktree, branch, args, steps, release: () => endpoint.close() };

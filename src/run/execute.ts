@@ -3,9 +3,6 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { AirlockScope } from '../airlock/guard.js';
 import { canonical } from '../airlock/paths.js';
-import { runDenyRules, type TopLevelEntry } from '../airlock/rules.js';
-import { buildClaudeArgs } from '../claude/args.js';
-import { buildAgentEnv } from '../claude/env.js';
 import {
   EMPTY_SUMMARY,
   LineSplitter,
@@ -15,7 +12,6 @@ import {
 } from '../claude/stream.js';
 import type { Env } from '../cli/context.js';
 import { startEndpoint } from '../endpoint/server.js';
-import { runSettings, TOKEN_VAR, URL_VAR } from '../endpoint/settings.js';
 import type { Ledger, RunMeta, RunState } from '../ledger/index.js';
 import { updateState } from '../ledger/index.js';
 import { spawnOwned } from '../process/owned.js';
@@ -27,9 +23,8 @@ import type { SupervisorMode } from '../supervisor/rules.js';
 import { Supervisor } from '../supervisor/supervisor.js';
 import { EventLog } from './events.js';
 import { type Finalized, finalizeRun } from './finalize.js';
+import { planLaunch } from './launch.js';
 import type { StopReason } from './outcome.js';
-import { resumePrompt, systemPromptAddition, taskPrompt } from './prompt.js';
-import { allowedTools } from './tier.js';
 
 export interface Progress {
   readonly tool: string | null;
@@ -63,14 +58,6 @@ export interface ExecuteInput {
 
 const HEARTBEAT_MS = 15_000;
 const HEARTBEAT_MIN_GAP_MS = 2_000;
-
-/** The repository's top-level entries, for the deny rules around a worktree that lives inside it. */
-function topLevel(root: string): TopLevelEntry[] {
-  return fs
-    .readdirSync(root, { withFileTypes: true })
-    .filter((e) => e.name !== '.git')
-    .map((e) => ({ name: e.name, dir: e.isDirectory() }));
-}
 
 /**
  * Runs claude for one run, from its ledger entry to its end: slash commands, hook endpoint, the
@@ -138,42 +125,17 @@ export async function executeRun(input: ExecuteInput): Promise<Finalized> {
     });
     cleanups.push(() => endpoint.close());
 
-    const deny = [
-      ...runDenyRules(scope, topLevel(ledger.root)),
-      'Bash(git push:*)',
-      ...(scope.worktree ? [`Edit(/${scope.worktree}/.claude/**)`] : []),
-    ];
-    const args = buildClaudeArgs({
-      prompt: input.resume ? resumePrompt(input.resume.more) : taskPrompt(meta.type, meta.task),
+    const { args, env } = planLaunch({
+      meta,
+      scope,
+      runDir,
+      launchDir,
       sessionId,
-      resume: Boolean(input.resume),
-      tools: [...meta.tools_allowlist],
-      allowedTools: allowedTools(meta),
-      appendSystemPrompt: systemPromptAddition({
-        type: meta.type,
-        runName: meta.run_name,
-        runId: meta.run_id,
-        runDir,
-        worktree,
-        safeCommands: meta.safe_commands,
-      }),
-      // The Stop hook may wait for up to three supervisor calls.
-      settings: runSettings({
-        endpointUrl: endpoint.url,
-        deny,
-        stopTimeoutSeconds: Math.ceil((sup.timeoutMs * 3) / 1000) + 30,
-      }),
-      model: meta.model,
-    });
-    const env = buildAgentEnv(input.env, {
-      cwd: launchDir,
-      pass: [...input.envPass],
-      extra: {
-        AGENTBOX_RUN: meta.run_name,
-        AGENTBOX_RUN_DIR: runDir,
-        [TOKEN_VAR]: endpoint.token,
-        [URL_VAR]: endpoint.url,
-      },
+      ...(input.resume ? { resume: input.resume } : {}),
+      endpoint,
+      supervisorTimeoutMs: sup.timeoutMs,
+      parentEnv: input.env,
+      envPass: input.envPass,
     });
 
     const streamFile = path.join(runDir, 'raw', 'stream.jsonl');
