@@ -62,8 +62,12 @@ export interface Config {
   readonly runs: {
     /** A run still going after this long is stopped (failure kind "timeout"). */
     readonly timeout: string;
-    /** Where fix runs get their worktrees; relative paths are relative to the repository root. */
-    readonly worktree_dir: string;
+    /**
+     * Where fix runs get their worktrees; relative paths are relative to the repository root. null:
+     * outside the repository, under $XDG_DATA_HOME (or ~/.local/share)/agentbox/worktrees, so that one
+     * deny rule can keep the agent out of the whole main working tree.
+     */
+    readonly worktree_dir: string | null;
     /** Extra environment variable names passed to the agent (the rest is a whitelist). */
     readonly env_pass: readonly string[];
     /** Tools a fix run may use without asking, besides edits inside its worktree. */
@@ -74,7 +78,7 @@ export interface Config {
 export const DEFAULT_CONFIG: Config = {
   claude: { bin: null, model: null },
   supervisor: { mode: 'rules', max_iterations: 50, timeout: '30s', bin: null, model: null },
-  runs: { timeout: '30m', worktree_dir: '.agents/worktrees', env_pass: [], fix_allowed_tools: ['Bash'] },
+  runs: { timeout: '30m', worktree_dir: null, env_pass: [], fix_allowed_tools: ['Bash'] },
 };
 
 /** Every key a file may contain, as dotted paths, for "did you mean" suggestions. */

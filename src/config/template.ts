@@ -27,8 +27,11 @@ supervisor:
 runs:
   # A run still going after this long is stopped and marked CRASHED (timeout). --timeout overrides.
   timeout: # 30m
-  # Where fix runs get their git worktrees (relative to the repository root; ignored by git there).
-  worktree_dir: # .agents/worktrees
+  # Where fix runs get their git worktrees. Empty (the default): outside the repository, under
+  # ~/.local/share/agentbox/worktrees/, so one deny rule keeps a fix run out of this whole working
+  # tree. A path here is relative to the repository root; inside it (e.g. .agents/worktrees) the
+  # guard then has to inspect every shell command of a fix run, which costs time on each one.
+  worktree_dir:
   # The agent's environment is a whitelist (HOME, PATH, LANG, ANTHROPIC_*, CLAUDE_*, ...): no cloud
   # credentials or tokens leak in. Name extra variables your build needs here, e.g. [JAVA_HOME].
   env_pass: # []

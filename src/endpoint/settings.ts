@@ -1,20 +1,5 @@
 import { fileURLToPath } from 'node:url';
 
-/** Events delivered by http hooks: in-process in Claude Code, the cheapest per call. */
-export const HTTP_HOOK_EVENTS = [
-  'UserPromptSubmit',
-  'PreToolUse',
-  'PostToolUse',
-  'PostToolUseFailure',
-  'Stop',
-  'SubagentStop',
-  'SessionEnd',
-] as const;
-/** Events Claude Code fires only for command hooks (measured: an http SessionStart never fires). */
-export const COMMAND_HOOK_EVENTS = ['SessionStart'] as const;
-export const RUN_HOOK_EVENTS = [...COMMAND_HOOK_EVENTS, ...HTTP_HOOK_EVENTS] as const;
-export type RunHookEvent = (typeof RUN_HOOK_EVENTS)[number];
-
 /** The secret travels in this environment variable; it is never written to a file. */
 export const TOKEN_VAR = 'AGENTBOX_TOKEN';
 /** The endpoint's base URL, for the command-hook script. */
@@ -24,42 +9,95 @@ export const URL_VAR = 'AGENTBOX_URL';
 export const HOOK_SCRIPT = fileURLToPath(new URL('../../hooks/agentbox-hook.mjs', import.meta.url));
 
 const shellQuote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
+/** A path may go into a permission-rule pattern only when it has no character the rule syntax reads. */
+const ruleSafe = (p: string) => /^[A-Za-z0-9._/-]+$/.test(p);
 
 export interface RunSettingsInput {
   readonly endpointUrl: string;
   readonly deny: readonly string[];
   /** Seconds Claude Code waits for the Stop hook (the supervisor may ask a model). */
   readonly stopTimeoutSeconds: number;
-  readonly events?: readonly RunHookEvent[];
+  /** What the airlock must see before it runs. */
+  readonly guard: {
+    readonly ledgerDir: string;
+    readonly repoRoot: string;
+    /** A run that may edit (fix): every write goes through the guard. */
+    readonly writes: boolean;
+    /** Guard every Bash call, not only those naming the ledger, agentbox or the repository. */
+    readonly everyBashCall?: boolean;
+  };
+  /**
+   * Where the supervisor's tool history comes from: the stream (headless runs, which read it
+   * anyway) or PostToolUse hooks (interactive sessions, which have no stream).
+   */
+  readonly history: 'stream' | 'hooks';
   /** The node binary that runs the command-hook script. */
   readonly node?: string;
 }
 
+type Hook = Record<string, unknown>;
+type Group = { matcher?: string; hooks: Hook[] };
+
 /**
- * The `--settings` JSON for one run: hooks to the run's endpoint and the run's deny rules.
+ * The `--settings` JSON for one run: its hooks, aimed at the run's endpoint, and its deny rules.
+ *
+ * Measured (bench/hooks.bench.ts): every hook Claude Code runs costs it 2–8 ms of its own time per
+ * tool call, our handler 0.1 ms. So a hook fires only where it decides something: `if` conditions
+ * (checked inside Claude Code, free) keep the guard's Bash and Read hooks to the calls that name the
+ * ledger, agentbox or the main tree; writes are guarded in runs that may write; the tool history of
+ * a headless run comes from its stream, not from PostToolUse hooks.
  * NOTE: an http hook's url cannot take variables (a `${PORT}` silently drops the whole settings
  * source), so the port is written in; the secret is not: it is a header read from `$AGENTBOX_TOKEN`.
- * PreToolUse fails closed (onFailure: block): with the supervisor gone, tools stop.
+ * NOTE: Claude Code never fires an http SessionStart hook, only command hooks: SessionStart goes
+ * through hooks/agentbox-hook.mjs.
+ * PreToolUse fails closed (onFailure: block): with the supervisor gone, guarded tools stop.
  */
 export function runSettings(input: RunSettingsInput): Record<string, unknown> {
-  const hooks: Record<string, unknown[]> = {};
-  for (const event of input.events ?? RUN_HOOK_EVENTS) {
-    const timeout = event === 'Stop' || event === 'SubagentStop' ? input.stopTimeoutSeconds : 30;
-    const hook = (COMMAND_HOOK_EVENTS as readonly string[]).includes(event)
-      ? {
-          type: 'command',
-          command: `${shellQuote(input.node ?? process.execPath)} ${shellQuote(HOOK_SCRIPT)} ${event}`,
-          timeout,
-        }
-      : {
-          type: 'http',
-          url: `${input.endpointUrl}/hook/${event}`,
-          headers: { Authorization: `Bearer $${TOKEN_VAR}` },
-          allowedEnvVars: [TOKEN_VAR],
-          timeout,
-          ...(event === 'PreToolUse' ? { onFailure: 'block' } : {}),
-        };
-    hooks[event] = [{ hooks: [hook] }];
-  }
+  const http = (event: string, extra: Hook = {}): Hook => ({
+    type: 'http',
+    url: `${input.endpointUrl}/hook/${event}`,
+    headers: { Authorization: `Bearer $${TOKEN_VAR}` },
+    allowedEnvVars: [TOKEN_VAR],
+    timeout: event === 'Stop' || event === 'SubagentStop' ? input.stopTimeoutSeconds : 30,
+    ...(event === 'PreToolUse' ? { onFailure: 'block' } : {}),
+    ...extra,
+  });
+  const { ledgerDir, repoRoot, writes } = input.guard;
+  const when = (rule: string) => ({ if: rule });
+
+  const bashGuards = ['Bash(*.agents*)', 'Bash(*agentbox*)'];
+  if (writes) bashGuards.push(`Bash(*${repoRoot}*)`);
+  const pre: Group[] = [
+    // A path the rule syntax cannot hold is guarded on every call instead: slower, never weaker.
+    {
+      matcher: 'Bash',
+      hooks:
+        [ledgerDir, repoRoot].every(ruleSafe) && !input.guard.everyBashCall
+          ? bashGuards.map((r) => http('PreToolUse', when(r)))
+          : [http('PreToolUse')],
+    },
+    {
+      matcher: 'Read',
+      hooks: [ruleSafe(ledgerDir) ? http('PreToolUse', when(`Read(/${ledgerDir}/**)`)) : http('PreToolUse')],
+    },
+    { matcher: 'Skill|SlashCommand|Task|Agent', hooks: [http('PreToolUse')] },
+  ];
+  if (writes) pre.push({ matcher: 'Write|Edit|MultiEdit|NotebookEdit', hooks: [http('PreToolUse')] });
+
+  const post = (event: string): Group[] =>
+    input.history === 'hooks'
+      ? [{ hooks: [http(event)] }]
+      : [{ matcher: 'Task|Agent', hooks: [http(event)] }];
+  const command = `${shellQuote(input.node ?? process.execPath)} ${shellQuote(HOOK_SCRIPT)} SessionStart`;
+  const hooks: Record<string, Group[]> = {
+    SessionStart: [{ hooks: [{ type: 'command', command, timeout: 30 }] }],
+    UserPromptSubmit: [{ hooks: [http('UserPromptSubmit')] }],
+    PreToolUse: pre,
+    PostToolUse: post('PostToolUse'),
+    PostToolUseFailure: post('PostToolUseFailure'),
+    Stop: [{ hooks: [http('Stop')] }],
+    SubagentStop: [{ hooks: [http('SubagentStop')] }],
+    SessionEnd: [{ hooks: [http('SessionEnd')] }],
+  };
   return { permissions: { deny: [...input.deny] }, hooks };
 }

@@ -19,8 +19,10 @@ import { processStartTime } from '../process/reap.js';
 import { commandsRoot, removeRunCommands, writeRunCommands } from '../slash/index.js';
 import { createRunHookHandler, type Denial } from '../supervisor/hooks.js';
 import { askSupervisorModel } from '../supervisor/model.js';
+import { toolExcerpt } from '../supervisor/prompt.js';
 import type { SupervisorMode } from '../supervisor/rules.js';
 import { Supervisor } from '../supervisor/supervisor.js';
+import { agentRunDir } from './artifacts.js';
 import { EventLog } from './events.js';
 import { type Finalized, finalizeRun } from './finalize.js';
 import { planLaunch } from './launch.js';
@@ -87,7 +89,15 @@ export async function executeRun(input: ExecuteInput): Promise<Finalized> {
   // A resumed run keeps counting from where it stopped.
   let summary: StreamSummary = { ...EMPTY_SUMMARY, toolCalls: input.resume ? input.state.tool_calls : 0 };
   try {
-    const spec = { runId: meta.run_id, runName: meta.run_name, type: meta.type, runDir, worktree };
+    // The agent's RUN_DIR: its artifact folder in a fix run (inside the worktree), else the ledger folder.
+    const spec = {
+      runId: meta.run_id,
+      runName: meta.run_name,
+      type: meta.type,
+      runDir: agentRunDir(worktree, runDir),
+      worktree,
+    };
+    if (worktree) fs.mkdirSync(spec.runDir, { recursive: true });
     // Folders the run creates only to hold its commands go again with them.
     const created = [path.join(launchDir, '.claude'), commandsRoot(launchDir)].filter(
       (d) => !fs.existsSync(d),
@@ -106,6 +116,7 @@ export async function executeRun(input: ExecuteInput): Promise<Finalized> {
       runType: meta.type,
       runDir,
       log,
+      history: 'stream',
       startedAt: started,
       ask: (prompt) =>
         askSupervisorModel(prompt, {
@@ -151,9 +162,19 @@ export async function executeRun(input: ExecuteInput): Promise<Finalized> {
         tool_calls: summary.toolCalls,
       }).catch(() => {});
     };
+    const calls = new Map<string, { name: string; input: unknown }>();
     const onLine = (line: string) => {
       fs.appendFileSync(streamFile, `${line}\n`);
-      for (const event of parseStreamLine(line)) summary = summarize(summary, event);
+      for (const event of parseStreamLine(line)) {
+        summary = summarize(summary, event);
+        // The supervisor's tool history comes from the stream (cheaper than a hook per call).
+        if (event.kind === 'tool_use') calls.set(event.id, { name: event.name, input: event.input });
+        else if (event.kind === 'tool_result') {
+          const call = calls.get(event.toolUseId);
+          calls.delete(event.toolUseId);
+          supervisor.recordTool(call?.name ?? '', !event.isError, toolExcerpt(call?.input, event.text));
+        }
+      }
       input.onProgress?.({
         tool: summary.currentTool,
         toolCalls: summary.toolCalls,

@@ -7,6 +7,7 @@ import { updateState } from '../ledger/index.js';
 import type { OwnedExit } from '../process/owned.js';
 import { commandDirName } from '../slash/index.js';
 import type { Denial } from '../supervisor/hooks.js';
+import { AGENT_RUN_DIR, collectArtifacts } from './artifacts.js';
 import { EventLog } from './events.js';
 import { classify, type StopReason } from './outcome.js';
 import { renderReport } from './report.js';
@@ -49,7 +50,7 @@ export async function finalizeRun(input: FinalizeInput): Promise<Finalized> {
     try {
       changes = await exportPatch(input.worktree, {
         base: meta.repo_sha_start,
-        exclude: [path.join('.claude', 'commands', commandDirName(meta.run_id))],
+        exclude: [path.join('.claude', 'commands', commandDirName(meta.run_id)), AGENT_RUN_DIR],
       });
       if (changes.patch.length > 0) {
         fs.writeFileSync(path.join(runDir, 'changes.patch'), changes.patch);
@@ -72,6 +73,7 @@ export async function finalizeRun(input: FinalizeInput): Promise<Finalized> {
       failure: { kind: 'io_error', message: `could not export the changes: ${exportError}` },
     };
   }
+  files.push(...collectArtifacts(input.worktree, runDir));
   const denials = allDenials(input.denials, summary, loggedGateRefusals(runDir));
   // events.jsonl has the guard's decisions as they happened; the refusals only the stream saw
   // (Claude Code's own rules, human-only commands) join them here, so the file is complete.

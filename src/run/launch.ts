@@ -1,11 +1,13 @@
 import fs from 'node:fs';
 import type { AirlockScope } from '../airlock/guard.js';
+import { isInside } from '../airlock/paths.js';
 import { runDenyRules, type TopLevelEntry } from '../airlock/rules.js';
 import { buildClaudeArgs } from '../claude/args.js';
 import { buildAgentEnv } from '../claude/env.js';
 import type { Env } from '../cli/context.js';
 import { runSettings, TOKEN_VAR, URL_VAR } from '../endpoint/settings.js';
 import type { RunMeta } from '../ledger/index.js';
+import { agentRunDir } from './artifacts.js';
 import { resumePrompt, systemPromptAddition, taskPrompt } from './prompt.js';
 import { allowedTools } from './tier.js';
 
@@ -54,7 +56,7 @@ export function planLaunch(input: LaunchInput): { args: string[]; env: Record<st
       type: meta.type,
       runName: meta.run_name,
       runId: meta.run_id,
-      runDir: input.runDir,
+      runDir: agentRunDir(scope.worktree, input.runDir),
       worktree: scope.worktree,
       safeCommands: meta.safe_commands,
     }),
@@ -62,6 +64,16 @@ export function planLaunch(input: LaunchInput): { args: string[]; env: Record<st
       endpointUrl: input.endpoint.url,
       deny,
       stopTimeoutSeconds: Math.ceil((input.supervisorTimeoutMs * 3) / 1000) + 30,
+      guard: {
+        ledgerDir: scope.ledgerDir,
+        repoRoot: scope.repoRoot,
+        writes: scope.worktree !== null,
+        // A worktree inside the repository cannot be fenced by one deny rule on the repository:
+        // then every shell command of the run goes through the guard.
+        everyBashCall: scope.worktree !== null && isInside(scope.worktree, scope.repoRoot),
+      },
+      // A headless run reads its stream anyway: the tool history comes from there, not from hooks.
+      history: 'stream',
     }),
     model: meta.model,
   });

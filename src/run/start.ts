@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -98,9 +99,22 @@ function timeoutMs(option: string | undefined, configured: string): number {
   return ms;
 }
 
-/** Where a fix run's worktree goes: `runs.worktree_dir` (relative to the repository root) / run name. */
-function worktreePath(rc: RunContext, name: string): string {
-  return canonical(path.join(path.resolve(rc.repo.root, rc.config.runs.worktree_dir), name));
+/**
+ * Where a fix run's worktree goes: `runs.worktree_dir` (relative to the repository root), else
+ * outside the repository in the user's data folder, one folder per repository (named after it and
+ * a hash of its path, so two clones never share).
+ */
+export function worktreeBase(rc: RunContext, env: CommandContext['env']): string {
+  const configured = rc.config.runs.worktree_dir;
+  if (configured) return path.resolve(rc.repo.root, configured);
+  const data = env.XDG_DATA_HOME || (env.HOME ? path.join(env.HOME, '.local', 'share') : null);
+  if (!data) return path.join(rc.ledger.dir, 'worktrees');
+  const id = `${path.basename(rc.repo.root)}-${createHash('sha256').update(rc.repo.root).digest('hex').slice(0, 8)}`;
+  return path.join(data, 'agentbox', 'worktrees', id);
+}
+
+function worktreePath(rc: RunContext, env: CommandContext['env'], name: string): string {
+  return canonical(path.join(worktreeBase(rc, env), name));
 }
 
 /**
@@ -141,12 +155,12 @@ export async function startRun(
         type,
         runId: r.id,
         model,
-        worktree: needsWorktree(type) ? worktreePath(rc, r.name) : null,
+        worktree: needsWorktree(type) ? worktreePath(rc, ctx.env, r.name) : null,
         fixAllowed: rc.config.runs.fix_allowed_tools,
       }),
   });
   if (needsWorktree(type)) {
-    const worktree = worktreePath(rc, run.name);
+    const worktree = worktreePath(rc, ctx.env, run.name);
     const branch = `agentbox/${run.name}`;
     try {
       fs.mkdirSync(path.dirname(worktree), { recursive: true });

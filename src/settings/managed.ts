@@ -30,8 +30,9 @@ const GUARD_REASON =
 
 /**
  * Backs the deny rules where Claude Code's own command parsing does not reach (`bash -c "cat …"`,
- * `python3 -c …`). Plain POSIX sh: it costs one shell per Bash call, prints nothing unless it
- * denies, and needs no agentbox installation, so it is harmless for teammates who never run it.
+ * `python3 -c …`). Plain POSIX sh: it runs only for Bash commands that name the ledger or the gate
+ * (GUARD_CONDITIONS), prints nothing unless it denies, and needs no agentbox installation, so it
+ * is harmless for teammates who never run agentbox.
  */
 export const GUARD_COMMAND =
   'case "$(cat)" in *.agents/runs*|*.agents/INDEX*|*.agents/pointers*|*.agents/latest*|*"agentbox merge"*|*"agentbox discard"*) ' +
@@ -43,9 +44,25 @@ export const GUARD_COMMAND =
     },
   })}';; esac ${GUARD_MARK} v1`;
 
+/**
+ * NOTE: each entry runs only when its `if` matches the command (checked inside Claude Code, no
+ * process started): the guard costs nothing on the Bash calls that do not name the ledger or the
+ * gate (measured with bench/hooks.bench.ts). A Claude Code that does not know `if` runs the guard on
+ * every Bash call instead: slower, equally safe.
+ */
+export const GUARD_CONDITIONS = [
+  'Bash(*.agents*)',
+  'Bash(*agentbox merge*)',
+  'Bash(*agentbox discard*)',
+] as const;
 export const GUARD_GROUP: JsonObject = {
   matcher: 'Bash',
-  hooks: [{ type: 'command', command: GUARD_COMMAND, timeout: 10 }],
+  hooks: GUARD_CONDITIONS.map((condition) => ({
+    type: 'command',
+    if: condition,
+    command: GUARD_COMMAND,
+    timeout: 10,
+  })),
 };
 export const GUARD_EVENT = 'PreToolUse';
 

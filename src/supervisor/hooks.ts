@@ -1,5 +1,5 @@
 import { type AirlockScope, judgeToolUse } from '../airlock/guard.js';
-import type { HookHandler } from '../endpoint/server.js';
+import type { HookAnswer, HookHandler, HookInput } from '../endpoint/server.js';
 import type { EventLog } from '../run/events.js';
 import type { Supervisor } from './supervisor.js';
 
@@ -30,39 +30,44 @@ const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : und
  * checks for that call.
  */
 export function createRunHookHandler(options: RunHookOptions): HookHandler {
+  // NOTE: one tool call can reach the endpoint more than once (a Bash command matching two of the
+  // guard's `if` conditions runs two hooks): it is judged, logged and counted once.
+  const judged = new Map<string, HookAnswer>();
+  const judge = (input: HookInput): HookAnswer | undefined => {
+    const tool = str(input.tool_name) ?? '';
+    const verdict = judgeToolUse(options.scope, tool, input.tool_input, str(input.cwd) ?? options.launchDir);
+    if (verdict.allow) return undefined;
+    const toolUseId = str(input.tool_use_id);
+    options.log.append({
+      event: 'PreToolUse',
+      tool,
+      decision: 'deny',
+      rule: verdict.rule,
+      reason: verdict.reason,
+      input: input.tool_input,
+    });
+    options.onDenial?.({
+      ...(toolUseId ? { toolUseId } : {}),
+      tool,
+      rule: verdict.rule,
+      reason: verdict.reason,
+    });
+    return {
+      hookSpecificOutput: {
+        hookEventName: 'PreToolUse',
+        permissionDecision: 'deny',
+        permissionDecisionReason: verdict.reason,
+      },
+    };
+  };
   return async (event, input) => {
     if (event === 'PreToolUse') {
-      const tool = str(input.tool_name) ?? '';
-      const verdict = judgeToolUse(
-        options.scope,
-        tool,
-        input.tool_input,
-        str(input.cwd) ?? options.launchDir,
-      );
-      if (!verdict.allow) {
-        const toolUseId = str(input.tool_use_id);
-        options.log.append({
-          event,
-          tool,
-          decision: 'deny',
-          rule: verdict.rule,
-          reason: verdict.reason,
-          input: input.tool_input,
-        });
-        options.onDenial?.({
-          ...(toolUseId ? { toolUseId } : {}),
-          tool,
-          rule: verdict.rule,
-          reason: verdict.reason,
-        });
-        return {
-          hookSpecificOutput: {
-            hookEventName: 'PreToolUse',
-            permissionDecision: 'deny',
-            permissionDecisionReason: verdict.reason,
-          },
-        };
-      }
+      const id = str(input.tool_use_id);
+      const earlier = id ? judged.get(id) : undefined;
+      if (earlier) return earlier;
+      const denied = judge(input);
+      if (id) judged.set(id, denied ?? {});
+      if (denied) return denied;
     }
     return (await options.supervisor.onEvent(event, input)) ?? {};
   };

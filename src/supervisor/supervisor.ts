@@ -27,6 +27,8 @@ export interface SupervisorOptions {
   readonly startedAt: number;
   /** Asks the supervisor model (mode claude). */
   readonly ask?: (prompt: string) => Promise<ModelReply>;
+  /** Where tool calls come from: `recordTool` fed by the stream, or PostToolUse hooks (default). */
+  readonly history?: 'stream' | 'hooks';
   /** Attempts per decision before "no marker" ends the run. */
   readonly attempts?: number;
   readonly onEnd?: (end: SupervisorEnd) => void;
@@ -66,6 +68,16 @@ export class Supervisor {
     return this.tools;
   }
 
+  /**
+   * One finished tool call, from wherever the run learns of it: the stream in a headless run,
+   * PostToolUse hooks in an interactive one.
+   */
+  recordTool(name: string, ok: boolean, excerpt: string): void {
+    this.tools.push({ name, ok, excerpt });
+    if (this.tools.length > HISTORY) this.tools.shift();
+    this.progress++;
+  }
+
   /** Feeds one hook event; returns the answer for Stop (others answer nothing here). */
   async onEvent(event: string, input: HookInput): Promise<HookAnswer | undefined> {
     switch (event) {
@@ -80,21 +92,18 @@ export class Supervisor {
         if (SUBAGENT_TOOLS.has(str(input.tool_name))) this.subagents = Math.max(0, this.subagents - 1);
         const ok = event === 'PostToolUse';
         const output = ok ? JSON.stringify(input.tool_response ?? '') : str(input.error);
-        this.tools.push({ name: str(input.tool_name), ok, excerpt: toolExcerpt(input.tool_input, output) });
-        if (this.tools.length > HISTORY) this.tools.shift();
-        this.progress++;
-        this.options.log.append({
-          event,
-          tool: str(input.tool_name),
-          ok,
-          excerpt: this.tools.at(-1)!.excerpt,
-        });
+        const excerpt = toolExcerpt(input.tool_input, output);
+        if (this.options.history !== 'stream') this.recordTool(str(input.tool_name), ok, excerpt);
+        this.options.log.append({ event, tool: str(input.tool_name), ok, excerpt });
         return undefined;
       }
       case 'SubagentStop':
         this.options.log.append({ event });
         return undefined;
       case 'Stop': {
+        // NOTE: claude printed its last tool results long before it asked its Stop hook; one turn
+        // of the event loop lets any stream line still queued reach recordTool first.
+        await new Promise((resolve) => setImmediate(resolve));
         // Decisions are taken one at a time, in the order the Stops came.
         const decided = this.queue.then(() => this.decide(input));
         this.queue = decided.catch(() => {});

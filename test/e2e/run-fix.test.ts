@@ -65,7 +65,10 @@ describe('fix runs on the real Claude Code: the worktree airlock and the human g
     expect(state.status).toBe('REVIEW');
     expect(state.branch).toBe(`agentbox/${name}`);
     const worktree = state.worktree_path as string;
-    expect(worktree).toBe(path.join(fs.realpathSync(p.repo.dir), '.agents/worktrees', name));
+    // Outside the repository, in the user's data folder (HOME is the test's isolated home).
+    expect(worktree.startsWith(path.join(p.home.home, '.local/share/agentbox/worktrees/'))).toBe(true);
+    expect(path.basename(worktree)).toBe(name);
+    expect(worktree.startsWith(fs.realpathSync(p.repo.dir))).toBe(false);
     expect(fs.readFileSync(path.join(worktree, 'src/app.ts'), 'utf8')).toContain('x = 42');
 
     const patch = fs.readFileSync(path.join(p.runDir(name), 'changes.patch'));
@@ -82,7 +85,7 @@ describe('fix runs on the real Claude Code: the worktree airlock and the human g
     expect(merged.code).toBe(0);
     expect(merged.stdout).toContain('merged 5 file(s)');
     // The main tree now holds exactly what the agent left in its worktree.
-    const fromWorktree = snapshotTree(worktree, { skip: ['.git', '.claude/commands'] });
+    const fromWorktree = snapshotTree(worktree, { skip: ['.git', '.claude/commands', '.agentbox-run'] });
     expect(mainTree(p)).toEqual(fromWorktree);
     expect(fs.readFileSync(path.join(p.repo.dir, 'logo.png'))).toEqual(
       Buffer.from([0x89, 0x50, 0x4e, 0x47, 0, 1, 0xff]),
@@ -166,6 +169,36 @@ describe('fix runs on the real Claude Code: the worktree airlock and the human g
     expect(fs.existsSync(path.join(p.runDir(name), 'changes.patch'))).toBe(true);
     expect((await p.agentbox(['discard', name])).stdout).toContain('already discarded');
     expect((await p.agentbox(['merge', name, '--yes'])).stderr).toContain('was discarded');
+  });
+
+  it('notes the agent writes to its RUN_DIR are filed under artifacts/ and kept out of the patch', async () => {
+    const task = 'take notes';
+    p.server.setRules([
+      {
+        when: { turn: 0, anyText: task },
+        reply: (req) => {
+          const runDir = /RUN_DIR=(\S+)/.exec(req.system)![1]!;
+          return tool('Write', {
+            file_path: path.join(runDir, 'evidence/notes.md'),
+            content: 'what I saw\n',
+          });
+        },
+      },
+      {
+        when: { turn: 1, anyText: task },
+        reply: (req) =>
+          tool('Write', { file_path: path.join(req.workingDirectory!, 'CHANGE.md'), content: 'c\n' }),
+      },
+      { when: { turn: 2, anyText: task }, reply: text('noted') },
+    ]);
+    const result = await p.agentbox(['fix', task]);
+    expect(result.code).toBe(0);
+    const name = p.newest();
+    expect(p.read(name, 'artifacts/evidence/notes.md')).toBe('what I saw\n');
+    const patch = p.read(name, 'changes.patch');
+    expect(patch).toContain('+++ b/CHANGE.md');
+    expect(patch).not.toContain('notes.md');
+    expect(p.state(name).status).toBe('REVIEW');
   });
 
   it('Ctrl-C stops the run cleanly: claude ended, ABORTED, and what it changed is exported', async () => {

@@ -33,6 +33,14 @@ describe('a hostile agent in a fix run', () => {
       },
       { label: 'redirect into the main tree', reply: () => bash(`echo pwned > ${root}/src/app.ts`) },
       {
+        label: 'redirect into a new file of the main tree',
+        reply: () => bash(`echo pwned > ${root}/NEW-FILE.txt`),
+      },
+      {
+        label: 'write a new file in the main tree',
+        reply: () => tool('Write', { file_path: `${root}/ALSO-NEW.txt`, content: 'x' }),
+      },
+      {
         label: 'read the ledger index',
         reply: () => tool('Read', { file_path: path.join(root, '.agents/INDEX.md') }),
       },
@@ -76,8 +84,11 @@ describe('a hostile agent in a fix run', () => {
     }
     const byTurn = (turn: number) =>
       requests.find((r) => r.view.turn === turn + 1)!.view.toolResults[0]!.content;
-    expect(byTurn(6)).toContain('is the human gate and does not run inside agentbox run');
-    expect(byTurn(7)).toMatch(/disable-model-invocation|human-only/);
+    const turnOf = (label: string) => attempts.findIndex((a) => a.label === label);
+    expect(byTurn(turnOf('run the human gate in disguise'))).toContain(
+      'is the human gate and does not run inside agentbox run',
+    );
+    expect(byTurn(turnOf('invoke a human-only command'))).toMatch(/disable-model-invocation|human-only/);
 
     // Nothing outside the worktree changed.
     expect(snapshotTree(p.repo.dir, { skip: ['.git', '.agents'] })).toEqual(before);
@@ -97,7 +108,11 @@ describe('a hostile agent in a fix run', () => {
     );
     expect(refusals).toHaveLength(attempts.length);
     expect(new Set(refusals.map((e) => e.rule ?? 'human-gate'))).toEqual(
-      new Set(['write-outside-worktree', 'permission-rule', 'ledger', 'human-gate', 'human-only-command']),
+      // Layers that refused: agentbox's guard (ledger, human gate), Claude Code's own rules (the deny
+      // rules agentbox passed, and its refusal of writes outside the session's folders), the human
+      // gate itself, and Claude Code's refusal of human-only commands. Which layer answers first
+      // depends on Claude Code's order; that each attempt is refused and recorded does not.
+      new Set(['permission-rule', 'ledger', 'human-gate', 'human-only-command']),
     );
     const report = p.read(name, 'report.md');
     const refused = report.split('## Refused actions')[1]!.trim().split('\n');

@@ -127,7 +127,7 @@ describe('loadConfig', () => {
     expect(DEFAULT_CONFIG).toEqual({
       claude: { bin: null, model: null },
       supervisor: { mode: 'rules', max_iterations: 50, timeout: '30s', bin: null, model: null },
-      runs: { timeout: '30m', worktree_dir: '.agents/worktrees', env_pass: [], fix_allowed_tools: ['Bash'] },
+      runs: { timeout: '30m', worktree_dir: null, env_pass: [], fix_allowed_tools: ['Bash'] },
     });
   });
 

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { type Endpoint, type HookInput, startEndpoint } from '../../src/endpoint/server.js';
-import { RUN_HOOK_EVENTS, runSettings } from '../../src/endpoint/settings.js';
+import { HOOK_SCRIPT, runSettings } from '../../src/endpoint/settings.js';
 import { validateSettings } from '../../src/settings/validate.js';
 
 let endpoint: Endpoint | undefined;
@@ -118,23 +118,97 @@ describe('hook endpoint', () => {
 });
 
 describe('runSettings', () => {
+  const base = {
+    endpointUrl: 'http://127.0.0.1:4567',
+    deny: ['Read(//x/**)'],
+    stopTimeoutSeconds: 90,
+    guard: { ledgerDir: '/repo/.agents', repoRoot: '/repo', writes: true },
+    history: 'stream' as const,
+    node: '/usr/bin/node',
+  };
+  type Group = { matcher?: string; hooks: Record<string, unknown>[] };
+  const hooksOf = (settings: Record<string, unknown>) => settings.hooks as Record<string, Group[]>;
+
   it('is valid for Claude Code and carries no secret and no variable in the url', () => {
-    const settings = runSettings({
-      endpointUrl: 'http://127.0.0.1:4567',
-      deny: ['Read(//x/**)'],
-      stopTimeoutSeconds: 90,
-    });
+    const settings = runSettings(base);
     expect(validateSettings(settings as never)).toEqual([]);
-    const hooks = settings.hooks as Record<string, { hooks: Record<string, unknown>[] }[]>;
-    expect(Object.keys(hooks)).toEqual([...RUN_HOOK_EVENTS]);
-    expect(hooks.PreToolUse![0]!.hooks[0]).toMatchObject({
+    expect(settings.permissions).toEqual({ deny: ['Read(//x/**)'] });
+    const hooks = hooksOf(settings);
+    expect(Object.keys(hooks)).toEqual([
+      'SessionStart',
+      'UserPromptSubmit',
+      'PreToolUse',
+      'PostToolUse',
+      'PostToolUseFailure',
+      'Stop',
+      'SubagentStop',
+      'SessionEnd',
+    ]);
+    const text = JSON.stringify(hooks);
+    expect(text).not.toMatch(/[0-9a-f]{64}/);
+    expect(text).not.toContain('${');
+    expect(hooks.Stop![0]!.hooks[0]).toMatchObject({
       type: 'http',
-      url: 'http://127.0.0.1:4567/hook/PreToolUse',
+      url: 'http://127.0.0.1:4567/hook/Stop',
       headers: { Authorization: 'Bearer $AGENTBOX_TOKEN' },
       allowedEnvVars: ['AGENTBOX_TOKEN'],
-      onFailure: 'block',
+      timeout: 90,
     });
-    expect(hooks.Stop![0]!.hooks[0]!.timeout).toBe(90);
     expect(hooks.Stop![0]!.hooks[0]!.onFailure).toBeUndefined();
+  });
+
+  it('sends SessionStart through the command-hook script (Claude Code never fires an http SessionStart)', () => {
+    const [group] = hooksOf(runSettings(base)).SessionStart!;
+    expect(group!.hooks[0]).toMatchObject({ type: 'command' });
+    expect(group!.hooks[0]!.command).toBe(`'/usr/bin/node' '${HOOK_SCRIPT}' SessionStart`);
+  });
+
+  it('guards Bash and Read only where they name the ledger, agentbox or the main tree, and fails closed', () => {
+    const pre = hooksOf(runSettings(base)).PreToolUse!;
+    const byMatcher = Object.fromEntries(pre.map((g) => [g.matcher, g.hooks]));
+    expect(byMatcher.Bash!.map((h) => h.if)).toEqual([
+      'Bash(*.agents*)',
+      'Bash(*agentbox*)',
+      'Bash(*/repo*)',
+    ]);
+    expect(byMatcher.Read!.map((h) => h.if)).toEqual(['Read(//repo/.agents/**)']);
+    expect(byMatcher['Skill|SlashCommand|Task|Agent']![0]!.if).toBeUndefined();
+    expect(byMatcher['Write|Edit|MultiEdit|NotebookEdit']![0]!.if).toBeUndefined();
+    for (const hook of pre.flatMap((g) => g.hooks)) {
+      expect(hook).toMatchObject({
+        type: 'http',
+        url: 'http://127.0.0.1:4567/hook/PreToolUse',
+        onFailure: 'block',
+      });
+    }
+  });
+
+  it('does not guard writes in a run that cannot write, nor the main tree in Bash', () => {
+    const pre = hooksOf(runSettings({ ...base, guard: { ...base.guard, writes: false } })).PreToolUse!;
+    expect(pre.map((g) => g.matcher)).toEqual(['Bash', 'Read', 'Skill|SlashCommand|Task|Agent']);
+    expect(pre[0]!.hooks.map((h) => h.if)).toEqual(['Bash(*.agents*)', 'Bash(*agentbox*)']);
+  });
+
+  it('guards every Bash and Read call when a path cannot go into a rule pattern', () => {
+    const odd = {
+      ...base,
+      guard: { ledgerDir: '/my repo (1)/.agents', repoRoot: '/my repo (1)', writes: true },
+    };
+    const pre = hooksOf(runSettings(odd)).PreToolUse!;
+    expect(pre[0]!.hooks).toHaveLength(1);
+    expect(pre[0]!.hooks[0]!.if).toBeUndefined();
+    expect(pre[1]!.hooks[0]!.if).toBeUndefined();
+    expect(validateSettings(runSettings(odd) as never)).toEqual([]);
+  });
+
+  it('takes tool history from PostToolUse hooks only when there is no stream to read', () => {
+    const stream = hooksOf(runSettings(base));
+    expect(stream.PostToolUse).toEqual([
+      { matcher: 'Task|Agent', hooks: [expect.objectContaining({ type: 'http' })] },
+    ]);
+    expect(stream.PostToolUseFailure![0]!.matcher).toBe('Task|Agent');
+    const hooks = hooksOf(runSettings({ ...base, history: 'hooks' }));
+    expect(hooks.PostToolUse![0]!.matcher).toBeUndefined();
+    expect(hooks.PostToolUseFailure![0]!.matcher).toBeUndefined();
   });
 });

@@ -292,9 +292,13 @@ describe('readRecord', () => {
     expect(readRecord(value)).toEqual(expected);
   });
 
-  it('the guard command carries the mark uninstall looks for', () => {
+  it('every guard entry carries the mark uninstall looks for, and runs only under its condition', () => {
     const hooks = GUARD_GROUP.hooks as JsonObject[];
-    expect(hooks).toHaveLength(1);
-    expect(hooks[0]!.command).toMatch(new RegExp(`${GUARD_MARK} v1$`));
+    expect(hooks.map((h) => h.if)).toEqual([
+      'Bash(*.agents*)',
+      'Bash(*agentbox merge*)',
+      'Bash(*agentbox discard*)',
+    ]);
+    for (const hook of hooks) expect(hook.command).toMatch(new RegExp(`${GUARD_MARK} v1$`));
   });
 });
