@@ -28,7 +28,7 @@ import { createRun, ensureLedger, readRun, updateState } from '../src/ledger/ind
 import { loadRunContext } from '../src/run/context.js';
 import { EventLog } from '../src/run/events.js';
 import { planLaunch } from '../src/run/launch.js';
-import { storedOptions } from '../src/run/start.js';
+import { storedOptions, worktreeBase } from '../src/run/start.js';
 import { buildEnvelope } from '../src/run/tier.js';
 import { writeRunCommands } from '../src/slash/index.js';
 import { createRunHookHandler } from '../src/supervisor/hooks.js';
@@ -78,8 +78,7 @@ export async function setupFixRun(
   const base = await headSha(rc.repo.root);
   if (!base) throw new Error(`no commit in ${rc.repo.root}`);
   lap('context + HEAD');
-  const worktreePath = (name: string) =>
-    canonical(path.join(path.resolve(rc.repo.root, rc.config.runs.worktree_dir), name));
+  const worktreePath = (name: string) => canonical(path.join(worktreeBase(rc, env), name));
   const run = await createRun(rc.ledger, {
     type: 'fix',
     task,

@@ -65,7 +65,15 @@ export function runSettings(input: RunSettingsInput): Record<string, unknown> {
   const { ledgerDir, repoRoot, writes } = input.guard;
   const when = (rule: string) => ({ if: rule });
 
-  const bashGuards = ['Bash(*.agents*)', 'Bash(*agentbox*)'];
+  // NOTE: not `*agentbox*`: the default worktree folder (~/.local/share/agentbox/…) would match it
+  // on every command that names a path of the worktree.
+  const bashGuards = [
+    'Bash(*.agents*)',
+    'Bash(*agentbox merge*)',
+    'Bash(*agentbox discard*)',
+    'Bash(*agentbox apply*)',
+    'Bash(*agentbox.js*)',
+  ];
   if (writes) bashGuards.push(`Bash(*${repoRoot}*)`);
   const pre: Group[] = [
     // A path the rule syntax cannot hold is guarded on every call instead: slower, never weaker.

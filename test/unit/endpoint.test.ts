@@ -165,10 +165,15 @@ describe('runSettings', () => {
 
   it('guards Bash and Read only where they name the ledger, agentbox or the main tree, and fails closed', () => {
     const pre = hooksOf(runSettings(base)).PreToolUse!;
-    const byMatcher = Object.fromEntries(pre.map((g) => [g.matcher, g.hooks]));
+    const byMatcher: Record<string, Record<string, unknown>[]> = Object.fromEntries(
+      pre.map((g) => [g.matcher ?? '', g.hooks]),
+    );
     expect(byMatcher.Bash!.map((h) => h.if)).toEqual([
       'Bash(*.agents*)',
-      'Bash(*agentbox*)',
+      'Bash(*agentbox merge*)',
+      'Bash(*agentbox discard*)',
+      'Bash(*agentbox apply*)',
+      'Bash(*agentbox.js*)',
       'Bash(*/repo*)',
     ]);
     expect(byMatcher.Read!.map((h) => h.if)).toEqual(['Read(//repo/.agents/**)']);
@@ -186,7 +191,8 @@ describe('runSettings', () => {
   it('does not guard writes in a run that cannot write, nor the main tree in Bash', () => {
     const pre = hooksOf(runSettings({ ...base, guard: { ...base.guard, writes: false } })).PreToolUse!;
     expect(pre.map((g) => g.matcher)).toEqual(['Bash', 'Read', 'Skill|SlashCommand|Task|Agent']);
-    expect(pre[0]!.hooks.map((h) => h.if)).toEqual(['Bash(*.agents*)', 'Bash(*agentbox*)']);
+    expect(pre[0]!.hooks.map((h) => h.if)).not.toContain('Bash(*/repo*)');
+    expect(pre[0]!.hooks).toHaveLength(5);
   });
 
   it('guards every Bash and Read call when a path cannot go into a rule pattern', () => {
