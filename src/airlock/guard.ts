@@ -10,6 +10,11 @@ export interface AirlockScope {
   readonly runDir: string;
   /** The fix run's worktree; null for read-only runs. */
   readonly worktree: string | null;
+  /**
+   * An interactive session: the person's own, so it may write anywhere a person approves — but
+   * never in the ledger, and never through the human gate.
+   */
+  readonly interactive?: boolean;
 }
 
 export type DenyRule =
@@ -65,6 +70,11 @@ export function judgeToolUse(scope: AirlockScope, tool: string, input: unknown, 
     if (!file) return ALLOW;
     const target = canonical(path.resolve(cwd, file));
     if (isInside(target, scope.runDir)) return ALLOW;
+    if (scope.interactive) {
+      return isInside(target, scope.ledgerDir) && !ownLedgerPath(scope, target)
+        ? deny('ledger', `the .agents/ run ledger is agentbox's; a session may not write ${target}`)
+        : ALLOW;
+    }
     if (scope.worktree === null)
       return deny('read-only-run', `a ${scope.type} run is read-only; it may not write ${target}`);
     if (isInside(target, scope.worktree)) return ALLOW;

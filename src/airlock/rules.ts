@@ -28,6 +28,11 @@ export function runDenyRules(scope: AirlockScope, topLevel: readonly TopLevelEnt
     'Bash(npx agentbox merge:*)',
     'Bash(npx agentbox discard:*)',
   ];
+  if (scope.interactive) {
+    // The person's own session writes where they approve, except in the ledger.
+    rules.push(`Edit(${abs(ledger)}/**)`);
+    return rules;
+  }
   if (scope.worktree === null) {
     // A read-only run: nothing in the repository may be written, by any tool or redirect.
     rules.push(`Edit(${abs(scope.repoRoot)}/**)`);

@@ -137,3 +137,33 @@ function checkArg(arg: string): void {
     );
   }
 }
+
+export interface InteractiveLaunch {
+  /** The first message, typed in for the person; none: claude waits at its prompt. */
+  readonly prompt?: string;
+  readonly sessionId: string;
+  /** `--resume <sessionId>` (after a crash) instead of `--session-id` (a fresh session). */
+  readonly resume?: boolean;
+  readonly allowedTools: readonly string[];
+  readonly appendSystemPrompt?: string;
+  readonly settings?: object;
+  readonly model?: string | null;
+}
+
+/**
+ * The argv (without the binary) for an interactive claude behind a pty: the same flag forms as
+ * buildClaudeArgs (`--flag=value`, the prompt last after `--`), without `-p` and the stream.
+ */
+export function buildInteractiveArgs(launch: InteractiveLaunch): string[] {
+  if (!UUID_RE.test(launch.sessionId)) {
+    throw new AgentboxError('USAGE', `not a session id (a UUID): ${JSON.stringify(launch.sessionId)}`);
+  }
+  const args = [launch.resume ? `--resume=${launch.sessionId}` : `--session-id=${launch.sessionId}`];
+  for (const rule of launch.allowedTools) args.push(`--allowedTools=${rule}`);
+  if (launch.appendSystemPrompt) args.push(`--append-system-prompt=${launch.appendSystemPrompt}`);
+  if (launch.settings !== undefined) args.push(`--settings=${JSON.stringify(launch.settings)}`);
+  if (launch.model) args.push(`--model=${launch.model}`);
+  if (launch.prompt?.trim()) args.push('--', launch.prompt);
+  for (const arg of args) checkArg(arg);
+  return args;
+}

@@ -17,11 +17,40 @@ export type Env = Readonly<Record<string, string | undefined>>;
 /** Subscribes to Ctrl-C / SIGTERM; returns the unsubscribe. Absent: the command cannot be interrupted gracefully. */
 export type OnInterrupt = (handler: (by: string) => void) => () => void;
 
+/** The person's terminal, for commands that hand it over to a child (agentbox start). */
+export interface Terminal {
+  readonly input: NodeJS.ReadableStream;
+  readonly output: NodeJS.WritableStream;
+  readonly isTTY: boolean;
+  size(): { cols: number; rows: number };
+  setRawMode(on: boolean): void;
+  /** Calls `handler` when the window is resized; returns the unsubscribe. */
+  onResize(handler: () => void): () => void;
+}
+
 export interface CommandContext {
   readonly cwd: string;
   readonly env: Env;
   readonly io: Io;
   readonly onInterrupt?: OnInterrupt;
+  readonly terminal?: Terminal;
+}
+
+export function processTerminal(stream: { stdin: NodeJS.ReadStream; stdout: NodeJS.WriteStream }): Terminal {
+  const isTTY = Boolean(stream.stdin.isTTY && stream.stdout.isTTY);
+  return {
+    input: stream.stdin,
+    output: stream.stdout,
+    isTTY,
+    size: () => ({ cols: stream.stdout.columns || 80, rows: stream.stdout.rows || 24 }),
+    setRawMode: (on) => {
+      if (isTTY) stream.stdin.setRawMode(on);
+    },
+    onResize: (handler) => {
+      process.on('SIGWINCH', handler);
+      return () => process.off('SIGWINCH', handler);
+    },
+  };
 }
 
 /** An Io that collects output in memory, for tests and for commands that run other commands. */

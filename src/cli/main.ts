@@ -1,5 +1,5 @@
 import type { OnInterrupt } from './context.js';
-import { processIo } from './context.js';
+import { processIo, processTerminal } from './context.js';
 import { run } from './run.js';
 
 // The one place that reads process globals and exits.
@@ -8,6 +8,7 @@ let interrupted = false;
 for (const [signal, by, code] of [
   ['SIGINT', 'Ctrl-C', 130],
   ['SIGTERM', 'SIGTERM', 143],
+  ['SIGHUP', 'the terminal closing (SIGHUP)', 129],
 ] as const) {
   process.on(signal, () => {
     // A command that can stop cleanly (a run exports its changes first) gets one chance; a
@@ -28,5 +29,6 @@ const code = await run(process.argv.slice(2), {
   env,
   io: processIo(process, env),
   onInterrupt,
+  terminal: processTerminal(process),
 });
 process.exitCode = code;

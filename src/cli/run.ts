@@ -113,6 +113,39 @@ function buildProgram(ctx: CommandContext, setExit: (code: number) => void): Com
     .action(lazy(async () => (await import('../commands/gate.js')).inject));
 
   program
+    .command('start')
+    .description('an interactive Claude Code session behind agentbox: supervised, restarted after a crash')
+    .argument('[task]', 'a first message for claude (optional)')
+    .option(
+      '--workdir <dir>',
+      'where claude runs (default: config interactive.cwd, else the repository root)',
+    )
+    .option('--resume <run>', 'resume the session of an earlier interactive run')
+    .option('--supervisor <mode>', 'claude | rules | off (default: config supervisor.mode)')
+    .action(lazy(async () => (await import('../commands/gate.js')).start));
+
+  program
+    .command('restart')
+    .description('restart claude in a running session')
+    .argument('<run>', 'a run name, its short id, or "latest"')
+    .option('--fresh', 'start a new conversation instead of resuming the session')
+    .action(lazy(async () => (await import('../commands/gate.js')).restart));
+
+  program
+    .command('stop')
+    .description('end a running session and claude with it')
+    .argument('<run>', 'a run name, its short id, or "latest"')
+    .option('--force', 'kill claude at once instead of asking it to exit')
+    .action(lazy(async () => (await import('../commands/gate.js')).stop));
+
+  program
+    .command('state')
+    .description("a running session's state: claude's pid, session, restarts, crash policy")
+    .argument('<run>', 'a run name, its short id, or "latest"')
+    .option('--json', 'print machine-readable JSON')
+    .action(lazy(async () => (await import('../commands/gate.js')).state));
+
+  program
     .command('__exec', { hidden: true })
     .argument('<run>')
     .action(lazy(async () => (await import('../commands/run.js')).exec));

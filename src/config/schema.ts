@@ -29,6 +29,14 @@ export const fileSchema = z
       bin: z.string().min(1).nullable().optional(),
       model: z.string().min(1).nullable().optional(),
     }),
+    interactive: section({
+      cwd: z.string().min(1).nullable().optional(),
+      restart_delay: duration.nullable().optional(),
+      flapping_delay: duration.nullable().optional(),
+      flap_window: duration.nullable().optional(),
+      flap_threshold: z.number().int().min(1).nullable().optional(),
+      halt_after: z.number().int().min(1).nullable().optional(),
+    }),
     runs: section({
       timeout: duration.nullable().optional(),
       worktree_dir: z.string().min(1).nullable().optional(),
@@ -59,6 +67,18 @@ export interface Config {
     /** The supervisor's model; null: claude.model. */
     readonly model: string | null;
   };
+  readonly interactive: {
+    /** Where `agentbox start` runs claude (relative to the repository root); null: the root. */
+    readonly cwd: string | null;
+    /** After a crash: wait this long, then restart resuming the session. */
+    readonly restart_delay: string;
+    /** After a crash that is the flap_threshold-th within flap_window: wait this long instead. */
+    readonly flapping_delay: string;
+    readonly flap_window: string;
+    readonly flap_threshold: number;
+    /** Consecutive crashes after which the session is not restarted again. */
+    readonly halt_after: number;
+  };
   readonly runs: {
     /** A run still going after this long is stopped (failure kind "timeout"). */
     readonly timeout: string;
@@ -78,6 +98,14 @@ export interface Config {
 export const DEFAULT_CONFIG: Config = {
   claude: { bin: null, model: null },
   supervisor: { mode: 'rules', max_iterations: 50, timeout: '30s', bin: null, model: null },
+  interactive: {
+    cwd: null,
+    restart_delay: '2s',
+    flapping_delay: '30s',
+    flap_window: '60s',
+    flap_threshold: 3,
+    halt_after: 5,
+  },
   runs: { timeout: '30m', worktree_dir: null, env_pass: [], fix_allowed_tools: ['Bash'] },
 };
 

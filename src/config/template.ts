@@ -24,6 +24,19 @@ supervisor:
   bin:
   model:
 
+interactive:
+  # Where \`agentbox start\` runs claude (relative to the repository root). Empty: the root.
+  # --workdir overrides. A path that is not a folder is an error, never a silent fallback.
+  cwd:
+  # Crash policy: a crash restarts claude after restart_delay, resuming the session; the
+  # flap_threshold-th crash within flap_window waits flapping_delay instead; halt_after crashes in a
+  # row stop restarting (then: agentbox start --resume <run>). A clean exit asks you.
+  restart_delay: # 2s
+  flapping_delay: # 30s
+  flap_window: # 60s
+  flap_threshold: # 3
+  halt_after: # 5
+
 runs:
   # A run still going after this long is stopped and marked CRASHED (timeout). --timeout overrides.
   timeout: # 30m

@@ -86,6 +86,7 @@ function checkStateV1(o: Readonly<Record<string, unknown>>): RunState {
     updated_at: str(o, 'updated_at'),
     ...(o.summary === undefined ? {} : { summary: checkSummary(o.summary) }),
     ...(o.endpoint_url === undefined ? {} : { endpoint_url: strOrNull(o, 'endpoint_url') }),
+    ...(o.socket_path === undefined ? {} : { socket_path: strOrNull(o, 'socket_path') }),
   };
 }
 

@@ -96,6 +96,8 @@ export interface RunState {
   readonly updated_at: string;
   /** The run's hook endpoint while it runs (loopback; useless without the secret, which is never stored). */
   readonly endpoint_url?: string | null;
+  /** An interactive session's control socket (agentbox inject/restart/stop/state talk to it). */
+  readonly socket_path?: string | null;
   /**
    * meta.yaml's type and task (one line, at most 200 characters), copied at creation so that
    * `agentbox status` reads only JSON: loading the YAML parser alone costs ~20 ms of its 150 ms.

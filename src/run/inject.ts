@@ -2,6 +2,7 @@ import type { CommandContext } from '../cli/context.js';
 import { styler } from '../cli/style.js';
 import { AgentboxError } from '../errors.js';
 import { findRepo } from '../git/repo.js';
+import { ipcRequest } from '../interactive/ipc.js';
 import { openLedger, readRun, resolveRun } from '../ledger/index.js';
 import { enqueue, pendingCount } from '../supervisor/inbox.js';
 import { isAlive } from './gate.js';
@@ -34,6 +35,16 @@ export async function inject(
         hint: `continue it with the message instead: agentbox resume ${run.name} "${text.length > 40 ? `${text.slice(0, 40)}…` : text}"`,
       },
     );
+  }
+  if (run.meta.type === 'interactive' && state.socket_path) {
+    // A session takes it through its control socket and types it in when claude is idle.
+    const result = (await ipcRequest(state.socket_path, 'inject', { text })) as { queued: number };
+    if (options.json) ctx.io.out(`${JSON.stringify({ run: run.name, ...result })}\n`);
+    else
+      ctx.io.out(
+        `${styler(ctx.io).ok('✓')} sent to ${run.name}: typed in when claude is idle (${result.queued} waiting)\n`,
+      );
+    return 0;
   }
   const id = enqueue(run.dir, text);
   const waiting = pendingCount(run.dir);

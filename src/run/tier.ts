@@ -34,7 +34,8 @@ export function buildEnvelope(input: TierInput): Envelope {
   const skills = skillRules(input.type, input.runId);
   const fix = needsWorktree(input.type);
   if (fix && !input.worktree) throw new Error('a fix run needs its worktree to build its envelope');
-  const tools = fix ? [...READ_TOOLS, ...EDIT_TOOLS] : READ_TOOLS;
+  // An interactive session keeps all of Claude Code's tools: the person approves what it does.
+  const tools = input.type === 'interactive' ? ['*'] : fix ? [...READ_TOOLS, ...EDIT_TOOLS] : READ_TOOLS;
   const allowed = fix ? [`Edit(/${input.worktree}/**)`, ...input.fixAllowed, ...skills] : skills;
   return {
     model: input.model,

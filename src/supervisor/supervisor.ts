@@ -53,8 +53,12 @@ export class Supervisor {
   private subagents = 0;
   private ended: SupervisorEnd | null = null;
   private queue: Promise<unknown> = Promise.resolve();
+  /** What the agent is working on: the run's task, or in a session the person's latest message. */
+  private task: string;
 
-  constructor(private readonly options: SupervisorOptions) {}
+  constructor(private readonly options: SupervisorOptions) {
+    this.task = options.task;
+  }
 
   get end(): SupervisorEnd | null {
     return this.ended;
@@ -99,6 +103,10 @@ export class Supervisor {
       }
       case 'SubagentStop':
         this.options.log.append({ event });
+        return undefined;
+      case 'UserPromptSubmit':
+        this.options.log.append({ event, session_id: input.session_id });
+        if (this.options.runType === 'interactive') this.newTurn(str(input.prompt));
         return undefined;
       case 'Stop': {
         // NOTE: claude printed its last tool results long before it asked its Stop hook; one turn
@@ -185,7 +193,7 @@ export class Supervisor {
     const { log, config } = this.options;
     const now = this.options.now ?? Date.now;
     const prompt = supervisorPrompt({
-      task: this.options.task,
+      task: this.task,
       iteration,
       maxIterations: config.maxIterations,
       elapsedMs: now() - this.options.startedAt,
@@ -257,6 +265,17 @@ export class Supervisor {
     log.append({ ...base, decision: 'abort', source: 'rules', reason, warning: true });
     this.finish({ kind: 'abort', failure: 'supervisor', reason });
     return {};
+  }
+
+  /**
+   * In an interactive session each message the person sends (typed, or through agentbox inject)
+   * is a new task: the budget counts the Stops the supervisor drives on its own after it, and an
+   * earlier "complete" does not end the session.
+   */
+  private newTurn(prompt: string): void {
+    this.counters = { iterations: 0, stuck: 0 };
+    this.ended = null;
+    if (prompt.trim() !== '') this.task = prompt;
   }
 
   private finish(end: SupervisorEnd): void {

@@ -23,6 +23,10 @@ const COMMANDS = [
   'discard',
   'resume',
   'inject',
+  'start',
+  'restart',
+  'stop',
+  'state',
   'status',
   'show',
 ];

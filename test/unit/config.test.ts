@@ -127,6 +127,14 @@ describe('loadConfig', () => {
     expect(DEFAULT_CONFIG).toEqual({
       claude: { bin: null, model: null },
       supervisor: { mode: 'rules', max_iterations: 50, timeout: '30s', bin: null, model: null },
+      interactive: {
+        cwd: null,
+        restart_delay: '2s',
+        flapping_delay: '30s',
+        flap_window: '60s',
+        flap_threshold: 3,
+        halt_after: 5,
+      },
       runs: { timeout: '30m', worktree_dir: null, env_pass: [], fix_allowed_tools: ['Bash'] },
     });
   });
@@ -170,6 +178,7 @@ describe('loadConfig', () => {
       config: {
         claude: { bin: '/opt/claude', model: null },
         supervisor: DEFAULT_CONFIG.supervisor,
+        interactive: DEFAULT_CONFIG.interactive,
         runs: DEFAULT_CONFIG.runs,
       },
       sources: [{ kind: 'user', path: file, exists: true }],
@@ -183,6 +192,7 @@ describe('loadConfig', () => {
       config: {
         claude: { bin: '/opt/claude', model: 'sonnet' },
         supervisor: DEFAULT_CONFIG.supervisor,
+        interactive: DEFAULT_CONFIG.interactive,
         runs: DEFAULT_CONFIG.runs,
       },
       sources: [
@@ -208,6 +218,7 @@ describe('loadConfig', () => {
     expect(loadConfig({ repoRoot: repo, env: { HOME: home } }).config).toEqual({
       claude: { bin: '/opt/claude', model },
       supervisor: DEFAULT_CONFIG.supervisor,
+      interactive: DEFAULT_CONFIG.interactive,
       runs: DEFAULT_CONFIG.runs,
     });
   });
@@ -216,6 +227,14 @@ describe('loadConfig', () => {
     expect(readConfigFile(write(projectFile(), PROJECT_CONFIG_TEMPLATE))).toEqual({
       claude: { bin: null, model: null },
       supervisor: { mode: null, max_iterations: null, timeout: null, bin: null, model: null },
+      interactive: {
+        cwd: null,
+        restart_delay: null,
+        flapping_delay: null,
+        flap_window: null,
+        flap_threshold: null,
+        halt_after: null,
+      },
       runs: { timeout: null, worktree_dir: null, env_pass: null, fix_allowed_tools: null },
     });
   });

@@ -1,0 +1,427 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import type { IPty } from 'node-pty';
+import type { Terminal } from '../cli/context.js';
+import type { HookHandler, HookInput } from '../endpoint/server.js';
+import type { Ledger, RunMeta } from '../ledger/index.js';
+import { updateState } from '../ledger/index.js';
+import { killMarked, MARK_VAR, processStartTime } from '../process/reap.js';
+import type { SupervisorEnd } from '../supervisor/supervisor.js';
+import type { CwdSource } from './cwd.js';
+import type { IpcMethod } from './ipc.js';
+import type { SessionLog } from './log.js';
+import {
+  type ExitRecord,
+  INITIAL_MEMORY,
+  onExit,
+  onManualRestart,
+  type PolicyConfig,
+  type PolicyMemory,
+} from './policy.js';
+
+/** How the pieces outside the pty are wired in; see start.ts for the real ones. */
+export interface SessionDeps {
+  readonly ledger: Ledger;
+  readonly meta: RunMeta;
+  readonly claudeBin: string;
+  /** Claude Code's config folder (CLAUDE_CONFIG_DIR, else ~/.claude): where session transcripts live. */
+  readonly claudeConfigDir: string;
+  readonly cwd: string;
+  readonly cwdSource: CwdSource;
+  readonly terminal: Terminal;
+  readonly policy: PolicyConfig;
+  readonly log: SessionLog;
+  readonly task?: string | undefined;
+  /** The session to resume first (agentbox start --resume); none: a fresh one. */
+  readonly resumeSessionId?: string | null;
+  /** The argv and env for one claude launch (the run's envelope, hooks and whitelisted env). */
+  readonly launch: (mode: { sessionId: string; resume: boolean; prompt?: string | undefined }) => {
+    args: string[];
+    env: Record<string, string>;
+  };
+  /** Asks the person after a clean exit; resolves to true for "restart". */
+  readonly askRestart: () => Promise<boolean>;
+  readonly spawnPty: (
+    bin: string,
+    args: string[],
+    options: { cwd: string; env: Record<string, string>; cols: number; rows: number },
+  ) => IPty;
+}
+
+export type SessionOutcome =
+  | { readonly kind: 'quit' }
+  | { readonly kind: 'stopped'; readonly by: string }
+  | { readonly kind: 'aborted'; readonly reason: string }
+  | { readonly kind: 'halted'; readonly message: string };
+
+const TYPE_PAUSE_MS = 50;
+/**
+ * What a full-screen claude may leave switched on when it dies without cleaning up (kill -9):
+ * the alternate screen, a hidden cursor, mouse reporting, bracketed paste, focus events, the
+ * kitty keyboard protocol. Written after every session so the person's terminal is usable again.
+ */
+export const TERMINAL_RESET =
+  '\x1b[?1049l\x1b[?25h\x1b[?1000l\x1b[?1002l\x1b[?1003l\x1b[?1006l\x1b[?2004l\x1b[?1004l\x1b[<u\x1b[0m';
+const READY_AFTER_START_MS = 800;
+
+/**
+ * An interactive Claude Code behind a pty that agentbox owns: the person's terminal in raw mode
+ * is copied to the pty and back, window resizes are forwarded, messages from `agentbox inject`
+ * are typed in when claude is idle (known from the hooks), a crash restarts claude by the policy
+ * (resuming the exact session), and the control socket can restart, stop and inspect it.
+ */
+export class InteractiveSession {
+  private pty: IPty | null = null;
+  private mark = '';
+  private sessionId: string;
+  private idle = false;
+  private readonly queue: string[] = [];
+  private memory: PolicyMemory = INITIAL_MEMORY;
+  private lastExit: ExitRecord | null = null;
+  private spawnedAt = 0;
+  /** Set when the session is to end: the next exit is not a crash to recover from. */
+  private ending: SessionOutcome | null = null;
+  /** Set while agentbox itself restarts claude: the exit that follows is expected. */
+  private restarting: 'fresh' | 'resume' | null = null;
+  /** agentbox typed /clear (an abort): the new session id Claude Code starts is not adopted. */
+  private ownClear = false;
+  private readyTimer: NodeJS.Timeout | undefined;
+  /** The session's transcript, as the hooks name it: its existence says whether --resume can work. */
+  private transcriptPath: string | null = null;
+
+  constructor(private readonly deps: SessionDeps) {
+    this.sessionId = deps.resumeSessionId ?? randomUUID();
+  }
+
+  /** Passes a hook to the run's handler; the hooks also tell the session when claude is idle. */
+  async onHook(inner: HookHandler, event: string, input: HookInput): Promise<Record<string, unknown>> {
+    this.observe(event, input);
+    const answer = (await inner(event, input)) ?? {};
+    if (event === 'Stop' && answer.decision !== 'block') this.becomeIdle();
+    return answer;
+  }
+
+  private observe(event: string, input: HookInput): void {
+    if (typeof input.transcript_path === 'string' && input.session_id === this.sessionId)
+      this.transcriptPath = input.transcript_path;
+    if (event === 'SessionStart') {
+      const id = typeof input.session_id === 'string' ? input.session_id : null;
+      const source = typeof input.source === 'string' ? input.source : '';
+      if (id && !(source === 'clear' && this.ownClear)) this.adoptSession(id, source);
+      clearTimeout(this.readyTimer);
+      // Claude Code shows its prompt a moment after SessionStart; typing earlier could be lost.
+      this.readyTimer = setTimeout(() => {
+        if (!this.busySinceStart) this.becomeIdle();
+      }, READY_AFTER_START_MS);
+      this.busySinceStart = source === 'startup' && Boolean(this.deps.task) && !this.deps.resumeSessionId;
+    } else if (event === 'UserPromptSubmit') {
+      this.idle = false;
+      this.busySinceStart = true;
+    }
+  }
+
+  private busySinceStart = false;
+
+  private adoptSession(id: string, source: string): void {
+    if (id === this.sessionId) return;
+    this.deps.log.write('session_id', { id, source });
+    this.sessionId = id;
+    this.transcriptPath = null;
+    void updateState(
+      this.deps.ledger,
+      this.deps.meta.run_name,
+      { session_id: id },
+      { event: 'session', detail: source },
+    ).catch(() => {});
+  }
+
+  private becomeIdle(): void {
+    this.idle = true;
+    this.flush();
+  }
+
+  /** Types the oldest queued message into the pty if claude is idle: the text, a pause, then Enter. */
+  private flush(): void {
+    if (!this.idle || !this.pty || this.queue.length === 0) return;
+    const text = this.queue.shift()!;
+    this.idle = false;
+    const pty = this.pty;
+    // NOTE: text and Enter written together submit only short text; longer text is taken as a
+    // paste and its Enter swallowed (facts file). So: the text, a pause, then a separate Enter.
+    pty.write(text);
+    setTimeout(() => pty.write('\r'), TYPE_PAUSE_MS);
+    this.deps.log.write('inject_delivered', { chars: text.length });
+  }
+
+  /** The supervisor ended the session: an abort first clears the conversation, then stops claude. */
+  onSupervisorEnd(end: SupervisorEnd): void {
+    if (end.kind !== 'abort' || this.ending) return;
+    this.ending = { kind: 'aborted', reason: end.reason };
+    this.deps.log.write('supervisor_abort', { reason: end.reason });
+    const pty = this.pty;
+    if (!pty) return;
+    this.ownClear = true;
+    pty.write('/clear');
+    setTimeout(() => pty.write('\r'), TYPE_PAUSE_MS);
+    setTimeout(() => this.killClaude('SIGTERM'), 1000);
+  }
+
+  /** Control-socket requests. */
+  async control(method: IpcMethod, params: Record<string, unknown>): Promise<unknown> {
+    this.deps.log.write('ipc', { method });
+    switch (method) {
+      case 'inject': {
+        const text = typeof params.text === 'string' ? params.text : '';
+        if (text.trim() === '') throw new Error('inject needs a non-empty "text"');
+        this.queue.push(text);
+        this.deps.log.write('inject_queued', { chars: text.length, idle: this.idle });
+        this.flush();
+        return { queued: this.queue.length, delivered: !this.queue.includes(text) };
+      }
+      case 'restart': {
+        const mode = params.mode === 'fresh' ? 'fresh' : 'resume';
+        this.restarting = mode;
+        this.memory = onManualRestart(this.memory);
+        this.killClaude('SIGTERM');
+        return { ok: true, mode };
+      }
+      case 'state':
+        return this.state();
+      case 'pid':
+        return { pid: this.pty?.pid ?? null };
+      case 'stop': {
+        const graceful = params.graceful !== false;
+        this.ending ??= { kind: 'stopped', by: 'agentbox stop' };
+        this.killClaude(graceful ? 'SIGTERM' : 'SIGKILL');
+        return { ok: true };
+      }
+    }
+  }
+
+  state(): Record<string, unknown> {
+    return {
+      running: this.pty !== null,
+      pid: this.pty?.pid ?? null,
+      cwd: this.deps.cwd,
+      cwd_source: this.deps.cwdSource,
+      session_id: this.sessionId,
+      restart_count: this.memory.restarts,
+      last_exit: this.lastExit,
+      policy_state: this.memory.state,
+      idle: this.idle,
+      queued: this.queue.length,
+    };
+  }
+
+  /** Ends the session from outside (Ctrl-C in agentbox's own terminal is passed to claude instead). */
+  stop(by: string): void {
+    this.ending ??= { kind: 'stopped', by };
+    this.killClaude('SIGTERM');
+  }
+
+  private killClaude(signal: NodeJS.Signals): void {
+    const pty = this.pty;
+    if (!pty) return;
+    try {
+      pty.kill(signal);
+    } catch {
+      // Already gone.
+    }
+    if (signal === 'SIGTERM') {
+      // A claude that ignores SIGTERM is killed after a grace period.
+      const current = pty;
+      setTimeout(() => {
+        if (this.pty === current) {
+          try {
+            current.kill('SIGKILL');
+          } catch {
+            // Gone meanwhile.
+          }
+        }
+      }, 3000).unref();
+    }
+  }
+
+  /** Runs claude until the session ends; resolves with how it ended. */
+  async run(): Promise<SessionOutcome> {
+    const { terminal, log } = this.deps;
+    const toPty = (data: Buffer | string) =>
+      this.pty?.write(typeof data === 'string' ? data : data.toString('utf8'));
+    terminal.input.on('data', toPty);
+    const unsubscribe = terminal.onResize(() => {
+      const { cols, rows } = terminal.size();
+      this.pty?.resize(cols, rows);
+      log.write('resize', { cols, rows });
+    });
+    terminal.setRawMode(true);
+    try {
+      let mode: 'fresh' | 'resume' = this.deps.resumeSessionId ? 'resume' : 'fresh';
+      let first = true;
+      for (;;) {
+        const exit = await this.spawnAndWait(mode, first);
+        first = false;
+        if (this.ending) return this.ending;
+        if (this.restarting) {
+          mode = this.restarting;
+          this.restarting = null;
+          log.write('user_action', { action: 'restart', mode });
+          continue;
+        }
+        const decided = onExit(this.deps.policy, this.memory, exit, this.spawnedAt);
+        this.memory = decided.memory;
+        log.write('policy', {
+          state: decided.memory.state,
+          action: decided.action.kind,
+          failures: decided.memory.consecutiveFailures,
+          delay_ms: decided.action.kind === 'restart' ? decided.action.delayMs : undefined,
+        });
+        await this.recordPolicy();
+        if (decided.action.kind === 'halt') return { kind: 'halted', message: decided.action.message };
+        if (decided.action.kind === 'ask') {
+          terminal.setRawMode(false);
+          const again = await this.deps.askRestart();
+          terminal.setRawMode(true);
+          log.write('user_action', { action: again ? 'restart' : 'quit' });
+          if (!again) return { kind: 'quit' };
+          this.memory = onManualRestart(this.memory);
+          mode = 'resume';
+          continue;
+        }
+        await new Promise((resolve) =>
+          setTimeout(resolve, decided.action.kind === 'restart' ? decided.action.delayMs : 0),
+        );
+        if (this.ending) return this.ending;
+        mode = 'resume';
+      }
+    } finally {
+      clearTimeout(this.readyTimer);
+      unsubscribe();
+      terminal.input.off('data', toPty);
+      terminal.setRawMode(false);
+      terminal.output.write(TERMINAL_RESET);
+      // A flowing stdin keeps Node alive after the session.
+      terminal.input.pause();
+      if (this.pty) this.killClaude('SIGKILL');
+      killMarked(this.mark);
+    }
+  }
+
+  private async recordPolicy(): Promise<void> {
+    await updateState(
+      this.deps.ledger,
+      this.deps.meta.run_name,
+      { claude_pid: null, claude_pid_start: null },
+      {
+        event: 'claude_exit',
+        detail: `${this.lastExit?.code ?? this.lastExit?.signal} → ${this.memory.state}`,
+      },
+    ).catch(() => {});
+  }
+
+  private hasConversation(): boolean {
+    const file =
+      this.transcriptPath && fs.existsSync(this.transcriptPath)
+        ? this.transcriptPath
+        : findTranscript(this.deps.claudeConfigDir, this.sessionId);
+    return file !== null && transcriptHasMessages(file);
+  }
+
+  private async spawnAndWait(mode: 'fresh' | 'resume', first: boolean): Promise<ExitRecord> {
+    const { terminal, log } = this.deps;
+    if (mode === 'fresh' && !first) {
+      this.sessionId = randomUUID();
+      this.transcriptPath = null;
+    }
+    // NOTE: --resume of an id whose transcript holds no message exits 1 ("No conversation
+    // found"), and so does --session-id of an id already in use: a claude killed before its first
+    // message reached the transcript has nothing to resume, and starts afresh under a new id.
+    if (mode === 'resume' && !this.hasConversation()) {
+      log.write('resume_unavailable', { session: this.sessionId });
+      mode = 'fresh';
+      this.sessionId = randomUUID();
+      this.transcriptPath = null;
+    }
+    this.ownClear = false;
+    this.idle = false;
+    this.busySinceStart = false;
+    const { args, env } = this.deps.launch({
+      sessionId: this.sessionId,
+      resume: mode === 'resume',
+      prompt: first && mode === 'fresh' ? this.deps.task : undefined,
+    });
+    this.mark = randomBytes(8).toString('hex');
+    const { cols, rows } = terminal.size();
+    const pty = this.deps.spawnPty(this.deps.claudeBin, args, {
+      cwd: this.deps.cwd,
+      env: { ...env, [MARK_VAR]: this.mark },
+      cols,
+      rows,
+    });
+    this.pty = pty;
+    this.spawnedAt = Date.now();
+    log.write('claude_spawn', { pid: pty.pid, mode, session: this.sessionId });
+    await updateState(this.deps.ledger, this.deps.meta.run_name, {
+      claude_pid: pty.pid,
+      claude_pid_start: processStartTime(pty.pid),
+      session_id: this.sessionId,
+      last_heartbeat: new Date().toISOString(),
+    }).catch(() => {});
+    pty.onData((data) => terminal.output.write(data));
+    const exit = await new Promise<ExitRecord>((resolve) => {
+      pty.onExit(({ exitCode, signal }) =>
+        resolve({ at: Date.now(), code: signal ? null : exitCode, signal: signal ? String(signal) : null }),
+      );
+    });
+    this.pty = null;
+    this.idle = false;
+    // Whatever claude left running (a Bash background job in its own session) goes with it.
+    killMarked(this.mark);
+    this.lastExit = exit;
+    log.write('claude_exit', { code: exit.code, signal: exit.signal });
+    return exit;
+  }
+}
+
+/** Finds `<configDir>/projects/<any project>/<id>.jsonl`, Claude Code's transcript of a session. */
+export function findTranscript(configDir: string, sessionId: string): string | null {
+  const projects = path.join(configDir, 'projects');
+  let dirs: string[];
+  try {
+    dirs = fs.readdirSync(projects);
+  } catch {
+    return null;
+  }
+  for (const dir of dirs) {
+    const file = path.join(projects, dir, `${sessionId}.jsonl`);
+    if (fs.existsSync(file)) return file;
+  }
+  return null;
+}
+
+/** True when a transcript holds at least one user or assistant message (not only metadata). */
+export function transcriptHasMessages(file: string): boolean {
+  let content: string;
+  try {
+    content = fs.readFileSync(file, 'utf8');
+  } catch {
+    return false;
+  }
+  return content.split('\n').some((line) => {
+    if (!line.includes('"message"')) return false;
+    try {
+      const entry = JSON.parse(line) as { type?: unknown };
+      return entry.type === 'user' || entry.type === 'assistant';
+    } catch {
+      // A line cut short by the crash.
+      return false;
+    }
+  });
+}
+
+/** Where a run's control socket goes: in its folder, or a short path when that one is too long for a Unix socket. */
+export function socketPathFor(runDir: string, runId: string, tmpdir: string): string {
+  const inRun = path.join(runDir, 'supervisor.sock');
+  // NOTE: sun_path holds 108 bytes on Linux (104 on macOS), terminating NUL included.
+  return Buffer.byteLength(inRun) < 100 ? inRun : path.join(tmpdir, `agentbox-${runId}.sock`);
+}

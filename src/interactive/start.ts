@@ -1,0 +1,324 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { AirlockScope } from '../airlock/guard.js';
+import { canonical } from '../airlock/paths.js';
+import { runDenyRules } from '../airlock/rules.js';
+import { buildInteractiveArgs } from '../claude/args.js';
+import { buildAgentEnv } from '../claude/env.js';
+import type { CommandContext } from '../cli/context.js';
+import { parseDuration } from '../config/duration.js';
+import { startEndpoint } from '../endpoint/server.js';
+import { runSettings, TOKEN_VAR, URL_VAR } from '../endpoint/settings.js';
+import { AgentboxError } from '../errors.js';
+import { headSha } from '../git/worktree.js';
+import { createRun, readRun, resolveRun, updateState } from '../ledger/index.js';
+import { loadRunContext } from '../run/context.js';
+import { EventLog } from '../run/events.js';
+import { systemPromptAddition } from '../run/prompt.js';
+import { allowedTools, buildEnvelope } from '../run/tier.js';
+import { commandsRoot, removeRunCommands, writeRunCommands } from '../slash/index.js';
+import { createRunHookHandler } from '../supervisor/hooks.js';
+import { askSupervisorModel } from '../supervisor/model.js';
+import { SUPERVISOR_MODES, type SupervisorMode } from '../supervisor/rules.js';
+import { Supervisor } from '../supervisor/supervisor.js';
+import { resolveCwd } from './cwd.js';
+import { clearStaleSocket, startIpcServer } from './ipc.js';
+import { SessionLog } from './log.js';
+import type { PolicyConfig } from './policy.js';
+import { InteractiveSession, type SessionOutcome, socketPathFor } from './session.js';
+
+export interface StartOptions {
+  readonly workdir?: string;
+  readonly resume?: string;
+  readonly supervisor?: string;
+}
+
+const ms = (text: string) => parseDuration(text) ?? 0;
+
+/**
+ * `agentbox start ["<task>"]`: an interactive Claude Code behind a pty, in a run of its own (type
+ * interactive), supervised like any run, with a control socket and a crash-restart policy.
+ */
+export async function startSession(
+  ctx: CommandContext,
+  task: string | undefined,
+  options: StartOptions,
+): Promise<number> {
+  const terminal = ctx.terminal;
+  if (!terminal?.isTTY) {
+    throw new AgentboxError(
+      'USAGE',
+      'agentbox start needs a terminal (stdin and stdout are not both a TTY)',
+      {
+        hint: 'run it in a terminal; for scripted work use agentbox scout|plan|fix',
+      },
+    );
+  }
+  const rc = await loadRunContext(ctx);
+  const cfg = rc.config.interactive;
+  const { path: cwd, source: cwdSource } = resolveCwd({
+    flag: options.workdir,
+    config: cfg.cwd,
+    repoRoot: rc.repo.root,
+    invocationCwd: ctx.cwd,
+  });
+  const mode = (options.supervisor ?? rc.config.supervisor.mode) as SupervisorMode;
+  if (!SUPERVISOR_MODES.includes(mode)) {
+    throw new AgentboxError('USAGE', `invalid --supervisor "${options.supervisor}"`, {
+      hint: `use one of: ${SUPERVISOR_MODES.join(', ')}`,
+    });
+  }
+
+  let name: string;
+  let resumeSessionId: string | null = null;
+  if (options.resume) {
+    name = resolveRun(rc.ledger, options.resume);
+    const details = readRun(rc.ledger, name);
+    if (details.meta.type !== 'interactive') {
+      throw new AgentboxError('USAGE', `run ${name} is a ${details.meta.type} run`, {
+        hint: `continue it with agentbox resume ${name}`,
+      });
+    }
+    resumeSessionId = details.state?.session_id ?? null;
+    if (!resumeSessionId) throw new AgentboxError('USAGE', `run ${name} has no session to resume`);
+    // A live socket means the session is still running: refuse before touching its state.
+    if (details.state?.socket_path) await clearStaleSocket(details.state.socket_path);
+    await updateState(
+      rc.ledger,
+      name,
+      { status: 'ACTIVE', failure: null, ended_at: null, pid: process.pid },
+      { event: 'resume' },
+    );
+  } else {
+    const run = await createRun(rc.ledger, {
+      type: 'interactive',
+      task: task ?? '(interactive session)',
+      repoShaStart: await headSha(rc.repo.root),
+      pid: process.pid,
+      options: { supervisor: mode, max_iterations: rc.config.supervisor.max_iterations },
+      envelope: (r) =>
+        buildEnvelope({
+          type: 'interactive',
+          runId: r.id,
+          model: rc.config.claude.model,
+          worktree: null,
+          fixAllowed: [],
+        }),
+    });
+    name = run.name;
+  }
+  const { meta } = readRun(rc.ledger, name);
+  const runDir = path.join(rc.ledger.runsDir, name);
+  const log = new SessionLog(path.join(runDir, 'supervisor.log'));
+  const events = new EventLog(runDir);
+  log.write('session_start', { run: name, task: task ?? null });
+  log.write('cwd_resolved', { path: cwd, source: cwdSource });
+
+  const scope: AirlockScope = {
+    type: 'interactive',
+    repoRoot: canonical(rc.ledger.root),
+    ledgerDir: canonical(rc.ledger.dir),
+    runDir: canonical(runDir),
+    worktree: null,
+    interactive: true,
+  };
+  const cleanups: (() => unknown)[] = [];
+  let outcome: SessionOutcome = { kind: 'quit' };
+  try {
+    const created = [path.join(cwd, '.claude'), commandsRoot(cwd)].filter((d) => !fs.existsSync(d));
+    writeRunCommands(cwd, { runId: meta.run_id, runName: name, type: 'interactive', runDir, worktree: null });
+    cleanups.push(() => {
+      removeRunCommands(cwd, meta.run_id);
+      for (const dir of created.reverse())
+        if (fs.existsSync(dir) && fs.readdirSync(dir).length === 0) fs.rmdirSync(dir);
+    });
+    const policy: PolicyConfig = {
+      history: 10,
+      windowMs: ms(cfg.flap_window),
+      flapThreshold: cfg.flap_threshold,
+      haltAfter: cfg.halt_after,
+      transientDelayMs: ms(cfg.restart_delay),
+      flappingDelayMs: ms(cfg.flapping_delay),
+    };
+    const nodePty = await import('node-pty');
+    const spawn =
+      (nodePty as { spawn?: typeof nodePty.spawn }).spawn ??
+      (nodePty as unknown as { default: typeof nodePty }).default.spawn;
+    let session: InteractiveSession | undefined;
+    const supervisor = new Supervisor({
+      config: { mode, maxIterations: rc.config.supervisor.max_iterations, loopLimit: 3 },
+      task: task ?? '(an interactive session: the person gives the tasks)',
+      runType: 'interactive',
+      runDir,
+      log: events,
+      startedAt: Date.now(),
+      history: 'hooks',
+      ask: (prompt) =>
+        askSupervisorModel(prompt, {
+          bin: rc.claudeBin,
+          model: rc.config.supervisor.model ?? meta.model,
+          timeoutMs: ms(rc.config.supervisor.timeout),
+          env: ctx.env,
+        }),
+      onEnd: (end) => session?.onSupervisorEnd(end),
+    });
+    const hooks = createRunHookHandler({ scope, log: events, launchDir: cwd, supervisor });
+    // The session also learns from the hooks when claude is idle; it exists once the endpoint does.
+    const endpoint = await startEndpoint({
+      handler: (event, input) => (session ? session.onHook(hooks, event, input) : hooks(event, input)),
+      onProblem: (p) => events.append({ event: 'endpoint_problem', ...p }),
+    });
+    cleanups.push(() => endpoint.close());
+    const settings = runSettings({
+      endpointUrl: endpoint.url,
+      deny: [...runDenyRules(scope, []), 'Bash(git push:*)'],
+      stopTimeoutSeconds: Math.ceil((ms(rc.config.supervisor.timeout) * 3) / 1000) + 30,
+      guard: { ledgerDir: scope.ledgerDir, repoRoot: scope.repoRoot, writes: true },
+      history: 'hooks',
+    });
+    const system = systemPromptAddition({
+      type: 'interactive',
+      runName: name,
+      runId: meta.run_id,
+      runDir,
+      worktree: null,
+      safeCommands: meta.safe_commands,
+    });
+    session = new InteractiveSession({
+      ledger: rc.ledger,
+      meta,
+      claudeBin: rc.claudeBin,
+      claudeConfigDir: ctx.env.CLAUDE_CONFIG_DIR ?? path.join(ctx.env.HOME ?? os.homedir(), '.claude'),
+      cwd,
+      cwdSource,
+      terminal,
+      policy,
+      log,
+      task,
+      resumeSessionId,
+      launch: ({ sessionId, resume, prompt }) => ({
+        args: buildInteractiveArgs({
+          sessionId,
+          resume,
+          ...(prompt ? { prompt } : {}),
+          allowedTools: allowedTools(meta),
+          appendSystemPrompt: system,
+          settings,
+          model: meta.model,
+        }),
+        env: buildAgentEnv(ctx.env, {
+          cwd,
+          pass: [...rc.config.runs.env_pass],
+          extra: {
+            AGENTBOX_RUN: name,
+            AGENTBOX_RUN_DIR: runDir,
+            [TOKEN_VAR]: endpoint.token,
+            [URL_VAR]: endpoint.url,
+            ...(ctx.env.TERM ? {} : { TERM: 'xterm-256color' }),
+          },
+        }),
+      }),
+      askRestart: () => askOneKey(terminal, '\r\nclaude exited. Restart it? [r] restart / [q] quit: '),
+      spawnPty: (bin, args, o) =>
+        spawn(bin, args, {
+          name: ctx.env.TERM ?? 'xterm-256color',
+          cols: o.cols,
+          rows: o.rows,
+          cwd: o.cwd,
+          env: o.env,
+        }),
+    });
+    const live = session;
+    const socketPath = socketPathFor(runDir, meta.run_id, os.tmpdir());
+    const ipc = await startIpcServer(socketPath, (method, params) => live.control(method, params));
+    cleanups.push(() => ipc.close());
+    await updateState(
+      rc.ledger,
+      name,
+      { endpoint_url: endpoint.url, socket_path: socketPath, pid: process.pid },
+      { event: 'session' },
+    );
+    const unsubscribe = ctx.onInterrupt?.((by) => live.stop(by));
+    if (unsubscribe) cleanups.push(unsubscribe);
+    outcome = await live.run();
+  } finally {
+    for (const cleanup of cleanups.reverse()) {
+      try {
+        await cleanup();
+      } catch {
+        // Keep releasing the rest.
+      }
+    }
+  }
+  return finish(ctx, rc, name, outcome, log);
+}
+
+async function finish(
+  ctx: CommandContext,
+  rc: Awaited<ReturnType<typeof loadRunContext>>,
+  name: string,
+  outcome: SessionOutcome,
+  log: SessionLog,
+): Promise<number> {
+  log.write('session_end', { outcome: outcome.kind });
+  const end = new Date().toISOString();
+  switch (outcome.kind) {
+    case 'halted':
+      await updateState(
+        rc.ledger,
+        name,
+        {
+          status: 'CRASHED',
+          ended_at: end,
+          claude_pid: null,
+          claude_pid_start: null,
+          failure: { kind: 'crashed', message: outcome.message },
+        },
+        { event: 'halted' },
+      );
+      ctx.io.err(
+        `\r\nagentbox: ${outcome.message}; the session is halted and will not be restarted.\n  → when the cause is fixed, resume it: agentbox start --resume ${name}\n`,
+      );
+      return 1;
+    case 'aborted':
+      await updateState(
+        rc.ledger,
+        name,
+        {
+          status: 'ABORTED',
+          ended_at: end,
+          claude_pid: null,
+          claude_pid_start: null,
+          failure: { kind: 'agent_abort', message: outcome.reason },
+        },
+        { event: 'aborted' },
+      );
+      ctx.io.err(`\r\nagentbox: the supervisor aborted the session: ${outcome.reason}\n`);
+      return 1;
+    default:
+      await updateState(
+        rc.ledger,
+        name,
+        { status: 'DONE', ended_at: end, claude_pid: null, claude_pid_start: null },
+        { event: outcome.kind === 'stopped' ? `stopped by ${outcome.by}` : 'quit' },
+      );
+      ctx.io.out(`\r\nsession ${name} ended.\n`);
+      return 0;
+  }
+}
+
+/** Asks one question on the terminal and reads one key: "r" means yes. */
+function askOneKey(terminal: NonNullable<CommandContext['terminal']>, question: string): Promise<boolean> {
+  terminal.output.write(question);
+  terminal.setRawMode(true);
+  return new Promise((resolve) => {
+    const onData = (data: Buffer | string) => {
+      terminal.input.off('data', onData);
+      const key = (typeof data === 'string' ? data : data.toString('utf8')).toLowerCase();
+      terminal.output.write('\r\n');
+      resolve(key.startsWith('r'));
+    };
+    terminal.input.on('data', onData);
+  });
+}
