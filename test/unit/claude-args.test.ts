@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { buildClaudeArgs, type ClaudeLaunch, MAX_ARG_BYTES, OWNED_FLAGS } from '../../src/claude/args.js';
+import {
+  buildClaudeArgs,
+  buildInteractiveArgs,
+  type ClaudeLaunch,
+  MAX_ARG_BYTES,
+  OWNED_FLAGS,
+} from '../../src/claude/args.js';
 import { isAgentboxError } from '../../src/errors.js';
 
 const SESSION = '0b7e4a52-3c1d-4f6e-9a8b-1c2d3e4f5a6b';
@@ -161,5 +167,47 @@ describe('buildClaudeArgs', () => {
     for (const flag of ['-p', '--output-format', '--session-id', '--resume', '--continue', '--tools']) {
       expect(OWNED_FLAGS).toContain(flag);
     }
+  });
+});
+
+describe('buildInteractiveArgs', () => {
+  const id = '363b6a28-3e0b-413f-ae83-582cc6237329';
+
+  it('starts a fixed session id, or resumes exactly that one; no -p, no stream', () => {
+    expect(buildInteractiveArgs({ sessionId: id, allowedTools: ['*'] })).toEqual([
+      `--session-id=${id}`,
+      '--allowedTools=*',
+    ]);
+    const resumed = buildInteractiveArgs({
+      sessionId: id,
+      resume: true,
+      allowedTools: [],
+      appendSystemPrompt: 'be careful',
+      settings: { hooks: {} },
+      model: 'opus',
+    });
+    expect(resumed).toEqual([
+      `--resume=${id}`,
+      '--append-system-prompt=be careful',
+      '--settings={"hooks":{}}',
+      '--model=opus',
+    ]);
+    expect(resumed.some((a) => a === '-p' || a.startsWith('--output-format'))).toBe(false);
+  });
+
+  it('puts a first message last, after --, so it is never read as a flag', () => {
+    expect(buildInteractiveArgs({ sessionId: id, allowedTools: [], prompt: '--help me' }).slice(-2)).toEqual([
+      '--',
+      '--help me',
+    ]);
+    expect(buildInteractiveArgs({ sessionId: id, allowedTools: [], prompt: '  ' })).toEqual([
+      `--session-id=${id}`,
+    ]);
+  });
+
+  it('refuses a session id that is not a UUID', () => {
+    expect(() => buildInteractiveArgs({ sessionId: '--continue', allowedTools: [] })).toThrow(
+      /not a session id/,
+    );
   });
 });

@@ -600,3 +600,35 @@ describe('Supervisor concurrency and the inbox', () => {
     ]);
   });
 });
+
+describe('Supervisor in an interactive session', () => {
+  const prompt = (text: string): HookInput => ({ hook_event_name: 'UserPromptSubmit', prompt: text });
+
+  it('each message the person sends is a new task: the budget starts again and the model sees that message', async () => {
+    const { supervisor, prompts, ends } = setup(['[CONTINUE] more', '[COMPLETE] ok', '[COMPLETE] fine'], {
+      runType: 'interactive',
+      config: { maxIterations: 2 },
+    });
+    await supervisor.onEvent('UserPromptSubmit', prompt('rename the module'));
+    expect(await supervisor.onEvent('Stop', stopInput())).toEqual(block('more'));
+    expect(await supervisor.onEvent('Stop', blocked)).toEqual({});
+    expect(ends).toEqual([{ kind: 'complete', summary: 'ok' }]);
+    expect(prompts[0]).toContain('rename the module');
+    expect(prompts[0]).not.toContain('write the parser');
+
+    // Without the reset the third Stop would be over the budget of 2.
+    await supervisor.onEvent('UserPromptSubmit', prompt('now the docs'));
+    expect(supervisor.end).toBeNull();
+    expect(supervisor.iterations).toBe(0);
+    expect(await supervisor.onEvent('Stop', stopInput())).toEqual({});
+    expect(prompts[2]).toContain('now the docs');
+    expect(prompts[2]).toContain('Iteration 1/2');
+  });
+
+  it('in a headless run a UserPromptSubmit changes nothing', async () => {
+    const { supervisor, prompts } = setup(['[CONTINUE] more']);
+    await supervisor.onEvent('UserPromptSubmit', prompt('something else'));
+    await supervisor.onEvent('Stop', stopInput());
+    expect(prompts[0]).toContain('write the parser');
+  });
+});
