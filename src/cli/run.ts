@@ -5,6 +5,43 @@ import { VERSION } from '../version.js';
 import type { CommandContext } from './context.js';
 
 /**
+ * The watchdog before every command (see src/watchdog/): cheap when nothing is wrong, and never the
+ * reason a command fails. AGENTBOX_WATCHDOG=0 turns it off.
+ */
+async function watch(ctx: CommandContext): Promise<void> {
+  if (ctx.env.AGENTBOX_WATCHDOG === '0') return;
+  try {
+    const { findLedgerRoot, runWatchdog } = await import('../watchdog/watchdog.js');
+    const root = findLedgerRoot(ctx.cwd);
+    if (!root) return;
+    const { ledgerPaths } = await import('../ledger/paths.js');
+    const findings = await runWatchdog(ledgerPaths(root), {
+      stallMs: () => stallThreshold(ctx, root),
+    });
+    for (const f of findings) {
+      if (f.action === 'crashed' || f.action === 'stalled')
+        ctx.io.err(`agentbox: watchdog: run ${f.run} is ${f.action.toUpperCase()}: ${f.detail}\n`);
+    }
+  } catch (error) {
+    ctx.io.err(`agentbox: the watchdog could not check the runs (${(error as Error).message}); going on\n`);
+  }
+}
+
+/** runs.stall_after from the configuration; loaded only when some heartbeat is old enough to matter. */
+async function stallThreshold(ctx: CommandContext, root: string): Promise<number> {
+  const { parseDuration } = await import('../config/duration.js');
+  const fallback = 5 * 60_000;
+  try {
+    const { loadConfig } = await import('../config/load.js');
+    const { config } = loadConfig({ repoRoot: root, env: ctx.env });
+    return parseDuration(config.runs.stall_after) ?? fallback;
+  } catch {
+    // A broken config is the command's to report; the watchdog keeps the default.
+    return fallback;
+  }
+}
+
+/**
  * Builds the command table. Each command's module is imported only when that command runs, so
  * `agentbox status` never pays for loading the pty or the supervisor.
  */
@@ -29,7 +66,7 @@ function buildProgram(ctx: CommandContext, setExit: (code: number) => void): Com
       load: () => Promise<(ctx: CommandContext, ...args: A) => Promise<number | undefined>>,
     ) =>
     async (...args: A) => {
-      const action = await load();
+      const [action] = await Promise.all([load(), watch(withCtx())]);
       setExit((await action(withCtx(), ...args)) ?? 0);
     };
 
@@ -144,6 +181,19 @@ function buildProgram(ctx: CommandContext, setExit: (code: number) => void): Com
     .argument('<run>', 'a run name, its short id, or "latest"')
     .option('--json', 'print machine-readable JSON')
     .action(lazy(async () => (await import('../commands/gate.js')).state));
+
+  program
+    .command('gc')
+    .description(
+      'remove worktrees and branches of merged and discarded runs; --older-than also old run folders',
+    )
+    .option(
+      '--older-than <duration>',
+      'also delete folders of finished runs that ended this long ago, e.g. 30d',
+    )
+    .option('--dry-run', 'list what would be removed, remove nothing')
+    .option('--json', 'print what was removed as JSON')
+    .action(lazy(async () => (await import('../run/gc.js')).gc));
 
   program
     .command('__exec', { hidden: true })

@@ -39,6 +39,7 @@ export const fileSchema = z
     }),
     runs: section({
       timeout: duration.nullable().optional(),
+      stall_after: duration.nullable().optional(),
       worktree_dir: z.string().min(1).nullable().optional(),
       env_pass: names.nullable().optional(),
       fix_allowed_tools: names.nullable().optional(),
@@ -82,6 +83,8 @@ export interface Config {
   readonly runs: {
     /** A run still going after this long is stopped (failure kind "timeout"). */
     readonly timeout: string;
+    /** A running run whose supervisor has not reported (heartbeat) for this long is marked STALLED. */
+    readonly stall_after: string;
     /**
      * Where fix runs get their worktrees; relative paths are relative to the repository root. null:
      * outside the repository, under $XDG_DATA_HOME (or ~/.local/share)/agentbox/worktrees, so that one
@@ -106,7 +109,7 @@ export const DEFAULT_CONFIG: Config = {
     flap_threshold: 3,
     halt_after: 5,
   },
-  runs: { timeout: '30m', worktree_dir: null, env_pass: [], fix_allowed_tools: ['Bash'] },
+  runs: { timeout: '30m', stall_after: '5m', worktree_dir: null, env_pass: [], fix_allowed_tools: ['Bash'] },
 };
 
 /** Every key a file may contain, as dotted paths, for "did you mean" suggestions. */

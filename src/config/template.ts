@@ -40,6 +40,9 @@ interactive:
 runs:
   # A run still going after this long is stopped and marked CRASHED (timeout). --timeout overrides.
   timeout: # 30m
+  # A run whose supervisor is alive but has not reported (a heartbeat every 15 s) for this long is
+  # marked STALLED by the watchdog that runs before every agentbox command.
+  stall_after: # 5m
   # Where fix runs get their git worktrees. Empty (the default): outside the repository, under
   # ~/.local/share/agentbox/worktrees/, so one deny rule keeps a fix run out of this whole working
   # tree. A path here is relative to the repository root; inside it (e.g. .agents/worktrees) the

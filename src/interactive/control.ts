@@ -20,6 +20,15 @@ export async function control(
 ): Promise<{ run: RunDetails; result: unknown }> {
   const run = await sessionRun(ctx, ref);
   const socket = run.state?.socket_path;
+  if (run.meta.type === 'interactive' && !socket) {
+    const status = run.state?.status ?? 'unknown';
+    const why = run.state?.failure?.message;
+    throw new AgentboxError(
+      'USAGE',
+      `session ${run.name} is not running (${status}${why ? `: ${why}` : ''})`,
+      { hint: `continue it with agentbox start --resume ${run.name}` },
+    );
+  }
   if (run.meta.type !== 'interactive' || !socket) {
     throw new AgentboxError(
       'USAGE',

@@ -5,7 +5,7 @@ import type { IPty } from 'node-pty';
 import type { Terminal } from '../cli/context.js';
 import type { HookHandler, HookInput } from '../endpoint/server.js';
 import type { Ledger, RunMeta } from '../ledger/index.js';
-import { updateState } from '../ledger/index.js';
+import { heartbeat, updateState } from '../ledger/index.js';
 import { killMarked, MARK_VAR, processStartTime } from '../process/reap.js';
 import type { SupervisorEnd } from '../supervisor/supervisor.js';
 import type { CwdSource } from './cwd.js';
@@ -56,6 +56,7 @@ export type SessionOutcome =
   | { readonly kind: 'halted'; readonly message: string };
 
 const TYPE_PAUSE_MS = 50;
+const HEARTBEAT_MS = 15_000;
 /**
  * What a full-screen claude may leave switched on when it dies without cleaning up (kill -9):
  * the alternate screen, a hidden cursor, mouse reporting, bracketed paste, focus events, the
@@ -255,6 +256,10 @@ export class InteractiveSession {
       log.write('resize', { cols, rows });
     });
     terminal.setRawMode(true);
+    // The watchdog reads a silent supervisor as stalled: beat while the session lives, idle or not.
+    const beating = setInterval(() => {
+      void updateState(this.deps.ledger, this.deps.meta.run_name, heartbeat(new Date())).catch(() => {});
+    }, HEARTBEAT_MS);
     try {
       let mode: 'fresh' | 'resume' = this.deps.resumeSessionId ? 'resume' : 'fresh';
       let first = true;
@@ -295,6 +300,7 @@ export class InteractiveSession {
         mode = 'resume';
       }
     } finally {
+      clearInterval(beating);
       clearTimeout(this.readyTimer);
       unsubscribe();
       terminal.input.off('data', toPty);
@@ -364,6 +370,8 @@ export class InteractiveSession {
     await updateState(this.deps.ledger, this.deps.meta.run_name, {
       claude_pid: pty.pid,
       claude_pid_start: processStartTime(pty.pid),
+      process_mark: this.mark,
+      launch_dir: this.deps.cwd,
       session_id: this.sessionId,
       last_heartbeat: new Date().toISOString(),
     }).catch(() => {});

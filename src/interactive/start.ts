@@ -13,6 +13,7 @@ import { runSettings, TOKEN_VAR, URL_VAR } from '../endpoint/settings.js';
 import { AgentboxError } from '../errors.js';
 import { headSha } from '../git/worktree.js';
 import { createRun, readRun, resolveRun, updateState } from '../ledger/index.js';
+import { processStartTime } from '../process/reap.js';
 import { loadRunContext } from '../run/context.js';
 import { EventLog } from '../run/events.js';
 import { systemPromptAddition } from '../run/prompt.js';
@@ -87,7 +88,13 @@ export async function startSession(
     await updateState(
       rc.ledger,
       name,
-      { status: 'ACTIVE', failure: null, ended_at: null, pid: process.pid },
+      {
+        status: 'ACTIVE',
+        failure: null,
+        ended_at: null,
+        pid: process.pid,
+        pid_start: processStartTime(process.pid),
+      },
       { event: 'resume' },
     );
   } else {

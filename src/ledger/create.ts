@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { AgentboxError, errnoCode, fsError } from '../errors.js';
+import { markActive } from './active.js';
 import { appendIndexEvent, makeIndexEvent } from './index-log.js';
 import { regenerateIndexMd } from './index-md.js';
 import { setLatest } from './links.js';
@@ -113,6 +114,7 @@ export async function createRun(ledger: Ledger, input: CreateRunInput): Promise<
   });
   writeMetaOnce(dir, meta);
   const state = initialState(meta, now, input.pid ?? null);
+  markActive(ledger, name);
   await writeState(dir, state);
   appendIndexEvent(ledger, makeIndexEvent(meta, state, 'created', undefined, now));
   await regenerateIndexMd(ledger);

@@ -109,10 +109,14 @@ export interface FoldedRun {
   readonly started_at: string;
 }
 
-/** The last event per run wins (INDEX.jsonl is in append order). */
+/** The last event per run wins (INDEX.jsonl is in append order); a `deleted` run (agentbox gc) is gone. */
 export function foldIndex(events: readonly IndexEvent[]): Map<string, FoldedRun> {
   const runs = new Map<string, FoldedRun>();
   for (const event of events) {
+    if (event.event === 'deleted') {
+      runs.delete(event.run);
+      continue;
+    }
     const before = runs.get(event.run);
     runs.set(event.run, { last: event, started_at: event.started_at ?? before?.started_at ?? event.ts });
   }

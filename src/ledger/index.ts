@@ -1,4 +1,5 @@
 // The run ledger (.agents/): what the rest of agentbox may use.
+export { activeDir, activeRunNames, markActive, unmarkActive } from './active.js';
 export { type CreateRunInput, createRun, type RunHandle } from './create.js';
 export { appendIndexEvent, foldIndex, makeIndexEvent, readIndexLog } from './index-log.js';
 export { regenerateIndexMd, renderIndexMd } from './index-md.js';
@@ -13,4 +14,4 @@ export { ensureLedger } from './setup.js';
 export { applyStatePatch, migrateState, readState, type StatePatch } from './state.js';
 export type * from './types.js';
 export { FAILURE_KINDS, RUN_STATUSES, RUN_TYPES } from './types.js';
-export { type StateEvent, updateState } from './update.js';
+export { heartbeat, type StateEvent, updateState } from './update.js';

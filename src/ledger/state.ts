@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { errnoCode, fsError } from '../errors.js';
+import { processStartTime } from '../process/reap.js';
 import {
   corruptFile,
   count,
@@ -14,6 +15,7 @@ import {
 } from './check.js';
 import { shortTask } from './text.js';
 import {
+  type Checkpoint,
   FAILURE_KINDS,
   type Failure,
   RUN_STATUSES,
@@ -33,7 +35,8 @@ export function initialState(meta: RunMeta, now: Date, pid: number | null): RunS
     schema_version: 1,
     status: 'ACTIVE',
     pid,
-    pid_start: null,
+    // A pid is trusted only with its start time: pids are reused.
+    pid_start: pid === null ? null : processStartTime(pid),
     claude_pid: null,
     claude_pid_start: null,
     session_id: null,
@@ -58,6 +61,17 @@ function checkFailure(value: unknown): Failure | null {
     kind: oneOf(o, 'kind', FAILURE_KINDS),
     message: str(o, 'message'),
     ...(o.last_safe_artifact === undefined ? {} : { last_safe_artifact: last }),
+  };
+}
+
+function checkCheckpoint(value: unknown): Checkpoint | null {
+  if (value === null) return null;
+  const o = obj(value, '"checkpoint"');
+  return {
+    commit: str(o, 'commit'),
+    head: str(o, 'head'),
+    at: str(o, 'at'),
+    iteration: count(o, 'iteration'),
   };
 }
 
@@ -87,6 +101,9 @@ function checkStateV1(o: Readonly<Record<string, unknown>>): RunState {
     ...(o.summary === undefined ? {} : { summary: checkSummary(o.summary) }),
     ...(o.endpoint_url === undefined ? {} : { endpoint_url: strOrNull(o, 'endpoint_url') }),
     ...(o.socket_path === undefined ? {} : { socket_path: strOrNull(o, 'socket_path') }),
+    ...(o.process_mark === undefined ? {} : { process_mark: strOrNull(o, 'process_mark') }),
+    ...(o.launch_dir === undefined ? {} : { launch_dir: strOrNull(o, 'launch_dir') }),
+    ...(o.checkpoint === undefined ? {} : { checkpoint: checkCheckpoint(o.checkpoint) }),
   };
 }
 

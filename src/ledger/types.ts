@@ -74,6 +74,18 @@ export interface Failure {
   readonly last_safe_artifact?: string | null;
 }
 
+/**
+ * A snapshot of a fix run's worktree, taken when a turn ends (at the Stop hook): `commit` holds
+ * every file, untracked ones included, on top of `head`, the branch's commit at that moment. It is
+ * kept alive by the ref refs/agentbox/checkpoints/<run>.
+ */
+export interface Checkpoint {
+  readonly commit: string;
+  readonly head: string;
+  readonly at: string;
+  readonly iteration: number;
+}
+
 /** state.json: the mutable truth about a run, always replaced atomically. */
 export interface RunState {
   readonly schema_version: 1;
@@ -98,6 +110,15 @@ export interface RunState {
   readonly endpoint_url?: string | null;
   /** An interactive session's control socket (agentbox inject/restart/stop/state talk to it). */
   readonly socket_path?: string | null;
+  /**
+   * The marker in the environment of every process claude starts (AGENTBOX_PROCESS_MARK): the
+   * watchdog ends an orphaned claude's descendants by it, also those that left its process group.
+   */
+  readonly process_mark?: string | null;
+  /** Where claude was started, and so where the run's slash commands are (`.claude/commands/run_<id>`). */
+  readonly launch_dir?: string | null;
+  /** A fix run's last consistent point: its worktree at the end of the last finished turn. */
+  readonly checkpoint?: Checkpoint | null;
   /**
    * meta.yaml's type and task (one line, at most 200 characters), copied at creation so that
    * `agentbox status` reads only JSON: loading the YAML parser alone costs ~20 ms of its 150 ms.

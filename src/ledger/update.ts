@@ -1,5 +1,6 @@
 import path from 'node:path';
 import { AgentboxError } from '../errors.js';
+import { markActive, unmarkActive } from './active.js';
 import { corruptFile } from './check.js';
 import type { RunHandle } from './create.js';
 import { appendIndexEvent, makeIndexEvent } from './index-log.js';
@@ -36,14 +37,28 @@ function enqueue<T>(key: string, task: () => Promise<T>): Promise<T> {
 }
 
 /**
- * Applies `patch` to a run's state.json atomically and returns the new state (`run` is not
+ * A heartbeat: the supervisor is alive and working. A run the watchdog marked STALLED while its
+ * supervisor was merely slow (a suspended laptop, a stopped process) becomes ACTIVE again.
+ */
+export function heartbeat(at: Date, extra: StatePatch = {}): (current: RunState) => StatePatch {
+  return (current) => ({
+    ...extra,
+    last_heartbeat: at.toISOString(),
+    ...(current.status === 'STALLED' && current.failure?.kind === 'stalled'
+      ? { status: 'ACTIVE', failure: null, ended_at: null }
+      : {}),
+  });
+}
+
+/**
+ * Applies `patch` (or what `patch` makes of the current state) to a run's state.json atomically and returns the new state (`run` is not
  * changed). A status change (or an explicit `event`) appends an INDEX.jsonl event; a status change
  * also rewrites INDEX.md and moves the pointer that follows the new status (last-fail …).
  */
 export async function updateState(
   ledger: Ledger,
   run: RunHandle | string,
-  patch: StatePatch,
+  patch: StatePatch | ((current: RunState) => StatePatch),
   event?: StateEvent,
   options: { now?: Date } = {},
 ): Promise<RunState> {
@@ -61,7 +76,7 @@ async function apply(
   name: string,
   dir: string,
   knownMeta: RunMeta | undefined,
-  patch: StatePatch,
+  patch: StatePatch | ((current: RunState) => StatePatch),
   event: StateEvent | undefined,
   now: Date,
 ): Promise<RunState> {
@@ -71,11 +86,13 @@ async function apply(
       hint: 'run "agentbox status" to list runs',
     });
   }
-  const next = applyStatePatch(current, patch, now);
+  const next = applyStatePatch(current, typeof patch === 'function' ? patch(current) : patch, now);
   const statusChanged = next.status !== current.status;
   // meta.yaml is read before writing so that a run without one changes nothing.
   const meta = statusChanged || event ? (knownMeta ?? requireMeta(dir)) : undefined;
+  if (next.status === 'ACTIVE' && statusChanged) markActive(ledger, name);
   await writeState(dir, next);
+  if (next.status !== 'ACTIVE' && statusChanged) unmarkActive(ledger, name);
   if (!meta) return next;
   const detail = event?.detail ?? (statusChanged ? next.failure?.message : undefined);
   appendIndexEvent(

@@ -56,3 +56,18 @@ export function processStartTime(pid: number): string | null {
     return null;
   }
 }
+
+/**
+ * Whether `pid` is still the process that was recorded: alive and started at `start` (a pid alone
+ * can be reused by an unrelated process). A null `start` (a platform without /proc, or a state
+ * written before start times were recorded) can only be checked for being alive.
+ */
+export function isAlive(pid: number | null | undefined, start: string | null | undefined): boolean {
+  if (!pid) return false;
+  try {
+    process.kill(pid, 0);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EPERM') return false;
+  }
+  return !start || processStartTime(pid) === start;
+}

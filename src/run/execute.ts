@@ -13,7 +13,7 @@ import {
 import type { Env } from '../cli/context.js';
 import { startEndpoint } from '../endpoint/server.js';
 import type { Ledger, RunMeta, RunState } from '../ledger/index.js';
-import { updateState } from '../ledger/index.js';
+import { heartbeat, updateState } from '../ledger/index.js';
 import { spawnOwned } from '../process/owned.js';
 import { processStartTime } from '../process/reap.js';
 import { commandsRoot, removeRunCommands, writeRunCommands } from '../slash/index.js';
@@ -157,10 +157,11 @@ export async function executeRun(input: ExecuteInput): Promise<Finalized> {
       const now = Date.now();
       if (!force && now - lastBeat < HEARTBEAT_MIN_GAP_MS) return;
       lastBeat = now;
-      void updateState(ledger, meta.run_name, {
-        last_heartbeat: new Date(now).toISOString(),
-        tool_calls: summary.toolCalls,
-      }).catch(() => {});
+      void updateState(
+        ledger,
+        meta.run_name,
+        heartbeat(new Date(now), { tool_calls: summary.toolCalls }),
+      ).catch(() => {});
     };
     const calls = new Map<string, { name: string; input: unknown }>();
     const onLine = (line: string) => {
@@ -199,6 +200,8 @@ export async function executeRun(input: ExecuteInput): Promise<Finalized> {
         pid_start: processStartTime(process.pid),
         claude_pid: child.pid ?? null,
         claude_pid_start: child.pid ? processStartTime(child.pid) : null,
+        process_mark: child.mark,
+        launch_dir: launchDir,
         session_id: sessionId,
         last_heartbeat: new Date().toISOString(),
         endpoint_url: endpoint.url,
@@ -206,8 +209,8 @@ export async function executeRun(input: ExecuteInput): Promise<Finalized> {
       { event: input.resume ? 'resumed' : 'claude_started', detail: `pid ${child.pid ?? '?'}` },
     );
 
-    const heartbeat = setInterval(() => beat(true), HEARTBEAT_MS);
-    cleanups.push(() => clearInterval(heartbeat));
+    const beating = setInterval(() => beat(true), HEARTBEAT_MS);
+    cleanups.push(() => clearInterval(beating));
     const timeout = setTimeout(() => {
       stop = { kind: 'timeout', afterMs: input.timeoutMs };
       void child.stop();

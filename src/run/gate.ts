@@ -7,7 +7,10 @@ import { applyPatch, checkPatch, commitFiles, patchStat } from '../git/apply.js'
 import { findRepo } from '../git/repo.js';
 import { removeWorktree } from '../git/worktree.js';
 import { openLedger, type RunDetails, readRun, resolveRun, updateState } from '../ledger/index.js';
-import { processStartTime } from '../process/reap.js';
+import { isAlive, processStartTime } from '../process/reap.js';
+
+export { isAlive };
+
 import { EventLog } from './events.js';
 
 /**
@@ -39,16 +42,6 @@ async function openRun(ctx: CommandContext, ref: string): Promise<{ root: string
 }
 
 /** A pid still counts only together with its start time (a reused pid is someone else). */
-export function isAlive(pid: number | null, start: string | null): boolean {
-  if (!pid) return false;
-  try {
-    process.kill(pid, 0);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'EPERM') return false;
-  }
-  return start === null || processStartTime(pid) === start;
-}
-
 export interface MergeOptions {
   readonly yes?: boolean;
   readonly commit?: boolean;

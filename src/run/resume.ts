@@ -64,9 +64,12 @@ export async function resume(
   const run = readRun(rc.ledger, name);
   const state = run.state;
   if (!state) throw new AgentboxError('RUN_CORRUPT', `run ${name} has no state.json`);
-  if (state.status === 'ACTIVE' && isAlive(state.pid, state.pid_start)) {
+  if ((state.status === 'ACTIVE' || state.status === 'STALLED') && isAlive(state.pid, state.pid_start)) {
     throw new AgentboxError('USAGE', `run ${name} is still running (pid ${state.pid})`, {
-      hint: 'wait for it, or stop it first',
+      hint:
+        state.status === 'STALLED'
+          ? `its supervisor is alive but has not reported for a while; end it first (kill ${state.pid})`
+          : 'wait for it, or stop it first',
     });
   }
   if (state.status !== 'ACTIVE' && !RESUMABLE.has(state.status)) {

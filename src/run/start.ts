@@ -10,6 +10,7 @@ import { parseDuration } from '../config/duration.js';
 import { AgentboxError } from '../errors.js';
 import { addWorktree, headSha } from '../git/worktree.js';
 import { createRun, type Ledger, type RunMeta, readRun, updateState } from '../ledger/index.js';
+import { processStartTime } from '../process/reap.js';
 import { SUPERVISOR_MODES, type SupervisorMode } from '../supervisor/rules.js';
 import { loadRunContext, type RunContext } from './context.js';
 import { executeRun } from './execute.js';
@@ -242,7 +243,7 @@ async function detach(ctx: CommandContext, ledger: Ledger, name: string, json: b
     await updateState(
       ledger,
       name,
-      { pid: worker.pid ?? null },
+      { pid: worker.pid ?? null, pid_start: worker.pid ? processStartTime(worker.pid) : null },
       { event: 'detached', detail: `worker pid ${worker.pid}` },
     );
   } finally {

@@ -346,7 +346,7 @@ setInterval(() => {}, 1000);`);
     }
   }, 60_000);
 
-  it('a socket left by a supervisor that died is detected: clients say so, and start --resume replaces it', async () => {
+  it('a socket left by a supervisor that died is detected: clients say so, the watchdog removes it, start --resume takes over', async () => {
     const fake = fakeClaude('setInterval(() => {}, 1000);');
     try {
       const before = p.runs().length;
@@ -361,16 +361,28 @@ setInterval(() => {}, 1000);`);
       await expectNoProcessesLeft(p.tag);
       expect(fs.existsSync(socket)).toBe(true);
 
-      const state = await p.agentbox(['state', name]);
+      // The client alone (watchdog off) finds nobody answering on the socket.
+      const state = await p.agentbox(['state', name], { env: { AGENTBOX_WATCHDOG: '0' } });
       expect(state.code).toBe(2);
       expect(state.stderr).toContain(`cannot reach the run's supervisor at ${socket} (ECONNREFUSED)`);
       expect(state.stderr).toContain('the session is not running');
+      expect(fs.existsSync(socket)).toBe(true);
+      // The watchdog, before any command, marks the session CRASHED and removes its socket.
+      const watched = await p.agentbox(['state', name]);
+      expect(watched.code).toBe(2);
+      expect(watched.stderr).toContain(
+        `agentbox: watchdog: run ${name} is CRASHED: the supervisor (pid ${s.pid}) is gone`,
+      );
+      expect(watched.stderr).toContain(`session ${name} is not running (CRASHED: the supervisor`);
+      expect(watched.stderr).toContain(`agentbox start --resume ${name}`);
+      expect(fs.existsSync(socket)).toBe(false);
+      expect(p.state(name)).toMatchObject({ status: 'CRASHED', socket_path: null });
 
       const again = start(['--resume', name], { AGENTBOX_CLAUDE_BIN: fake.bin });
       await spawned(name, 2);
       const resumed = await stateOf(name);
       expect(resumed.running).toBe(true);
-      expect(p.state(name).socket_path).toBe(socket);
+      expect(p.state(name)).toMatchObject({ status: 'ACTIVE', socket_path: socket });
       await p.agentbox(['stop', name]);
       expect(await again.exited).toBe(0);
       expect(fs.existsSync(socket)).toBe(false);

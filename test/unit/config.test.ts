@@ -135,7 +135,13 @@ describe('loadConfig', () => {
         flap_threshold: 3,
         halt_after: 5,
       },
-      runs: { timeout: '30m', worktree_dir: null, env_pass: [], fix_allowed_tools: ['Bash'] },
+      runs: {
+        timeout: '30m',
+        stall_after: '5m',
+        worktree_dir: null,
+        env_pass: [],
+        fix_allowed_tools: ['Bash'],
+      },
     });
   });
 
@@ -235,7 +241,7 @@ describe('loadConfig', () => {
         flap_threshold: null,
         halt_after: null,
       },
-      runs: { timeout: null, worktree_dir: null, env_pass: null, fix_allowed_tools: null },
+      runs: { timeout: null, stall_after: null, worktree_dir: null, env_pass: null, fix_allowed_tools: null },
     });
   });
 

@@ -1,0 +1,200 @@
+import { execFile } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import type { CommandContext } from '../cli/context.js';
+import { parseDuration } from '../config/duration.js';
+import { AgentboxError } from '../errors.js';
+import { findRepo } from '../git/repo.js';
+import { listWorktrees, removeWorktree } from '../git/worktree.js';
+import {
+  appendIndexEvent,
+  type Ledger,
+  listRunNames,
+  makeIndexEvent,
+  openLedger,
+  POINTER_NAMES,
+  type RunState,
+  readMeta,
+  readState,
+  regenerateIndexMd,
+  setLatest,
+  unmarkActive,
+} from '../ledger/index.js';
+import { readLinkedRun } from '../ledger/links.js';
+import { removeRunCommands } from '../slash/index.js';
+
+export interface GcOptions {
+  readonly olderThan?: string;
+  readonly dryRun?: boolean;
+  readonly json?: boolean;
+}
+
+export interface GcItem {
+  readonly run: string;
+  readonly what: 'worktree' | 'branch' | 'checkpoint' | 'run_folder';
+  readonly path: string;
+}
+
+/** Finished and decided: nothing in them waits for anyone. REVIEW waits for you; ACTIVE is running. */
+const COLLECTABLE = new Set(['DONE', 'MERGED', 'DISCARDED', 'ABORTED', 'CRASHED', 'STALLED']);
+/** The human gate decided: the worktree and branch have served their purpose. */
+const DECIDED = new Set(['MERGED', 'DISCARDED']);
+
+/**
+ * `agentbox gc`: removes the worktrees and branches of MERGED and DISCARDED runs (and their
+ * checkpoints); with --older-than, also whole run folders of finished runs that ended before then.
+ * Runs in REVIEW (changes waiting for the gate) and ACTIVE runs are never touched. --dry-run lists.
+ */
+export async function gc(ctx: CommandContext, options: GcOptions): Promise<number> {
+  let cutoff: number | null = null;
+  if (options.olderThan !== undefined) {
+    const ms = parseDuration(options.olderThan);
+    if (ms === undefined) {
+      throw new AgentboxError(
+        'USAGE',
+        `--older-than ${JSON.stringify(options.olderThan)} is not a duration`,
+        {
+          hint: 'give a number and a unit, e.g. 30d, 12h or 90m',
+        },
+      );
+    }
+    cutoff = Date.now() - ms;
+  }
+  const repo = await findRepo(ctx.cwd);
+  const ledger = openLedger(repo.root);
+  const dry = options.dryRun === true;
+  const worktrees = new Set((await listWorktrees(repo.root)).map((w) => w.path));
+  const refs = new Set(await listRefs(repo.root));
+  const removed: GcItem[] = [];
+  const keptReview: string[] = [];
+  const deletedRuns: { name: string; state: RunState }[] = [];
+
+  for (const name of listRunNames(ledger)) {
+    let state: RunState | null;
+    try {
+      state = readState(path.join(ledger.runsDir, name));
+    } catch {
+      continue; // damaged: `agentbox show` explains it; gc does not guess
+    }
+    if (!state) continue;
+    const old = cutoff !== null && Date.parse(state.ended_at ?? state.started_at) < cutoff;
+    if (old && state.status === 'REVIEW') keptReview.push(name);
+    const deleteFolder = old && COLLECTABLE.has(state.status);
+    if (!deleteFolder && !DECIDED.has(state.status)) continue;
+
+    const items: GcItem[] = [];
+    if (state.worktree_path && worktrees.has(state.worktree_path))
+      items.push({ run: name, what: 'worktree', path: state.worktree_path });
+    if (state.branch && refs.has(`refs/heads/${state.branch}`))
+      items.push({ run: name, what: 'branch', path: state.branch });
+    const checkpoint = `refs/agentbox/checkpoints/${name}`;
+    if (refs.has(checkpoint)) items.push({ run: name, what: 'checkpoint', path: checkpoint });
+    if (deleteFolder) items.push({ run: name, what: 'run_folder', path: path.join(ledger.runsDir, name) });
+    if (!dry) await collect(repo.root, ledger, name, state, items);
+    if (deleteFolder) deletedRuns.push({ name, state });
+    removed.push(...items);
+  }
+  if (!dry && deletedRuns.length > 0) await afterDeletes(ledger, deletedRuns);
+  report(ctx, repo.root, { removed, keptReview, dry, json: options.json === true });
+  return 0;
+}
+
+async function collect(
+  root: string,
+  ledger: Ledger,
+  name: string,
+  state: RunState,
+  items: readonly GcItem[],
+): Promise<void> {
+  const has = (what: GcItem['what']) => items.some((i) => i.what === what);
+  if (has('worktree') && state.worktree_path) {
+    await removeWorktree(root, {
+      path: state.worktree_path,
+      branch: state.branch,
+      deleteBranch: has('branch'),
+    });
+  } else if (has('branch') && state.branch) {
+    await git(root, ['branch', '-D', '--', state.branch]);
+  }
+  if (has('checkpoint')) await git(root, ['update-ref', '-d', `refs/agentbox/checkpoints/${name}`]);
+  if (has('run_folder')) {
+    // Everything the ledger shows about the run goes with it: the folder last, so a gc that dies
+    // half-way leaves a run that a second gc finishes.
+    if (state.launch_dir) removeRunCommands(state.launch_dir, name.slice(-6));
+    const meta = readMeta(path.join(ledger.runsDir, name));
+    if (meta)
+      appendIndexEvent(ledger, makeIndexEvent(meta, state, 'deleted', 'removed by agentbox gc', new Date()));
+    unmarkActive(ledger, name);
+    fs.rmSync(path.join(ledger.runsDir, name), { recursive: true, force: true });
+  }
+}
+
+/** Pointers and `latest` that named a deleted run are moved or removed; INDEX.md is rendered again. */
+async function afterDeletes(ledger: Ledger, deleted: readonly { name: string }[]): Promise<void> {
+  const gone = new Set(deleted.map((d) => d.name));
+  for (const pointer of POINTER_NAMES) {
+    const link = path.join(ledger.pointersDir, pointer);
+    const target = readLinkedRun(link);
+    if (target && gone.has(target)) fs.rmSync(link, { force: true });
+  }
+  const latest = readLinkedRun(ledger.latest);
+  if (latest && gone.has(latest)) {
+    const newest = listRunNames(ledger)[0];
+    if (newest) setLatest(ledger, newest);
+    else fs.rmSync(ledger.latest, { force: true });
+  }
+  await regenerateIndexMd(ledger);
+}
+
+function report(
+  ctx: CommandContext,
+  root: string,
+  r: { removed: GcItem[]; keptReview: string[]; dry: boolean; json: boolean },
+): void {
+  if (r.json) {
+    ctx.io.out(
+      `${JSON.stringify({ dry_run: r.dry, removed: r.removed, kept_review: r.keptReview }, null, 2)}\n`,
+    );
+    return;
+  }
+  const verb = r.dry ? 'would remove' : 'removed';
+  const show = (p: string) => (p.startsWith(`${root}/`) ? path.relative(root, p) : p);
+  for (const item of r.removed) {
+    const label = item.what === 'run_folder' ? 'run folder' : item.what;
+    ctx.io.out(`${verb} ${label} ${show(item.path)}${item.what === 'run_folder' ? '' : ` (${item.run})`}\n`);
+  }
+  if (r.keptReview.length > 0) {
+    ctx.io.out(
+      `kept ${r.keptReview.length} old run(s) in REVIEW: their changes wait for agentbox merge or discard\n`,
+    );
+  }
+  const count = (what: GcItem['what']) => r.removed.filter((i) => i.what === what).length;
+  ctx.io.out(
+    r.removed.length === 0
+      ? 'nothing to collect\n'
+      : `${r.dry ? 'dry run: nothing removed; would remove' : 'gc removed'} ${count('worktree')} worktree(s), ${count('branch')} branch(es), ${count('checkpoint')} checkpoint(s), ${count('run_folder')} run folder(s)\n`,
+  );
+}
+
+/** agentbox's branches and checkpoint refs, as full ref names. */
+async function listRefs(root: string): Promise<string[]> {
+  const out = await git(root, [
+    'for-each-ref',
+    '--format=%(refname)',
+    'refs/heads/agentbox/',
+    'refs/agentbox/',
+  ]);
+  return out.split('\n').filter(Boolean);
+}
+
+function git(cwd: string, args: string[]): Promise<string> {
+  return new Promise((resolve, reject) => {
+    execFile('git', args, { cwd, encoding: 'utf8' }, (error, stdout, stderr) => {
+      if (error) {
+        reject(
+          new AgentboxError('IO_FAILED', `git ${args.join(' ')} failed: ${stderr.trim() || error.message}`),
+        );
+      } else resolve(stdout);
+    });
+  });
+}

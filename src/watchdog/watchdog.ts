@@ -1,0 +1,203 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { activeDir, activeRunNames, unmarkActive } from '../ledger/active.js';
+import type { Ledger } from '../ledger/paths.js';
+import { readState } from '../ledger/state.js';
+import type { RunState } from '../ledger/types.js';
+import { isAlive, killMarked } from '../process/reap.js';
+
+/**
+ * The watchdog, run at the start of every agentbox command: ACTIVE runs whose supervisor is gone
+ * become CRASHED (an orphaned claude is ended), ACTIVE runs whose supervisor has not reported for
+ * `stallMs` become STALLED, and the slash commands of runs that are no longer ACTIVE are deleted.
+ * Its cost follows the number of ACTIVE runs (`.agents/active/`), never the number of runs.
+ */
+export interface WatchdogFinding {
+  readonly run: string;
+  readonly action: 'crashed' | 'stalled' | 'commands_removed' | 'marker_dropped';
+  readonly detail: string;
+}
+
+export interface WatchdogOptions {
+  /** How long without a heartbeat makes a live run STALLED; read lazily, only when one is that old. */
+  readonly stallMs: () => number | Promise<number>;
+  readonly now?: number;
+  /** Waits this long for an orphaned claude to exit after SIGTERM before SIGKILL. */
+  readonly orphanGraceMs?: number;
+}
+
+/** A heartbeat younger than this is never stale, whatever the configuration says: no config is read. */
+export const MIN_STALL_MS = 60_000;
+
+const COMMAND_DIR_RE = /^run_([0-9a-f]{6})$/;
+
+export async function runWatchdog(ledger: Ledger, options: WatchdogOptions): Promise<WatchdogFinding[]> {
+  const now = options.now ?? Date.now();
+  const findings: WatchdogFinding[] = [];
+  // NOTE: the commands folder is listed before the markers: a run writes its marker before its
+  // commands, so any commands seen here belong to a run whose marker the next read will see.
+  const commandIds = listCommandIds(ledger.root);
+  let stallMs: number | undefined;
+  const live = new Set<string>();
+  for (const name of activeRunNames(ledger)) {
+    const dir = path.join(ledger.runsDir, name);
+    let state: RunState | null;
+    try {
+      state = readState(dir);
+    } catch {
+      // A damaged state.json is `agentbox show`'s to report; leave the run alone.
+      live.add(name.slice(-6));
+      continue;
+    }
+    if (!state || state.status !== 'ACTIVE') {
+      // NOTE: a marker is written just before its state says ACTIVE (a run being created or
+      // resumed right now): only a marker that has been wrong for a while is dropped.
+      if (markerAge(ledger, name, now) < MIN_STALL_MS) {
+        live.add(name.slice(-6));
+        continue;
+      }
+      unmarkActive(ledger, name);
+      findings.push({ run: name, action: 'marker_dropped', detail: state ? state.status : 'no state.json' });
+      continue;
+    }
+    // No pid recorded: liveness cannot be judged, only silence (below).
+    if (state.pid !== null && !isAlive(state.pid, state.pid_start)) {
+      findings.push(await markCrashed(ledger, name, state, options.orphanGraceMs ?? 1000));
+      continue;
+    }
+    const last = Date.parse(state.last_heartbeat ?? state.started_at);
+    const silentFor = now - last;
+    if (silentFor > MIN_STALL_MS) {
+      stallMs ??= await options.stallMs();
+      if (silentFor > stallMs) {
+        findings.push(await markStalled(ledger, name, state, silentFor, stallMs));
+        continue;
+      }
+    }
+    live.add(name.slice(-6));
+  }
+  const handled = new Set(findings.map((f) => f.run.slice(-6)));
+  for (const id of commandIds) {
+    if (live.has(id) || handled.has(id)) continue;
+    fs.rmSync(path.join(ledger.root, '.claude', 'commands', `run_${id}`), { recursive: true, force: true });
+    findings.push({ run: id, action: 'commands_removed', detail: `.claude/commands/run_${id}` });
+  }
+  return findings;
+}
+
+function markerAge(ledger: Ledger, name: string, now: number): number {
+  try {
+    return now - fs.statSync(path.join(activeDir(ledger), name)).mtimeMs;
+  } catch {
+    return Number.POSITIVE_INFINITY;
+  }
+}
+
+function listCommandIds(root: string): string[] {
+  try {
+    return fs
+      .readdirSync(path.join(root, '.claude', 'commands'))
+      .map((entry) => COMMAND_DIR_RE.exec(entry)?.[1])
+      .filter((id): id is string => id !== undefined);
+  } catch {
+    return [];
+  }
+}
+
+async function markCrashed(
+  ledger: Ledger,
+  name: string,
+  state: RunState,
+  graceMs: number,
+): Promise<WatchdogFinding> {
+  const parts = [`the supervisor (pid ${state.pid ?? '?'}) is gone`];
+  if (isAlive(state.claude_pid, state.claude_pid_start)) {
+    await endOrphan(state, graceMs);
+    parts.push(`its orphaned claude (pid ${state.claude_pid}) was ended`);
+  } else if (state.process_mark) {
+    // Claude is gone too, but what it started in the background may not be.
+    killMarked(state.process_mark);
+  }
+  if (state.socket_path) fs.rmSync(state.socket_path, { force: true });
+  removeCommands(ledger, name, state);
+  const detail = parts.join('; ');
+  const { updateState } = await import('../ledger/update.js');
+  await updateState(
+    ledger,
+    name,
+    {
+      status: 'CRASHED',
+      ended_at: new Date().toISOString(),
+      failure: { kind: 'crashed', message: detail },
+      claude_pid: null,
+      claude_pid_start: null,
+      endpoint_url: null,
+      socket_path: null,
+    },
+    { event: 'watchdog', detail },
+  );
+  return { run: name, action: 'crashed', detail };
+}
+
+async function markStalled(
+  ledger: Ledger,
+  name: string,
+  state: RunState,
+  silentFor: number,
+  stallMs: number,
+): Promise<WatchdogFinding> {
+  const { formatDuration } = await import('../config/duration.js');
+  const detail = `no heartbeat for ${formatDuration(silentFor)} (threshold ${formatDuration(stallMs)}); its supervisor (pid ${state.pid}) is alive but silent`;
+  removeCommands(ledger, name, state);
+  const { updateState } = await import('../ledger/update.js');
+  await updateState(
+    ledger,
+    name,
+    { status: 'STALLED', failure: { kind: 'stalled', message: detail } },
+    { event: 'watchdog', detail },
+  );
+  return { run: name, action: 'stalled', detail };
+}
+
+/** SIGTERM to claude's process group, SIGKILL after the grace period; then whatever it left behind. */
+async function endOrphan(state: RunState, graceMs: number): Promise<void> {
+  const pid = state.claude_pid!;
+  const signal = (sig: NodeJS.Signals) => {
+    for (const target of [-pid, pid]) {
+      try {
+        process.kill(target, sig);
+      } catch {
+        // Not a group leader, or gone.
+      }
+    }
+  };
+  signal('SIGTERM');
+  const deadline = Date.now() + graceMs;
+  while (isAlive(pid, state.claude_pid_start) && Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+  if (isAlive(pid, state.claude_pid_start)) signal('SIGKILL');
+  if (state.process_mark) killMarked(state.process_mark);
+}
+
+/** A run's slash commands, wherever claude was started (the repository, a worktree, a --workdir). */
+function removeCommands(ledger: Ledger, name: string, state: RunState): void {
+  const id = name.slice(-6);
+  for (const dir of new Set([ledger.root, state.launch_dir, state.worktree_path])) {
+    if (dir) fs.rmSync(path.join(dir, '.claude', 'commands', `run_${id}`), { recursive: true, force: true });
+  }
+}
+
+/**
+ * The ledger around `cwd` without running git (this runs before every command): the nearest folder
+ * up from `cwd` that holds both `.git` and `.agents/runs`. Null: none, and nothing to watch.
+ */
+export function findLedgerRoot(cwd: string): string | null {
+  let dir = path.resolve(cwd);
+  for (;;) {
+    if (fs.existsSync(path.join(dir, '.agents', 'runs')) && fs.existsSync(path.join(dir, '.git'))) return dir;
+    const parent = path.dirname(dir);
+    if (parent === dir) return null;
+    dir = parent;
+  }
+}

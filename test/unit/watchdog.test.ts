@@ -1,0 +1,240 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { memoryIo } from '../../src/cli/context.js';
+import { run as runCli } from '../../src/cli/run.js';
+import {
+  activeDir,
+  activeRunNames,
+  heartbeat,
+  type Ledger,
+  readState,
+  updateState,
+} from '../../src/ledger/index.js';
+import { isAlive, MARK_VAR, processStartTime } from '../../src/process/reap.js';
+import { findLedgerRoot, runWatchdog } from '../../src/watchdog/watchdog.js';
+import { create, ledgerRepo } from './fixtures/ledger.js';
+
+const children: ChildProcess[] = [];
+afterEach(() => {
+  for (const child of children.splice(0)) {
+    try {
+      process.kill(-child.pid!, 'SIGKILL');
+    } catch {
+      // Gone.
+    }
+  }
+});
+
+/** A real process that ran and exited: its pid is dead (and, for a while, not reused). */
+async function deadPid(): Promise<{ pid: number; start: string | null }> {
+  const child = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 200)']);
+  const start = processStartTime(child.pid!);
+  await new Promise((resolve) => child.once('exit', resolve));
+  return { pid: child.pid!, start };
+}
+
+/** A long-lived stand-in for claude: a process group leader with a marked environment. */
+function fakeClaude(mark: string): ChildProcess {
+  const child = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000)'], {
+    detached: true,
+    stdio: 'ignore',
+    env: { ...process.env, [MARK_VAR]: mark },
+  });
+  children.push(child);
+  return child;
+}
+
+const NEVER = () => {
+  throw new Error('the stall threshold was read although no heartbeat was old');
+};
+const MIN = 60_000;
+
+async function activeRun(ledger: Ledger, patch: Parameters<typeof updateState>[2]) {
+  const run = await create(ledger, 'some task', new Date().toISOString());
+  await updateState(ledger, run.name, patch);
+  return run;
+}
+
+describe('the watchdog', () => {
+  it('marks a run whose supervisor is gone CRASHED, ends its orphaned claude, removes its commands and socket', async () => {
+    const { repo, ledger } = ledgerRepo();
+    const dead = await deadPid();
+    const mark = 'feedface00000001';
+    const claude = fakeClaude(mark);
+    // Something claude started in the background, in a session of its own.
+    const escaped = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000)'], {
+      detached: true,
+      stdio: 'ignore',
+      env: { ...process.env, [MARK_VAR]: mark },
+    });
+    children.push(escaped);
+    const workdir = path.join(repo.dir, 'sub');
+    const socket = path.join(repo.dir, 'stale.sock');
+    fs.writeFileSync(socket, '');
+    const run = await activeRun(ledger, {
+      pid: dead.pid,
+      pid_start: dead.start,
+      claude_pid: claude.pid!,
+      claude_pid_start: processStartTime(claude.pid!),
+      process_mark: mark,
+      launch_dir: workdir,
+      socket_path: socket,
+      last_heartbeat: new Date().toISOString(),
+    });
+    for (const dir of [repo.dir, workdir])
+      fs.mkdirSync(path.join(dir, '.claude/commands', `run_${run.id}`), { recursive: true });
+
+    const findings = await runWatchdog(ledger, { stallMs: NEVER });
+
+    expect(findings).toEqual([
+      {
+        run: run.name,
+        action: 'crashed',
+        detail: `the supervisor (pid ${dead.pid}) is gone; its orphaned claude (pid ${claude.pid}) was ended`,
+      },
+    ]);
+    const state = readState(run.dir)!;
+    expect(state).toMatchObject({
+      status: 'CRASHED',
+      failure: { kind: 'crashed', message: findings[0]!.detail },
+      claude_pid: null,
+      socket_path: null,
+    });
+    expect(state.ended_at).not.toBeNull();
+    await waitUntil(() => !isAlive(claude.pid!, null) && !isAlive(escaped.pid!, null));
+    expect(fs.existsSync(socket)).toBe(false);
+    for (const dir of [repo.dir, workdir])
+      expect(fs.existsSync(path.join(dir, '.claude/commands', `run_${run.id}`))).toBe(false);
+    expect(activeRunNames(ledger)).toEqual([]);
+    const index = fs
+      .readFileSync(ledger.indexJsonl, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
+    expect(index.at(-1)).toMatchObject({ run: run.name, event: 'watchdog', status: 'CRASHED' });
+  });
+
+  it('trusts a pid only with its start time: a live process that reused the pid is not the supervisor', async () => {
+    const { ledger } = ledgerRepo();
+    const run = await activeRun(ledger, {
+      pid: process.pid,
+      pid_start: '1',
+      last_heartbeat: new Date().toISOString(),
+    });
+    const [finding] = await runWatchdog(ledger, { stallMs: NEVER });
+    expect(finding).toMatchObject({ run: run.name, action: 'crashed' });
+  });
+
+  it('leaves a live run with a recent heartbeat alone, without even reading the configuration', async () => {
+    const { repo, ledger } = ledgerRepo();
+    const run = await activeRun(ledger, {
+      pid: process.pid,
+      pid_start: processStartTime(process.pid),
+      last_heartbeat: new Date(Date.now() - 30_000).toISOString(),
+    });
+    fs.mkdirSync(path.join(repo.dir, '.claude/commands', `run_${run.id}`), { recursive: true });
+    expect(await runWatchdog(ledger, { stallMs: NEVER })).toEqual([]);
+    expect(readState(run.dir)!.status).toBe('ACTIVE');
+    expect(fs.existsSync(path.join(repo.dir, '.claude/commands', `run_${run.id}`))).toBe(true);
+  });
+
+  it('marks a live but silent run STALLED; its next heartbeat makes it ACTIVE again', async () => {
+    const { ledger } = ledgerRepo();
+    const run = await activeRun(ledger, {
+      pid: process.pid,
+      pid_start: processStartTime(process.pid),
+      last_heartbeat: new Date(Date.now() - 7 * MIN).toISOString(),
+    });
+    // Silent for 7 minutes, threshold 10: nothing.
+    expect(await runWatchdog(ledger, { stallMs: () => 10 * MIN })).toEqual([]);
+    const [finding] = await runWatchdog(ledger, { stallMs: async () => 5 * MIN });
+    expect(finding).toEqual({
+      run: run.name,
+      action: 'stalled',
+      detail: `no heartbeat for 7m (threshold 5m); its supervisor (pid ${process.pid}) is alive but silent`,
+    });
+    expect(readState(run.dir)).toMatchObject({ status: 'STALLED', failure: { kind: 'stalled' } });
+    expect(activeRunNames(ledger)).toEqual([]);
+
+    await updateState(ledger, run.name, heartbeat(new Date()));
+    expect(readState(run.dir)).toMatchObject({ status: 'ACTIVE', failure: null, ended_at: null });
+    expect(activeRunNames(ledger)).toEqual([run.name]);
+  });
+
+  it('deletes the commands of runs that are not ACTIVE, and only those', async () => {
+    const { repo, ledger } = ledgerRepo();
+    const live = await activeRun(ledger, {
+      pid: process.pid,
+      pid_start: processStartTime(process.pid),
+      last_heartbeat: new Date().toISOString(),
+    });
+    const done = await activeRun(ledger, { status: 'DONE' });
+    const commands = path.join(repo.dir, '.claude/commands');
+    for (const name of [`run_${live.id}`, `run_${done.id}`, 'run_abcdef', 'my-own-command.md', 'run_notahex'])
+      fs.mkdirSync(path.join(commands, name), { recursive: true });
+    const findings = await runWatchdog(ledger, { stallMs: NEVER });
+    expect(findings.map((f) => f.action)).toEqual(['commands_removed', 'commands_removed']);
+    expect(fs.readdirSync(commands).sort()).toEqual(
+      ['my-own-command.md', `run_${live.id}`, 'run_notahex'].sort(),
+    );
+  });
+
+  it('a marker whose run is not ACTIVE is dropped only once it is old (a run being created has one first)', async () => {
+    const { ledger } = ledgerRepo();
+    const run = await activeRun(ledger, { status: 'DONE' });
+    fs.writeFileSync(path.join(activeDir(ledger), run.name), '');
+    expect(await runWatchdog(ledger, { stallMs: NEVER })).toEqual([]);
+    expect(activeRunNames(ledger)).toEqual([run.name]);
+    const old = new Date(Date.now() - 2 * MIN);
+    fs.utimesSync(path.join(activeDir(ledger), run.name), old, old);
+    expect(await runWatchdog(ledger, { stallMs: NEVER })).toEqual([
+      { run: run.name, action: 'marker_dropped', detail: 'DONE' },
+    ]);
+    expect(activeRunNames(ledger)).toEqual([]);
+  });
+
+  it('a ledger from before the markers is scanned once and its active runs marked', async () => {
+    const { ledger } = ledgerRepo();
+    const a = await activeRun(ledger, { pid: process.pid, pid_start: processStartTime(process.pid) });
+    await activeRun(ledger, { status: 'DONE' });
+    fs.rmSync(activeDir(ledger), { recursive: true });
+    expect(activeRunNames(ledger)).toEqual([a.name]);
+    expect(fs.readdirSync(activeDir(ledger))).toEqual([a.name]);
+  });
+
+  it('finds the ledger from any folder inside the repository, without git', async () => {
+    const { repo } = ledgerRepo();
+    fs.mkdirSync(path.join(repo.dir, 'a/b'), { recursive: true });
+    expect(findLedgerRoot(path.join(repo.dir, 'a/b'))).toBe(repo.dir);
+    expect(findLedgerRoot(path.dirname(repo.dir))).toBeNull();
+  });
+
+  it('runs before every command and tells the person what it found', async () => {
+    const { repo, ledger } = ledgerRepo();
+    const dead = await deadPid();
+    const run = await activeRun(ledger, { pid: dead.pid, pid_start: dead.start });
+    const io = memoryIo();
+    const code = await runCli(['status'], { cwd: repo.dir, env: { HOME: repo.dir }, io });
+    expect(code).toBe(0);
+    expect(io.stderr).toBe(
+      `agentbox: watchdog: run ${run.name} is CRASHED: the supervisor (pid ${dead.pid}) is gone\n`,
+    );
+    expect(io.stdout).toContain('CRASHED');
+    // AGENTBOX_WATCHDOG=0 turns it off.
+    const other = await activeRun(ledger, { pid: dead.pid, pid_start: dead.start });
+    const quiet = memoryIo();
+    await runCli(['status'], { cwd: repo.dir, env: { HOME: repo.dir, AGENTBOX_WATCHDOG: '0' }, io: quiet });
+    expect(quiet.stderr).toBe('');
+    expect(readState(other.dir)!.status).toBe('ACTIVE');
+  });
+});
+
+async function waitUntil(check: () => boolean, timeoutMs = 3000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
