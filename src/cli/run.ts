@@ -183,6 +183,15 @@ function buildProgram(ctx: CommandContext, setExit: (code: number) => void): Com
     .action(lazy(async () => (await import('../commands/gate.js')).state));
 
   program
+    .command('recover')
+    .description('after a crash or reboot: resume, or roll back and replay, the runs that were running')
+    .argument('[run]', 'only this run (a run name, its short id, or "latest")')
+    .option('--dry-run', 'print the decisions, change nothing')
+    .option('--force', 'resume even if the configuration would now give a run another envelope')
+    .option('--json', 'print the decisions and outcomes as JSON')
+    .action(lazy(async () => (await import('../recover/recover.js')).recover));
+
+  program
     .command('gc')
     .description(
       'remove worktrees and branches of merged and discarded runs; --older-than also old run folders',

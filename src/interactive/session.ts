@@ -2,6 +2,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { IPty } from 'node-pty';
+import { findTranscript, transcriptHasMessages } from '../claude/transcript.js';
 import type { Terminal } from '../cli/context.js';
 import type { HookHandler, HookInput } from '../endpoint/server.js';
 import type { Ledger, RunMeta } from '../ledger/index.js';
@@ -389,42 +390,6 @@ export class InteractiveSession {
     log.write('claude_exit', { code: exit.code, signal: exit.signal });
     return exit;
   }
-}
-
-/** Finds `<configDir>/projects/<any project>/<id>.jsonl`, Claude Code's transcript of a session. */
-export function findTranscript(configDir: string, sessionId: string): string | null {
-  const projects = path.join(configDir, 'projects');
-  let dirs: string[];
-  try {
-    dirs = fs.readdirSync(projects);
-  } catch {
-    return null;
-  }
-  for (const dir of dirs) {
-    const file = path.join(projects, dir, `${sessionId}.jsonl`);
-    if (fs.existsSync(file)) return file;
-  }
-  return null;
-}
-
-/** True when a transcript holds at least one user or assistant message (not only metadata). */
-export function transcriptHasMessages(file: string): boolean {
-  let content: string;
-  try {
-    content = fs.readFileSync(file, 'utf8');
-  } catch {
-    return false;
-  }
-  return content.split('\n').some((line) => {
-    if (!line.includes('"message"')) return false;
-    try {
-      const entry = JSON.parse(line) as { type?: unknown };
-      return entry.type === 'user' || entry.type === 'assistant';
-    } catch {
-      // A line cut short by the crash.
-      return false;
-    }
-  });
 }
 
 /** Where a run's control socket goes: in its folder, or a short path when that one is too long for a Unix socket. */

@@ -12,6 +12,8 @@ import {
 } from '../claude/stream.js';
 import type { Env } from '../cli/context.js';
 import { startEndpoint } from '../endpoint/server.js';
+import { AgentboxError } from '../errors.js';
+import { takeCheckpoint } from '../git/checkpoint.js';
 import type { Ledger, RunMeta, RunState } from '../ledger/index.js';
 import { heartbeat, updateState } from '../ledger/index.js';
 import { spawnOwned } from '../process/owned.js';
@@ -22,7 +24,7 @@ import { askSupervisorModel } from '../supervisor/model.js';
 import { toolExcerpt } from '../supervisor/prompt.js';
 import type { SupervisorMode } from '../supervisor/rules.js';
 import { Supervisor } from '../supervisor/supervisor.js';
-import { agentRunDir } from './artifacts.js';
+import { AGENT_RUN_DIR, agentRunDir } from './artifacts.js';
 import { EventLog } from './events.js';
 import { type Finalized, finalizeRun } from './finalize.js';
 import { planLaunch } from './launch.js';
@@ -53,6 +55,8 @@ export interface ExecuteInput {
   };
   /** Resume the run's session instead of starting it (`more`: extra instructions). */
   readonly resume?: { readonly more?: string };
+  /** Start the task again in a new session (after a crash left nothing to resume); `note` says why. */
+  readonly replay?: { readonly note: string };
   /** Subscribes to Ctrl-C / SIGTERM; the returned function unsubscribes. */
   readonly onInterrupt?: (stop: (by: string) => void) => () => void;
   readonly onProgress?: (progress: Progress) => void;
@@ -87,7 +91,10 @@ export async function executeRun(input: ExecuteInput): Promise<Finalized> {
   const cleanups: (() => unknown)[] = [];
   let stop: StopReason = { kind: 'finished' };
   // A resumed run keeps counting from where it stopped.
-  let summary: StreamSummary = { ...EMPTY_SUMMARY, toolCalls: input.resume ? input.state.tool_calls : 0 };
+  let summary: StreamSummary = {
+    ...EMPTY_SUMMARY,
+    toolCalls: input.resume || input.replay ? input.state.tool_calls : 0,
+  };
   try {
     // The agent's RUN_DIR: its artifact folder in a fix run (inside the worktree), else the ledger folder.
     const spec = {
@@ -130,8 +137,32 @@ export async function executeRun(input: ExecuteInput): Promise<Finalized> {
           stop = { kind: 'aborted', reason: end.reason, failure: end.failure };
       },
     });
+    const hooks = createRunHookHandler({
+      scope,
+      log,
+      launchDir,
+      supervisor,
+      onDenial: (d) => denials.push(d),
+    });
+    // A fix run's worktree is checkpointed at the end of every turn (claude waits for its Stop
+    // hook, so nothing changes meanwhile): after a crash that left it half-written, recovery puts
+    // it back to the last one.
+    const checkpoint = async () => {
+      if (!worktree) return;
+      try {
+        const taken = await takeCheckpoint(worktree, meta.run_name, { exclude: [AGENT_RUN_DIR] });
+        await updateState(ledger, meta.run_name, {
+          checkpoint: { ...taken, at: new Date().toISOString(), iteration: supervisor.iterations },
+        });
+      } catch (error) {
+        log.append({ event: 'checkpoint_failed', error: (error as Error).message });
+      }
+    };
     const endpoint = await startEndpoint({
-      handler: createRunHookHandler({ scope, log, launchDir, supervisor, onDenial: (d) => denials.push(d) }),
+      handler: async (event, input) => {
+        if (event === 'Stop') await checkpoint();
+        return hooks(event, input);
+      },
       onProblem: (p) => log.append({ event: 'endpoint_problem', ...p }),
     });
     cleanups.push(() => endpoint.close());
@@ -143,6 +174,7 @@ export async function executeRun(input: ExecuteInput): Promise<Finalized> {
       launchDir,
       sessionId,
       ...(input.resume ? { resume: input.resume } : {}),
+      ...(input.replay ? { replay: input.replay } : {}),
       endpoint,
       supervisorTimeoutMs: sup.timeoutMs,
       parentEnv: input.env,
@@ -161,11 +193,29 @@ export async function executeRun(input: ExecuteInput): Promise<Finalized> {
         ledger,
         meta.run_name,
         heartbeat(new Date(now), { tool_calls: summary.toolCalls }),
-      ).catch(() => {});
+      ).catch((error) => ioFailed(error, path.join(runDir, 'state.json')));
+    };
+    // A ledger that cannot be written (disk full, read-only) stops the run: going on would lose
+    // what the agent does from then on.
+    let stopChild: (() => unknown) | undefined;
+    const ioFailed = (error: unknown, file: string) => {
+      if (stop.kind !== 'finished') return;
+      const code = (error as NodeJS.ErrnoException).code;
+      stop = {
+        kind: 'io_error',
+        message: `cannot write ${path.relative(ledger.root, file)} (${code ?? (error as Error).message}); the run was stopped`,
+      };
+      void stopChild?.();
     };
     const calls = new Map<string, { name: string; input: unknown }>();
     const onLine = (line: string) => {
-      fs.appendFileSync(streamFile, `${line}\n`);
+      if (stop.kind === 'io_error') return;
+      try {
+        fs.appendFileSync(streamFile, `${line}\n`);
+      } catch (error) {
+        ioFailed(error, streamFile);
+        return;
+      }
       for (const event of parseStreamLine(line)) {
         summary = summarize(summary, event);
         // The supervisor's tool history comes from the stream (cheaper than a hook per call).
@@ -189,9 +239,17 @@ export async function executeRun(input: ExecuteInput): Promise<Finalized> {
       onStdout: (chunk) => {
         for (const line of lines.push(chunk)) onLine(line);
       },
-      onStderr: (chunk) => fs.appendFileSync(stderrFile, chunk),
+      onStderr: (chunk) => {
+        if (stop.kind === 'io_error') return;
+        try {
+          fs.appendFileSync(stderrFile, chunk);
+        } catch (error) {
+          ioFailed(error, stderrFile);
+        }
+      },
     });
     cleanups.push(() => child.stop());
+    stopChild = () => child.stop();
     await updateState(
       ledger,
       meta.run_name,
@@ -206,7 +264,10 @@ export async function executeRun(input: ExecuteInput): Promise<Finalized> {
         last_heartbeat: new Date().toISOString(),
         endpoint_url: endpoint.url,
       },
-      { event: input.resume ? 'resumed' : 'claude_started', detail: `pid ${child.pid ?? '?'}` },
+      {
+        event: input.resume ? 'resumed' : input.replay ? 'replayed' : 'claude_started',
+        detail: `pid ${child.pid ?? '?'}`,
+      },
     );
 
     const beating = setInterval(() => beat(true), HEARTBEAT_MS);
@@ -224,17 +285,30 @@ export async function executeRun(input: ExecuteInput): Promise<Finalized> {
 
     const exit = await child.exited;
     for (const line of lines.flush()) onLine(line);
-    return await finalizeRun({
-      ledger,
-      meta,
-      runDir,
-      worktree,
-      exit,
-      summary,
-      stop,
-      denials,
-      durationMs: Date.now() - started,
-    });
+    try {
+      return await finalizeRun({
+        ledger,
+        meta,
+        runDir,
+        worktree,
+        exit,
+        summary,
+        stop,
+        denials,
+        durationMs: Date.now() - started,
+      });
+    } catch (error) {
+      // Claude has ended; what could not be recorded is said, and nothing half-written is left
+      // (every ledger file is replaced atomically or appended whole).
+      const message = error instanceof Error ? error.message : String(error);
+      throw new AgentboxError(
+        'IO_FAILED',
+        `run ${meta.run_name} ended but could not be recorded: ${message}`,
+        {
+          hint: `free disk space or make .agents writable again; then "agentbox status" marks the run CRASHED and "agentbox resume ${meta.run_id}" continues it`,
+        },
+      );
+    }
   } finally {
     for (const cleanup of cleanups.reverse()) {
       try {

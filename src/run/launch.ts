@@ -18,6 +18,8 @@ export interface LaunchInput {
   readonly launchDir: string;
   readonly sessionId: string;
   readonly resume?: { readonly more?: string };
+  /** Start the task again in a new session, with `note` saying why (recovery after a crash). */
+  readonly replay?: { readonly note: string };
   readonly endpoint: { readonly url: string; readonly token: string };
   /** Per supervisor call; the Stop hook may wait for up to three of them. */
   readonly supervisorTimeoutMs: number;
@@ -47,7 +49,9 @@ export function planLaunch(input: LaunchInput): { args: string[]; env: Record<st
     ...(scope.worktree ? [`Edit(/${scope.worktree}/.claude/**)`] : []),
   ];
   const args = buildClaudeArgs({
-    prompt: input.resume ? resumePrompt(input.resume.more) : taskPrompt(meta.type, meta.task),
+    prompt: input.resume
+      ? resumePrompt(input.resume.more)
+      : `${taskPrompt(meta.type, meta.task)}${input.replay ? `\n\n${input.replay.note}` : ''}`,
     sessionId: input.sessionId,
     resume: Boolean(input.resume),
     tools: [...meta.tools_allowlist],

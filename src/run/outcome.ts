@@ -12,7 +12,9 @@ export type StopReason =
   | { readonly kind: 'finished' }
   | { readonly kind: 'interrupted'; readonly by: string }
   | { readonly kind: 'timeout'; readonly afterMs: number }
-  | { readonly kind: 'aborted'; readonly reason: string; readonly failure?: Failure['kind'] };
+  | { readonly kind: 'aborted'; readonly reason: string; readonly failure?: Failure['kind'] }
+  /** The ledger could not be written (disk full, read-only): the run is stopped rather than lose records. */
+  | { readonly kind: 'io_error'; readonly message: string };
 
 export interface Outcome {
   readonly status: RunStatus;
@@ -38,6 +40,7 @@ export function classify(input: {
   });
   if (stop.kind === 'interrupted') return fail('ABORTED', 'killed', `stopped by ${stop.by}`);
   if (stop.kind === 'aborted') return fail('ABORTED', stop.failure ?? 'agent_abort', stop.reason);
+  if (stop.kind === 'io_error') return fail('CRASHED', 'io_error', stop.message);
   if (stop.kind === 'timeout')
     return fail('CRASHED', 'timeout', `still running after ${Math.round(stop.afterMs / 1000)}s`);
   if (exit.spawnError) return fail('CRASHED', 'crashed', `could not start claude: ${exit.spawnError}`);

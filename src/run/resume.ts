@@ -3,6 +3,7 @@ import type { CommandContext } from '../cli/context.js';
 import { AgentboxError } from '../errors.js';
 import { configHash, type RunMeta, readRun, resolveRun, updateState } from '../ledger/index.js';
 import { loadRunContext, type RunContext } from './context.js';
+import { EventLog } from './events.js';
 import { assertHuman, isAlive } from './gate.js';
 import { runHere } from './start.js';
 import { allowedTools, buildEnvelope } from './tier.js';
@@ -80,6 +81,26 @@ export async function resume(
         hint: 'start a new run for more work',
       },
     );
+  }
+  // A run that crashed with its session or worktree in no state to go on is rolled back and
+  // replayed instead: `claude --resume` of a session without a conversation exits 1.
+  const { decideRecovery } = await import('../recover/decide.js');
+  const { recoveryFacts } = await import('../recover/facts.js');
+  const action = decideRecovery({ ...(await recoveryFacts(run.dir, run.meta, state, ctx.env)), attempts: 0 });
+  if (action.kind === 'rollback_replay') {
+    const { carryOut } = await import('../recover/recover.js');
+    new EventLog(run.dir).append({
+      event: 'recover',
+      action: action.kind,
+      reason: action.reason,
+      via: 'resume',
+    });
+    if (!options.json) ctx.io.out(`${name} cannot be resumed as it is: ${action.reason}\n`);
+    return carryOut(ctx, rc, name, action, {
+      json: options.json === true,
+      force: options.force === true,
+      ...(more === undefined ? {} : { more }),
+    });
   }
   if (!state.session_id) {
     throw new AgentboxError(

@@ -192,12 +192,13 @@ export async function runHere(
   name: string,
   json: boolean,
   resume?: { more?: string },
+  replay?: { note: string },
 ): Promise<number> {
   const details = readRun(rc.ledger, name);
   if (!details.state) throw new AgentboxError('RUN_NOT_FOUND', `run ${name} has no state.json`);
   const stored = storedOptions(details.meta);
   const live = liveReporter(ctx.io);
-  if (!json) ctx.io.out(`${resume ? 'resuming' : 'started'} ${name}\n`);
+  if (!json) ctx.io.out(`${resume ? 'resuming' : replay ? 'replaying' : 'started'} ${name}\n`);
   const done = await executeRun({
     ledger: rc.ledger,
     meta: details.meta,
@@ -214,6 +215,7 @@ export async function runHere(
       model: rc.config.supervisor.model ?? details.meta.model,
     },
     ...(resume ? { resume } : {}),
+    ...(replay ? { replay } : {}),
     ...(ctx.onInterrupt ? { onInterrupt: ctx.onInterrupt } : {}),
     onProgress: (p) => live.update(p),
   });

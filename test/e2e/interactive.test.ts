@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { findTranscript } from '../../src/interactive/session.js';
+import { findTranscript } from '../../src/claude/transcript.js';
 import { text, tool } from '../fixtures/model-server/index.js';
 import { prepareInteractiveConfig, TEST_API_KEY } from '../helpers/claude.js';
 import { expectNoProcessesLeft, processesWithTag } from '../helpers/processes.js';

@@ -27,6 +27,7 @@ const COMMANDS = [
   'restart',
   'stop',
   'state',
+  'recover',
   'gc',
   'status',
   'show',

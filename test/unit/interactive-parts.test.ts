@@ -3,10 +3,11 @@ import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { findTranscript, transcriptHasMessages } from '../../src/claude/transcript.js';
 import { resolveCwd } from '../../src/interactive/cwd.js';
 import { clearStaleSocket, ipcRequest, startIpcServer } from '../../src/interactive/ipc.js';
 import { formatFields, logLine, SessionLog } from '../../src/interactive/log.js';
-import { findTranscript, socketPathFor, transcriptHasMessages } from '../../src/interactive/session.js';
+import { socketPathFor } from '../../src/interactive/session.js';
 import { tempDir } from '../helpers/git-repo.js';
 
 let dir: string;

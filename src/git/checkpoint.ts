@@ -1,0 +1,135 @@
+import { execFile } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { AgentboxError } from '../errors.js';
+
+/**
+ * Checkpoints of a fix run's worktree: at the end of every turn the whole worktree (tracked,
+ * changed and untracked files, not ignored ones) is stored as a commit on top of the branch's
+ * current commit, without touching the branch, the index or any file; a ref keeps it alive.
+ * After a crash that left the run in an unknown state, the worktree is put back to that point.
+ */
+export interface WorktreeCheckpoint {
+  /** The snapshot commit: its tree is the worktree at the checkpoint. */
+  readonly commit: string;
+  /** The branch's commit at that moment (the agent may commit too). */
+  readonly head: string;
+}
+
+export const checkpointRef = (runName: string) => `refs/agentbox/checkpoints/${runName}`;
+
+/** A fixed identity: the snapshot must not depend on (or fail without) the user's git config. */
+const IDENTITY = {
+  GIT_AUTHOR_NAME: 'agentbox',
+  GIT_AUTHOR_EMAIL: 'agentbox@localhost',
+  GIT_COMMITTER_NAME: 'agentbox',
+  GIT_COMMITTER_EMAIL: 'agentbox@localhost',
+};
+
+function git(cwd: string, args: string[], env: Record<string, string> = {}): Promise<string> {
+  return new Promise((resolve, reject) => {
+    execFile(
+      'git',
+      args,
+      { cwd, encoding: 'utf8', env: { ...process.env, ...env }, maxBuffer: 64 * 1024 * 1024 },
+      (error, stdout, stderr) => {
+        if (error) {
+          reject(
+            new AgentboxError(
+              'IO_FAILED',
+              `git ${args[0]} failed in ${cwd}: ${stderr.trim() || error.message}`,
+              {
+                hint: `run "git -C ${cwd} status" to see the state of the worktree`,
+              },
+            ),
+          );
+        } else resolve(stdout.trim());
+      },
+    );
+  });
+}
+
+/** Takes a checkpoint of `worktree`, leaving out the folders in `exclude` (relative paths). */
+export async function takeCheckpoint(
+  worktree: string,
+  runName: string,
+  options: { exclude?: readonly string[]; message?: string } = {},
+): Promise<WorktreeCheckpoint> {
+  const head = await git(worktree, ['rev-parse', '--verify', 'HEAD']);
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'agentbox-checkpoint-'));
+  try {
+    // A private index: the agent's own index (what it staged) stays exactly as it is.
+    const env = { ...IDENTITY, GIT_INDEX_FILE: path.join(dir, 'index') };
+    await git(worktree, ['read-tree', head], env);
+    const excludes = (options.exclude ?? []).map((p) => `:(exclude)${p}`);
+    await git(worktree, ['add', '-A', '--', '.', ...excludes], env);
+    const tree = await git(worktree, ['write-tree'], env);
+    const commit = await git(
+      worktree,
+      ['commit-tree', tree, '-p', head, '-m', options.message ?? `agentbox checkpoint of ${runName}`],
+      env,
+    );
+    await git(worktree, ['update-ref', checkpointRef(runName), commit]);
+    return { commit, head };
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/**
+ * Puts `worktree` back to `checkpoint`: the branch at its `head`, every file as it was in the
+ * snapshot (files created since are removed, files deleted since come back), the index equal to
+ * the branch. Folders in `keep` (relative paths) and ignored files are left alone.
+ */
+export async function restoreCheckpoint(
+  worktree: string,
+  checkpoint: WorktreeCheckpoint,
+  options: { keep?: readonly string[] } = {},
+): Promise<void> {
+  // Stale locks of the killed claude's git would make every step below fail.
+  const gitDir = await git(worktree, ['rev-parse', '--absolute-git-dir']);
+  fs.rmSync(path.join(gitDir, 'index.lock'), { force: true });
+  for (const op of ['rebase-merge', 'rebase-apply'])
+    fs.rmSync(path.join(gitDir, op), { recursive: true, force: true });
+  for (const file of ['MERGE_HEAD', 'CHERRY_PICK_HEAD', 'REVERT_HEAD'])
+    fs.rmSync(path.join(gitDir, file), { force: true });
+  // The kept folders step outside while git works (the agent may even have committed them).
+  const aside = fs.mkdtempSync(`${worktree}.agentbox-keep-`);
+  const kept = (options.keep ?? []).filter((p) => fs.existsSync(path.join(worktree, p)));
+  for (const [i, p] of kept.entries()) fs.renameSync(path.join(worktree, p), path.join(aside, String(i)));
+  try {
+    await git(worktree, ['reset', '-q', '--hard', checkpoint.head]);
+    await git(worktree, ['clean', '-fdq', ...(options.keep ?? []).flatMap((p) => ['-e', p])]);
+    await git(worktree, ['read-tree', '-u', '--reset', `${checkpoint.commit}^{tree}`]);
+    await git(worktree, ['reset', '-q']);
+  } finally {
+    for (const [i, p] of kept.entries()) {
+      const target = path.join(worktree, p);
+      fs.rmSync(target, { recursive: true, force: true });
+      fs.mkdirSync(path.dirname(target), { recursive: true });
+      fs.renameSync(path.join(aside, String(i)), target);
+    }
+    fs.rmSync(aside, { recursive: true, force: true });
+  }
+}
+
+/** Whether a git operation is half done in the worktree (a lock or an operation in progress). */
+export async function gitBusy(worktree: string): Promise<string | null> {
+  let gitDir: string;
+  try {
+    gitDir = await git(worktree, ['rev-parse', '--absolute-git-dir']);
+  } catch {
+    return 'it is not a git worktree any more';
+  }
+  if (fs.existsSync(path.join(gitDir, 'index.lock'))) return 'git left index.lock behind';
+  for (const [file, what] of [
+    ['MERGE_HEAD', 'a merge'],
+    ['rebase-merge', 'a rebase'],
+    ['rebase-apply', 'a rebase'],
+    ['CHERRY_PICK_HEAD', 'a cherry-pick'],
+  ] as const) {
+    if (fs.existsSync(path.join(gitDir, file))) return `${what} is in progress`;
+  }
+  return null;
+}

@@ -1,0 +1,157 @@
+import { type CommandContext, memoryIo } from '../cli/context.js';
+import { AgentboxError } from '../errors.js';
+import { restoreCheckpoint } from '../git/checkpoint.js';
+import { listRuns, readRun, resolveRun, updateState } from '../ledger/index.js';
+import { AGENT_RUN_DIR } from '../run/artifacts.js';
+import { loadRunContext, type RunContext } from '../run/context.js';
+import { EventLog } from '../run/events.js';
+import { assertHuman } from '../run/gate.js';
+import { envelopeDrift } from '../run/resume.js';
+import { runHere } from '../run/start.js';
+import { decideRecovery, type RecoveryAction } from './decide.js';
+import { recoveryFacts } from './facts.js';
+
+export interface RecoverOptions {
+  readonly dryRun?: boolean;
+  readonly json?: boolean;
+  readonly force?: boolean;
+}
+
+const LABEL: Record<RecoveryAction['kind'], string> = {
+  none: 'nothing to do',
+  keep_waiting: 'keeps waiting',
+  resume: 'resume',
+  rollback_replay: 'roll back and replay',
+  give_up: 'left as it is',
+};
+
+/** What the replayed agent is told, after the task itself. */
+export function replayNote(to: 'checkpoint' | 'start' | null, more?: string): string {
+  const where =
+    to === 'checkpoint'
+      ? 'Your worktree has been restored to its state at the end of your last completed turn.'
+      : to === 'start'
+        ? 'Your worktree has been reset to where the run started.'
+        : '';
+  return [
+    `agentbox: an earlier attempt at this task was cut off by a crash. ${where}`.trim(),
+    'Check the current state of the files before you go on, then finish the task.',
+    ...(more ? [`More instructions from the user (verbatim):\n${more}`] : []),
+  ].join('\n');
+}
+
+/** The decision for one run, recorded in its events.jsonl (and INDEX.jsonl) unless it is "none". */
+async function decide(ctx: CommandContext, rc: RunContext, name: string, record: boolean) {
+  const run = readRun(rc.ledger, name);
+  if (!run.state) throw new AgentboxError('RUN_CORRUPT', `run ${name} has no state.json`);
+  const facts = await recoveryFacts(run.dir, run.meta, run.state, ctx.env);
+  const action = decideRecovery(facts);
+  if (record && action.kind !== 'none') {
+    new EventLog(run.dir).append({ event: 'recover', action: action.kind, reason: action.reason, facts });
+  }
+  return { run, action };
+}
+
+/**
+ * Carries out a resume or a replay in the foreground (the run's live line, then its summary).
+ * A replay first puts the worktree back to the checkpoint (or the start) and starts a new session.
+ */
+export async function carryOut(
+  ctx: CommandContext,
+  rc: RunContext,
+  name: string,
+  action: RecoveryAction,
+  options: { json: boolean; more?: string; force?: boolean },
+): Promise<number> {
+  const { meta, state } = readRun(rc.ledger, name);
+  if (!state) throw new AgentboxError('RUN_CORRUPT', `run ${name} has no state.json`);
+  if (action.kind === 'resume') {
+    const drift = envelopeDrift(meta, rc, state.worktree_path);
+    if (drift.length > 0 && !options.force) {
+      throw new AgentboxError(
+        'CONFIG_CHANGED',
+        `the envelope of ${name} changed since it started: ${drift.join('; ')}`,
+        {
+          hint: `recover it anyway in its recorded envelope with --force: agentbox recover ${name} --force`,
+        },
+      );
+    }
+    await updateState(
+      rc.ledger,
+      name,
+      { status: 'ACTIVE', failure: null, ended_at: null },
+      { event: 'recover', detail: `resume: ${action.reason}` },
+    );
+    return runHere(ctx, rc, name, options.json, options.more === undefined ? {} : { more: options.more });
+  }
+  if (action.kind !== 'rollback_replay') throw new Error(`nothing to carry out for ${action.kind}`);
+  if (state.worktree_path && action.to) {
+    const point =
+      action.to === 'checkpoint' && state.checkpoint
+        ? state.checkpoint
+        : meta.repo_sha_start
+          ? { commit: meta.repo_sha_start, head: meta.repo_sha_start }
+          : null;
+    if (!point) throw new AgentboxError('RUN_CORRUPT', `run ${name} records no commit it started from`);
+    await restoreCheckpoint(state.worktree_path, point, { keep: [AGENT_RUN_DIR] });
+  }
+  await updateState(
+    rc.ledger,
+    name,
+    { status: 'ACTIVE', failure: null, ended_at: null },
+    { event: 'recover', detail: `replay: ${action.reason}` },
+  );
+  return runHere(ctx, rc, name, options.json, undefined, { note: replayNote(action.to, options.more) });
+}
+
+/**
+ * `agentbox recover [<run>]`: after agentbox or the machine went down, decides for every run that
+ * was running (or the one named) whether to resume it, roll it back and replay it, or leave it
+ * waiting for you, records each decision, and carries them out one after another.
+ */
+export async function recover(
+  ctx: CommandContext,
+  ref: string | undefined,
+  options: RecoverOptions,
+): Promise<number> {
+  assertHuman(ctx.env, 'recover');
+  const rc = await loadRunContext(ctx);
+  const names = ref
+    ? [resolveRun(rc.ledger, ref)]
+    : listRuns(rc.ledger, {})
+        .runs.filter((r) => r.status && ['ACTIVE', 'CRASHED', 'STALLED', 'REVIEW'].includes(r.status))
+        .map((r) => r.name)
+        .reverse(); // oldest first: the order they were started in
+  const dry = options.dryRun === true;
+  const decided = [];
+  for (const name of names) decided.push(await decide(ctx, rc, name, !dry));
+  const results: { run: string; action: string; reason: string; status?: string }[] = [];
+  let code = 0;
+  for (const { run, action } of decided) {
+    const line = `${run.name}: ${LABEL[action.kind]} — ${action.reason}`;
+    if (!options.json) ctx.io.out(`${line}\n`);
+    const result: (typeof results)[number] = { run: run.name, action: action.kind, reason: action.reason };
+    if (!dry && (action.kind === 'resume' || action.kind === 'rollback_replay')) {
+      // In --json mode each run's own output is collected, and one document is printed at the end.
+      const runCtx = options.json ? { ...ctx, io: memoryIo() } : ctx;
+      try {
+        const exit = await carryOut(runCtx, rc, run.name, action, {
+          json: false,
+          force: options.force === true,
+        });
+        if (exit !== 0) code = 1;
+      } catch (error) {
+        code = 1;
+        const message = error instanceof Error ? error.message : String(error);
+        if (!options.json) ctx.io.err(`agentbox: recovering ${run.name} failed: ${message}\n`);
+        result.reason = `${action.reason} (failed: ${message})`;
+      }
+      result.status = readRun(rc.ledger, run.name).state?.status;
+    }
+    results.push(result);
+  }
+  if (options.json) ctx.io.out(`${JSON.stringify({ dry_run: dry, runs: results }, null, 2)}\n`);
+  else if (decided.length === 0) ctx.io.out('no runs to recover\n');
+  else if (dry) ctx.io.out('dry run: nothing was changed\n');
+  return code;
+}
