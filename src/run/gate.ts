@@ -7,7 +7,7 @@ import { applyPatch, checkPatch, commitFiles, patchStat } from '../git/apply.js'
 import { findRepo } from '../git/repo.js';
 import { removeWorktree } from '../git/worktree.js';
 import { openLedger, type RunDetails, readRun, resolveRun, updateState } from '../ledger/index.js';
-import { isAlive, processStartTime } from '../process/reap.js';
+import { isAlive } from '../process/reap.js';
 
 export { isAlive };
 

@@ -49,7 +49,7 @@ export async function runWatchdog(ledger: Ledger, options: WatchdogOptions): Pro
       live.add(name.slice(-6));
       continue;
     }
-    if (!state || state.status !== 'ACTIVE') {
+    if (state?.status !== 'ACTIVE') {
       // NOTE: a marker is written just before its state says ACTIVE (a run being created or
       // resumed right now): only a marker that has been wrong for a while is dropped.
       if (markerAge(ledger, name, now) < MIN_STALL_MS) {

@@ -1,0 +1,330 @@
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { bash, type RequestView, text } from '../fixtures/model-server/index.js';
+import { AGENTBOX_BIN } from '../helpers/bin.js';
+import { expectNoProcessesLeft } from '../helpers/processes.js';
+import { type Project, project } from '../helpers/project.js';
+import { sleep, waitFor } from '../helpers/pty.js';
+import { makeReadOnly } from '../helpers/read-only.js';
+
+/**
+ * Fault tests: agentbox and claude are killed at random points of scripted runs, many runs go at
+ * once, the ledger's disk fills up or turns read-only — and every time the run ends in a known
+ * state, every ledger file still parses, and nothing is lost. A summary table is printed at the end.
+ * AGENTBOX_FAULT_TRIES (default 50) and AGENTBOX_FAULT_SEED (default: time) reproduce a sequence.
+ */
+const TRIES = Number(process.env.AGENTBOX_FAULT_TRIES ?? 50);
+const SEED = Number(process.env.AGENTBOX_FAULT_SEED ?? Date.now() % 1_000_000_007);
+const CONCURRENCY = 3;
+const TASK = 'FAULT-TASK';
+
+/** mulberry32: a small seeded generator, so a failing sequence can be replayed. */
+function random(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+interface Row {
+  scenario: string;
+  tries: number;
+  outcomes: Record<string, number>;
+  lost: string[];
+}
+const rows: Row[] = [];
+
+async function pool<T>(items: T[], limit: number, work: (item: T) => Promise<void>): Promise<void> {
+  const queue = [...items];
+  await Promise.all(
+    Array.from({ length: limit }, async () => {
+      for (let item = queue.shift(); item !== undefined; item = queue.shift()) await work(item);
+    }),
+  );
+}
+
+describe(`fault tests (seed ${SEED}, ${TRIES} tries each)`, () => {
+  let p: Project;
+  const rand = random(SEED);
+  beforeAll(async () => {
+    p = await project();
+    const worker = (r: RequestView) => r.allText.includes(TASK);
+    p.server.setRules([
+      { when: { lastUserText: 'Continue the task where you left off' }, reply: text('RESUMED-OK') },
+      { when: { lastUserText: 'cut off by a crash' }, reply: text('REPLAYED-OK') },
+      { when: { turn: 0, predicate: worker }, reply: bash('echo a >> log.txt') },
+      {
+        when: { turn: 1, predicate: worker },
+        reply: (r) => bash(r.allText.includes('FAULT-SLOW') ? 'sleep 3' : 'sleep 0.3'),
+      },
+      { when: { turn: 2, predicate: worker }, reply: bash('echo b >> log.txt') },
+      { when: { turn: 3, predicate: worker }, reply: text('all done') },
+    ]);
+  });
+  afterAll(async () => {
+    printTable();
+    await p?.cleanup();
+  });
+
+  /** `agentbox fix <task>` in the background. */
+  const start = (task: string) => {
+    const child = spawn(process.execPath, [AGENTBOX_BIN, 'fix', task], {
+      cwd: p.repo.dir,
+      env: p.env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    child.stdout.on('data', (d) => {
+      output += d;
+    });
+    child.stderr.on('data', (d) => {
+      output += d;
+    });
+    const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
+    return { pid: child.pid!, exited, output: () => output };
+  };
+  const runOf = (task: string) =>
+    p.runs().find((name) => {
+      try {
+        return p.state(name).summary?.task === task;
+      } catch {
+        return false;
+      }
+    });
+  const talking = (task: string) =>
+    waitFor(
+      () => p.server.requests.some((r) => r.view.allText.includes(task)),
+      `the first request of ${task}`,
+    );
+
+  /** What must exist and parse for a run in its final state; returns what is missing. */
+  function lostArtifacts(name: string): string[] {
+    const lost: string[] = [];
+    const dir = p.runDir(name);
+    let state: Record<string, any> | undefined;
+    try {
+      state = JSON.parse(fs.readFileSync(path.join(dir, 'state.json'), 'utf8'));
+    } catch {
+      lost.push(`${name}: state.json`);
+    }
+    if (!fs.existsSync(path.join(dir, 'meta.yaml'))) lost.push(`${name}: meta.yaml`);
+    for (const file of ['events.jsonl', 'raw/stream.jsonl']) {
+      const full = path.join(dir, file);
+      if (!fs.existsSync(full)) continue;
+      for (const line of fs.readFileSync(full, 'utf8').split('\n').filter(Boolean)) {
+        try {
+          JSON.parse(line);
+        } catch {
+          lost.push(`${name}: a cut line in ${file}`);
+          break;
+        }
+      }
+    }
+    if (state && state.status !== 'ACTIVE' && !fs.existsSync(path.join(dir, 'report.md')))
+      lost.push(`${name}: report.md`);
+    if (state?.status === 'REVIEW' && !fs.existsSync(path.join(dir, 'changes.patch')))
+      lost.push(`${name}: changes.patch`);
+    return lost;
+  }
+
+  function indexWhole(): string[] {
+    return fs
+      .readFileSync(path.join(p.repo.dir, '.agents/INDEX.jsonl'), 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .flatMap((line) => {
+        try {
+          JSON.parse(line);
+          return [];
+        } catch {
+          return [`INDEX.jsonl: a cut line: ${line.slice(0, 60)}`];
+        }
+      });
+  }
+
+  /** Resumes a run that crashed; returns how it went on (same session, or replayed). */
+  async function resumeCrashed(name: string, sessionBefore: string | null): Promise<string> {
+    const result = await p.agentbox(['resume', name]);
+    const after = p.state(name);
+    if (result.code !== 0 || !['REVIEW', 'DONE'].includes(after.status)) {
+      throw new Error(
+        `resume of ${name} ended ${after.status} (${result.code}):\n${result.stdout}\n${result.stderr}`,
+      );
+    }
+    if (result.stdout.includes('cannot be resumed as it is')) return 'replayed (nothing to resume)';
+    expect(after.session_id).toBe(sessionBefore);
+    return 'resumed, same session';
+  }
+
+  const killScenario = (victim: 'claude' | 'agentbox') => async () => {
+    const row: Row = {
+      scenario: `kill -9 of ${victim} at a random point`,
+      tries: TRIES,
+      outcomes: {},
+      lost: [],
+    };
+    rows.push(row);
+    const count = (what: string) => {
+      row.outcomes[what] = (row.outcomes[what] ?? 0) + 1;
+    };
+    // A scripted run talks for about 1.5 s after its first request: most kills land inside it.
+    const delays = Array.from({ length: TRIES }, () => Math.floor(rand() * 1000));
+    await pool(
+      delays.map((delay, i) => ({ delay, i })),
+      CONCURRENCY,
+      async ({ delay, i }) => {
+        const task = `${TASK} kill ${victim} #${i}`;
+        const run = start(task);
+        await talking(task);
+        await sleep(delay);
+        const name = runOf(task)!;
+        const before = p.state(name);
+        let killed = false;
+        try {
+          process.kill(victim === 'claude' ? before.claude_pid : run.pid, 'SIGKILL');
+          killed = true;
+        } catch {
+          // Already ended: the run finished before the kill.
+        }
+        await run.exited;
+        if (victim === 'agentbox') {
+          // The next agentbox command's watchdog finds the dead supervisor.
+          await p.agentbox(['status']);
+        }
+        const state = p.state(name);
+        if (['REVIEW', 'DONE'].includes(state.status))
+          count(killed ? 'finished anyway' : 'finished before the kill');
+        else {
+          expect(state.status).toBe('CRASHED');
+          count(await resumeCrashed(name, before.session_id));
+        }
+        row.lost.push(...lostArtifacts(name));
+      },
+    );
+    row.lost.push(...indexWhole());
+    await expectNoProcessesLeft(p.tag, 10_000);
+    expect(row.lost).toEqual([]);
+  };
+
+  it(
+    'kill -9 of claude at random points: every run ends CRASHED or finished, and resume continues it',
+    killScenario('claude'),
+    900_000,
+  );
+
+  it(
+    'kill -9 of agentbox (the supervisor) at random points: the watchdog marks it CRASHED, resume continues it',
+    killScenario('agentbox'),
+    900_000,
+  );
+
+  it('20 runs in parallel on one repository: all finish, nothing collides', async () => {
+    const row: Row = { scenario: '20 fix runs in parallel', tries: 20, outcomes: {}, lost: [] };
+    rows.push(row);
+    const tasks = Array.from({ length: 20 }, (_, i) => `${TASK} parallel #${i}`);
+    const runs = tasks.map((task) => start(task));
+    const codes = await Promise.all(runs.map((r) => r.exited));
+    const names = tasks.map((task) => runOf(task)!);
+    for (const [i, name] of names.entries()) {
+      const state = p.state(name);
+      row.outcomes[state.status] = (row.outcomes[state.status] ?? 0) + 1;
+      expect(codes[i], runs[i]!.output()).toBe(0);
+      expect(state.status).toBe('REVIEW');
+      expect(p.read(name, 'changes.patch')).toMatch(/\+a\n\+b\n/);
+      row.lost.push(...lostArtifacts(name));
+    }
+    expect(new Set(names).size).toBe(20);
+    expect(new Set(names.map((n) => p.state(n).worktree_path)).size).toBe(20);
+    expect(new Set(names.map((n) => p.state(n).session_id)).size).toBe(20);
+    row.lost.push(...indexWhole());
+    await expectNoProcessesLeft(p.tag, 10_000);
+    expect(row.lost).toEqual([]);
+  }, 600_000);
+
+  it('the disk fills up during a run: a clear error, claude ended, the state intact', async () => {
+    const row: Row = { scenario: 'disk full during a run', tries: 1, outcomes: {}, lost: [] };
+    rows.push(row);
+    const task = `${TASK} FAULT-SLOW disk full`;
+    const run = start(task);
+    await talking(task);
+    const name = runOf(task)!;
+    const claude = p.state(name).claude_pid;
+    // Every write to the stream log now fails with ENOSPC, as on a full disk.
+    const stream = path.join(p.runDir(name), 'raw/stream.jsonl');
+    fs.rmSync(stream);
+    fs.symlinkSync('/dev/full', stream);
+    const code = await run.exited;
+    fs.rmSync(stream);
+    const state = p.state(name);
+    row.outcomes[`${state.status} (${state.failure?.kind})`] = 1;
+    expect(code).toBe(1);
+    expect(state).toMatchObject({ status: 'CRASHED', failure: { kind: 'io_error' } });
+    expect(state.failure.message).toBe(
+      `cannot write .agents/runs/${name}/raw/stream.jsonl (ENOSPC); the run was stopped`,
+    );
+    expect(run.output()).toContain('cannot write');
+    expect(() => process.kill(claude, 0)).toThrow();
+    row.lost.push(...lostArtifacts(name), ...indexWhole());
+    await expectNoProcessesLeft(p.tag, 10_000);
+    expect(row.lost).toEqual([]);
+  }, 120_000);
+
+  it('the run folder turns read-only during a run: a clear error, claude ended, the state intact', async () => {
+    const row: Row = { scenario: 'read-only ledger during a run', tries: 1, outcomes: {}, lost: [] };
+    rows.push(row);
+    const task = `${TASK} FAULT-SLOW read-only`;
+    const run = start(task);
+    await talking(task);
+    const name = runOf(task)!;
+    const claude = p.state(name).claude_pid;
+    const stateBefore = p.read(name, 'state.json');
+    const undo = makeReadOnly(p.runDir(name));
+    let code: number | null;
+    try {
+      code = await run.exited;
+      // Nothing could be written, so nothing was half-written.
+      expect(p.read(name, 'state.json')).toBe(stateBefore);
+    } finally {
+      undo();
+    }
+    expect(code).toBe(1);
+    expect(run.output()).toContain(`run ${name} ended but could not be recorded`);
+    expect(run.output()).toContain('make .agents writable again');
+    expect(() => process.kill(claude, 0)).toThrow();
+    // Writable again: the watchdog records what happened.
+    const status = await p.agentbox(['status']);
+    expect(status.stderr).toContain(`run ${name} is CRASHED: the supervisor`);
+    row.outcomes[`${p.state(name).status}, then ${await resumeCrashed(name, p.state(name).session_id)}`] = 1;
+    row.lost.push(...lostArtifacts(name), ...indexWhole());
+    await expectNoProcessesLeft(p.tag, 10_000);
+    expect(row.lost).toEqual([]);
+  }, 120_000);
+});
+
+function printTable(): void {
+  const header = ['scenario', 'tries', 'outcomes', 'lost artifacts'];
+  const body = rows.map((r) => [
+    r.scenario,
+    String(r.tries),
+    Object.entries(r.outcomes)
+      .map(([k, v]) => `${v} ${k}`)
+      .join(', '),
+    String(r.lost.length),
+  ]);
+  const widths = header.map((h, i) => Math.max(h.length, ...body.map((b) => b[i]!.length)));
+  const line = (cells: string[]) => `| ${cells.map((c, i) => c.padEnd(widths[i]!)).join(' | ')} |`;
+  const table = [
+    `fault tests, seed ${SEED} (AGENTBOX_FAULT_SEED=${SEED} AGENTBOX_FAULT_TRIES=${TRIES} to replay)`,
+    line(header),
+    line(widths.map((w) => '-'.repeat(w))),
+    ...body.map(line),
+    ...rows.flatMap((r) => r.lost.map((l) => `  lost: ${l}`)),
+  ].join('\n');
+  console.log(table);
+}
