@@ -12,8 +12,7 @@ import { startEndpoint } from '../endpoint/server.js';
 import { runSettings, TOKEN_VAR, URL_VAR } from '../endpoint/settings.js';
 import { AgentboxError } from '../errors.js';
 import { headSha } from '../git/worktree.js';
-import { createRun, readRun, resolveRun, updateState } from '../ledger/index.js';
-import { processStartTime } from '../process/reap.js';
+import { createRun, reactivated, readRun, resolveRun, updateState } from '../ledger/index.js';
 import { loadRunContext } from '../run/context.js';
 import { EventLog } from '../run/events.js';
 import { systemPromptAddition } from '../run/prompt.js';
@@ -85,18 +84,7 @@ export async function startSession(
     if (!resumeSessionId) throw new AgentboxError('USAGE', `run ${name} has no session to resume`);
     // A live socket means the session is still running: refuse before touching its state.
     if (details.state?.socket_path) await clearStaleSocket(details.state.socket_path);
-    await updateState(
-      rc.ledger,
-      name,
-      {
-        status: 'ACTIVE',
-        failure: null,
-        ended_at: null,
-        pid: process.pid,
-        pid_start: processStartTime(process.pid),
-      },
-      { event: 'resume' },
-    );
+    await updateState(rc.ledger, name, reactivated(), { event: 'resume' });
   } else {
     const run = await createRun(rc.ledger, {
       type: 'interactive',

@@ -1,5 +1,6 @@
 import path from 'node:path';
 import { AgentboxError } from '../errors.js';
+import { processStartTime } from '../process/reap.js';
 import { markActive, unmarkActive } from './active.js';
 import { corruptFile } from './check.js';
 import type { RunHandle } from './create.js';
@@ -37,6 +38,23 @@ function enqueue<T>(key: string, task: () => Promise<T>): Promise<T> {
 }
 
 /**
+ * A run taken up again (resume, recover, start --resume) by this process: ACTIVE, supervised by
+ * this process from now, with a fresh heartbeat. All at once, so the watchdog of a concurrent
+ * command never sees an ACTIVE run with the old, dead supervisor (or an old heartbeat) and marks
+ * it crashed again while it starts.
+ */
+export function reactivated(at: Date = new Date()): StatePatch {
+  return {
+    status: 'ACTIVE',
+    failure: null,
+    ended_at: null,
+    pid: process.pid,
+    pid_start: processStartTime(process.pid),
+    last_heartbeat: at.toISOString(),
+  };
+}
+
+/**
  * A heartbeat: the supervisor is alive and working. A run the watchdog marked STALLED while its
  * supervisor was merely slow (a suspended laptop, a stopped process) becomes ACTIVE again.
  */
@@ -58,7 +76,7 @@ export function heartbeat(at: Date, extra: StatePatch = {}): (current: RunState)
 export async function updateState(
   ledger: Ledger,
   run: RunHandle | string,
-  patch: StatePatch | ((current: RunState) => StatePatch),
+  patch: StatePatch | ((current: RunState) => StatePatch | null),
   event?: StateEvent,
   options: { now?: Date } = {},
 ): Promise<RunState> {
@@ -76,7 +94,7 @@ async function apply(
   name: string,
   dir: string,
   knownMeta: RunMeta | undefined,
-  patch: StatePatch | ((current: RunState) => StatePatch),
+  patch: StatePatch | ((current: RunState) => StatePatch | null),
   event: StateEvent | undefined,
   now: Date,
 ): Promise<RunState> {
@@ -86,7 +104,10 @@ async function apply(
       hint: 'run "agentbox status" to list runs',
     });
   }
-  const next = applyStatePatch(current, typeof patch === 'function' ? patch(current) : patch, now);
+  const change = typeof patch === 'function' ? patch(current) : patch;
+  // A patch function that returns null found the state no longer what it expected: no write, no event.
+  if (change === null) return current;
+  const next = applyStatePatch(current, change, now);
   const statusChanged = next.status !== current.status;
   // meta.yaml is read before writing so that a run without one changes nothing.
   const meta = statusChanged || event ? (knownMeta ?? requireMeta(dir)) : undefined;

@@ -1,7 +1,7 @@
 import { type CommandContext, memoryIo } from '../cli/context.js';
 import { AgentboxError } from '../errors.js';
 import { restoreCheckpoint } from '../git/checkpoint.js';
-import { listRuns, readRun, resolveRun, updateState } from '../ledger/index.js';
+import { listRuns, reactivated, readRun, resolveRun, updateState } from '../ledger/index.js';
 import { AGENT_RUN_DIR } from '../run/artifacts.js';
 import { loadRunContext, type RunContext } from '../run/context.js';
 import { EventLog } from '../run/events.js';
@@ -76,12 +76,10 @@ export async function carryOut(
         },
       );
     }
-    await updateState(
-      rc.ledger,
-      name,
-      { status: 'ACTIVE', failure: null, ended_at: null },
-      { event: 'recover', detail: `resume: ${action.reason}` },
-    );
+    await updateState(rc.ledger, name, reactivated(), {
+      event: 'recover',
+      detail: `resume: ${action.reason}`,
+    });
     return runHere(ctx, rc, name, options.json, options.more === undefined ? {} : { more: options.more });
   }
   if (action.kind !== 'rollback_replay') throw new Error(`nothing to carry out for ${action.kind}`);
@@ -95,12 +93,7 @@ export async function carryOut(
     if (!point) throw new AgentboxError('RUN_CORRUPT', `run ${name} records no commit it started from`);
     await restoreCheckpoint(state.worktree_path, point, { keep: [AGENT_RUN_DIR] });
   }
-  await updateState(
-    rc.ledger,
-    name,
-    { status: 'ACTIVE', failure: null, ended_at: null },
-    { event: 'recover', detail: `replay: ${action.reason}` },
-  );
+  await updateState(rc.ledger, name, reactivated(), { event: 'recover', detail: `replay: ${action.reason}` });
   return runHere(ctx, rc, name, options.json, undefined, { note: replayNote(action.to, options.more) });
 }
 

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import type { CommandContext } from '../cli/context.js';
 import { AgentboxError } from '../errors.js';
-import { configHash, type RunMeta, readRun, resolveRun, updateState } from '../ledger/index.js';
+import { configHash, type RunMeta, reactivated, readRun, resolveRun, updateState } from '../ledger/index.js';
 import { loadRunContext, type RunContext } from './context.js';
 import { EventLog } from './events.js';
 import { assertHuman, isAlive } from './gate.js';
@@ -126,11 +126,9 @@ export async function resume(
       },
     );
   }
-  await updateState(
-    rc.ledger,
-    name,
-    { status: 'ACTIVE', failure: null, ended_at: null },
-    { event: 'resume', detail: drift.length > 0 ? `forced: ${drift.join('; ')}` : undefined },
-  );
+  await updateState(rc.ledger, name, reactivated(), {
+    event: 'resume',
+    detail: drift.length > 0 ? `forced: ${drift.join('; ')}` : undefined,
+  });
   return runHere(ctx, rc, name, options.json === true, more === undefined ? {} : { more });
 }

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { activeDir, activeRunNames, unmarkActive } from '../ledger/active.js';
 import type { Ledger } from '../ledger/paths.js';
-import { readState } from '../ledger/state.js';
+import { readState, type StatePatch } from '../ledger/state.js';
 import type { RunState } from '../ledger/types.js';
 import { isAlive, killMarked } from '../process/reap.js';
 
@@ -62,7 +62,9 @@ export async function runWatchdog(ledger: Ledger, options: WatchdogOptions): Pro
     }
     // No pid recorded: liveness cannot be judged, only silence (below).
     if (state.pid !== null && !isAlive(state.pid, state.pid_start)) {
-      findings.push(await markCrashed(ledger, name, state, options.orphanGraceMs ?? 1000));
+      const found = await markCrashed(ledger, name, state, options.orphanGraceMs ?? 1000);
+      if (found) findings.push(found);
+      else live.add(name.slice(-6));
       continue;
     }
     const last = Date.parse(state.last_heartbeat ?? state.started_at);
@@ -70,7 +72,9 @@ export async function runWatchdog(ledger: Ledger, options: WatchdogOptions): Pro
     if (silentFor > MIN_STALL_MS) {
       stallMs ??= await options.stallMs();
       if (silentFor > stallMs) {
-        findings.push(await markStalled(ledger, name, state, silentFor, stallMs));
+        const found = await markStalled(ledger, name, state, silentFor, stallMs);
+        if (found) findings.push(found);
+        else live.add(name.slice(-6));
         continue;
       }
     }
@@ -104,27 +108,51 @@ function listCommandIds(root: string): string[] {
   }
 }
 
+/**
+ * Applies `patch` only if the run is still exactly as the watchdog saw it: a run that another
+ * process took up meanwhile (resume, recover) is not marked again. True when it was applied.
+ */
+async function markIfUnchanged(
+  ledger: Ledger,
+  name: string,
+  seen: RunState,
+  patch: StatePatch,
+  detail: string,
+): Promise<boolean> {
+  const { updateState } = await import('../ledger/update.js');
+  let applied = false;
+  await updateState(
+    ledger,
+    name,
+    (current) => {
+      const same =
+        current.status === 'ACTIVE' &&
+        current.pid === seen.pid &&
+        current.pid_start === seen.pid_start &&
+        current.last_heartbeat === seen.last_heartbeat;
+      applied = same;
+      return same ? patch : null;
+    },
+    { event: 'watchdog', detail },
+  );
+  return applied;
+}
+
 async function markCrashed(
   ledger: Ledger,
   name: string,
   state: RunState,
   graceMs: number,
-): Promise<WatchdogFinding> {
-  const parts = [`the supervisor (pid ${state.pid ?? '?'}) is gone`];
-  if (isAlive(state.claude_pid, state.claude_pid_start)) {
-    await endOrphan(state, graceMs);
-    parts.push(`its orphaned claude (pid ${state.claude_pid}) was ended`);
-  } else if (state.process_mark) {
-    // Claude is gone too, but what it started in the background may not be.
-    killMarked(state.process_mark);
-  }
-  if (state.socket_path) fs.rmSync(state.socket_path, { force: true });
-  removeCommands(ledger, name, state);
-  const detail = parts.join('; ');
-  const { updateState } = await import('../ledger/update.js');
-  await updateState(
+): Promise<WatchdogFinding | null> {
+  const orphan = isAlive(state.claude_pid, state.claude_pid_start);
+  const detail = [
+    `the supervisor (pid ${state.pid ?? '?'}) is gone`,
+    ...(orphan ? [`its orphaned claude (pid ${state.claude_pid}) was ended`] : []),
+  ].join('; ');
+  const applied = await markIfUnchanged(
     ledger,
     name,
+    state,
     {
       status: 'CRASHED',
       ended_at: new Date().toISOString(),
@@ -134,8 +162,14 @@ async function markCrashed(
       endpoint_url: null,
       socket_path: null,
     },
-    { event: 'watchdog', detail },
+    detail,
   );
+  if (!applied) return null;
+  if (orphan) await endOrphan(state, graceMs);
+  // Claude is gone now, but what it started in the background may not be.
+  else if (state.process_mark) killMarked(state.process_mark);
+  if (state.socket_path) fs.rmSync(state.socket_path, { force: true });
+  removeCommands(ledger, name, state);
   return { run: name, action: 'crashed', detail };
 }
 
@@ -145,17 +179,18 @@ async function markStalled(
   state: RunState,
   silentFor: number,
   stallMs: number,
-): Promise<WatchdogFinding> {
+): Promise<WatchdogFinding | null> {
   const { formatDuration } = await import('../config/duration.js');
   const detail = `no heartbeat for ${formatDuration(silentFor)} (threshold ${formatDuration(stallMs)}); its supervisor (pid ${state.pid}) is alive but silent`;
-  removeCommands(ledger, name, state);
-  const { updateState } = await import('../ledger/update.js');
-  await updateState(
+  const applied = await markIfUnchanged(
     ledger,
     name,
+    state,
     { status: 'STALLED', failure: { kind: 'stalled', message: detail } },
-    { event: 'watchdog', detail },
+    detail,
   );
+  if (!applied) return null;
+  removeCommands(ledger, name, state);
   return { run: name, action: 'stalled', detail };
 }
 

@@ -40,13 +40,25 @@ interface Row {
 }
 const rows: Row[] = [];
 
+/**
+ * Runs `work` on every item, `limit` at a time. A failure stops new items but lets the ones under
+ * way finish, so that no run of a failed scenario is still going when the next scenario starts.
+ */
 async function pool<T>(items: T[], limit: number, work: (item: T) => Promise<void>): Promise<void> {
   const queue = [...items];
+  const failures: unknown[] = [];
   await Promise.all(
     Array.from({ length: limit }, async () => {
-      for (let item = queue.shift(); item !== undefined; item = queue.shift()) await work(item);
+      for (let item = queue.shift(); item !== undefined && failures.length === 0; item = queue.shift()) {
+        try {
+          await work(item);
+        } catch (error) {
+          failures.push(error);
+        }
+      }
     }),
   );
+  if (failures.length > 0) throw failures[0];
 }
 
 describe(`fault tests (seed ${SEED}, ${TRIES} tries each)`, () => {

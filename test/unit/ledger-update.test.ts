@@ -2,9 +2,10 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { isAgentboxError } from '../../src/errors.js';
-import { readState, setLatest, setPointer, updateState } from '../../src/ledger/index.js';
+import { reactivated, readState, setLatest, setPointer, updateState } from '../../src/ledger/index.js';
 import { appendIndexEvent, makeIndexEvent, parseIndexLine } from '../../src/ledger/index-log.js';
 import { regenerateIndexMd } from '../../src/ledger/index-md.js';
+import { processStartTime } from '../../src/process/reap.js';
 import { snapshotTree } from '../helpers/git-repo.js';
 import { create, errorOf, ledgerRepo } from './fixtures/ledger.js';
 
@@ -145,5 +146,38 @@ describe('regenerateIndexMd', () => {
     appendIndexEvent(ledger, makeIndexEvent(late, first.state, 'created', undefined, new Date()));
     await pending;
     expect(fs.readFileSync(ledger.indexMd, 'utf8')).toContain('[25-11-22_1431__late__abcdef]');
+  });
+});
+
+describe('updateState with a patch function', () => {
+  it('returning null writes nothing and records no event: the state was not what the caller expected', async () => {
+    const { ledger } = ledgerRepo();
+    const run = await create(ledger, 'a task', '2025-11-22T14:30:00Z');
+    const before = fs.readFileSync(path.join(run.dir, 'state.json'), 'utf8');
+    const index = fs.readFileSync(ledger.indexJsonl, 'utf8');
+    const state = await updateState(ledger, run.name, () => null, { event: 'watchdog' });
+    expect(state.status).toBe('ACTIVE');
+    expect(fs.readFileSync(path.join(run.dir, 'state.json'), 'utf8')).toBe(before);
+    expect(fs.readFileSync(ledger.indexJsonl, 'utf8')).toBe(index);
+    const changed = await updateState(ledger, run.name, (current) => ({
+      tool_calls: current.tool_calls + 2,
+    }));
+    expect(changed.tool_calls).toBe(2);
+  });
+
+  it('reactivated() takes a run up in this process, with a fresh heartbeat', async () => {
+    const { ledger } = ledgerRepo();
+    const run = await create(ledger, 'a task', '2025-11-22T14:30:00Z');
+    await updateState(ledger, run.name, { status: 'CRASHED', failure: { kind: 'crashed', message: 'gone' } });
+    const at = new Date('2026-01-01T00:00:00Z');
+    const state = await updateState(ledger, run.name, reactivated(at));
+    expect(state).toMatchObject({
+      status: 'ACTIVE',
+      failure: null,
+      ended_at: null,
+      pid: process.pid,
+      last_heartbeat: at.toISOString(),
+    });
+    expect(state.pid_start).toBe(processStartTime(process.pid));
   });
 });
