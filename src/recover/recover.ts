@@ -6,7 +6,7 @@ import { AGENT_RUN_DIR } from '../run/artifacts.js';
 import { loadRunContext, type RunContext } from '../run/context.js';
 import { EventLog } from '../run/events.js';
 import { assertHuman } from '../run/gate.js';
-import { envelopeDrift } from '../run/resume.js';
+import { continueSession } from '../run/resume.js';
 import { runHere } from '../run/start.js';
 import { decideRecovery, type RecoveryAction } from './decide.js';
 import { recoveryFacts } from './facts.js';
@@ -66,21 +66,14 @@ export async function carryOut(
   const { meta, state } = readRun(rc.ledger, name);
   if (!state) throw new AgentboxError('RUN_CORRUPT', `run ${name} has no state.json`);
   if (action.kind === 'resume') {
-    const drift = envelopeDrift(meta, rc, state.worktree_path);
-    if (drift.length > 0 && !options.force) {
-      throw new AgentboxError(
-        'CONFIG_CHANGED',
-        `the envelope of ${name} changed since it started: ${drift.join('; ')}`,
-        {
-          hint: `recover it anyway in its recorded envelope with --force: agentbox recover ${name} --force`,
-        },
-      );
-    }
-    await updateState(rc.ledger, name, reactivated(), {
+    return continueSession(ctx, rc, name, {
+      command: `agentbox recover ${name}`,
       event: 'recover',
       detail: `resume: ${action.reason}`,
+      force: options.force === true,
+      json: options.json,
+      ...(options.more === undefined ? {} : { more: options.more }),
     });
-    return runHere(ctx, rc, name, options.json, options.more === undefined ? {} : { more: options.more });
   }
   if (action.kind !== 'rollback_replay') throw new Error(`nothing to carry out for ${action.kind}`);
   if (state.worktree_path && action.to) {

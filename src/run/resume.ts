@@ -116,19 +116,40 @@ export async function resume(
       hint: 'its changes up to the stop are in changes.patch (agentbox merge); start a new run to continue',
     });
   }
-  const drift = envelopeDrift(run.meta, rc, state.worktree_path);
+  return continueSession(ctx, rc, name, {
+    command: `agentbox resume ${name}`,
+    event: 'resume',
+    force: options.force === true,
+    json: options.json === true,
+    ...(more === undefined ? {} : { more }),
+  });
+}
+
+/**
+ * Takes a stopped run up in its own session, in this process: refuses when today's configuration
+ * would give it another envelope (unless `force`), then runs it to its end (resume, recover).
+ */
+export async function continueSession(
+  ctx: CommandContext,
+  rc: RunContext,
+  name: string,
+  options: { command: string; event: string; detail?: string; force: boolean; json: boolean; more?: string },
+): Promise<number> {
+  const { meta, state } = readRun(rc.ledger, name);
+  const drift = envelopeDrift(meta, rc, state?.worktree_path ?? null);
   if (drift.length > 0 && !options.force) {
     throw new AgentboxError(
       'CONFIG_CHANGED',
       `the envelope of ${name} changed since it started: ${drift.join('; ')}`,
-      {
-        hint: `resume it anyway in its recorded envelope with --force: agentbox resume ${name} --force`,
-      },
+      { hint: `go on anyway in its recorded envelope with --force: ${options.command} --force` },
     );
   }
+  const detail = [options.detail, drift.length > 0 ? `forced: ${drift.join('; ')}` : undefined].filter(
+    Boolean,
+  );
   await updateState(rc.ledger, name, reactivated(), {
-    event: 'resume',
-    detail: drift.length > 0 ? `forced: ${drift.join('; ')}` : undefined,
+    event: options.event,
+    ...(detail.length > 0 ? { detail: detail.join('; ') } : {}),
   });
-  return runHere(ctx, rc, name, options.json === true, more === undefined ? {} : { more });
+  return runHere(ctx, rc, name, options.json, options.more === undefined ? {} : { more: options.more });
 }

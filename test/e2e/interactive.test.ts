@@ -392,6 +392,29 @@ setInterval(() => {}, 1000);`);
     }
   }, 60_000);
 
+  it('closing the terminal (SIGHUP) ends the session cleanly: claude stopped, the run DONE, the terminal restored', async () => {
+    const fake = fakeClaude(
+      "process.on('SIGTERM', () => process.exit(143)); process.stdout.write('READY\\r\\n'); setInterval(() => {}, 1000);",
+    );
+    try {
+      const before = p.runs().length;
+      const s = start([], { AGENTBOX_CLAUDE_BIN: fake.bin });
+      const name = await newRun(before);
+      await waitFor(() => s.output().includes('READY'), 'the fake claude', { context });
+      process.kill(s.pid, 'SIGHUP');
+      expect(await s.exited).toBe(0);
+      expect(p.state(name)).toMatchObject({ status: 'DONE', claude_pid: null });
+      const index = fs.readFileSync(path.join(p.repo.dir, '.agents/INDEX.jsonl'), 'utf8');
+      expect(index).toContain('stopped by the terminal closing (SIGHUP)');
+      // Whatever claude switched on (alternate screen, mouse, bracketed paste) is switched off.
+      expect(s.output()).toContain('\x1b[?1049l');
+      expect(s.output()).toContain('\x1b[?2004l');
+      await expectNoProcessesLeft(p.tag);
+    } finally {
+      fake.cleanup();
+    }
+  }, 60_000);
+
   it('a bad --workdir or interactive.cwd is an error naming its source, and no run is created', async () => {
     const before = p.runs().length;
     const s = start(['--workdir', 'no/such/dir']);
