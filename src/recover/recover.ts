@@ -2,12 +2,14 @@ import { type CommandContext, memoryIo } from '../cli/context.js';
 import { AgentboxError } from '../errors.js';
 import { restoreCheckpoint } from '../git/checkpoint.js';
 import { listRuns, reactivated, readRun, resolveRun, updateState } from '../ledger/index.js';
+import { isAlive } from '../process/reap.js';
 import { AGENT_RUN_DIR } from '../run/artifacts.js';
 import { loadRunContext, type RunContext } from '../run/context.js';
 import { EventLog } from '../run/events.js';
 import { assertHuman } from '../run/gate.js';
 import { continueSession } from '../run/resume.js';
 import { runHere } from '../run/start.js';
+import { endOrphan } from '../watchdog/watchdog.js';
 import { decideRecovery, type RecoveryAction } from './decide.js';
 import { recoveryFacts } from './facts.js';
 
@@ -65,6 +67,9 @@ export async function carryOut(
 ): Promise<number> {
   const { meta, state } = readRun(rc.ledger, name);
   if (!state) throw new AgentboxError('RUN_CORRUPT', `run ${name} has no state.json`);
+  // Never two claudes on one session or worktree: an orphan the watchdog did not end goes first.
+  if (!isAlive(state.pid, state.pid_start) && isAlive(state.claude_pid, state.claude_pid_start))
+    await endOrphan(state, 1000);
   if (action.kind === 'resume') {
     return continueSession(ctx, rc, name, {
       command: `agentbox recover ${name}`,

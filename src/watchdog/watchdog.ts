@@ -170,6 +170,7 @@ async function markCrashed(
   else if (state.process_mark) killMarked(state.process_mark);
   if (state.socket_path) fs.rmSync(state.socket_path, { force: true });
   removeCommands(ledger, name, state);
+  writeCrashReport(path.join(ledger.runsDir, name), name, state, detail);
   return { run: name, action: 'crashed', detail };
 }
 
@@ -194,8 +195,38 @@ async function markStalled(
   return { run: name, action: 'stalled', detail };
 }
 
+/**
+ * A report for a run that died before writing its own: what happened and how to go on. Never
+ * replaces a report (a resumed run writes the real one); created whole or not at all.
+ */
+function writeCrashReport(runDir: string, name: string, state: RunState, detail: string): void {
+  const report = path.join(runDir, 'report.md');
+  if (fs.existsSync(report)) return;
+  const type = state.summary?.type ?? 'run';
+  const text = [
+    `# ${type}: ${state.summary?.task ?? name}`,
+    '',
+    `- run: \`${name}\` (${type})`,
+    `- status: **CRASHED** — crashed: ${detail}`,
+    '',
+    'The run stopped before it could write its report.' +
+      (state.worktree_path ? ` Its changes so far are in its worktree, ${state.worktree_path}.` : ''),
+    `Continue it with \`agentbox resume ${name.slice(-6)}\`, or let \`agentbox recover\` decide.`,
+    '',
+  ].join('\n');
+  const temp = `${report}.tmp-${process.pid}`;
+  try {
+    fs.writeFileSync(temp, text);
+    fs.linkSync(temp, report);
+  } catch {
+    // Written meanwhile, or the ledger is not writable: the state says what happened.
+  } finally {
+    fs.rmSync(temp, { force: true });
+  }
+}
+
 /** SIGTERM to claude's process group, SIGKILL after the grace period; then whatever it left behind. */
-async function endOrphan(state: RunState, graceMs: number): Promise<void> {
+export async function endOrphan(state: RunState, graceMs: number): Promise<void> {
   const pid = state.claude_pid!;
   const signal = (sig: NodeJS.Signals) => {
     for (const target of [-pid, pid]) {

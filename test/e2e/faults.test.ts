@@ -214,6 +214,8 @@ describe(`fault tests (seed ${SEED}, ${TRIES} tries each)`, () => {
           count(killed ? 'finished anyway' : 'finished before the kill');
         else {
           expect(state.status).toBe('CRASHED');
+          // Crashed is a final state too: its files are whole and its report says what happened.
+          row.lost.push(...lostArtifacts(name));
           count(await resumeCrashed(name, before.session_id));
         }
         row.lost.push(...lostArtifacts(name));

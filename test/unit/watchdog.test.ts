@@ -108,6 +108,10 @@ describe('the watchdog', () => {
     for (const dir of [repo.dir, workdir])
       expect(fs.existsSync(path.join(dir, '.claude/commands', `run_${run.id}`))).toBe(false);
     expect(activeRunNames(ledger)).toEqual([]);
+    // The run could not write its report: the watchdog leaves one saying what happened.
+    const report = fs.readFileSync(path.join(run.dir, 'report.md'), 'utf8');
+    expect(report).toContain(`- status: **CRASHED** — crashed: ${findings[0]!.detail}`);
+    expect(report).toContain(`agentbox resume ${run.id}`);
     const index = fs
       .readFileSync(ledger.indexJsonl, 'utf8')
       .trim()
@@ -123,8 +127,11 @@ describe('the watchdog', () => {
       pid_start: '1',
       last_heartbeat: new Date().toISOString(),
     });
+    fs.writeFileSync(path.join(run.dir, 'report.md'), 'the real report\n');
     const [finding] = await runWatchdog(ledger, { stallMs: NEVER });
     expect(finding).toMatchObject({ run: run.name, action: 'crashed' });
+    // A report the run wrote is never replaced.
+    expect(fs.readFileSync(path.join(run.dir, 'report.md'), 'utf8')).toBe('the real report\n');
   });
 
   it('leaves a live run with a recent heartbeat alone, without even reading the configuration', async () => {
