@@ -166,6 +166,38 @@ describe('agentbox start: an interactive Claude Code behind a pty', () => {
     await expectNoProcessesLeft(p.tag);
   }, 90_000);
 
+  it('[ABORT] from the supervisor clears the conversation and ends the session ABORTED, keeping the id to resume', async () => {
+    p.server.setRules([
+      {
+        name: 'supervisor',
+        when: { anyText: 'You supervise a Claude Code agent' },
+        reply: text('[ABORT] off the rails'),
+      },
+      { when: { lastUserText: 'do something risky' }, reply: text('RISKY-ANSWER') },
+    ]);
+    const before = p.runs().length;
+    const s = start(['--supervisor', 'claude']);
+    const name = await newRun(before);
+    await spawned(name);
+    await waitFor(async () => (await stateOf(name)).idle === true, 'claude to be idle', { context });
+    const id = p.state(name).session_id;
+    await s.type('do something risky');
+    expect(await s.exited).toBe(1);
+    expect(s.output()).toContain('the supervisor aborted the session: off the rails');
+    expect(p.state(name)).toMatchObject({
+      status: 'ABORTED',
+      session_id: id,
+      failure: { kind: 'agent_abort', message: 'off the rails' },
+    });
+    // The clear agentbox typed started a new id, which it did not adopt.
+    const clear = events(name).find((e) => e.event === 'SessionStart' && e.source === 'clear');
+    expect(clear?.session_id).toBeTruthy();
+    expect(clear.session_id).not.toBe(id);
+    expect(logEvents(p, name, 'session_id')).toEqual([]);
+    expect(logEvents(p, name, 'supervisor_abort')).toEqual([{ reason: '"off the rails"' }]);
+    await expectNoProcessesLeft(p.tag);
+  }, 60_000);
+
   it('kill -9 of claude restarts it resuming the exact session: the conversation goes on', async () => {
     config('interactive:\n  restart_delay: 100ms\n');
     p.server.setRules([
@@ -211,6 +243,54 @@ describe('agentbox start: an interactive Claude Code behind a pty', () => {
     expect(resumed?.view.allText).toContain('remember the word PELICAN');
     expect(resumed?.view.allText).toContain('NOTED-PELICAN');
 
+    await p.agentbox(['stop', name]);
+    expect(await s.exited).toBe(0);
+    await expectNoProcessesLeft(p.tag);
+  }, 90_000);
+
+  it('/clear starts a new session id; agentbox follows it, so a crash resumes the conversation after the clear', async () => {
+    config('interactive:\n  restart_delay: 50ms\n');
+    p.server.setRules([
+      { when: { lastUserText: 'before the clear' }, reply: text('OLD-CONVERSATION') },
+      { when: { lastUserText: 'after the clear' }, reply: text('NEW-CONVERSATION') },
+      { when: { lastUserText: 'still there?' }, reply: text('RESUMED-AFTER-CLEAR') },
+    ]);
+    const before = p.runs().length;
+    const s = start();
+    const name = await newRun(before);
+    await spawned(name);
+    const idle = () =>
+      waitFor(async () => (await stateOf(name)).idle === true, 'claude to be idle', { context });
+    await idle();
+    await s.type('before the clear');
+    await waitFor(() => s.output().includes('OLD-CONVERSATION'), 'the first answer', { context });
+    const first = p.state(name).session_id;
+    await idle();
+    await s.type('/clear');
+    await waitFor(() => logEvents(p, name, 'session_id').length > 0, 'the new session id', { context });
+    const cleared = logEvents(p, name, 'session_id')[0]!;
+    expect(cleared.source).toBe('clear');
+    expect(cleared.id).not.toBe(first);
+    await waitFor(() => p.state(name).session_id === cleared.id, 'the ledger to follow');
+    await idle();
+    await s.type('after the clear');
+    await waitFor(() => s.output().includes('NEW-CONVERSATION'), 'the answer after the clear', { context });
+    await waitFor(() => {
+      const file = findTranscript(p.home.configDir, cleared.id!);
+      return file && fs.readFileSync(file, 'utf8').includes('NEW-CONVERSATION');
+    }, 'the new conversation in its transcript');
+
+    process.kill(p.state(name).claude_pid, 'SIGKILL');
+    await spawned(name, 2);
+    expect(logEvents(p, name, 'claude_spawn')[1]).toMatchObject({ mode: 'resume', session: cleared.id });
+    await idle();
+    await s.type('still there?');
+    await waitFor(() => s.output().includes('RESUMED-AFTER-CLEAR'), 'the answer after the restart', {
+      context,
+    });
+    const resumed = p.server.requests.find((r) => r.view.lastUserText.includes('still there?'))!;
+    expect(resumed.view.allText).toContain('after the clear');
+    expect(resumed.view.allText).not.toContain('before the clear');
     await p.agentbox(['stop', name]);
     expect(await s.exited).toBe(0);
     await expectNoProcessesLeft(p.tag);
