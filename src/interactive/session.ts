@@ -89,6 +89,8 @@ export class InteractiveSession {
   /** agentbox typed /clear (an abort): the new session id Claude Code starts is not adopted. */
   private ownClear = false;
   private readyTimer: NodeJS.Timeout | undefined;
+  /** Claude was given work since it started (a first task, or a prompt): not idle at its prompt. */
+  private busySinceStart = false;
   /** The session's transcript, as the hooks name it: its existence says whether --resume can work. */
   private transcriptPath: string | null = null;
 
@@ -122,8 +124,6 @@ export class InteractiveSession {
       this.busySinceStart = true;
     }
   }
-
-  private busySinceStart = false;
 
   private adoptSession(id: string, source: string): void {
     if (id === this.sessionId) return;
@@ -178,8 +178,9 @@ export class InteractiveSession {
         if (text.trim() === '') throw new Error('inject needs a non-empty "text"');
         this.queue.push(text);
         this.deps.log.write('inject_queued', { chars: text.length, idle: this.idle });
+        const waiting = this.queue.length;
         this.flush();
-        return { queued: this.queue.length, delivered: !this.queue.includes(text) };
+        return { queued: this.queue.length, delivered: this.queue.length < waiting };
       }
       case 'restart': {
         const mode = params.mode === 'fresh' ? 'fresh' : 'resume';

@@ -119,6 +119,35 @@ describe('agentbox start: an interactive Claude Code behind a pty', () => {
     expect(gone.stderr).toContain('not running');
   }, 90_000);
 
+  it("a task given to start is claude's first message; injected text waits until that turn is over", async () => {
+    p.server.setRules([
+      { when: { lastUserText: 'the first task' }, reply: { text: 'FIRST-TASK-DONE', delayMs: 1500 } },
+      { when: { lastUserText: 'queued while busy' }, reply: text('QUEUED-ANSWER') },
+    ]);
+    const before = p.runs().length;
+    const s = start(['the first task']);
+    const name = await newRun(before);
+    await waitFor(
+      () => p.server.requests.some((r) => r.view.lastUserText.includes('the first task')),
+      'the task',
+      {
+        context,
+      },
+    );
+    // Claude is busy with the task: the message is queued, not typed into its turn.
+    const injected = await p.agentbox(['inject', name, 'queued while busy', '--json']);
+    expect(JSON.parse(injected.stdout)).toMatchObject({ queued: 1, delivered: false });
+    await waitFor(() => s.output().includes('QUEUED-ANSWER'), 'the queued message answered', { context });
+    const order = p.server.requests.map((r) => r.view.lastUserText);
+    expect(order.findIndex((t) => t.includes('queued while busy'))).toBeGreaterThan(
+      order.findIndex((t) => t.includes('the first task')),
+    );
+    expect(p.read(name, 'meta.yaml')).toContain('task: the first task');
+    await p.agentbox(['stop', name]);
+    expect(await s.exited).toBe(0);
+    await expectNoProcessesLeft(p.tag);
+  }, 60_000);
+
   it('the supervisor and hooks work as in headless runs: [CONTINUE] is the next turn, the ledger stays sealed', async () => {
     const SUPERVISOR = 'You supervise a Claude Code agent';
     p.server.setRules([
@@ -192,7 +221,7 @@ describe('agentbox start: an interactive Claude Code behind a pty', () => {
     // The clear agentbox typed started a new id, which it did not adopt.
     const clear = events(name).find((e) => e.event === 'SessionStart' && e.source === 'clear');
     expect(clear?.session_id).toBeTruthy();
-    expect(clear.session_id).not.toBe(id);
+    expect(clear?.session_id).not.toBe(id);
     expect(logEvents(p, name, 'session_id')).toEqual([]);
     expect(logEvents(p, name, 'supervisor_abort')).toEqual([{ reason: '"off the rails"' }]);
     await expectNoProcessesLeft(p.tag);
