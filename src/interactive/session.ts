@@ -368,6 +368,14 @@ export class InteractiveSession {
     });
     this.pty = pty;
     this.spawnedAt = Date.now();
+    // NOTE: listeners first, before any await: a claude that dies at once (a bad binary, a
+    // flapping crash) would otherwise exit unheard, and the session would wait for it forever.
+    pty.onData((data) => terminal.output.write(data));
+    const exited = new Promise<ExitRecord>((resolve) => {
+      pty.onExit(({ exitCode, signal }) =>
+        resolve({ at: Date.now(), code: signal ? null : exitCode, signal: signal ? String(signal) : null }),
+      );
+    });
     log.write('claude_spawn', { pid: pty.pid, mode, session: this.sessionId });
     await updateState(this.deps.ledger, this.deps.meta.run_name, {
       claude_pid: pty.pid,
@@ -377,12 +385,7 @@ export class InteractiveSession {
       session_id: this.sessionId,
       last_heartbeat: new Date().toISOString(),
     }).catch(() => {});
-    pty.onData((data) => terminal.output.write(data));
-    const exit = await new Promise<ExitRecord>((resolve) => {
-      pty.onExit(({ exitCode, signal }) =>
-        resolve({ at: Date.now(), code: signal ? null : exitCode, signal: signal ? String(signal) : null }),
-      );
-    });
+    const exit = await exited;
     this.pty = null;
     this.idle = false;
     // Whatever claude left running (a Bash background job in its own session) goes with it.

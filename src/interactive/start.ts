@@ -237,6 +237,24 @@ export async function startSession(
     const unsubscribe = ctx.onInterrupt?.((by) => live.stop(by));
     if (unsubscribe) cleanups.push(unsubscribe);
     outcome = await live.run();
+  } catch (error) {
+    // The session could not be set up (or broke): the run says so, rather than wait for the watchdog.
+    const message = error instanceof Error ? error.message : String(error);
+    log.write('session_failed', { error: message });
+    await updateState(
+      rc.ledger,
+      name,
+      {
+        status: 'CRASHED',
+        ended_at: new Date().toISOString(),
+        claude_pid: null,
+        claude_pid_start: null,
+        socket_path: null,
+        failure: { kind: 'crashed', message: `the session failed: ${message}` },
+      },
+      { event: 'session_failed' },
+    ).catch(() => {});
+    throw error;
   } finally {
     for (const cleanup of cleanups.reverse()) {
       try {
