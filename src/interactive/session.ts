@@ -65,7 +65,13 @@ const HEARTBEAT_MS = 15_000;
  */
 export const TERMINAL_RESET =
   '\x1b[?1049l\x1b[?25h\x1b[?1000l\x1b[?1002l\x1b[?1003l\x1b[?1006l\x1b[?2004l\x1b[?1004l\x1b[<u\x1b[0m';
+/**
+ * Claude Code draws its prompt a moment after SessionStart, and input typed before it is ready can
+ * be lost. Ready: at least this long after SessionStart, and its screen quiet for QUIET_MS (on a
+ * loaded machine drawing takes longer, and the quiet rule waits for it).
+ */
 const READY_AFTER_START_MS = 800;
+const QUIET_MS = 300;
 
 /**
  * An interactive Claude Code behind a pty that agentbox owns: the person's terminal in raw mode
@@ -89,6 +95,8 @@ export class InteractiveSession {
   /** agentbox typed /clear (an abort): the new session id Claude Code starts is not adopted. */
   private ownClear = false;
   private readyTimer: NodeJS.Timeout | undefined;
+  /** When claude last wrote to its screen. */
+  private lastOutputAt = 0;
   /** Claude was given work since it started (a first task, or a prompt): not idle at its prompt. */
   private busySinceStart = false;
   /** The session's transcript, as the hooks name it: its existence says whether --resume can work. */
@@ -113,11 +121,14 @@ export class InteractiveSession {
       const id = typeof input.session_id === 'string' ? input.session_id : null;
       const source = typeof input.source === 'string' ? input.source : '';
       if (id && !(source === 'clear' && this.ownClear)) this.adoptSession(id, source);
-      clearTimeout(this.readyTimer);
-      // Claude Code shows its prompt a moment after SessionStart; typing earlier could be lost.
-      this.readyTimer = setTimeout(() => {
+      clearInterval(this.readyTimer);
+      const startedAt = Date.now();
+      this.readyTimer = setInterval(() => {
+        const now = Date.now();
+        if (now - startedAt < READY_AFTER_START_MS || now - this.lastOutputAt < QUIET_MS) return;
+        clearInterval(this.readyTimer);
         if (!this.busySinceStart) this.becomeIdle();
-      }, READY_AFTER_START_MS);
+      }, 100);
       this.busySinceStart = source === 'startup' && Boolean(this.deps.task) && !this.deps.resumeSessionId;
     } else if (event === 'UserPromptSubmit') {
       this.idle = false;
@@ -303,7 +314,7 @@ export class InteractiveSession {
       }
     } finally {
       clearInterval(beating);
-      clearTimeout(this.readyTimer);
+      clearInterval(this.readyTimer);
       unsubscribe();
       terminal.input.off('data', toPty);
       terminal.setRawMode(false);
@@ -370,7 +381,10 @@ export class InteractiveSession {
     this.spawnedAt = Date.now();
     // NOTE: listeners first, before any await: a claude that dies at once (a bad binary, a
     // flapping crash) would otherwise exit unheard, and the session would wait for it forever.
-    pty.onData((data) => terminal.output.write(data));
+    pty.onData((data) => {
+      this.lastOutputAt = Date.now();
+      terminal.output.write(data);
+    });
     const exited = new Promise<ExitRecord>((resolve) => {
       pty.onExit(({ exitCode, signal }) =>
         resolve({ at: Date.now(), code: signal ? null : exitCode, signal: signal ? String(signal) : null }),
@@ -386,6 +400,7 @@ export class InteractiveSession {
       last_heartbeat: new Date().toISOString(),
     }).catch(() => {});
     const exit = await exited;
+    clearInterval(this.readyTimer);
     this.pty = null;
     this.idle = false;
     // Whatever claude left running (a Bash background job in its own session) goes with it.
