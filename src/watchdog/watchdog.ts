@@ -149,6 +149,9 @@ async function markCrashed(
     `the supervisor (pid ${state.pid ?? '?'}) is gone`,
     ...(orphan ? [`its orphaned claude (pid ${state.claude_pid}) was ended`] : []),
   ].join('; ');
+  // The report goes first: whoever sees the run CRASHED finds its report too.
+  const runDir = path.join(ledger.runsDir, name);
+  const reported = writeCrashReport(runDir, name, state, detail);
   const applied = await markIfUnchanged(
     ledger,
     name,
@@ -164,13 +167,15 @@ async function markCrashed(
     },
     detail,
   );
-  if (!applied) return null;
+  if (!applied) {
+    if (reported) fs.rmSync(path.join(runDir, 'report.md'), { force: true });
+    return null;
+  }
   if (orphan) await endOrphan(state, graceMs);
   // Claude is gone now, but what it started in the background may not be.
   else if (state.process_mark) killMarked(state.process_mark);
   if (state.socket_path) fs.rmSync(state.socket_path, { force: true });
   removeCommands(ledger, name, state);
-  writeCrashReport(path.join(ledger.runsDir, name), name, state, detail);
   return { run: name, action: 'crashed', detail };
 }
 
@@ -197,11 +202,12 @@ async function markStalled(
 
 /**
  * A report for a run that died before writing its own: what happened and how to go on. Never
- * replaces a report (a resumed run writes the real one); created whole or not at all.
+ * replaces a report (a resumed run writes the real one); created whole or not at all. True when
+ * this call created it.
  */
-function writeCrashReport(runDir: string, name: string, state: RunState, detail: string): void {
+function writeCrashReport(runDir: string, name: string, state: RunState, detail: string): boolean {
   const report = path.join(runDir, 'report.md');
-  if (fs.existsSync(report)) return;
+  if (fs.existsSync(report)) return false;
   const type = state.summary?.type ?? 'run';
   const text = [
     `# ${type}: ${state.summary?.task ?? name}`,
@@ -218,8 +224,10 @@ function writeCrashReport(runDir: string, name: string, state: RunState, detail:
   try {
     fs.writeFileSync(temp, text);
     fs.linkSync(temp, report);
+    return true;
   } catch {
     // Written meanwhile, or the ledger is not writable: the state says what happened.
+    return false;
   } finally {
     fs.rmSync(temp, { force: true });
   }
