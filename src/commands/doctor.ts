@@ -8,6 +8,7 @@ import {
   checkHooksAccepted,
   checkHooksInstalled,
   checkLedger,
+  checkPty,
   checkRepo,
 } from '../doctor/checks.js';
 
@@ -25,6 +26,7 @@ export async function doctor(ctx: CommandContext, options: DoctorOptions = {}): 
   results.push(configResult);
   const { result: claudeResult, bin } = await checkClaude(ctx.env, config, repo, ctx.cwd);
   results.push(claudeResult);
+  results.push(await checkPty());
   if (repo) {
     const installed = checkHooksInstalled(repo);
     results.push(installed.result);

@@ -109,6 +109,32 @@ export async function checkClaude(
   }
 }
 
+/**
+ * Interactive sessions (`agentbox start`) need node-pty's native module: loads it and runs a
+ * process behind a pseudo-terminal to its exit.
+ */
+export async function checkPty(): Promise<CheckResult> {
+  const { loadPty, PTY_FIX } = await import('../interactive/pty.js');
+  try {
+    const spawn = await loadPty();
+    const code = await new Promise<number>((resolve, reject) => {
+      const child = spawn(process.execPath, ['-e', 'process.exit(7)'], { cols: 80, rows: 24 });
+      const timer = setTimeout(
+        () => reject(new Error('a process behind a pty did not exit within 10 s')),
+        10_000,
+      );
+      child.onExit(({ exitCode }) => {
+        clearTimeout(timer);
+        resolve(exitCode);
+      });
+    });
+    if (code !== 7) return fail('pty', `a process behind a pty exited ${code}, not 7`, PTY_FIX);
+    return pass('pty', 'node-pty works (agentbox start can run claude behind a terminal)');
+  } catch (error) {
+    return fail('pty', message(error), hintOf(error, PTY_FIX));
+  }
+}
+
 /** Static check of the settings files: agentbox's entries present, and nothing Claude Code would reject. */
 export function checkHooksInstalled(repo: Repo): { result: CheckResult; files: string[] } {
   const installedIn: string[] = [];

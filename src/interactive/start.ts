@@ -26,6 +26,7 @@ import { resolveCwd } from './cwd.js';
 import { clearStaleSocket, startIpcServer } from './ipc.js';
 import { SessionLog } from './log.js';
 import type { PolicyConfig } from './policy.js';
+import { loadPty } from './pty.js';
 import { InteractiveSession, type SessionOutcome, socketPathFor } from './session.js';
 
 export interface StartOptions {
@@ -56,6 +57,8 @@ export async function startSession(
     );
   }
   const rc = await loadRunContext(ctx);
+  // Checked before anything is created: without it there is no session to run.
+  const spawn = await loadPty();
   const cfg = rc.config.interactive;
   const { path: cwd, source: cwdSource } = resolveCwd({
     flag: options.workdir,
@@ -136,10 +139,6 @@ export async function startSession(
       transientDelayMs: ms(cfg.restart_delay),
       flappingDelayMs: ms(cfg.flapping_delay),
     };
-    const nodePty = await import('node-pty');
-    const spawn =
-      (nodePty as { spawn?: typeof nodePty.spawn }).spawn ??
-      (nodePty as unknown as { default: typeof nodePty }).default.spawn;
     let session: InteractiveSession | undefined;
     const supervisor = new Supervisor({
       config: { mode, maxIterations: rc.config.supervisor.max_iterations, loopLimit: 3 },

@@ -16,10 +16,10 @@ export interface BinResult {
 /** Runs the built agentbox bin as a separate process (argument array, no shell). */
 export function runAgentbox(
   args: string[],
-  options: { cwd: string; env: Record<string, string>; timeoutMs?: number; input?: string },
+  options: { cwd: string; env: Record<string, string>; timeoutMs?: number; input?: string; bin?: string },
 ): Promise<BinResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [AGENTBOX_BIN, ...args], {
+    const child = spawn(process.execPath, [options.bin ?? AGENTBOX_BIN, ...args], {
       cwd: options.cwd,
       env: options.env,
       stdio: ['pipe', 'pipe', 'pipe'],

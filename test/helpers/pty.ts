@@ -20,9 +20,9 @@ export interface PtySession {
 
 export function startPty(
   args: string[],
-  options: { cwd: string; env: Record<string, string>; cols?: number; rows?: number },
+  options: { cwd: string; env: Record<string, string>; cols?: number; rows?: number; bin?: string },
 ): PtySession {
-  const term = pty.spawn(process.execPath, [AGENTBOX_BIN, ...args], {
+  const term = pty.spawn(process.execPath, [options.bin ?? AGENTBOX_BIN, ...args], {
     cwd: options.cwd,
     env: options.env,
     cols: options.cols ?? 100,
