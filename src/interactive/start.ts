@@ -23,6 +23,7 @@ import { askSupervisorModel } from '../supervisor/model.js';
 import { SUPERVISOR_MODES, type SupervisorMode } from '../supervisor/rules.js';
 import { Supervisor } from '../supervisor/supervisor.js';
 import { resolveCwd } from './cwd.js';
+import { askOneKey, finish } from './end.js';
 import { clearStaleSocket, startIpcServer } from './ipc.js';
 import { SessionLog } from './log.js';
 import type { PolicyConfig } from './policy.js';
@@ -264,73 +265,4 @@ export async function startSession(
     }
   }
   return finish(ctx, rc, name, outcome, log);
-}
-
-async function finish(
-  ctx: CommandContext,
-  rc: Awaited<ReturnType<typeof loadRunContext>>,
-  name: string,
-  outcome: SessionOutcome,
-  log: SessionLog,
-): Promise<number> {
-  log.write('session_end', { outcome: outcome.kind });
-  const end = new Date().toISOString();
-  switch (outcome.kind) {
-    case 'halted':
-      await updateState(
-        rc.ledger,
-        name,
-        {
-          status: 'CRASHED',
-          ended_at: end,
-          claude_pid: null,
-          claude_pid_start: null,
-          failure: { kind: 'crashed', message: outcome.message },
-        },
-        { event: 'halted' },
-      );
-      ctx.io.err(
-        `\r\nagentbox: ${outcome.message}; the session is halted and will not be restarted.\n  → when the cause is fixed, resume it: agentbox start --resume ${name}\n`,
-      );
-      return 1;
-    case 'aborted':
-      await updateState(
-        rc.ledger,
-        name,
-        {
-          status: 'ABORTED',
-          ended_at: end,
-          claude_pid: null,
-          claude_pid_start: null,
-          failure: { kind: 'agent_abort', message: outcome.reason },
-        },
-        { event: 'aborted' },
-      );
-      ctx.io.err(`\r\nagentbox: the supervisor aborted the session: ${outcome.reason}\n`);
-      return 1;
-    default:
-      await updateState(
-        rc.ledger,
-        name,
-        { status: 'DONE', ended_at: end, claude_pid: null, claude_pid_start: null },
-        { event: outcome.kind === 'stopped' ? `stopped by ${outcome.by}` : 'quit' },
-      );
-      ctx.io.out(`\r\nsession ${name} ended.\n`);
-      return 0;
-  }
-}
-
-/** Asks one question on the terminal and reads one key: "r" means yes. */
-function askOneKey(terminal: NonNullable<CommandContext['terminal']>, question: string): Promise<boolean> {
-  terminal.output.write(question);
-  terminal.setRawMode(true);
-  return new Promise((resolve) => {
-    const onData = (data: Buffer | string) => {
-      terminal.input.off('data', onData);
-      const key = (typeof data === 'string' ? data : data.toString('utf8')).toLowerCase();
-      terminal.output.write('\r\n');
-      resolve(key.startsWith('r'));
-    };
-    terminal.input.on('data', onData);
-  });
 }

@@ -1,0 +1,81 @@
+import type { CommandContext } from '../cli/context.js';
+import { updateState } from '../ledger/index.js';
+import type { RunContext } from '../run/context.js';
+import type { SessionLog } from './log.js';
+import type { SessionOutcome } from './session.js';
+
+// How a session ends: its outcome recorded in the ledger and told to the person, and the question
+// asked after a clean exit.
+
+/** Records how the session ended (DONE, ABORTED or CRASHED) and says so; returns the exit code. */
+export async function finish(
+  ctx: CommandContext,
+  rc: RunContext,
+  name: string,
+  outcome: SessionOutcome,
+  log: SessionLog,
+): Promise<number> {
+  log.write('session_end', { outcome: outcome.kind });
+  const end = new Date().toISOString();
+  switch (outcome.kind) {
+    case 'halted':
+      await updateState(
+        rc.ledger,
+        name,
+        {
+          status: 'CRASHED',
+          ended_at: end,
+          claude_pid: null,
+          claude_pid_start: null,
+          failure: { kind: 'crashed', message: outcome.message },
+        },
+        { event: 'halted' },
+      );
+      ctx.io.err(
+        `\r\nagentbox: ${outcome.message}; the session is halted and will not be restarted.\n  → when the cause is fixed, resume it: agentbox start --resume ${name}\n`,
+      );
+      return 1;
+    case 'aborted':
+      await updateState(
+        rc.ledger,
+        name,
+        {
+          status: 'ABORTED',
+          ended_at: end,
+          claude_pid: null,
+          claude_pid_start: null,
+          failure: { kind: 'agent_abort', message: outcome.reason },
+        },
+        { event: 'aborted' },
+      );
+      ctx.io.err(`\r\nagentbox: the supervisor aborted the session: ${outcome.reason}\n`);
+      return 1;
+    default:
+      await updateState(
+        rc.ledger,
+        name,
+        { status: 'DONE', ended_at: end, claude_pid: null, claude_pid_start: null },
+        { event: outcome.kind === 'stopped' ? `stopped by ${outcome.by}` : 'quit' },
+      );
+      ctx.io.out(`\r\nsession ${name} ended.\n`);
+      return 0;
+  }
+}
+
+/** Asks one question on the terminal and reads one key: "r" means yes. */
+export function askOneKey(
+  terminal: NonNullable<CommandContext['terminal']>,
+  question: string,
+): Promise<boolean> {
+  terminal.output.write(question);
+  terminal.setRawMode(true);
+  return new Promise((resolve) => {
+    const onData = (data: Buffer | string) => {
+      terminal.input.off('data', onData);
+      const key = (typeof data === 'string' ? data : data.toString('utf8')).toLowerCase();
+      terminal.output.write('\r\n');
+      resolve(key.startsWith('r'));
+    };
+    terminal.input.on('data', onData);
+  });
+}
