@@ -185,15 +185,22 @@ describe(`fault tests (seed ${SEED}, ${TRIES} tries each)`, () => {
     const count = (what: string) => {
       row.outcomes[what] = (row.outcomes[what] ?? 0) + 1;
     };
-    // A scripted run talks for about 1.5 s after its first request: most kills land inside it.
-    const delays = Array.from({ length: TRIES }, () => Math.floor(rand() * 1000));
+    // A random point of the scripted run: during one of its first three turns (the model's answer,
+    // then the tool it asked for), some milliseconds after that turn's request reached the model.
+    const points = Array.from({ length: TRIES }, () => ({
+      turn: Math.floor(rand() * 3),
+      delay: Math.floor(rand() * 500),
+    }));
     await pool(
-      delays.map((delay, i) => ({ delay, i })),
+      points.map((point, i) => ({ ...point, i })),
       CONCURRENCY,
-      async ({ delay, i }) => {
+      async ({ turn, delay, i }) => {
         const task = `${TASK} kill ${victim} #${i}`;
         const run = start(task);
-        await talking(task);
+        await waitFor(
+          () => p.server.requests.some((r) => r.view.turn === turn && r.view.allText.includes(task)),
+          `turn ${turn} of ${task}`,
+        );
         await sleep(delay);
         const name = runOf(task)!;
         const before = p.state(name);
