@@ -119,6 +119,10 @@ describe('read-only runs (scout, plan) on the real Claude Code', () => {
       await new Promise((r) => setTimeout(r, 200));
     expect(p.state(name).status).toBe('DONE');
     expect(p.read(name, 'report.md')).toContain('later answer');
+    // The worker prints its summary just after it records DONE.
+    const logged = Date.now() + 10_000;
+    while (!p.read(name, 'raw/agentbox.log').includes('"status"') && Date.now() < logged)
+      await new Promise((r) => setTimeout(r, 100));
     expect(p.read(name, 'raw/agentbox.log')).toContain('"status": "DONE"');
   });
 
