@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { findTranscript } from '../../src/claude/transcript.js';
+import { ipcRequest } from '../../src/interactive/ipc.js';
 import { text, tool } from '../fixtures/model-server/index.js';
 import { prepareInteractiveConfig, TEST_API_KEY } from '../helpers/claude.js';
 import { expectNoProcessesLeft, processesWithTag } from '../helpers/processes.js';
@@ -95,6 +96,8 @@ describe('agentbox start: an interactive Claude Code behind a pty', () => {
     });
     expect(state.pid).toBe(ledger.claude_pid);
     expect(fs.statSync(ledger.socket_path).mode & 0o777).toBe(0o600);
+    // The socket's own protocol, as any client would speak it.
+    expect(await ipcRequest(ledger.socket_path, 'pid')).toEqual({ pid: state.pid });
     const pid = await p.agentbox(['state', name]);
     expect(pid.stdout).toContain(`pid        ${state.pid}`);
 
@@ -320,6 +323,45 @@ describe('agentbox start: an interactive Claude Code behind a pty', () => {
     const resumed = p.server.requests.find((r) => r.view.lastUserText.includes('still there?'))!;
     expect(resumed.view.allText).toContain('after the clear');
     expect(resumed.view.allText).not.toContain('before the clear');
+    await p.agentbox(['stop', name]);
+    expect(await s.exited).toBe(0);
+    await expectNoProcessesLeft(p.tag);
+  }, 90_000);
+
+  it('agentbox restart resumes the same session; --fresh starts a new one; neither counts as a crash', async () => {
+    p.server.setRules([{ when: { lastUserText: 'keep this in mind' }, reply: text('KEPT') }]);
+    const before = p.runs().length;
+    const s = start();
+    const name = await newRun(before);
+    await spawned(name);
+    const idle = () =>
+      waitFor(async () => (await stateOf(name)).idle === true, 'claude to be idle', { context });
+    await idle();
+    await s.type('keep this in mind');
+    await waitFor(() => s.output().includes('KEPT'), 'the answer', { context });
+    const first = p.state(name).session_id;
+    await waitFor(() => {
+      const file = findTranscript(p.home.configDir, first);
+      return file && fs.readFileSync(file, 'utf8').includes('KEPT');
+    }, 'the answer in the transcript');
+
+    const restarted = await p.agentbox(['restart', name]);
+    expect(restarted.stdout).toContain('resuming its session');
+    await spawned(name, 2);
+    expect(logEvents(p, name, 'claude_spawn')[1]).toMatchObject({ mode: 'resume', session: first });
+    await idle();
+    await p.agentbox(['restart', name, '--fresh']);
+    await spawned(name, 3);
+    const fresh = logEvents(p, name, 'claude_spawn')[2]!;
+    expect(fresh.mode).toBe('fresh');
+    expect(fresh.session).not.toBe(first);
+    await idle();
+    expect(await stateOf(name)).toMatchObject({
+      restart_count: 2,
+      policy_state: 'healthy',
+      session_id: fresh.session,
+    });
+    expect(logEvents(p, name, 'policy')).toEqual([]);
     await p.agentbox(['stop', name]);
     expect(await s.exited).toBe(0);
     await expectNoProcessesLeft(p.tag);
