@@ -33,6 +33,17 @@ describe('agentbox start: an interactive Claude Code behind a pty', () => {
     await waitFor(() => p.runs().length > before, 'the session run to be created', { context });
     return p.newest();
   };
+  /** `agentbox start <args>` in a pty, once its run exists and claude has been spawned. */
+  const openSession = async (args: string[] = [], env: Record<string, string> = {}) => {
+    const before = p.runs().length;
+    const s = start(args, env);
+    const name = await newRun(before);
+    await spawned(name);
+    return { s, name };
+  };
+  /** Until the session counts claude as idle at its prompt, ready for typed input. */
+  const idle = (name: string) =>
+    waitFor(async () => (await stateOf(name)).idle === true, 'claude to be idle', { context });
   const spawned = (name: string, count = 1) =>
     waitFor(() => logEvents(p, name, 'claude_spawn').length >= count, `claude spawn #${count}`, {
       context,
@@ -62,12 +73,9 @@ describe('agentbox start: an interactive Claude Code behind a pty', () => {
       { when: { lastUserText: 'hello from the keyboard' }, reply: text('REPLY-TO-KEYBOARD') },
       { when: { lastUserText: 'a note from agentbox inject' }, reply: text('REPLY-TO-INJECT') },
     ]);
-    const before = p.runs().length;
-    const s = start();
-    const name = await newRun(before);
-    await spawned(name);
+    const { s, name } = await openSession();
     // Typing before claude draws its prompt would be lost: wait until the session calls it idle.
-    await waitFor(async () => (await stateOf(name)).idle === true, 'claude to be idle', { context });
+    await idle(name);
     await s.type('hello from the keyboard');
     await waitFor(() => s.output().includes('REPLY-TO-KEYBOARD'), 'the reply on screen', { context });
     expect(p.server.requests.some((r) => r.view.lastUserText.includes('hello from the keyboard'))).toBe(true);
@@ -170,11 +178,8 @@ describe('agentbox start: an interactive Claude Code behind a pty', () => {
       },
       { when: { predicate: (r) => r.toolResults.length > 0 }, reply: text('READ-REFUSED') },
     ]);
-    const before = p.runs().length;
-    const s = start(['--supervisor', 'claude']);
-    const name = await newRun(before);
-    await spawned(name);
-    await waitFor(async () => (await stateOf(name)).idle === true, 'claude to be idle', { context });
+    const { s, name } = await openSession(['--supervisor', 'claude']);
+    await idle(name);
     await s.type('write the parser please');
     await waitFor(() => s.output().includes('ALSO-TESTED'), 'the continued turn', { context });
     await waitFor(
@@ -207,11 +212,8 @@ describe('agentbox start: an interactive Claude Code behind a pty', () => {
       },
       { when: { lastUserText: 'do something risky' }, reply: text('RISKY-ANSWER') },
     ]);
-    const before = p.runs().length;
-    const s = start(['--supervisor', 'claude']);
-    const name = await newRun(before);
-    await spawned(name);
-    await waitFor(async () => (await stateOf(name)).idle === true, 'claude to be idle', { context });
+    const { s, name } = await openSession(['--supervisor', 'claude']);
+    await idle(name);
     const id = p.state(name).session_id;
     await s.type('do something risky');
     expect(await s.exited).toBe(1);
@@ -236,11 +238,8 @@ describe('agentbox start: an interactive Claude Code behind a pty', () => {
       { when: { lastUserText: 'remember the word PELICAN' }, reply: text('NOTED-PELICAN') },
       { when: { lastUserText: 'which word was it' }, reply: text('ANSWER-AFTER-RESTART') },
     ]);
-    const before = p.runs().length;
-    const s = start();
-    const name = await newRun(before);
-    await spawned(name);
-    await waitFor(async () => (await stateOf(name)).idle === true, 'claude to be idle', { context });
+    const { s, name } = await openSession();
+    await idle(name);
     await s.type('remember the word PELICAN');
     await waitFor(() => s.output().includes('NOTED-PELICAN'), 'the first answer', { context });
     const { session_id: sessionId, claude_pid: firstPid } = p.state(name);
@@ -287,24 +286,19 @@ describe('agentbox start: an interactive Claude Code behind a pty', () => {
       { when: { lastUserText: 'after the clear' }, reply: text('NEW-CONVERSATION') },
       { when: { lastUserText: 'still there?' }, reply: text('RESUMED-AFTER-CLEAR') },
     ]);
-    const before = p.runs().length;
-    const s = start();
-    const name = await newRun(before);
-    await spawned(name);
-    const idle = () =>
-      waitFor(async () => (await stateOf(name)).idle === true, 'claude to be idle', { context });
-    await idle();
+    const { s, name } = await openSession();
+    await idle(name);
     await s.type('before the clear');
     await waitFor(() => s.output().includes('OLD-CONVERSATION'), 'the first answer', { context });
     const first = p.state(name).session_id;
-    await idle();
+    await idle(name);
     await s.type('/clear');
     await waitFor(() => logEvents(p, name, 'session_id').length > 0, 'the new session id', { context });
     const cleared = logEvents(p, name, 'session_id')[0]!;
     expect(cleared.source).toBe('clear');
     expect(cleared.id).not.toBe(first);
     await waitFor(() => p.state(name).session_id === cleared.id, 'the ledger to follow');
-    await idle();
+    await idle(name);
     await s.type('after the clear');
     await waitFor(() => s.output().includes('NEW-CONVERSATION'), 'the answer after the clear', { context });
     await waitFor(() => {
@@ -315,7 +309,7 @@ describe('agentbox start: an interactive Claude Code behind a pty', () => {
     process.kill(p.state(name).claude_pid, 'SIGKILL');
     await spawned(name, 2);
     expect(logEvents(p, name, 'claude_spawn')[1]).toMatchObject({ mode: 'resume', session: cleared.id });
-    await idle();
+    await idle(name);
     await s.type('still there?');
     await waitFor(() => s.output().includes('RESUMED-AFTER-CLEAR'), 'the answer after the restart', {
       context,
@@ -330,13 +324,8 @@ describe('agentbox start: an interactive Claude Code behind a pty', () => {
 
   it('agentbox restart resumes the same session; --fresh starts a new one; neither counts as a crash', async () => {
     p.server.setRules([{ when: { lastUserText: 'keep this in mind' }, reply: text('KEPT') }]);
-    const before = p.runs().length;
-    const s = start();
-    const name = await newRun(before);
-    await spawned(name);
-    const idle = () =>
-      waitFor(async () => (await stateOf(name)).idle === true, 'claude to be idle', { context });
-    await idle();
+    const { s, name } = await openSession();
+    await idle(name);
     await s.type('keep this in mind');
     await waitFor(() => s.output().includes('KEPT'), 'the answer', { context });
     const first = p.state(name).session_id;
@@ -349,13 +338,13 @@ describe('agentbox start: an interactive Claude Code behind a pty', () => {
     expect(restarted.stdout).toContain('resuming its session');
     await spawned(name, 2);
     expect(logEvents(p, name, 'claude_spawn')[1]).toMatchObject({ mode: 'resume', session: first });
-    await idle();
+    await idle(name);
     await p.agentbox(['restart', name, '--fresh']);
     await spawned(name, 3);
     const fresh = logEvents(p, name, 'claude_spawn')[2]!;
     expect(fresh.mode).toBe('fresh');
     expect(fresh.session).not.toBe(first);
-    await idle();
+    await idle(name);
     expect(await stateOf(name)).toMatchObject({
       restart_count: 2,
       policy_state: 'healthy',
@@ -369,11 +358,8 @@ describe('agentbox start: an interactive Claude Code behind a pty', () => {
 
   it('a claude killed before its first message starts afresh under a new id (there is nothing to resume)', async () => {
     config('interactive:\n  restart_delay: 50ms\n');
-    const before = p.runs().length;
-    const s = start();
-    const name = await newRun(before);
-    await spawned(name);
-    await waitFor(async () => (await stateOf(name)).idle === true, 'claude to be idle', { context });
+    const { s, name } = await openSession();
+    await idle(name);
     const { session_id: first, claude_pid: pid } = p.state(name);
     process.kill(pid, 'SIGKILL');
     await spawned(name, 2);
