@@ -183,10 +183,10 @@ describe('agentbox start: an interactive Claude Code behind a pty', () => {
     await s.type('write the parser please');
     await waitFor(() => s.output().includes('ALSO-TESTED'), 'the continued turn', { context });
     await waitFor(
-      () => events(name).some((e) => e.event === 'Stop' && e.decision === 'complete'),
+      () => p.events(name).some((e) => e.event === 'Stop' && e.decision === 'complete'),
       'the supervisor to complete',
     );
-    const decisions = events(name).filter((e) => e.event === 'Stop');
+    const decisions = p.events(name).filter((e) => e.event === 'Stop');
     expect(decisions.map((e) => [e.decision, e.source])).toEqual([
       ['continue', 'claude'],
       ['complete', 'claude'],
@@ -224,7 +224,7 @@ describe('agentbox start: an interactive Claude Code behind a pty', () => {
       failure: { kind: 'agent_abort', message: 'off the rails' },
     });
     // The clear agentbox typed started a new id, which it did not adopt.
-    const clear = events(name).find((e) => e.event === 'SessionStart' && e.source === 'clear');
+    const clear = p.events(name).find((e) => e.event === 'SessionStart' && e.source === 'clear');
     expect(clear?.session_id).toBeTruthy();
     expect(clear?.session_id).not.toBe(id);
     expect(logEvents(p, name, 'session_id')).toEqual([]);
@@ -573,14 +573,6 @@ setInterval(() => {}, 1000);`);
     expect(result.stderr).toContain('needs a terminal');
     expect(result.stderr).toContain('agentbox scout|plan|fix');
   });
-
-  function events(name: string): Record<string, any>[] {
-    return p
-      .read(name, 'events.jsonl')
-      .trim()
-      .split('\n')
-      .map((line) => JSON.parse(line));
-  }
 
   async function stateOf(name: string): Promise<Record<string, any>> {
     const result = await p.agentbox(['state', name, '--json']);

@@ -27,12 +27,6 @@ describe('recovery after the supervisor dies, on the real Claude Code', () => {
     });
     return { pid: child.pid!, exited: new Promise<void>((resolve) => child.on('close', () => resolve())) };
   };
-  const events = (name: string) =>
-    p
-      .read(name, 'events.jsonl')
-      .trim()
-      .split('\n')
-      .map((l) => JSON.parse(l));
 
   it('kill -9 of agentbox mid-run: the watchdog ends the orphaned claude, recover resumes the same session', async () => {
     const task = 'write one file';
@@ -73,7 +67,7 @@ describe('recovery after the supervisor dies, on the real Claude Code', () => {
     expect(resumed.view.sessionId).toBe(before.session_id);
     expect(JSON.stringify(resumed.view.body.messages)).toContain('echo one > one.txt');
     expect(p.read(name, 'changes.patch')).toContain('+one');
-    expect(events(name).filter((e) => e.event === 'recover')).toMatchObject([{ action: 'resume' }]);
+    expect(p.events(name).filter((e) => e.event === 'recover')).toMatchObject([{ action: 'resume' }]);
     await expectNoProcessesLeft(p.tag);
 
     // Run again, recover finds nothing stale; the REVIEW run waits for the human gate.
@@ -137,7 +131,7 @@ describe('recovery after the supervisor dies, on the real Claude Code', () => {
     expect(replayed.view.lastUserText).toContain(
       'Your worktree has been restored to its state at the end of your last completed turn',
     );
-    expect(events(name).filter((e) => e.event === 'recover')).toMatchObject([
+    expect(p.events(name).filter((e) => e.event === 'recover')).toMatchObject([
       { action: 'rollback_replay', via: 'resume' },
     ]);
     await expectNoProcessesLeft(p.tag);

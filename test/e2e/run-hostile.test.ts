@@ -98,11 +98,7 @@ describe('a hostile agent in a fix run', () => {
     // Recorded: the guard's refusals in events.jsonl, all of them in report.md.
     // Recorded in the run: every attempt once in events.jsonl (the guard's decisions as they
     // happened, Claude Code's own refusals and the human gate's at the end) and in report.md.
-    const events = p
-      .read(name, 'events.jsonl')
-      .trim()
-      .split('\n')
-      .map((l) => JSON.parse(l));
+    const events = p.events(name);
     const refusals = events.filter(
       (e) => e.decision === 'deny' || e.event === 'refused' || e.event === 'human_gate_refused',
     );

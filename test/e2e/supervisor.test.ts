@@ -10,13 +10,7 @@ import { type Project, project } from '../helpers/project.js';
 const SUPERVISOR = 'You supervise a Claude Code agent';
 const isSupervisor = (req: RequestView) => req.allText.includes(SUPERVISOR);
 const iteration = (req: RequestView) => Number(/Iteration (\d+)\//.exec(req.allText)?.[1] ?? 0);
-const events = (p: Project, name: string) =>
-  p
-    .read(name, 'events.jsonl')
-    .trim()
-    .split('\n')
-    .map((l) => JSON.parse(l));
-const decisions = (p: Project, name: string) => events(p, name).filter((e) => e.event === 'Stop');
+const decisions = (p: Project, name: string) => p.events(name).filter((e) => e.event === 'Stop');
 
 /** Rules for one test: the worker's turns (keyed by its task) and the supervisor's answers. */
 function script(
@@ -251,14 +245,14 @@ describe('the supervisor on the real Claude Code', () => {
     expect(await post('{not json', `Bearer ${token}`)).toBe(400);
     expect(await exited).toBe(0);
     expect(p.state(name).status).toBe('DONE');
-    const problems = events(p, name).filter((e) => e.event === 'endpoint_problem');
+    const problems = p.events(name).filter((e) => e.event === 'endpoint_problem');
     expect(problems.map((e) => e.status)).toEqual([401, 401, 413, 400]);
     expect(p.read(name, 'report.md')).toContain('still fine');
   });
 
   it('records SessionStart (a command hook: Claude Code never sends it to an http hook)', async () => {
     const name = p.newest();
-    expect(events(p, name).find((e) => e.event === 'SessionStart')).toMatchObject({ source: 'startup' });
+    expect(p.events(name).find((e) => e.event === 'SessionStart')).toMatchObject({ source: 'startup' });
   });
 
   it('leaves no process behind', async () => {

@@ -26,6 +26,8 @@ export interface Project {
   runDir(name: string): string;
   state(name: string): Record<string, any>;
   read(name: string, file: string): string;
+  /** The run's events.jsonl, one object per line. */
+  events(name: string): any[];
   cleanup(): Promise<void>;
 }
 
@@ -66,6 +68,12 @@ export async function project(
     runDir: (name) => path.join(runsDir, name),
     state: (name) => JSON.parse(fs.readFileSync(path.join(runsDir, name, 'state.json'), 'utf8')),
     read: (name, file) => fs.readFileSync(path.join(runsDir, name, file), 'utf8'),
+    events: (name) =>
+      fs
+        .readFileSync(path.join(runsDir, name, 'events.jsonl'), 'utf8')
+        .trim()
+        .split('\n')
+        .map((line) => JSON.parse(line)),
     async cleanup() {
       killTagged(tag);
       await server.close();
