@@ -1,3 +1,4 @@
+import { LINEAGE_VAR, newLineage } from '../process/reap.js';
 import type { OnInterrupt } from './context.js';
 import { processIo, processTerminal } from './context.js';
 import { run } from './run.js';
@@ -23,7 +24,10 @@ const onInterrupt: OnInterrupt = (handler) => {
   return () => handlers.delete(handler);
 };
 
-const env = process.env;
+// Every process agentbox starts carries AGENTBOX_LINEAGE: inherited when the caller set one (a CI
+// job, a test), else this command's own, so everything a tree of agentbox commands started can be
+// found and ended, the supervisor's own `claude -p` included.
+const env = { ...process.env, [LINEAGE_VAR]: process.env[LINEAGE_VAR] || newLineage() };
 const code = await run(process.argv.slice(2), {
   cwd: process.cwd(),
   env,

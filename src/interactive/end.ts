@@ -1,6 +1,9 @@
+import path from 'node:path';
 import type { CommandContext } from '../cli/context.js';
-import { updateState } from '../ledger/index.js';
+import { readMeta, updateState } from '../ledger/index.js';
 import type { RunContext } from '../run/context.js';
+import { renderEndReport } from '../run/report.js';
+import { writeAtomic } from '../util/fs.js';
 import type { SessionLog } from './log.js';
 import type { SessionOutcome } from './session.js';
 
@@ -17,6 +20,7 @@ export async function finish(
 ): Promise<number> {
   log.write('session_end', { outcome: outcome.kind });
   const end = new Date().toISOString();
+  await writeSessionReport(rc, name, outcome);
   switch (outcome.kind) {
     case 'halted':
       await updateState(
@@ -60,6 +64,25 @@ export async function finish(
       ctx.io.out(`\r\nsession ${name} ended.\n`);
       return 0;
   }
+}
+
+/** The session's report.md, written before its state says it ended (as every run's is). */
+export async function writeSessionReport(
+  rc: RunContext,
+  name: string,
+  outcome: SessionOutcome,
+): Promise<void> {
+  const dir = path.join(rc.ledger.runsDir, name);
+  const meta = readMeta(dir);
+  if (!meta) return;
+  const [status, detail] =
+    outcome.kind === 'halted'
+      ? ['CRASHED', `crashed: ${outcome.message}`]
+      : outcome.kind === 'aborted'
+        ? ['ABORTED', `agent_abort: ${outcome.reason}`]
+        : ['DONE', outcome.kind === 'stopped' ? `stopped by ${outcome.by}` : 'the person quit'];
+  const next = `Its log is \`supervisor.log\`; take it up again with \`agentbox start --resume ${meta.run_id}\`.`;
+  await writeAtomic(path.join(dir, 'report.md'), renderEndReport({ meta, status, detail, next }));
 }
 
 /** Asks one question on the terminal and reads one key: "r" means yes. */

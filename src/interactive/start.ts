@@ -23,7 +23,7 @@ import { askSupervisorModel } from '../supervisor/model.js';
 import { SUPERVISOR_MODES, type SupervisorMode } from '../supervisor/rules.js';
 import { Supervisor } from '../supervisor/supervisor.js';
 import { resolveCwd } from './cwd.js';
-import { askOneKey, finish } from './end.js';
+import { askOneKey, finish, writeSessionReport } from './end.js';
 import { clearStaleSocket, startIpcServer } from './ipc.js';
 import { SessionLog } from './log.js';
 import type { PolicyConfig } from './policy.js';
@@ -241,6 +241,9 @@ export async function startSession(
     // The session could not be set up (or broke): the run says so, rather than wait for the watchdog.
     const message = error instanceof Error ? error.message : String(error);
     log.write('session_failed', { error: message });
+    await writeSessionReport(rc, name, { kind: 'halted', message: `the session failed: ${message}` }).catch(
+      (e) => log.write('report_failed', { error: String(e) }),
+    );
     await updateState(
       rc.ledger,
       name,

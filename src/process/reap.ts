@@ -4,6 +4,17 @@ import fs from 'node:fs';
 export const MARK_VAR = 'AGENTBOX_PROCESS_MARK';
 
 /**
+ * The environment variable every process agentbox starts carries, whatever else its environment
+ * loses (the supervisor's `claude -p` gets none of agentbox's other variables): set by the caller
+ * to find everything a tree of agentbox commands started, else one per command.
+ */
+export const LINEAGE_VAR = 'AGENTBOX_LINEAGE';
+
+export function newLineage(): string {
+  return `agentbox-${process.pid}-${Date.now().toString(36)}`;
+}
+
+/**
  * Pids of live processes whose environment carries `MARK_VAR=<mark>`. Linux only (/proc); elsewhere
  * it finds nothing and the process-group kill is all there is.
  * NOTE: Claude Code runs each Bash command in a session of its own, so `(sleep 300 &)` escapes

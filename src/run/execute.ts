@@ -26,7 +26,7 @@ import type { SupervisorMode } from '../supervisor/rules.js';
 import { Supervisor } from '../supervisor/supervisor.js';
 import { AGENT_RUN_DIR, agentRunDir } from './artifacts.js';
 import { EventLog } from './events.js';
-import { type Finalized, finalizeRun } from './finalize.js';
+import { type Finalized, finalizeRun, pauseSeam } from './finalize.js';
 import { planLaunch } from './launch.js';
 import type { StopReason } from './outcome.js';
 
@@ -296,6 +296,7 @@ export async function executeRun(input: ExecuteInput): Promise<Finalized> {
         stop,
         denials,
         durationMs: Date.now() - started,
+        pauseAfter: pauseSeam(input.env.AGENTBOX_TEST_PAUSE, runDir),
       });
     } catch (error) {
       // Claude has ended; what could not be recorded is said, and nothing half-written is left

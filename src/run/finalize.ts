@@ -1,4 +1,3 @@
-import fs from 'node:fs';
 import path from 'node:path';
 import type { StreamSummary } from '../claude/stream.js';
 import { type ExportedPatch, exportPatch } from '../git/patch.js';
@@ -7,6 +6,7 @@ import { updateState } from '../ledger/index.js';
 import type { OwnedExit } from '../process/owned.js';
 import { commandDirName } from '../slash/index.js';
 import type { Denial } from '../supervisor/hooks.js';
+import { writeAtomic } from '../util/fs.js';
 import { AGENT_RUN_DIR, collectArtifacts } from './artifacts.js';
 import { EventLog } from './events.js';
 import { classify, type StopReason } from './outcome.js';
@@ -22,7 +22,16 @@ export interface FinalizeInput {
   readonly stop: StopReason;
   readonly denials: readonly Denial[];
   readonly durationMs: number;
+  /**
+   * Test seam (AGENTBOX_TEST_PAUSE): awaited after each part of finalisation, so the fault suite
+   * can kill agentbox exactly between the parts.
+   */
+  readonly pauseAfter?: (part: FinalizePart) => Promise<void>;
 }
+
+/** The parts of finalisation, in order: each is whole on disk before the next begins. */
+export const FINALIZE_PARTS = ['patch', 'result', 'report', 'state'] as const;
+export type FinalizePart = (typeof FINALIZE_PARTS)[number];
 
 export interface Finalized {
   readonly name: string;
@@ -40,6 +49,9 @@ export interface Finalized {
 /**
  * Ends a run: exports what a fix changed (also after a crash or Ctrl-C: nothing is lost), writes
  * report.md (and plan.md), and records the final status. Runs after claude is gone.
+ * NOTE: the order is the design. Every file is replaced atomically, and the state goes last: a
+ * run whose state says it ended has its patch and report; a kill between the parts leaves the run
+ * ACTIVE with a dead supervisor, which the watchdog marks CRASHED and resume finishes.
  */
 export async function finalizeRun(input: FinalizeInput): Promise<Finalized> {
   const { meta, runDir, summary } = input;
@@ -53,13 +65,14 @@ export async function finalizeRun(input: FinalizeInput): Promise<Finalized> {
         exclude: [path.join('.claude', 'commands', commandDirName(meta.run_id)), AGENT_RUN_DIR],
       });
       if (changes.patch.length > 0) {
-        fs.writeFileSync(path.join(runDir, 'changes.patch'), changes.patch);
+        await writeAtomic(path.join(runDir, 'changes.patch'), changes.patch);
         files.push('changes.patch');
       }
     } catch (error) {
       exportError = (error as Error).message;
     }
   }
+  await input.pauseAfter?.('patch');
   let outcome = classify({
     type: meta.type,
     exit: input.exit,
@@ -84,10 +97,11 @@ export async function finalizeRun(input: FinalizeInput): Promise<Finalized> {
   const result = summary.result && !summary.result.isError ? summary.result.result : summary.lastText;
   const resultFile = meta.type === 'plan' && result ? 'plan.md' : undefined;
   if (resultFile && result) {
-    fs.writeFileSync(path.join(runDir, resultFile), `${result.trimEnd()}\n`);
+    await writeAtomic(path.join(runDir, resultFile), `${result.trimEnd()}\n`);
     files.push(resultFile);
   }
-  fs.writeFileSync(
+  await input.pauseAfter?.('result');
+  await writeAtomic(
     path.join(runDir, 'report.md'),
     renderReport({
       meta,
@@ -103,6 +117,7 @@ export async function finalizeRun(input: FinalizeInput): Promise<Finalized> {
     }),
   );
   files.push('report.md');
+  await input.pauseAfter?.('report');
   await updateState(
     input.ledger,
     meta.run_name,
@@ -121,6 +136,7 @@ export async function finalizeRun(input: FinalizeInput): Promise<Finalized> {
       detail: outcome.failure ? `${outcome.status}: ${outcome.failure.kind}` : outcome.status,
     },
   );
+  await input.pauseAfter?.('state');
   return {
     name: meta.run_name,
     status: outcome.status,
@@ -170,4 +186,22 @@ export function allDenials(
     });
   }
   return [...out, ...logged];
+}
+
+/**
+ * The test seam behind `AGENTBOX_TEST_PAUSE=finalize:<part>`: after that part, a marker file
+ * `paused-<part>` appears in the run folder and this process waits until it is killed. Unset (as
+ * for every user), finalisation never waits.
+ */
+export function pauseSeam(
+  value: string | undefined,
+  runDir: string,
+): ((part: FinalizePart) => Promise<void>) | undefined {
+  const part = value?.startsWith('finalize:') ? value.slice('finalize:'.length) : undefined;
+  if (!part) return undefined;
+  return async (done) => {
+    if (done !== part) return;
+    await writeAtomic(path.join(runDir, `paused-${done}`), `${process.pid}\n`);
+    await new Promise(() => setInterval(() => {}, 1 << 30));
+  };
 }

@@ -55,3 +55,23 @@ function oneLine(text: string): string {
   const line = text.replace(/\s+/g, ' ').trim();
   return line.length > 100 ? `${line.slice(0, 100)}…` : line;
 }
+
+/**
+ * report.md for a run that ended without a result of its own (an interactive session, a run that
+ * could not be set up): how it ended and what to do next. Pure.
+ */
+export function renderEndReport(input: {
+  readonly meta: RunMeta;
+  readonly status: string;
+  readonly detail: string | null;
+  readonly next: string | null;
+}): string {
+  const { meta } = input;
+  return `${[
+    `# ${meta.type}: ${oneLine(meta.task)}`,
+    '',
+    `- run: \`${meta.run_name}\` (${meta.type})`,
+    `- status: **${input.status}**${input.detail ? ` — ${input.detail}` : ''}`,
+    ...(input.next ? ['', input.next] : []),
+  ].join('\n')}\n`;
+}

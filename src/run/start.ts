@@ -12,9 +12,11 @@ import { addWorktree, headSha } from '../git/worktree.js';
 import { createRun, type Ledger, type RunMeta, readRun, updateState } from '../ledger/index.js';
 import { processStartTime } from '../process/reap.js';
 import { SUPERVISOR_MODES, type SupervisorMode } from '../supervisor/rules.js';
+import { writeAtomic } from '../util/fs.js';
 import { loadRunContext, type RunContext } from './context.js';
 import { executeRun } from './execute.js';
 import { liveReporter, printSummary, succeeded } from './print.js';
+import { renderEndReport } from './report.js';
 import { buildEnvelope, type HeadlessType, needsWorktree } from './tier.js';
 
 /** The supervisor's binary: config supervisor.bin (a name on PATH or a path), else the runs' claude. */
@@ -167,10 +169,15 @@ export async function startRun(
       fs.mkdirSync(path.dirname(worktree), { recursive: true });
       await addWorktree(rc.repo.root, { path: worktree, branch, base: base! });
     } catch (error) {
+      const message = `could not create the worktree: ${(error as Error).message}`;
+      await writeAtomic(
+        path.join(run.dir, 'report.md'),
+        renderEndReport({ meta: run.meta, status: 'CRASHED', detail: `crashed: ${message}`, next: null }),
+      );
       await updateState(rc.ledger, run.name, {
         status: 'CRASHED',
         ended_at: new Date().toISOString(),
-        failure: { kind: 'crashed', message: `could not create the worktree: ${(error as Error).message}` },
+        failure: { kind: 'crashed', message },
       });
       throw error;
     }

@@ -4,6 +4,7 @@ import path from 'node:path';
 import { buildAgentEnv } from '../claude/env.js';
 import type { Env } from '../cli/context.js';
 import { spawnOwned } from '../process/owned.js';
+import { LINEAGE_VAR } from '../process/reap.js';
 
 export type ModelReply =
   | { readonly ok: true; readonly output: string; readonly durationMs: number }
@@ -19,14 +20,17 @@ export interface AskOptions {
 /**
  * One supervisor decision: a fresh `claude -p` with no tools, started in an empty temporary
  * folder (so no project settings, hooks or commands load: it cannot recurse into this
- * supervisor), with the agent's whitelisted environment minus agentbox's own variables, and a
+ * supervisor), with the agent's whitelisted environment minus agentbox's own variables (but for
+ * AGENTBOX_LINEAGE, so the call can be found and ended like every child), and a
  * timeout. Never throws: a failed, killed or timed-out call is an answer with ok: false.
  */
 export async function askSupervisorModel(prompt: string, options: AskOptions): Promise<ModelReply> {
   const started = Date.now();
   const cwd = fs.mkdtempSync(path.join(os.tmpdir(), 'agentbox-supervisor-'));
   const env = buildAgentEnv(options.env, { cwd });
-  for (const name of Object.keys(env)) if (name.startsWith('AGENTBOX_')) delete env[name];
+  for (const name of Object.keys(env)) {
+    if (name.startsWith('AGENTBOX_') && name !== LINEAGE_VAR) delete env[name];
+  }
   const args = [
     '-p',
     '--output-format',

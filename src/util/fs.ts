@@ -3,7 +3,7 @@ import writeFileAtomic from 'write-file-atomic';
 import { errnoCode, fsError } from '../errors.js';
 
 /** Writes a file through a temp file in the same folder and a rename: readers see old or new, never half. */
-export async function writeAtomic(file: string, data: string, mode?: number): Promise<void> {
+export async function writeAtomic(file: string, data: string | Buffer, mode?: number): Promise<void> {
   try {
     await writeFileAtomic(file, data, mode === undefined ? {} : { mode });
   } catch (error) {

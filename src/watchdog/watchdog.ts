@@ -24,6 +24,11 @@ export interface WatchdogOptions {
   readonly now?: number;
   /** Waits this long for an orphaned claude to exit after SIGTERM before SIGKILL. */
   readonly orphanGraceMs?: number;
+  /**
+   * Test seam: awaited between a crashed run's report and its CRASHED mark, so a test can hold the
+   * window open while another process (a second watchdog, a resume) acts on the same run.
+   */
+  readonly beforeMark?: (run: string) => Promise<void>;
 }
 
 /** A heartbeat younger than this is never stale, whatever the configuration says: no config is read. */
@@ -62,7 +67,7 @@ export async function runWatchdog(ledger: Ledger, options: WatchdogOptions): Pro
     }
     // No pid recorded: liveness cannot be judged, only silence (below).
     if (state.pid !== null && !isAlive(state.pid, state.pid_start)) {
-      const found = await markCrashed(ledger, name, state, options.orphanGraceMs ?? 1000);
+      const found = await markCrashed(ledger, name, state, options);
       if (found) findings.push(found);
       else live.add(name.slice(-6));
       continue;
@@ -142,16 +147,20 @@ async function markCrashed(
   ledger: Ledger,
   name: string,
   state: RunState,
-  graceMs: number,
+  options: WatchdogOptions,
 ): Promise<WatchdogFinding | null> {
   const orphan = isAlive(state.claude_pid, state.claude_pid_start);
   const detail = [
     `the supervisor (pid ${state.pid ?? '?'}) is gone`,
     ...(orphan ? [`its orphaned claude (pid ${state.claude_pid}) was ended`] : []),
   ].join('; ');
-  // The report goes first: whoever sees the run CRASHED finds its report too.
+  // The report goes first: whoever sees the run CRASHED finds its report too. It is never taken
+  // back: another watchdog may have marked the run CRASHED meanwhile, counting on this very report
+  // (a second writer finds it there and writes none), and a run taken up by resume gets its own
+  // report when it ends. What it says stays true either way: the supervisor died.
   const runDir = path.join(ledger.runsDir, name);
-  const reported = writeCrashReport(runDir, name, state, detail);
+  writeCrashReport(runDir, name, state, detail);
+  await options.beforeMark?.(name);
   const applied = await markIfUnchanged(
     ledger,
     name,
@@ -167,11 +176,8 @@ async function markCrashed(
     },
     detail,
   );
-  if (!applied) {
-    if (reported) fs.rmSync(path.join(runDir, 'report.md'), { force: true });
-    return null;
-  }
-  if (orphan) await endOrphan(state, graceMs);
+  if (!applied) return null;
+  if (orphan) await endOrphan(state, options.orphanGraceMs ?? 1000);
   // Claude is gone now, but what it started in the background may not be.
   else if (state.process_mark) killMarked(state.process_mark);
   if (state.socket_path) fs.rmSync(state.socket_path, { force: true });
@@ -202,12 +208,12 @@ async function markStalled(
 
 /**
  * A report for a run that died before writing its own: what happened and how to go on. Never
- * replaces a report (a resumed run writes the real one); created whole or not at all. True when
- * this call created it.
+ * replaces a report (a resumed run writes the real one); created whole or not at all (link(2) of a
+ * complete temp file fails when the name exists).
  */
-function writeCrashReport(runDir: string, name: string, state: RunState, detail: string): boolean {
+function writeCrashReport(runDir: string, name: string, state: RunState, detail: string): void {
   const report = path.join(runDir, 'report.md');
-  if (fs.existsSync(report)) return false;
+  if (fs.existsSync(report)) return;
   const type = state.summary?.type ?? 'run';
   const text = [
     `# ${type}: ${state.summary?.task ?? name}`,
@@ -224,10 +230,8 @@ function writeCrashReport(runDir: string, name: string, state: RunState, detail:
   try {
     fs.writeFileSync(temp, text);
     fs.linkSync(temp, report);
-    return true;
   } catch {
     // Written meanwhile, or the ledger is not writable: the state says what happened.
-    return false;
   } finally {
     fs.rmSync(temp, { force: true });
   }

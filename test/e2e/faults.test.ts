@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { FINALIZE_PARTS } from '../../src/run/finalize.js';
 import { bash, type RequestView, text } from '../fixtures/model-server/index.js';
 import { AGENTBOX_BIN } from '../helpers/bin.js';
 import { expectNoProcessesLeft } from '../helpers/processes.js';
@@ -18,6 +19,7 @@ import { makeReadOnly } from '../helpers/read-only.js';
 const TRIES = Number(process.env.AGENTBOX_FAULT_TRIES ?? 50);
 const SEED = Number(process.env.AGENTBOX_FAULT_SEED ?? Date.now() % 1_000_000_007);
 const CONCURRENCY = 3;
+const MAX_REDRAWS = 6;
 const TASK = 'FAULT-TASK';
 
 /** mulberry32: a small seeded generator, so a failing sequence can be replayed. */
@@ -34,7 +36,12 @@ function random(seed: number): () => number {
 
 interface Row {
   scenario: string;
+  /** Landed kills (or runs, for the other scenarios). */
   tries: number;
+  /** Kills that could not land (the run had ended) and were drawn again. */
+  redrawn: number;
+  /** Where the landed kills hit: the turn and what the run was doing. */
+  points: Record<string, number>;
   outcomes: Record<string, number>;
   lost: string[];
 }
@@ -85,10 +92,10 @@ describe(`fault tests (seed ${SEED}, ${TRIES} tries each)`, () => {
   });
 
   /** `agentbox fix <task>` in the background. */
-  const start = (task: string) => {
+  const start = (task: string, env: Record<string, string> = {}) => {
     const child = spawn(process.execPath, [AGENTBOX_BIN, 'fix', task], {
       cwd: p.repo.dir,
-      env: p.env,
+      env: { ...p.env, ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let output = '';
@@ -174,79 +181,205 @@ describe(`fault tests (seed ${SEED}, ${TRIES} tries each)`, () => {
     return 'resumed, same session';
   }
 
+  /**
+   * Where a run was when it was killed, from the last line of its stream log: the model's answer
+   * awaited, a tool running, or claude's final result already out.
+   */
+  function phaseOf(name: string): string {
+    let lines: string[];
+    try {
+      lines = fs
+        .readFileSync(path.join(p.runDir(name), 'raw/stream.jsonl'), 'utf8')
+        .split('\n')
+        .filter(Boolean);
+    } catch {
+      return 'starting';
+    }
+    let last: any;
+    try {
+      last = JSON.parse(lines.at(-1) ?? 'null');
+    } catch {
+      return 'a line half read';
+    }
+    if (!last || last.type === 'system') return 'waiting for the model';
+    if (last.type === 'result') return 'after the result';
+    if (last.type === 'user') return 'waiting for the model';
+    if (last.type === 'assistant')
+      return last.message?.content?.some((b: any) => b.type === 'tool_use')
+        ? 'tool running'
+        : 'model answering';
+    return String(last.type);
+  }
+
+  const hasResultLine = (name: string) =>
+    fs
+      .readFileSync(path.join(p.runDir(name), 'raw/stream.jsonl'), 'utf8')
+      .split('\n')
+      .some((line) => line.startsWith('{"type":"result"'));
+
+  /**
+   * One try: a run killed at a random point. 'late' when the kill cannot land (the run or the
+   * victim had ended), or landed after the run's final result was recorded (which the test proves);
+   * such a try is redrawn. A killed run that claims success without that proof fails the test.
+   */
+  async function tryKill(
+    victim: 'claude' | 'agentbox',
+    point: { turn: number; delay: number },
+    label: string,
+    row: Row,
+  ): Promise<'landed' | 'late'> {
+    const task = `${TASK} kill ${victim} ${label}`;
+    const run = start(task);
+    await waitFor(
+      () => p.server.requests.some((r) => r.view.turn === point.turn && r.view.allText.includes(task)),
+      `turn ${point.turn} of ${task}`,
+    );
+    await sleep(point.delay);
+    const name = runOf(task)!;
+    const before = p.state(name);
+    const phase = phaseOf(name);
+    let killedAt: number | null = null;
+    // Both checked at the moment of the kill: the run is ACTIVE and the victim alive (kill(2)
+    // succeeding on it). A victim that is gone cannot be killed, and the try is redrawn.
+    if (before.status === 'ACTIVE') {
+      try {
+        process.kill(victim === 'claude' ? before.claude_pid : run.pid, 'SIGKILL');
+        killedAt = Date.now();
+      } catch {
+        // Already ended.
+      }
+    }
+    await run.exited;
+    // The next agentbox command's watchdog finds a dead supervisor.
+    if (victim === 'agentbox') await p.agentbox(['status']);
+    const state = p.state(name);
+    if (['REVIEW', 'DONE'].includes(state.status)) {
+      row.lost.push(...lostArtifacts(name));
+      if (killedAt === null) return 'late';
+      // A killed run may claim success only when its final result was recorded before the kill:
+      // agentbox's own end state (a SIGKILLed agentbox writes nothing after), or claude's result
+      // line (a SIGKILLed claude prints nothing after).
+      if (victim === 'agentbox') {
+        expect(Date.parse(state.ended_at), `${name} ended after agentbox was killed`).toBeLessThanOrEqual(
+          killedAt,
+        );
+      } else {
+        expect(hasResultLine(name), `${name} finished though claude was killed before its result`).toBe(true);
+      }
+      return 'late';
+    }
+    expect(killedAt, `${name} is ${state.status} but was not killed`).not.toBeNull();
+    expect(state.status).toBe('CRASHED');
+    row.points[`turn ${point.turn}, ${phase}`] = (row.points[`turn ${point.turn}, ${phase}`] ?? 0) + 1;
+    // Crashed is a final state too: its files are whole and its report says what happened.
+    row.lost.push(...lostArtifacts(name));
+    const how = await resumeCrashed(name, before.session_id);
+    row.outcomes[how] = (row.outcomes[how] ?? 0) + 1;
+    row.lost.push(...lostArtifacts(name));
+    return 'landed';
+  }
+
   const killScenario = (victim: 'claude' | 'agentbox') => async () => {
     const row: Row = {
       scenario: `kill -9 of ${victim} at a random point`,
-      tries: TRIES,
+      tries: 0,
+      redrawn: 0,
+      points: {},
       outcomes: {},
       lost: [],
     };
     rows.push(row);
-    const count = (what: string) => {
-      row.outcomes[what] = (row.outcomes[what] ?? 0) + 1;
-    };
     // A random point of the scripted run: during one of its first three turns (the model's answer,
     // then the tool it asked for), some milliseconds after that turn's request reached the model.
-    const points = Array.from({ length: TRIES }, () => ({
-      turn: Math.floor(rand() * 3),
-      delay: Math.floor(rand() * 500),
-    }));
+    const draw = () => ({ turn: Math.floor(rand() * 3), delay: Math.floor(rand() * 500) });
+    const points = Array.from({ length: TRIES }, draw);
     await pool(
-      points.map((point, i) => ({ ...point, i })),
+      points.map((point, i) => ({ point, i })),
       CONCURRENCY,
-      async ({ turn, delay, i }) => {
-        const task = `${TASK} kill ${victim} #${i}`;
-        const run = start(task);
-        await waitFor(
-          () => p.server.requests.some((r) => r.view.turn === turn && r.view.allText.includes(task)),
-          `turn ${turn} of ${task}`,
-        );
-        await sleep(delay);
-        const name = runOf(task)!;
-        const before = p.state(name);
-        let killed = false;
-        try {
-          process.kill(victim === 'claude' ? before.claude_pid : run.pid, 'SIGKILL');
-          killed = true;
-        } catch {
-          // Already ended: the run finished before the kill.
+      async ({ point, i }) => {
+        for (let attempt = 0; ; attempt++) {
+          if (attempt === MAX_REDRAWS) throw new Error(`try #${i}: no kill landed in ${MAX_REDRAWS} draws`);
+          // A redraw comes earlier in the run: a late kill is one past the run's end.
+          const at =
+            attempt === 0 ? point : { turn: Math.floor(rand() * 2), delay: Math.floor(rand() * 300) };
+          if ((await tryKill(victim, at, `#${i}.${attempt}`, row)) === 'landed') break;
+          row.redrawn++;
         }
-        await run.exited;
-        if (victim === 'agentbox') {
-          // The next agentbox command's watchdog finds the dead supervisor.
-          await p.agentbox(['status']);
-        }
-        const state = p.state(name);
-        if (['REVIEW', 'DONE'].includes(state.status))
-          count(killed ? 'finished anyway' : 'finished before the kill');
-        else {
-          expect(state.status).toBe('CRASHED');
-          // Crashed is a final state too: its files are whole and its report says what happened.
-          row.lost.push(...lostArtifacts(name));
-          count(await resumeCrashed(name, before.session_id));
-        }
-        row.lost.push(...lostArtifacts(name));
+        row.tries++;
       },
     );
     row.lost.push(...indexWhole());
     await expectNoProcessesLeft(p.tag, 10_000);
+    expect(row.tries).toBe(TRIES);
     expect(row.lost).toEqual([]);
   };
+
+  it.each(FINALIZE_PARTS)(
+    'kill -9 of agentbox right after finalisation part "%s": nothing lost, the run ends whole',
+    async (part) => {
+      const row: Row = {
+        scenario: `kill -9 of agentbox after finalising: ${part}`,
+        tries: 1,
+        redrawn: 0,
+        points: {},
+        outcomes: {},
+        lost: [],
+      };
+      rows.push(row);
+      const task = `${TASK} finalize ${part}`;
+      const run = start(task, { AGENTBOX_TEST_PAUSE: `finalize:${part}` });
+      const name = await waitFor(() => runOf(task), `the run of ${task}`);
+      const marker = path.join(p.runDir(name), `paused-${part}`);
+      await waitFor(() => fs.existsSync(marker), `agentbox to pause after ${part}`, { timeoutMs: 60_000 });
+      expect(p.state(name).status).toBe(part === 'state' ? 'REVIEW' : 'ACTIVE');
+      process.kill(run.pid, 'SIGKILL');
+      await run.exited;
+      fs.rmSync(marker);
+      await p.agentbox(['status']);
+      const state = p.state(name);
+      row.lost.push(...lostArtifacts(name));
+      if (part === 'state') {
+        // Everything was recorded before the kill: the run stands as it ended.
+        expect(state.status).toBe('REVIEW');
+        row.outcomes['REVIEW, as recorded'] = 1;
+      } else {
+        expect(state.status).toBe('CRASHED');
+        // What was written before the kill is there, whole.
+        expect(p.read(name, 'changes.patch')).toMatch(/\+a\n\+b\n/);
+        if (part === 'report') expect(p.read(name, 'report.md')).toContain('- status: **REVIEW**');
+        const how = await resumeCrashed(name, state.session_id);
+        row.outcomes[`CRASHED, then ${how}`] = 1;
+        expect(p.read(name, 'changes.patch')).toMatch(/\+a\n\+b\n/);
+        expect(p.read(name, 'report.md')).toContain('- status: **REVIEW**');
+      }
+      row.lost.push(...lostArtifacts(name), ...indexWhole());
+      await expectNoProcessesLeft(p.tag, 10_000);
+      expect(row.lost).toEqual([]);
+    },
+    120_000,
+  );
 
   it(
     'kill -9 of claude at random points: every run ends CRASHED or finished, and resume continues it',
     killScenario('claude'),
-    900_000,
+    Math.max(900_000, TRIES * 8_000),
   );
 
   it(
     'kill -9 of agentbox (the supervisor) at random points: the watchdog marks it CRASHED, resume continues it',
     killScenario('agentbox'),
-    900_000,
+    Math.max(900_000, TRIES * 8_000),
   );
 
   it('20 runs in parallel on one repository: all finish, nothing collides', async () => {
-    const row: Row = { scenario: '20 fix runs in parallel', tries: 20, outcomes: {}, lost: [] };
+    const row: Row = {
+      scenario: '20 fix runs in parallel',
+      tries: 20,
+      redrawn: 0,
+      points: {},
+      outcomes: {},
+      lost: [],
+    };
     rows.push(row);
     const tasks = Array.from({ length: 20 }, (_, i) => `${TASK} parallel #${i}`);
     const runs = tasks.map((task) => start(task));
@@ -269,7 +402,14 @@ describe(`fault tests (seed ${SEED}, ${TRIES} tries each)`, () => {
   }, 600_000);
 
   it('the disk fills up during a run: a clear error, claude ended, the state intact', async () => {
-    const row: Row = { scenario: 'disk full during a run', tries: 1, outcomes: {}, lost: [] };
+    const row: Row = {
+      scenario: 'disk full during a run',
+      tries: 1,
+      redrawn: 0,
+      points: {},
+      outcomes: {},
+      lost: [],
+    };
     rows.push(row);
     const task = `${TASK} FAULT-SLOW disk full`;
     const run = start(task);
@@ -297,7 +437,14 @@ describe(`fault tests (seed ${SEED}, ${TRIES} tries each)`, () => {
   }, 120_000);
 
   it('the run folder turns read-only during a run: a clear error, claude ended, the state intact', async () => {
-    const row: Row = { scenario: 'read-only ledger during a run', tries: 1, outcomes: {}, lost: [] };
+    const row: Row = {
+      scenario: 'read-only ledger during a run',
+      tries: 1,
+      redrawn: 0,
+      points: {},
+      outcomes: {},
+      lost: [],
+    };
     rows.push(row);
     const task = `${TASK} FAULT-SLOW read-only`;
     const run = start(task);
@@ -329,13 +476,17 @@ describe(`fault tests (seed ${SEED}, ${TRIES} tries each)`, () => {
 });
 
 function printTable(): void {
-  const header = ['scenario', 'tries', 'outcomes', 'lost artifacts'];
+  const tally = (counts: Record<string, number>) =>
+    Object.entries(counts)
+      .map(([k, v]) => `${v} ${k}`)
+      .join(', ');
+  const header = ['scenario', 'tries', 'redrawn', 'kill points (turn, phase)', 'outcomes', 'lost artifacts'];
   const body = rows.map((r) => [
     r.scenario,
     String(r.tries),
-    Object.entries(r.outcomes)
-      .map(([k, v]) => `${v} ${k}`)
-      .join(', '),
+    String(r.redrawn),
+    tally(r.points) || '-',
+    tally(r.outcomes),
     String(r.lost.length),
   ]);
   const widths = header.map((h, i) => Math.max(h.length, ...body.map((b) => b[i]!.length)));
@@ -348,4 +499,10 @@ function printTable(): void {
     ...rows.flatMap((r) => r.lost.map((l) => `  lost: ${l}`)),
   ].join('\n');
   console.log(table);
+  if (process.env.AGENTBOX_FAULT_REPORT) {
+    fs.writeFileSync(
+      process.env.AGENTBOX_FAULT_REPORT,
+      `${JSON.stringify({ seed: SEED, tries: TRIES, rows }, null, 2)}\n`,
+    );
+  }
 }

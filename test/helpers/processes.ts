@@ -29,9 +29,17 @@ export function processesWithEnv(name: string, value: string): { pid: number; cm
   return found;
 }
 
-/** Live processes started with AGENTBOX_TEST_TAG=<tag> in their environment. */
+/**
+ * Live processes of a test: started with AGENTBOX_TEST_TAG=<tag> in their environment, or started
+ * by agentbox under AGENTBOX_LINEAGE=<tag> (which agentbox passes to every process it starts, also
+ * those whose environment it otherwise empties, like the supervisor's `claude -p`).
+ */
 export function processesWithTag(tag: string): { pid: number; cmdline: string }[] {
-  return processesWithEnv('AGENTBOX_TEST_TAG', tag);
+  const found = new Map<number, { pid: number; cmdline: string }>();
+  for (const p of [...processesWithEnv('AGENTBOX_TEST_TAG', tag), ...processesWithEnv('AGENTBOX_LINEAGE', tag)]) {
+    found.set(p.pid, p);
+  }
+  return [...found.values()];
 }
 
 /** SIGKILLs every process `processesWithEnv` finds. */
@@ -62,4 +70,5 @@ export async function expectNoProcessesLeft(tag: string, waitMs = 3000): Promise
 /** Safety net for afterAll: SIGKILL every tagged process. */
 export function killTagged(tag: string): void {
   killWithEnv('AGENTBOX_TEST_TAG', tag);
+  killWithEnv('AGENTBOX_LINEAGE', tag);
 }

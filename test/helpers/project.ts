@@ -39,7 +39,7 @@ export async function project(
   const home = claudeHome();
   const repo = gitRepo(options.files ? { files: options.files } : {});
   const env = {
-    ...claudeEnv({ home, modelUrl: server.url, extra: { AGENTBOX_TEST_TAG: tag } }),
+    ...claudeEnv({ home, modelUrl: server.url, extra: { AGENTBOX_TEST_TAG: tag, AGENTBOX_LINEAGE: tag } }),
     AGENTBOX_CLAUDE_BIN: CLAUDE_BIN,
   };
   const agentbox = (args: string[], o: { timeoutMs?: number; env?: Record<string, string> } = {}) =>

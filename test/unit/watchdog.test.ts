@@ -120,6 +120,65 @@ describe('the watchdog', () => {
     expect(index.at(-1)).toMatchObject({ run: run.name, event: 'watchdog', status: 'CRASHED' });
   });
 
+  it('two watchdogs racing over one crashed run: the run is marked once and keeps its crash report', async () => {
+    const { ledger } = ledgerRepo();
+    const dead = await deadPid();
+    const run = await activeRun(ledger, {
+      pid: dead.pid,
+      pid_start: dead.start,
+      last_heartbeat: new Date().toISOString(),
+    });
+    // Watchdog A writes the report, then waits in the window before its mark while watchdog B (in
+    // another command) finds the report there, writes none, and marks the run CRASHED first.
+    let releaseA!: () => void;
+    const aWaits = new Promise<void>((resolve) => {
+      releaseA = resolve;
+    });
+    let aInWindow!: () => void;
+    const aReachedWindow = new Promise<void>((resolve) => {
+      aInWindow = resolve;
+    });
+    const a = runWatchdog(ledger, {
+      stallMs: NEVER,
+      beforeMark: async () => {
+        aInWindow();
+        await aWaits;
+      },
+    });
+    await aReachedWindow;
+    expect(fs.existsSync(path.join(run.dir, 'report.md'))).toBe(true);
+    const b = await runWatchdog(ledger, { stallMs: NEVER });
+    expect(b).toMatchObject([{ run: run.name, action: 'crashed' }]);
+    releaseA();
+    expect(await a).toEqual([]);
+    expect(readState(run.dir)!.status).toBe('CRASHED');
+    expect(fs.readFileSync(path.join(run.dir, 'report.md'), 'utf8')).toContain('**CRASHED**');
+  });
+
+  it("a run taken up by resume inside the watchdog's window is not marked, and its crash report stays", async () => {
+    const { ledger } = ledgerRepo();
+    const dead = await deadPid();
+    const run = await activeRun(ledger, {
+      pid: dead.pid,
+      pid_start: dead.start,
+      last_heartbeat: new Date().toISOString(),
+    });
+    const findings = await runWatchdog(ledger, {
+      stallMs: NEVER,
+      // `agentbox resume` takes the run up (this process becomes its supervisor) inside the window.
+      beforeMark: async () => {
+        await updateState(ledger, run.name, {
+          pid: process.pid,
+          pid_start: processStartTime(process.pid),
+          last_heartbeat: new Date().toISOString(),
+        });
+      },
+    });
+    expect(findings).toEqual([]);
+    expect(readState(run.dir)).toMatchObject({ status: 'ACTIVE', pid: process.pid });
+    expect(fs.existsSync(path.join(run.dir, 'report.md'))).toBe(true);
+  });
+
   it('trusts a pid only with its start time: a live process that reused the pid is not the supervisor', async () => {
     const { ledger } = ledgerRepo();
     const run = await activeRun(ledger, {
