@@ -36,7 +36,10 @@ export function processesWithEnv(name: string, value: string): { pid: number; cm
  */
 export function processesWithTag(tag: string): { pid: number; cmdline: string }[] {
   const found = new Map<number, { pid: number; cmdline: string }>();
-  for (const p of [...processesWithEnv('AGENTBOX_TEST_TAG', tag), ...processesWithEnv('AGENTBOX_LINEAGE', tag)]) {
+  for (const p of [
+    ...processesWithEnv('AGENTBOX_TEST_TAG', tag),
+    ...processesWithEnv('AGENTBOX_LINEAGE', tag),
+  ]) {
     found.set(p.pid, p);
   }
   return [...found.values()];
