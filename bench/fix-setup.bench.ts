@@ -23,6 +23,7 @@ import { canonical } from '../src/airlock/paths.js';
 import { type Env, memoryIo } from '../src/cli/context.js';
 import { parseDuration } from '../src/config/duration.js';
 import { startEndpoint } from '../src/endpoint/server.js';
+import { hookAddressBook } from '../src/endpoint/settings.js';
 import { addWorktree, headSha, removeWorktree } from '../src/git/worktree.js';
 import { createRun, ensureLedger, readRun, updateState } from '../src/ledger/index.js';
 import { loadRunContext } from '../src/run/context.js';
@@ -30,6 +31,7 @@ import { EventLog } from '../src/run/events.js';
 import { planLaunch } from '../src/run/launch.js';
 import { storedOptions, worktreeBase } from '../src/run/start.js';
 import { buildEnvelope } from '../src/run/tier.js';
+import { prepareRunPrivacy } from '../src/sandbox/prepare.js';
 import { writeRunCommands } from '../src/slash/index.js';
 import { createRunHookHandler } from '../src/supervisor/hooks.js';
 import { askSupervisorModel } from '../src/supervisor/model.js';
@@ -158,19 +160,41 @@ export async function setupFixRun(
     onProblem: (p) => log.append({ event: 'endpoint_problem', ...p }),
   });
   lap('Supervisor + startEndpoint');
-  const { args } = planLaunch({
+  const privacy = await prepareRunPrivacy({
+    env,
+    runName: run.name,
+    repoRoot: rc.ledger.root,
+    worktree: scope.worktree,
+    config: rc.config.sandbox,
+  });
+  lap('private area + private git + sandbox paths');
+  const { args, settings } = planLaunch({
     meta,
     scope,
     runDir,
     launchDir,
     sessionId: randomUUID(),
     endpoint,
+    secrets: privacy.secrets,
+    sandbox: privacy.sandbox,
     supervisorTimeoutMs,
     parentEnv: env,
     envPass: rc.config.runs.env_pass,
   });
-  lap('deny rules + runSettings + buildClaudeArgs + env');
-  return { name: run.name, worktree, branch, args, steps, release: () => endpoint.close() };
+  privacy.area.writeSecret('settings.json', `${JSON.stringify(settings)}\n`);
+  privacy.area.writeSecret('hook.json', hookAddressBook(endpoint));
+  lap('deny rules + runSettings + sandbox + buildClaudeArgs + env');
+  return {
+    name: run.name,
+    worktree,
+    branch,
+    args,
+    steps,
+    release: () => {
+      privacy.area.dispose();
+      return endpoint.close();
+    },
+  };
 }
 
 function median(values: number[]): number {

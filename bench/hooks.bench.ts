@@ -44,7 +44,7 @@ import { type AirlockScope, judgeToolUse } from '../src/airlock/guard.js';
 import { canonical, isInside } from '../src/airlock/paths.js';
 import { LineSplitter, parseStreamLine } from '../src/claude/stream.js';
 import { type Endpoint, startEndpoint } from '../src/endpoint/server.js';
-import { runSettings, TOKEN_VAR, URL_VAR } from '../src/endpoint/settings.js';
+import { hookAddressBook, runSettings } from '../src/endpoint/settings.js';
 import type { RunMeta } from '../src/ledger/types.js';
 import { EventLog } from '../src/run/events.js';
 import { planLaunch } from '../src/run/launch.js';
@@ -296,8 +296,12 @@ function runMeta(type: 'fix' | 'scout'): RunMeta {
 function runHooks(run: NonNullable<Variant['run']>, endpoint: Endpoint): HookTable {
   const scope = scopes[run.type];
   const guard = { ledgerDir: scope.ledgerDir, repoRoot: scope.repoRoot, writes: run.type === 'fix' };
+  const hookFile = path.join(runDir, 'hook.json');
+  fs.writeFileSync(hookFile, hookAddressBook(endpoint));
   const input = {
     endpointUrl: endpoint.url,
+    token: endpoint.token,
+    hookFile,
     deny: [],
     stopTimeoutSeconds: Math.ceil((SUPERVISOR_TIMEOUT_MS * 3) / 1000) + 30,
   };
@@ -305,20 +309,25 @@ function runHooks(run: NonNullable<Variant['run']>, endpoint: Endpoint): HookTab
     return runSettings({ ...input, guard: { ...guard, everyBashCall: true }, history: 'hooks' })
       .hooks as HookTable;
   }
-  const { args: argv } = planLaunch({
+  const { settings } = planLaunch({
     meta: runMeta(run.type),
     scope,
     runDir,
     launchDir: scope.worktree ?? scope.repoRoot,
     sessionId: '00000000-0000-4000-8000-000000000000',
     endpoint,
+    secrets: {
+      root: path.join(runDir, 'secrets'),
+      settingsFile: path.join(runDir, 'settings.json'),
+      hookFile,
+    },
+    // The sandbox is measured on its own; this compares hooks.
+    sandbox: null,
     supervisorTimeoutMs: SUPERVISOR_TIMEOUT_MS,
     parentEnv: {},
     envPass: [],
   });
-  const flag = argv.find((a) => a.startsWith('--settings='));
-  if (!flag) throw new Error('planLaunch passed no --settings');
-  const hooks = (JSON.parse(flag.slice('--settings='.length)) as { hooks: HookTable }).hooks;
+  const hooks = (settings as { hooks: HookTable }).hooks;
   // What the issue describes for this run, to be sure the bench measures that.
   const described = runSettings({ ...input, guard: { ...guard, everyBashCall: false }, history: 'stream' });
   if (!isDeepStrictEqual(hooks, described.hooks))
@@ -409,7 +418,6 @@ async function runOnce(
       extra: {
         [BENCH_VAR]: BENCH_TAG,
         [RUN_VAR]: mark,
-        ...(endpoint ? { [TOKEN_VAR]: endpoint.token, [URL_VAR]: endpoint.url } : {}),
       },
     });
 

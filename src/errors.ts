@@ -26,7 +26,10 @@ export type ErrorCode =
   | 'WORKTREE_FAILED'
   | 'MERGE_CONFLICT'
   | 'HUMAN_GATE'
-  | 'CONFIG_CHANGED';
+  | 'CONFIG_CHANGED'
+  | 'SANDBOX_UNAVAILABLE'
+  | 'SETTINGS_INVALID'
+  | 'MERGE_REFUSED';
 
 export class AgentboxError extends Error {
   readonly code: ErrorCode;

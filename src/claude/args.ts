@@ -16,6 +16,8 @@ export interface ClaudeLaunch {
   appendSystemPrompt?: string;
   /** Sent inline as JSON. NOTE: one invalid entry makes claude drop the whole source silently. */
   settings?: object;
+  /** A settings file instead (wins over `settings`): for settings that hold a secret. */
+  settingsFile?: string;
   model?: string | null;
   permissionMode?: string;
   /** The user's extra flags (config). They may not take over the flags listed in OWNED_FLAGS. */
@@ -110,7 +112,8 @@ export function buildClaudeArgs(launch: ClaudeLaunch): string[] {
   for (const rule of launch.allowedTools) args.push(`--allowedTools=${rule}`);
   for (const rule of launch.disallowedTools ?? []) args.push(`--disallowedTools=${rule}`);
   if (launch.appendSystemPrompt) args.push(`--append-system-prompt=${launch.appendSystemPrompt}`);
-  if (launch.settings !== undefined) args.push(`--settings=${JSON.stringify(launch.settings)}`);
+  if (launch.settingsFile) args.push(`--settings=${launch.settingsFile}`);
+  else if (launch.settings !== undefined) args.push(`--settings=${JSON.stringify(launch.settings)}`);
   if (launch.model) args.push(`--model=${launch.model}`);
   if (launch.permissionMode) args.push(`--permission-mode=${launch.permissionMode}`);
   if (launch.includeHookEvents) args.push('--include-hook-events');
@@ -147,6 +150,8 @@ export interface InteractiveLaunch {
   readonly allowedTools: readonly string[];
   readonly appendSystemPrompt?: string;
   readonly settings?: object;
+  /** A settings file instead (wins over `settings`): for settings that hold a secret. */
+  readonly settingsFile?: string;
   readonly model?: string | null;
 }
 
@@ -161,7 +166,8 @@ export function buildInteractiveArgs(launch: InteractiveLaunch): string[] {
   const args = [launch.resume ? `--resume=${launch.sessionId}` : `--session-id=${launch.sessionId}`];
   for (const rule of launch.allowedTools) args.push(`--allowedTools=${rule}`);
   if (launch.appendSystemPrompt) args.push(`--append-system-prompt=${launch.appendSystemPrompt}`);
-  if (launch.settings !== undefined) args.push(`--settings=${JSON.stringify(launch.settings)}`);
+  if (launch.settingsFile) args.push(`--settings=${launch.settingsFile}`);
+  else if (launch.settings !== undefined) args.push(`--settings=${JSON.stringify(launch.settings)}`);
   if (launch.model) args.push(`--model=${launch.model}`);
   if (launch.prompt?.trim()) args.push('--', launch.prompt);
   for (const arg of args) checkArg(arg);

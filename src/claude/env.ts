@@ -82,7 +82,8 @@ export const ENV_WHITELIST: readonly string[] = [
 /**
  * Whole families, passed whatever the rest of the name says. ANTHROPIC_ and CLAUDE_ are claude's
  * own (API key, base URL, config dir, OAuth token: it cannot work without them); AGENTBOX_ is
- * ours (run id, the hook endpoint's token); LC_ is the locale.
+ * ours (run id, lineage; never the hook endpoint's token, which is in no environment); LC_ is the
+ * locale.
  * NOTE: the agent can read these through its Bash tool, ANTHROPIC_API_KEY included: claude
  * needs the key, so a run can always see it.
  */
@@ -169,6 +170,10 @@ export function buildAgentEnv(
     if (wanted(name, value)) out[name] = value;
   }
   out.PWD = opts.cwd;
+  // The hook endpoint's secret and address never reach an agent, whatever the parent had (an
+  // agentbox started from inside another run's hooks, an older agentbox's environment).
+  delete out.AGENTBOX_TOKEN;
+  delete out.AGENTBOX_URL;
   return { ...out, ...opts.extra };
 
   function wanted(name: string, value: string): boolean {

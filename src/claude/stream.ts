@@ -20,7 +20,7 @@ export type StreamEvent =
       isError: boolean;
       text: string;
       /** Claude Code refused the call: by its own rules ('config'), a hook ('hook'), or as a human-only command ('skill'). */
-      refusedBy?: 'config' | 'hook' | 'skill' | 'other';
+      refusedBy?: 'config' | 'hook' | 'skill' | 'sandbox' | 'other';
     }
   | { kind: 'text'; text: string }
   | { kind: 'hook'; phase: 'started' | 'response'; event: string; outcome?: string }
@@ -133,6 +133,16 @@ function refusals(meta: unknown): Map<string, 'config' | 'hook' | 'other'> {
 }
 
 const SKILL_REFUSAL = 'cannot be used with Skill tool due to disable-model-invocation';
+/**
+ * A failed command the sandbox stopped (measured on 2.1.330): a write outside the writable paths
+ * (EROFS), a forbidden operation (EPERM, e.g. a unix socket), a host not allowed (its proxy's
+ * answer), and the note Claude Code appends about sandbox violations. Only for the log: the kernel
+ * already refused.
+ */
+const SANDBOX_REFUSAL =
+  /Read-only file system|Operation not permitted|Connection blocked by network allowlist/;
+/** Claude Code's own report of what its sandbox denied, also when the command exited 0. */
+const SANDBOX_VIOLATIONS = '<sandbox_violations>';
 
 function contentEvents(type: 'assistant' | 'user', message: unknown, meta?: unknown): StreamEvent[] {
   const refused = refusals(meta);
@@ -155,7 +165,12 @@ function contentEvents(type: 'assistant' | 'user', message: unknown, meta?: unkn
       const text = contentText(block.content);
       const result: StreamEvent = { kind: 'tool_result', toolUseId, isError: block.is_error === true, text };
       const by =
-        refused.get(toolUseId) ?? (result.isError && text.includes(SKILL_REFUSAL) ? 'skill' : undefined);
+        refused.get(toolUseId) ??
+        (result.isError && text.includes(SKILL_REFUSAL)
+          ? 'skill'
+          : text.includes(SANDBOX_VIOLATIONS) || (result.isError && SANDBOX_REFUSAL.test(text))
+            ? 'sandbox'
+            : undefined);
       if (by) result.refusedBy = by;
       events.push(result);
     }
@@ -187,7 +202,7 @@ function parseResult(value: Json): ResultEvent {
 export interface Refusal {
   readonly toolUseId: string;
   readonly tool: string;
-  readonly by: 'config' | 'hook' | 'skill' | 'other';
+  readonly by: 'config' | 'hook' | 'skill' | 'sandbox' | 'other';
   readonly message: string;
 }
 

@@ -122,6 +122,10 @@ function buildProgram(ctx: CommandContext, setExit: (code: number) => void): Com
     .argument('<run>', 'a run name, its short id, or "latest"')
     .option('-y, --yes', 'do not ask for confirmation')
     .option('--commit', 'commit the merged files with a message made from the task')
+    .option(
+      '--allow-sensitive',
+      'with --yes, apply sensitive changes too (agent config, git files, CI, hooks, executables, symlinks)',
+    )
     .option('--json', 'print the outcome as JSON')
     .action(lazy(async () => (await import('../commands/gate.js')).merge));
 

@@ -10,6 +10,7 @@ import {
   checkLedger,
   checkPty,
   checkRepo,
+  checkSandbox,
 } from '../doctor/checks.js';
 
 export interface DoctorOptions {
@@ -27,6 +28,7 @@ export async function doctor(ctx: CommandContext, options: DoctorOptions = {}): 
   const { result: claudeResult, bin } = await checkClaude(ctx.env, config, repo, ctx.cwd);
   results.push(claudeResult);
   results.push(await checkPty());
+  results.push(checkSandbox(ctx.env, config));
   if (repo) {
     const installed = checkHooksInstalled(repo);
     results.push(installed.result);

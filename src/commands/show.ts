@@ -1,7 +1,9 @@
 import path from 'node:path';
 import type { CommandContext } from '../cli/context.js';
 import { type Styler, styler } from '../cli/style.js';
+import { inspectPatchFile } from '../git/apply.js';
 import { findRepo } from '../git/repo.js';
+import { type Inspection, sensitiveLines } from '../git/sensitive.js';
 import {
   fileSizes,
   openLedger,
@@ -10,6 +12,7 @@ import {
   readRun,
   resolveRun,
 } from '../ledger/index.js';
+import { EventLog } from '../run/events.js';
 import { colourStatus } from './status.js';
 
 export interface ShowOptions {
@@ -53,12 +56,35 @@ function clean(text: string): string {
 
 const list = (items: readonly string[]) => (items.length > 0 ? items.join(', ') : '(none)');
 
+const NO_PATCH: Inspection = { sensitive: [], refused: [] };
+
+/** One refused action of a run: who refused (guard, claude, sandbox, gate), the tool, what. */
+export interface Refusal {
+  readonly by: string;
+  readonly tool: string;
+  readonly what: string;
+}
+
+/** The refusals in a run's events.jsonl, in order. Pure. */
+export function refusalsOf(events: readonly Record<string, unknown>[]): Refusal[] {
+  const text = (v: unknown) => (typeof v === 'string' ? v : v === undefined ? '' : JSON.stringify(v));
+  return events.flatMap((e): Refusal[] => {
+    if (e.event === 'human_gate_refused') return [{ by: 'gate', tool: 'Bash', what: text(e.reason) }];
+    if (e.event === 'refused')
+      return [{ by: text(e.source) || 'claude', tool: text(e.tool), what: text(e.reason) }];
+    if (e.decision === 'deny') return [{ by: 'guard', tool: text(e.tool), what: text(e.reason) }];
+    return [];
+  });
+}
+
 /** The human view of `agentbox show`. Pure. */
 export function renderRunDetails(
   run: RunDetails,
   files: readonly SizedFile[],
   root: string,
   style: Styler,
+  inspection: Inspection = NO_PATCH,
+  refusals: readonly Refusal[] = [],
 ): string {
   const { meta, state } = run;
   const lines: string[] = [style.bold(run.name)];
@@ -94,6 +120,22 @@ export function renderRunDetails(
   if (files.length === 0) lines.push(style.dim('  (no artifacts yet)'));
   const width = Math.max(0, ...files.map((f) => f.path.length));
   for (const f of files) lines.push(`  ${f.path.padEnd(width)}  ${formatBytes(f.bytes).padStart(9)}`);
+  if (refusals.length > 0) {
+    lines.push('', style.warn(`refused actions (${refusals.length})`));
+    for (const r of refusals)
+      lines.push(`  ${r.by.padEnd(8)}  ${r.tool.padEnd(6)}  ${clean(r.what).slice(0, 100)}`);
+  }
+  if (inspection.refused.length > 0) {
+    lines.push('', style.bad('refused changes — agentbox merge will not apply this patch'));
+    lines.push(...sensitiveLines(inspection.refused));
+  }
+  if (inspection.sensitive.length > 0) {
+    lines.push(
+      '',
+      style.warn('sensitive changes — merge lists them and asks; --yes needs --allow-sensitive'),
+    );
+    lines.push(...sensitiveLines(inspection.sensitive));
+  }
   lines.push('', 'paths');
   field('run folder', run.dir);
   if (state?.worktree_path) field('worktree', path.resolve(root, state.worktree_path));
@@ -109,11 +151,17 @@ export async function show(ctx: CommandContext, runRef: string, opts: ShowOption
   const ledger = openLedger(repo.root);
   const run = readRun(ledger, resolveRun(ledger, runRef));
   const files = fileSizes(run.dir, run.files);
+  const { sensitive, refused } = run.files.includes('changes.patch')
+    ? await inspectPatchFile(repo.root, path.join(run.dir, 'changes.patch'))
+    : NO_PATCH;
+  const refusals = refusalsOf(new EventLog(run.dir).read());
   if (opts.json) {
     const { name, dir, meta, state } = run;
-    ctx.io.out(`${JSON.stringify({ name, dir, meta, state, files }, null, 2)}\n`);
+    ctx.io.out(
+      `${JSON.stringify({ name, dir, meta, state, files, sensitive, refused, refusals }, null, 2)}\n`,
+    );
     return 0;
   }
-  ctx.io.out(renderRunDetails(run, files, repo.root, styler(ctx.io)));
+  ctx.io.out(renderRunDetails(run, files, repo.root, styler(ctx.io), { sensitive, refused }, refusals));
   return 0;
 }

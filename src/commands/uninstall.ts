@@ -8,6 +8,7 @@ import { fsError } from '../errors.js';
 import { ignoreFilePath, LEDGER_IGNORES, removeIgnoreBlock } from '../git/ignore.js';
 import { findRepo } from '../git/repo.js';
 import { ledgerPaths } from '../ledger/index.js';
+import { assertHuman } from '../run/gate.js';
 import { readSettings, settingsPath } from '../settings/file.js';
 import { planUninstall } from '../settings/managed.js';
 import { readTextIfExists } from '../util/fs.js';
@@ -28,6 +29,7 @@ interface Step {
  * was never edited. The ledger stays unless --purge.
  */
 export async function uninstall(ctx: CommandContext, options: UninstallOptions = {}): Promise<number> {
+  assertHuman(ctx.env, 'uninstall', ctx.cwd);
   const repo = await findRepo(ctx.cwd);
   const root = repo.root;
   const rel = (p: string) => path.relative(root, p);

@@ -44,6 +44,11 @@ export const fileSchema = z
       env_pass: names.nullable().optional(),
       fix_allowed_tools: names.nullable().optional(),
     }),
+    sandbox: section({
+      mode: z.enum(['required', 'off']).nullable().optional(),
+      allowed_domains: names.nullable().optional(),
+      deny_read: names.nullable().optional(),
+    }),
   })
   .strict();
 
@@ -96,6 +101,18 @@ export interface Config {
     /** Tools a fix run may use without asking, besides edits inside its worktree. */
     readonly fix_allowed_tools: readonly string[];
   };
+  readonly sandbox: {
+    /**
+     * required: a fix run's shell commands run in Claude Code's sandbox, and a fix run refuses to
+     * start where it cannot work. off: the explicit opt-out, for a machine or container that is
+     * itself the sandbox.
+     */
+    readonly mode: 'required' | 'off';
+    /** Hosts a run's shell commands may reach (through the sandbox's proxy); none by default. */
+    readonly allowed_domains: readonly string[];
+    /** More paths the agent's shell may not read (~ is the home folder), besides the built-in list. */
+    readonly deny_read: readonly string[];
+  };
 }
 
 export const DEFAULT_CONFIG: Config = {
@@ -110,6 +127,7 @@ export const DEFAULT_CONFIG: Config = {
     halt_after: 5,
   },
   runs: { timeout: '30m', stall_after: '5m', worktree_dir: null, env_pass: [], fix_allowed_tools: ['Bash'] },
+  sandbox: { mode: 'required', allowed_domains: [], deny_read: [] },
 };
 
 /** Every key a file may contain, as dotted paths, for "did you mean" suggestions. */

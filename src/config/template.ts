@@ -54,4 +54,15 @@ runs:
   # What a fix run may do without asking besides editing its worktree. The default lets it run any
   # shell command (tests, builds) inside its worktree; narrow it, e.g. ["Bash(npm test:*)"].
   fix_allowed_tools: # [Bash]
+
+sandbox:
+  # Every shell command of a fix run runs in Claude Code's sandbox (bubblewrap + socat on Linux,
+  # Seatbelt on macOS): it can write only in its worktree, cannot read the ledger or your
+  # credentials, and has no network. Where the sandbox cannot work, fix runs refuse to start.
+  # "off" is the explicit opt-out, for a machine or container that is itself the sandbox.
+  mode: # required
+  # Hosts the shell commands may reach, e.g. [registry.npmjs.org] for npm install.
+  allowed_domains: # []
+  # More paths the shell commands may not read (~/.ssh, ~/.aws, ~/.config/gh … are always denied).
+  deny_read: # []
 `;

@@ -11,6 +11,7 @@ import { isAgentboxError } from '../errors.js';
 import { LEDGER_IGNORES, unignored } from '../git/ignore.js';
 import { findRepo, type Repo } from '../git/repo.js';
 import { ledgerPaths } from '../ledger/index.js';
+import { probeSandbox } from '../sandbox/available.js';
 import { isObject, readSettings, SETTINGS_FILES, settingsPath } from '../settings/file.js';
 import { DENY_RULES, GUARD_EVENT, GUARD_MARK } from '../settings/managed.js';
 import { validateSettings } from '../settings/validate.js';
@@ -223,4 +224,19 @@ export async function checkHooksAccepted(repo: Repo, bin: string, env: Env): Pro
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/** Fix runs need Claude Code's sandbox (unless agentbox.yaml opts out): can it work here? */
+export function checkSandbox(env: Env, config: Config | undefined): CheckResult {
+  const mode = config?.sandbox.mode ?? 'required';
+  if (mode === 'off') {
+    return pass(
+      'sandbox',
+      'off (sandbox.mode: off in agentbox.yaml): fix runs run shell commands unsandboxed',
+    );
+  }
+  const probe = probeSandbox(env);
+  return probe.ok
+    ? pass('sandbox', `${probe.detail}: fix runs' shell commands are fenced by the kernel`)
+    : fail('sandbox', `fix runs cannot start: ${probe.problem}`, probe.fix);
 }

@@ -1,9 +1,12 @@
 import { fileURLToPath } from 'node:url';
 
-/** The secret travels in this environment variable; it is never written to a file. */
-export const TOKEN_VAR = 'AGENTBOX_TOKEN';
-/** The endpoint's base URL, for the command-hook script. */
-export const URL_VAR = 'AGENTBOX_URL';
+/**
+ * The run's address book for the command-hook script: `{ "url", "token" }`, in a file of the run's
+ * private area (never in an environment variable the agent could print).
+ */
+export function hookAddressBook(endpoint: { url: string; token: string }): string {
+  return `${JSON.stringify({ url: endpoint.url, token: endpoint.token })}\n`;
+}
 
 /** The tiny forwarding script for command hooks (hooks/ sits two levels above src/endpoint and dist/endpoint). */
 export const HOOK_SCRIPT = fileURLToPath(new URL('../../hooks/agentbox-hook.mjs', import.meta.url));
@@ -14,6 +17,12 @@ const ruleSafe = (p: string) => /^[A-Za-z0-9._/-]+$/.test(p);
 
 export interface RunSettingsInput {
   readonly endpointUrl: string;
+  /** The endpoint's secret, written into the hooks' headers: these settings go to a private file. */
+  readonly token: string;
+  /** The address book the command-hook script reads (see hookAddressBook). */
+  readonly hookFile: string;
+  /** Claude Code's sandbox block (src/sandbox/settings.ts), when the run has one. */
+  readonly sandbox?: Record<string, unknown>;
   readonly deny: readonly string[];
   /** Seconds Claude Code waits for the Stop hook (the supervisor may ask a model). */
   readonly stopTimeoutSeconds: number;
@@ -47,7 +56,9 @@ type Group = { matcher?: string; hooks: Hook[] };
  * ledger, agentbox or the main tree; writes are guarded in runs that may write; the tool history of
  * a headless run comes from its stream, not from PostToolUse hooks.
  * NOTE: an http hook's url cannot take variables (a `${PORT}` silently drops the whole settings
- * source), so the port is written in; the secret is not: it is a header read from `$AGENTBOX_TOKEN`.
+ * source), so the port is written in, and so is the secret, as a header: these settings are written
+ * to a file in the run's private area, which the agent can neither read nor list. (A header read
+ * from an environment variable put the secret where the agent's `env` printed it.)
  * NOTE: Claude Code never fires an http SessionStart hook, only command hooks: SessionStart goes
  * through hooks/agentbox-hook.mjs.
  * PreToolUse fails closed (onFailure: block): with the supervisor gone, guarded tools stop.
@@ -56,8 +67,7 @@ export function runSettings(input: RunSettingsInput): Record<string, unknown> {
   const http = (event: string, extra: Hook = {}): Hook => ({
     type: 'http',
     url: `${input.endpointUrl}/hook/${event}`,
-    headers: { Authorization: `Bearer $${TOKEN_VAR}` },
-    allowedEnvVars: [TOKEN_VAR],
+    headers: { Authorization: `Bearer ${input.token}` },
     timeout: event === 'Stop' || event === 'SubagentStop' ? input.stopTimeoutSeconds : 30,
     ...(event === 'PreToolUse' ? { onFailure: 'block' } : {}),
     ...extra,
@@ -96,7 +106,7 @@ export function runSettings(input: RunSettingsInput): Record<string, unknown> {
     input.history === 'hooks'
       ? [{ hooks: [http(event)] }]
       : [{ matcher: 'Task|Agent', hooks: [http(event)] }];
-  const command = `${shellQuote(input.node ?? process.execPath)} ${shellQuote(HOOK_SCRIPT)} SessionStart`;
+  const command = `${shellQuote(input.node ?? process.execPath)} ${shellQuote(HOOK_SCRIPT)} SessionStart ${shellQuote(input.hookFile)}`;
   const hooks: Record<string, Group[]> = {
     SessionStart: [{ hooks: [{ type: 'command', command, timeout: 30 }] }],
     UserPromptSubmit: [{ hooks: [http('UserPromptSubmit')] }],
@@ -107,5 +117,5 @@ export function runSettings(input: RunSettingsInput): Record<string, unknown> {
     SubagentStop: [{ hooks: [http('SubagentStop')] }],
     SessionEnd: [{ hooks: [http('SessionEnd')] }],
   };
-  return { permissions: { deny: [...input.deny] }, hooks };
+  return { permissions: { deny: [...input.deny] }, hooks, ...input.sandbox };
 }

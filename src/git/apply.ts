@@ -3,6 +3,7 @@ import path from 'node:path';
 import { execa } from 'execa';
 import { AgentboxError, fsError } from '../errors.js';
 import { patchPaths } from './patch.js';
+import { type Inspection, inspectPatch } from './sensitive.js';
 
 // NOTE: `git apply` runs in `repoRoot`, which must be the top of the working tree: from a
 // subfolder git silently skips the paths outside it. Messages are read in the C locale.
@@ -101,7 +102,12 @@ export function parseApplyErrors(stderr: string): string[] {
  * and everything unstaged stays unstaged: `git commit --only` builds the commit from HEAD plus
  * these paths. A path that also had unstaged edits of the user's is committed with them.
  */
-export async function commitFiles(repoRoot: string, files: string[], message: string): Promise<string> {
+export async function commitFiles(
+  repoRoot: string,
+  files: string[],
+  message: string,
+  options: { hooks?: boolean } = {},
+): Promise<string> {
   if (files.length === 0) {
     throw new AgentboxError('GIT_FAILED', 'nothing to commit: no files given', {
       hint: 'this is a bug in agentbox: report the command you ran',
@@ -115,8 +121,11 @@ export async function commitFiles(repoRoot: string, files: string[], message: st
   const fresh = [...onDisk].filter((f) => !known.has(f));
   const wanted = files.filter((f) => known.has(f) || onDisk.has(f));
   if (fresh.length > 0) await git(repoRoot, ['add', '-N', '-f', ...FROM_STDIN], nul(fresh));
+  // `hooks: false` points git at a hooks folder that cannot exist: no hook runs at all, not even
+  // post-commit, which --no-verify would still run.
+  const noHooks = options.hooks === false ? ['-c', 'core.hooksPath=/dev/null'] : [];
   try {
-    await git(repoRoot, ['commit', '--only', '-q', '-m', message, ...FROM_STDIN], nul(wanted));
+    await git(repoRoot, ['commit', '--only', '-q', '-m', message, ...FROM_STDIN], nul(wanted), noHooks);
   } catch (error) {
     // Leave the index as it was: the new files go back to untracked.
     if (fresh.length > 0) await git(repoRoot, ['reset', '-q', ...FROM_STDIN], nul(fresh)).catch(() => {});
@@ -131,9 +140,9 @@ function nul(paths: string[]): string {
   return paths.map((p) => `${p}\0`).join('');
 }
 
-async function git(cwd: string, args: string[], input?: string): Promise<string> {
+async function git(cwd: string, args: string[], input?: string, config: string[] = []): Promise<string> {
   // Literal pathspecs: a file named `*.ts` is that file, not a glob.
-  const result = await execa('git', ['--literal-pathspecs', ...args], {
+  const result = await execa('git', ['--literal-pathspecs', ...config, ...args], {
     cwd,
     reject: false,
     ...(input === undefined ? {} : { input }),
@@ -145,6 +154,42 @@ async function git(cwd: string, args: string[], input?: string): Promise<string>
         ? 'a commit hook may have refused it; the merged files are in your working tree, commit them by hand'
         : `run "git status" in ${cwd} to see what git objects to`,
   });
+}
+
+/**
+ * What is sensitive in the patch for this repository (see src/git/sensitive.ts), with the facts
+ * the pure inspection cannot read itself: core.hooksPath, and the tree's symlinks (when the patch
+ * has a symlink or a rename, the only changes they matter to).
+ */
+export async function inspectPatchFile(repoRoot: string, patchFile: string): Promise<Inspection> {
+  const patch = readPatch(path.resolve(repoRoot, patchFile));
+  const hooks = await execa('git', ['config', '--path', '--get', 'core.hooksPath'], {
+    cwd: repoRoot,
+    reject: false,
+  });
+  const configured = hooks.exitCode === 0 ? hooks.stdout.trim() : '';
+  // The root is a real path; so must an absolute hooksPath be to compare (/tmp → /private/tmp).
+  const hooksPath =
+    path.isAbsolute(configured) && exists(configured) ? fs.realpathSync(configured) : configured;
+  const links = LINKS_MATTER.test(patch.toString('latin1')) ? await treeSymlinks(repoRoot) : new Map();
+  return inspectPatch(patch, repoRoot, { hooksPath, symlinks: links });
+}
+
+const LINKS_MATTER = /^(?:(?:new file mode|new mode|index \S+) 120000|(?:rename|copy) from .*)$/m;
+
+/** The tracked symlinks of the working tree, with their targets as they are on disk. */
+async function treeSymlinks(repoRoot: string): Promise<Map<string, string>> {
+  const out = new Map<string, string>();
+  for (const record of (await git(repoRoot, ['ls-files', '-s', '-z'])).split('\0')) {
+    if (!record.startsWith('120000 ')) continue;
+    const file = record.slice(record.indexOf('\t') + 1);
+    try {
+      out.set(file, fs.readlinkSync(path.join(repoRoot, file)));
+    } catch {
+      // Gone from the working tree, or no longer a link: nothing to point through.
+    }
+  }
+  return out;
 }
 
 function exists(file: string): boolean {

@@ -9,7 +9,7 @@ import { buildAgentEnv } from '../claude/env.js';
 import type { CommandContext } from '../cli/context.js';
 import { parseDuration } from '../config/duration.js';
 import { startEndpoint } from '../endpoint/server.js';
-import { runSettings, TOKEN_VAR, URL_VAR } from '../endpoint/settings.js';
+import { hookAddressBook, runSettings } from '../endpoint/settings.js';
 import { AgentboxError } from '../errors.js';
 import { headSha } from '../git/worktree.js';
 import { createRun, reactivated, readRun, resolveRun, updateState } from '../ledger/index.js';
@@ -17,6 +17,7 @@ import { loadRunContext } from '../run/context.js';
 import { EventLog } from '../run/events.js';
 import { systemPromptAddition } from '../run/prompt.js';
 import { allowedTools, buildEnvelope } from '../run/tier.js';
+import { prepareRunPrivacy } from '../sandbox/prepare.js';
 import { commandsRoot, removeRunCommands, writeRunCommands } from '../slash/index.js';
 import { createRunHookHandler } from '../supervisor/hooks.js';
 import { askSupervisorModel } from '../supervisor/model.js';
@@ -165,13 +166,32 @@ export async function startSession(
       onProblem: (p) => events.append({ event: 'endpoint_problem', ...p }),
     });
     cleanups.push(() => endpoint.close());
+    // The session's settings carry the endpoint's token: they go to a private file, never into
+    // claude's environment or command line (its shell commands could print them).
+    const privacy = await prepareRunPrivacy({
+      env: ctx.env,
+      runName: name,
+      repoRoot: rc.ledger.root,
+      worktree: null,
+      config: rc.config.sandbox,
+    });
+    cleanups.push(() => privacy.area.dispose());
     const settings = runSettings({
       endpointUrl: endpoint.url,
-      deny: [...runDenyRules(scope, []), 'Bash(git push:*)'],
+      token: endpoint.token,
+      hookFile: privacy.secrets.hookFile,
+      deny: [
+        ...runDenyRules(scope, []),
+        'Bash(git push:*)',
+        `Read(/${privacy.secrets.root}/**)`,
+        `Edit(/${privacy.secrets.root}/**)`,
+      ],
       stopTimeoutSeconds: Math.ceil((ms(rc.config.supervisor.timeout) * 3) / 1000) + 30,
       guard: { ledgerDir: scope.ledgerDir, repoRoot: scope.repoRoot, writes: true },
       history: 'hooks',
     });
+    privacy.area.writeSecret('settings.json', `${JSON.stringify(settings)}\n`);
+    privacy.area.writeSecret('hook.json', hookAddressBook(endpoint));
     const system = systemPromptAddition({
       type: 'interactive',
       runName: name,
@@ -199,7 +219,7 @@ export async function startSession(
           ...(prompt ? { prompt } : {}),
           allowedTools: allowedTools(meta),
           appendSystemPrompt: system,
-          settings,
+          settingsFile: privacy.secrets.settingsFile,
           model: meta.model,
         }),
         env: buildAgentEnv(ctx.env, {
@@ -208,8 +228,6 @@ export async function startSession(
           extra: {
             AGENTBOX_RUN: name,
             AGENTBOX_RUN_DIR: runDir,
-            [TOKEN_VAR]: endpoint.token,
-            [URL_VAR]: endpoint.url,
             ...(ctx.env.TERM ? {} : { TERM: 'xterm-256color' }),
           },
         }),

@@ -105,7 +105,7 @@ export async function recover(
   ref: string | undefined,
   options: RecoverOptions,
 ): Promise<number> {
-  assertHuman(ctx.env, 'recover');
+  assertHuman(ctx.env, 'recover', ctx.cwd);
   const rc = await loadRunContext(ctx);
   const names = ref
     ? [resolveRun(rc.ledger, ref)]

@@ -11,13 +11,16 @@ import {
   summarize,
 } from '../claude/stream.js';
 import type { Env } from '../cli/context.js';
+import type { Config } from '../config/schema.js';
 import { startEndpoint } from '../endpoint/server.js';
+import { hookAddressBook } from '../endpoint/settings.js';
 import { AgentboxError } from '../errors.js';
 import { takeCheckpoint } from '../git/checkpoint.js';
 import type { Ledger, RunMeta, RunState } from '../ledger/index.js';
 import { heartbeat, updateState } from '../ledger/index.js';
 import { spawnOwned } from '../process/owned.js';
 import { processStartTime } from '../process/reap.js';
+import { prepareRunPrivacy } from '../sandbox/prepare.js';
 import { commandsRoot, removeRunCommands, writeRunCommands } from '../slash/index.js';
 import { createRunHookHandler, type Denial } from '../supervisor/hooks.js';
 import { askSupervisorModel } from '../supervisor/model.js';
@@ -44,6 +47,8 @@ export interface ExecuteInput {
   readonly env: Env;
   readonly claudeBin: string;
   readonly envPass: readonly string[];
+  /** `sandbox` of the configuration: the kernel boundary of fix runs. */
+  readonly sandbox: Config['sandbox'];
   readonly timeoutMs: number;
   readonly supervisor: {
     readonly mode: SupervisorMode;
@@ -167,7 +172,15 @@ export async function executeRun(input: ExecuteInput): Promise<Finalized> {
     });
     cleanups.push(() => endpoint.close());
 
-    const { args, env } = planLaunch({
+    const privacy = await prepareRunPrivacy({
+      env: input.env,
+      runName: meta.run_name,
+      repoRoot: ledger.root,
+      worktree: scope.worktree,
+      config: input.sandbox,
+    });
+    cleanups.push(() => privacy.area.dispose());
+    const { args, env, settings } = planLaunch({
       meta,
       scope,
       runDir,
@@ -176,10 +189,14 @@ export async function executeRun(input: ExecuteInput): Promise<Finalized> {
       ...(input.resume ? { resume: input.resume } : {}),
       ...(input.replay ? { replay: input.replay } : {}),
       endpoint,
+      secrets: privacy.secrets,
+      sandbox: privacy.sandbox,
       supervisorTimeoutMs: sup.timeoutMs,
       parentEnv: input.env,
       envPass: input.envPass,
     });
+    privacy.area.writeSecret('settings.json', `${JSON.stringify(settings)}\n`);
+    privacy.area.writeSecret('hook.json', hookAddressBook(endpoint));
 
     const streamFile = path.join(runDir, 'raw', 'stream.jsonl');
     const stderrFile = path.join(runDir, 'raw', 'stderr.log');

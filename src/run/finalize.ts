@@ -1,6 +1,9 @@
+import fs from 'node:fs';
 import path from 'node:path';
 import type { StreamSummary } from '../claude/stream.js';
+import { inspectPatchFile } from '../git/apply.js';
 import { type ExportedPatch, exportPatch } from '../git/patch.js';
+import type { Inspection } from '../git/sensitive.js';
 import type { Failure, Ledger, RunMeta, RunStatus } from '../ledger/index.js';
 import { updateState } from '../ledger/index.js';
 import type { OwnedExit } from '../process/owned.js';
@@ -58,6 +61,7 @@ export async function finalizeRun(input: FinalizeInput): Promise<Finalized> {
   const files: string[] = [];
   let changes: ExportedPatch | null = null;
   let exportError: string | null = null;
+  let inspection: Inspection | undefined;
   if (meta.type === 'fix' && input.worktree && meta.repo_sha_start) {
     try {
       changes = await exportPatch(input.worktree, {
@@ -67,6 +71,11 @@ export async function finalizeRun(input: FinalizeInput): Promise<Finalized> {
       if (changes.patch.length > 0) {
         await writeAtomic(path.join(runDir, 'changes.patch'), changes.patch);
         files.push('changes.patch');
+        // Against the main tree (its hooksPath and symlinks), where merge will apply it. Not
+        // knowing leaves the report silent; merge inspects again and is what refuses.
+        inspection = await inspectPatchFile(input.ledger.root, path.join(runDir, 'changes.patch')).catch(
+          () => undefined,
+        );
       }
     } catch (error) {
       exportError = (error as Error).message;
@@ -87,12 +96,13 @@ export async function finalizeRun(input: FinalizeInput): Promise<Finalized> {
     };
   }
   files.push(...collectArtifacts(input.worktree, runDir));
-  const denials = allDenials(input.denials, summary, loggedGateRefusals(runDir));
+  const denials = allDenials(input.denials, summary, loggedGateRefusals(runDir, input.worktree));
   // events.jsonl has the guard's decisions as they happened; the refusals only the stream saw
   // (Claude Code's own rules, human-only commands) join them here, so the file is complete.
   const log = new EventLog(runDir);
   for (const d of denials.slice(input.denials.length)) {
-    if (d.rule !== 'human-gate') log.append({ event: 'refused', source: 'claude', ...d });
+    if (d.rule !== 'human-gate')
+      log.append({ event: 'refused', source: d.rule === 'sandbox' ? 'sandbox' : 'claude', ...d });
   }
   const result = summary.result && !summary.result.isError ? summary.result.result : summary.lastText;
   const resultFile = meta.type === 'plan' && result ? 'plan.md' : undefined;
@@ -113,6 +123,7 @@ export async function finalizeRun(input: FinalizeInput): Promise<Finalized> {
       changes: changes?.files ?? [],
       stat: changes?.stat ?? '',
       denials,
+      inspection,
       ...(resultFile ? { resultFile } : {}),
     }),
   );
@@ -150,9 +161,23 @@ export async function finalizeRun(input: FinalizeInput): Promise<Finalized> {
   };
 }
 
-/** Refusals the human gate logged into this run's events.jsonl when the agent ran it anyway. */
-function loggedGateRefusals(runDir: string): Denial[] {
-  return new EventLog(runDir)
+/**
+ * Refusals the human gate logged when the agent ran it anyway: into this run's events.jsonl, or —
+ * from inside a fix run's sandbox, where the ledger is out of reach — into the agent's RUN_DIR in
+ * its worktree, from where they are copied into events.jsonl here.
+ * NOTE: the agent can write its RUN_DIR, so it could add refusals that never happened: noise in
+ * the log, never a permission.
+ */
+function loggedGateRefusals(runDir: string, worktree: string | null): Denial[] {
+  const log = new EventLog(runDir);
+  if (worktree) {
+    const agentLog = new EventLog(path.join(worktree, AGENT_RUN_DIR));
+    for (const e of agentLog.read())
+      if (e.event === 'human_gate_refused') log.append({ ...e, via: AGENT_RUN_DIR });
+    // Taken once: a resumed run does not copy them again.
+    fs.rmSync(agentLog.file, { force: true });
+  }
+  return log
     .read()
     .filter((e) => e.event === 'human_gate_refused')
     .map((e) => ({ tool: 'Bash', rule: 'human-gate', reason: String(e.reason ?? '') }));
@@ -174,6 +199,7 @@ export function allDenials(
     config: 'permission-rule',
     hook: 'guard-hook',
     skill: 'human-only-command',
+    sandbox: 'sandbox',
     other: 'refused',
   } as const;
   for (const r of summary.refusals) {

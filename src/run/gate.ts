@@ -3,35 +3,55 @@ import path from 'node:path';
 import type { CommandContext, Env } from '../cli/context.js';
 import { styler } from '../cli/style.js';
 import { AgentboxError } from '../errors.js';
-import { applyPatch, checkPatch, commitFiles, patchStat } from '../git/apply.js';
+import { applyPatch, checkPatch, commitFiles, inspectPatchFile, patchStat } from '../git/apply.js';
 import { findRepo } from '../git/repo.js';
+import { type SensitiveChange, sensitiveLines } from '../git/sensitive.js';
 import { removeWorktree } from '../git/worktree.js';
 import { openLedger, type RunDetails, readRun, resolveRun, updateState } from '../ledger/index.js';
 import { isAlive } from '../process/reap.js';
 
 export { isAlive };
 
+import { type InsideRun, insideRun, procReader } from '../airlock/inside.js';
+import { findLedgerRoot } from '../watchdog/watchdog.js';
 import { EventLog } from './events.js';
 
 /**
- * The human gate refuses to run inside an agent. Claude Code marks the processes it starts with
- * CLAUDECODE=1 and agentbox marks its runs' processes with AGENTBOX_RUN; the hooks and deny rules
- * stop `agentbox merge` before it starts, this stops it if it started anyway (`A=merge; agentbox $A`).
+ * The human gate refuses to run inside an agent: when this process or any of its ancestors is a
+ * Claude Code session or an agentbox run's process (see src/airlock/inside.ts: the ancestors'
+ * environments are what an agent cannot undo). The hooks and deny rules stop `agentbox merge`
+ * before it starts; this stops it when it started anyway (`A=merge; agentbox $A`, `env -u …`), and
+ * the calling run records the attempt.
  */
-export function assertHuman(env: Env, command: string): void {
-  const inside = env.AGENTBOX_RUN
-    ? `agentbox run ${env.AGENTBOX_RUN}`
-    : env.CLAUDECODE
-      ? 'a Claude Code session'
-      : null;
-  if (inside) {
-    const reason = `agentbox ${command} is the human gate and does not run inside ${inside}`;
-    // The run that tried it records the attempt; its end-of-run report lists it as refused.
-    if (env.AGENTBOX_RUN_DIR)
-      new EventLog(env.AGENTBOX_RUN_DIR).append({ event: 'human_gate_refused', command, reason });
-    throw new AgentboxError('HUMAN_GATE', reason, {
-      hint: `run it yourself in a terminal: agentbox ${command} <run>`,
-    });
+export function assertHuman(env: Env, command: string, cwd?: string): void {
+  const inside = insideRun(env, process.pid, procReader);
+  if (!inside) return;
+  const reason = `agentbox ${command} is the human gate and does not run inside ${inside.what}`;
+  recordGateRefusal(inside, cwd, { event: 'human_gate_refused', command, reason });
+  throw new AgentboxError('HUMAN_GATE', reason, {
+    hint: `run it yourself in a terminal: agentbox ${command} <run>`,
+  });
+}
+
+/**
+ * The refusal goes into the calling run's events.jsonl: through its ledger folder when this process
+ * can find and write it, else its RUN_DIR. Inside a fix run's sandbox neither is writable: the
+ * failed command is then logged from the stream when the run ends.
+ */
+function recordGateRefusal(inside: InsideRun, cwd: string | undefined, entry: Record<string, unknown>): void {
+  const { run } = inside;
+  const dirs: string[] = [];
+  const root = run && cwd ? findLedgerRoot(cwd) : null;
+  const ledgerDir = root && run ? path.join(root, '.agents', 'runs', run) : null;
+  if (ledgerDir && fs.existsSync(path.join(ledgerDir, 'events.jsonl'))) dirs.push(ledgerDir);
+  if (inside.runDir) dirs.push(inside.runDir);
+  for (const dir of dirs) {
+    try {
+      new EventLog(dir).append(entry);
+      return;
+    } catch {
+      // Not writable from here (a sandbox): try the next one.
+    }
   }
 }
 
@@ -46,15 +66,18 @@ export interface MergeOptions {
   readonly yes?: boolean;
   readonly commit?: boolean;
   readonly json?: boolean;
+  /** With --yes: apply a patch with sensitive changes too (the prompt shows them instead). */
+  readonly allowSensitive?: boolean;
 }
 
 /**
- * `agentbox merge <run>`: shows the diffstat, asks (or takes --yes), applies changes.patch to the
- * main working tree all or nothing, and records MERGED. A patch that does not apply leaves the
- * tree exactly as it was and names the conflicting files.
+ * `agentbox merge <run>`: shows the diffstat and the sensitive changes, asks (or takes --yes, which
+ * needs --allow-sensitive for sensitive changes), applies changes.patch to the main working tree
+ * all or nothing, and records MERGED. A patch that does not apply, or that has a change agentbox
+ * refuses (a symlink out of the repository), leaves the tree exactly as it was.
  */
 export async function merge(ctx: CommandContext, ref: string, options: MergeOptions): Promise<number> {
-  assertHuman(ctx.env, 'merge');
+  assertHuman(ctx.env, 'merge', ctx.cwd);
   const { root, run } = await openRun(ctx, ref);
   const state = run.state;
   const name = run.name;
@@ -86,15 +109,38 @@ export async function merge(ctx: CommandContext, ref: string, options: MergeOpti
       { hint: `nothing was changed. Resolve by hand (git apply --3way ${patch}), or discard the run` },
     );
   }
+  const { sensitive, refused } = await inspectPatchFile(root, patch);
+  if (refused.length > 0) {
+    throw new AgentboxError(
+      'MERGE_REFUSED',
+      `refusing to merge ${name}: agentbox never applies these changes\n${sensitiveLines(refused).join('\n')}`,
+      {
+        hint: `nothing was changed. Discard the run (agentbox discard ${name}), or take what you trust from ${patch} by hand`,
+      },
+    );
+  }
+  if (sensitive.length > 0 && options.yes && !options.allowSensitive) {
+    throw new AgentboxError(
+      'MERGE_REFUSED',
+      `refusing to merge ${name} with --yes: it has ${sensitive.length} sensitive change(s)\n${sensitiveLines(sensitive).join('\n')}`,
+      {
+        hint: `nothing was changed. Review them (agentbox show ${name}), then: agentbox merge ${name} --yes --allow-sensitive`,
+      },
+    );
+  }
   const s = styler(ctx.io);
-  if (!options.json) ctx.io.out(`${s.bold(name)}: ${run.meta.task.split('\n')[0]}\n${stat.trimEnd()}\n`);
+  if (!options.json) {
+    ctx.io.out(`${s.bold(name)}: ${run.meta.task.split('\n')[0]}\n${stat.trimEnd()}\n`);
+    if (sensitive.length > 0) ctx.io.out(`\n${sensitiveBlock(sensitive, s.warn)}`);
+  }
   if (!options.yes) {
     if (!ctx.io.ask) {
       throw new AgentboxError('USAGE', 'refusing to merge without a confirmation', {
         hint: `run it in a terminal to be asked, or pass --yes: agentbox merge ${name} --yes`,
       });
     }
-    const answer = await ctx.io.ask(`Apply these changes to ${root}? [y/N] `);
+    const which = sensitive.length > 0 ? `, the ${sensitive.length} sensitive one(s) included,` : '';
+    const answer = await ctx.io.ask(`Apply these changes${which} to ${root}? [y/N] `);
     if (!/^y(es)?$/i.test(answer.trim())) {
       ctx.io.out('Nothing changed.\n');
       return 1;
@@ -106,21 +152,45 @@ export async function merge(ctx: CommandContext, ref: string, options: MergeOpti
     .readFileSync(patch, 'latin1')
     .split('\n')
     .filter((l) => l.startsWith('diff --git ')).length;
+  // NOTE: a patch that touches a hook (or what a hook manager reads) commits with no hook at all:
+  // git would otherwise run the run's own code the moment the person commits it.
+  const hookFiles = [...new Set(sensitive.filter((c) => c.kind === 'hooks').map((c) => c.path))];
+  const hooks = hookFiles.length === 0;
   let commit: string | null = null;
-  if (options.commit) commit = await commitFiles(root, files, commitMessage(name, run.meta.task));
+  if (options.commit) commit = await commitFiles(root, files, commitMessage(name, run.meta.task), { hooks });
   const ledger = openLedger(root);
+  const accepted = sensitive.length > 0 ? ` · ${sensitive.length} sensitive change(s) accepted` : '';
   await updateState(
     ledger,
     name,
     { status: 'MERGED' },
-    { event: 'merged', detail: commit ? `commit ${commit}` : `${files.length} file(s)` },
+    {
+      event: 'merged',
+      detail: `${commit ? `commit ${commit}${hooks ? '' : ' (hooks not run)'}` : `${files.length} file(s)`}${accepted}`,
+    },
   );
-  if (options.json) ctx.io.out(`${JSON.stringify({ run: name, status: 'MERGED', files, commit })}\n`);
-  else
+  if (options.json) {
+    const hooksRan = commit ? hooks : null;
+    ctx.io.out(
+      `${JSON.stringify({ run: name, status: 'MERGED', files, commit, hooksRan, sensitive, refused })}\n`,
+    );
+  } else {
     ctx.io.out(
       `${s.ok('✓')} merged ${changed} file(s) into ${root}${commit ? ` — commit ${commit.slice(0, 12)}` : ' (not committed)'}\n`,
     );
+    if (commit && !hooks)
+      ctx.io.out(`  git hooks were not run for this commit: the patch changes ${hookFiles.join(', ')}\n`);
+  }
   return 0;
+}
+
+/** The list merge prints before it asks. Pure. */
+export function sensitiveBlock(
+  changes: readonly SensitiveChange[],
+  warn: (text: string) => string = (t) => t,
+): string {
+  const title = `sensitive changes (${changes.length}): agent config, git files, CI, hooks, executables, symlinks`;
+  return `${warn(title)}\n${sensitiveLines(changes).join('\n')}\n\n`;
 }
 
 export function commitMessage(name: string, task: string): string {
@@ -137,7 +207,7 @@ export async function discard(
   ref: string,
   options: { json?: boolean },
 ): Promise<number> {
-  assertHuman(ctx.env, 'discard');
+  assertHuman(ctx.env, 'discard', ctx.cwd);
   const { root, run } = await openRun(ctx, ref);
   const state = run.state;
   if (state?.status === 'ACTIVE' && isAlive(state.pid, state.pid_start)) {

@@ -22,6 +22,7 @@ import {
 } from '../ledger/index.js';
 import { readLinkedRun } from '../ledger/links.js';
 import { removeRunCommands } from '../slash/index.js';
+import { assertHuman } from './gate.js';
 
 export interface GcOptions {
   readonly olderThan?: string;
@@ -46,6 +47,7 @@ const DECIDED = new Set(['MERGED', 'DISCARDED']);
  * Runs in REVIEW (changes waiting for the gate) and ACTIVE runs are never touched. --dry-run lists.
  */
 export async function gc(ctx: CommandContext, options: GcOptions): Promise<number> {
+  assertHuman(ctx.env, 'gc', ctx.cwd);
   let cutoff: number | null = null;
   if (options.olderThan !== undefined) {
     const ms = parseDuration(options.olderThan);

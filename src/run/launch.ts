@@ -5,8 +5,10 @@ import { runDenyRules, type TopLevelEntry } from '../airlock/rules.js';
 import { buildClaudeArgs } from '../claude/args.js';
 import { buildAgentEnv } from '../claude/env.js';
 import type { Env } from '../cli/context.js';
-import { runSettings, TOKEN_VAR, URL_VAR } from '../endpoint/settings.js';
+import { runSettings } from '../endpoint/settings.js';
 import type { RunMeta } from '../ledger/index.js';
+import type { RunSandbox, RunSecrets } from '../sandbox/prepare.js';
+import { sandboxSettings } from '../sandbox/settings.js';
 import { agentRunDir } from './artifacts.js';
 import { resumePrompt, systemPromptAddition, taskPrompt } from './prompt.js';
 import { allowedTools } from './tier.js';
@@ -21,6 +23,10 @@ export interface LaunchInput {
   /** Start the task again in a new session, with `note` saying why (recovery after a crash). */
   readonly replay?: { readonly note: string };
   readonly endpoint: { readonly url: string; readonly token: string };
+  /** Where the run's settings (they carry the token) and the hook script's address book go. */
+  readonly secrets: RunSecrets;
+  /** The kernel boundary around the run's Bash (fix runs): null when the run has none. */
+  readonly sandbox: RunSandbox | null;
   /** Per supervisor call; the Stop hook may wait for up to three of them. */
   readonly supervisorTimeoutMs: number;
   readonly parentEnv: Env;
@@ -40,13 +46,20 @@ function topLevel(root: string): TopLevelEntry[] {
  * the run's hooks and deny rules in --settings) and its whitelisted environment. Everything the
  * run needs before the spawn, and nothing else, so the fix-setup benchmark measures this exact code.
  */
-export function planLaunch(input: LaunchInput): { args: string[]; env: Record<string, string> } {
+export function planLaunch(input: LaunchInput): {
+  args: string[];
+  env: Record<string, string>;
+  settings: Record<string, unknown>;
+} {
   const { meta, scope } = input;
   const deny = [
     ...runDenyRules(scope, topLevel(scope.repoRoot)),
     'Bash(git push:*)',
     // The run's own commands live in its worktree's .claude/: the agent may not rewrite them.
     ...(scope.worktree ? [`Edit(/${scope.worktree}/.claude/**)`] : []),
+    // Every run's secrets (its settings carry the endpoint's token): not for the Read tool either.
+    `Read(/${input.secrets.root}/**)`,
+    `Edit(/${input.secrets.root}/**)`,
   ];
   const args = buildClaudeArgs({
     prompt: input.resume
@@ -64,32 +77,63 @@ export function planLaunch(input: LaunchInput): { args: string[]; env: Record<st
       worktree: scope.worktree,
       safeCommands: meta.safe_commands,
     }),
-    settings: runSettings({
-      endpointUrl: input.endpoint.url,
-      deny,
-      stopTimeoutSeconds: Math.ceil((input.supervisorTimeoutMs * 3) / 1000) + 30,
-      guard: {
-        ledgerDir: scope.ledgerDir,
-        repoRoot: scope.repoRoot,
-        writes: scope.worktree !== null,
-        // A worktree inside the repository cannot be fenced by one deny rule on the repository:
-        // then every shell command of the run goes through the guard.
-        everyBashCall: scope.worktree !== null && isInside(scope.worktree, scope.repoRoot),
-      },
-      // A headless run reads its stream anyway: the tool history comes from there, not from hooks.
-      history: 'stream',
-    }),
+    settingsFile: input.secrets.settingsFile,
     model: meta.model,
+  });
+  const box = input.sandbox;
+  const settings = runSettings({
+    endpointUrl: input.endpoint.url,
+    token: input.endpoint.token,
+    hookFile: input.secrets.hookFile,
+    ...(box && scope.worktree
+      ? {
+          sandbox: sandboxSettings({
+            writable: [scope.worktree, box.gitDir, box.tmpDir],
+            denyWrite: [box.mainGitDir],
+            denyRead: [scope.ledgerDir, ...box.denyRead],
+            autoAllowBash: true,
+            // NOTE: with the sandbox on, Claude Code sends its own http hooks through the
+            // sandbox's proxy, which refuses (403) every host:port not listed, loopback included
+            // (NO_PROXY is not honoured there). So the endpoint's host:port is listed: a sandboxed
+            // command can then reach it too, but never has its token (401, logged).
+            allowedDomains: [new URL(input.endpoint.url).host, ...box.allowedDomains],
+          }),
+        }
+      : {}),
+    deny,
+    stopTimeoutSeconds: Math.ceil((input.supervisorTimeoutMs * 3) / 1000) + 30,
+    guard: {
+      ledgerDir: scope.ledgerDir,
+      repoRoot: scope.repoRoot,
+      writes: scope.worktree !== null,
+      // A worktree inside the repository cannot be fenced by one deny rule on the repository:
+      // then every shell command of the run goes through the guard.
+      everyBashCall: scope.worktree !== null && isInside(scope.worktree, scope.repoRoot),
+    },
+    // A headless run reads its stream anyway: the tool history comes from there, not from hooks.
+    history: 'stream',
   });
   const env = buildAgentEnv(input.parentEnv, {
     cwd: input.launchDir,
     pass: [...input.envPass],
     extra: {
       AGENTBOX_RUN: meta.run_name,
-      AGENTBOX_RUN_DIR: input.runDir,
-      [TOKEN_VAR]: input.endpoint.token,
-      [URL_VAR]: input.endpoint.url,
+      // The agent's RUN_DIR, as its prompt names it: in a fix run its artifact folder in the worktree
+      // (the ledger is out of its reach), else the run's ledger folder.
+      AGENTBOX_RUN_DIR: agentRunDir(scope.worktree, input.runDir),
+      // The agent's git works on its own repository (src/git/private.ts); the main one is read-only.
+      ...(box && scope.worktree
+        ? {
+            GIT_DIR: box.gitDir,
+            GIT_WORK_TREE: scope.worktree,
+            // Claude Code's own temp folder (TMPDIR inside the sandbox), one per run, not shared.
+            CLAUDE_CODE_TMPDIR: box.tmpDir,
+          }
+        : {}),
     },
   });
-  return { args, env };
+  // Nothing of the endpoint reaches the agent's environment, whatever the parent had.
+  delete env.AGENTBOX_TOKEN;
+  delete env.AGENTBOX_URL;
+  return { args, env, settings };
 }

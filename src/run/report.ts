@@ -1,5 +1,6 @@
 import { formatDuration } from '../config/duration.js';
 import type { PatchFile } from '../git/patch.js';
+import type { Inspection, SensitiveChange } from '../git/sensitive.js';
 import type { RunMeta } from '../ledger/index.js';
 import type { Denial } from '../supervisor/hooks.js';
 import type { Outcome } from './outcome.js';
@@ -14,6 +15,8 @@ export interface ReportInput {
   readonly changes: readonly PatchFile[];
   readonly stat: string;
   readonly denials: readonly Denial[];
+  /** What is sensitive in the patch (fix runs); absent when it could not be inspected. */
+  readonly inspection?: Inspection | undefined;
   /** For plan runs: the result went to plan.md; the report only points at it. */
   readonly resultFile?: string;
 }
@@ -43,17 +46,42 @@ export function renderReport(input: ReportInput): string {
       );
     }
   }
+  const { sensitive = [], refused = [] } = input.inspection ?? {};
+  if (meta.type === 'fix' && sensitive.length + refused.length > 0) {
+    parts.push('## Sensitive changes', '');
+    if (refused.length > 0) {
+      parts.push(`\`agentbox merge\` refuses this patch: ${refused.length} change(s) it never applies.`, '');
+      for (const c of refused) parts.push(sensitiveItem(c, '**refused** '));
+      parts.push('');
+    }
+    if (sensitive.length > 0) {
+      parts.push(
+        `${sensitive.length} change(s) to review before merging: \`agentbox merge\` lists them and asks; with \`--yes\` it needs \`--allow-sensitive\`.`,
+        '',
+      );
+      for (const c of sensitive) parts.push(sensitiveItem(c));
+      parts.push('');
+    }
+  }
   if (input.denials.length > 0) {
     parts.push('## Refused actions', '');
-    for (const d of input.denials) parts.push(`- ${d.tool} (${d.rule}): ${d.reason}`);
+    // One line each: a shell's error can span lines ("Exit code 1\n…: Read-only file system").
+    for (const d of input.denials) parts.push(`- ${d.tool} (${d.rule}): ${oneLine(d.reason, 300)}`);
     parts.push('');
   }
   return `${parts.join('\n').trimEnd()}\n`;
 }
 
-function oneLine(text: string): string {
+function sensitiveItem(change: SensitiveChange, prefix = ''): string {
+  const line = (text: string) => text.replace(/[\r\n]+/g, ' ');
+  // NOTE: names come from the agent: a backtick in one must not end the code span early.
+  const name = change.path.includes('`') ? `\`\` ${line(change.path)} \`\`` : `\`${line(change.path)}\``;
+  return `- ${prefix}${name} — ${change.kind}: ${line(change.detail)}`;
+}
+
+function oneLine(text: string, max = 100): string {
   const line = text.replace(/\s+/g, ' ').trim();
-  return line.length > 100 ? `${line.slice(0, 100)}…` : line;
+  return line.length > max ? `${line.slice(0, max)}…` : line;
 }
 
 /**

@@ -59,7 +59,7 @@ export async function resume(
   more: string | undefined,
   options: ResumeOptions,
 ): Promise<number> {
-  assertHuman(ctx.env, 'resume');
+  assertHuman(ctx.env, 'resume', ctx.cwd);
   const rc = await loadRunContext(ctx);
   const name = resolveRun(rc.ledger, ref);
   const run = readRun(rc.ledger, name);

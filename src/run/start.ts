@@ -11,6 +11,8 @@ import { AgentboxError } from '../errors.js';
 import { addWorktree, headSha } from '../git/worktree.js';
 import { createRun, type Ledger, type RunMeta, readRun, updateState } from '../ledger/index.js';
 import { processStartTime } from '../process/reap.js';
+import { assertSandboxUsable } from '../sandbox/prepare.js';
+import { assertProjectSettings } from '../settings/startup.js';
 import { SUPERVISOR_MODES, type SupervisorMode } from '../supervisor/rules.js';
 import { writeAtomic } from '../util/fs.js';
 import { loadRunContext, type RunContext } from './context.js';
@@ -142,6 +144,10 @@ export async function startRun(
       hint: 'commit your work first (git add -A && git commit -m "…"): the run starts from HEAD',
     });
   }
+  // Before anything is created: the project's Claude Code settings must load (a broken file is
+  // dropped whole by Claude Code, and the project's guard with it), and a fix run needs its sandbox.
+  assertProjectSettings(rc.repo.root);
+  if (needsWorktree(type)) assertSandboxUsable(ctx.env, rc.config.sandbox);
   const run = await createRun(rc.ledger, {
     type,
     task,
@@ -206,6 +212,8 @@ export async function runHere(
   const stored = storedOptions(details.meta);
   const live = liveReporter(ctx.io);
   if (!json) ctx.io.out(`${resume ? 'resuming' : replay ? 'replaying' : 'started'} ${name}\n`);
+  assertProjectSettings(rc.repo.root);
+  if (needsWorktree(details.meta.type)) assertSandboxUsable(ctx.env, rc.config.sandbox);
   const done = await executeRun({
     ledger: rc.ledger,
     meta: details.meta,
@@ -213,6 +221,7 @@ export async function runHere(
     env: ctx.env,
     claudeBin: rc.claudeBin,
     envPass: rc.config.runs.env_pass,
+    sandbox: rc.config.sandbox,
     timeoutMs: stored.timeout_ms,
     supervisor: {
       mode: stored.supervisor,

@@ -40,6 +40,8 @@ export function createRunHookHandler(options: RunHookOptions): HookHandler {
     const toolUseId = str(input.tool_use_id);
     options.log.append({
       event: 'PreToolUse',
+      source: 'guard',
+      ...(toolUseId ? { toolUseId } : {}),
       tool,
       decision: 'deny',
       rule: verdict.rule,

@@ -106,9 +106,9 @@ describe('a hostile agent in a fix run', () => {
     expect(new Set(refusals.map((e) => e.rule ?? 'human-gate'))).toEqual(
       // Layers that refused: agentbox's guard (ledger, human gate), Claude Code's own rules (the deny
       // rules agentbox passed, and its refusal of writes outside the session's folders), the human
-      // gate itself, and Claude Code's refusal of human-only commands. Which layer answers first
+      // gate itself, Claude Code's refusal of human-only commands, and the sandbox (the redirects). Which layer answers first
       // depends on Claude Code's order; that each attempt is refused and recorded does not.
-      new Set(['permission-rule', 'ledger', 'human-gate', 'human-only-command']),
+      new Set(['permission-rule', 'ledger', 'human-gate', 'human-only-command', 'sandbox']),
     );
     const report = p.read(name, 'report.md');
     const refused = report.split('## Refused actions')[1]!.trim().split('\n');

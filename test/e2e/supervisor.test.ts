@@ -229,10 +229,17 @@ describe('the supervisor on the real Claude Code', () => {
     }
     expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
     const name = p.newest();
-    // The secret is only in claude's environment; read it there, as a local attacker could not.
-    const token = /AGENTBOX_TOKEN=([0-9a-f]+)/.exec(
-      fs.readFileSync(`/proc/${p.state(name).claude_pid}/environ`, 'latin1'),
-    )![1];
+    // The secret is only in the run's private settings file (never in claude's environment); read
+    // it there, as the agent could not.
+    const pid = p.state(name).claude_pid;
+    expect(fs.readFileSync(`/proc/${pid}/environ`, 'latin1')).not.toContain('AGENTBOX_TOKEN');
+    const settingsFile = fs
+      .readFileSync(`/proc/${pid}/cmdline`, 'latin1')
+      .split('\0')
+      .find((a) => a.startsWith('--settings='))!
+      .slice('--settings='.length);
+    expect(fs.statSync(settingsFile).mode & 0o077).toBe(0);
+    const token = /Bearer ([0-9a-f]+)/.exec(fs.readFileSync(settingsFile, 'utf8'))![1];
     const post = (body: string | Uint8Array, auth?: string) =>
       fetch(`${url}/hook/PostToolUse`, {
         method: 'POST',

@@ -80,7 +80,6 @@ describe('buildAgentEnv', () => {
     'ANTHROPIC_BASE_URL',
     'CLAUDE_CONFIG_DIR',
     'CLAUDE_CODE_OAUTH_TOKEN',
-    'AGENTBOX_TOKEN',
     // whitelisted by exact name though it contains TOKEN
     'MAX_MCP_OUTPUT_TOKENS',
   ])('passes %s', (name) => {
@@ -88,6 +87,8 @@ describe('buildAgentEnv', () => {
   });
 
   it.each([
+    // the hook endpoint's secret never reaches an agent, though AGENTBOX_ passes as a family
+    'AGENTBOX_TOKEN',
     'AWS_ACCESS_KEY_ID',
     'AWS_SECRET_ACCESS_KEY',
     'AWS_PROFILE',

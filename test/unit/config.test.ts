@@ -142,6 +142,7 @@ describe('loadConfig', () => {
         env_pass: [],
         fix_allowed_tools: ['Bash'],
       },
+      sandbox: { mode: 'required', allowed_domains: [], deny_read: [] },
     });
   });
 
@@ -186,6 +187,7 @@ describe('loadConfig', () => {
         supervisor: DEFAULT_CONFIG.supervisor,
         interactive: DEFAULT_CONFIG.interactive,
         runs: DEFAULT_CONFIG.runs,
+        sandbox: DEFAULT_CONFIG.sandbox,
       },
       sources: [{ kind: 'user', path: file, exists: true }],
     });
@@ -200,6 +202,7 @@ describe('loadConfig', () => {
         supervisor: DEFAULT_CONFIG.supervisor,
         interactive: DEFAULT_CONFIG.interactive,
         runs: DEFAULT_CONFIG.runs,
+        sandbox: DEFAULT_CONFIG.sandbox,
       },
       sources: [
         { kind: 'user', path: homeFile(), exists: true },
@@ -226,6 +229,7 @@ describe('loadConfig', () => {
       supervisor: DEFAULT_CONFIG.supervisor,
       interactive: DEFAULT_CONFIG.interactive,
       runs: DEFAULT_CONFIG.runs,
+      sandbox: DEFAULT_CONFIG.sandbox,
     });
   });
 
@@ -242,6 +246,7 @@ describe('loadConfig', () => {
         halt_after: null,
       },
       runs: { timeout: null, stall_after: null, worktree_dir: null, env_pass: null, fix_allowed_tools: null },
+      sandbox: { mode: null, allowed_domains: null, deny_read: null },
     });
   });
 

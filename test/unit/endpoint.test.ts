@@ -120,6 +120,8 @@ describe('hook endpoint', () => {
 describe('runSettings', () => {
   const base = {
     endpointUrl: 'http://127.0.0.1:4567',
+    token: 'f'.repeat(64),
+    hookFile: '/private/run-x/hook.json',
     deny: ['Read(//x/**)'],
     stopTimeoutSeconds: 90,
     guard: { ledgerDir: '/repo/.agents', repoRoot: '/repo', writes: true },
@@ -129,7 +131,7 @@ describe('runSettings', () => {
   type Group = { matcher?: string; hooks: Record<string, unknown>[] };
   const hooksOf = (settings: Record<string, unknown>) => settings.hooks as Record<string, Group[]>;
 
-  it('is valid for Claude Code and carries no secret and no variable in the url', () => {
+  it('is valid for Claude Code, writes the secret into the headers (the file is private) and no variable in the url', () => {
     const settings = runSettings(base);
     expect(validateSettings(settings as never)).toEqual([]);
     expect(settings.permissions).toEqual({ deny: ['Read(//x/**)'] });
@@ -145,13 +147,14 @@ describe('runSettings', () => {
       'SessionEnd',
     ]);
     const text = JSON.stringify(hooks);
-    expect(text).not.toMatch(/[0-9a-f]{64}/);
     expect(text).not.toContain('${');
+    // Nothing is read from the environment: the agent's `env` must never show the secret.
+    expect(text).not.toContain('allowedEnvVars');
+    expect(text).not.toContain('$AGENTBOX');
     expect(hooks.Stop![0]!.hooks[0]).toMatchObject({
       type: 'http',
       url: 'http://127.0.0.1:4567/hook/Stop',
-      headers: { Authorization: 'Bearer $AGENTBOX_TOKEN' },
-      allowedEnvVars: ['AGENTBOX_TOKEN'],
+      headers: { Authorization: `Bearer ${'f'.repeat(64)}` },
       timeout: 90,
     });
     expect(hooks.Stop![0]!.hooks[0]!.onFailure).toBeUndefined();
@@ -160,7 +163,9 @@ describe('runSettings', () => {
   it('sends SessionStart through the command-hook script (Claude Code never fires an http SessionStart)', () => {
     const [group] = hooksOf(runSettings(base)).SessionStart!;
     expect(group!.hooks[0]).toMatchObject({ type: 'command' });
-    expect(group!.hooks[0]!.command).toBe(`'/usr/bin/node' '${HOOK_SCRIPT}' SessionStart`);
+    expect(group!.hooks[0]!.command).toBe(
+      `'/usr/bin/node' '${HOOK_SCRIPT}' SessionStart '/private/run-x/hook.json'`,
+    );
   });
 
   it('guards Bash and Read only where they name the ledger, agentbox or the main tree, and fails closed', () => {

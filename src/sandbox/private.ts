@@ -1,0 +1,80 @@
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+
+/**
+ * What a run keeps from its agent: under `<tmp>/agentbox-<uid>/`, `secrets/<run>-<random>/` holds
+ * the run's Claude Code settings (its hooks carry the endpoint's token) and the hook script's
+ * address book; `work/<run>/` holds the agent's private git dir and temp dir. The whole `secrets/`
+ * folder is denied to the sandbox and to the Read tool; both folders are 0700 and go at the end.
+ * NOTE: the token is in no environment variable and on no command line: only in these files.
+ */
+export interface PrivateArea {
+  readonly secretsRoot: string;
+  readonly secretsDir: string;
+  readonly workDir: string;
+  readonly tmpDir: string;
+  readonly gitDir: string;
+  writeSecret(name: string, content: string): string;
+  /** Runs `cleanup` when the area is disposed (after its own folders are gone). */
+  onDispose(cleanup: () => void): void;
+  dispose(): void;
+}
+
+export function privateBase(env: { TMPDIR?: string | undefined }, uid: number): string {
+  return path.join(env.TMPDIR || '/tmp', `agentbox-${uid}`);
+}
+
+function mkdirPrivate(dir: string): void {
+  fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
+  // NOTE: a folder that existed already (made by someone else in a shared /tmp) must be ours and
+  // closed: otherwise another user could read the secrets.
+  const stat = fs.lstatSync(dir);
+  if (!stat.isDirectory() || (process.getuid && stat.uid !== process.getuid())) {
+    throw new Error(`${dir} is not a folder of this user; remove it and try again`);
+  }
+  fs.chmodSync(dir, 0o700);
+}
+
+export function createPrivateArea(base: string, runName: string): PrivateArea {
+  mkdirPrivate(base);
+  const secretsRoot = path.join(base, 'secrets');
+  mkdirPrivate(secretsRoot);
+  // A run that crashed left its secrets behind (their endpoint is gone): they go now.
+  for (const old of fs.readdirSync(secretsRoot)) {
+    if (old.startsWith(`${runName}-`))
+      fs.rmSync(path.join(secretsRoot, old), { recursive: true, force: true });
+  }
+  const secretsDir = path.join(secretsRoot, `${runName}-${randomBytes(6).toString('hex')}`);
+  mkdirPrivate(secretsDir);
+  // The work folder survives a crash, so a resumed run keeps its agent's commits.
+  const workDir = path.join(base, 'work', runName);
+  mkdirPrivate(path.join(base, 'work'));
+  mkdirPrivate(workDir);
+  const tmpDir = path.join(workDir, 'tmp');
+  fs.mkdirSync(tmpDir, { recursive: true, mode: 0o700 });
+  let disposed = false;
+  const more: (() => void)[] = [];
+  return {
+    secretsRoot,
+    secretsDir,
+    workDir,
+    tmpDir,
+    gitDir: path.join(workDir, 'git'),
+    writeSecret(name, content) {
+      const file = path.join(secretsDir, name);
+      fs.writeFileSync(file, content, { mode: 0o600 });
+      return file;
+    },
+    onDispose(cleanup) {
+      more.push(cleanup);
+    },
+    dispose() {
+      if (disposed) return;
+      disposed = true;
+      fs.rmSync(secretsDir, { recursive: true, force: true });
+      fs.rmSync(workDir, { recursive: true, force: true });
+      for (const cleanup of more) cleanup();
+    },
+  };
+}

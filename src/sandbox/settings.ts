@@ -1,0 +1,64 @@
+/**
+ * The kernel boundary of a run: Claude Code's own sandbox (bubblewrap + socat on Linux, Seatbelt on
+ * macOS) around every Bash command and whatever it starts. Measured with Claude Code 2.1.330 (see
+ * test/e2e/seal.test.ts): the file system is read-only but for `writable`; `denyRead` paths read as
+ * missing; there is no network (loopback included) beyond `allowedDomains` through its proxy.
+ * NOTE: Claude Code binds the git common dir of a worktree writable by itself (refs, objects,
+ * HEAD, packed-refs: a run could move the person's branch or delete objects). `denyWrite` on the
+ * main repository's whole git dir wins over that, and over any allow beneath it.
+ * NOTE: a denied path that does not exist is turned into an unreadable mount point (and bwrap may
+ * leave it behind on the host): only existing paths may be listed. `sandboxSettings` is pure; the
+ * caller filters with `existingPaths`.
+ */
+export interface SandboxInput {
+  /** Where Bash may write: the worktree, the run's private git dir and temp dir. */
+  readonly writable: readonly string[];
+  /** What Bash may not read: the ledger, agentbox's private files, the user's secrets. */
+  readonly denyRead: readonly string[];
+  /** Never writable, whatever Claude Code allows by itself: the main repository's git dir. */
+  readonly denyWrite: readonly string[];
+  /** A fix run's Bash runs without asking, inside the sandbox; read-only runs keep asking. */
+  readonly autoAllowBash: boolean;
+  /** Hosts Bash may reach through the sandbox's proxy; none by default. */
+  readonly allowedDomains: readonly string[];
+}
+
+export function sandboxSettings(input: SandboxInput): Record<string, unknown> {
+  return {
+    sandbox: {
+      enabled: true,
+      // Fail closed: a sandbox that cannot start is an error, never an unsandboxed command.
+      failIfUnavailable: true,
+      autoAllowBashIfSandboxed: input.autoAllowBash,
+      // No escape hatch for the model: a command the sandbox refuses is not retried outside it.
+      allowUnsandboxedCommands: false,
+      filesystem: {
+        allowWrite: [...input.writable],
+        denyWrite: [...input.denyWrite],
+        denyRead: [...input.denyRead],
+      },
+      network: { allowedDomains: [...input.allowedDomains] },
+    },
+  };
+}
+
+/**
+ * The user's secrets a run never needs, relative to HOME: credentials of clouds, registries, git
+ * hosts and ssh. Denied to Bash when they exist (more can be named in `sandbox.deny_read`).
+ */
+export const HOME_SECRETS: readonly string[] = [
+  '.ssh',
+  '.aws',
+  '.azure',
+  '.config/gcloud',
+  '.config/gh',
+  '.config/hub',
+  '.docker',
+  '.kube',
+  '.gnupg',
+  '.netrc',
+  '.npmrc',
+  '.pypirc',
+  '.git-credentials',
+  '.config/git/credentials',
+];

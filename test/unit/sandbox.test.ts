@@ -1,0 +1,142 @@
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createPrivateGit } from '../../src/git/private.js';
+import { probeSandbox } from '../../src/sandbox/available.js';
+import { absentBefore, removeEmpty } from '../../src/sandbox/leftovers.js';
+import { createPrivateArea } from '../../src/sandbox/private.js';
+import { sandboxSettings } from '../../src/sandbox/settings.js';
+import { GIT_ENV, gitRepo, tempDir } from '../helpers/git-repo.js';
+
+const dirs: string[] = [];
+const temp = (prefix: string) => {
+  const dir = tempDir(prefix);
+  dirs.push(dir);
+  return dir;
+};
+afterEach(() => {
+  for (const dir of dirs.splice(0)) fs.rmSync(dir, { recursive: true, force: true });
+});
+
+describe('sandboxSettings', () => {
+  it('fails closed, never retries outside, and passes the paths through', () => {
+    expect(
+      sandboxSettings({
+        writable: ['/wt', '/priv/git'],
+        denyRead: ['/repo/.agents'],
+        denyWrite: ['/repo/.git'],
+        autoAllowBash: true,
+        allowedDomains: ['127.0.0.1:4000'],
+      }),
+    ).toEqual({
+      sandbox: {
+        enabled: true,
+        failIfUnavailable: true,
+        autoAllowBashIfSandboxed: true,
+        allowUnsandboxedCommands: false,
+        filesystem: {
+          allowWrite: ['/wt', '/priv/git'],
+          denyWrite: ['/repo/.git'],
+          denyRead: ['/repo/.agents'],
+        },
+        network: { allowedDomains: ['127.0.0.1:4000'] },
+      },
+    });
+  });
+});
+
+describe('probeSandbox', () => {
+  it('works on this machine (bubblewrap and socat are installed by .ci/run)', () => {
+    expect(probeSandbox({ PATH: process.env.PATH }, 'linux')).toEqual({
+      ok: true,
+      detail: 'bubblewrap + socat',
+    });
+  });
+
+  it('names what is missing and how to install it', () => {
+    const empty = temp('agentbox-nopath-');
+    expect(probeSandbox({ PATH: empty }, 'linux')).toEqual({
+      ok: false,
+      problem: 'bwrap and socat are not installed',
+      fix: expect.stringContaining('apt-get install bubblewrap socat'),
+    });
+  });
+
+  it('says a platform without a sandbox has none', () => {
+    expect(probeSandbox({ PATH: '' }, 'win32')).toMatchObject({
+      ok: false,
+      problem: 'Claude Code has no sandbox on win32',
+    });
+  });
+});
+
+describe('the private area', () => {
+  it('is closed to others, holds secrets 0600, and is gone after dispose (a second dispose is harmless)', () => {
+    const base = path.join(temp('agentbox-priv-'), 'agentbox-0');
+    const area = createPrivateArea(base, 'run-a');
+    const file = area.writeSecret('settings.json', '{"token":"x"}');
+    expect(fs.statSync(base).mode & 0o777).toBe(0o700);
+    expect(fs.statSync(area.secretsDir).mode & 0o777).toBe(0o700);
+    expect(fs.statSync(file).mode & 0o777).toBe(0o600);
+    expect(path.dirname(area.secretsDir)).toBe(area.secretsRoot);
+    let cleaned = 0;
+    area.onDispose(() => cleaned++);
+    area.dispose();
+    area.dispose();
+    expect(fs.existsSync(area.secretsDir)).toBe(false);
+    expect(fs.existsSync(area.workDir)).toBe(false);
+    expect(cleaned).toBe(1);
+  });
+
+  it('drops the secrets a crashed run of the same name left behind', () => {
+    const base = path.join(temp('agentbox-priv-'), 'agentbox-0');
+    const first = createPrivateArea(base, 'run-b');
+    first.writeSecret('hook.json', '{}');
+    const second = createPrivateArea(base, 'run-b');
+    expect(fs.existsSync(first.secretsDir)).toBe(false);
+    expect(fs.readdirSync(second.secretsRoot)).toEqual([path.basename(second.secretsDir)]);
+  });
+});
+
+describe('the agent’s private git', () => {
+  it('commits on the run branch in its own repository; the main repository’s refs and objects stay as they were', async () => {
+    const repo = gitRepo({ files: { 'a.txt': 'a\n' } });
+    dirs.push(repo.dir);
+    const wt = path.join(temp('agentbox-wt-'), 'wt');
+    repo.git('worktree', 'add', '-q', '-b', 'agentbox/run-c', wt);
+    const gitDir = path.join(temp('agentbox-pgit-'), 'git');
+    await createPrivateGit({ worktree: wt, gitDir, branch: 'agentbox/run-c' });
+    const refsBefore = repo.git('for-each-ref');
+    const objectsBefore = repo.git('count-objects', '-v');
+    const env = { ...process.env, ...GIT_ENV, GIT_DIR: gitDir, GIT_WORK_TREE: wt };
+    const git = (...args: string[]) => execFileSync('git', args, { cwd: wt, env, encoding: 'utf8' });
+    expect(git('status', '--porcelain')).toBe('');
+    fs.writeFileSync(path.join(wt, 'a.txt'), 'changed\n');
+    git('add', 'a.txt');
+    git('commit', '-qm', 'by the agent');
+    expect(git('log', '--format=%s', '-1')).toBe('by the agent\n');
+    expect(git('rev-list', '--count', 'HEAD').trim()).toBe('2');
+    expect(git('rev-parse', '--abbrev-ref', 'HEAD').trim()).toBe('agentbox/run-c');
+    // The main branches are visible (read-only copies), so `git diff main` works.
+    expect(git('diff', '--stat', 'main').trim()).toContain('a.txt');
+    expect(repo.git('for-each-ref')).toBe(refsBefore);
+    expect(repo.git('count-objects', '-v')).toBe(objectsBefore);
+  });
+});
+
+describe('sandbox leftovers', () => {
+  it('removes only what was absent before and is empty now', () => {
+    const dir = temp('agentbox-left-');
+    const candidates = ['a', 'b', 'c', 'd'].map((n) => path.join(dir, n));
+    fs.mkdirSync(candidates[0]!);
+    const absent = absentBefore(candidates);
+    expect(absent).toEqual(candidates.slice(1));
+    fs.mkdirSync(candidates[1]!);
+    fs.writeFileSync(candidates[2]!, '');
+    fs.mkdirSync(candidates[3]!);
+    fs.writeFileSync(path.join(candidates[3]!, 'kept'), 'x');
+    removeEmpty(absent);
+    expect(candidates.map((c) => fs.existsSync(c))).toEqual([true, false, false, true]);
+  });
+});
