@@ -10,6 +10,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
+import type { Row } from '../test/e2e/faults.test.js';
 
 const { values } = parseArgs({
   options: { kills: { type: 'string', default: '500' }, seed: { type: 'string' } },
@@ -31,16 +32,7 @@ if (!fs.existsSync(report)) {
   console.error(`soak (seed ${seed}) wrote no report; vitest exited ${result.status}`);
   process.exit(1);
 }
-const { rows } = JSON.parse(fs.readFileSync(report, 'utf8')) as {
-  rows: {
-    scenario: string;
-    tries: number;
-    redrawn: number;
-    points: Record<string, number>;
-    outcomes: Record<string, number>;
-    lost: string[];
-  }[];
-};
+const { rows } = JSON.parse(fs.readFileSync(report, 'utf8')) as { rows: Row[] };
 console.log(`\nfault soak: seed ${seed}, ${values.kills} landed kills per scenario, ${minutes} min`);
 for (const r of rows.filter((row) => row.scenario.includes('random point'))) {
   console.log(

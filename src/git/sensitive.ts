@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { unquote } from './patch.js';
+import { type Entry, EXECUTABLE, LINK, parseEntries } from './patch-entries.js';
 
 /**
  * What a change is, when it is more than code: something that steers agents, git, CI or hooks, or
@@ -83,22 +83,6 @@ export function locationKind(file: string, hooksPath: string | null = null): Sen
 function within(a: string, b: string): boolean {
   return a === b || a.startsWith(`${b}/`) || b.startsWith(`${a}/`);
 }
-
-/** One `diff --git` section, as far as inspection needs it. */
-interface Entry {
-  oldPath: string | null;
-  newPath: string | null;
-  oldMode: string | null;
-  newMode: string | null;
-  copy: boolean;
-  binary: boolean;
-  /** The new side of the hunks (context and added lines), and whether it ends without a newline. */
-  lines: string[];
-  noNewline: boolean;
-}
-
-const LINK = '120000';
-const EXECUTABLE = '100755';
 
 /**
  * Reads a git patch (as `git diff --binary` writes it) and lists what is sensitive about it and
@@ -253,120 +237,6 @@ function relativeHooksPath(hooksPath: string | null, repoRoot: string): string |
   if (relative === '.' || relative === '..' || relative.startsWith('../') || path.isAbsolute(relative))
     return null;
   return relative.replace(/\/$/, '');
-}
-
-/**
- * The `diff --git` sections of a patch: headers parsed, hunks kept only as the new side's lines.
- * NOTE: read as latin-1 (one char per byte, any encoding passes) and turned back into UTF-8 at
- * the end; C-quoted names are octal bytes too.
- */
-function parseEntries(patch: Buffer | string): Entry[] {
-  const text = (typeof patch === 'string' ? Buffer.from(patch) : patch).toString('latin1');
-  const entries: Entry[] = [];
-  let entry: Entry | null = null;
-  let part: Part = 'header';
-  let newSide = false;
-  for (const line of text.split('\n')) {
-    if (line.startsWith('diff --git ')) {
-      const [oldPath, newPath] = gitLineNames(line.slice('diff --git '.length));
-      entry = {
-        oldPath,
-        newPath,
-        oldMode: null,
-        newMode: null,
-        copy: false,
-        binary: false,
-        lines: [],
-        noNewline: false,
-      };
-      entries.push(entry);
-      part = 'header';
-    } else if (entry && part === 'header') {
-      part = readHeader(entry, line);
-    } else if (entry && part === 'hunks') {
-      // `\ No newline at end of file` is about the line before it.
-      if (line.startsWith('\\')) entry.noNewline ||= newSide;
-      newSide = line.startsWith('+') || line.startsWith(' ');
-      if (newSide) entry.lines.push(line.slice(1));
-    }
-  }
-  return entries.map((e) => ({
-    ...e,
-    oldPath: e.oldPath === null ? null : utf8(e.oldPath),
-    newPath: e.newPath === null ? null : utf8(e.newPath),
-    lines: e.lines.map(utf8),
-  }));
-}
-
-type Part = 'header' | 'hunks' | 'binary';
-
-/** Reads one header line into `entry`; returns the part of the section the next line is in. */
-function readHeader(entry: Entry, line: string): Part {
-  const after = (prefix: string) => line.slice(prefix.length);
-  if (line.startsWith('old mode ')) entry.oldMode = after('old mode ');
-  else if (line.startsWith('new mode ')) entry.newMode = after('new mode ');
-  else if (line.startsWith('new file mode ')) {
-    entry.newMode = after('new file mode ');
-    entry.oldPath = null;
-  } else if (line.startsWith('deleted file mode ')) {
-    entry.oldMode = after('deleted file mode ');
-    entry.newPath = null;
-  } else if (line.startsWith('index ')) {
-    // `index <old>..<new> <mode>`: the mode of a file whose mode did not change.
-    const mode = line.split(' ')[2];
-    if (mode && entry.oldPath !== null) entry.oldMode ??= mode;
-    if (mode && entry.newPath !== null) entry.newMode ??= mode;
-  } else if (line.startsWith('rename from ') || line.startsWith('copy from ')) {
-    entry.oldPath = unquote(line.slice(line.indexOf(' from ') + 6));
-  } else if (line.startsWith('rename to ') || line.startsWith('copy to ')) {
-    entry.newPath = unquote(line.slice(line.indexOf(' to ') + 4));
-    entry.copy = line.startsWith('copy');
-  } else if (line.startsWith('--- ')) {
-    entry.oldPath = headerName(after('--- '));
-  } else if (line.startsWith('+++ ')) {
-    entry.newPath = headerName(after('+++ '));
-    return 'hunks';
-  } else if (line === 'GIT binary patch' || line.startsWith('Binary files ')) {
-    entry.binary = true;
-    return 'binary';
-  }
-  return 'header';
-}
-
-/** What follows `diff --git `, either side C-quoted → both names. Unquoted ones split in the middle. */
-function gitLineNames(rest: string): [string | null, string | null] {
-  if (rest.startsWith('"')) {
-    const end = closingQuote(rest);
-    return [stripPrefix(unquote(rest.slice(0, end + 1))), stripPrefix(unquote(rest.slice(end + 2)))];
-  }
-  const quoted = rest.indexOf(' "');
-  if (quoted >= 0) return [stripPrefix(rest.slice(0, quoted)), stripPrefix(unquote(rest.slice(quoted + 1)))];
-  // Same names on both sides (renames name theirs in `rename from/to`).
-  const half = (rest.length - 1) / 2;
-  if (!Number.isInteger(half)) return [null, null];
-  return [stripPrefix(rest.slice(0, half)), stripPrefix(rest.slice(half + 1))];
-}
-
-function closingQuote(raw: string): number {
-  for (let i = 1; i < raw.length; i++) {
-    if (raw[i] === '\\') i++;
-    else if (raw[i] === '"') return i;
-  }
-  return raw.length - 1;
-}
-
-/** `a/x`, `"a/x\tq"` (C-quoted) or `a/x y\t` (a name with a space) → `x`; /dev/null → null. */
-function headerName(raw: string): string | null {
-  const name = raw.startsWith('"') ? unquote(raw) : raw.replace(/\t$/, '');
-  return name === '/dev/null' ? null : stripPrefix(name);
-}
-
-function stripPrefix(name: string): string {
-  return name.slice(name.indexOf('/') + 1);
-}
-
-function utf8(latin1: string): string {
-  return Buffer.from(latin1, 'latin1').toString('utf8');
 }
 
 /**

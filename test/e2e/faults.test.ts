@@ -34,7 +34,7 @@ function random(seed: number): () => number {
   };
 }
 
-interface Row {
+export interface Row {
   scenario: string;
   /** Landed kills (or runs, for the other scenarios). */
   tries: number;

@@ -103,6 +103,15 @@ describe('agentbox start: an interactive Claude Code behind a pty', () => {
       policy_state: 'healthy',
     });
     expect(state.pid).toBe(ledger.claude_pid);
+    // The endpoint's token is in claude's private settings file (0600), never in its environment.
+    const environ = fs.readFileSync(`/proc/${state.pid}/environ`, 'latin1');
+    expect(environ).not.toContain('AGENTBOX_TOKEN');
+    expect(environ).not.toContain('AGENTBOX_URL');
+    const settingsArg = fs
+      .readFileSync(`/proc/${state.pid}/cmdline`, 'latin1')
+      .split('\0')
+      .find((a) => a.startsWith('--settings='))!;
+    expect(fs.statSync(settingsArg.slice('--settings='.length)).mode & 0o777).toBe(0o600);
     expect(fs.statSync(ledger.socket_path).mode & 0o777).toBe(0o600);
     // The socket's own protocol, as any client would speak it.
     expect(await ipcRequest(ledger.socket_path, 'pid')).toEqual({ pid: state.pid });
@@ -453,6 +462,7 @@ setInterval(() => {}, 1000);`);
       expect(logEvents(p, name, 'cwd_resolved')).toEqual([{ path: sub, source: 'cli_flag' }]);
       expect(seen.env.HOME).toBe(p.env.HOME);
       expect(seen.env.AGENTBOX_RUN).toBe(name);
+      expect(seen.env.AGENTBOX_TOKEN).toBeUndefined();
       expect(seen.env.CLAUDE_CONFIG_DIR).toBe(p.env.CLAUDE_CONFIG_DIR);
 
       await p.agentbox(['stop', name]);
