@@ -3,6 +3,7 @@ import { styler } from '../cli/style.js';
 import { AgentboxError } from '../errors.js';
 import { findRepo } from '../git/repo.js';
 import { openLedger, type RunDetails, readRun, resolveRun } from '../ledger/index.js';
+import { assertHuman } from '../run/gate.js';
 import { type IpcMethod, ipcRequest } from './ipc.js';
 
 async function sessionRun(ctx: CommandContext, ref: string): Promise<RunDetails> {
@@ -46,6 +47,7 @@ export async function restart(
   ref: string,
   options: { fresh?: boolean },
 ): Promise<number> {
+  assertHuman(ctx.env, 'restart', ctx.cwd);
   const { run } = await control(ctx, ref, 'restart', { mode: options.fresh ? 'fresh' : 'resume' });
   ctx.io.out(
     `${styler(ctx.io).ok('✓')} restarting claude in ${run.name} (${options.fresh ? 'a fresh session' : 'resuming its session'})\n`,
@@ -54,6 +56,7 @@ export async function restart(
 }
 
 export async function stop(ctx: CommandContext, ref: string, options: { force?: boolean }): Promise<number> {
+  assertHuman(ctx.env, 'stop', ctx.cwd);
   const { run } = await control(ctx, ref, 'stop', { graceful: !options.force });
   ctx.io.out(`${styler(ctx.io).ok('✓')} stopping ${run.name}\n`);
   return 0;

@@ -18,6 +18,7 @@ import { EventLog } from '../run/events.js';
 import { systemPromptAddition } from '../run/prompt.js';
 import { allowedTools, buildEnvelope } from '../run/tier.js';
 import { prepareRunPrivacy } from '../sandbox/prepare.js';
+import { assertProjectSettings } from '../settings/startup.js';
 import { commandsRoot, removeRunCommands, writeRunCommands } from '../slash/index.js';
 import { createRunHookHandler } from '../supervisor/hooks.js';
 import { askSupervisorModel } from '../supervisor/model.js';
@@ -59,7 +60,9 @@ export async function startSession(
     );
   }
   const rc = await loadRunContext(ctx);
-  // Checked before anything is created: without it there is no session to run.
+  // Checked before anything is created: a settings file Claude Code would drop (the project's guard
+  // with it), and node-pty, without which there is no session to run.
+  assertProjectSettings(rc.repo.root);
   const spawn = await loadPty();
   const cfg = rc.config.interactive;
   const { path: cwd, source: cwdSource } = resolveCwd({

@@ -5,7 +5,7 @@ import { findRepo } from '../git/repo.js';
 import { ipcRequest } from '../interactive/ipc.js';
 import { openLedger, readRun, resolveRun } from '../ledger/index.js';
 import { enqueue, pendingCount } from '../supervisor/inbox.js';
-import { isAlive } from './gate.js';
+import { assertHuman, isAlive } from './gate.js';
 
 /**
  * `agentbox inject <run> "<text>"`: queues a message for a live run. Its supervisor delivers it at
@@ -18,6 +18,8 @@ export async function inject(
   text: string,
   options: { json?: boolean },
 ): Promise<number> {
+  // An agent may not steer another run (or a person's session) through its supervisor.
+  assertHuman(ctx.env, 'inject', ctx.cwd);
   if (text.trim() === '') {
     throw new AgentboxError('USAGE', 'the message is empty', {
       hint: 'agentbox inject latest "also update the docs"',
