@@ -31,7 +31,8 @@ import { EventLog } from '../src/run/events.js';
 import { planLaunch } from '../src/run/launch.js';
 import { storedOptions, worktreeBase } from '../src/run/start.js';
 import { buildEnvelope } from '../src/run/tier.js';
-import { prepareRunPrivacy } from '../src/sandbox/prepare.js';
+import { assertSandboxUsable, prepareRunPrivacy } from '../src/sandbox/prepare.js';
+import { assertProjectSettings } from '../src/settings/startup.js';
 import { writeRunCommands } from '../src/slash/index.js';
 import { createRunHookHandler } from '../src/supervisor/hooks.js';
 import { askSupervisorModel } from '../src/supervisor/model.js';
@@ -80,6 +81,11 @@ export async function setupFixRun(
   const base = await headSha(rc.repo.root);
   if (!base) throw new Error(`no commit in ${rc.repo.root}`);
   lap('context + HEAD');
+  // startRun's checks before anything is created: the project settings, and the sandbox (a real
+  // bubblewrap start when it is required).
+  assertProjectSettings(rc.repo.root);
+  assertSandboxUsable(env, rc.config.sandbox);
+  lap('settings check + sandbox probe');
   const worktreePath = (name: string) => canonical(path.join(worktreeBase(rc, env), name));
   const run = await createRun(rc.ledger, {
     type: 'fix',
