@@ -10,7 +10,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import type { Row } from '../test/e2e/faults.test.js';
+import type { Row } from '../test/helpers/fault-table.js';
 
 const { values } = parseArgs({
   options: { kills: { type: 'string', default: '500' }, seed: { type: 'string' } },

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FINALIZE_PARTS } from '../../src/run/finalize.js';
 import { bash, type RequestView, text } from '../fixtures/model-server/index.js';
 import { AGENTBOX_BIN } from '../helpers/bin.js';
+import type { Row } from '../helpers/fault-table.js';
 import { expectNoProcessesLeft } from '../helpers/processes.js';
 import { type Project, project } from '../helpers/project.js';
 import { sleep, waitFor } from '../helpers/pty.js';
@@ -34,17 +35,6 @@ function random(seed: number): () => number {
   };
 }
 
-export interface Row {
-  scenario: string;
-  /** Landed kills (or runs, for the other scenarios). */
-  tries: number;
-  /** Kills that could not land (the run had ended) and were drawn again. */
-  redrawn: number;
-  /** Where the landed kills hit: the turn and what the run was doing. */
-  points: Record<string, number>;
-  outcomes: Record<string, number>;
-  lost: string[];
-}
 const rows: Row[] = [];
 
 /**
