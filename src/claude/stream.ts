@@ -204,6 +204,16 @@ export interface Refusal {
   readonly tool: string;
   readonly by: 'config' | 'hook' | 'skill' | 'sandbox' | 'other';
   readonly message: string;
+  /** What the call asked for, cut to 200 characters (a command, a path). */
+  readonly input?: string;
+}
+
+/** A tool call's input for the log: the command or path when there is one, else its JSON, cut. */
+function excerpt(input: unknown): string {
+  const o = isObject(input) ? input : {};
+  const text =
+    str(o.command) ?? str(o.file_path) ?? str(o.path) ?? str(o.skill) ?? JSON.stringify(input ?? null);
+  return text.length > 200 ? `${text.slice(0, 200)}…` : text;
 }
 
 export interface StreamSummary {
@@ -215,7 +225,8 @@ export interface StreamSummary {
   result: ResultEvent | null;
   toolErrors: number;
   /** Tool calls without a result yet, oldest first (the model may call several at once). */
-  openTools: readonly { readonly id: string; readonly name: string }[];
+  /** Tool calls waiting for their result, with an excerpt of their input (for refusals). */
+  openTools: readonly { readonly id: string; readonly name: string; readonly input: string }[];
   /** Tool calls Claude Code refused (its rules, a hook, a human-only command), in order. */
   refusals: readonly Refusal[];
 }
@@ -237,16 +248,26 @@ export function summarize(summary: StreamSummary, event: StreamEvent): StreamSum
     case 'init':
       return { ...summary, sessionId: event.sessionId };
     case 'tool_use': {
-      const openTools = [...summary.openTools, { id: event.id, name: event.name }];
+      const openTools = [
+        ...summary.openTools,
+        { id: event.id, name: event.name, input: excerpt(event.input) },
+      ];
       return { ...summary, toolCalls: summary.toolCalls + 1, openTools, currentTool: event.name };
     }
     case 'tool_result': {
       const openTools = summary.openTools.filter((t) => t.id !== event.toolUseId);
-      const tool = summary.openTools.find((t) => t.id === event.toolUseId)?.name ?? '';
+      const call = summary.openTools.find((t) => t.id === event.toolUseId);
+      const tool = call?.name ?? '';
       const refusals = event.refusedBy
         ? [
             ...summary.refusals,
-            { toolUseId: event.toolUseId, tool, by: event.refusedBy, message: event.text },
+            {
+              toolUseId: event.toolUseId,
+              tool,
+              by: event.refusedBy,
+              message: event.text,
+              ...(call?.input ? { input: call.input } : {}),
+            },
           ]
         : summary.refusals;
       return {

@@ -209,6 +209,7 @@ export function allDenials(
       tool: r.tool,
       rule: RULE[r.by],
       reason: r.message.replace(/<\/?tool_use_error>/g, ''),
+      ...(r.input ? { input: r.input } : {}),
     });
   }
   return [...out, ...logged];

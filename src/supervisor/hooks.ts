@@ -9,6 +9,8 @@ export interface Denial {
   readonly tool: string;
   readonly rule: string;
   readonly reason: string;
+  /** What the call asked for (a command, a path), cut short. */
+  readonly input?: string;
 }
 
 export interface RunHookOptions {

@@ -318,6 +318,11 @@ describe('the seal of a fix run (the real sandbox)', () => {
         expect(res!.isError, `${attempt.label}: ${res!.content}`).toBe(true);
       if (attempt.refused === 'kernel' || attempt.refused === 'rule') {
         expect(recorded.has(res!.toolUseId), `${attempt.label} not recorded: ${res!.content}`).toBe(true);
+        // Each record says who refused and what was asked.
+        const record = events.find((e) => e.toolUseId === res!.toolUseId)!;
+        expect(['guard', 'claude', 'sandbox'], attempt.label).toContain(record.source);
+        expect(record.input, attempt.label).toBeTruthy();
+        if (attempt.refused === 'kernel' && record.source !== 'guard') expect(record.source).toBe('sandbox');
       }
     }
     // The forged events never counted: the run ended by its own Stop (REVIEW: the links it made in

@@ -161,7 +161,14 @@ describe('parseStreamLine on real output', () => {
     expect(summary).toMatchObject({ toolCalls: 3, toolErrors: 3, currentTool: null, lastText: 'Gave up.' });
     // The refused call is recorded once, with who refused it (the tool result's meta says "config").
     expect(summary.refusals).toEqual([
-      { toolUseId: results[0]!.toolUseId, tool: 'Bash', by: 'config', message: results[0]!.text },
+      {
+        toolUseId: results[0]!.toolUseId,
+        tool: 'Bash',
+        by: 'config',
+        message: results[0]!.text,
+        // What the call asked for, so the log says what was refused, not only why.
+        input: 'touch not-allowed.txt',
+      },
     ]);
   });
 });
