@@ -21,8 +21,14 @@ export interface PrivateArea {
   dispose(): void;
 }
 
+/**
+ * `$TMPDIR/agentbox-<uid>`, or `/tmp/agentbox-<uid>` when TMPDIR holds a character a permission
+ * rule cannot (the Read deny rule on the secrets must be valid, or Claude Code drops the whole
+ * settings file).
+ */
 export function privateBase(env: { TMPDIR?: string | undefined }, uid: number): string {
-  return path.join(env.TMPDIR || '/tmp', `agentbox-${uid}`);
+  const tmp = env.TMPDIR && /^\/[A-Za-z0-9._/-]+$/.test(env.TMPDIR) ? env.TMPDIR : '/tmp';
+  return path.join(tmp, `agentbox-${uid}`);
 }
 
 function mkdirPrivate(dir: string): void {

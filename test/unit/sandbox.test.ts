@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createPrivateGit } from '../../src/git/private.js';
 import { probeSandbox } from '../../src/sandbox/available.js';
 import { absentBefore, removeEmpty } from '../../src/sandbox/leftovers.js';
-import { createPrivateArea } from '../../src/sandbox/private.js';
+import { createPrivateArea, privateBase } from '../../src/sandbox/private.js';
 import { sandboxSettings } from '../../src/sandbox/settings.js';
 import { GIT_ENV, gitRepo, tempDir } from '../helpers/git-repo.js';
 
@@ -138,5 +138,17 @@ describe('sandbox leftovers', () => {
     fs.writeFileSync(path.join(candidates[3]!, 'kept'), 'x');
     removeEmpty(absent);
     expect(candidates.map((c) => fs.existsSync(c))).toEqual([true, false, false, true]);
+  });
+});
+
+describe('privateBase', () => {
+  it.each([
+    [{ TMPDIR: '/var/tmp' }, '/var/tmp/agentbox-1000'],
+    [{}, '/tmp/agentbox-1000'],
+    // A path a permission rule cannot hold falls back to /tmp.
+    [{ TMPDIR: '/tmp/my dir (1)' }, '/tmp/agentbox-1000'],
+    [{ TMPDIR: 'relative' }, '/tmp/agentbox-1000'],
+  ])('%o → %s', (env, expected) => {
+    expect(privateBase(env, 1000)).toBe(expected);
   });
 });
