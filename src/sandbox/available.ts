@@ -1,25 +1,17 @@
 import { spawnSync } from 'node:child_process';
-import fs from 'node:fs';
-import path from 'node:path';
-import type { Env } from '../cli/context.js';
+import which from 'which';
+
+/** The environment the sandbox code reads (PATH, HOME, TMPDIR); passed in, never read from process.env. */
+export type SandboxEnv = Readonly<Record<string, string | undefined>>;
 
 export type SandboxProbe =
   | { readonly ok: true; readonly detail: string }
   | { readonly ok: false; readonly problem: string; readonly fix: string };
 
-/** `name` on `PATH`, or null. */
-function onPath(name: string, env: Env): string | null {
-  for (const dir of (env.PATH ?? '').split(path.delimiter)) {
-    if (!dir) continue;
-    const file = path.join(dir, name);
-    try {
-      fs.accessSync(file, fs.constants.X_OK);
-      return file;
-    } catch {
-      // Not here.
-    }
-  }
-  return null;
+/** `name` on `PATH` (the same lookup as for the claude binary), or null. */
+function onPath(name: string, env: SandboxEnv): string | null {
+  // NOTE: with an empty path `which` falls back to the current directory; no PATH means not found.
+  return env.PATH ? which.sync(name, { nothrow: true, path: env.PATH }) : null;
 }
 
 /**
@@ -27,7 +19,7 @@ function onPath(name: string, env: Env): string | null {
  * that lets this user create the namespaces bubblewrap needs (tried for real: ~5 ms); on macOS,
  * sandbox-exec. Anything else has no sandbox.
  */
-export function probeSandbox(env: Env, platform: NodeJS.Platform = process.platform): SandboxProbe {
+export function probeSandbox(env: SandboxEnv, platform: NodeJS.Platform = process.platform): SandboxProbe {
   if (platform === 'darwin') {
     return onPath('sandbox-exec', env)
       ? { ok: true, detail: 'Seatbelt (sandbox-exec)' }

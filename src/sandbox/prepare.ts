@@ -1,11 +1,10 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { execa } from 'execa';
-import type { Env } from '../cli/context.js';
 import type { Config } from '../config/schema.js';
 import { AgentboxError } from '../errors.js';
 import { createPrivateGit } from '../git/private.js';
-import { probeSandbox } from './available.js';
+import { probeSandbox, type SandboxEnv } from './available.js';
 import { absentBefore, leftoverCandidates, removeEmpty } from './leftovers.js';
 import { createPrivateArea, type PrivateArea, privateBase } from './private.js';
 import { HOME_SECRETS } from './settings.js';
@@ -15,7 +14,7 @@ import { HOME_SECRETS } from './settings.js';
  * sandbox works, unless the person opted out in agentbox.yaml (`sandbox.mode: off`). Checked before
  * any run folder exists.
  */
-export function assertSandboxUsable(env: Env, config: Config['sandbox']): void {
+export function assertSandboxUsable(env: SandboxEnv, config: Config['sandbox']): void {
   if (config.mode === 'off') return;
   const probe = probeSandbox(env);
   if (!probe.ok) {
@@ -63,7 +62,7 @@ export interface RunPrivacy {
  * sandbox on, what the sandbox must fence. Dispose `area` when the run ends.
  */
 export async function prepareRunPrivacy(opts: {
-  readonly env: Env;
+  readonly env: SandboxEnv;
   readonly runName: string;
   readonly repoRoot: string;
   readonly worktree: string | null;
