@@ -49,6 +49,9 @@ import type { RunMeta } from '../src/ledger/types.js';
 import { EventLog } from '../src/run/events.js';
 import { planLaunch } from '../src/run/launch.js';
 import { buildEnvelope } from '../src/run/tier.js';
+import { probeSandbox } from '../src/sandbox/available.js';
+import type { RunSandbox } from '../src/sandbox/prepare.js';
+import { sandboxSettings } from '../src/sandbox/settings.js';
 import { GUARD_GROUP } from '../src/settings/managed.js';
 import { createRunHookHandler } from '../src/supervisor/hooks.js';
 import { toolExcerpt } from '../src/supervisor/prompt.js';
@@ -70,15 +73,30 @@ import {
 } from './hooks-lib.js';
 
 const { values: args } = parseArgs({
-  options: { calls: { type: 'string', default: '200' }, runs: { type: 'string', default: '5' } },
+  options: {
+    calls: { type: 'string', default: '200' },
+    runs: { type: 'string', default: '5' },
+    'sandbox-calls': { type: 'string', default: '20' },
+  },
 });
+/** Bash calls per session for the sandbox's own figure (each sandboxed command costs far more). */
+const SANDBOX_CALLS = Number(args['sandbox-calls']);
 const CALLS = Number(args.calls);
 const RUNS = Number(args.runs);
-if (!Number.isInteger(CALLS) || CALLS < 1 || !Number.isInteger(RUNS) || RUNS < 1) {
-  console.error('usage: npx tsx bench/hooks.bench.ts [--calls <n ≥ 1>] [--runs <n ≥ 1>]');
+if (
+  !Number.isInteger(CALLS) ||
+  CALLS < 1 ||
+  !Number.isInteger(RUNS) ||
+  RUNS < 1 ||
+  !Number.isInteger(SANDBOX_CALLS) ||
+  SANDBOX_CALLS < 0
+) {
+  console.error(
+    'usage: npx tsx bench/hooks.bench.ts [--calls <n ≥ 1>] [--runs <n ≥ 1>] [--sandbox-calls <n ≥ 0, 0: skip>]',
+  );
   process.exit(2);
 }
-const TARGET_MS_PER_CALL = 3;
+const TARGET_MS_PER_CALL = 1.5;
 const PREFLIGHT_CALLS = 3;
 const RUN_TIMEOUT_MS = 180_000;
 const SUPERVISOR_TIMEOUT_MS = 30_000;
@@ -105,12 +123,23 @@ interface Variant {
     readonly type: 'fix' | 'scout';
     /** planLaunch: exactly what executeRun passes; every: the reference (everyBashCall, history 'hooks'). */
     readonly settings: 'planLaunch' | 'every';
+    /**
+     * The run's hooks as planLaunch builds them for a run with Claude Code's sandbox on (the
+     * default for a fix run) or off (`sandbox.mode: off`). The sandbox block itself is left out:
+     * its cost is measured on its own (see SANDBOX_CALLS).
+     */
+    readonly sandboxed?: boolean;
   };
 }
 const VARIANTS: readonly Variant[] = [
   { name: 'none', guard: false, run: null },
   { name: 'project guard', guard: true, run: null },
-  { name: 'agentbox fix run', guard: true, run: { type: 'fix', settings: 'planLaunch' } },
+  { name: 'agentbox fix run', guard: true, run: { type: 'fix', settings: 'planLaunch', sandboxed: true } },
+  {
+    name: 'fix run, sandbox off',
+    guard: true,
+    run: { type: 'fix', settings: 'planLaunch', sandboxed: false },
+  },
   { name: 'agentbox scout run', guard: true, run: { type: 'scout', settings: 'planLaunch' } },
   { name: 'reference: every hook', guard: true, run: { type: 'fix', settings: 'every' } },
 ];
@@ -232,6 +261,25 @@ const scopes: Record<'fix' | 'scout', AirlockScope> = {
 };
 if (isInside(worktree, repo.dir)) throw new Error('the worktree must lie outside the repository');
 
+/** What a fix run's sandbox fences (src/sandbox/prepare.ts), for planLaunch and the sandbox figure. */
+const BOX: RunSandbox = {
+  gitDir: path.join(runDir, 'git'),
+  tmpDir: path.join(runDir, 'tmp'),
+  mainGitDir: path.join(repo.dir, '.git'),
+  denyRead: [],
+  allowedDomains: [],
+};
+
+/** Claude Code's sandbox as a fix run gets it (src/sandbox/settings.ts), for its own figure. */
+const SANDBOX_BLOCK = sandboxSettings({
+  writable: [worktree, BOX.gitDir, BOX.tmpDir],
+  denyWrite: [BOX.mainGitDir],
+  denyRead: [canonical(ledgerDir)],
+  autoAllowBash: true,
+  allowedDomains: [],
+});
+fs.mkdirSync(BOX.tmpDir, { recursive: true });
+
 const MIXES: readonly Mix[] = [
   {
     name: 'Bash',
@@ -295,7 +343,12 @@ function runMeta(type: 'fix' | 'scout'): RunMeta {
 /** The run's --settings for a variant, aimed at `endpoint`; deny rules left out (they are not hooks). */
 function runHooks(run: NonNullable<Variant['run']>, endpoint: Endpoint): HookTable {
   const scope = scopes[run.type];
-  const guard = { ledgerDir: scope.ledgerDir, repoRoot: scope.repoRoot, writes: run.type === 'fix' };
+  const guard = {
+    ledgerDir: scope.ledgerDir,
+    repoRoot: scope.repoRoot,
+    writes: run.type === 'fix',
+    writeTools: !run.sandboxed,
+  };
   const hookFile = path.join(runDir, 'hook.json');
   fs.writeFileSync(hookFile, hookAddressBook(endpoint));
   const input = {
@@ -321,8 +374,8 @@ function runHooks(run: NonNullable<Variant['run']>, endpoint: Endpoint): HookTab
       settingsFile: path.join(runDir, 'settings.json'),
       hookFile,
     },
-    // The sandbox is measured on its own; this compares hooks.
-    sandbox: null,
+    // The hooks of a run with or without the sandbox; the sandbox block itself is measured on its own.
+    sandbox: run.sandboxed ? BOX : null,
     supervisorTimeoutMs: SUPERVISOR_TIMEOUT_MS,
     parentEnv: {},
     envPass: [],
@@ -332,7 +385,7 @@ function runHooks(run: NonNullable<Variant['run']>, endpoint: Endpoint): HookTab
   const described = runSettings({ ...input, guard: { ...guard, everyBashCall: false }, history: 'stream' });
   if (!isDeepStrictEqual(hooks, described.hooks))
     throw new Error(
-      `planLaunch's ${run.type} hooks are not runSettings(writes: ${guard.writes}, history: stream)`,
+      `planLaunch's ${run.type} hooks are not runSettings(writes: ${guard.writes}, writeTools: ${guard.writeTools}, history: stream)`,
     );
   return hooks;
 }
@@ -342,7 +395,7 @@ async function runOnce(
   variant: Variant,
   mix: Mix,
   calls: readonly Call[],
-  opts: { hookEvents?: boolean } = {},
+  opts: { hookEvents?: boolean; sandbox?: boolean } = {},
 ): Promise<{ result: RunResult; expected: Expected; supervisor: Supervisor | undefined }> {
   const what = `${variant.name} / ${mix.name} × ${calls.length}${opts.hookEvents ? ' (preflight)' : ''}`;
   if (variant.guard) {
@@ -406,7 +459,11 @@ async function runOnce(
       '--output-format',
       'stream-json',
       '--verbose',
-      ...(hooks ? [`--settings=${JSON.stringify({ permissions: { deny: [] }, hooks })}`] : []),
+      ...(hooks || opts.sandbox
+        ? [
+            `--settings=${JSON.stringify({ permissions: { deny: [] }, ...(hooks ? { hooks } : {}), ...(opts.sandbox ? SANDBOX_BLOCK : {}) })}`,
+          ]
+        : []),
       ...(opts.hookEvents ? ['--include-hook-events'] : []),
       '--allowedTools',
       mix.allowedTools,
@@ -542,13 +599,13 @@ function checkHandled(what: string, r: RunResult, expected: Expected): void {
 }
 
 /** A timed session: every call succeeded, nothing refused, the hooks fired as the settings say. */
-async function timedRun(variant: Variant, mix: Mix): Promise<RunResult> {
-  const calls = Array.from({ length: CALLS }, (_, n) => mix.call(n));
-  const { result: r, expected, supervisor } = await runOnce(variant, mix, calls);
-  const what = `${variant.name} / ${mix.name} × ${CALLS}`;
+async function timedRun(variant: Variant, mix: Mix, count = CALLS, sandbox = false): Promise<RunResult> {
+  const calls = Array.from({ length: count }, (_, n) => mix.call(n));
+  const { result: r, expected, supervisor } = await runOnce(variant, mix, calls, { sandbox });
+  const what = `${variant.name}${sandbox ? ' + sandbox' : ''} / ${mix.name} × ${count}`;
   const errors = r.toolErrors.filter(Boolean).length;
-  if (r.toolErrors.length !== CALLS || errors > 0) {
-    throw new Error(`${what}: ${r.toolErrors.length} tool results (${errors} errors), expected ${CALLS}`);
+  if (r.toolErrors.length !== count || errors > 0) {
+    throw new Error(`${what}: ${r.toolErrors.length} tool results (${errors} errors), expected ${count}`);
   }
   if (r.denials.length > 0)
     throw new Error(`${what}: the endpoint refused: ${r.denials.slice(0, 3).join('; ')}`);
@@ -558,7 +615,7 @@ async function timedRun(variant: Variant, mix: Mix): Promise<RunResult> {
       throw new Error(
         `${what}: the supervisor did not let the run complete: ${JSON.stringify(supervisor.end)}`,
       );
-    if (supervisor.history.length !== Math.min(CALLS, HISTORY_KEPT))
+    if (supervisor.history.length !== Math.min(count, HISTORY_KEPT))
       throw new Error(`${what}: the supervisor's history holds ${supervisor.history.length} tool calls`);
   }
   return r;
@@ -597,6 +654,38 @@ async function preflight(): Promise<string[]> {
     }
   }
   return notes;
+}
+
+/**
+ * What Claude Code's sandbox itself costs per Bash call (bubblewrap + its proxy around every
+ * command): the same session with no hooks, with and without the sandbox block a fix run gets.
+ * Not agentbox's per-call work, and not gated: it is the price of the kernel boundary, the same
+ * for anyone who turns Claude Code's sandbox on. Skipped when bwrap/socat are missing.
+ */
+async function sandboxFigure(): Promise<string | null> {
+  if (SANDBOX_CALLS === 0) return null;
+  if (!probeSandbox(process.env).ok) {
+    return '  sandbox: skipped (bubblewrap or socat missing)';
+  }
+  const bash = MIXES.find((m) => m.name === 'Bash')!;
+  const plain: number[] = [];
+  const boxed: number[] = [];
+  for (let round = 0; round < RUNS; round++) {
+    for (const sandbox of round % 2 ? [true, false] : [false, true]) {
+      const r = await timedRun(VARIANTS[0]!, bash, SANDBOX_CALLS, sandbox);
+      (sandbox ? boxed : plain).push(r.ms);
+    }
+  }
+  const per = (median(boxed) - median(plain)) / SANDBOX_CALLS;
+  const paired = median(boxed.map((v, i) => v - plain[i]!)) / SANDBOX_CALLS;
+  console.log(
+    `\nClaude Code's sandbox alone, ${SANDBOX_CALLS} × Bash true, median of ${RUNS}: ` +
+      `${Math.round(median(plain))} ms without, ${Math.round(median(boxed))} ms with`,
+  );
+  return (
+    `  not agentbox's: Claude Code's own sandbox adds ${per.toFixed(1)} ms per Bash call ` +
+    `(paired ${paired.toFixed(1)} ms), with or without agentbox; Read and Write do not go through it`
+  );
 }
 
 let exitCode = 0;
@@ -715,9 +804,11 @@ try {
       );
     }
   }
+  const sandboxLine = await sandboxFigure();
   console.log(`\nload average at end (1/5/15 min): ${loadAverage()}`);
   console.log(`"${GATED.name}" against the same session without agentbox hooks:`);
   for (const line of gated) console.log(line);
+  if (sandboxLine) console.log(sandboxLine);
   console.log(`gated: ≤ ${TARGET_MS_PER_CALL} ms per call on every mix: ${missed ? '✗' : '✓'}`);
   exitCode = missed ? 1 : 0;
 } catch (error) {

@@ -13,6 +13,8 @@ import fs from 'node:fs';
 export interface ProcReader {
   ppid(pid: number): number | null;
   environ(pid: number): readonly string[] | null;
+  /** The process's argument vector; null when unreadable. */
+  cmdline?(pid: number): readonly string[] | null;
 }
 
 export interface InsideRun {
@@ -34,6 +36,26 @@ function judge(vars: readonly string[]): InsideRun | null {
   return null;
 }
 
+/**
+ * Claude Code's sandbox: a bwrap whose command line sets SANDBOX_RUNTIME. Inside it the ancestors'
+ * environments cannot be read (measured: EACCES on /proc/<pid>/environ), but bwrap's own command
+ * line can, and no process inside can change it. The run is named by the private temp folder
+ * agentbox gives it (`…/agentbox-<uid>/work/<run>/tmp`, src/sandbox/private.ts).
+ */
+function judgeSandbox(argv: readonly string[]): InsideRun | null {
+  if (!/(^|\/)bwrap$/.test(argv[0] ?? '')) return null;
+  const setenv = (name: string) => {
+    for (let i = 0; i + 2 < argv.length; i++)
+      if (argv[i] === '--setenv' && argv[i + 1] === name) return argv[i + 2];
+    return undefined;
+  };
+  if (setenv('SANDBOX_RUNTIME') === undefined) return null;
+  const run = /\/agentbox-\d+\/work\/([^/]+)\/tmp$/.exec(setenv('TMPDIR') ?? '')?.[1] ?? null;
+  return run
+    ? { what: `the sandbox of agentbox run ${run}`, run }
+    : { what: "a command in Claude Code's sandbox", run: null };
+}
+
 export function insideRun(
   env: Readonly<Record<string, string | undefined>>,
   selfPid: number,
@@ -44,14 +66,19 @@ export function insideRun(
       .filter(([, v]) => v !== undefined)
       .map(([k, v]) => `${k}=${v}`),
   );
-  if (own) return own;
+  let found = own;
+  // The first mark decides; the run it belongs to may only be named further up (`env -u
+  // AGENTBOX_RUN` clears it here, not in the ancestors): look on for it, so the refusal is
+  // recorded in that run.
   const seen = new Set<number>();
-  for (let pid = reader.ppid(selfPid); pid !== null && pid > 1 && !seen.has(pid); pid = reader.ppid(pid)) {
+  for (let pid = reader.ppid(selfPid); pid !== null && pid >= 1 && !seen.has(pid); pid = reader.ppid(pid)) {
+    if (found?.run) break;
     seen.add(pid);
-    const found = judge(reader.environ(pid) ?? []);
-    if (found) return found;
+    const here = judge(reader.environ(pid) ?? []) ?? judgeSandbox(reader.cmdline?.(pid) ?? []);
+    if (!here) continue;
+    found = found && !here.run ? found : here;
   }
-  return null;
+  return found;
 }
 
 /** The ProcReader of this machine (Linux /proc); elsewhere it sees no ancestors. */
@@ -68,6 +95,13 @@ export const procReader: ProcReader = {
   environ(pid) {
     try {
       return fs.readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0');
+    } catch {
+      return null;
+    }
+  },
+  cmdline(pid) {
+    try {
+      return fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
     } catch {
       return null;
     }

@@ -19,8 +19,11 @@ export type StreamEvent =
       toolUseId: string;
       isError: boolean;
       text: string;
-      /** Claude Code refused the call: by its own rules ('config'), a hook ('hook'), or as a human-only command ('skill'). */
-      refusedBy?: 'config' | 'hook' | 'skill' | 'sandbox' | 'other';
+      /**
+       * The call was refused: by Claude Code's own rules ('config'), a hook ('hook'), as a
+       * human-only command ('skill'), by the sandbox ('sandbox'), by agentbox's human gate ('gate').
+       */
+      refusedBy?: 'config' | 'hook' | 'skill' | 'sandbox' | 'gate' | 'other';
     }
   | { kind: 'text'; text: string }
   | { kind: 'hook'; phase: 'started' | 'response'; event: string; outcome?: string }
@@ -135,12 +138,17 @@ function refusals(meta: unknown): Map<string, 'config' | 'hook' | 'other'> {
 const SKILL_REFUSAL = 'cannot be used with Skill tool due to disable-model-invocation';
 /**
  * A failed command the sandbox stopped (measured on 2.1.330): a write outside the writable paths
- * (EROFS), a forbidden operation (EPERM, e.g. a unix socket), a host not allowed (its proxy's
+ * (EROFS; node spells it in lower case), a forbidden operation (EPERM, e.g. a unix socket), a host not allowed (its proxy's
  * answer), and the note Claude Code appends about sandbox violations. Only for the log: the kernel
  * already refused.
  */
 const SANDBOX_REFUSAL =
-  /Read-only file system|Operation not permitted|Connection blocked by network allowlist/;
+  /read-only file system|operation not permitted|\bEROFS\b|\bEPERM\b|connection blocked by network allowlist/i;
+/**
+ * agentbox's human gate refusing to run inside the run (src/run/gate.ts). It logs itself where it
+ * can; from inside a sandbox it cannot, and the stream is the record.
+ */
+const GATE_REFUSAL = 'is the human gate and does not run inside';
 /** Claude Code's own report of what its sandbox denied, also when the command exited 0. */
 const SANDBOX_VIOLATIONS = '<sandbox_violations>';
 
@@ -168,9 +176,11 @@ function contentEvents(type: 'assistant' | 'user', message: unknown, meta?: unkn
         refused.get(toolUseId) ??
         (result.isError && text.includes(SKILL_REFUSAL)
           ? 'skill'
-          : text.includes(SANDBOX_VIOLATIONS) || (result.isError && SANDBOX_REFUSAL.test(text))
-            ? 'sandbox'
-            : undefined);
+          : result.isError && text.includes(GATE_REFUSAL)
+            ? 'gate'
+            : text.includes(SANDBOX_VIOLATIONS) || (result.isError && SANDBOX_REFUSAL.test(text))
+              ? 'sandbox'
+              : undefined);
       if (by) result.refusedBy = by;
       events.push(result);
     }
@@ -202,7 +212,7 @@ function parseResult(value: Json): ResultEvent {
 export interface Refusal {
   readonly toolUseId: string;
   readonly tool: string;
-  readonly by: 'config' | 'hook' | 'skill' | 'sandbox' | 'other';
+  readonly by: 'config' | 'hook' | 'skill' | 'sandbox' | 'gate' | 'other';
   readonly message: string;
   /** What the call asked for, cut to 200 characters (a command, a path). */
   readonly input?: string;

@@ -30,8 +30,15 @@ export interface RunSettingsInput {
   readonly guard: {
     readonly ledgerDir: string;
     readonly repoRoot: string;
-    /** A run that may edit (fix): every write goes through the guard. */
+    /** A run that may edit (fix): Bash naming the main tree goes through the guard. */
     readonly writes: boolean;
+    /**
+     * Send every Write/Edit through the guard too. Off for a sandboxed fix run: Claude Code's own
+     * permission rules already refuse a write tool outside the worktree (only the worktree is
+     * pre-approved, the repository and the ledger are denied, and in -p an unapproved write is
+     * refused), and every Bash write outside it meets the kernel. On where the sandbox is off.
+     */
+    readonly writeTools?: boolean;
     /** Guard every Bash call, not only those naming the ledger, agentbox or the repository. */
     readonly everyBashCall?: boolean;
   };
@@ -53,7 +60,8 @@ type Group = { matcher?: string; hooks: Hook[] };
  * Measured (bench/hooks.bench.ts): every hook Claude Code runs costs it 2–8 ms of its own time per
  * tool call, our handler 0.1 ms. So a hook fires only where it decides something: `if` conditions
  * (checked inside Claude Code, free) keep the guard's Bash and Read hooks to the calls that name the
- * ledger, agentbox or the main tree; writes are guarded in runs that may write; the tool history of
+ * ledger, agentbox or the main tree; write tools are guarded in runs that may write and have no
+ * sandbox (with one, Claude Code's permission rules refuse them outside the worktree); the tool history of
  * a headless run comes from its stream, not from PostToolUse hooks.
  * NOTE: an http hook's url cannot take variables (a `${PORT}` silently drops the whole settings
  * source), so the port is written in, and so is the secret, as a header: these settings are written
@@ -100,7 +108,8 @@ export function runSettings(input: RunSettingsInput): Record<string, unknown> {
     },
     { matcher: 'Skill|SlashCommand|Task|Agent', hooks: [http('PreToolUse')] },
   ];
-  if (writes) pre.push({ matcher: 'Write|Edit|MultiEdit|NotebookEdit', hooks: [http('PreToolUse')] });
+  if (writes && (input.guard.writeTools ?? true))
+    pre.push({ matcher: 'Write|Edit|MultiEdit|NotebookEdit', hooks: [http('PreToolUse')] });
 
   const post = (event: string): Group[] =>
     input.history === 'hooks'

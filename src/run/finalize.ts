@@ -103,6 +103,8 @@ export async function finalizeRun(input: FinalizeInput): Promise<Finalized> {
   for (const d of denials.slice(input.denials.length)) {
     if (d.rule !== 'human-gate')
       log.append({ event: 'refused', source: d.rule === 'sandbox' ? 'sandbox' : 'claude', ...d });
+    // A gate refusal seen only in the stream (the gate could not log it from the sandbox).
+    else if (d.toolUseId) log.append({ event: 'human_gate_refused', source: 'stream', ...d });
   }
   const result = summary.result && !summary.result.isError ? summary.result.result : summary.lastText;
   const resultFile = meta.type === 'plan' && result ? 'plan.md' : undefined;
@@ -200,10 +202,15 @@ export function allDenials(
     hook: 'guard-hook',
     skill: 'human-only-command',
     sandbox: 'sandbox',
+    gate: 'human-gate',
     other: 'refused',
   } as const;
+  // The gate logs its refusals itself where it can (`logged`, no tool call id); the stream also
+  // shows them: only those beyond the logged count are new (from a sandbox, which logs none).
+  let gateSeen = logged.length;
   for (const r of summary.refusals) {
     if (seen.has(r.toolUseId)) continue;
+    if (r.by === 'gate' && gateSeen-- > 0) continue;
     out.push({
       toolUseId: r.toolUseId,
       tool: r.tool,

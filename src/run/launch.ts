@@ -106,6 +106,9 @@ export function planLaunch(input: LaunchInput): {
       ledgerDir: scope.ledgerDir,
       repoRoot: scope.repoRoot,
       writes: scope.worktree !== null,
+      // Sandboxed, a write tool outside the worktree is refused by Claude Code's permission rules
+      // (tested in test/e2e/seal.test.ts): no per-call hook for it.
+      writeTools: !box,
       // A worktree inside the repository cannot be fenced by one deny rule on the repository:
       // then every shell command of the run goes through the guard.
       everyBashCall: scope.worktree !== null && isInside(scope.worktree, scope.repoRoot),

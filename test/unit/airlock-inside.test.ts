@@ -29,10 +29,21 @@ describe('insideRun: the human gate judged from what an agent cannot undo', () =
       { what: 'agentbox run 26-01-01_0000__x__abc123', run: '26-01-01_0000__x__abc123' },
     ],
     [
+      // The refusal is then recorded in the run found further up.
       'an agent that cleared its own environment (env -i)',
       {},
       agent([]),
-      { what: 'a Claude Code session', run: null },
+      { what: 'agentbox run 26-01-01_0000__x__abc123', run: '26-01-01_0000__x__abc123' },
+    ],
+    [
+      'an agent that removed only the run variables (env -u AGENTBOX_RUN -u AGENTBOX_RUN_DIR)',
+      { AGENTBOX_PROCESS_MARK: 'f00d' },
+      tree({
+        100: [30, ['AGENTBOX_PROCESS_MARK=f00d']],
+        30: [20, ['AGENTBOX_RUN=r1', 'AGENTBOX_RUN_DIR=/wt/.agentbox-run', 'AGENTBOX_PROCESS_MARK=f00d']],
+        20: [1, []],
+      }),
+      { what: 'agentbox run r1', run: 'r1', runDir: '/wt/.agentbox-run' },
     ],
     [
       'a Claude Code session that is no agentbox run',
@@ -49,6 +60,43 @@ describe('insideRun: the human gate judged from what an agent cannot undo', () =
     ['an ancestor whose environment cannot be read', {}, tree({ 100: [30, []], 30: [1, []] }), null],
   ])('%s', (_, env, reader, expected) => {
     expect(insideRun(env, 100, reader)).toEqual(expected);
+  });
+
+  describe("inside Claude Code's sandbox (environments unreadable, bwrap is pid 1)", () => {
+    const bwrap = (tmpdir: string) => [
+      'bwrap',
+      '--new-session',
+      '--setenv',
+      'SANDBOX_RUNTIME',
+      '1',
+      '--setenv',
+      'TMPDIR',
+      tmpdir,
+      '--ro-bind',
+      '/',
+      '/',
+    ];
+    const sandbox = (argv: string[]): ProcReader => ({
+      ppid: (pid) => ({ 3: 2, 2: 1, 1: 0 })[pid] ?? null,
+      environ: () => null,
+      cmdline: (pid) => (pid === 1 ? argv : ['bash']),
+    });
+    it.each([
+      [
+        "an agentbox run's sandbox names the run",
+        bwrap('/tmp/agentbox-0/work/26-01-01_0000__x__abc123/tmp'),
+        { what: 'the sandbox of agentbox run 26-01-01_0000__x__abc123', run: '26-01-01_0000__x__abc123' },
+      ],
+      [
+        'another Claude Code sandbox',
+        bwrap('/tmp/claude'),
+        { what: "a command in Claude Code's sandbox", run: null },
+      ],
+      ['a bwrap that is not Claude Code’s (e.g. flatpak)', ['bwrap', '--ro-bind', '/', '/'], null],
+      ['a SANDBOX_RUNTIME not set by bwrap', ['sh', '--setenv', 'SANDBOX_RUNTIME', '1'], null],
+    ])('%s', (_, argv, expected) => {
+      expect(insideRun({}, 3, sandbox(argv))).toEqual(expected);
+    });
   });
 
   it('stops at a loop in a broken process table', () => {

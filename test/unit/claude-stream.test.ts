@@ -232,6 +232,24 @@ describe('parseStreamLine on odd lines', () => {
   });
 
   it.each([
+    ['bash', '/bin/bash: line 1: /repo/x: Read-only file system', true],
+    ['node (lower case, with the code)', "Error: EROFS: read-only file system, open '/repo/x'", true],
+    ['python', "OSError: [Errno 30] Read-only file system: '/repo/x'", true],
+    ['a socket', 'socat: connect: Operation not permitted', true],
+    ['node EPERM', 'Error: EPERM: operation not permitted, unlink', true],
+    ['the proxy', 'Connection blocked by network allowlist', true],
+    ['an ordinary failure', 'Error: ENOENT: no such file or directory', false],
+    ['a word that merely contains the code', 'see XEPERMY for details', false],
+  ])('a failed command that names the sandbox: %s → %s', (_label, text, sandbox) => {
+    const line = JSON.stringify({
+      type: 'user',
+      message: { content: [{ type: 'tool_result', tool_use_id: 't', is_error: true, content: text }] },
+    });
+    const [event] = parseStreamLine(line);
+    expect(event && 'refusedBy' in event ? event.refusedBy : undefined).toBe(sandbox ? 'sandbox' : undefined);
+  });
+
+  it.each([
     [
       'a user line with only text (a command body)',
       { type: 'user', message: { content: [{ type: 'text', text: 'x' }] } },

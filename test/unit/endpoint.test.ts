@@ -200,6 +200,13 @@ describe('runSettings', () => {
     expect(pre[0]!.hooks).toHaveLength(5);
   });
 
+  it('leaves the write tools to Claude Code’s permission rules in a sandboxed fix run (no per-call hook)', () => {
+    const pre = hooksOf(runSettings({ ...base, guard: { ...base.guard, writeTools: false } })).PreToolUse!;
+    expect(pre.map((g) => g.matcher)).toEqual(['Bash', 'Read', 'Skill|SlashCommand|Task|Agent']);
+    // The main tree named in Bash still meets the early guard.
+    expect(pre[0]!.hooks.map((h) => h.if)).toContain('Bash(*/repo*)');
+  });
+
   it('guards every Bash and Read call when a path cannot go into a rule pattern', () => {
     const odd = {
       ...base,
