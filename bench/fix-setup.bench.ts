@@ -22,6 +22,7 @@ import type { AirlockScope } from '../src/airlock/guard.js';
 import { canonical } from '../src/airlock/paths.js';
 import { type Env, memoryIo } from '../src/cli/context.js';
 import { parseDuration } from '../src/config/duration.js';
+import { runTimeout } from '../src/config/schema.js';
 import { startEndpoint } from '../src/endpoint/server.js';
 import { hookAddressBook } from '../src/endpoint/settings.js';
 import { addWorktree, headSha, removeWorktree } from '../src/git/worktree.js';
@@ -93,7 +94,7 @@ export async function setupFixRun(
     repoShaStart: base,
     pid: process.pid,
     options: {
-      timeout_ms: parseDuration(rc.config.runs.timeout),
+      timeout_ms: parseDuration(runTimeout(rc.config)),
       supervisor: rc.config.supervisor.mode,
       max_iterations: rc.config.supervisor.max_iterations,
     },
@@ -180,6 +181,7 @@ export async function setupFixRun(
     runDir,
     launchDir,
     sessionId: randomUUID(),
+    prompt: meta.task,
     endpoint,
     secrets: privacy.secrets,
     sandbox: privacy.sandbox,

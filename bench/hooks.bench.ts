@@ -368,6 +368,7 @@ function runHooks(run: NonNullable<Variant['run']>, endpoint: Endpoint): HookTab
     runDir,
     launchDir: scope.worktree ?? scope.repoRoot,
     sessionId: '00000000-0000-4000-8000-000000000000',
+    prompt: PROMPT,
     endpoint,
     secrets: {
       root: path.join(runDir, 'secrets'),

@@ -29,7 +29,8 @@ export type ErrorCode =
   | 'CONFIG_CHANGED'
   | 'SANDBOX_UNAVAILABLE'
   | 'SETTINGS_INVALID'
-  | 'MERGE_REFUSED';
+  | 'MERGE_REFUSED'
+  | 'TEMPLATE_INVALID';
 
 export class AgentboxError extends Error {
   readonly code: ErrorCode;

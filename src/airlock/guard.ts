@@ -1,5 +1,6 @@
 import path from 'node:path';
 import type { RunType } from '../ledger/types.js';
+import { directExecution } from './direct.js';
 import { canonical, isInside } from './paths.js';
 
 /** Where one run may write and what it may not read. All paths canonical (see `canonical`). */
@@ -22,7 +23,8 @@ export type DenyRule =
   | 'read-only-run'
   | 'ledger'
   | 'human-gate'
-  | 'human-only-command';
+  | 'human-only-command'
+  | 'direct-execution';
 export type Verdict =
   | { readonly allow: true }
   | { readonly allow: false; readonly rule: DenyRule; readonly reason: string };
@@ -97,6 +99,13 @@ export function judgeToolUse(scope: AirlockScope, tool: string, input: unknown, 
 function judgeBash(scope: AirlockScope, command: string, cwd: string): Verdict {
   if (HUMAN_GATE.test(command)) {
     return deny('human-gate', 'agentbox merge/discard/apply are the human gate; an agent may not run them');
+  }
+  const direct = scope.interactive ? null : directExecution('Bash', { command }, scope.worktree, false);
+  if (direct) {
+    return deny(
+      'direct-execution',
+      `a run may not call Claude Code or a model API itself (${direct}); agentbox supervises every model call`,
+    );
   }
   // Every mention of a ledger path, absolute or relative to where the command runs.
   const ledgerRel = path.relative(cwd, scope.ledgerDir);

@@ -2,8 +2,13 @@ import { AgentboxError } from '../errors.js';
 
 /** Everything one headless `claude -p` launch needs; `buildClaudeArgs` turns it into argv. */
 export interface ClaudeLaunch {
-  /** Passed as ONE argument, byte for byte, after `--`. */
+  /** Passed as ONE argument, byte for byte, after `--` (or on standard input, see promptOnStdin). */
   prompt: string;
+  /**
+   * The prompt goes on claude's standard input instead of argv (the caller writes it): no limit
+   * on its size (one argv string may hold 128 KiB on Linux) and never read as a flag.
+   */
+  promptOnStdin?: boolean;
   /** Fresh runs: `--session-id <uuid>`. */
   sessionId: string;
   /** `--resume <sessionId>` instead of `--session-id` (never `--continue`: it picks by recency). */
@@ -117,7 +122,8 @@ export function buildClaudeArgs(launch: ClaudeLaunch): string[] {
   if (launch.model) args.push(`--model=${launch.model}`);
   if (launch.permissionMode) args.push(`--permission-mode=${launch.permissionMode}`);
   if (launch.includeHookEvents) args.push('--include-hook-events');
-  args.push(...extra, '--', launch.prompt);
+  args.push(...extra);
+  if (!launch.promptOnStdin) args.push('--', launch.prompt);
 
   for (const arg of args) checkArg(arg);
   return args;

@@ -116,6 +116,18 @@ function buildProgram(ctx: CommandContext, setExit: (code: number) => void): Com
   runCommand('fix', 'change code in an isolated git worktree; the result is changes.patch', 'task');
   runCommand('review', 'review code, read-only; the review goes to report.md', 'request');
 
+  const templates = program
+    .command('templates')
+    .description('the prompt templates each run type gets, and where each comes from')
+    .option('--json', 'print them as JSON')
+    .action(lazy(async () => (await import('../commands/templates.js')).list));
+  templates
+    .command('show')
+    .description('print the prompt a run would get, without running anything')
+    .argument('<type>', 'scout, plan, fix or review')
+    .argument('<task>', 'the task, as you would give it to the run')
+    .action(lazy(async () => (await import('../commands/templates.js')).show));
+
   program
     .command('merge')
     .description("the human gate: apply a fix run's changes.patch to your working tree")
@@ -245,15 +257,22 @@ export async function run(argv: readonly string[], ctx: CommandContext): Promise
     await program.parseAsync([...argv], { from: 'user' });
     return exitCode;
   } catch (error) {
-    return report(error, ctx);
+    return report(error, ctx, argv);
   }
 }
 
-function report(error: unknown, ctx: CommandContext): number {
+const TASK_COMMANDS = new Set(['scout', 'plan', 'fix', 'review', 'start']);
+
+function report(error: unknown, ctx: CommandContext, argv: readonly string[]): number {
   if (error instanceof CommanderError) {
     // Commander already printed its message (and the help, and a "Did you mean" suggestion).
     if (error.code === 'commander.helpDisplayed' || error.code === 'commander.version') return 0;
     if (error.code === 'commander.help') return 0;
+    const command = argv.find((a) => !a.startsWith('-'));
+    if (error.code === 'commander.unknownOption' && command && TASK_COMMANDS.has(command)) {
+      // A task that starts with "-" ("---\n…", "-v is broken") reads as an option.
+      ctx.io.err(`  → a task that starts with "-" goes after --: agentbox ${command} -- "<task>"\n`);
+    }
     return 2;
   }
   if (isAgentboxError(error)) {

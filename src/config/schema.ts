@@ -28,6 +28,12 @@ export const fileSchema = z
       timeout: duration.nullable().optional(),
       bin: z.string().min(1).nullable().optional(),
       model: z.string().min(1).nullable().optional(),
+      enabled: z.boolean().nullable().optional(),
+      timeout_profile: z.enum(['standard', 'long', 'extended']).nullable().optional(),
+      max_corrections: z.number().int().min(0).nullable().optional(),
+      fail_on_violation: z.boolean().nullable().optional(),
+      require_format_validation: z.boolean().nullable().optional(),
+      allow_raw_output: z.boolean().nullable().optional(),
     }),
     interactive: section({
       cwd: z.string().min(1).nullable().optional(),
@@ -43,6 +49,8 @@ export const fileSchema = z
       worktree_dir: z.string().min(1).nullable().optional(),
       env_pass: names.nullable().optional(),
       fix_allowed_tools: names.nullable().optional(),
+      verify: z.string().min(1).nullable().optional(),
+      verify_timeout: duration.nullable().optional(),
     }),
     sandbox: section({
       mode: z.enum(['required', 'off']).nullable().optional(),
@@ -53,6 +61,14 @@ export const fileSchema = z
   .strict();
 
 export type ConfigFile = z.infer<typeof fileSchema>;
+
+/** supervisor.timeout_profile: a documented runs.timeout each (the seed's timeout profiles). */
+export const TIMEOUT_PROFILES = { standard: '30m', long: '2h', extended: '6h' } as const;
+export type TimeoutProfile = keyof typeof TIMEOUT_PROFILES;
+
+/** The run timeout in effect: runs.timeout when set, else the profile's. */
+export const runTimeout = (config: Config): string =>
+  config.runs.timeout ?? TIMEOUT_PROFILES[config.supervisor.timeout_profile];
 
 /** The effective configuration: defaults, then the user file, then the project file. */
 export interface Config {
@@ -72,6 +88,21 @@ export interface Config {
     readonly bin: string | null;
     /** The supervisor's model; null: claude.model. */
     readonly model: string | null;
+    /**
+     * The output contract and verification are enforced (corrected, or the run fails). false: they
+     * are still checked and logged, never enforced.
+     */
+    readonly enabled: boolean;
+    /** A run's timeout when runs.timeout is not set: standard 30m, long 2h, extended 6h. */
+    readonly timeout_profile: TimeoutProfile;
+    /** Corrections the supervisor asks for (a violation at a Stop) before the run fails. */
+    readonly max_corrections: number;
+    /** Every violation is major: the run fails at the first one, no correction. */
+    readonly fail_on_violation: boolean;
+    /** Check the final answer against the output template (missing_section, bad_format). */
+    readonly require_format_validation: boolean;
+    /** No output template anywhere: the raw answer is the report (true), or the built-in template applies. */
+    readonly allow_raw_output: boolean;
   };
   readonly interactive: {
     /** Where `agentbox start` runs claude (relative to the repository root); null: the root. */
@@ -86,8 +117,8 @@ export interface Config {
     readonly halt_after: number;
   };
   readonly runs: {
-    /** A run still going after this long is stopped (failure kind "timeout"). */
-    readonly timeout: string;
+    /** A run still going after this long is stopped (failure kind "timeout"); null: supervisor.timeout_profile. */
+    readonly timeout: string | null;
     /** A running run whose supervisor has not reported (heartbeat) for this long is marked STALLED. */
     readonly stall_after: string;
     /**
@@ -100,6 +131,13 @@ export interface Config {
     readonly env_pass: readonly string[];
     /** Tools a fix run may use without asking, besides edits inside its worktree. */
     readonly fix_allowed_tools: readonly string[];
+    /**
+     * The project's verification command (`npm test`), run by agentbox in a fix run's worktree,
+     * in the run's sandbox, after the agent's last stop and before the run can reach REVIEW.
+     */
+    readonly verify: string | null;
+    /** The verification is stopped (and fails) after this long. */
+    readonly verify_timeout: string;
   };
   readonly sandbox: {
     /**
@@ -117,7 +155,19 @@ export interface Config {
 
 export const DEFAULT_CONFIG: Config = {
   claude: { bin: null, model: null },
-  supervisor: { mode: 'rules', max_iterations: 50, timeout: '30s', bin: null, model: null },
+  supervisor: {
+    mode: 'rules',
+    max_iterations: 50,
+    timeout: '30s',
+    bin: null,
+    model: null,
+    enabled: true,
+    timeout_profile: 'standard',
+    max_corrections: 2,
+    fail_on_violation: false,
+    require_format_validation: true,
+    allow_raw_output: true,
+  },
   interactive: {
     cwd: null,
     restart_delay: '2s',
@@ -126,7 +176,15 @@ export const DEFAULT_CONFIG: Config = {
     flap_threshold: 3,
     halt_after: 5,
   },
-  runs: { timeout: '30m', stall_after: '5m', worktree_dir: null, env_pass: [], fix_allowed_tools: ['Bash'] },
+  runs: {
+    timeout: null,
+    stall_after: '5m',
+    worktree_dir: null,
+    env_pass: [],
+    fix_allowed_tools: ['Bash'],
+    verify: null,
+    verify_timeout: '10m',
+  },
   sandbox: { mode: 'required', allowed_domains: [], deny_read: [] },
 };
 

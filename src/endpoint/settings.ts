@@ -91,6 +91,9 @@ export function runSettings(input: RunSettingsInput): Record<string, unknown> {
     'Bash(*agentbox discard*)',
     'Bash(*agentbox apply*)',
     'Bash(*agentbox.js*)',
+    // A run calling Claude Code or a model API itself (direct_execution): refused early and logged.
+    'Bash(*claude*)',
+    'Bash(*anthropic*)',
   ];
   if (writes) bashGuards.push(`Bash(*${repoRoot}*)`);
   const pre: Group[] = [

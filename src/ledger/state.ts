@@ -21,6 +21,7 @@ import {
   RUN_STATUSES,
   RUN_TYPES,
   type RunMeta,
+  type RunOutput,
   type RunState,
 } from './types.js';
 
@@ -80,6 +81,19 @@ function checkSummary(value: unknown): NonNullable<RunState['summary']> {
   return { type: oneOf(o, 'type', RUN_TYPES), task: str(o, 'task') };
 }
 
+function checkOutput(value: unknown): RunOutput | null {
+  if (value === null) return null;
+  const o = obj(value, '"output"');
+  const verified = o.verified;
+  return {
+    template: strOrNull(o, 'template'),
+    applied: o.applied === true,
+    violations: count(o, 'violations'),
+    corrections: count(o, 'corrections'),
+    verified: typeof verified === 'boolean' ? verified : null,
+  };
+}
+
 function checkStateV1(o: Readonly<Record<string, unknown>>): RunState {
   return {
     schema_version: 1,
@@ -104,6 +118,7 @@ function checkStateV1(o: Readonly<Record<string, unknown>>): RunState {
     ...(o.process_mark === undefined ? {} : { process_mark: strOrNull(o, 'process_mark') }),
     ...(o.launch_dir === undefined ? {} : { launch_dir: strOrNull(o, 'launch_dir') }),
     ...(o.checkpoint === undefined ? {} : { checkpoint: checkCheckpoint(o.checkpoint) }),
+    ...(o.output === undefined ? {} : { output: checkOutput(o.output) }),
   };
 }
 

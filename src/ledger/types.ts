@@ -34,6 +34,7 @@ export const FAILURE_KINDS = [
   'budget',
   'supervisor',
   'io_error',
+  'violation',
 ] as const;
 export type FailureKind = (typeof FAILURE_KINDS)[number];
 
@@ -125,6 +126,20 @@ export interface RunState {
    * Optional: a state without it falls back to reading meta.yaml.
    */
   readonly summary?: { readonly type: RunType; readonly task: string };
+  /** How the run's final answer fared against its output contract and verification (set at its end). */
+  readonly output?: RunOutput | null;
+}
+
+/** state.json `output`: the output contract's verdict over a run. */
+export interface RunOutput {
+  /** The run's copy of its output template, relative to the run folder; null: none (raw answer). */
+  readonly template: string | null;
+  /** report.md is the answer formatted by the template. */
+  readonly applied: boolean;
+  readonly violations: number;
+  readonly corrections: number;
+  /** runs.verify's last outcome; null: not run. */
+  readonly verified: boolean | null;
 }
 
 /** One line of INDEX.jsonl. Every line is a whole snapshot of what the dashboard shows. */

@@ -26,6 +26,8 @@ export interface OwnedOptions {
   readonly onStdout?: (chunk: Buffer) => void;
   readonly onStderr?: (chunk: Buffer) => void;
   readonly stdin?: 'ignore' | 'pipe';
+  /** Written to the child's standard input, which is then closed (a prompt too big for argv). */
+  readonly input?: string;
 }
 
 /** How long the pipes may stay open after the leader exited (held by a descendant we cannot find). */
@@ -65,9 +67,14 @@ export function spawnOwned(command: string, args: readonly string[], options: Ow
   const child = spawn(command, [...args], {
     cwd: options.cwd,
     env: { ...options.env, [MARK_VAR]: mark },
-    stdio: [options.stdin ?? 'ignore', 'pipe', 'pipe'],
+    stdio: [options.input !== undefined ? 'pipe' : (options.stdin ?? 'ignore'), 'pipe', 'pipe'],
     detached: true,
   });
+  if (options.input !== undefined && child.stdin) {
+    // A child that exits before reading it all closes the pipe: its exit says what happened.
+    child.stdin.on('error', () => {});
+    child.stdin.end(options.input);
+  }
   if (options.onStdout) child.stdout?.on('data', options.onStdout);
   else child.stdout?.resume();
   if (options.onStderr) child.stderr?.on('data', options.onStderr);

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
+import { directExecution } from '../airlock/direct.js';
 import type { AirlockScope } from '../airlock/guard.js';
 import { canonical } from '../airlock/paths.js';
 import {
@@ -27,7 +28,11 @@ import { askSupervisorModel } from '../supervisor/model.js';
 import { toolExcerpt } from '../supervisor/prompt.js';
 import type { SupervisorMode } from '../supervisor/rules.js';
 import { Supervisor } from '../supervisor/supervisor.js';
+import { violationMessage } from '../supervisor/violations.js';
+import { checkAnswer, DEFAULT_ACTIONS } from '../templates/contract.js';
+import { runVerify } from '../verify/run.js';
 import { AGENT_RUN_DIR, agentRunDir } from './artifacts.js';
+import { readRunContract, readRunPrompt } from './compose.js';
 import { EventLog } from './events.js';
 import { type Finalized, finalizeRun, pauseSeam } from './finalize.js';
 import { planLaunch } from './launch.js';
@@ -62,9 +67,22 @@ export interface ExecuteInput {
   readonly resume?: { readonly more?: string };
   /** Start the task again in a new session (after a crash left nothing to resume); `note` says why. */
   readonly replay?: { readonly note: string };
+  /** The output contract and the verification (from supervisor.* and runs.verify). */
+  readonly checks?: RunChecks;
   /** Subscribes to Ctrl-C / SIGTERM; the returned function unsubscribes. */
   readonly onInterrupt?: (stop: (by: string) => void) => () => void;
   readonly onProgress?: (progress: Progress) => void;
+}
+
+/** What the configuration says about checking a run's end (see src/supervisor/violations.ts). */
+export interface RunChecks {
+  /** runs.verify: run in a fix run's worktree, in its sandbox, when the agent wants to end. */
+  readonly verify: string | null;
+  readonly verifyTimeoutMs: number;
+  readonly maxCorrections: number;
+  readonly failOnViolation: boolean;
+  readonly requireFormat: boolean;
+  readonly enforce: boolean;
 }
 
 const HEARTBEAT_MS = 15_000;
@@ -122,7 +140,26 @@ export async function executeRun(input: ExecuteInput): Promise<Finalized> {
     });
 
     const sup = input.supervisor;
+    const contract = readRunContract(runDir);
+    // Set once the agent's environment and sandbox are known (below), before claude starts.
+    let verify: (() => Promise<{ ok: boolean; detail: string }>) | null = null;
+    const checks = input.checks;
     const supervisor = new Supervisor({
+      ...(checks
+        ? {
+            checks: {
+              answer: contract && checks.requireFormat ? (text) => checkAnswer(contract, text) : null,
+              get verify() {
+                return verify;
+              },
+              actions: contract?.actions ?? DEFAULT_ACTIONS,
+              maxCorrections: checks.maxCorrections,
+              failOnViolation: checks.failOnViolation,
+              enforce: checks.enforce,
+              requiredSections: contract?.requiredSections ?? [],
+            },
+          }
+        : {}),
       config: { mode: sup.mode, maxIterations: sup.maxIterations, loopLimit: 3 },
       task: meta.task,
       runType: meta.type,
@@ -180,12 +217,14 @@ export async function executeRun(input: ExecuteInput): Promise<Finalized> {
       config: input.sandbox,
     });
     cleanups.push(() => privacy.area.dispose());
-    const { args, env, settings } = planLaunch({
+    const { args, env, settings, stdin } = planLaunch({
       meta,
       scope,
       runDir,
       launchDir,
       sessionId,
+      prompt: readRunPrompt(runDir, meta),
+      ...(checks?.verify && worktree ? { verifyTimeoutMs: checks.verifyTimeoutMs } : {}),
       ...(input.resume ? { resume: input.resume } : {}),
       ...(input.replay ? { replay: input.replay } : {}),
       endpoint,
@@ -196,6 +235,34 @@ export async function executeRun(input: ExecuteInput): Promise<Finalized> {
       envPass: input.envPass,
     });
     privacy.area.writeSecret('settings.json', `${JSON.stringify(settings)}\n`);
+    if (checks?.verify && worktree) {
+      const command = checks.verify;
+      let round = 0;
+      const box = privacy.sandbox;
+      verify = async () => {
+        const result = await runVerify({
+          command,
+          cwd: worktree,
+          env,
+          sandbox: box
+            ? {
+                writable: [scope.worktree!, box.gitDir, box.tmpDir],
+                denyWrite: [box.mainGitDir],
+                denyRead: [scope.ledgerDir, ...box.denyRead],
+                allowedDomains: box.allowedDomains,
+              }
+            : null,
+          privateDir: privacy.secrets.root,
+          logFile: path.join(runDir, 'raw', `verify-${++round}.log`),
+          timeoutMs: checks.verifyTimeoutMs,
+        });
+        const how = result.timedOut ? 'timed out' : `exit code ${result.exitCode ?? '?'}`;
+        return {
+          ok: result.ok,
+          detail: `\`${command}\` ${result.ok ? 'passed' : `failed (${how})`}${result.excerpt ? `:\n${result.excerpt}` : ''}`,
+        };
+      };
+    }
     privacy.area.writeSecret('hook.json', hookAddressBook(endpoint));
 
     const streamFile = path.join(runDir, 'raw', 'stream.jsonl');
@@ -225,6 +292,18 @@ export async function executeRun(input: ExecuteInput): Promise<Finalized> {
       void stopChild?.();
     };
     const calls = new Map<string, { name: string; input: unknown }>();
+    // A direct_execution attempt is logged as a violation; configured major, it ends the run.
+    const directAttempt = (tool: string, toolInput: unknown, refused: boolean) => {
+      const detail = directExecution(tool, toolInput, scope.worktree, refused);
+      if (!detail) return;
+      const fail =
+        checks?.enforce === true && (checks.failOnViolation || contract?.actions.direct_execution === 'fail');
+      log.append({ event: 'violation', type: 'direct_execution', detail, action: fail ? 'fail' : 'refused' });
+      if (fail && stop.kind === 'finished') {
+        stop = { kind: 'aborted', reason: violationMessage('direct_execution'), failure: 'violation' };
+        void stopChild?.();
+      }
+    };
     const onLine = (line: string) => {
       if (stop.kind === 'io_error') return;
       try {
@@ -240,6 +319,7 @@ export async function executeRun(input: ExecuteInput): Promise<Finalized> {
         else if (event.kind === 'tool_result') {
           const call = calls.get(event.toolUseId);
           calls.delete(event.toolUseId);
+          if (call) directAttempt(call.name, call.input, event.isError && event.refusedBy !== undefined);
           supervisor.recordTool(call?.name ?? '', !event.isError, toolExcerpt(call?.input, event.text));
         }
       }
@@ -253,6 +333,7 @@ export async function executeRun(input: ExecuteInput): Promise<Finalized> {
     const child = spawnOwned(input.claudeBin, args, {
       cwd: launchDir,
       env,
+      input: stdin,
       onStdout: (chunk) => {
         for (const line of lines.push(chunk)) onLine(line);
       },
@@ -313,6 +394,8 @@ export async function executeRun(input: ExecuteInput): Promise<Finalized> {
         stop,
         denials,
         durationMs: Date.now() - started,
+        checks: supervisor.checkRecord,
+        contract,
         pauseAfter: pauseSeam(input.env.AGENTBOX_TEST_PAUSE, runDir),
       });
     } catch (error) {

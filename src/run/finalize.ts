@@ -9,8 +9,11 @@ import { updateState } from '../ledger/index.js';
 import type { OwnedExit } from '../process/owned.js';
 import { commandDirName } from '../slash/index.js';
 import type { Denial } from '../supervisor/hooks.js';
+import type { CheckRecord } from '../supervisor/supervisor.js';
+import { formatAnswer, type OutputContract } from '../templates/contract.js';
 import { writeAtomic } from '../util/fs.js';
 import { AGENT_RUN_DIR, collectArtifacts } from './artifacts.js';
+import { templateValues } from './compose.js';
 import { EventLog } from './events.js';
 import { classify, type StopReason } from './outcome.js';
 import { renderReport } from './report.js';
@@ -25,6 +28,10 @@ export interface FinalizeInput {
   readonly stop: StopReason;
   readonly denials: readonly Denial[];
   readonly durationMs: number;
+  /** What the Stop checks found (violations, corrections, the last verification). */
+  readonly checks?: CheckRecord;
+  /** The run's output contract: report.md is the agent's answer formatted by it. */
+  readonly contract?: OutputContract | null;
   /**
    * Test seam (AGENTBOX_TEST_PAUSE): awaited after each part of finalisation, so the fault suite
    * can kill agentbox exactly between the parts.
@@ -107,9 +114,26 @@ export async function finalizeRun(input: FinalizeInput): Promise<Finalized> {
     else if (d.toolUseId) log.append({ event: 'human_gate_refused', source: 'stream', ...d });
   }
   const result = summary.result && !summary.result.isError ? summary.result.result : summary.lastText;
+  // SUP-3: the raw answer is always kept; report.md (and plan.md) hold it formatted by the template.
+  const formatted =
+    result && input.contract
+      ? formatAnswer(
+          input.contract,
+          result,
+          templateValues({
+            meta,
+            worktree: input.worktree,
+            branch: input.worktree ? `agentbox/${meta.run_name}` : null,
+          }),
+        )
+      : null;
+  if (result) {
+    fs.mkdirSync(path.join(runDir, 'raw'), { recursive: true });
+    await writeAtomic(path.join(runDir, 'raw', 'answer.md'), `${result.trimEnd()}\n`);
+  }
   const resultFile = meta.type === 'plan' && result ? 'plan.md' : undefined;
   if (resultFile && result) {
-    await writeAtomic(path.join(runDir, resultFile), `${result.trimEnd()}\n`);
+    await writeAtomic(path.join(runDir, resultFile), formatted ?? `${result.trimEnd()}\n`);
     files.push(resultFile);
   }
   await input.pauseAfter?.('result');
@@ -127,6 +151,8 @@ export async function finalizeRun(input: FinalizeInput): Promise<Finalized> {
       denials,
       inspection,
       ...(resultFile ? { resultFile } : {}),
+      ...(formatted ? { formatted } : {}),
+      ...(input.checks ? { checks: input.checks } : {}),
     }),
   );
   files.push('report.md');
@@ -143,6 +169,13 @@ export async function finalizeRun(input: FinalizeInput): Promise<Finalized> {
       claude_pid: null,
       claude_pid_start: null,
       tool_calls: summary.toolCalls,
+      output: {
+        template: input.contract ? 'prompt/output.md' : null,
+        applied: formatted !== null,
+        violations: input.checks?.violations ?? 0,
+        corrections: input.checks?.corrections ?? 0,
+        verified: input.checks?.verify ? input.checks.verify.ok : null,
+      },
     },
     {
       event: 'ended',

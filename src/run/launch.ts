@@ -10,7 +10,7 @@ import type { RunMeta } from '../ledger/index.js';
 import type { RunSandbox, RunSecrets } from '../sandbox/prepare.js';
 import { sandboxSettings } from '../sandbox/settings.js';
 import { agentRunDir } from './artifacts.js';
-import { resumePrompt, systemPromptAddition, taskPrompt } from './prompt.js';
+import { resumePrompt, systemPromptAddition } from './prompt.js';
 import { allowedTools } from './tier.js';
 
 export interface LaunchInput {
@@ -19,6 +19,8 @@ export interface LaunchInput {
   readonly runDir: string;
   readonly launchDir: string;
   readonly sessionId: string;
+  /** The run's first message, composed from its templates and task when it was created (prompt.md). */
+  readonly prompt: string;
   readonly resume?: { readonly more?: string };
   /** Start the task again in a new session, with `note` saying why (recovery after a crash). */
   readonly replay?: { readonly note: string };
@@ -29,6 +31,8 @@ export interface LaunchInput {
   readonly sandbox: RunSandbox | null;
   /** Per supervisor call; the Stop hook may wait for up to three of them. */
   readonly supervisorTimeoutMs: number;
+  /** The verification a Stop may run (runs.verify): the Stop hook waits for it too. */
+  readonly verifyTimeoutMs?: number;
   readonly parentEnv: Env;
   readonly envPass: readonly string[];
 }
@@ -50,21 +54,28 @@ export function planLaunch(input: LaunchInput): {
   args: string[];
   env: Record<string, string>;
   settings: Record<string, unknown>;
+  /** The prompt, for claude's standard input (never argv: no size limit, never read as a flag). */
+  stdin: string;
 } {
   const { meta, scope } = input;
   const deny = [
     ...runDenyRules(scope, topLevel(scope.repoRoot)),
     'Bash(git push:*)',
     // The run's own commands live in its worktree's .claude/: the agent may not rewrite them.
-    ...(scope.worktree ? [`Edit(/${scope.worktree}/.claude/**)`] : []),
+    // Nor its hooks, settings or templates (a direct_execution attempt).
+    ...(scope.worktree
+      ? [`Edit(/${scope.worktree}/.claude/**)`, `Edit(/${scope.worktree}/.agentbox/**)`]
+      : []),
     // Every run's secrets (its settings carry the endpoint's token): not for the Read tool either.
     `Read(/${input.secrets.root}/**)`,
     `Edit(/${input.secrets.root}/**)`,
   ];
+  const prompt = input.resume
+    ? resumePrompt(input.resume.more)
+    : `${input.prompt}${input.replay ? `\n\n${input.replay.note}` : ''}`;
   const args = buildClaudeArgs({
-    prompt: input.resume
-      ? resumePrompt(input.resume.more)
-      : `${taskPrompt(meta.type, meta.task)}${input.replay ? `\n\n${input.replay.note}` : ''}`,
+    prompt,
+    promptOnStdin: true,
     sessionId: input.sessionId,
     resume: Boolean(input.resume),
     tools: [...meta.tools_allowlist],
@@ -89,7 +100,14 @@ export function planLaunch(input: LaunchInput): {
       ? {
           sandbox: sandboxSettings({
             writable: [scope.worktree, box.gitDir, box.tmpDir],
-            denyWrite: [box.mainGitDir],
+            // The run's commands, settings and templates in its worktree are agentbox's.
+            denyWrite: [
+              box.mainGitDir,
+              `${scope.worktree}/.claude/settings.json`,
+              `${scope.worktree}/.claude/settings.local.json`,
+              `${scope.worktree}/.claude/commands`,
+              `${scope.worktree}/.agentbox`,
+            ],
             denyRead: [scope.ledgerDir, ...box.denyRead],
             autoAllowBash: true,
             // NOTE: with the sandbox on, Claude Code sends its own http hooks through the
@@ -101,7 +119,7 @@ export function planLaunch(input: LaunchInput): {
         }
       : {}),
     deny,
-    stopTimeoutSeconds: Math.ceil((input.supervisorTimeoutMs * 3) / 1000) + 30,
+    stopTimeoutSeconds: Math.ceil((input.supervisorTimeoutMs * 3 + (input.verifyTimeoutMs ?? 0)) / 1000) + 30,
     guard: {
       ledgerDir: scope.ledgerDir,
       repoRoot: scope.repoRoot,
@@ -138,5 +156,5 @@ export function planLaunch(input: LaunchInput): {
   // Nothing of the endpoint reaches the agent's environment, whatever the parent had.
   delete env.AGENTBOX_TOKEN;
   delete env.AGENTBOX_URL;
-  return { args, env, settings };
+  return { args, env, settings, stdin: prompt };
 }

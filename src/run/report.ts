@@ -3,6 +3,7 @@ import type { PatchFile } from '../git/patch.js';
 import type { Inspection, SensitiveChange } from '../git/sensitive.js';
 import type { RunMeta } from '../ledger/index.js';
 import type { Denial } from '../supervisor/hooks.js';
+import type { CheckRecord } from '../supervisor/supervisor.js';
 import type { Outcome } from './outcome.js';
 
 export interface ReportInput {
@@ -19,6 +20,10 @@ export interface ReportInput {
   readonly inspection?: Inspection | undefined;
   /** For plan runs: the result went to plan.md; the report only points at it. */
   readonly resultFile?: string;
+  /** The agent's answer formatted by the run's output template: it heads the report. */
+  readonly formatted?: string;
+  /** What the Stop checks found (output contract, verification). */
+  readonly checks?: CheckRecord;
 }
 
 /** report.md: what the run was, how it ended, what it produced. Pure. */
@@ -29,9 +34,25 @@ export function renderReport(input: ReportInput): string {
     `- status: **${outcome.status}**${outcome.failure ? ` — ${outcome.failure.kind}: ${outcome.failure.message}` : ''}`,
     `- duration: ${formatDuration(input.durationMs)} · tool calls: ${input.toolCalls}${input.costUsd !== undefined ? ` · cost: $${input.costUsd.toFixed(4)}` : ''}`,
   ];
-  const parts = [`# ${meta.type}: ${oneLine(meta.task)}`, '', ...facts, ''];
+  const parts =
+    input.formatted && !input.resultFile
+      ? [input.formatted.trim(), '', '## Run', '', ...facts, '']
+      : [`# ${meta.type}: ${oneLine(meta.task)}`, '', ...facts, ''];
   if (input.resultFile) parts.push(`The ${meta.type} is in [${input.resultFile}](${input.resultFile}).`, '');
-  else if (input.result) parts.push('## Result', '', input.result.trim(), '');
+  else if (input.result && !input.formatted) parts.push('## Result', '', input.result.trim(), '');
+  const checks = input.checks;
+  if (checks && (checks.violations > 0 || checks.verify)) {
+    parts.push('## Supervisor checks', '');
+    parts.push(
+      `- output contract: ${checks.violations} violation(s), ${checks.corrections} correction(s) asked (see events.jsonl)`,
+    );
+    if (checks.verify) {
+      const [first, ...rest] = checks.verify.detail.split('\n');
+      parts.push(`- verification: ${checks.verify.ok ? 'passed' : 'FAILED'} — ${first}`);
+      if (rest.length > 0) parts.push('', '```text', rest.join('\n').trimEnd(), '```');
+    }
+    parts.push('');
+  }
   if (meta.type === 'fix') {
     parts.push('## Changes', '');
     if (input.changes.length === 0) parts.push('No files changed.', '');

@@ -1,12 +1,13 @@
 import fs from 'node:fs';
-import type { CommandContext } from '../cli/context.js';
+import type { CommandContext, Env } from '../cli/context.js';
 import { AgentboxError } from '../errors.js';
 import { configHash, type RunMeta, reactivated, readRun, resolveRun, updateState } from '../ledger/index.js';
+import { runTemplates } from './compose.js';
 import { loadRunContext, type RunContext } from './context.js';
 import { EventLog } from './events.js';
 import { assertHuman, isAlive } from './gate.js';
 import { runHere } from './start.js';
-import { allowedTools, buildEnvelope } from './tier.js';
+import { allowedTools, buildEnvelope, withTemplates } from './tier.js';
 
 export interface ResumeOptions {
   readonly force?: boolean;
@@ -19,15 +20,20 @@ const RESUMABLE = new Set(['CRASHED', 'ABORTED', 'STALLED']);
  * What differs between the envelope the run started with and the one today's configuration
  * would give it (model, tools, pre-approved rules, commands). Empty when config_hash matches.
  */
-export function envelopeDrift(meta: RunMeta, rc: RunContext, worktree: string | null): string[] {
+export function envelopeDrift(meta: RunMeta, rc: RunContext, worktree: string | null, env: Env): string[] {
   const override = meta.options?.model;
-  const now = buildEnvelope({
+  const base = buildEnvelope({
     type: meta.type,
     runId: meta.run_id,
     model: typeof override === 'string' ? override : rc.config.claude.model,
     worktree,
     fixAllowed: rc.config.runs.fix_allowed_tools,
   });
+  // A run created before templates recorded none: its templates are not compared.
+  const now =
+    meta.extra && 'templates' in meta.extra
+      ? withTemplates(base, runTemplates(env, rc.repo.root, meta.type, rc.config))
+      : base;
   if (configHash(now) === meta.config_hash) return [];
   const diffs: string[] = [];
   const show = (v: unknown) => JSON.stringify(v);
@@ -44,6 +50,8 @@ export function envelopeDrift(meta: RunMeta, rc: RunContext, worktree: string | 
   ) {
     diffs.push('the run commands changed');
   }
+  const templates = (e: { extra?: Readonly<Record<string, unknown>> }) => show(e.extra?.templates ?? null);
+  if (templates(now) !== templates(meta)) diffs.push('its templates changed (see agentbox templates)');
   return diffs.length > 0 ? diffs : ['config_hash differs'];
 }
 
@@ -136,7 +144,7 @@ export async function continueSession(
   options: { command: string; event: string; detail?: string; force: boolean; json: boolean; more?: string },
 ): Promise<number> {
   const { meta, state } = readRun(rc.ledger, name);
-  const drift = envelopeDrift(meta, rc, state?.worktree_path ?? null);
+  const drift = envelopeDrift(meta, rc, state?.worktree_path ?? null, ctx.env);
   if (drift.length > 0 && !options.force) {
     throw new AgentboxError(
       'CONFIG_CHANGED',

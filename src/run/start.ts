@@ -7,6 +7,7 @@ import { canonical } from '../airlock/paths.js';
 import { findClaudeBin } from '../claude/bin.js';
 import type { CommandContext } from '../cli/context.js';
 import { parseDuration } from '../config/duration.js';
+import { runTimeout } from '../config/schema.js';
 import { AgentboxError } from '../errors.js';
 import { addWorktree, headSha } from '../git/worktree.js';
 import { createRun, type Ledger, type RunMeta, readRun, updateState } from '../ledger/index.js';
@@ -15,11 +16,12 @@ import { assertSandboxUsable } from '../sandbox/prepare.js';
 import { assertProjectSettings } from '../settings/startup.js';
 import { SUPERVISOR_MODES, type SupervisorMode } from '../supervisor/rules.js';
 import { writeAtomic } from '../util/fs.js';
+import { composeRunPrompt, runTemplates, templateValues, writeRunPrompt } from './compose.js';
 import { loadRunContext, type RunContext } from './context.js';
 import { executeRun } from './execute.js';
 import { liveReporter, printSummary, succeeded } from './print.js';
 import { renderEndReport } from './report.js';
-import { buildEnvelope, type HeadlessType, needsWorktree } from './tier.js';
+import { buildEnvelope, type HeadlessType, needsWorktree, withTemplates } from './tier.js';
 
 /** The supervisor's binary: config supervisor.bin (a name on PATH or a path), else the runs' claude. */
 function supervisorBin(ctx: CommandContext, rc: RunContext): string {
@@ -135,7 +137,7 @@ export async function startRun(
   checkTask(task);
   const rc = await loadRunContext(ctx);
   const model = options.model ?? rc.config.claude.model;
-  const timeout = timeoutMs(options.timeout, rc.config.runs.timeout);
+  const timeout = timeoutMs(options.timeout, runTimeout(rc.config));
   const mode = supervisorMode(options.supervisor, rc.config.supervisor.mode);
   const budget = maxIterations(options.maxIterations, rc.config.supervisor.max_iterations);
   const base = await headSha(rc.repo.root);
@@ -148,6 +150,8 @@ export async function startRun(
   // dropped whole by Claude Code, and the project's guard with it), and a fix run needs its sandbox.
   assertProjectSettings(rc.repo.root);
   if (needsWorktree(type)) assertSandboxUsable(ctx.env, rc.config.sandbox);
+  // Read and checked now: a bad template is an error before any run folder exists.
+  const templates = runTemplates(ctx.env, rc.repo.root, type, rc.config);
   const run = await createRun(rc.ledger, {
     type,
     task,
@@ -160,14 +164,30 @@ export async function startRun(
       ...(options.model ? { model: options.model } : {}),
     },
     envelope: (r) =>
-      buildEnvelope({
-        type,
-        runId: r.id,
-        model,
-        worktree: needsWorktree(type) ? worktreePath(rc, ctx.env, r.name) : null,
-        fixAllowed: rc.config.runs.fix_allowed_tools,
-      }),
+      withTemplates(
+        buildEnvelope({
+          type,
+          runId: r.id,
+          model,
+          worktree: needsWorktree(type) ? worktreePath(rc, ctx.env, r.name) : null,
+          fixAllowed: rc.config.runs.fix_allowed_tools,
+        }),
+        templates,
+      ),
   });
+  const fix = needsWorktree(type);
+  await writeRunPrompt(
+    run.dir,
+    composeRunPrompt(
+      templates,
+      templateValues({
+        meta: run.meta,
+        worktree: fix ? worktreePath(rc, ctx.env, run.name) : null,
+        branch: fix ? `agentbox/${run.name}` : null,
+      }),
+    ),
+    templates,
+  );
   if (needsWorktree(type)) {
     const worktree = worktreePath(rc, ctx.env, run.name);
     const branch = `agentbox/${run.name}`;
@@ -229,6 +249,14 @@ export async function runHere(
       timeoutMs: timeoutMs(undefined, rc.config.supervisor.timeout),
       bin: supervisorBin(ctx, rc),
       model: rc.config.supervisor.model ?? details.meta.model,
+    },
+    checks: {
+      verify: needsWorktree(details.meta.type) ? rc.config.runs.verify : null,
+      verifyTimeoutMs: timeoutMs(undefined, rc.config.runs.verify_timeout),
+      maxCorrections: rc.config.supervisor.max_corrections,
+      failOnViolation: rc.config.supervisor.fail_on_violation,
+      requireFormat: rc.config.supervisor.require_format_validation,
+      enforce: rc.config.supervisor.enabled,
     },
     ...(resume ? { resume } : {}),
     ...(replay ? { replay } : {}),

@@ -1,5 +1,6 @@
 import type { Envelope, RunType } from '../ledger/types.js';
 import { commandNames, skillRules } from '../slash/index.js';
+import { type RunTemplates, templateRecord } from '../templates/load.js';
 
 /** Run types a user starts from the command line (interactive sessions have their own command). */
 export const HEADLESS_TYPES = ['scout', 'plan', 'fix', 'review'] as const;
@@ -49,4 +50,12 @@ export function buildEnvelope(input: TierInput): Envelope {
 export function allowedTools(envelope: Envelope): string[] {
   const allowed = envelope.extra?.allowed_tools;
   return Array.isArray(allowed) ? allowed.filter((t): t is string => typeof t === 'string') : [];
+}
+
+/**
+ * The envelope with the run's templates recorded (path and hash of each): they are part of what
+ * the run was told, so config_hash covers them and `resume` notices when one changed.
+ */
+export function withTemplates(envelope: Envelope, templates: RunTemplates): Envelope {
+  return { ...envelope, extra: { ...envelope.extra, templates: templateRecord(templates) } };
 }

@@ -1,6 +1,7 @@
 import type { HookAnswer, HookInput } from '../endpoint/server.js';
 import type { FailureKind } from '../ledger/types.js';
 import type { EventLog } from '../run/events.js';
+import { correctionText } from '../templates/contract.js';
 import { pendingCount, takePending } from './inbox.js';
 import type { ModelReply } from './model.js';
 import { parseAnswer } from './parse.js';
@@ -12,11 +13,20 @@ import {
   type StopFacts,
   type SupervisorConfig,
 } from './rules.js';
+import { judgeViolations, type StopChecks, violationMessage } from './violations.js';
 
 /** How the supervisor ended the run, when it did. */
 export type SupervisorEnd =
   | { readonly kind: 'complete'; readonly summary: string }
   | { readonly kind: 'abort'; readonly failure: FailureKind; readonly reason: string };
+
+/** What the Stop checks found over the run, for the report and `show`. */
+export interface CheckRecord {
+  readonly violations: number;
+  readonly corrections: number;
+  /** The last verification's outcome, when one ran. */
+  readonly verify: { readonly ok: boolean; readonly detail: string } | null;
+}
 
 export interface SupervisorOptions {
   readonly config: SupervisorConfig;
@@ -33,6 +43,8 @@ export interface SupervisorOptions {
   readonly attempts?: number;
   readonly onEnd?: (end: SupervisorEnd) => void;
   readonly now?: () => number;
+  /** The output contract and the verification, checked when the agent wants to end (rules, every mode). */
+  readonly checks?: StopChecks;
 }
 
 const SUBAGENT_TOOLS = new Set(['Task', 'Agent']);
@@ -55,6 +67,11 @@ export class Supervisor {
   private queue: Promise<unknown> = Promise.resolve();
   /** What the agent is working on: the run's task, or in a session the person's latest message. */
   private task: string;
+  private corrections = 0;
+  private violations = 0;
+  private lastVerify: CheckRecord['verify'] = null;
+  /** The last block was a correction: the agent's answer to it is a text, not "no progress". */
+  private corrected = false;
 
   constructor(private readonly options: SupervisorOptions) {
     this.task = options.task;
@@ -70,6 +87,10 @@ export class Supervisor {
 
   get history(): readonly ToolRecord[] {
     return this.tools;
+  }
+
+  get checkRecord(): CheckRecord {
+    return { violations: this.violations, corrections: this.corrections, verify: this.lastVerify };
   }
 
   /**
@@ -134,9 +155,10 @@ export class Supervisor {
       stopHookActive: input.stop_hook_active === true,
       backgroundTasks: Array.isArray(input.background_tasks) ? input.background_tasks.length : 0,
       runningSubagents: this.subagents,
-      progress: this.progress,
+      progress: this.progress + (this.corrected ? 1 : 0),
       pending: pendingCount(this.options.runDir),
     };
+    this.corrected = false;
     const iteration = this.counters.iterations + 1;
     const rule = decideByRules(config, this.counters, facts);
     this.counters = nextCounters(this.counters, facts);
@@ -174,13 +196,60 @@ export class Supervisor {
         log.append({ ...base, decision: 'abort', source: 'rules', reason: rule.reason, warning: true });
         this.finish({ kind: 'abort', failure: rule.failure, reason: rule.reason });
         return {};
-      case 'allow':
+      case 'allow': {
+        const checked = await this.checkStop(input, base);
+        if (checked) return checked;
         log.append({ ...base, decision: 'complete', source: 'rules', reason: rule.reason });
         this.finish({ kind: 'complete', summary: rule.reason });
         return {};
+      }
       case 'ask':
-        return this.askModel(input, iteration, base, rule.final);
+        return (await this.checkStop(input, base)) ?? this.askModel(input, iteration, base, rule.final);
     }
+  }
+
+  /**
+   * The agent wants to end: its final answer against the output contract, then (when that holds)
+   * the project's verification. A violation is logged, then corrected (the agent is told exactly
+   * what is wrong and goes on), or it fails the run. undefined: nothing to object to.
+   */
+  private async checkStop(input: HookInput, base: Record<string, unknown>): Promise<HookAnswer | undefined> {
+    const checks = this.options.checks;
+    if (!checks) return undefined;
+    const { log } = this.options;
+    let found = checks.answer ? checks.answer(str(input.last_assistant_message)) : [];
+    if (found.length === 0 && checks.verify) {
+      const result = await checks.verify();
+      this.lastVerify = result;
+      log.append({ event: 'verify', ok: result.ok, detail: result.detail });
+      if (!result.ok) found = [{ type: 'skipped_validation', detail: result.detail }];
+    }
+    if (found.length === 0) return undefined;
+    const verdict = judgeViolations(checks, found, this.corrections);
+    this.violations += found.length;
+    const action = verdict.kind === 'correct' ? 'correct' : verdict.kind === 'fail' ? 'fail' : 'logged';
+    for (const v of found)
+      log.append({
+        event: 'violation',
+        type: v.type,
+        detail: v.detail,
+        action,
+        ...(action === 'correct'
+          ? { correction: this.corrections + 1, max_corrections: checks.maxCorrections }
+          : {}),
+      });
+    if (verdict.kind === 'logged') return undefined;
+    if (verdict.kind === 'fail') {
+      const reason = violationMessage(verdict.type);
+      log.append({ ...base, decision: 'abort', source: 'rules', reason, warning: true });
+      this.finish({ kind: 'abort', failure: 'violation', reason });
+      return {};
+    }
+    this.corrections++;
+    this.corrected = true;
+    const text = correctionText(found, checks.requiredSections);
+    log.append({ ...base, decision: 'continue', source: 'rules', reason: 'correction', text });
+    return block(text);
   }
 
   /** Mode claude: up to `attempts` answers; a failed call falls back to the rules (let it stop). */

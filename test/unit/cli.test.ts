@@ -19,6 +19,7 @@ const COMMANDS = [
   'plan',
   'fix',
   'review',
+  'templates',
   'merge',
   'discard',
   'resume',

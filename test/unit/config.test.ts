@@ -126,7 +126,19 @@ describe('loadConfig', () => {
     expect(loadConfig({ repoRoot: undefined, env: {} })).toEqual({ config: DEFAULT_CONFIG, sources: [] });
     expect(DEFAULT_CONFIG).toEqual({
       claude: { bin: null, model: null },
-      supervisor: { mode: 'rules', max_iterations: 50, timeout: '30s', bin: null, model: null },
+      supervisor: {
+        mode: 'rules',
+        max_iterations: 50,
+        timeout: '30s',
+        bin: null,
+        model: null,
+        enabled: true,
+        timeout_profile: 'standard',
+        max_corrections: 2,
+        fail_on_violation: false,
+        require_format_validation: true,
+        allow_raw_output: true,
+      },
       interactive: {
         cwd: null,
         restart_delay: '2s',
@@ -136,11 +148,13 @@ describe('loadConfig', () => {
         halt_after: 5,
       },
       runs: {
-        timeout: '30m',
+        timeout: null,
         stall_after: '5m',
         worktree_dir: null,
         env_pass: [],
         fix_allowed_tools: ['Bash'],
+        verify: null,
+        verify_timeout: '10m',
       },
       sandbox: { mode: 'required', allowed_domains: [], deny_read: [] },
     });

@@ -179,6 +179,8 @@ describe('runSettings', () => {
       'Bash(*agentbox discard*)',
       'Bash(*agentbox apply*)',
       'Bash(*agentbox.js*)',
+      'Bash(*claude*)',
+      'Bash(*anthropic*)',
       'Bash(*/repo*)',
     ]);
     expect(byMatcher.Read!.map((h) => h.if)).toEqual(['Read(//repo/.agents/**)']);
@@ -197,7 +199,7 @@ describe('runSettings', () => {
     const pre = hooksOf(runSettings({ ...base, guard: { ...base.guard, writes: false } })).PreToolUse!;
     expect(pre.map((g) => g.matcher)).toEqual(['Bash', 'Read', 'Skill|SlashCommand|Task|Agent']);
     expect(pre[0]!.hooks.map((h) => h.if)).not.toContain('Bash(*/repo*)');
-    expect(pre[0]!.hooks).toHaveLength(5);
+    expect(pre[0]!.hooks).toHaveLength(7);
   });
 
   it('leaves the write tools to Claude Code’s permission rules in a sandboxed fix run (no per-call hook)', () => {

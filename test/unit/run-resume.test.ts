@@ -59,29 +59,29 @@ const worktreeOf = (type: RunType) => (type === 'fix' ? WORKTREE : null);
 describe('envelopeDrift', () => {
   it.each<RunType>(['scout', 'plan', 'fix', 'review'])('%s: none when nothing changed', (type) => {
     const meta = startedMeta(type, context());
-    expect(envelopeDrift(meta, context(), worktreeOf(type))).toEqual([]);
+    expect(envelopeDrift(meta, context(), worktreeOf(type), {})).toEqual([]);
   });
 
   it.each<RunType>(['scout', 'fix'])('%s: names the model when claude.model changed', (type) => {
     const meta = startedMeta(type, context({ model: 'claude-opus-4-1' }));
-    expect(envelopeDrift(meta, context({ model: 'claude-sonnet-4-5' }), worktreeOf(type))).toEqual([
+    expect(envelopeDrift(meta, context({ model: 'claude-sonnet-4-5' }), worktreeOf(type), {})).toEqual([
       'model was "claude-opus-4-1", now "claude-sonnet-4-5"',
     ]);
-    expect(envelopeDrift(meta, context({ model: null }), worktreeOf(type))).toEqual([
+    expect(envelopeDrift(meta, context({ model: null }), worktreeOf(type), {})).toEqual([
       'model was "claude-opus-4-1", now null',
     ]);
   });
 
   it('fix: names the pre-approved tools when runs.fix_allowed_tools changed', () => {
     const meta = startedMeta('fix', context());
-    const drift = envelopeDrift(meta, context({ fixAllowed: ['Bash', 'WebFetch'] }), WORKTREE);
+    const drift = envelopeDrift(meta, context({ fixAllowed: ['Bash', 'WebFetch'] }), WORKTREE, {});
     expect(drift).toHaveLength(1);
     expect(drift[0]).toMatch(/^pre-approved tools were \[.*"Bash".*\], now \[.*"Bash","WebFetch".*\]$/);
   });
 
   it('fix: both changes are named, each once', () => {
     const meta = startedMeta('fix', context());
-    const drift = envelopeDrift(meta, context({ model: 'opus', fixAllowed: [] }), WORKTREE);
+    const drift = envelopeDrift(meta, context({ model: 'opus', fixAllowed: [] }), WORKTREE, {});
     expect(drift).toHaveLength(2);
     expect(drift[0]).toBe('model was null, now "opus"');
     expect(drift[1]).toMatch(/^pre-approved tools were /);
@@ -89,21 +89,21 @@ describe('envelopeDrift', () => {
 
   it('a read-only run does not drift when runs.fix_allowed_tools changed (it has none)', () => {
     const meta = startedMeta('scout', context());
-    expect(envelopeDrift(meta, context({ fixAllowed: ['Bash', 'WebFetch'] }), null)).toEqual([]);
+    expect(envelopeDrift(meta, context({ fixAllowed: ['Bash', 'WebFetch'] }), null, {})).toEqual([]);
   });
 
   it.each<RunType>(['scout', 'fix'])('%s: a --model override recorded in options is not drift', (type) => {
     const meta = startedMeta(type, context({ model: 'claude-sonnet-4-5' }), 'claude-opus-4-1');
     expect(meta.model).toBe('claude-opus-4-1');
     expect(meta.options?.model).toBe('claude-opus-4-1');
-    expect(envelopeDrift(meta, context({ model: 'claude-sonnet-4-5' }), worktreeOf(type))).toEqual([]);
+    expect(envelopeDrift(meta, context({ model: 'claude-sonnet-4-5' }), worktreeOf(type), {})).toEqual([]);
     // The configured model may even change since: the run keeps the one it was started with.
-    expect(envelopeDrift(meta, context({ model: 'claude-haiku-4-5' }), worktreeOf(type))).toEqual([]);
+    expect(envelopeDrift(meta, context({ model: 'claude-haiku-4-5' }), worktreeOf(type), {})).toEqual([]);
   });
 
   it('a run whose worktree moved drifts in its pre-approved tools', () => {
     const meta = startedMeta('fix', context());
-    const drift = envelopeDrift(meta, context(), '/elsewhere/wt');
+    const drift = envelopeDrift(meta, context(), '/elsewhere/wt', {});
     expect(drift).toHaveLength(1);
     expect(drift[0]).toContain('pre-approved tools were');
     expect(drift[0]).toContain('/elsewhere/wt');
@@ -113,12 +113,12 @@ describe('envelopeDrift', () => {
     const meta = startedMeta('scout', context());
     const fields = { ...meta, safe_commands: [`scout_${ID}`] };
     const older: RunMeta = { ...fields, config_hash: configHash(fields) };
-    expect(envelopeDrift(older, context(), null)).toEqual(['the run commands changed']);
+    expect(envelopeDrift(older, context(), null, {})).toEqual(['the run commands changed']);
   });
 
   it('a hash that differs with equal fields says only that', () => {
     const meta = startedMeta('scout', context());
-    expect(envelopeDrift({ ...meta, config_hash: '0000000000000000' }, context(), null)).toEqual([
+    expect(envelopeDrift({ ...meta, config_hash: '0000000000000000' }, context(), null, {})).toEqual([
       'config_hash differs',
     ]);
   });

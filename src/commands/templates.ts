@@ -1,0 +1,84 @@
+import path from 'node:path';
+import type { CommandContext } from '../cli/context.js';
+import { loadConfig } from '../config/load.js';
+import { AgentboxError } from '../errors.js';
+import { findRepo } from '../git/repo.js';
+import { composeRunPrompt, runTemplates } from '../run/compose.js';
+import { HEADLESS_TYPES, type HeadlessType } from '../run/tier.js';
+import { TEMPLATE_VARIABLES } from '../templates/compose.js';
+import { BUILTIN_DIR, templateDirs } from '../templates/locate.js';
+
+export interface TemplatesOptions {
+  readonly json?: boolean;
+}
+
+/** Where a template file comes from, as a person reads it. */
+function source(file: string | null, repoRoot: string): string {
+  if (!file) return '—';
+  if (file.startsWith(BUILTIN_DIR)) return `built-in ${path.basename(file)}`;
+  return file.startsWith(repoRoot + path.sep) ? path.relative(repoRoot, file) : file;
+}
+
+/** `agentbox templates`: the effective templates of each run type, and where each comes from. */
+export async function list(ctx: CommandContext, options: TemplatesOptions): Promise<number> {
+  const repo = await findRepo(ctx.cwd);
+  const { config } = loadConfig({ repoRoot: repo.root, env: ctx.env });
+  const rows = HEADLESS_TYPES.map((type) => {
+    const t = runTemplates(ctx.env, repo.root, type, config);
+    return {
+      type,
+      global_input: t.globalInput?.path ?? null,
+      project_input: t.projectInput?.path ?? null,
+      output: t.output?.path ?? null,
+      required_sections: t.output?.contract.requiredSections ?? [],
+    };
+  });
+  const dirs = templateDirs(ctx.env, repo.root);
+  if (options.json) {
+    ctx.io.out(`${JSON.stringify({ dirs, variables: TEMPLATE_VARIABLES, types: rows }, null, 2)}\n`);
+    return 0;
+  }
+  const lines = [
+    `global templates:  ${dirs.global ?? '(no HOME: none)'}`,
+    `project templates: ${path.relative(repo.root, dirs.project)}`,
+    '',
+  ];
+  for (const r of rows) {
+    lines.push(`${r.type}`);
+    lines.push(`  input, global:  ${source(r.global_input, repo.root)}`);
+    lines.push(`  input, project: ${source(r.project_input, repo.root)}`);
+    lines.push(
+      `  output:         ${r.output ? `${source(r.output, repo.root)} (required: ${r.required_sections.join(', ')})` : '— (the raw answer is the report)'}`,
+    );
+  }
+  lines.push('', `variables: ${TEMPLATE_VARIABLES.map((v) => `{{${v}}}`).join(' ')}`);
+  lines.push('see the composed prompt: agentbox templates show <type> "<task>"');
+  ctx.io.out(`${lines.join('\n')}\n`);
+  return 0;
+}
+
+/** `agentbox templates show <type> "<task>"`: the prompt a run would get, without running anything. */
+export async function show(ctx: CommandContext, type: string, task: string): Promise<number> {
+  if (!(HEADLESS_TYPES as readonly string[]).includes(type)) {
+    throw new AgentboxError('USAGE', `unknown run type "${type}"`, {
+      hint: `use one of: ${HEADLESS_TYPES.join(', ')}`,
+    });
+  }
+  const repo = await findRepo(ctx.cwd);
+  const { config } = loadConfig({ repoRoot: repo.root, env: ctx.env });
+  const templates = runTemplates(ctx.env, repo.root, type, config);
+  const fix = (type as HeadlessType) === 'fix';
+  const composed = composeRunPrompt(templates, {
+    task,
+    run: '<run>',
+    run_id: '<id>',
+    type,
+    branch: fix ? 'agentbox/<run>' : '',
+    repo: repo.root,
+    repo_name: path.basename(repo.root),
+    worktree: fix ? '<worktree>' : '',
+    date: new Date().toISOString().slice(0, 10),
+  });
+  ctx.io.out(composed.composed);
+  return 0;
+}

@@ -1,0 +1,116 @@
+import { createHash } from 'node:crypto';
+import fs from 'node:fs';
+import matter from 'gray-matter';
+import { AgentboxError, errnoCode } from '../errors.js';
+import { checkVariables, TemplateVariableError } from './compose.js';
+import { contractSchema, type OutputContract, toContract } from './contract.js';
+import { locateTemplates, type TemplateDirs } from './locate.js';
+
+/** One template file as read: where from, its hash (for meta.yaml and config_hash), its parts. */
+export interface LoadedTemplate {
+  readonly path: string;
+  readonly sha256: string;
+  readonly body: string;
+  readonly data: Readonly<Record<string, unknown>>;
+}
+
+export interface RunTemplates {
+  readonly globalInput: LoadedTemplate | null;
+  readonly projectInput: LoadedTemplate | null;
+  readonly output: (LoadedTemplate & { readonly contract: OutputContract }) | null;
+}
+
+const invalid = (file: string, problem: string, hint: string) =>
+  new AgentboxError('TEMPLATE_INVALID', `template ${file}: ${problem}`, { hint });
+
+/**
+ * Reads one template: YAML front matter (gray-matter) and a body whose variables are all known.
+ * Every problem is an error naming the file, before any run folder exists.
+ */
+export function readTemplate(file: string): LoadedTemplate {
+  let text: string;
+  try {
+    text = fs.readFileSync(file, 'utf8');
+  } catch (error) {
+    throw invalid(
+      file,
+      `cannot be read (${errnoCode(error) ?? (error as Error).message})`,
+      'fix its permissions, or remove it',
+    );
+  }
+  let parsed: matter.GrayMatterFile<string>;
+  try {
+    // NOTE: gray-matter caches by content; a cached result would share its data object.
+    parsed = matter(text, {});
+  } catch (error) {
+    throw invalid(
+      file,
+      `its front matter is not valid YAML: ${(error as Error).message.split('\n')[0]}`,
+      'fix the block between the two --- lines at the top, or remove it',
+    );
+  }
+  if (typeof parsed.data !== 'object' || parsed.data === null || Array.isArray(parsed.data)) {
+    throw invalid(file, 'its front matter is not a mapping of keys', 'write it as key: value lines');
+  }
+  try {
+    checkVariables(parsed.content);
+  } catch (error) {
+    if (!(error instanceof TemplateVariableError)) throw error;
+    // Line numbers count from the top of the file, front matter included.
+    const offset = text.split('\n').length - parsed.content.split('\n').length;
+    throw invalid(
+      file,
+      `unknown variable {{${error.variable}}} on line ${error.line + offset}`,
+      error.suggestion
+        ? `did you mean {{${error.suggestion}}}? (write \\{{ for a literal {{)`
+        : 'see "agentbox templates" for the variables; write \\{{ for a literal {{',
+    );
+  }
+  return {
+    path: file,
+    sha256: createHash('sha256').update(text).digest('hex'),
+    body: parsed.content,
+    data: { ...parsed.data },
+  };
+}
+
+function readContract(file: string): LoadedTemplate & { readonly contract: OutputContract } {
+  const template = readTemplate(file);
+  return { ...template, contract: contractOf(template) };
+}
+
+/** An output template's contract: its front matter checked (errors name the file and the key). */
+export function contractOf(template: LoadedTemplate): OutputContract {
+  const file = template.path;
+  const checked = contractSchema.safeParse(template.data);
+  if (!checked.success) {
+    const issue = checked.error.issues[0]!;
+    const where = issue.path.join('.') || '(front matter)';
+    throw invalid(
+      file,
+      `front matter ${where}: ${issue.message}`,
+      'an output template needs required_sections: [Summary, …]; violations.<type> may be correct or fail',
+    );
+  }
+  return toContract(checked.data, template.body);
+}
+
+/** Everything a run of this type gets, read now: a change on disk applies to the next run only. */
+export function loadRunTemplates(
+  dirs: TemplateDirs,
+  type: string,
+  options: { readonly builtinOutput: boolean },
+): RunTemplates {
+  const found = locateTemplates(dirs, type, options);
+  return {
+    globalInput: found.globalInput ? readTemplate(found.globalInput) : null,
+    projectInput: found.projectInput ? readTemplate(found.projectInput) : null,
+    output: found.output ? readContract(found.output) : null,
+  };
+}
+
+/** What meta.yaml records of a run's templates (and config_hash covers). */
+export function templateRecord(t: RunTemplates): Record<string, unknown> {
+  const one = (x: LoadedTemplate | null) => (x ? { path: x.path, sha256: x.sha256 } : null);
+  return { global_input: one(t.globalInput), project_input: one(t.projectInput), output: one(t.output) };
+}
