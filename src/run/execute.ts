@@ -319,7 +319,8 @@ export async function executeRun(input: ExecuteInput): Promise<Finalized> {
         else if (event.kind === 'tool_result') {
           const call = calls.get(event.toolUseId);
           calls.delete(event.toolUseId);
-          if (call) directAttempt(call.name, call.input, event.isError && event.refusedBy !== undefined);
+          // A failed call on agentbox's files counts: the sandbox masks a missing denied path ("Not a directory").
+          if (call) directAttempt(call.name, call.input, event.isError);
           supervisor.recordTool(call?.name ?? '', !event.isError, toolExcerpt(call?.input, event.text));
         }
       }
