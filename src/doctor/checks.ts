@@ -1,9 +1,9 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { execa } from 'execa';
 import { simpleGit } from 'simple-git';
 import { claudeVersion, findClaudeBin } from '../claude/bin.js';
+import { probeSettings } from '../claude/probe.js';
 import type { Env } from '../cli/context.js';
 import { loadConfig } from '../config/load.js';
 import type { Config } from '../config/schema.js';
@@ -115,7 +115,7 @@ export async function checkClaude(
  * process behind a pseudo-terminal to its exit.
  */
 export async function checkPty(): Promise<CheckResult> {
-  const { loadPty, PTY_FIX } = await import('../interactive/pty.js');
+  const { loadPty, PTY_FIX } = await import('../claude/pty.js');
   try {
     const spawn = await loadPty();
     const code = await new Promise<number>((resolve, reject) => {
@@ -190,14 +190,7 @@ export async function checkHooksAccepted(repo: Repo, bin: string, env: Env): Pro
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'agentbox-doctor-'));
   const debugFile = path.join(dir, 'debug.log');
   try {
-    const run = await execa(bin, ['-p', '/cost', '--debug-file', debugFile], {
-      cwd: repo.root,
-      env: { ...env, CLAUDE_CODE_MAX_RETRIES: '0' },
-      extendEnv: false,
-      stdin: 'ignore',
-      timeout: 60_000,
-      reject: false,
-    });
+    const run = await probeSettings(bin, repo.root, env, debugFile);
     const log = fs.existsSync(debugFile) ? fs.readFileSync(debugFile, 'utf8') : '';
     const skipped = log
       .split('\n')

@@ -6,6 +6,7 @@ import { canonical } from '../airlock/paths.js';
 import { runDenyRules } from '../airlock/rules.js';
 import { buildInteractiveArgs } from '../claude/args.js';
 import { buildAgentEnv } from '../claude/env.js';
+import { loadPty, spawnClaudePty } from '../claude/pty.js';
 import type { CommandContext } from '../cli/context.js';
 import { parseDuration } from '../config/duration.js';
 import { startEndpoint } from '../endpoint/server.js';
@@ -29,7 +30,6 @@ import { askOneKey, finish, writeSessionReport } from './end.js';
 import { clearStaleSocket, startIpcServer } from './ipc.js';
 import { SessionLog } from './log.js';
 import type { PolicyConfig } from './policy.js';
-import { loadPty } from './pty.js';
 import { InteractiveSession, type SessionOutcome, socketPathFor } from './session.js';
 
 export interface StartOptions {
@@ -237,13 +237,7 @@ export async function startSession(
       }),
       askRestart: () => askOneKey(terminal, '\r\nclaude exited. Restart it? [r] restart / [q] quit: '),
       spawnPty: (bin, args, o) =>
-        spawn(bin, args, {
-          name: ctx.env.TERM ?? 'xterm-256color',
-          cols: o.cols,
-          rows: o.rows,
-          cwd: o.cwd,
-          env: o.env,
-        }),
+        spawnClaudePty(spawn, bin, args, { term: ctx.env.TERM ?? 'xterm-256color', ...o }),
     });
     const live = session;
     const socketPath = socketPathFor(runDir, meta.run_id, os.tmpdir());

@@ -4,6 +4,7 @@ import path from 'node:path';
 import { directExecution } from '../airlock/direct.js';
 import type { AirlockScope } from '../airlock/guard.js';
 import { canonical } from '../airlock/paths.js';
+import { spawnClaude } from '../claude/spawn.js';
 import {
   EMPTY_SUMMARY,
   LineSplitter,
@@ -19,7 +20,6 @@ import { AgentboxError } from '../errors.js';
 import { takeCheckpoint } from '../git/checkpoint.js';
 import type { Ledger, RunMeta, RunState } from '../ledger/index.js';
 import { heartbeat, updateState } from '../ledger/index.js';
-import { spawnOwned } from '../process/owned.js';
 import { processStartTime } from '../process/reap.js';
 import { prepareRunPrivacy } from '../sandbox/prepare.js';
 import { commandsRoot, removeRunCommands, writeRunCommands } from '../slash/index.js';
@@ -331,7 +331,7 @@ export async function executeRun(input: ExecuteInput): Promise<Finalized> {
       });
       beat();
     };
-    const child = spawnOwned(input.claudeBin, args, {
+    const child = spawnClaude(input.claudeBin, args, {
       cwd: launchDir,
       env,
       input: stdin,

@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { buildAgentEnv } from '../claude/env.js';
 import type { Env } from '../cli/context.js';
-import { spawnOwned } from '../process/owned.js';
+import { spawnClaude } from '../claude/spawn.js';
 import { LINEAGE_VAR } from '../process/reap.js';
 
 export type ModelReply =
@@ -44,7 +44,7 @@ export async function askSupervisorModel(prompt: string, options: AskOptions): P
   let stdout = '';
   let stderr = '';
   try {
-    const child = spawnOwned(options.bin, args, {
+    const child = spawnClaude(options.bin, args, {
       cwd,
       env,
       onStdout: (chunk) => {

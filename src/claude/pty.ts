@@ -25,3 +25,19 @@ export async function loadPty(): Promise<SpawnPty> {
   // CommonJS seen from ESM: the functions may sit on the default export.
   return mod.spawn ?? mod.default!.spawn;
 }
+
+export interface ClaudePtyOptions {
+  readonly term: string;
+  readonly cols: number;
+  readonly rows: number;
+  readonly cwd: string;
+  readonly env: Record<string, string>;
+}
+
+/**
+ * Starts the Claude Code binary behind a pty (interactive sessions). Claude Code is started from
+ * src/claude/ only: headless runs and the supervisor through spawn.ts, sessions through here.
+ */
+export function spawnClaudePty(spawn: SpawnPty, bin: string, args: string[], o: ClaudePtyOptions) {
+  return spawn(bin, args, { name: o.term, cols: o.cols, rows: o.rows, cwd: o.cwd, env: o.env });
+}

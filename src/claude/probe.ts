@@ -1,0 +1,32 @@
+import { execa } from 'execa';
+
+/**
+ * `claude -p /cost` in a folder: loads that folder's settings and exits without a model call;
+ * its debug log says which settings it dropped (`doctor` reads it). Never throws.
+ */
+export async function probeSettings(
+  bin: string,
+  cwd: string,
+  env: Readonly<Record<string, string | undefined>>,
+  debugFile: string,
+): Promise<{
+  readonly exitCode: number | undefined;
+  readonly signal: string | undefined;
+  readonly stdout: string;
+  readonly stderr: string;
+}> {
+  const run = await execa(bin, ['-p', '/cost', '--debug-file', debugFile], {
+    cwd,
+    env: { ...env, CLAUDE_CODE_MAX_RETRIES: '0' },
+    extendEnv: false,
+    stdin: 'ignore',
+    timeout: 60_000,
+    reject: false,
+  });
+  return {
+    exitCode: run.exitCode,
+    signal: run.signal,
+    stdout: String(run.stdout ?? ''),
+    stderr: String(run.stderr ?? ''),
+  };
+}

@@ -1,0 +1,62 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+
+/**
+ * SUP-1 (mandatory supervision), held by the code's shape: every model call goes through Claude
+ * Code launched by agentbox with its hooks. Only src/claude/ starts the Claude Code binary, and
+ * nothing talks to a model API (or any HTTP server) itself.
+ */
+const SRC = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../src');
+
+function sources(dir: string): string[] {
+  return fs.readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
+    const full = path.join(dir, e.name);
+    return e.isDirectory() ? sources(full) : e.name.endsWith('.ts') ? [full] : [];
+  });
+}
+
+/** Clients a model API could be called with, and the calls that reach an HTTP server. */
+const MODEL_CLIENTS =
+  /from ['"](@anthropic-ai\/sdk|openai|axios|node-fetch|undici|got|ky|@anthropic-ai\/claude-code)['"]/;
+const HTTP_CALLS = /\bfetch\(|\bhttps?\.(request|get)\(|new XMLHttpRequest|new WebSocket\(/;
+/** A process started with something that names the Claude Code binary. */
+const CLAUDE_SPAWN =
+  /\b(spawnOwned|spawn|execa|execFile|execFileSync|spawnSync)\(\s*[^,()]*(claude|Claude|\bbin\b)/;
+/** Loading node-pty (a type-only import loads nothing). */
+const PTY_IMPORT = /^import (?!type )[^;]*from ['"]node-pty['"]|import\(['"]node-pty['"]\)/m;
+
+/** What in one source file breaks the rule (relative path → problems). */
+export function problemsOf(rel: string, text: string): string[] {
+  const out: string[] = [];
+  const code = text.replace(/\/\*[\s\S]*?\*\//g, '').replace(/^\s*\/\/.*$/gm, '');
+  if (MODEL_CLIENTS.test(code)) out.push(`${rel} imports an HTTP client for a model API`);
+  if (HTTP_CALLS.test(code)) out.push(`${rel} makes an HTTP request itself`);
+  if (!rel.startsWith(`claude${path.sep}`)) {
+    if (CLAUDE_SPAWN.test(code)) out.push(`${rel} starts the Claude Code binary outside src/claude/`);
+    if (PTY_IMPORT.test(code)) out.push(`${rel} loads node-pty outside src/claude/`);
+  }
+  return out;
+}
+
+describe('architecture: agentbox never calls a model itself (SUP-1)', () => {
+  it('only src/claude/ starts Claude Code, and nothing makes an HTTP request', () => {
+    const problems = sources(SRC).flatMap((file) =>
+      problemsOf(path.relative(SRC, file), fs.readFileSync(file, 'utf8')),
+    );
+    expect(problems).toEqual([]);
+  });
+
+  it('the check finds each kind of breach (it can fail)', () => {
+    expect(problemsOf('run/x.ts', "import Anthropic from '@anthropic-ai/sdk';")).toHaveLength(1);
+    expect(problemsOf('run/x.ts', "await fetch('https://api.anthropic.com/v1/messages')")).toHaveLength(1);
+    expect(problemsOf('run/x.ts', 'const c = spawnOwned(input.claudeBin, args, {})')).toHaveLength(1);
+    expect(problemsOf('supervisor/x.ts', "execa(options.bin, ['-p'])")).toHaveLength(1);
+    expect(problemsOf('interactive/x.ts', "const pty = await import('node-pty')")).toHaveLength(1);
+    expect(problemsOf('claude/spawn.ts', 'return spawnOwned(bin, args, options);')).toEqual([]);
+    expect(problemsOf('git/x.ts', "execa('git', ['status'])")).toEqual([]);
+    expect(problemsOf('interactive/x.ts', "import type { IPty } from 'node-pty';")).toEqual([]);
+    expect(problemsOf('run/x.ts', '// fetch(url) in a comment')).toEqual([]);
+  });
+});
