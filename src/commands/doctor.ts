@@ -12,6 +12,7 @@ import {
   checkRepo,
   checkSandbox,
 } from '../doctor/checks.js';
+import { checkTemplates, checkVerify } from '../doctor/templates.js';
 
 export interface DoctorOptions {
   readonly json?: boolean;
@@ -29,6 +30,7 @@ export async function doctor(ctx: CommandContext, options: DoctorOptions = {}): 
   results.push(claudeResult);
   results.push(await checkPty());
   results.push(checkSandbox(ctx.env, config));
+  if (repo && config) results.push(checkTemplates(repo, ctx.env, config), checkVerify(ctx.env, config));
   if (repo) {
     const installed = checkHooksInstalled(repo);
     results.push(installed.result);

@@ -12,7 +12,7 @@ import { AgentboxError } from '../errors.js';
 import { addWorktree, headSha } from '../git/worktree.js';
 import { createRun, type Ledger, type RunMeta, readRun, updateState } from '../ledger/index.js';
 import { processStartTime } from '../process/reap.js';
-import { assertSandboxUsable } from '../sandbox/prepare.js';
+import { assertSandboxUsable, assertVerifyUsable } from '../sandbox/prepare.js';
 import { assertProjectSettings } from '../settings/startup.js';
 import { SUPERVISOR_MODES, type SupervisorMode } from '../supervisor/rules.js';
 import { writeAtomic } from '../util/fs.js';
@@ -149,7 +149,10 @@ export async function startRun(
   // Before anything is created: the project's Claude Code settings must load (a broken file is
   // dropped whole by Claude Code, and the project's guard with it), and a fix run needs its sandbox.
   assertProjectSettings(rc.repo.root);
-  if (needsWorktree(type)) assertSandboxUsable(ctx.env, rc.config.sandbox);
+  if (needsWorktree(type)) {
+    assertSandboxUsable(ctx.env, rc.config.sandbox);
+    assertVerifyUsable(ctx.env, rc.config.sandbox, rc.config.runs.verify);
+  }
   // Read and checked now: a bad template is an error before any run folder exists.
   const templates = runTemplates(ctx.env, rc.repo.root, type, rc.config);
   const run = await createRun(rc.ledger, {

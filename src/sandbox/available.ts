@@ -56,3 +56,20 @@ export function probeSandbox(env: SandboxEnv, platform: NodeJS.Platform = proces
   }
   return { ok: true, detail: 'bubblewrap + socat' };
 }
+
+/**
+ * Whether `runs.verify` can run in the sandbox: Anthropic's sandbox runtime (srt) also needs
+ * ripgrep on Linux (measured with 0.0.83). Only asked when the sandbox itself works.
+ */
+export function probeVerifySandbox(
+  env: SandboxEnv,
+  platform: NodeJS.Platform = process.platform,
+): SandboxProbe {
+  if (platform !== 'linux' || onPath('rg', env))
+    return { ok: true, detail: 'the sandbox runtime can run it' };
+  return {
+    ok: false,
+    problem: 'ripgrep (rg) is not installed, which the sandbox runtime that runs runs.verify needs',
+    fix: 'install ripgrep (Debian/Ubuntu: sudo apt-get install ripgrep; Fedora: sudo dnf install ripgrep)',
+  };
+}

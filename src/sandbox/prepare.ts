@@ -4,7 +4,7 @@ import { execa } from 'execa';
 import type { Config } from '../config/schema.js';
 import { AgentboxError } from '../errors.js';
 import { createPrivateGit } from '../git/private.js';
-import { probeSandbox, type SandboxEnv } from './available.js';
+import { probeSandbox, probeVerifySandbox, type SandboxEnv } from './available.js';
 import { absentBefore, leftoverCandidates, removeEmpty } from './leftovers.js';
 import { createPrivateArea, type PrivateArea, privateBase } from './private.js';
 import { HOME_SECRETS } from './settings.js';
@@ -25,6 +25,17 @@ export function assertSandboxUsable(env: SandboxEnv, config: Config['sandbox']):
         hint: `${probe.fix}; or, where this machine is itself the sandbox, opt out in agentbox.yaml (sandbox: { mode: off }). agentbox doctor checks this`,
       },
     );
+  }
+}
+
+/** runs.verify runs in the sandbox runtime: a fix run with it refuses to start where that cannot work. */
+export function assertVerifyUsable(env: SandboxEnv, config: Config['sandbox'], verify: string | null): void {
+  if (!verify || config.mode === 'off') return;
+  const probe = probeVerifySandbox(env);
+  if (!probe.ok) {
+    throw new AgentboxError('SANDBOX_UNAVAILABLE', `runs.verify ("${verify}") cannot run: ${probe.problem}`, {
+      hint: `${probe.fix}. agentbox doctor checks this`,
+    });
   }
 }
 

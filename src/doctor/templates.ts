@@ -1,0 +1,45 @@
+import type { Env } from '../cli/context.js';
+import type { Config } from '../config/schema.js';
+import { isAgentboxError } from '../errors.js';
+import type { Repo } from '../git/repo.js';
+import { HEADLESS_TYPES } from '../run/tier.js';
+import { probeVerifySandbox } from '../sandbox/available.js';
+import { loadRunTemplates } from '../templates/load.js';
+import { templateDirs } from '../templates/locate.js';
+import type { CheckResult } from './checks.js';
+
+/** Every run type's templates read and checked, as a run would before it starts. */
+export function checkTemplates(repo: Repo, env: Env, config: Config): CheckResult {
+  const dirs = templateDirs(env, repo.root);
+  let outputs = 0;
+  for (const type of HEADLESS_TYPES) {
+    try {
+      const t = loadRunTemplates(dirs, type, { builtinOutput: !config.supervisor.allow_raw_output });
+      if (t.output) outputs++;
+    } catch (error) {
+      return {
+        name: 'templates',
+        ok: false,
+        detail: error instanceof Error ? error.message : String(error),
+        fix: isAgentboxError(error) && error.hint ? error.hint : 'fix or remove the template',
+      };
+    }
+  }
+  return {
+    name: 'templates',
+    ok: true,
+    detail: `every run type's templates load (${outputs} with an output contract); see agentbox templates`,
+  };
+}
+
+/** runs.verify, when set, can run where fix runs do: in the sandbox runtime. */
+export function checkVerify(env: Env, config: Config): CheckResult {
+  const command = config.runs.verify;
+  if (!command) return { name: 'verify', ok: true, detail: 'runs.verify is not set: nothing to run' };
+  if (config.sandbox.mode === 'off')
+    return { name: 'verify', ok: true, detail: `"${command}" runs unsandboxed (sandbox.mode: off)` };
+  const probe = probeVerifySandbox(env);
+  return probe.ok
+    ? { name: 'verify', ok: true, detail: `"${command}" runs in each fix run's sandbox` }
+    : { name: 'verify', ok: false, detail: probe.problem, fix: probe.fix };
+}

@@ -1,0 +1,41 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { DEFAULT_CONFIG } from '../../src/config/schema.js';
+import { checkTemplates, checkVerify } from '../../src/doctor/templates.js';
+import { findRepo } from '../../src/git/repo.js';
+import { gitRepo, type TestRepo, tempDir } from '../helpers/git-repo.js';
+
+describe('doctor: templates and runs.verify', () => {
+  let repo: TestRepo | undefined;
+  afterEach(() => repo?.cleanup());
+
+  it('passes when every type’s templates load, and names the file and the fix when one does not', async () => {
+    repo = gitRepo();
+    const found = await findRepo(repo.dir);
+    const home = tempDir();
+    expect(checkTemplates(found, { HOME: home }, DEFAULT_CONFIG)).toMatchObject({ ok: true });
+    const dir = path.join(repo.dir, '.agentbox', 'templates');
+    fs.mkdirSync(dir, { recursive: true });
+    fs.writeFileSync(path.join(dir, 'review.input.md'), 'look at {{branh}}\n');
+    const bad = checkTemplates(found, { HOME: home }, DEFAULT_CONFIG);
+    expect(bad.ok).toBe(false);
+    expect(bad.detail).toContain(path.join(dir, 'review.input.md'));
+    expect(bad.fix).toContain('did you mean {{branch}}');
+  });
+
+  it.each([
+    ['no runs.verify', null, 'required', '/usr/bin:/bin', true],
+    ['sandbox off: runs unsandboxed', 'npm test', 'off', '', true],
+    ['no rg on PATH', 'npm test', 'required', '/nonexistent', false],
+  ] as const)('%s', (_label, verify, mode, PATH, ok) => {
+    const config = {
+      ...DEFAULT_CONFIG,
+      runs: { ...DEFAULT_CONFIG.runs, verify },
+      sandbox: { ...DEFAULT_CONFIG.sandbox, mode },
+    };
+    const result = checkVerify({ PATH }, config);
+    expect(result.ok).toBe(ok);
+    if (!ok) expect(result.fix).toContain('ripgrep');
+  });
+});
