@@ -14,10 +14,11 @@ import { hookAddressBook, runSettings } from '../endpoint/settings.js';
 import { AgentboxError } from '../errors.js';
 import { headSha } from '../git/worktree.js';
 import { createRun, reactivated, readRun, resolveRun, updateState } from '../ledger/index.js';
+import { composeRunPrompt, runTemplates, templateValues, writeRunPrompt } from '../run/compose.js';
 import { loadRunContext } from '../run/context.js';
 import { EventLog } from '../run/events.js';
 import { systemPromptAddition } from '../run/prompt.js';
-import { allowedTools, buildEnvelope } from '../run/tier.js';
+import { allowedTools, buildEnvelope, withTemplates } from '../run/tier.js';
 import { prepareRunPrivacy } from '../sandbox/prepare.js';
 import { assertProjectSettings } from '../settings/startup.js';
 import { commandsRoot, removeRunCommands, writeRunCommands } from '../slash/index.js';
@@ -80,6 +81,8 @@ export async function startSession(
 
   let name: string;
   let resumeSessionId: string | null = null;
+  /** What claude gets as its first message: the task, composed with the templates. */
+  let firstMessage: string | undefined = task;
   if (options.resume) {
     name = resolveRun(rc.ledger, options.resume);
     const details = readRun(rc.ledger, name);
@@ -94,22 +97,37 @@ export async function startSession(
     if (details.state?.socket_path) await clearStaleSocket(details.state.socket_path);
     await updateState(rc.ledger, name, reactivated(), { event: 'resume' });
   } else {
+    // A first task is composed with the templates (interactive.input.md, else input.md), read and
+    // checked before the run exists; without one there is nothing to send.
+    const templates = task ? runTemplates(ctx.env, rc.repo.root, 'interactive', rc.config) : null;
     const run = await createRun(rc.ledger, {
       type: 'interactive',
       task: task ?? '(interactive session)',
       repoShaStart: await headSha(rc.repo.root),
       pid: process.pid,
       options: { supervisor: mode, max_iterations: rc.config.supervisor.max_iterations },
-      envelope: (r) =>
-        buildEnvelope({
+      envelope: (r) => {
+        const envelope = buildEnvelope({
           type: 'interactive',
           runId: r.id,
           model: rc.config.claude.model,
           worktree: null,
           fixAllowed: [],
-        }),
+        });
+        return templates ? withTemplates(envelope, templates) : envelope;
+      },
     });
     name = run.name;
+    if (templates && task) {
+      // No output contract in a person's own session: only the input templates.
+      const input = { ...templates, output: null };
+      const composed = composeRunPrompt(
+        input,
+        templateValues({ meta: run.meta, worktree: null, branch: null }),
+      );
+      await writeRunPrompt(run.dir, composed, input);
+      firstMessage = composed.composed;
+    }
   }
   const { meta } = readRun(rc.ledger, name);
   const runDir = path.join(rc.ledger.runsDir, name);
@@ -213,7 +231,7 @@ export async function startSession(
       terminal,
       policy,
       log,
-      task,
+      task: firstMessage,
       resumeSessionId,
       launch: ({ sessionId, resume, prompt }) => ({
         args: buildInteractiveArgs({

@@ -144,6 +144,14 @@ describe('agentbox start: an interactive Claude Code behind a pty', () => {
       { when: { lastUserText: 'the first task' }, reply: { text: 'FIRST-TASK-DONE', delayMs: 1500 } },
       { when: { lastUserText: 'queued while busy' }, reply: text('QUEUED-ANSWER') },
     ]);
+    // The first task is composed like a headless run's: the built-in global template, the project's
+    // (interactive.input.md), then the task.
+    const templates = path.join(p.repo.dir, '.agentbox', 'templates');
+    fs.mkdirSync(templates, { recursive: true });
+    fs.writeFileSync(
+      path.join(templates, 'interactive.input.md'),
+      'INTERACTIVE-PROJECT-RULE for {{run_id}}\n',
+    );
     const before = p.runs().length;
     const s = start(['the first task']);
     const name = await newRun(before);
@@ -163,6 +171,16 @@ describe('agentbox start: an interactive Claude Code behind a pty', () => {
       order.findIndex((t) => t.includes('the first task')),
     );
     expect(p.read(name, 'meta.yaml')).toContain('task: the first task');
+    const first = p.server.requests.find((r) => r.view.lastUserText.includes('the first task'))!.view
+      .lastUserText;
+    const at = (t: string) => first.indexOf(t);
+    expect(at('You work for a careful engineer')).toBeGreaterThanOrEqual(0);
+    expect(at(`INTERACTIVE-PROJECT-RULE for ${name.slice(-6)}`)).toBeGreaterThan(
+      at('You work for a careful engineer'),
+    );
+    expect(at('the first task')).toBeGreaterThan(at('INTERACTIVE-PROJECT-RULE'));
+    expect(p.read(name, 'prompt/task.md')).toBe('the first task');
+    fs.rmSync(path.join(p.repo.dir, '.agentbox'), { recursive: true, force: true });
     await p.agentbox(['stop', name]);
     expect(await s.exited).toBe(0);
     await expectNoProcessesLeft(p.tag);
