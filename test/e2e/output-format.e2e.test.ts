@@ -85,6 +85,31 @@ describe('the output contract', () => {
     });
   });
 
+  it('a template changed on disk while a run works does not apply to that run', async () => {
+    const task = 'TASK-CHANGED-MIDWAY where is z?';
+    const file = path.join(p.repo.dir, '.agentbox', 'templates', 'scout.output.md');
+    p.server.setRules([
+      {
+        when: { anyText: task },
+        reply: () => {
+          // While the run works, the template starts to require a section the answer lacks.
+          fs.writeFileSync(file, CONTRACT.replace('[Summary, Evidence]', '[Summary, Evidence, Risks]'));
+          return text('## Summary\nz is in src/app.ts.\n\n## Evidence\nsrc/app.ts:1');
+        },
+      },
+    ]);
+    try {
+      const result = await p.agentbox(['scout', task]);
+      expect(result.code, result.stderr).toBe(0);
+      const name = p.newest();
+      expect(p.state(name).status).toBe('DONE');
+      expect(p.events(name).filter((e) => e.event === 'violation')).toEqual([]);
+      expect(p.read(name, 'prompt/output.md')).not.toContain('Risks');
+    } finally {
+      fs.writeFileSync(file, CONTRACT);
+    }
+  });
+
   it('an agent that never complies ends with "Supervisor violation: missing_section", its report kept', async () => {
     const task = 'TASK-NEVER where is y?';
     p.server.setRules([{ when: { anyText: task }, reply: text('## Summary\nNo idea.') }]);
