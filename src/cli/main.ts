@@ -6,6 +6,8 @@ import { run } from './run.js';
 // The one place that reads process globals and exits.
 const handlers = new Set<(by: string) => void>();
 let interrupted = false;
+/** A command stopped cleanly by a signal still exits as the shell expects: 128 + the signal. */
+let signalCode: number | undefined;
 for (const [signal, by, code] of [
   ['SIGINT', 'Ctrl-C', 130],
   ['SIGTERM', 'SIGTERM', 143],
@@ -16,6 +18,8 @@ for (const [signal, by, code] of [
     // second signal, or a command that did not ask, ends the process at once.
     if (interrupted || handlers.size === 0) process.exit(code);
     interrupted = true;
+    // SIGHUP is a closed terminal: a session ends cleanly then, and nobody reads the code.
+    if (signal !== 'SIGHUP') signalCode = code;
     for (const handler of handlers) handler(by);
   });
 }
@@ -35,4 +39,4 @@ const code = await run(process.argv.slice(2), {
   onInterrupt,
   terminal: processTerminal(process),
 });
-process.exitCode = code;
+process.exitCode = signalCode ?? code;

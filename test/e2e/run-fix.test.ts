@@ -233,7 +233,8 @@ describe('fix runs on the real Claude Code: the worktree airlock and the human g
       await new Promise((r) => setTimeout(r, 100));
     }
     child.kill('SIGINT');
-    expect(await exited).toBe(1);
+    // Stopped cleanly, and the exit code says Ctrl-C (128 + SIGINT) as a shell expects.
+    expect(await exited).toBe(130);
     const name = p.newest();
     const state = p.state(name);
     expect(state.status).toBe('ABORTED');

@@ -101,7 +101,7 @@ describe('resume on the real Claude Code', () => {
     );
     const name = p.newest();
     child.kill('SIGINT');
-    expect(await exited).toBe(1);
+    expect(await exited).toBe(130);
     expect(p.state(name).status).toBe('ABORTED');
 
     const config = path.join(p.repo.dir, 'agentbox.yaml');
