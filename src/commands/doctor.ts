@@ -1,5 +1,6 @@
 import type { CommandContext } from '../cli/context.js';
 import { styler } from '../cli/style.js';
+import { checkAuth } from '../doctor/auth.js';
 import {
   type CheckResult,
   checkClaude,
@@ -28,6 +29,11 @@ export async function doctor(ctx: CommandContext, options: DoctorOptions = {}): 
   results.push(configResult);
   const { result: claudeResult, bin } = await checkClaude(ctx.env, config, repo, ctx.cwd);
   results.push(claudeResult);
+  results.push(
+    bin
+      ? await checkAuth(bin, repo?.root ?? ctx.cwd, ctx.env)
+      : { name: 'claude login', ok: false, skipped: true, detail: 'needs the Claude Code binary' },
+  );
   results.push(await checkPty());
   results.push(checkSandbox(ctx.env, config));
   if (repo && config) results.push(checkTemplates(repo, ctx.env, config), checkVerify(ctx.env, config));

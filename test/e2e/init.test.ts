@@ -153,6 +153,20 @@ describe('agentbox init, seen by the real Claude Code', () => {
     expect(ok.stdout).toContain('✓ hooks accepted');
     expect(ok.stdout).toContain('All checks passed.');
     expect(ok.code).toBe(0);
+    expect(ok.stdout).toMatch(
+      /✓ claude login +Claude Code can reach a model \(api_key from ANTHROPIC_API_KEY\)/,
+    );
+
+    // Not logged in and no key: doctor says so, with the fix, without a model call.
+    const before = server.requests.length;
+    const noKey = { ...doctorEnv };
+    delete (noKey as Record<string, string>).ANTHROPIC_API_KEY;
+    const out = await runAgentbox(['doctor'], { cwd: repo.dir, env: noKey });
+    expect(out.code).toBe(1);
+    expect(out.stdout).toMatch(/✗ claude login +Claude Code is not logged in and has no API key/);
+    expect(out.stdout).toContain('fix: set ANTHROPIC_API_KEY');
+    expect(out.stdout).toContain('claude auth login');
+    expect(server.requests.length).toBe(before);
 
     const file = path.join(repo.dir, '.claude/settings.json');
     const original = fs.readFileSync(file, 'utf8');
