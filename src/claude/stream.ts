@@ -1,5 +1,20 @@
 import { StringDecoder } from 'node:string_decoder';
 
+/** Token counts, named as the Messages API and the stream name them. */
+export interface TokenUsage {
+  readonly input_tokens: number;
+  readonly output_tokens: number;
+  readonly cache_read_input_tokens: number;
+  readonly cache_creation_input_tokens: number;
+}
+
+/** One model's share of a result (`modelUsage`, `model_usage_since_last_result`). */
+export interface ModelUsage extends TokenUsage {
+  readonly model: string;
+  /** Claude Code's own figure, when it gave one. */
+  readonly costUsd?: number;
+}
+
 /**
  * `claude -p --output-format stream-json --verbose` prints one JSON object per line. These are the
  * parts agentbox acts on; shapes measured on Claude Code 2.1.330 (test/fixtures/stream/*.jsonl).
@@ -12,6 +27,25 @@ export type StreamEvent =
       slashCommands: string[];
       model?: string;
       cwd?: string;
+      /** `claude_code_version`. */
+      version?: string;
+    }
+  /**
+   * The usage an assistant line carries. NOTE: one API message arrives as one line per content
+   * block, each with the same id and the usage known when the message started: `output_tokens` is
+   * a placeholder until the result line, so the text the line carries (`outputChars`) is kept too.
+   */
+  | {
+      kind: 'usage';
+      messageId: string;
+      model: string;
+      usage: TokenUsage;
+      /** Of cache_creation_input_tokens, those written for an hour (priced higher). */
+      cacheWrite1h: number;
+      /** Characters of text, thinking and tool input in this line. */
+      outputChars: number;
+      /** The message is a subagent's (`parent_tool_use_id`), not a turn of the run's own agent. */
+      subagent: boolean;
     }
   | { kind: 'tool_use'; id: string; name: string; input: unknown }
   | {
@@ -41,11 +75,17 @@ export type StreamEvent =
       apiErrorStatus?: number;
       permissionDenials: unknown[];
       sessionId?: string;
+      usage?: TokenUsage;
+      durationMs?: number;
+      /** Per model, cumulative over the process (and a resumed session's saved totals). */
+      modelUsage?: ModelUsage[];
+      /** Per model, since the previous result of this process; each call is stated on one result only. */
+      modelUsageSinceLast?: ModelUsage[];
     }
   /** Anything else; `type` is `type/subtype` when the line has a subtype (`system/permission_denied`). */
   | { kind: 'other'; type: string };
 
-type ResultEvent = Extract<StreamEvent, { kind: 'result' }>;
+export type ResultEvent = Extract<StreamEvent, { kind: 'result' }>;
 type Json = Record<string, unknown>;
 
 const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -89,8 +129,10 @@ export function parseStreamLine(line: string): StreamEvent[] {
     };
     const model = str(value.model);
     const cwd = str(value.cwd);
+    const version = str(value.claude_code_version);
     if (model !== undefined) init.model = model;
     if (cwd !== undefined) init.cwd = cwd;
+    if (version !== undefined) init.version = version;
     return [init];
   }
   if (type === 'system' && (subtype === 'hook_started' || subtype === 'hook_response')) {
@@ -115,10 +157,70 @@ export function parseStreamLine(line: string): StreamEvent[] {
   }
   if (type === 'result') return [parseResult(value)];
   if (type === 'assistant' || type === 'user') {
-    const events = contentEvents(type, value.message, value.tool_result_meta);
+    const usage = type === 'assistant' ? usageEvent(value) : [];
+    const events = [...usage, ...contentEvents(type, value.message, value.tool_result_meta)];
     return events.length > 0 ? events : [other];
   }
   return [other];
+}
+
+/** Token counts from a `usage` object; a count that is missing or not a number is 0. */
+function tokenUsage(value: unknown, keys: readonly [string, string, string, string]): TokenUsage {
+  const o = isObject(value) ? value : {};
+  const count = (key: string) => Math.max(0, num(o[key]) ?? 0);
+  return {
+    input_tokens: count(keys[0]),
+    output_tokens: count(keys[1]),
+    cache_read_input_tokens: count(keys[2]),
+    cache_creation_input_tokens: count(keys[3]),
+  };
+}
+const API_KEYS = [
+  'input_tokens',
+  'output_tokens',
+  'cache_read_input_tokens',
+  'cache_creation_input_tokens',
+] as const;
+const MODEL_USAGE_KEYS = [
+  'inputTokens',
+  'outputTokens',
+  'cacheReadInputTokens',
+  'cacheCreationInputTokens',
+] as const;
+
+/** An assistant line's usage, with the size of what it says (see the 'usage' event). */
+function usageEvent(value: Json): StreamEvent[] {
+  const message = isObject(value.message) ? value.message : undefined;
+  const id = str(message?.id);
+  if (!message || !id || !isObject(message.usage)) return [];
+  const blocks = Array.isArray(message.content) ? message.content.filter(isObject) : [];
+  const chars = blocks.reduce((sum, b) => {
+    const said =
+      str(b.text) ?? str(b.thinking) ?? (b.type === 'tool_use' ? JSON.stringify(b.input ?? {}) : '');
+    return sum + said.length;
+  }, 0);
+  const cacheCreation = isObject(message.usage.cache_creation) ? message.usage.cache_creation : {};
+  return [
+    {
+      kind: 'usage',
+      messageId: id,
+      model: str(message.model) ?? '',
+      usage: tokenUsage(message.usage, API_KEYS),
+      cacheWrite1h: Math.max(0, num(cacheCreation.ephemeral_1h_input_tokens) ?? 0),
+      outputChars: chars,
+      subagent: typeof value.parent_tool_use_id === 'string',
+    },
+  ];
+}
+
+/** `modelUsage`-shaped maps: model name → counts and costUSD. undefined when absent or not a map. */
+function modelUsages(value: unknown): ModelUsage[] | undefined {
+  if (!isObject(value)) return undefined;
+  return Object.entries(value).flatMap(([model, entry]): ModelUsage[] => {
+    if (!isObject(entry)) return [];
+    const costUsd = num(entry.costUSD);
+    return [{ model, ...tokenUsage(entry, MODEL_USAGE_KEYS), ...(costUsd === undefined ? {} : { costUsd }) }];
+  });
 }
 
 /** Assistant lines carry text and tool_use blocks, user lines tool_result blocks. */
@@ -206,6 +308,13 @@ function parseResult(value: Json): ResultEvent {
   if (terminalReason !== undefined) result.terminalReason = terminalReason;
   if (apiErrorStatus !== undefined) result.apiErrorStatus = apiErrorStatus;
   if (sessionId !== undefined) result.sessionId = sessionId;
+  if (isObject(value.usage)) result.usage = tokenUsage(value.usage, API_KEYS);
+  const durationMs = num(value.duration_ms);
+  const modelUsage = modelUsages(value.modelUsage);
+  const sinceLast = modelUsages(value.model_usage_since_last_result);
+  if (durationMs !== undefined) result.durationMs = durationMs;
+  if (modelUsage !== undefined) result.modelUsage = modelUsage;
+  if (sinceLast !== undefined) result.modelUsageSinceLast = sinceLast;
   return result;
 }
 

@@ -110,6 +110,10 @@ function buildProgram(ctx: CommandContext, setExit: (code: number) => void): Com
         '--max-iterations <n>',
         'stops before the run is ended (default: config supervisor.max_iterations)',
       )
+      .option(
+        '--max-cost <usd>',
+        'end the run once it has cost more than this, in USD, e.g. 2.50 (default: config supervisor.max_cost)',
+      )
       .action(lazy(async () => (await import('../commands/run.js'))[name]));
   runCommand('scout', 'investigate a question, read-only; the answer goes to report.md', 'question');
   runCommand('plan', 'work out a plan, read-only; it goes to plan.md', 'goal');

@@ -1,4 +1,5 @@
 import path from 'node:path';
+import { formatUsd } from '../budget/format.js';
 import type { CommandContext } from '../cli/context.js';
 import { type Styler, styler } from '../cli/style.js';
 import { inspectPatchFile } from '../git/apply.js';
@@ -9,8 +10,10 @@ import {
   openLedger,
   type RunDetails,
   type RunState,
+  type RunUsage,
   readRun,
   resolveRun,
+  type Spend,
 } from '../ledger/index.js';
 import { EventLog } from '../run/events.js';
 import { colourStatus } from './status.js';
@@ -77,6 +80,35 @@ export function refusalsOf(events: readonly Record<string, unknown>[]): Refusal[
   });
 }
 
+const tokens = (n: number) => n.toLocaleString('en-US');
+
+/** One side's spend on one line: calls, turns, time, tokens, cost. Pure. */
+export function spendLine(spend: Spend, calls: 'process' | 'call'): string {
+  const counted = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
+  return [
+    calls === 'process' ? counted(spend.calls, 'process', 'processes') : counted(spend.calls, 'call'),
+    counted(spend.turns, 'turn'),
+    `${(spend.duration_ms / 1000).toFixed(1)}s`,
+    `${tokens(spend.input_tokens)} in`,
+    `${tokens(spend.output_tokens)} out`,
+    `${tokens(spend.cache_read_input_tokens)} cache read`,
+    `${tokens(spend.cache_creation_input_tokens)} cache write`,
+    `${formatUsd(spend.cost_usd)}${spend.estimated ? ' (estimated)' : ''}`,
+  ].join(' · ');
+}
+
+/** The spend section: the agent, the supervisor's own calls, the total against the budget. Pure. */
+export function spendLines(usage: RunUsage | null | undefined, maxCostUsd: number | null): string[] {
+  const budget = maxCostUsd === null ? 'no budget' : `budget ${formatUsd(maxCostUsd, true)}`;
+  if (!usage) return [`  ${'total'.padEnd(12)}— (nothing recorded) · ${budget}`];
+  const total = usage.agent.cost_usd + usage.supervisor.cost_usd;
+  return [
+    `  ${'agent'.padEnd(12)}${spendLine(usage.agent, 'process')}`,
+    `  ${'supervisor'.padEnd(12)}${spendLine(usage.supervisor, 'call')}`,
+    `  ${'total'.padEnd(12)}${formatUsd(total, maxCostUsd !== null)} · ${budget}`,
+  ];
+}
+
 /** The human view of `agentbox show`. Pure. */
 export function renderRunDetails(
   run: RunDetails,
@@ -103,12 +135,16 @@ export function renderRunDetails(
     field('tool calls', String(state.tool_calls));
   }
   field('model', meta.model ?? '(default)');
+  if (state?.model_used) field('model used', state.model_used);
+  if (state?.claude_version) field('claude', `Claude Code ${state.claude_version}`);
   field('tools', list(meta.tools_allowlist));
   field('safe cmds', list(meta.safe_commands));
   field('human-only', list(meta.human_only_commands));
   const drift = state && state.config_hash !== meta.config_hash;
   field('config', `${meta.config_hash}${drift ? style.warn(` (state.json says ${state.config_hash})`) : ''}`);
   field('repo start', meta.repo_sha_start ?? '—');
+  const maxCost = meta.options?.max_cost_usd;
+  lines.push('', 'spend', ...spendLines(state?.usage, typeof maxCost === 'number' ? maxCost : null));
   if (state?.failure) {
     const f = state.failure;
     lines.push('', style.bad('failure'));

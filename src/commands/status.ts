@@ -1,3 +1,4 @@
+import { formatUsd } from '../budget/format.js';
 import type { CommandContext } from '../cli/context.js';
 import { type Styler, styler } from '../cli/style.js';
 import { AgentboxError } from '../errors.js';
@@ -80,21 +81,23 @@ export function renderStatusTable(
     status: run.status ?? '?',
     colour: colourStatus(run.status, style),
     age: formatAge(run.started_at, now),
+    cost: run.cost_usd === null ? '—' : formatUsd(run.cost_usd),
     task: run.problem && !run.status ? `(${run.problem})` : taskCell(run.task),
   }));
-  const width = (key: 'run' | 'type' | 'status' | 'age', title: string) =>
+  const width = (key: 'run' | 'type' | 'status' | 'age' | 'cost', title: string) =>
     Math.max(title.length, ...rows.map((row) => row[key].length));
   const w = { run: width('run', 'RUN'), type: width('type', 'TYPE'), status: width('status', 'STATUS') };
   const age = width('age', 'AGE');
+  const cost = width('cost', 'COST');
   const lines = [
     style.dim(
-      `${'RUN'.padEnd(w.run)}  ${'TYPE'.padEnd(w.type)}  ${'STATUS'.padEnd(w.status)}  ${'AGE'.padStart(age)}  TASK`,
+      `${'RUN'.padEnd(w.run)}  ${'TYPE'.padEnd(w.type)}  ${'STATUS'.padEnd(w.status)}  ${'AGE'.padStart(age)}  ${'COST'.padStart(cost)}  TASK`,
     ),
   ];
   for (const row of rows) {
     const status = row.colour(row.status.padEnd(w.status));
     lines.push(
-      `${row.run.padEnd(w.run)}  ${row.type.padEnd(w.type)}  ${status}  ${row.age.padStart(age)}  ${row.task}`.trimEnd(),
+      `${row.run.padEnd(w.run)}  ${row.type.padEnd(w.type)}  ${status}  ${row.age.padStart(age)}  ${row.cost.padStart(cost)}  ${row.task}`.trimEnd(),
     );
   }
   const hidden = total - runs.length;

@@ -25,6 +25,7 @@ export const fileSchema = z
     supervisor: section({
       mode: z.enum(['claude', 'rules', 'off']).nullable().optional(),
       max_iterations: z.number().int().min(1).nullable().optional(),
+      max_cost: z.number().positive().nullable().optional(),
       timeout: duration.nullable().optional(),
       bin: z.string().min(1).nullable().optional(),
       model: z.string().min(1).nullable().optional(),
@@ -82,6 +83,8 @@ export interface Config {
     readonly mode: 'claude' | 'rules' | 'off';
     /** Stops per run; the Stop that reaches it ends the run. */
     readonly max_iterations: number;
+    /** USD a run may cost (agent and supervisor); a run that passes it is ended. null: no budget. */
+    readonly max_cost: number | null;
     /** Each supervisor `claude -p` is given up after this long (then the rules decide). */
     readonly timeout: string;
     /** The binary the supervisor runs; null: the same Claude Code as the runs. */
@@ -158,6 +161,7 @@ export const DEFAULT_CONFIG: Config = {
   supervisor: {
     mode: 'rules',
     max_iterations: 50,
+    max_cost: null,
     timeout: '30s',
     bin: null,
     model: null,

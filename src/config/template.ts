@@ -18,6 +18,9 @@ supervisor:
   mode: # rules
   # Stops per run; the Stop that reaches it ends the run (ABORTED, budget). --max-iterations overrides.
   max_iterations: # 50
+  # A cost budget in USD for each run, the supervisor's own calls included: a run that costs more is
+  # ended (ABORTED, budget). Empty (the default): no budget. --max-cost overrides.
+  max_cost:
   # Each supervisor call is given up after this long; then the rules decide.
   timeout: # 30s
   # The supervisor's Claude Code binary and model. Empty: the same as the runs'.

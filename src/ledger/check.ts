@@ -54,6 +54,14 @@ export function count(o: Obj, key: string): number {
   return v as number;
 }
 
+/** A number ≥ 0 (an amount of money, a duration); missing reads as 0. */
+export function amount(o: Obj, key: string): number {
+  const v = o[key] ?? 0;
+  if (typeof v !== 'number' || !Number.isFinite(v) || v < 0)
+    throw new ShapeError(`"${key}" must be a number ≥ 0`);
+  return v;
+}
+
 export function strList(o: Obj, key: string): string[] {
   const v = o[key];
   if (!Array.isArray(v) || !v.every((x) => typeof x === 'string')) {

@@ -10,7 +10,13 @@ import {
   RUN_TYPES,
   type RunMeta,
   type RunState,
+  type RunUsage,
 } from './types.js';
+
+/** A run's cost in USD, agent and supervisor together; null before anything was spent or recorded. */
+export function runCost(usage: RunUsage | null | undefined): number | null {
+  return usage ? usage.agent.cost_usd + usage.supervisor.cost_usd : null;
+}
 
 /**
  * INDEX.jsonl: one JSON line per event, appended, never rewritten. NOTE: concurrent writers stay
@@ -42,6 +48,7 @@ export function makeIndexEvent(
     started_at: state.started_at,
     ended_at: state.ended_at,
     failure_kind: state.failure?.kind ?? null,
+    cost_usd: runCost(state.usage),
   };
 }
 

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { errnoCode, fsError } from '../errors.js';
-import { type FoldedRun, foldIndex, readIndexLog } from './index-log.js';
+import { type FoldedRun, foldIndex, readIndexLog, runCost } from './index-log.js';
 import { readMeta } from './meta.js';
 import { isRunName, runIdOf, STAMP_LENGTH } from './names.js';
 import { type Ledger, notInitialized } from './paths.js';
@@ -22,6 +22,8 @@ export interface RunSummary {
   readonly started_at: string | null;
   readonly ended_at: string | null;
   readonly failure_kind: FailureKind | null;
+  /** What the run has cost so far in USD (agent and supervisor); null: nothing recorded. */
+  readonly cost_usd: number | null;
   /** Why a field above is null, or null. */
   readonly problem: string | null;
 }
@@ -60,6 +62,7 @@ export function summaryFromFold(name: string, run: FoldedRun): RunSummary {
     started_at: run.started_at,
     ended_at: last.ended_at ?? null,
     failure_kind: last.failure_kind ?? null,
+    cost_usd: typeof last.cost_usd === 'number' ? last.cost_usd : null,
     problem: null,
   };
 }
@@ -92,6 +95,7 @@ export function summaryFromFiles(ledger: Ledger, name: string): RunSummary {
     started_at: state?.started_at ?? null,
     ended_at: state?.ended_at ?? null,
     failure_kind: state?.failure?.kind ?? null,
+    cost_usd: runCost(state?.usage),
     problem: problems.length > 0 ? problems.join('; ') : null,
   };
 }

@@ -3,6 +3,7 @@ import path from 'node:path';
 import { errnoCode, fsError } from '../errors.js';
 import { processStartTime } from '../process/reap.js';
 import {
+  amount,
   corruptFile,
   count,
   intOrNull,
@@ -23,6 +24,8 @@ import {
   type RunMeta,
   type RunOutput,
   type RunState,
+  type RunUsage,
+  type Spend,
 } from './types.js';
 
 export const STATE_FILE = 'state.json';
@@ -76,6 +79,32 @@ function checkCheckpoint(value: unknown): Checkpoint | null {
   };
 }
 
+/** Missing counts read as 0: a newer field never makes an older state unreadable. */
+function checkSpend(value: unknown, what: string): Spend {
+  const o = value === undefined ? {} : obj(value, what);
+  const whole = (key: string) => (o[key] === undefined ? 0 : count(o, key));
+  return {
+    input_tokens: whole('input_tokens'),
+    output_tokens: whole('output_tokens'),
+    cache_read_input_tokens: whole('cache_read_input_tokens'),
+    cache_creation_input_tokens: whole('cache_creation_input_tokens'),
+    cost_usd: amount(o, 'cost_usd'),
+    estimated: o.estimated === true,
+    turns: whole('turns'),
+    duration_ms: amount(o, 'duration_ms'),
+    calls: whole('calls'),
+  };
+}
+
+function checkUsage(value: unknown): RunUsage | null {
+  if (value === null) return null;
+  const o = obj(value, '"usage"');
+  return {
+    agent: checkSpend(o.agent, '"usage.agent"'),
+    supervisor: checkSpend(o.supervisor, '"usage.supervisor"'),
+  };
+}
+
 function checkSummary(value: unknown): NonNullable<RunState['summary']> {
   const o = obj(value, '"summary"');
   return { type: oneOf(o, 'type', RUN_TYPES), task: str(o, 'task') };
@@ -112,6 +141,9 @@ function checkStateV1(o: Readonly<Record<string, unknown>>): RunState {
     failure: checkFailure(o.failure),
     tool_calls: count(o, 'tool_calls'),
     updated_at: str(o, 'updated_at'),
+    ...(o.usage === undefined ? {} : { usage: checkUsage(o.usage) }),
+    ...(o.claude_version === undefined ? {} : { claude_version: strOrNull(o, 'claude_version') }),
+    ...(o.model_used === undefined ? {} : { model_used: strOrNull(o, 'model_used') }),
     ...(o.summary === undefined ? {} : { summary: checkSummary(o.summary) }),
     ...(o.endpoint_url === undefined ? {} : { endpoint_url: strOrNull(o, 'endpoint_url') }),
     ...(o.socket_path === undefined ? {} : { socket_path: strOrNull(o, 'socket_path') }),

@@ -87,6 +87,31 @@ export interface Checkpoint {
   readonly iteration: number;
 }
 
+/**
+ * What one side of a run spent: the agent (its claude, over every resume) or the supervisor (its
+ * own `claude -p` calls). Figures are Claude Code's own where a result line stated them.
+ */
+export interface Spend {
+  readonly input_tokens: number;
+  readonly output_tokens: number;
+  readonly cache_read_input_tokens: number;
+  readonly cache_creation_input_tokens: number;
+  readonly cost_usd: number;
+  /** Part of it is agentbox's estimate (calls no result line has stated yet; see src/budget/). */
+  readonly estimated: boolean;
+  /** Model round trips. */
+  readonly turns: number;
+  readonly duration_ms: number;
+  /** claude processes: the agent's start and resumes; the supervisor's calls. */
+  readonly calls: number;
+}
+
+/** state.json `usage`. */
+export interface RunUsage {
+  readonly agent: Spend;
+  readonly supervisor: Spend;
+}
+
 /** state.json: the mutable truth about a run, always replaced atomically. */
 export interface RunState {
   readonly schema_version: 1;
@@ -107,6 +132,11 @@ export interface RunState {
   readonly failure: Failure | null;
   readonly tool_calls: number;
   readonly updated_at: string;
+  /** Tokens and cost so far (the budget counts both sides); absent until claude reports any. */
+  readonly usage?: RunUsage | null;
+  /** From claude's `system/init` line: its version and the model it actually runs (meta.yaml has the one asked for). */
+  readonly claude_version?: string | null;
+  readonly model_used?: string | null;
   /** The run's hook endpoint while it runs (loopback; useless without the secret, which is never stored). */
   readonly endpoint_url?: string | null;
   /** An interactive session's control socket (agentbox inject/restart/stop/state talk to it). */
@@ -156,4 +186,6 @@ export interface IndexEvent {
   readonly started_at?: string;
   readonly ended_at?: string | null;
   readonly failure_kind?: FailureKind | null;
+  /** The run's cost in USD so far (agent and supervisor), for `status --all`. */
+  readonly cost_usd?: number | null;
 }

@@ -4,6 +4,7 @@ import path from 'node:path';
 import { directExecution } from '../airlock/direct.js';
 import type { AirlockScope } from '../airlock/guard.js';
 import { canonical } from '../airlock/paths.js';
+import { Tally } from '../budget/tally.js';
 import { spawnClaude } from '../claude/spawn.js';
 import {
   EMPTY_SUMMARY,
@@ -55,6 +56,8 @@ export interface ExecuteInput {
   /** `sandbox` of the configuration: the kernel boundary of fix runs. */
   readonly sandbox: Config['sandbox'];
   readonly timeoutMs: number;
+  /** USD the run may cost, agent and supervisor together; passing it ends the run (ABORTED, budget). */
+  readonly maxCostUsd?: number | null;
   readonly supervisor: {
     readonly mode: SupervisorMode;
     readonly maxIterations: number;
@@ -118,6 +121,7 @@ export async function executeRun(input: ExecuteInput): Promise<Finalized> {
     ...EMPTY_SUMMARY,
     toolCalls: input.resume || input.replay ? input.state.tool_calls : 0,
   };
+  const tally = new Tally(input.state.usage, input.maxCostUsd ?? null, input.supervisor.model);
   try {
     // The agent's RUN_DIR: its artifact folder in a fix run (inside the worktree), else the ledger folder.
     const spec = {
@@ -167,13 +171,17 @@ export async function executeRun(input: ExecuteInput): Promise<Finalized> {
       log,
       history: 'stream',
       startedAt: started,
-      ask: (prompt) =>
-        askSupervisorModel(prompt, {
+      ask: async (prompt) => {
+        const reply = await askSupervisorModel(prompt, {
           bin: sup.bin,
           model: sup.model,
           timeoutMs: sup.timeoutMs,
           env: input.env,
-        }),
+        });
+        tally.supervisorCall(reply);
+        overBudget();
+        return reply;
+      },
       onEnd: (end) => {
         if (end.kind === 'abort' && stop.kind === 'finished')
           stop = { kind: 'aborted', reason: end.reason, failure: end.failure };
@@ -276,7 +284,7 @@ export async function executeRun(input: ExecuteInput): Promise<Finalized> {
       void updateState(
         ledger,
         meta.run_name,
-        heartbeat(new Date(now), { tool_calls: summary.toolCalls }),
+        heartbeat(new Date(now), { tool_calls: summary.toolCalls, usage: tally.usage() }),
       ).catch((error) => ioFailed(error, path.join(runDir, 'state.json')));
     };
     // A ledger that cannot be written (disk full, read-only) stops the run: going on would lose
@@ -289,6 +297,14 @@ export async function executeRun(input: ExecuteInput): Promise<Finalized> {
         kind: 'io_error',
         message: `cannot write ${path.relative(ledger.root, file)} (${code ?? (error as Error).message}); the run was stopped`,
       };
+      void stopChild?.();
+    };
+    // The cost budget, checked as usage arrives: passing it stops claude, as the timeout does.
+    const overBudget = () => {
+      const reason = tally.passed();
+      if (!reason || stop.kind !== 'finished') return;
+      stop = { kind: 'aborted', reason, failure: 'budget' };
+      log.append({ event: 'budget', decision: 'abort', reason, max_cost_usd: input.maxCostUsd });
       void stopChild?.();
     };
     const calls = new Map<string, { name: string; input: unknown }>();
@@ -314,6 +330,12 @@ export async function executeRun(input: ExecuteInput): Promise<Finalized> {
       }
       for (const event of parseStreamLine(line)) {
         summary = summarize(summary, event);
+        if (tally.event(event)) overBudget();
+        if (event.kind === 'init')
+          void updateState(ledger, meta.run_name, {
+            claude_version: event.version ?? null,
+            model_used: event.model ?? null,
+          }).catch((error) => ioFailed(error, path.join(runDir, 'state.json')));
         // The supervisor's tool history comes from the stream (cheaper than a hook per call).
         if (event.kind === 'tool_use') calls.set(event.id, { name: event.name, input: event.input });
         else if (event.kind === 'tool_result') {
@@ -385,6 +407,8 @@ export async function executeRun(input: ExecuteInput): Promise<Finalized> {
     const exit = await child.exited;
     for (const line of lines.flush()) onLine(line);
     try {
+      tally.end(Date.now() - started);
+      await updateState(ledger, meta.run_name, { usage: tally.usage() });
       return await finalizeRun({
         ledger,
         meta,

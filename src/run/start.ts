@@ -4,6 +4,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { canonical } from '../airlock/paths.js';
+import { parseMaxCost } from '../budget/budget.js';
 import { findClaudeBin } from '../claude/bin.js';
 import type { CommandContext } from '../cli/context.js';
 import { parseDuration } from '../config/duration.js';
@@ -43,6 +44,8 @@ export interface RunOptions {
   readonly timeout?: string;
   readonly supervisor?: string;
   readonly maxIterations?: string;
+  /** As typed after --max-cost: USD. */
+  readonly maxCost?: string;
 }
 
 /** What meta.yaml records about how the run was started (read back by the worker and resume). */
@@ -50,6 +53,8 @@ export interface StoredOptions {
   readonly timeout_ms: number;
   readonly supervisor: SupervisorMode;
   readonly max_iterations: number;
+  /** The cost budget in USD; null: none. */
+  readonly max_cost_usd: number | null;
 }
 
 export function storedOptions(meta: RunMeta): StoredOptions {
@@ -57,10 +62,12 @@ export function storedOptions(meta: RunMeta): StoredOptions {
   const timeout = o.timeout_ms;
   const mode = o.supervisor;
   const max = o.max_iterations;
+  const cost = o.max_cost_usd;
   return {
     timeout_ms: typeof timeout === 'number' && timeout > 0 ? timeout : 30 * 60_000,
     supervisor: SUPERVISOR_MODES.includes(mode as SupervisorMode) ? (mode as SupervisorMode) : 'rules',
     max_iterations: typeof max === 'number' && max >= 1 ? max : 50,
+    max_cost_usd: typeof cost === 'number' && cost > 0 ? cost : null,
   };
 }
 
@@ -140,6 +147,8 @@ export async function startRun(
   const timeout = timeoutMs(options.timeout, runTimeout(rc.config));
   const mode = supervisorMode(options.supervisor, rc.config.supervisor.mode);
   const budget = maxIterations(options.maxIterations, rc.config.supervisor.max_iterations);
+  const maxCost =
+    options.maxCost === undefined ? rc.config.supervisor.max_cost : parseMaxCost(options.maxCost);
   const base = await headSha(rc.repo.root);
   if (needsWorktree(type) && !base) {
     throw new AgentboxError('GIT_FAILED', `agentbox ${type} needs at least one commit in ${rc.repo.root}`, {
@@ -164,6 +173,7 @@ export async function startRun(
       timeout_ms: timeout,
       supervisor: mode,
       max_iterations: budget,
+      ...(maxCost === null ? {} : { max_cost_usd: maxCost }),
       ...(options.model ? { model: options.model } : {}),
     },
     envelope: (r) =>
@@ -246,6 +256,7 @@ export async function runHere(
     envPass: rc.config.runs.env_pass,
     sandbox: rc.config.sandbox,
     timeoutMs: stored.timeout_ms,
+    maxCostUsd: stored.max_cost_usd,
     supervisor: {
       mode: stored.supervisor,
       maxIterations: stored.max_iterations,

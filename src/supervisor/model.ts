@@ -2,13 +2,20 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { buildAgentEnv } from '../claude/env.js';
-import type { Env } from '../cli/context.js';
 import { spawnClaude } from '../claude/spawn.js';
+import { parseStreamLine, type ResultEvent } from '../claude/stream.js';
+import type { Env } from '../cli/context.js';
 import { LINEAGE_VAR } from '../process/reap.js';
 
+/** `result`: the call's result line (`--output-format json`), with its usage and cost, when it printed one. */
 export type ModelReply =
-  | { readonly ok: true; readonly output: string; readonly durationMs: number }
-  | { readonly ok: false; readonly error: string; readonly durationMs: number };
+  | { readonly ok: true; readonly output: string; readonly durationMs: number; readonly result?: ResultEvent }
+  | {
+      readonly ok: false;
+      readonly error: string;
+      readonly durationMs: number;
+      readonly result?: ResultEvent;
+    };
 
 export interface AskOptions {
   readonly bin: string;
@@ -23,6 +30,8 @@ export interface AskOptions {
  * supervisor), with the agent's whitelisted environment minus agentbox's own variables (but for
  * AGENTBOX_LINEAGE, so the call can be found and ended like every child), and a
  * timeout. Never throws: a failed, killed or timed-out call is an answer with ok: false.
+ * `--output-format json` prints one result object: the answer is its `result`, and its usage and
+ * cost count toward the run's budget. Output that is not such an object is taken as the answer.
  */
 export async function askSupervisorModel(prompt: string, options: AskOptions): Promise<ModelReply> {
   const started = Date.now();
@@ -34,7 +43,7 @@ export async function askSupervisorModel(prompt: string, options: AskOptions): P
   const args = [
     '-p',
     '--output-format',
-    'text',
+    'json',
     '--tools',
     '',
     ...(options.model ? ['--model', options.model] : []),
@@ -65,15 +74,18 @@ export async function askSupervisorModel(prompt: string, options: AskOptions): P
     if (timedOut) return { ok: false, error: `timed out after ${options.timeoutMs} ms`, durationMs };
     if (exit.spawnError)
       return { ok: false, error: `could not start ${options.bin}: ${exit.spawnError}`, durationMs };
+    const result = parseStreamLine(stdout).find((e): e is ResultEvent => e.kind === 'result');
+    const spent = result ? { result } : {};
     if (exit.code !== 0) {
       const why = exit.signal ? `killed by ${exit.signal}` : `exit code ${exit.code}`;
       return {
         ok: false,
         error: `${why}${stderr.trim() ? `: ${stderr.trim().slice(0, 300)}` : ''}`,
         durationMs,
+        ...spent,
       };
     }
-    return { ok: true, output: stdout, durationMs };
+    return { ok: true, output: result ? result.result : stdout, durationMs, ...spent };
   } finally {
     fs.rmSync(cwd, { recursive: true, force: true });
   }

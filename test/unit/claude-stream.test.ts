@@ -18,6 +18,29 @@ const linesOf = (text: string) => text.split('\n').filter((l) => l !== '');
 const eventsOf = (name: string) => linesOf(fixture(name)).flatMap(parseStreamLine);
 const fold = (events: StreamEvent[]) => events.reduce(summarize, EMPTY_SUMMARY);
 const kinds = (events: StreamEvent[]) => events.map((e) => (e.kind === 'other' ? `other:${e.type}` : e.kind));
+const TOKENS_10_1 = {
+  input_tokens: 10,
+  output_tokens: 1,
+  cache_read_input_tokens: 0,
+  cache_creation_input_tokens: 0,
+};
+const usageOf = (messageId: string, outputChars: number): StreamEvent => ({
+  kind: 'usage',
+  messageId,
+  model: 'claude-opus-5-5',
+  usage: TOKENS_10_1,
+  cacheWrite1h: 0,
+  outputChars,
+  subagent: false,
+});
+const model20 = {
+  model: 'claude-opus-5-5',
+  input_tokens: 20,
+  output_tokens: 20,
+  cache_read_input_tokens: 0,
+  cache_creation_input_tokens: 0,
+  costUsd: 0.00048,
+};
 
 describe('parseStreamLine on real output', () => {
   it('success: hooks, init, text and tool call split over two lines, tool result, result', () => {
@@ -26,11 +49,14 @@ describe('parseStreamLine on real output', () => {
       'hook',
       'hook',
       'init',
+      'usage',
       'text',
+      'usage',
       'tool_use',
       'hook',
       'hook',
       'tool_result',
+      'usage',
       'text',
       'hook',
       'hook',
@@ -49,8 +75,9 @@ describe('parseStreamLine on real output', () => {
     const init = events.find((e) => e.kind === 'init');
     expect(init).toMatchObject({
       kind: 'init',
-      model: expect.any(String),
+      model: 'claude-opus-5-5',
       cwd: expect.stringMatching(/^\//),
+      version: '2.1.330',
     });
     if (init?.kind !== 'init') throw new Error('no init');
     expect(init.sessionId).toMatch(/^[0-9a-f-]{36}$/);
@@ -86,7 +113,25 @@ describe('parseStreamLine on real output', () => {
       terminalReason: 'completed',
       permissionDenials: [],
       sessionId: init.sessionId,
+      usage: {
+        input_tokens: 20,
+        output_tokens: 20,
+        cache_read_input_tokens: 0,
+        cache_creation_input_tokens: 0,
+      },
+      durationMs: 257,
+      modelUsage: [model20],
+      modelUsageSinceLast: [model20],
     });
+    // The message split over two lines repeats its usage (the placeholder output count of message_start).
+    expect(events.filter((e) => e.kind === 'usage')).toEqual([
+      usageOf('msg_56a85e9f134909857220132d', 12),
+      usageOf(
+        'msg_56a85e9f134909857220132d',
+        JSON.stringify({ command: 'echo hello', description: 'say hello' }).length,
+      ),
+      usageOf('msg_18f4afad4f5c70604f50a540', 16),
+    ]);
 
     expect(fold(events)).toEqual({
       sessionId: init.sessionId,
@@ -102,7 +147,7 @@ describe('parseStreamLine on real output', () => {
 
   it('api error: a synthetic assistant text, then an error result that still says "success"', () => {
     const events = eventsOf('api-error');
-    expect(kinds(events)).toEqual(['init', 'text', 'result']);
+    expect(kinds(events)).toEqual(['init', 'usage', 'text', 'result']);
     const result = events.at(-1);
     expect(result).toMatchObject({
       kind: 'result',
@@ -124,13 +169,17 @@ describe('parseStreamLine on real output', () => {
     const events = eventsOf('denied-tool');
     expect(kinds(events)).toEqual([
       'init',
+      'usage',
       'tool_use',
       'permission_denied',
       'tool_result',
+      'usage',
       'tool_use',
       'tool_result',
+      'usage',
       'tool_use',
       'tool_result',
+      'usage',
       'text',
       'result',
     ]);
@@ -294,6 +343,94 @@ describe('parseStreamLine on odd lines', () => {
     expect(parseStreamLine(init)).toEqual([
       { kind: 'init', sessionId: 's', tools: ['A'], slashCommands: [] },
     ]);
+  });
+});
+
+describe('usage in the stream', () => {
+  const assistant = (message: Record<string, unknown>, extra: Record<string, unknown> = {}) =>
+    JSON.stringify({ type: 'assistant', message, ...extra });
+  const NONE = {
+    input_tokens: 0,
+    output_tokens: 0,
+    cache_read_input_tokens: 0,
+    cache_creation_input_tokens: 0,
+  };
+
+  it.each([
+    [
+      'counts of every kind, the 1-hour cache writes, text, thinking and tool input measured',
+      assistant({
+        id: 'm1',
+        model: 'claude-sonnet-4-5',
+        usage: {
+          input_tokens: 3,
+          output_tokens: 2,
+          cache_read_input_tokens: 400,
+          cache_creation_input_tokens: 50,
+          cache_creation: { ephemeral_1h_input_tokens: 20, ephemeral_5m_input_tokens: 30 },
+        },
+        content: [
+          { type: 'thinking', thinking: 'abcd' },
+          { type: 'text', text: 'hi' },
+          { type: 'tool_use', id: 't', name: 'Read', input: { a: 1 } },
+        ],
+      }),
+      {
+        messageId: 'm1',
+        model: 'claude-sonnet-4-5',
+        usage: {
+          input_tokens: 3,
+          output_tokens: 2,
+          cache_read_input_tokens: 400,
+          cache_creation_input_tokens: 50,
+        },
+        cacheWrite1h: 20,
+        outputChars: 4 + 2 + 7,
+        subagent: false,
+      },
+    ],
+    [
+      'a subagent line; counts of the wrong type read as 0',
+      assistant(
+        {
+          id: 'm2',
+          usage: { input_tokens: '9', output_tokens: -4, cache_read_input_tokens: null },
+          content: [],
+        },
+        { parent_tool_use_id: 'toolu_9' },
+      ),
+      { messageId: 'm2', model: '', usage: NONE, cacheWrite1h: 0, outputChars: 0, subagent: true },
+    ],
+  ])('%s', (_label, line, expected) => {
+    expect(parseStreamLine(line)[0]).toEqual({ kind: 'usage', ...expected });
+  });
+
+  it.each([
+    ['no usage', assistant({ id: 'm', content: [{ type: 'text', text: 'x' }] })],
+    ['no message id', assistant({ usage: { input_tokens: 1 }, content: [{ type: 'text', text: 'x' }] })],
+    [
+      'a usage that is not an object',
+      assistant({ id: 'm', usage: 5, content: [{ type: 'text', text: 'x' }] }),
+    ],
+  ])('an assistant line with %s has no usage event', (_label, line) => {
+    expect(parseStreamLine(line).map((e) => e.kind)).toEqual(['text']);
+  });
+
+  it('reads per-model usage of a result and skips entries that are not objects', () => {
+    const line = JSON.stringify({
+      type: 'result',
+      subtype: 'success',
+      duration_ms: 12,
+      usage: { input_tokens: 5, output_tokens: 'many' },
+      modelUsage: { a: { inputTokens: 5, outputTokens: 6, costUSD: 0.5 }, b: 'junk' },
+      model_usage_since_last_result: { a: { inputTokens: 1, costUSD: 'free' } },
+    });
+    expect(parseStreamLine(line)[0]).toMatchObject({
+      durationMs: 12,
+      usage: { ...NONE, input_tokens: 5 },
+      modelUsage: [{ model: 'a', ...NONE, input_tokens: 5, output_tokens: 6, costUsd: 0.5 }],
+      modelUsageSinceLast: [{ model: 'a', ...NONE, input_tokens: 1 }],
+    });
   });
 });
 

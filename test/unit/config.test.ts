@@ -129,6 +129,7 @@ describe('loadConfig', () => {
       supervisor: {
         mode: 'rules',
         max_iterations: 50,
+        max_cost: null,
         timeout: '30s',
         bin: null,
         model: null,
@@ -250,7 +251,7 @@ describe('loadConfig', () => {
   it('reads the template as every key empty', () => {
     expect(readConfigFile(write(projectFile(), PROJECT_CONFIG_TEMPLATE))).toEqual({
       claude: { bin: null, model: null },
-      supervisor: { mode: null, max_iterations: null, timeout: null, bin: null, model: null },
+      supervisor: { mode: null, max_iterations: null, max_cost: null, timeout: null, bin: null, model: null },
       interactive: {
         cwd: null,
         restart_delay: null,

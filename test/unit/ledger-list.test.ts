@@ -58,6 +58,7 @@ describe('listRuns', () => {
       started_at: '2025-11-22T10:01:30.000Z',
       ended_at: null,
       failure_kind: null,
+      cost_usd: null,
       problem: null,
     });
   });

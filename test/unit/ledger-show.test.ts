@@ -1,7 +1,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { nextStep, refusalsOf, show } from '../../src/commands/show.js';
+import { NO_SPEND } from '../../src/budget/spend.js';
+import { nextStep, refusalsOf, show, spendLines } from '../../src/commands/show.js';
 import { type RunState, type RunStatus, updateState } from '../../src/ledger/index.js';
 import { snapshotTree } from '../helpers/git-repo.js';
 import { cli, context, ledgerRepo, scratchDir, threeRuns } from './fixtures/ledger.js';
@@ -26,6 +27,63 @@ describe('agentbox show', () => {
     expect(out.trimEnd().split('\n').at(-1)).toBe(`next: agentbox resume ${fix.name}`);
     // The task's escape character does not reach the terminal.
     expect(out).not.toContain('\u001b');
+  });
+
+  it('prints the spend of agent and supervisor apart, the model used and the Claude Code version', async () => {
+    const { repo, ledger, fix } = await threeRuns();
+    const agent = {
+      ...NO_SPEND,
+      input_tokens: 1200,
+      output_tokens: 340,
+      cache_read_input_tokens: 56_000,
+      cache_creation_input_tokens: 7800,
+      cost_usd: 0.0523,
+      turns: 4,
+      duration_ms: 12_345,
+      calls: 2,
+    };
+    const supervisor = {
+      ...NO_SPEND,
+      input_tokens: 900,
+      output_tokens: 12,
+      cost_usd: 0.004,
+      estimated: true,
+      turns: 1,
+      duration_ms: 2100,
+      calls: 1,
+    };
+    await updateState(ledger, fix, {
+      usage: { agent, supervisor },
+      claude_version: '2.1.330',
+      model_used: 'claude-opus-5-5',
+    });
+    const { ctx, io } = context(repo.dir);
+    await show(ctx, 'bbbbbb');
+    expect(io.stdout).toContain(
+      '  model       claude-sonnet-4-5\n  model used  claude-opus-5-5\n  claude      Claude Code 2.1.330\n',
+    );
+    expect(io.stdout).toContain(
+      [
+        'spend',
+        '  agent       2 processes · 4 turns · 12.3s · 1,200 in · 340 out · 56,000 cache read · 7,800 cache write · $0.0523',
+        '  supervisor  1 call · 1 turn · 2.1s · 900 in · 12 out · 0 cache read · 0 cache write · $0.004 (estimated)',
+        '  total       $0.0563 · no budget',
+      ].join('\n'),
+    );
+    const { ctx: jsonCtx, io: jsonIo } = context(repo.dir);
+    await show(jsonCtx, 'bbbbbb', { json: true });
+    expect(JSON.parse(jsonIo.stdout).state).toMatchObject({
+      usage: { agent, supervisor },
+      claude_version: '2.1.330',
+      model_used: 'claude-opus-5-5',
+    });
+  });
+
+  it.each([
+    [null, 0.5, ['  total       — (nothing recorded) · budget $0.5000']],
+    [{ agent: NO_SPEND, supervisor: NO_SPEND }, 0.5, ['  total       $0 · budget $0.5000']],
+  ])('the spend section of a run with usage %j and a budget', (usage, max, tail) => {
+    expect(spendLines(usage, max).slice(-1)).toEqual(tail);
   });
 
   it('--json prints { name, dir, meta, state, files }', async () => {

@@ -1,8 +1,10 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { NO_SPEND } from '../../src/budget/spend.js';
 import { formatAge, status } from '../../src/commands/status.js';
 import { isAgentboxError } from '../../src/errors.js';
+import { updateState } from '../../src/ledger/index.js';
 import { snapshotTree } from '../helpers/git-repo.js';
 import { cli, context, create, errorOf, ledgerRepo, scratchDir, threeRuns } from './fixtures/ledger.js';
 
@@ -12,11 +14,11 @@ describe('agentbox status', () => {
     const { ctx, io } = context(repo.dir);
     expect(await status(ctx, { limit: '20' })).toBe(0);
     const [header, ...rows] = io.stdout.trimEnd().split('\n');
-    expect(header).toMatch(/^RUN\s+TYPE\s+STATUS\s+AGE\s+TASK$/);
+    expect(header).toMatch(/^RUN\s+TYPE\s+STATUS\s+AGE\s+COST\s+TASK$/);
     expect(rows.map((r) => r.split(/\s{2,}/).filter((_, i) => i !== 3))).toEqual([
-      [plan.name, 'plan', 'ACTIVE', 'plan the queue'],
-      [fix.name, 'fix', 'CRASHED', `fix it ${'very '.repeat(10)}ve…`],
-      [scout.name, 'scout', 'DONE', 'why is db latency high?'],
+      [plan.name, 'plan', 'ACTIVE', '—', 'plan the queue'],
+      [fix.name, 'fix', 'CRASHED', '—', `fix it ${'very '.repeat(10)}ve…`],
+      [scout.name, 'scout', 'DONE', '—', 'why is db latency high?'],
     ]);
     expect(io.stdout).not.toContain('\u001b');
     expect(io.stderr).toBe('');
@@ -39,8 +41,26 @@ describe('agentbox status', () => {
       started_at: '2025-11-22T10:00:00.000Z',
       ended_at: expect.stringMatching(/^\d{4}-/),
       failure_kind: 'timeout',
+      cost_usd: null,
       problem: null,
     });
+  });
+
+  it('shows what each run cost, agent and supervisor together, also from INDEX.jsonl (--all)', async () => {
+    const { repo, ledger, fix } = await threeRuns();
+    const spend = (cost_usd: number) => ({ ...NO_SPEND, cost_usd });
+    await updateState(
+      ledger,
+      fix.name,
+      { usage: { agent: spend(1.5), supervisor: spend(0.25) } },
+      { event: 'x' },
+    );
+    for (const args of [['status'], ['status', '--all']]) {
+      const out = (await cli(repo.dir, args)).stdout;
+      const row = out.split('\n').find((line) => line.startsWith(fix.name));
+      expect(row?.split(/\s{2,}/)[4]).toBe('$1.75');
+      expect(JSON.parse((await cli(repo.dir, [...args, '--json'])).stdout).runs[1].cost_usd).toBe(1.75);
+    }
   });
 
   it('limits to 20 with a footer; --all lists every run', async () => {
