@@ -26,6 +26,21 @@ supervisor:
   # The supervisor's Claude Code binary and model. Empty: the same as the runs'.
   bin:
   model:
+  # The output contract (an output template's required sections) and runs.verify are checked when
+  # the agent wants to end, in every mode. false: checked and logged, never enforced.
+  enabled: # true
+  # A run's timeout when runs.timeout is empty: standard 30m, long 2h, extended 6h.
+  timeout_profile: # standard
+  # Corrections the supervisor asks for before a violation fails the run
+  # ("Supervisor violation: <type>").
+  max_corrections: # 2
+  # Every violation fails the run at once, no correction.
+  fail_on_violation: # false
+  # Check the final answer against the output template (missing_section, bad_format).
+  require_format_validation: # true
+  # With no output template (.agentbox/templates/output.md or yours): true, the raw answer is the
+  # report; false, the built-in template applies (required sections, formatted report.md).
+  allow_raw_output: # true
 
 interactive:
   # Where \`agentbox start\` runs claude (relative to the repository root). Empty: the root.
@@ -42,7 +57,8 @@ interactive:
 
 runs:
   # A run still going after this long is stopped and marked CRASHED (timeout). --timeout overrides.
-  timeout: # 30m
+  # Empty: supervisor.timeout_profile's (standard: 30m).
+  timeout:
   # A run whose supervisor is alive but has not reported (a heartbeat every 15 s) for this long is
   # marked STALLED by the watchdog that runs before every agentbox command.
   stall_after: # 5m
@@ -57,6 +73,11 @@ runs:
   # What a fix run may do without asking besides editing its worktree. The default lets it run any
   # shell command (tests, builds) inside its worktree; narrow it, e.g. ["Bash(npm test:*)"].
   fix_allowed_tools: # [Bash]
+  # The project's check, e.g. "npm test": run by agentbox in a fix run's worktree, in its sandbox,
+  # when the agent wants to end; a failure is sent back to the agent to fix (skipped_validation).
+  verify:
+  # The verification is stopped (and fails) after this long.
+  verify_timeout: # 10m
 
 sandbox:
   # Every shell command of a fix run runs in Claude Code's sandbox (bubblewrap + socat on Linux,

@@ -37,13 +37,10 @@ import { readRunContract, readRunPrompt } from './compose.js';
 import { EventLog } from './events.js';
 import { type Finalized, finalizeRun, pauseSeam } from './finalize.js';
 import { planLaunch } from './launch.js';
+import { type Progress, toolTarget } from './live.js';
 import type { StopReason } from './outcome.js';
 
-export interface Progress {
-  readonly tool: string | null;
-  readonly toolCalls: number;
-  readonly elapsedMs: number;
-}
+export type { Progress } from './live.js';
 
 export interface ExecuteInput {
   readonly ledger: Ledger;
@@ -308,6 +305,9 @@ export async function executeRun(input: ExecuteInput): Promise<Finalized> {
       void stopChild?.();
     };
     const calls = new Map<string, { name: string; input: unknown }>();
+    /** The tool call the live line shows: the newest still open. */
+    let current: { name: string; target: string | null; since: number } | null = null;
+    let waitingSince = Date.now();
     // A direct_execution attempt is logged as a violation; configured major, it ends the run.
     const directAttempt = (tool: string, toolInput: unknown, refused: boolean) => {
       const detail = directExecution(tool, toolInput, scope.worktree, refused);
@@ -337,8 +337,10 @@ export async function executeRun(input: ExecuteInput): Promise<Finalized> {
             model_used: event.model ?? null,
           }).catch((error) => ioFailed(error, path.join(runDir, 'state.json')));
         // The supervisor's tool history comes from the stream (cheaper than a hook per call).
-        if (event.kind === 'tool_use') calls.set(event.id, { name: event.name, input: event.input });
-        else if (event.kind === 'tool_result') {
+        if (event.kind === 'tool_use') {
+          calls.set(event.id, { name: event.name, input: event.input });
+          current = { name: event.name, target: toolTarget(event.input), since: Date.now() };
+        } else if (event.kind === 'tool_result') {
           const call = calls.get(event.toolUseId);
           calls.delete(event.toolUseId);
           // A failed call on agentbox's files counts: the sandbox masks a missing denied path ("Not a directory").
@@ -346,8 +348,15 @@ export async function executeRun(input: ExecuteInput): Promise<Finalized> {
           supervisor.recordTool(call?.name ?? '', !event.isError, toolExcerpt(call?.input, event.text));
         }
       }
+      // Between tool calls claude waits for the model: since the last call ended.
+      if (summary.openTools.length === 0 && current) {
+        current = null;
+        waitingSince = Date.now();
+      }
       input.onProgress?.({
-        tool: summary.currentTool,
+        tool: current?.name ?? null,
+        target: current?.target ?? null,
+        toolSince: current?.since ?? waitingSince,
         toolCalls: summary.toolCalls,
         elapsedMs: Date.now() - started,
       });

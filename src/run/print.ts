@@ -2,56 +2,45 @@ import path from 'node:path';
 import type { Io } from '../cli/context.js';
 import { styler } from '../cli/style.js';
 import { formatDuration } from '../config/duration.js';
-import type { RunStatus } from '../ledger/types.js';
-import type { Progress } from './execute.js';
+import type { FailureKind, RunStatus } from '../ledger/types.js';
 import type { Finalized } from './finalize.js';
 
-const FRAMES = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏'];
+export { liveLine, liveReporter } from './live.js';
 
-/** The one live status line a terminal shows while a run works. Pure. */
-export function liveLine(progress: Progress, frame: number): string {
-  const what = progress.tool ?? 'thinking';
-  const tools = `${progress.toolCalls} tool call${progress.toolCalls === 1 ? '' : 's'}`;
-  return `${FRAMES[frame % FRAMES.length]} ${what} · ${tools} · ${formatDuration(progress.elapsedMs)}`;
-}
-
-/** Redraws the live line on a terminal (at most every 100 ms); silent elsewhere. */
-export function liveReporter(io: Io): { update(p: Progress): void; clear(): void } {
-  let frame = 0;
-  let last = 0;
-  let shown = false;
-  return {
-    update(progress) {
-      if (!io.isTTY) return;
-      const now = Date.now();
-      if (now - last < 100) return;
-      last = now;
-      shown = true;
-      io.out(`\r\x1b[2K${liveLine(progress, frame++)}`);
-    },
-    clear() {
-      if (shown) io.out('\r\x1b[2K');
-    },
-  };
-}
-
-export function nextStep(status: RunStatus, name: string): string {
+/**
+ * What to do next, by how the run ended: a failure's kind says whether resuming can help (an API
+ * or login error needs the login first; a violation needs a look at what the agent did). Pure.
+ */
+export function nextStep(status: RunStatus, name: string, failure?: FailureKind | null): string {
   switch (status) {
     case 'REVIEW':
       return `agentbox merge ${name}`;
     case 'CRASHED':
     case 'ABORTED':
     case 'STALLED':
-      return `agentbox resume ${name}`;
+      switch (failure) {
+        case 'api_error':
+          return `check that Claude Code can reach the model (agentbox doctor; claude auth login or ANTHROPIC_API_KEY), then agentbox resume ${name}`;
+        case 'violation':
+        case 'agent_abort':
+          return `agentbox show ${name} (its patch and report are kept; resume only to go on with more instructions: agentbox resume ${name} "<more>")`;
+        case 'io_error':
+          return `free disk space or make .agents writable, then agentbox resume ${name}`;
+        default:
+          return `agentbox resume ${name}`;
+      }
     default:
       return `agentbox show ${name}`;
   }
 }
 
+/** How many lines of a read-only run's answer the terminal shows before pointing at the file. */
+const ANSWER_LINES = 30;
+
 export const succeeded = (status: RunStatus): boolean => status === 'DONE' || status === 'REVIEW';
 
 export function printSummary(io: Io, runDir: string, root: string, done: Finalized, json: boolean): void {
-  const next = nextStep(done.status, done.name);
+  const next = nextStep(done.status, done.name, done.failure?.kind);
   if (json) {
     io.out(
       `${JSON.stringify(
@@ -65,6 +54,7 @@ export function printSummary(io: Io, runDir: string, root: string, done: Finaliz
           tool_calls: done.toolCalls,
           denials: done.denials,
           duration_ms: done.durationMs,
+          answer: done.result,
           next,
         },
         null,
@@ -80,6 +70,15 @@ export function printSummary(io: Io, runDir: string, root: string, done: Finaliz
     `${ok ? s.ok('✓') : s.bad('✗')} ${s.bold(done.name)} — ${ok ? s.ok(done.status) : s.bad(done.status)}${why}\n` +
       `  ${formatDuration(done.durationMs)} · ${done.toolCalls} tool call(s)${done.denials.length ? ` · ${done.denials.length} refused` : ''}\n`,
   );
+  // A read-only run answers here: its answer (the first screen of it), then where the rest is.
+  const answerFile = done.files.includes('plan.md') ? 'plan.md' : 'report.md';
+  if (done.result && !done.changes) {
+    const lines = done.result.trimEnd().split('\n');
+    io.out(`\n${lines.slice(0, ANSWER_LINES).join('\n')}\n`);
+    if (lines.length > ANSWER_LINES)
+      io.out(s.dim(`… ${lines.length - ANSWER_LINES} more line(s) in ${answerFile}\n`));
+    io.out('\n');
+  }
   const changed = done.changes?.files.length ?? 0;
   if (changed > 0)
     io.out(`  ${changed} file(s) changed → changes.patch\n${indent(done.changes?.stat ?? '')}`);

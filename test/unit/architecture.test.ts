@@ -28,7 +28,7 @@ const CLAUDE_SPAWN =
 const PTY_IMPORT = /^import (?!type )[^;]*from ['"]node-pty['"]|import\(['"]node-pty['"]\)/m;
 
 /** What in one source file breaks the rule (relative path → problems). */
-export function problemsOf(rel: string, text: string): string[] {
+function problemsOf(rel: string, text: string): string[] {
   const out: string[] = [];
   const code = text.replace(/\/\*[\s\S]*?\*\//g, '').replace(/^\s*\/\/.*$/gm, '');
   if (MODEL_CLIENTS.test(code)) out.push(`${rel} imports an HTTP client for a model API`);

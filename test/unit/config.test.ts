@@ -251,7 +251,20 @@ describe('loadConfig', () => {
   it('reads the template as every key empty', () => {
     expect(readConfigFile(write(projectFile(), PROJECT_CONFIG_TEMPLATE))).toEqual({
       claude: { bin: null, model: null },
-      supervisor: { mode: null, max_iterations: null, max_cost: null, timeout: null, bin: null, model: null },
+      supervisor: {
+        mode: null,
+        max_iterations: null,
+        max_cost: null,
+        timeout: null,
+        bin: null,
+        model: null,
+        enabled: null,
+        timeout_profile: null,
+        max_corrections: null,
+        fail_on_violation: null,
+        require_format_validation: null,
+        allow_raw_output: null,
+      },
       interactive: {
         cwd: null,
         restart_delay: null,
@@ -260,7 +273,15 @@ describe('loadConfig', () => {
         flap_threshold: null,
         halt_after: null,
       },
-      runs: { timeout: null, stall_after: null, worktree_dir: null, env_pass: null, fix_allowed_tools: null },
+      runs: {
+        timeout: null,
+        stall_after: null,
+        worktree_dir: null,
+        env_pass: null,
+        fix_allowed_tools: null,
+        verify: null,
+        verify_timeout: null,
+      },
       sandbox: { mode: null, allowed_domains: null, deny_read: null },
     });
   });

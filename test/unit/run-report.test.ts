@@ -10,6 +10,7 @@ import { buildMeta } from '../../src/ledger/meta.js';
 import { RUN_STATUSES, type RunMeta, type RunStatus, type RunType } from '../../src/ledger/types.js';
 import type { Progress } from '../../src/run/execute.js';
 import { type Finalized, finalizeRun } from '../../src/run/finalize.js';
+import { toolLine, toolTarget } from '../../src/run/live.js';
 import type { Outcome } from '../../src/run/outcome.js';
 import { liveLine, nextStep, printSummary, succeeded } from '../../src/run/print.js';
 import { type ReportInput, renderReport } from '../../src/run/report.js';
@@ -234,31 +235,57 @@ describe('renderReport', () => {
   });
 });
 
-describe('liveLine', () => {
+describe('liveLine: what is happening, and for how long, even between stream lines', () => {
   const progress = (over: Partial<Progress> = {}): Progress => ({
     tool: null,
     toolCalls: 0,
     elapsedMs: 0,
     ...over,
   });
-  it.each<[string, Progress, number, string]>([
-    ['thinking at the start', progress(), 0, '⠋ thinking · 0 tool calls · 0ms'],
+  const T = 1_000_000;
+  it.each<[string, Progress, number, number, string]>([
+    ['at the start', progress(), 0, T, '⠋ waiting for the model · 0 tool calls · 0ms'],
     [
-      'one tool call',
-      progress({ tool: 'Bash', toolCalls: 1, elapsedMs: 4_200 }),
+      'a command under way, with its target and its own clock',
+      progress({ tool: 'Bash', target: 'npm test', toolSince: T - 12_000, toolCalls: 3, elapsedMs: 40_000 }),
       1,
-      '⠙ Bash · 1 tool call · 4s',
+      T,
+      '⠙ Bash npm test · 12s · 3 tool calls · 40s',
+    ],
+    [
+      'the clock goes on between stream lines (a tick 8 s after the last one)',
+      progress({ toolCalls: 1, elapsedMs: 4_000 }),
+      2,
+      T + 8_000,
+      '⠹ waiting for the model · 12s · 1 tool call · 12s',
     ],
     [
       'many tool calls',
-      progress({ tool: 'Edit', toolCalls: 12, elapsedMs: 125_000 }),
+      progress({ tool: 'Edit', target: 'src/x.ts', toolSince: T, toolCalls: 12, elapsedMs: 125_000 }),
       9,
-      '⠏ Edit · 12 tool calls · 2m 5s',
+      T,
+      '⠏ Edit src/x.ts · 0ms · 12 tool calls · 2m 5s',
     ],
-    ['the spinner wraps around', progress(), 10, '⠋ thinking · 0 tool calls · 0ms'],
-    ['frame 23 is frame 3', progress(), 23, '⠸ thinking · 0 tool calls · 0ms'],
-  ])('%s', (_name, p, frame, expected) => {
-    expect(liveLine(p, frame)).toBe(expected);
+    ['the spinner wraps around', progress(), 10, T, '⠋ waiting for the model · 0 tool calls · 0ms'],
+  ])('%s', (_name, p, frame, now, expected) => {
+    expect(liveLine(p, frame, now, T)).toBe(expected);
+  });
+
+  it.each([
+    [{ command: 'npm  test\n--watch' }, 'npm test --watch'],
+    [{ file_path: '/repo/src/x.ts', content: 'x' }, '/repo/src/x.ts'],
+    [{ pattern: 'TODO' }, 'TODO'],
+    [{ command: 'x'.repeat(100) }, `${'x'.repeat(59)}…`],
+    [{}, null],
+    ['not an object', null],
+  ])('toolTarget(%j) → %s', (input, expected) => {
+    expect(toolTarget(input)).toBe(expected);
+  });
+
+  it('piped output gets a plain line per tool call', () => {
+    expect(toolLine(progress({ tool: 'Bash', target: 'npm test', toolCalls: 2, elapsedMs: 61_000 }))).toBe(
+      '[1m 1s] Bash npm test',
+    );
   });
 });
 
@@ -273,6 +300,17 @@ describe('nextStep and succeeded', () => {
     MERGED: [`agentbox show ${NAME}`, false],
     DISCARDED: [`agentbox show ${NAME}`, false],
   };
+  it.each([
+    ['api_error', /agentbox doctor; claude auth login or ANTHROPIC_API_KEY\), then agentbox resume/],
+    ['violation', /^agentbox show .*patch and report are kept/],
+    ['agent_abort', /^agentbox show /],
+    ['io_error', /^free disk space or make \.agents writable, then agentbox resume/],
+    ['timeout', /^agentbox resume /],
+    ['budget', /^agentbox resume /],
+  ] as const)('ABORTED with %s → %s', (kind, next) => {
+    expect(nextStep('ABORTED', NAME, kind)).toMatch(next);
+  });
+
   it.each(RUN_STATUSES.map((status) => [status, ...expected[status]] as const))(
     '%s → %s, succeeded: %s',
     (status, next, ok) => {
@@ -314,6 +352,9 @@ describe('printSummary', () => {
       [
         `✓ ${NAME} — DONE`,
         '  12s · 3 tool call(s)',
+        '',
+        'the answer',
+        '',
         `  report.md     ${rel}/report.md`,
         `  next          agentbox show ${NAME}`,
         '',
@@ -354,7 +395,16 @@ describe('printSummary', () => {
       }),
     );
     expect(out.split('\n')[0]).toBe(`✗ ${NAME} — CRASHED (api_error): the model API failed (HTTP 529): x`);
-    expect(out).toContain(`next          agentbox resume ${NAME}\n`);
+    expect(out).toContain(
+      `next          check that Claude Code can reach the model (agentbox doctor; claude auth login or ANTHROPIC_API_KEY), then agentbox resume ${NAME}\n`,
+    );
+  });
+
+  it('text: a long answer shows its first screen and where the rest is', () => {
+    const answer = Array.from({ length: 45 }, (_, i) => `line ${i + 1}`).join('\n');
+    const out = text(finalized({ result: answer, files: ['plan.md', 'report.md'] }));
+    expect(out).toContain('line 30\n… 15 more line(s) in plan.md\n');
+    expect(out).not.toContain('line 31');
   });
 
   it('json: every field', () => {
@@ -377,6 +427,7 @@ describe('printSummary', () => {
       tool_calls: 3,
       denials: [{ tool: 'Edit', rule: 'airlock', reason: 'outside' }],
       duration_ms: 12_000,
+      answer: 'the answer',
       next: `agentbox merge ${NAME}`,
     });
   });

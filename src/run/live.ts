@@ -1,0 +1,104 @@
+import type { Io } from '../cli/context.js';
+import { formatDuration } from '../config/duration.js';
+
+/** What a run is doing, as the executor reports it on every stream line. */
+export interface Progress {
+  /** The tool call under way; null: claude waits for the model. */
+  readonly tool: string | null;
+  /** What it works on (a file, a command), when it says. */
+  readonly target?: string | null;
+  /** When that call started, or (no call) when claude began to wait for the model; ms since the epoch. */
+  readonly toolSince?: number | null;
+  readonly toolCalls: number;
+  readonly elapsedMs: number;
+}
+
+const FRAMES = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏'];
+const TARGET_KEYS = [
+  'command',
+  'file_path',
+  'notebook_path',
+  'pattern',
+  'path',
+  'url',
+  'skill',
+  'description',
+];
+
+/** What a tool call works on, in one short line: its command, file, pattern… Pure. */
+export function toolTarget(input: unknown): string | null {
+  if (typeof input !== 'object' || input === null) return null;
+  for (const key of TARGET_KEYS) {
+    const v = (input as Record<string, unknown>)[key];
+    if (typeof v === 'string' && v.trim() !== '') {
+      const line = v.replace(/\s+/g, ' ').trim();
+      return line.length > 60 ? `${line.slice(0, 59)}…` : line;
+    }
+  }
+  return null;
+}
+
+const plural = (n: number) => `${n} tool call${n === 1 ? '' : 's'}`;
+
+/**
+ * The live line: what is happening and for how long (`Bash npm test · 12s`, `waiting for the
+ * model · 8s`), the tool calls so far and the run's clock. Pure: `now` is passed in.
+ */
+export function liveLine(progress: Progress, frame: number, now: number, since: number): string {
+  const elapsed = progress.elapsedMs + Math.max(0, now - since);
+  const doing = progress.tool
+    ? `${progress.tool}${progress.target ? ` ${progress.target}` : ''}`
+    : 'waiting for the model';
+  const started = progress.toolSince ?? since - progress.elapsedMs;
+  const how =
+    progress.tool || progress.toolCalls > 0 ? ` · ${formatDuration(Math.max(0, now - started))}` : '';
+  return `${FRAMES[frame % FRAMES.length]} ${doing}${how} · ${plural(progress.toolCalls)} · ${formatDuration(elapsed)}`;
+}
+
+/** The plain line piped output gets for each tool call (a CI log is never silent for long). Pure. */
+export function toolLine(progress: Progress): string {
+  const clock = formatDuration(progress.elapsedMs);
+  return `[${clock}] ${progress.tool ?? '?'}${progress.target ? ` ${progress.target}` : ''}`;
+}
+
+/**
+ * On a terminal: one live line, redrawn on every stream line (at most every 100 ms) and at least
+ * once a second in between, so a long model turn never looks dead. Piped: a plain line per tool
+ * call. `clear()` stops the clock.
+ */
+export function liveReporter(io: Io, tickMs = 1000): { update(p: Progress): void; clear(): void } {
+  let frame = 0;
+  let lastDraw = 0;
+  let shown = false;
+  let latest: Progress | null = null;
+  let latestAt = 0;
+  let calls = 0;
+  let timer: NodeJS.Timeout | undefined;
+  const draw = () => {
+    if (!latest) return;
+    lastDraw = Date.now();
+    shown = true;
+    io.out(`\r\x1b[2K${liveLine(latest, frame++, lastDraw, latestAt)}`);
+  };
+  return {
+    update(progress) {
+      latest = progress;
+      latestAt = Date.now();
+      if (!io.isTTY) {
+        if (progress.toolCalls > calls && progress.tool) io.out(`${toolLine(progress)}\n`);
+        calls = Math.max(calls, progress.toolCalls);
+        return;
+      }
+      if (!timer) {
+        timer = setInterval(draw, tickMs);
+        timer.unref();
+      }
+      if (latestAt - lastDraw >= 100) draw();
+    },
+    clear() {
+      if (timer) clearInterval(timer);
+      timer = undefined;
+      if (shown) io.out('\r\x1b[2K');
+    },
+  };
+}

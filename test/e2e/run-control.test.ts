@@ -1,0 +1,69 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { bash, text } from '../fixtures/model-server/index.js';
+import { expectNoProcessesLeft } from '../helpers/processes.js';
+import { type Project, project } from '../helpers/project.js';
+import { startPty } from '../helpers/pty.js';
+
+/** Issue 14, run control as a person lives with it: the live line, piped output. */
+describe('run control', () => {
+  let p: Project;
+  beforeAll(async () => {
+    p = await project();
+  });
+  afterAll(async () => p?.cleanup());
+
+  it('the live line ticks while the model thinks, and names the tool and its target while one runs', async () => {
+    const task = 'TASK-LIVE slow model';
+    p.server.setRules([
+      { when: { anyText: task, turn: 0 }, reply: bash('sleep 3 && echo slept') },
+      { when: { anyText: task, turn: 1 }, reply: { text: 'done thinking', delayMs: 3500 } },
+    ]);
+    const s = startPty(['scout', task], { cwd: p.repo.dir, env: p.env, cols: 120 });
+    expect(await s.exited).toBe(0);
+    const out = s.output();
+    // During the 3 s command: its name and target, with its own clock going up.
+    const running = [...out.matchAll(/Bash sleep 3 && echo slept · (\d+)s/g)].map((m) => Number(m[1]));
+    expect(new Set(running).size).toBeGreaterThanOrEqual(2);
+    // During the 3.5 s model turn, with no stream line at all: the clock still moves.
+    const waiting = [...out.matchAll(/waiting for the model · (\d+)s/g)].map((m) => Number(m[1]));
+    expect(new Set(waiting).size).toBeGreaterThanOrEqual(3);
+  }, 60_000);
+
+  it('piped output prints a plain line per tool call', async () => {
+    const task = 'TASK-PIPED two commands';
+    p.server.setRules([
+      { when: { anyText: task, turn: 0 }, reply: bash('echo one') },
+      { when: { anyText: task, turn: 1 }, reply: bash('echo two') },
+      { when: { anyText: task }, reply: text('done') },
+    ]);
+    const result = await p.agentbox(['scout', task]);
+    expect(result.code, result.stderr).toBe(0);
+    const lines = result.stdout.split('\n').filter((l) => /^\[[^\]]+\] Bash /.test(l));
+    expect(lines).toEqual([
+      expect.stringMatching(/\] Bash echo one$/),
+      expect.stringMatching(/\] Bash echo two$/),
+    ]);
+    expect(result.stdout).not.toContain('\r');
+  });
+
+  it('a scout answers in the terminal; the next step after a failure depends on its kind', async () => {
+    const task = 'TASK-ANSWER what is here?';
+    p.server.setRules([{ when: { anyText: task }, reply: text('THE-ANSWER: a README and a package.json') }]);
+    const result = await p.agentbox(['scout', task]);
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout).toContain('\nTHE-ANSWER: a README and a package.json\n');
+    const json = JSON.parse((await p.agentbox(['scout', task, '--json'])).stdout);
+    expect(json.answer).toBe('THE-ANSWER: a README and a package.json');
+
+    // The model API refuses: the next step is the login, not a bare resume.
+    const failing = 'TASK-API-ERROR';
+    p.server.setRules([{ when: { anyText: failing }, reply: { httpStatus: 401 } }]);
+    const failed = await p.agentbox(['scout', failing]);
+    expect(failed.code).toBe(1);
+    expect(failed.stdout).toMatch(/next +check that Claude Code can reach the model \(agentbox doctor/);
+  });
+
+  it('leaves no process behind', async () => {
+    await expectNoProcessesLeft(p.tag);
+  });
+});
