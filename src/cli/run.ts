@@ -53,7 +53,20 @@ function buildProgram(ctx: CommandContext, setExit: (code: number) => void): Com
     .version(VERSION, '-v, --version')
     .option('-C, --cwd <dir>', 'run as if agentbox was started in <dir>')
     .showSuggestionAfterError(true)
-    .showHelpAfterError(true)
+    // A typo gets its suggestion and one line, not the whole help.
+    .showHelpAfterError('(agentbox --help lists the commands; agentbox <command> --help, its options)')
+    .addHelpText(
+      'after',
+      [
+        '',
+        'Examples:',
+        '  $ agentbox init                                  set up this repository',
+        '  $ agentbox scout "why is login slow?"            a read-only question; the answer is printed',
+        '  $ agentbox fix "cache the session lookup"        changes in an isolated worktree',
+        '  $ agentbox merge <id>                            you apply them (the human gate)',
+        '  $ agentbox status                                the runs, newest first',
+      ].join('\n'),
+    )
     .exitOverride()
     .configureOutput({ writeOut: (s) => ctx.io.out(s), writeErr: (s) => ctx.io.err(s) });
 
@@ -70,6 +83,7 @@ function buildProgram(ctx: CommandContext, setExit: (code: number) => void): Com
       setExit((await action(withCtx(), ...args)) ?? 0);
     };
 
+  program.commandsGroup('Set up:');
   program
     .command('init')
     .description('set up .agents/ and install the Claude Code hooks in this repository')
@@ -81,8 +95,9 @@ function buildProgram(ctx: CommandContext, setExit: (code: number) => void): Com
 
   program
     .command('uninstall')
-    .description('remove exactly what init added; keeps .agents/ unless --purge')
-    .option('--purge', 'also delete the .agents/ ledger with every run in it')
+    .description('remove exactly what init added; keeps .agents/ (still ignored) unless --purge')
+    .option('--purge', "also delete .agents/ and every run's worktree, branch and refs (listed first)")
+    .option('--force', 'with --purge: delete runs whose changes were never merged or discarded too')
     .action(lazy(async () => (await import('../commands/uninstall.js')).uninstall));
 
   program
@@ -115,6 +130,7 @@ function buildProgram(ctx: CommandContext, setExit: (code: number) => void): Com
         'end the run once it has cost more than this, in USD, e.g. 2.50 (default: config supervisor.max_cost)',
       )
       .action(lazy(async () => (await import('../commands/run.js'))[name]));
+  program.commandsGroup('Runs:');
   runCommand('scout', 'investigate a question, read-only; the answer goes to report.md', 'question');
   runCommand('plan', 'work out a plan, read-only; it goes to plan.md', 'goal');
   runCommand('fix', 'change code in an isolated git worktree; the result is changes.patch', 'task');
@@ -132,6 +148,7 @@ function buildProgram(ctx: CommandContext, setExit: (code: number) => void): Com
     .argument('<task>', 'the task, as you would give it to the run')
     .action(lazy(async () => (await import('../commands/templates.js')).show));
 
+  program.commandsGroup('The human gate:');
   program
     .command('merge')
     .description("the human gate: apply a fix run's changes.patch to your working tree")
@@ -152,6 +169,7 @@ function buildProgram(ctx: CommandContext, setExit: (code: number) => void): Com
     .option('--json', 'print the outcome as JSON')
     .action(lazy(async () => (await import('../commands/gate.js')).discard));
 
+  program.commandsGroup('Run control:');
   program
     .command('resume')
     .description('continue a crashed or aborted run in the same Claude Code session')
@@ -211,6 +229,7 @@ function buildProgram(ctx: CommandContext, setExit: (code: number) => void): Com
     .option('--json', 'print the decisions and outcomes as JSON')
     .action(lazy(async () => (await import('../recover/recover.js')).recover));
 
+  program.commandsGroup('The ledger:');
   program
     .command('gc')
     .description(
@@ -280,7 +299,8 @@ function report(error: unknown, ctx: CommandContext, argv: readonly string[]): n
     return 2;
   }
   if (isAgentboxError(error)) {
-    ctx.io.err(`agentbox: ${error.message}\n`);
+    // A message that already starts with "agentbox …" is not prefixed again.
+    ctx.io.err(`${error.message.startsWith('agentbox ') ? '' : 'agentbox: '}${error.message}\n`);
     if (error.hint) ctx.io.err(`  → ${error.hint}\n`);
     return error.exitCode;
   }

@@ -63,6 +63,19 @@ describe('run control', () => {
     expect(failed.stdout).toMatch(/next +check that Claude Code can reach the model \(agentbox doctor/);
   });
 
+  it('a typo gets its suggestion in a few lines; --help groups the commands and shows examples', async () => {
+    const typo = await p.agentbox(['stauts']);
+    expect(typo.code).toBe(2);
+    const lines = typo.stderr.trimEnd().split('\n');
+    expect(lines.length).toBeGreaterThanOrEqual(2);
+    expect(lines.length).toBeLessThanOrEqual(4);
+    expect(typo.stderr).toContain('(Did you mean status?)');
+    const help = await p.agentbox(['--help']);
+    for (const heading of ['Set up:', 'Runs:', 'The human gate:', 'Run control:', 'The ledger:', 'Examples:'])
+      expect(help.stdout).toContain(`\n${heading}\n`);
+    expect(help.stdout).toContain('$ agentbox fix "cache the session lookup"');
+  });
+
   it('leaves no process behind', async () => {
     await expectNoProcessesLeft(p.tag);
   });

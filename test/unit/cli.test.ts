@@ -55,31 +55,25 @@ const notARepo = (folder: string) =>
   `agentbox: not a git repository: ${folder}\n  → run "git init" first, or cd into your repo\n`;
 
 describe('run', () => {
-  it('suggests the command for a typo, with the usage, and exits 2', async () => {
+  const HINT = '(agentbox --help lists the commands; agentbox <command> --help, its options)\n';
+  it('suggests the command for a typo in three lines, not the whole help, and exits 2', async () => {
     const result = await cli(['statsu']);
     expect(result.code).toBe(2);
     expect(result.stdout).toBe('');
-    expect(result.stderr).toMatch(
-      /^error: unknown command 'statsu'\n\(Did you mean status\?\)\n\nUsage: agentbox /,
-    );
-    for (const command of COMMANDS) expect(result.stderr).toMatch(new RegExp(`^  ${command} `, 'm'));
+    expect(result.stderr).toBe(`error: unknown command 'statsu'\n(Did you mean status?)\n${HINT}`);
   });
 
   it('suggests the option for a typo, with the command’s usage, and exits 2', async () => {
     const result = await cli(['status', '--jsn']);
     expect(result.code).toBe(2);
     expect(result.stdout).toBe('');
-    expect(result.stderr).toMatch(
-      /^error: unknown option '--jsn'\n\(Did you mean --json\?\)\n\nUsage: agentbox status \[options\]\n/,
-    );
+    expect(result.stderr).toBe(`error: unknown option '--jsn'\n(Did you mean --json?)\n${HINT}`);
   });
 
   it('exits 2 on a missing argument', async () => {
     const result = await cli(['show']);
     expect(result.code).toBe(2);
-    expect(result.stderr).toMatch(
-      /^error: missing required argument 'run'\n\nUsage: agentbox show \[options\] <run>\n/,
-    );
+    expect(result.stderr).toBe(`error: missing required argument 'run'\n${HINT}`);
   });
 
   it('exits 2 on a usage error found by the command itself', async () => {
@@ -161,7 +155,7 @@ describe('run', () => {
     expect(await cli(['-C', repo.dir, 'status'])).toEqual({
       code: 1,
       stdout: '',
-      stderr: `agentbox: agentbox is not set up in ${repo.dir} — run "agentbox init"\n`,
+      stderr: `agentbox is not set up in ${repo.dir} — run "agentbox init"\n`,
     });
     expect((await cli(['-C', repo.dir, 'init'])).code).toBe(0);
     expect(await cli(['-C', repo.dir, 'status', '--json'])).toEqual({

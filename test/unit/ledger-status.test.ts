@@ -116,7 +116,7 @@ describe('agentbox status', () => {
     const before = snapshotTree(repo.dir);
     const result = await cli(repo.dir, ['status']);
     expect(result).toMatchObject({ code: 1, stdout: '' });
-    expect(result.stderr).toBe(`agentbox: agentbox is not set up in ${repo.dir} — run "agentbox init"\n`);
+    expect(result.stderr).toBe(`agentbox is not set up in ${repo.dir} — run "agentbox init"\n`);
     expect(snapshotTree(repo.dir)).toEqual(before);
     const bare = scratchDir();
     expect((await cli(bare, ['status'])).stderr).toContain(`not a git repository: ${bare}`);
