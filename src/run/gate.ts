@@ -180,8 +180,18 @@ export async function merge(ctx: CommandContext, ref: string, options: MergeOpti
     );
     if (commit && !hooks)
       ctx.io.out(`  git hooks were not run for this commit: the patch changes ${hookFiles.join(', ')}\n`);
+    ctx.io.out(`  next: ${mergedNext(Boolean(commit), run.meta.run_id)}\n`);
   }
   return 0;
+}
+
+/** What a person does after a merge: test, commit (unless merge did), clean up. Pure. */
+export function mergedNext(committed: boolean, runId: string): string {
+  return [
+    'run your tests',
+    ...(committed ? [] : ['commit the change (git add -p && git commit)']),
+    `remove the run's worktree and branch: agentbox discard ${runId} (or agentbox gc)`,
+  ].join('; then ');
 }
 
 /** The list merge prints before it asks. Pure. */

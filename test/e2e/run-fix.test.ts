@@ -84,6 +84,9 @@ describe('fix runs on the real Claude Code: the worktree airlock and the human g
     expect(merged.stderr).toBe('');
     expect(merged.code).toBe(0);
     expect(merged.stdout).toContain('merged 5 file(s)');
+    expect(merged.stdout).toContain(
+      `next: run your tests; then commit the change (git add -p && git commit); then remove the run's worktree and branch: agentbox discard ${name.slice(-6)}`,
+    );
     // The main tree now holds exactly what the agent left in its worktree.
     const fromWorktree = snapshotTree(worktree, { skip: ['.git', '.claude/commands', '.agentbox-run'] });
     expect(mainTree(p)).toEqual(fromWorktree);

@@ -10,7 +10,7 @@ import { addWorktree } from '../../src/git/worktree.js';
 import { ensureLedger, openLedger, readRun, updateState } from '../../src/ledger/index.js';
 import { processStartTime } from '../../src/process/reap.js';
 import { EventLog } from '../../src/run/events.js';
-import { assertHuman, commitMessage, isAlive, merge } from '../../src/run/gate.js';
+import { assertHuman, commitMessage, isAlive, merge, mergedNext } from '../../src/run/gate.js';
 import { GIT_ENV, gitRepo, snapshotTree, type TestRepo, tempDir } from '../helpers/git-repo.js';
 import { cli, create, idSequence } from './fixtures/ledger.js';
 
@@ -328,9 +328,10 @@ describe('merge: sensitive changes', () => {
       const { ctx, io } = context(repo.dir);
       expect(await merge(ctx, name, { yes: true, allowSensitive: true, commit: true })).toBe(0);
       const head = repo.git('rev-parse', 'HEAD').trim();
-      expect(io.stdout.split('\n').slice(-3)).toEqual([
+      expect(io.stdout.split('\n').slice(-4)).toEqual([
         `✓ merged 2 file(s) into ${repo.dir} — commit ${head.slice(0, 12)}`,
         '  git hooks were not run for this commit: the patch changes .githooks/pre-commit',
+        `  next: run your tests; then remove the run's worktree and branch: agentbox discard ${name.slice(-6)} (or agentbox gc)`,
         '',
       ]);
       expect(repo.git('show', '--name-only', '--format=', 'HEAD')).toBe('.githooks/pre-commit\nsrc/a.ts\n');
@@ -350,5 +351,15 @@ describe('merge: sensitive changes', () => {
       expect(fs.readFileSync(path.join(marks, 'own'), 'utf8')).toBe('own\n');
       expect(repo.git('show', '--name-only', '--format=', 'HEAD')).toBe('src/a.ts\n');
     });
+  });
+});
+
+describe('mergedNext', () => {
+  it.each([
+    [true, 'run your tests; then remove the run’s worktree'.replace('’', "'")],
+    [false, 'run your tests; then commit the change (git add -p && git commit); then remove'],
+  ])('committed: %s', (committed, start) => {
+    expect(mergedNext(committed, 'abc123')).toMatch(new RegExp(`^${start.replace(/[()]/g, '\\$&')}`));
+    expect(mergedNext(committed, 'abc123')).toContain('agentbox discard abc123 (or agentbox gc)');
   });
 });
