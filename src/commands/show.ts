@@ -1,3 +1,4 @@
+import fs from 'node:fs';
 import path from 'node:path';
 import { formatUsd } from '../budget/format.js';
 import type { CommandContext } from '../cli/context.js';
@@ -9,6 +10,7 @@ import {
   fileSizes,
   openLedger,
   type RunDetails,
+  type RunOutput,
   type RunState,
   type RunUsage,
   readRun,
@@ -109,6 +111,18 @@ export function spendLines(usage: RunUsage | null | undefined, maxCostUsd: numbe
   ];
 }
 
+/** How much of report.md `show` prints; the rest is in the file. */
+const REPORT_LINES = 40;
+
+/** The output contract's verdict in one line. Pure. */
+function outputLine(o: RunOutput): string {
+  const how = o.template
+    ? `template ${o.applied ? 'applied' : 'not applied'} (${o.template})`
+    : 'raw answer (no template)';
+  const verified = o.verified === null ? '' : ` · verification ${o.verified ? 'passed' : 'FAILED'}`;
+  return `${how} · ${o.violations} violation(s), ${o.corrections} correction(s)${verified}`;
+}
+
 /** The human view of `agentbox show`. Pure. */
 export function renderRunDetails(
   run: RunDetails,
@@ -117,6 +131,7 @@ export function renderRunDetails(
   style: Styler,
   inspection: Inspection = NO_PATCH,
   refusals: readonly Refusal[] = [],
+  report: string | null = null,
 ): string {
   const { meta, state } = run;
   const lines: string[] = [style.bold(run.name)];
@@ -130,7 +145,9 @@ export function renderRunDetails(
   if (state) {
     field('ended', state.ended_at ?? '—');
     field('heartbeat', state.last_heartbeat ?? '—');
-    field('pid', `${state.pid ?? '—'} (claude ${state.claude_pid ?? '—'})`);
+    // Only a running run has a pid worth showing: a finished run's would be stale (and reused).
+    if (state.status === 'ACTIVE' || state.status === 'STALLED')
+      field('pid', `${state.pid ?? '—'} (claude ${state.claude_pid ?? '—'})`);
     field('session', state.session_id ?? '—');
     field('tool calls', String(state.tool_calls));
   }
@@ -143,6 +160,7 @@ export function renderRunDetails(
   const drift = state && state.config_hash !== meta.config_hash;
   field('config', `${meta.config_hash}${drift ? style.warn(` (state.json says ${state.config_hash})`) : ''}`);
   field('repo start', meta.repo_sha_start ?? '—');
+  if (state?.output) field('output', outputLine(state.output));
   const maxCost = meta.options?.max_cost_usd;
   lines.push('', 'spend', ...spendLines(state?.usage, typeof maxCost === 'number' ? maxCost : null));
   if (state?.failure) {
@@ -172,6 +190,14 @@ export function renderRunDetails(
     );
     lines.push(...sensitiveLines(inspection.sensitive));
   }
+  if (report !== null) {
+    const text = report.trimEnd().split('\n');
+    lines.push(
+      '',
+      `report${text.length > REPORT_LINES ? ` (first ${REPORT_LINES} of ${text.length} lines)` : ''}`,
+    );
+    lines.push(...text.slice(0, REPORT_LINES).map((l) => `  ${l}`));
+  }
   lines.push('', 'paths');
   field('run folder', run.dir);
   if (state?.worktree_path) field('worktree', path.resolve(root, state.worktree_path));
@@ -191,13 +217,18 @@ export async function show(ctx: CommandContext, runRef: string, opts: ShowOption
     ? await inspectPatchFile(repo.root, path.join(run.dir, 'changes.patch'))
     : NO_PATCH;
   const refusals = refusalsOf(new EventLog(run.dir).read());
+  const report = run.files.includes('report.md')
+    ? fs.readFileSync(path.join(run.dir, 'report.md'), 'utf8')
+    : null;
   if (opts.json) {
     const { name, dir, meta, state } = run;
     ctx.io.out(
-      `${JSON.stringify({ name, dir, meta, state, files, sensitive, refused, refusals }, null, 2)}\n`,
+      `${JSON.stringify({ name, dir, meta, state, files, sensitive, refused, refusals, report }, null, 2)}\n`,
     );
     return 0;
   }
-  ctx.io.out(renderRunDetails(run, files, repo.root, styler(ctx.io), { sensitive, refused }, refusals));
+  ctx.io.out(
+    renderRunDetails(run, files, repo.root, styler(ctx.io), { sensitive, refused }, refusals, report),
+  );
   return 0;
 }

@@ -54,6 +54,12 @@ describe('run control', () => {
     expect(result.stdout).toContain('\nTHE-ANSWER: a README and a package.json\n');
     const json = JSON.parse((await p.agentbox(['scout', task, '--json'])).stdout);
     expect(json.answer).toBe('THE-ANSWER: a README and a package.json');
+    const shown = await p.agentbox(['show', json.run]);
+    expect(shown.stdout).toMatch(/\nreport\n {2}# scout: TASK-ANSWER[^\n]*\n[\s\S]*THE-ANSWER: a README/);
+    expect(shown.stdout).not.toMatch(/^ {2}pid /m);
+    expect(JSON.parse((await p.agentbox(['show', json.run, '--json'])).stdout).report).toContain(
+      'THE-ANSWER',
+    );
 
     // The model API refuses: the next step is the login, not a bare resume.
     const failing = 'TASK-API-ERROR';

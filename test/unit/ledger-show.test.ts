@@ -27,6 +27,25 @@ describe('agentbox show', () => {
     expect(out.trimEnd().split('\n').at(-1)).toBe(`next: agentbox resume ${fix.name}`);
     // The task's escape character does not reach the terminal.
     expect(out).not.toContain('\u001b');
+    // A finished run has no pid worth showing: it would be stale.
+    expect(out).not.toMatch(/^ {2}pid /m);
+  });
+
+  it('prints the report, its first lines, and the output contract’s verdict', async () => {
+    const { repo, ledger, scout } = await threeRuns();
+    const report = Array.from({ length: 50 }, (_, i) => `report line ${i + 1}`).join('\n');
+    fs.writeFileSync(path.join(scout.dir, 'report.md'), `${report}\n`);
+    await updateState(ledger, scout, {
+      output: { template: 'prompt/output.md', applied: true, violations: 1, corrections: 1, verified: true },
+    });
+    const { ctx, io } = context(repo.dir);
+    expect(await show(ctx, scout.name)).toBe(0);
+    expect(io.stdout).toContain('report (first 40 of 50 lines)\n  report line 1\n');
+    expect(io.stdout).toContain('  report line 40\n');
+    expect(io.stdout).not.toContain('report line 41');
+    expect(io.stdout).toContain(
+      '  output      template applied (prompt/output.md) · 1 violation(s), 1 correction(s) · verification passed\n',
+    );
   });
 
   it('prints the spend of agent and supervisor apart, the model used and the Claude Code version', async () => {
@@ -101,7 +120,9 @@ describe('agentbox show', () => {
       'sensitive',
       'refused',
       'refusals',
+      'report',
     ]);
+    expect(out.report).toBe('# r\n');
     expect(out).toMatchObject({
       name: scout.name,
       dir: scout.dir,
