@@ -30,7 +30,9 @@ export type ErrorCode =
   | 'SANDBOX_UNAVAILABLE'
   | 'SETTINGS_INVALID'
   | 'MERGE_REFUSED'
-  | 'TEMPLATE_INVALID';
+  | 'TEMPLATE_INVALID'
+  | 'RUN_ACTIVE'
+  | 'UNSAVED_CHANGES';
 
 export class AgentboxError extends Error {
   readonly code: ErrorCode;

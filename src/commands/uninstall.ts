@@ -4,11 +4,20 @@ import type { CommandContext } from '../cli/context.js';
 import { styler } from '../cli/style.js';
 import { projectConfigPath } from '../config/load.js';
 import { PROJECT_CONFIG_TEMPLATE } from '../config/template.js';
-import { fsError } from '../errors.js';
-import { ignoreFilePath, LEDGER_IGNORES, removeIgnoreBlock } from '../git/ignore.js';
-import { findRepo } from '../git/repo.js';
+import { AgentboxError, fsError } from '../errors.js';
+import { ignoreFilePath, LEDGER_IGNORES, planIgnoreRemoval, unignored } from '../git/ignore.js';
+import { findRepo, type Repo } from '../git/repo.js';
 import { ledgerPaths } from '../ledger/index.js';
+import { runIdOf } from '../ledger/names.js';
 import { assertHuman } from '../run/gate.js';
+import {
+  findTraces,
+  type PurgeItem,
+  removePurgeItems,
+  type Traces,
+  type Unsettled,
+  unsettledChanges,
+} from '../run/purge.js';
 import { readSettings, settingsPath } from '../settings/file.js';
 import { planUninstall } from '../settings/managed.js';
 import { readTextIfExists } from '../util/fs.js';
@@ -16,6 +25,8 @@ import { FileTransaction } from '../util/transaction.js';
 
 export interface UninstallOptions {
   readonly purge?: boolean;
+  /** With --purge: also delete runs whose changes were never merged or discarded. */
+  readonly force?: boolean;
 }
 
 interface Step {
@@ -23,21 +34,104 @@ interface Step {
   readonly apply: (tx: FileTransaction) => void;
 }
 
+const [LEDGER_RULE, COMMANDS_RULE] = LEDGER_IGNORES as [
+  (typeof LEDGER_IGNORES)[0],
+  (typeof LEDGER_IGNORES)[1],
+];
+
 /**
  * Takes out exactly what init added: agentbox's entries in the Claude settings files (the
  * user's own hooks, rules and keys stay), its block in the ignore files, and agentbox.yaml if it
- * was never edited. The ledger stays unless --purge.
+ * was never edited. The ledger stays, still ignored, unless --purge, which also removes every
+ * worktree, branch and ref agentbox made — and refuses, changing nothing, while that would lose
+ * changes that exist nowhere else (unless --force) or while a run is still running.
  */
 export async function uninstall(ctx: CommandContext, options: UninstallOptions = {}): Promise<number> {
   assertHuman(ctx.env, 'uninstall', ctx.cwd);
+  const purge = options.purge === true;
+  if (options.force && !purge) {
+    throw new AgentboxError('USAGE', '--force only goes with --purge', {
+      hint: 'agentbox uninstall --purge --force deletes the runs and their unmerged changes',
+    });
+  }
   const repo = await findRepo(ctx.cwd);
   const root = repo.root;
-  const rel = (p: string) => path.relative(root, p);
-  const steps: Step[] = [];
-  const notes: string[] = [];
-  let removedCreatedSettings = false;
+  const rel = (p: string) => (p.startsWith(`${root}/`) ? path.relative(root, p) : p);
+  const ledger = ledgerPaths(root);
+  const hasLedger = fs.existsSync(ledger.dir);
 
-  // Plan everything first: a settings file that cannot be parsed stops us before any change.
+  // Plan everything first: a settings file that cannot be parsed, a running run or changes that
+  // would be lost stop us before any change.
+  const traces = await findTraces(root, ledger);
+  const lost = purge ? await assertPurgeable(root, traces, options.force === true) : [];
+  const notes: string[] = [];
+  const { steps, removedCreatedSettings } = settingsSteps(root, rel);
+  const keep = purge
+    ? []
+    : [
+        ...(hasLedger ? [LEDGER_RULE.pattern] : []),
+        ...(traces.items.some((i) => i.what === 'commands' && i.path.startsWith(`${root}/`))
+          ? [COMMANDS_RULE.pattern]
+          : []),
+      ];
+  steps.push(...ignoreSteps(repo, keep, rel));
+
+  const config = projectConfigPath(root);
+  const configText = readTextIfExists(config);
+  if (configText !== undefined) {
+    if (configText === PROJECT_CONFIG_TEMPLATE) {
+      steps.push({
+        summary: `removed ${rel(config)} (unchanged since init)`,
+        apply: (tx) => tx.remove(config),
+      });
+    } else {
+      notes.push(`kept ${rel(config)}: it has your changes — delete it by hand if you no longer need it`);
+    }
+  }
+
+  const s = styler(ctx.io);
+  if (steps.length === 0 && !(purge && (hasLedger || traces.items.length > 0))) {
+    ctx.io.out(`agentbox is not installed in ${root} — nothing to uninstall.\n`);
+    for (const note of [...notes, ...(await leftovers(root, hasLedger, traces))]) ctx.io.out(`  ${note}\n`);
+    return 0;
+  }
+  const done: string[] = [];
+  if (purge && traces.items.length > 0) {
+    // Listed before anything goes, so a removal that fails half way leaves a record of the rest.
+    ctx.io.out(`removing what agentbox made in git:\n`);
+    for (const item of traces.items) ctx.io.out(`  ${describe(item, rel)}\n`);
+    await removePurgeItems(root, traces.items);
+    done.push(`removed ${countItems(traces.items)} agentbox made`);
+  }
+  FileTransaction.run((tx) => {
+    for (const step of steps) step.apply(tx);
+    // init made .claude/ only when it made the settings file in it.
+    if (removedCreatedSettings) tx.removeEmptyDir(path.join(root, '.claude'));
+  });
+  done.push(...steps.map((step) => step.summary));
+  // Deleting the ledger cannot be undone, so it comes last, after everything else succeeded.
+  if (purge && hasLedger) {
+    try {
+      fs.rmSync(ledger.dir, { recursive: true });
+    } catch (error) {
+      throw fsError(error, 'delete', ledger.dir);
+    }
+    done.push(`deleted ${rel(ledger.dir)}/ and every run in it (${traces.states.size} run(s))`);
+    for (const u of lost)
+      done.push(`deleted the unmerged changes of ${runIdOf(u.run)} (--force): ${u.reasons.join('; ')}`);
+  }
+  if (!purge) notes.push(...(await leftovers(root, hasLedger, traces)));
+  ctx.io.out(`${s.ok('✓')} agentbox uninstalled from ${root}\n`);
+  for (const line of [...done, ...notes]) ctx.io.out(`  ${line}\n`);
+  return 0;
+}
+
+function settingsSteps(
+  root: string,
+  rel: (p: string) => string,
+): { steps: Step[]; removedCreatedSettings: boolean } {
+  const steps: Step[] = [];
+  let removedCreatedSettings = false;
   for (const scope of ['shared', 'local'] as const) {
     const file = settingsPath(root, scope);
     const settings = readSettings(file);
@@ -56,61 +150,98 @@ export async function uninstall(ctx: CommandContext, options: UninstallOptions =
       steps.push({ summary: `removed ${what} from ${rel(file)}`, apply: (tx) => tx.write(file, text) });
     }
   }
+  return { steps, removedCreatedSettings };
+}
 
+/** agentbox's ignore lines out; those in `keep` stay ignored, in the local exclude file. */
+function ignoreSteps(repo: Repo, keep: readonly string[], rel: (p: string) => string): Step[] {
   const known = [...LEDGER_IGNORES.map((r) => r.pattern), 'agentbox.yaml'];
-  for (const scope of ['shared', 'local'] as const) {
-    const file = ignoreFilePath(repo, scope);
-    const text = readTextIfExists(file);
-    if (text === undefined) continue;
-    const { text: next, removed } = removeIgnoreBlock(text, known);
-    if (removed.length === 0 && next === text) continue;
-    const remove = next.trim() === '' && scope === 'shared';
+  const sharedFile = ignoreFilePath(repo, 'shared');
+  const localFile = ignoreFilePath(repo, 'local');
+  const edits = planIgnoreRemoval(
+    { shared: readTextIfExists(sharedFile), local: readTextIfExists(localFile) },
+    known,
+    keep,
+  );
+  const steps: Step[] = [];
+  if (edits.shared) {
+    const { text, removed } = edits.shared;
+    const remove = text.trim() === '';
     steps.push({
-      summary: `removed ${removed.join(', ') || 'the agentbox mark'} from ${rel(file)}${remove ? ' (now empty: deleted)' : ''}`,
-      apply: (tx) => (remove ? tx.remove(file) : tx.write(file, next)),
+      summary: `removed ${removed.join(', ') || 'the agentbox mark'} from ${rel(sharedFile)}${remove ? ' (now empty: deleted)' : ''}`,
+      apply: (tx) => (remove ? tx.remove(sharedFile) : tx.write(sharedFile, text)),
     });
   }
-
-  const config = projectConfigPath(root);
-  const configText = readTextIfExists(config);
-  if (configText !== undefined) {
-    if (configText === PROJECT_CONFIG_TEMPLATE) {
-      steps.push({
-        summary: `removed ${rel(config)} (unchanged since init)`,
-        apply: (tx) => tx.remove(config),
-      });
-    } else {
-      notes.push(`kept ${rel(config)}: it has your changes — delete it by hand if you no longer need it`);
-    }
+  if (edits.local) {
+    const { text, removed, added } = edits.local;
+    const parts = [
+      ...(removed.length > 0 ? [`removed ${removed.join(', ')} from ${rel(localFile)}`] : []),
+      ...(added.length > 0
+        ? [`moved ${added.join(', ')} to ${rel(localFile)}: what stays is still ignored, in this clone only`]
+        : []),
+    ];
+    steps.push({
+      summary: parts.join('; ') || `updated ${rel(localFile)}`,
+      apply: (tx) => tx.write(localFile, text),
+    });
   }
+  return steps;
+}
 
-  const ledger = ledgerPaths(root);
-  const hasLedger = fs.existsSync(ledger.dir);
-  if (hasLedger && !options.purge)
-    notes.push(`kept ${rel(ledger.dir)}/ with your runs — "agentbox uninstall --purge" deletes it`);
+/** Throws when purging would remove something under a running run, or lose changes without --force. */
+async function assertPurgeable(root: string, traces: Traces, force: boolean): Promise<Unsettled[]> {
+  if (traces.running.length > 0) {
+    const ids = traces.running.map(runIdOf).join(', ');
+    throw new AgentboxError(
+      'RUN_ACTIVE',
+      `cannot purge: ${traces.running.length} run(s) still running (${ids})`,
+      {
+        hint: `let them finish, or stop them (Ctrl-C where they run; agentbox stop ${runIdOf(traces.running[0]!)} for a session), then run agentbox uninstall --purge again`,
+      },
+    );
+  }
+  const unsettled = await unsettledChanges(root, ledgerPaths(root), traces);
+  if (unsettled.length === 0 || force) return unsettled;
+  const lines = unsettled.map((u) => `    ${runIdOf(u.run)}  ${u.run}: ${u.reasons.join('; ')}`).join('\n');
+  const first = runIdOf(unsettled[0]!.run);
+  throw new AgentboxError(
+    'UNSAVED_CHANGES',
+    `--purge would lose changes that exist nowhere else (nothing was removed):\n${lines}`,
+    {
+      hint: `merge or discard each first (agentbox merge ${first} / agentbox discard ${first}), or delete them too: agentbox uninstall --purge --force`,
+    },
+  );
+}
 
-  const s = styler(ctx.io);
-  if (steps.length === 0 && !(options.purge && hasLedger)) {
-    ctx.io.out(`agentbox is not installed in ${root} — nothing to uninstall.\n`);
-    for (const note of notes) ctx.io.out(`  ${note}\n`);
-    return 0;
+/** What a plain uninstall leaves behind on purpose, and how to remove it. */
+async function leftovers(root: string, hasLedger: boolean, traces: Traces): Promise<string[]> {
+  const notes: string[] = [];
+  if (hasLedger) {
+    const ignored = (await unignored(root, [LEDGER_RULE])).length === 0;
+    notes.push(
+      `kept .agents/ with your runs${ignored ? ' (still ignored by git)' : ''} — "agentbox uninstall --purge" deletes it`,
+    );
+    if (!ignored)
+      notes.push('git does not ignore .agents/ now: add ".agents/" to .git/info/exclude, or purge it');
   }
-  FileTransaction.run((tx) => {
-    for (const step of steps) step.apply(tx);
-    // init made .claude/ only when it made the settings file in it.
-    if (removedCreatedSettings) tx.removeEmptyDir(path.join(root, '.claude'));
-  });
-  // Deleting the ledger cannot be undone, so it comes last, after everything else succeeded.
-  if (options.purge && hasLedger) {
-    try {
-      fs.rmSync(ledger.dir, { recursive: true });
-    } catch (error) {
-      throw fsError(error, 'delete', ledger.dir);
-    }
-    steps.push({ summary: `deleted ${rel(ledger.dir)}/ and every run in it`, apply: () => {} });
+  const inGit = traces.items.filter((i) => i.what !== 'commands');
+  if (inGit.length > 0) {
+    notes.push(
+      `kept ${countItems(inGit)} of runs — "agentbox uninstall --purge" removes them (listed first), "agentbox gc" those of merged and discarded runs`,
+    );
   }
-  ctx.io.out(`${s.ok('✓')} agentbox uninstalled from ${root}\n`);
-  for (const step of steps) ctx.io.out(`  ${step.summary}\n`);
-  for (const note of notes) ctx.io.out(`  ${note}\n`);
-  return 0;
+  return notes;
+}
+
+function countItems(items: readonly PurgeItem[]): string {
+  const n = (what: PurgeItem['what']) => items.filter((i) => i.what === what).length;
+  const parts = [`${n('worktree')} worktree(s)`, `${n('branch')} branch(es)`, `${n('ref')} ref(s)`];
+  if (n('commands') > 0) parts.push(`${n('commands')} run command folder(s)`);
+  return parts.join(', ');
+}
+
+function describe(item: PurgeItem, rel: (p: string) => string): string {
+  const label = item.what === 'commands' ? 'commands' : item.what;
+  const run = item.run && item.what === 'worktree' ? ` (${runIdOf(item.run)})` : '';
+  return `${label.padEnd(9)}${rel(item.path)}${run}`;
 }

@@ -91,3 +91,52 @@ export function removeIgnoreBlock(
   }
   return { text: [...before, ...kept, ...after].join('\n'), removed };
 }
+
+/** The lines of agentbox's block in an ignore file (none when it has no block). Pure. */
+export function blockPatterns(text: string | undefined): string[] {
+  const lines = (text ?? '').split('\n');
+  const at = lines.indexOf(IGNORE_MARK);
+  if (at < 0) return [];
+  let end = at + 1;
+  while (end < lines.length && lines[end] !== '') end++;
+  return lines.slice(at + 1, end);
+}
+
+export interface IgnoreEdit {
+  readonly text: string;
+  /** agentbox's lines taken out. */
+  readonly removed: readonly string[];
+  /** Kept lines moved here from the shared file. */
+  readonly added: readonly string[];
+}
+
+/**
+ * Both ignore files without agentbox's lines (`known`), except the patterns in `keep`, which
+ * cover what stays on disk (a kept ledger): those stay ignored, in the local file, so the shared
+ * file a team commits is as it was before init. null where a file does not change. Pure.
+ */
+export function planIgnoreRemoval(
+  files: { readonly shared: string | undefined; readonly local: string | undefined },
+  known: readonly string[],
+  keep: readonly string[],
+): { shared: IgnoreEdit | null; local: IgnoreEdit | null } {
+  let moved: string[] = [];
+  let shared: IgnoreEdit | null = null;
+  if (files.shared !== undefined) {
+    const cut = removeIgnoreBlock(files.shared, known);
+    moved = keep.filter((p) => cut.removed.includes(p));
+    if (cut.text !== files.shared) shared = { ...cut, added: [] };
+  }
+  const before = blockPatterns(files.local);
+  const stays = keep.filter((p) => before.includes(p) || moved.includes(p));
+  const added = moved.filter((p) => !before.includes(p));
+  // The block is taken out whole and written again with what stays, under its mark, so that a
+  // later uninstall --purge still knows those lines are agentbox's.
+  const cut = removeIgnoreBlock(files.local ?? '', known);
+  const removed = cut.removed.filter((p) => !stays.includes(p));
+  const local =
+    removed.length === 0 && added.length === 0
+      ? null
+      : { text: addIgnoreBlock(cut.text, stays), removed, added };
+  return { shared, local };
+}

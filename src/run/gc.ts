@@ -1,10 +1,10 @@
-import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { CommandContext } from '../cli/context.js';
 import { parseDuration } from '../config/duration.js';
 import { AgentboxError } from '../errors.js';
 import { findRepo } from '../git/repo.js';
+import { deleteBranch, deleteRef, listAgentboxRefs } from '../git/traces.js';
 import { listWorktrees, removeWorktree } from '../git/worktree.js';
 import {
   appendIndexEvent,
@@ -66,7 +66,7 @@ export async function gc(ctx: CommandContext, options: GcOptions): Promise<numbe
   const ledger = openLedger(repo.root);
   const dry = options.dryRun === true;
   const worktrees = new Set((await listWorktrees(repo.root)).map((w) => w.path));
-  const refs = new Set(await listRefs(repo.root));
+  const refs = new Set(await listAgentboxRefs(repo.root));
   const removed: GcItem[] = [];
   const keptReview: string[] = [];
   const deletedRuns: { name: string; state: RunState }[] = [];
@@ -116,9 +116,9 @@ async function collect(
       deleteBranch: has('branch'),
     });
   } else if (has('branch') && state.branch) {
-    await git(root, ['branch', '-D', '--', state.branch]);
+    await deleteBranch(root, state.branch);
   }
-  if (has('checkpoint')) await git(root, ['update-ref', '-d', `refs/agentbox/checkpoints/${name}`]);
+  if (has('checkpoint')) await deleteRef(root, `refs/agentbox/checkpoints/${name}`);
   if (has('run_folder')) {
     // Everything the ledger shows about the run goes with it: the folder last, so a gc that dies
     // half-way leaves a run that a second gc finishes.
@@ -176,27 +176,4 @@ function report(
       ? 'nothing to collect\n'
       : `${r.dry ? 'dry run: nothing removed; would remove' : 'gc removed'} ${count('worktree')} worktree(s), ${count('branch')} branch(es), ${count('checkpoint')} checkpoint(s), ${count('run_folder')} run folder(s)\n`,
   );
-}
-
-/** agentbox's branches and checkpoint refs, as full ref names. */
-async function listRefs(root: string): Promise<string[]> {
-  const out = await git(root, [
-    'for-each-ref',
-    '--format=%(refname)',
-    'refs/heads/agentbox/',
-    'refs/agentbox/',
-  ]);
-  return out.split('\n').filter(Boolean);
-}
-
-function git(cwd: string, args: string[]): Promise<string> {
-  return new Promise((resolve, reject) => {
-    execFile('git', args, { cwd, encoding: 'utf8' }, (error, stdout, stderr) => {
-      if (error) {
-        reject(
-          new AgentboxError('IO_FAILED', `git ${args.join(' ')} failed: ${stderr.trim() || error.message}`),
-        );
-      } else resolve(stdout);
-    });
-  });
 }

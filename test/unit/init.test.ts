@@ -113,6 +113,10 @@ describe('agentbox init', () => {
 
     await agentbox(['uninstall'], { cwd: r.dir });
     expect(r.exists('.claude')).toBe(false);
+    // The kept ledger stays ignored; --purge takes the last line out with it.
+    expect(r.read('.git/info/exclude')).toContain(`${IGNORE_MARK}\n.agents/\n`);
+    expect(r.read('.git/info/exclude')).not.toContain('agentbox.yaml');
+    await agentbox(['uninstall', '--purge'], { cwd: r.dir });
     expect(r.read('.git/info/exclude')).not.toContain('agentbox');
   });
 
