@@ -15,6 +15,7 @@ import {
   type RunUsage,
   readRun,
   resolveRun,
+  runIdOf,
   type Spend,
 } from '../ledger/index.js';
 import { EventLog } from '../run/events.js';
@@ -40,13 +41,13 @@ export function nextStep(name: string, state: RunState | null, files: readonly s
   if (!state) return `the run has no state.json — it is being created, or creating it failed`;
   switch (state.status) {
     case 'ACTIVE':
-      return `it is still running — check again with: agentbox show ${name}`;
+      return `it is still running — check again with: agentbox show ${runIdOf(name)}`;
     case 'REVIEW':
-      return `review the changes, then: agentbox merge ${name}`;
+      return `review the changes, then: agentbox merge ${runIdOf(name)}`;
     case 'CRASHED':
     case 'STALLED':
     case 'ABORTED':
-      return `agentbox resume ${name}`;
+      return `agentbox resume ${runIdOf(name)}`;
     case 'DONE':
       return files.includes('report.md') ? `read the report: .agents/runs/${name}/report.md` : null;
     default:

@@ -27,7 +27,7 @@ export async function control(
     throw new AgentboxError(
       'USAGE',
       `session ${run.name} is not running (${status}${why ? `: ${why}` : ''})`,
-      { hint: `continue it with agentbox start --resume ${run.name}` },
+      { hint: `continue it with agentbox start --resume ${run.meta.run_id}` },
     );
   }
   if (run.meta.type !== 'interactive' || !socket) {

@@ -1,6 +1,6 @@
 import path from 'node:path';
 import type { CommandContext } from '../cli/context.js';
-import { readMeta, updateState } from '../ledger/index.js';
+import { readMeta, runIdOf, updateState } from '../ledger/index.js';
 import type { RunContext } from '../run/context.js';
 import { renderEndReport } from '../run/report.js';
 import { writeAtomic } from '../util/fs.js';
@@ -36,7 +36,7 @@ export async function finish(
         { event: 'halted' },
       );
       ctx.io.err(
-        `\r\nagentbox: ${outcome.message}; the session is halted and will not be restarted.\n  → when the cause is fixed, resume it: agentbox start --resume ${name}\n`,
+        `\r\nagentbox: ${outcome.message}; the session is halted and will not be restarted.\n  → when the cause is fixed, resume it: agentbox start --resume ${runIdOf(name)}\n`,
       );
       return 1;
     case 'aborted':

@@ -88,7 +88,7 @@ export async function startSession(
     const details = readRun(rc.ledger, name);
     if (details.meta.type !== 'interactive') {
       throw new AgentboxError('USAGE', `run ${name} is a ${details.meta.type} run`, {
-        hint: `continue it with agentbox resume ${name}`,
+        hint: `continue it with agentbox resume ${details.meta.run_id}`,
       });
     }
     resumeSessionId = details.state?.session_id ?? null;

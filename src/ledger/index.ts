@@ -6,7 +6,7 @@ export { regenerateIndexMd, renderIndexMd } from './index-md.js';
 export { POINTER_NAMES, type PointerName, pointerForStatus, setLatest, setPointer } from './links.js';
 export { compareRuns, listRunNames, listRuns, type RunSummary } from './list.js';
 export { configHash, readMeta } from './meta.js';
-export { formatRunName, parseRunName, runRefProblem, slugify, validateRunRef } from './names.js';
+export { formatRunName, parseRunName, runIdOf, runRefProblem, slugify, validateRunRef } from './names.js';
 export { type Ledger, ledgerPaths, openLedger } from './paths.js';
 export { fileSizes, listArtifacts, type RunDetails, readRun } from './read.js';
 export { resolveRun } from './resolve.js';

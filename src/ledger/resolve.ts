@@ -3,7 +3,7 @@ import path from 'node:path';
 import { AgentboxError } from '../errors.js';
 import { isPointerName, readLinkedRun } from './links.js';
 import { listRunNames, listRuns } from './list.js';
-import { isRunName, quoteRef, RUN_ID_RE, validateRunRef } from './names.js';
+import { isRunName, quoteRef, runIdOf, validateRunRef } from './names.js';
 import type { Ledger } from './paths.js';
 import { notFound } from './read.js';
 
@@ -19,10 +19,16 @@ function noRunsYet(ledger: Ledger): AgentboxError {
   });
 }
 
+/** At least this many hex characters of a short id name a run, as git takes a hash prefix. */
+export const MIN_ID_PREFIX = 3;
+const ID_PREFIX_RE = /^[0-9a-f]{3,6}$/;
+
 /**
- * The run name `ref` stands for: a full name, a short id (6 hex), a unique prefix of a name,
- * `latest`, or a pointer (`last-fail`, `last-done`, `last-review`). Reads only; a ref that could
- * leave runs/ is refused before any file is looked at.
+ * The run name `ref` stands for: a full name, a short id (6 hex) or a unique prefix of one (at
+ * least 3 hex), a unique prefix of a name, `latest`, or a pointer (`last-fail`, `last-done`,
+ * `last-review`, or one of your own in pointers/). A short id always names its run: ids are
+ * unique in the ledger and come before pointers of your own. Reads only; a ref that could leave
+ * runs/ is refused before any file is looked at.
  */
 export function resolveRun(ledger: Ledger, ref: string): string {
   validateRunRef(ref);
@@ -38,32 +44,50 @@ export function resolveRun(ledger: Ledger, ref: string): string {
     if (newest === undefined) throw noRunsYet(ledger);
     return newest;
   }
-  const pointerFile = path.join(ledger.pointersDir, ref);
-  if (isPointerName(ref) && (ref.startsWith('last-') || fs.existsSync(pointerFile))) {
-    const pointed = readLinkedRun(pointerFile);
-    if (pointed && runExists(ledger, pointed)) return pointed;
-    const why = pointed ? `points at ${pointed}, which no longer exists` : 'is not set yet';
-    throw new AgentboxError('RUN_NOT_FOUND', `pointer ${quoteRef(ref)} ${why} (${pointerFile})`, {
-      hint: 'run "agentbox status" to list runs',
-    });
-  }
+  if (ref.startsWith('last-') && isPointerName(ref)) return followPointer(ledger, ref);
   const names = listRunNames(ledger);
   const id = ref.toLowerCase();
-  // No name starts with hex-only text (names start "YY-"), so an id and a prefix never mix.
-  const matches = RUN_ID_RE.test(id)
-    ? names.filter((name) => name.endsWith(`__${id}`))
-    : names.filter((name) => name.startsWith(ref));
+  // No name starts with 3 hex characters (names start "YY-"), so an id and a name prefix never mix.
+  if (ID_PREFIX_RE.test(id)) {
+    const matches = names.filter((name) => runIdOf(name).startsWith(id));
+    if (matches.length === 1) return matches[0]!;
+    if (matches.length > 1) throw ambiguous(ref, matches, 'type more of the id');
+  }
+  if (isPointerName(ref) && fs.existsSync(path.join(ledger.pointersDir, ref)))
+    return followPointer(ledger, ref);
+  const matches = names.filter((name) => name.startsWith(ref));
   if (matches.length === 1) return matches[0]!;
-  if (matches.length > 1) {
-    const shown = matches.slice(0, SHOWN_CANDIDATES).join('\n    ');
-    const more = matches.length > SHOWN_CANDIDATES ? `\n    … ${matches.length - SHOWN_CANDIDATES} more` : '';
-    throw new AgentboxError(
-      'RUN_AMBIGUOUS',
-      `${quoteRef(ref)} matches ${matches.length} runs:\n    ${shown}${more}`,
-      {
-        hint: 'use more of the name, or the 6-character id at its end',
-      },
-    );
+  if (matches.length > 1) throw ambiguous(ref, matches, 'use more of the name, or its short id');
+  if (/^[0-9a-f]{1,2}$/.test(id)) {
+    throw new AgentboxError('RUN_NOT_FOUND', `no run named ${quoteRef(ref)} in ${ledger.runsDir}`, {
+      hint: `a short id needs at least ${MIN_ID_PREFIX} characters — run "agentbox status" to list runs`,
+    });
   }
   throw notFound(ledger, ref);
+}
+
+function followPointer(ledger: Ledger, ref: string): string {
+  const pointerFile = path.join(ledger.pointersDir, ref);
+  const pointed = readLinkedRun(pointerFile);
+  if (pointed && runExists(ledger, pointed)) return pointed;
+  const why = pointed ? `points at ${pointed}, which no longer exists` : 'is not set yet';
+  throw new AgentboxError('RUN_NOT_FOUND', `pointer ${quoteRef(ref)} ${why} (${pointerFile})`, {
+    hint: 'run "agentbox status" to list runs',
+  });
+}
+
+/** The candidates by short id and name, newest first, and what to type instead. */
+function ambiguous(ref: string, matches: readonly string[], what: string): AgentboxError {
+  const shown = matches
+    .slice(0, SHOWN_CANDIDATES)
+    .map((name) => `${runIdOf(name)}  ${name}`)
+    .join('\n    ');
+  const more = matches.length > SHOWN_CANDIDATES ? `\n    … ${matches.length - SHOWN_CANDIDATES} more` : '';
+  return new AgentboxError(
+    'RUN_AMBIGUOUS',
+    `${quoteRef(ref)} matches ${matches.length} runs:\n    ${shown}${more}`,
+    {
+      hint: `${what}: e.g. agentbox show ${runIdOf(matches[0]!)}`,
+    },
+  );
 }

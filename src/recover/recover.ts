@@ -1,7 +1,7 @@
 import { type CommandContext, memoryIo } from '../cli/context.js';
 import { AgentboxError } from '../errors.js';
 import { restoreCheckpoint } from '../git/checkpoint.js';
-import { listRuns, reactivated, readRun, resolveRun, updateState } from '../ledger/index.js';
+import { listRuns, reactivated, readRun, resolveRun, runIdOf, updateState } from '../ledger/index.js';
 import { isAlive } from '../process/reap.js';
 import { AGENT_RUN_DIR } from '../run/artifacts.js';
 import { loadRunContext, type RunContext } from '../run/context.js';
@@ -72,7 +72,7 @@ export async function carryOut(
     await endOrphan(state, 1000);
   if (action.kind === 'resume') {
     return continueSession(ctx, rc, name, {
-      command: `agentbox recover ${name}`,
+      command: `agentbox recover ${runIdOf(name)}`,
       event: 'recover',
       detail: `resume: ${action.reason}`,
       force: options.force === true,

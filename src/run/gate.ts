@@ -97,7 +97,7 @@ export async function merge(ctx: CommandContext, ref: string, options: MergeOpti
   const patch = path.join(run.dir, 'changes.patch');
   if (!fs.existsSync(patch) || fs.statSync(patch).size === 0) {
     throw new AgentboxError('USAGE', `run ${name} has no changes to merge (no changes.patch)`, {
-      hint: `see what it did: agentbox show ${name}`,
+      hint: `see what it did: agentbox show ${run.meta.run_id}`,
     });
   }
   const stat = await patchStat(root, patch);
@@ -115,7 +115,7 @@ export async function merge(ctx: CommandContext, ref: string, options: MergeOpti
       'MERGE_REFUSED',
       `refusing to merge ${name}: agentbox never applies these changes\n${sensitiveLines(refused).join('\n')}`,
       {
-        hint: `nothing was changed. Discard the run (agentbox discard ${name}), or take what you trust from ${patch} by hand`,
+        hint: `nothing was changed. Discard the run (agentbox discard ${run.meta.run_id}), or take what you trust from ${patch} by hand`,
       },
     );
   }
@@ -124,7 +124,7 @@ export async function merge(ctx: CommandContext, ref: string, options: MergeOpti
       'MERGE_REFUSED',
       `refusing to merge ${name} with --yes: it has ${sensitive.length} sensitive change(s)\n${sensitiveLines(sensitive).join('\n')}`,
       {
-        hint: `nothing was changed. Review them (agentbox show ${name}), then: agentbox merge ${name} --yes --allow-sensitive`,
+        hint: `nothing was changed. Review them (agentbox show ${run.meta.run_id}), then: agentbox merge ${run.meta.run_id} --yes --allow-sensitive`,
       },
     );
   }
@@ -136,7 +136,7 @@ export async function merge(ctx: CommandContext, ref: string, options: MergeOpti
   if (!options.yes) {
     if (!ctx.io.ask) {
       throw new AgentboxError('USAGE', 'refusing to merge without a confirmation', {
-        hint: `run it in a terminal to be asked, or pass --yes: agentbox merge ${name} --yes`,
+        hint: `run it in a terminal to be asked, or pass --yes: agentbox merge ${run.meta.run_id} --yes`,
       });
     }
     const which = sensitive.length > 0 ? `, the ${sensitive.length} sensitive one(s) included,` : '';

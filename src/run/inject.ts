@@ -34,7 +34,7 @@ export async function inject(
       'USAGE',
       `run ${run.name} is not running (${state?.status ?? 'no state'}): nothing would read the message`,
       {
-        hint: `continue it with the message instead: agentbox resume ${run.name} "${text.length > 40 ? `${text.slice(0, 40)}…` : text}"`,
+        hint: `continue it with the message instead: agentbox resume ${run.meta.run_id} "${text.length > 40 ? `${text.slice(0, 40)}…` : text}"`,
       },
     );
   }

@@ -2,6 +2,7 @@ import path from 'node:path';
 import type { Io } from '../cli/context.js';
 import { styler } from '../cli/style.js';
 import { formatDuration } from '../config/duration.js';
+import { runIdOf } from '../ledger/names.js';
 import type { FailureKind, RunStatus } from '../ledger/types.js';
 import type { Finalized } from './finalize.js';
 
@@ -40,7 +41,7 @@ const ANSWER_LINES = 30;
 export const succeeded = (status: RunStatus): boolean => status === 'DONE' || status === 'REVIEW';
 
 export function printSummary(io: Io, runDir: string, root: string, done: Finalized, json: boolean): void {
-  const next = nextStep(done.status, done.name, done.failure?.kind);
+  const next = nextStep(done.status, runIdOf(done.name), done.failure?.kind);
   if (json) {
     io.out(
       `${JSON.stringify(

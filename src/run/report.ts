@@ -58,7 +58,7 @@ export function renderReport(input: ReportInput): string {
     if (input.changes.length === 0) parts.push('No files changed.', '');
     else {
       parts.push(
-        `${input.changes.length} file(s) changed; the patch is \`changes.patch\`. Apply it with \`agentbox merge ${meta.run_name}\`.`,
+        `${input.changes.length} file(s) changed; the patch is \`changes.patch\`. Apply it with \`agentbox merge ${meta.run_id}\`.`,
         '',
         '```text',
         input.stat.trimEnd(),

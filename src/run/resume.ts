@@ -1,7 +1,15 @@
 import fs from 'node:fs';
 import type { CommandContext, Env } from '../cli/context.js';
 import { AgentboxError } from '../errors.js';
-import { configHash, type RunMeta, reactivated, readRun, resolveRun, updateState } from '../ledger/index.js';
+import {
+  configHash,
+  type RunMeta,
+  reactivated,
+  readRun,
+  resolveRun,
+  runIdOf,
+  updateState,
+} from '../ledger/index.js';
 import { runTemplates } from './compose.js';
 import { loadRunContext, type RunContext } from './context.js';
 import { EventLog } from './events.js';
@@ -125,7 +133,7 @@ export async function resume(
     });
   }
   return continueSession(ctx, rc, name, {
-    command: `agentbox resume ${name}`,
+    command: `agentbox resume ${runIdOf(name)}`,
     event: 'resume',
     force: options.force === true,
     json: options.json === true,

@@ -11,7 +11,7 @@ import { parseDuration } from '../config/duration.js';
 import { runTimeout } from '../config/schema.js';
 import { AgentboxError } from '../errors.js';
 import { addWorktree, headSha } from '../git/worktree.js';
-import { createRun, type Ledger, type RunMeta, readRun, updateState } from '../ledger/index.js';
+import { createRun, type Ledger, type RunMeta, readRun, runIdOf, updateState } from '../ledger/index.js';
 import { processStartTime } from '../process/reap.js';
 import { assertSandboxUsable, assertVerifyUsable } from '../sandbox/prepare.js';
 import { assertProjectSettings } from '../settings/startup.js';
@@ -310,6 +310,7 @@ async function detach(ctx: CommandContext, ledger: Ledger, name: string, json: b
     fs.closeSync(log);
   }
   if (json) ctx.io.out(`${JSON.stringify({ run: name, detached: true })}\n`);
-  else ctx.io.out(`${name}\n  running in the background — agentbox status / agentbox show ${name}\n`);
+  else
+    ctx.io.out(`${name}\n  running in the background — agentbox status / agentbox show ${runIdOf(name)}\n`);
   return 0;
 }

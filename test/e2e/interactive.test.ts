@@ -432,7 +432,7 @@ describe('agentbox start: an interactive Claude Code behind a pty', () => {
       expect(policy.map((e) => e.delay_ms)).toEqual(['50', '50', '1500', '1500', undefined]);
       expect(logEvents(p, name, 'claude_spawn')).toHaveLength(5);
       expect(s.output()).toContain('claude failed 5 times in a row');
-      expect(s.output()).toContain(`agentbox start --resume ${name}`);
+      expect(s.output()).toContain(`agentbox start --resume ${name.slice(-6)}`);
       const state = p.state(name);
       expect(state.status).toBe('CRASHED');
       expect(state.failure.message).toContain('failed 5 times');
@@ -539,7 +539,7 @@ setInterval(() => {}, 1000);`);
         `agentbox: watchdog: run ${name} is CRASHED: the supervisor (pid ${s.pid}) is gone`,
       );
       expect(watched.stderr).toContain(`session ${name} is not running (CRASHED: the supervisor`);
-      expect(watched.stderr).toContain(`agentbox start --resume ${name}`);
+      expect(watched.stderr).toContain(`agentbox start --resume ${name.slice(-6)}`);
       expect(fs.existsSync(socket)).toBe(false);
       expect(p.state(name)).toMatchObject({ status: 'CRASHED', socket_path: null });
 

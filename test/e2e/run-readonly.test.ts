@@ -32,7 +32,7 @@ describe('read-only runs (scout, plan) on the real Claude Code', () => {
     const [name] = p.runs();
     expect(name).toMatch(/^\d{2}-\d{2}-\d{2}_\d{4}__why-is-db-latency-high__[0-9a-f]{6}$/);
     expect(result.stdout).toContain(`✓ ${name} — DONE`);
-    expect(result.stdout).toContain(`next          agentbox show ${name}`);
+    expect(result.stdout).toContain(`next          agentbox show ${name?.slice(-6)}\n`);
 
     const requests = p.server.requests.slice(first);
     for (const r of requests) expect(r.view.tools.filter((t) => EDIT_TOOLS.includes(t))).toEqual([]);

@@ -197,7 +197,7 @@ describe('run-scoped slash commands in the real Claude Code', () => {
     });
     const seen = result.requests[0]!.lastUserText;
     expect(seen).toContain('HUMAN ONLY.');
-    expect(seen).toContain(`agentbox merge ${scout.runName}`);
+    expect(seen).toContain(`agentbox merge ${scout.runId}\n`);
     // The frontmatter was parsed, not shown.
     expect(seen).not.toContain('disable-model-invocation');
     removeRunCommands(repo.dir, 'abcdef');

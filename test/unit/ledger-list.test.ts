@@ -212,7 +212,7 @@ describe('resolveRun', () => {
   it('an ambiguous prefix lists the candidates', async () => {
     const { ledger, runs } = await fixture();
     expect(() => resolveRun(ledger, '25-11-22_1001')).toThrow(
-      `"25-11-22_1001" matches 3 runs:\n    ${runs.early.name}\n    ${runs.mid.name}\n    ${runs.late.name}`,
+      `"25-11-22_1001" matches 3 runs:\n    000002  ${runs.early.name}\n    000003  ${runs.mid.name}\n    000004  ${runs.late.name}`,
     );
     expect(codeOf(() => resolveRun(ledger, '25-11-22'))).toBe('RUN_AMBIGUOUS');
   });

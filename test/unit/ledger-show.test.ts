@@ -24,7 +24,7 @@ describe('agentbox show', () => {
     expect(out).toContain('files\n  plan.md              2.0 KB\n  raw/stream.jsonl        3 B\n');
     expect(out).toContain(`  run folder  ${fix.dir}\n`);
     expect(out).toContain(`  worktree    ${path.join(repo.dir, 'agent_box/trees/x')}\n`);
-    expect(out.trimEnd().split('\n').at(-1)).toBe(`next: agentbox resume ${fix.name}`);
+    expect(out.trimEnd().split('\n').at(-1)).toBe(`next: agentbox resume ${fix.meta.run_id}`);
     // The task's escape character does not reach the terminal.
     expect(out).not.toContain('\u001b');
     // A finished run has no pid worth showing: it would be stale.

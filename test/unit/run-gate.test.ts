@@ -240,7 +240,7 @@ describe('merge: sensitive changes', () => {
         '  .claude/settings.json     agent-config  added',
         '  .github/workflows/ci.yml  ci            modified',
       ].join('\n'),
-      hint: `nothing was changed. Review them (agentbox show ${name}), then: agentbox merge ${name} --yes --allow-sensitive`,
+      hint: `nothing was changed. Review them (agentbox show ${name.slice(-6)}), then: agentbox merge ${name.slice(-6)} --yes --allow-sensitive`,
     });
     expect(io.stdout).toBe('');
     expect(everything(repo)).toEqual(before);
@@ -300,7 +300,7 @@ describe('merge: sensitive changes', () => {
       code: 'MERGE_REFUSED',
       message: `refusing to merge ${name}: agentbox never applies these changes\n  src/escape  symlink  new symlink → ../../outside: leaves ${repo.dir}`,
       hint: expect.stringMatching(
-        new RegExp(`^nothing was changed\\. Discard the run \\(agentbox discard ${name}\\)`),
+        new RegExp(`^nothing was changed\\. Discard the run \\(agentbox discard ${name.slice(-6)}\\)`),
       ),
     });
     expect(io.stdout).toBe('');

@@ -111,7 +111,7 @@ describe('renderReport', () => {
       [
         '## Changes',
         '',
-        `2 file(s) changed; the patch is \`changes.patch\`. Apply it with \`agentbox merge ${NAME}\`.`,
+        `2 file(s) changed; the patch is \`changes.patch\`. Apply it with \`agentbox merge ${ID}\`.`,
         '',
         '```text',
         STAT.trimEnd(),
@@ -356,7 +356,7 @@ describe('printSummary', () => {
         'the answer',
         '',
         `  report.md     ${rel}/report.md`,
-        `  next          agentbox show ${NAME}`,
+        `  next          agentbox show ${ID}`,
         '',
       ].join('\n'),
     );
@@ -381,7 +381,7 @@ describe('printSummary', () => {
         '     2 files changed, 11 insertions(+), 2 deletions(-)',
         `  changes.patch ${rel}/changes.patch`,
         `  report.md     ${rel}/report.md`,
-        `  next          agentbox merge ${NAME}`,
+        `  next          agentbox merge ${ID}`,
         '',
       ].join('\n'),
     );
@@ -396,7 +396,7 @@ describe('printSummary', () => {
     );
     expect(out.split('\n')[0]).toBe(`✗ ${NAME} — CRASHED (api_error): the model API failed (HTTP 529): x`);
     expect(out).toContain(
-      `next          check that Claude Code can reach the model (agentbox doctor; claude auth login or ANTHROPIC_API_KEY), then agentbox resume ${NAME}\n`,
+      `next          check that Claude Code can reach the model (agentbox doctor; claude auth login or ANTHROPIC_API_KEY), then agentbox resume ${ID}\n`,
     );
   });
 
@@ -428,7 +428,7 @@ describe('printSummary', () => {
       denials: [{ tool: 'Edit', rule: 'airlock', reason: 'outside' }],
       duration_ms: 12_000,
       answer: 'the answer',
-      next: `agentbox merge ${NAME}`,
+      next: `agentbox merge ${ID}`,
     });
   });
 
@@ -438,6 +438,6 @@ describe('printSummary', () => {
     );
     expect(out.failure).toEqual({ kind: 'killed', message: 'stopped by SIGINT' });
     expect(out.changes).toEqual([]);
-    expect(out.next).toBe(`agentbox resume ${NAME}`);
+    expect(out.next).toBe(`agentbox resume ${ID}`);
   });
 });

@@ -109,7 +109,7 @@ describe('renderRunCommands', () => {
         expect(data['disable-model-invocation'], command.name).toBe(true);
         expect(data['allowed-tools'], command.name).toBeUndefined();
         expect(content).toContain('HUMAN ONLY');
-        expect(content).toContain('agentbox merge 25-11-22_1430__fix-auth__a1b2c3');
+        expect(content).toContain('    agentbox merge a1b2c3\n');
       } else {
         expect(data['disable-model-invocation'], command.name).not.toBe(true);
         expect(typeof data['allowed-tools'], command.name).toBe('string');

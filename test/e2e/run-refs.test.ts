@@ -1,0 +1,66 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { text, tool } from '../fixtures/model-server/index.js';
+import { expectNoProcessesLeft } from '../helpers/processes.js';
+import { type Project, project } from '../helpers/project.js';
+
+describe('names fit the screen: short ids and their prefixes (issue 14, item 9)', () => {
+  let p: Project;
+  beforeAll(async () => {
+    p = await project();
+  });
+  afterAll(async () => p?.cleanup());
+
+  it('a real fix run: hints print the short id, and every command takes the id or a unique prefix of it', async () => {
+    const task = 'add a file';
+    p.server.setRules([
+      {
+        when: { turn: 0, anyText: task },
+        reply: (req) =>
+          tool('Write', { file_path: path.join(req.workingDirectory!, 'a.txt'), content: 'a\n' }),
+      },
+      { when: { turn: 1, anyText: task }, reply: text('wrote a.txt') },
+    ]);
+    const fix = await p.agentbox(['fix', task]);
+    expect(fix.stderr).toBe('');
+    expect(fix.code).toBe(0);
+    const name = p.newest();
+    const id = name.slice(-6);
+    expect(fix.stdout).toContain(`next          agentbox merge ${id}\n`);
+    expect(p.read(name, 'report.md')).toContain(`Apply it with \`agentbox merge ${id}\`.`);
+
+    const shown = await p.agentbox(['show', id.slice(0, 3)]);
+    expect(shown.code).toBe(0);
+    expect(shown.stdout.split('\n')[0]).toBe(name);
+    expect(shown.stdout).toContain(`next: review the changes, then: agentbox merge ${id}\n`);
+
+    // Another run whose id shares the first three characters: ids are random, so this one is a
+    // copy of the run folder under such a name.
+    const twin = `${name.slice(0, -6)}${id.slice(0, 3)}${id[3] === 'f' ? 'eee' : 'fff'}`;
+    fs.cpSync(p.runDir(name), p.runDir(twin), { recursive: true });
+    const ambiguous = await p.agentbox(['merge', id.slice(0, 3), '--yes']);
+    expect(ambiguous.code).toBe(1);
+    expect(ambiguous.stderr).toContain(`"${id.slice(0, 3)}" matches 2 runs:\n`);
+    expect(ambiguous.stderr).toContain(`    ${id}  ${name}\n`);
+    expect(ambiguous.stderr).toContain(`    ${twin.slice(-6)}  ${twin}\n`);
+    expect(ambiguous.stderr).toContain('→ type more of the id: e.g. agentbox show ');
+    expect(p.state(name).status).toBe('REVIEW');
+    fs.rmSync(p.runDir(twin), { recursive: true });
+
+    const merged = await p.agentbox(['merge', id.slice(0, 4), '--yes']);
+    expect(merged.stderr).toBe('');
+    expect(merged.code).toBe(0);
+    expect(merged.stdout).toContain(`agentbox discard ${id}`);
+    expect(p.repo.read('a.txt')).toBe('a\n');
+    const discarded = await p.agentbox(['discard', id.toUpperCase().slice(0, 5)]);
+    expect(discarded.code).toBe(0);
+    expect(p.state(name).status).toBe('MERGED');
+
+    // A prefix no id has: its first character differs from the only run's.
+    const missing = await p.agentbox(['show', `${id[0] === '0' ? '1' : '0'}00`]);
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toContain('run "agentbox status" to list runs');
+    await expectNoProcessesLeft(p.tag);
+  });
+});
