@@ -1,4 +1,5 @@
 import { LINEAGE_VAR, newLineage } from '../process/reap.js';
+import { STOP_SIGNAL } from '../run/signals.js';
 import type { OnInterrupt } from './context.js';
 import { processIo, processTerminal } from './context.js';
 import { run } from './run.js';
@@ -12,6 +13,7 @@ for (const [signal, by, code] of [
   ['SIGINT', 'Ctrl-C', 130],
   ['SIGTERM', 'SIGTERM', 143],
   ['SIGHUP', 'the terminal closing (SIGHUP)', 129],
+  [STOP_SIGNAL, 'agentbox stop', 143],
 ] as const) {
   process.on(signal, () => {
     // A command that can stop cleanly (a run exports its changes first) gets one chance; a

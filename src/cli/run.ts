@@ -152,7 +152,7 @@ function buildProgram(ctx: CommandContext, setExit: (code: number) => void): Com
   program
     .command('merge')
     .description("the human gate: apply a fix run's changes.patch to your working tree")
-    .argument('<run>', 'a run name, its short id, or "latest"')
+    .argument('<run>', 'a run name, its short id (or a unique prefix of it), or "latest"')
     .option('-y, --yes', 'do not ask for confirmation')
     .option('--commit', 'commit the merged files with a message made from the task')
     .option(
@@ -165,7 +165,7 @@ function buildProgram(ctx: CommandContext, setExit: (code: number) => void): Com
   program
     .command('discard')
     .description("remove a run's worktree and branch; keeps its folder and patch")
-    .argument('<run>', 'a run name, its short id, or "latest"')
+    .argument('<run>', 'a run name, its short id (or a unique prefix of it), or "latest"')
     .option('--json', 'print the outcome as JSON')
     .action(lazy(async () => (await import('../commands/gate.js')).discard));
 
@@ -173,7 +173,7 @@ function buildProgram(ctx: CommandContext, setExit: (code: number) => void): Com
   program
     .command('resume')
     .description('continue a crashed or aborted run in the same Claude Code session')
-    .argument('<run>', 'a run name, its short id, or "latest"')
+    .argument('<run>', 'a run name, its short id (or a unique prefix of it), or "latest"')
     .argument('[instructions]', 'more instructions for the agent')
     .option('--force', "resume even if today's configuration would give the run a different envelope")
     .option('--json', 'print the outcome as JSON')
@@ -182,7 +182,7 @@ function buildProgram(ctx: CommandContext, setExit: (code: number) => void): Com
   program
     .command('inject')
     .description('queue a message for a live run: its agent gets it at its next stop')
-    .argument('<run>', 'a run name, its short id, or "latest"')
+    .argument('<run>', 'a run name, its short id (or a unique prefix of it), or "latest"')
     .argument('<text>', 'the instruction to send, verbatim')
     .option('--json', 'print the outcome as JSON')
     .action(lazy(async () => (await import('../commands/gate.js')).inject));
@@ -200,23 +200,29 @@ function buildProgram(ctx: CommandContext, setExit: (code: number) => void): Com
     .action(lazy(async () => (await import('../commands/gate.js')).start));
 
   program
+    .command('watch')
+    .description("follow a run live (its tool calls, the supervisor's decisions, refusals) until it ends")
+    .argument('<run>', 'a run name, its short id (or a unique prefix of it), or "latest"')
+    .action(lazy(async () => (await import('../run/watch.js')).watch));
+
+  program
     .command('restart')
     .description('restart claude in a running session')
-    .argument('<run>', 'a run name, its short id, or "latest"')
+    .argument('<run>', 'a run name, its short id (or a unique prefix of it), or "latest"')
     .option('--fresh', 'start a new conversation instead of resuming the session')
     .action(lazy(async () => (await import('../commands/gate.js')).restart));
 
   program
     .command('stop')
-    .description('end a running session and claude with it')
-    .argument('<run>', 'a run name, its short id, or "latest"')
-    .option('--force', 'kill claude at once instead of asking it to exit')
+    .description('end a running run or session cleanly: ABORTED, with its patch and report')
+    .argument('<run>', 'a run name, its short id (or a unique prefix of it), or "latest"')
+    .option('--force', 'a session: kill claude at once; a run: kill it after 10 s if it has not ended')
     .action(lazy(async () => (await import('../commands/gate.js')).stop));
 
   program
     .command('state')
     .description("a running session's state: claude's pid, session, restarts, crash policy")
-    .argument('<run>', 'a run name, its short id, or "latest"')
+    .argument('<run>', 'a run name, its short id (or a unique prefix of it), or "latest"')
     .option('--json', 'print machine-readable JSON')
     .action(lazy(async () => (await import('../commands/gate.js')).state));
 

@@ -4,6 +4,7 @@ import { AgentboxError } from '../errors.js';
 import { findRepo } from '../git/repo.js';
 import { openLedger, type RunDetails, readRun, resolveRun } from '../ledger/index.js';
 import { assertHuman } from '../run/gate.js';
+import { stopHeadless } from '../run/stop.js';
 import { type IpcMethod, ipcRequest } from './ipc.js';
 
 async function sessionRun(ctx: CommandContext, ref: string): Promise<RunDetails> {
@@ -57,6 +58,11 @@ export async function restart(
 
 export async function stop(ctx: CommandContext, ref: string, options: { force?: boolean }): Promise<number> {
   assertHuman(ctx.env, 'stop', ctx.cwd);
+  const headless = await sessionRun(ctx, ref);
+  if (headless.meta.type !== 'interactive') {
+    const repo = await findRepo(ctx.cwd);
+    return stopHeadless(ctx, openLedger(repo.root), headless, options);
+  }
   const { run } = await control(ctx, ref, 'stop', { graceful: !options.force });
   ctx.io.out(`${styler(ctx.io).ok('✓')} stopping ${run.name}\n`);
   return 0;

@@ -222,7 +222,7 @@ export async function discard(
   const state = run.state;
   if (state?.status === 'ACTIVE' && isAlive(state.pid, state.pid_start)) {
     throw new AgentboxError('USAGE', `run ${run.name} is still running`, {
-      hint: 'stop it first (Ctrl-C in its terminal), then discard it',
+      hint: `stop it first (agentbox stop ${run.meta.run_id}, or Ctrl-C in its terminal), then discard it`,
     });
   }
   let removed = { removedWorktree: false, deletedBranch: false };

@@ -14,6 +14,7 @@ export interface Progress {
 }
 
 const FRAMES = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏'];
+const PATH_KEYS = new Set(['file_path', 'notebook_path', 'path']);
 const TARGET_KEYS = [
   'command',
   'file_path',
@@ -32,7 +33,9 @@ export function toolTarget(input: unknown): string | null {
     const v = (input as Record<string, unknown>)[key];
     if (typeof v === 'string' && v.trim() !== '') {
       const line = v.replace(/\s+/g, ' ').trim();
-      return line.length > 60 ? `${line.slice(0, 59)}…` : line;
+      if (line.length <= 60) return line;
+      // A path is told by its end, a command by its start.
+      return PATH_KEYS.has(key) ? `…${line.slice(-59)}` : `${line.slice(0, 59)}…`;
     }
   }
   return null;

@@ -1,8 +1,9 @@
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bash, text } from '../fixtures/model-server/index.js';
+import { bash, type RequestView, text, tool } from '../fixtures/model-server/index.js';
 import { expectNoProcessesLeft } from '../helpers/processes.js';
 import { type Project, project } from '../helpers/project.js';
-import { startPty } from '../helpers/pty.js';
+import { sleep, startPty, waitFor } from '../helpers/pty.js';
 
 /** Issue 14, run control as a person lives with it: the live line, piped output. */
 describe('run control', () => {
@@ -81,6 +82,51 @@ describe('run control', () => {
       expect(help.stdout).toContain(`\n${heading}\n`);
     expect(help.stdout).toContain('$ agentbox fix "cache the session lookup"');
   });
+
+  it('a detached run can be followed with watch and stopped with stop: ABORTED, its patch and report kept', async () => {
+    const task = 'TASK-DETACHED long work';
+    p.server.setRules([
+      {
+        when: { anyText: task, turn: 0 },
+        reply: (r: RequestView) =>
+          tool('Write', { file_path: path.join(r.workingDirectory!, 'half.txt'), content: 'half done\n' }),
+      },
+      { when: { anyText: task, turn: 1 }, reply: bash("python3 -c 'import time; time.sleep(60)'") },
+      { when: { anyText: task }, reply: text('done') },
+    ]);
+    const started = await p.agentbox(['fix', task, '--detach', '--json']);
+    expect(started.code, started.stderr).toBe(0);
+    const name = JSON.parse(started.stdout).run as string;
+    const id = name.slice(-6);
+    const watching = p.agentbox(['watch', id], { timeoutMs: 120_000 });
+    await waitFor(
+      () => p.server.requests.some((r) => r.view.turn === 1 && r.view.allText.includes(task)),
+      'the second turn',
+    );
+    await sleep(1500);
+    const stopped = await p.agentbox(['stop', id]);
+    expect(stopped.code, stopped.stderr).toBe(0);
+    expect(stopped.stdout).toContain(`${name} — ABORTED (killed): stopped by agentbox stop`);
+    const watched = await watching;
+    expect(watched.code).toBe(1);
+    expect(watched.stdout).toMatch(/\] Write \S*half\.txt\n/);
+    expect(watched.stdout).toContain("] Bash python3 -c 'import time; time.sleep(60)'\n");
+    expect(watched.stdout).toContain('stop requested (agentbox stop)');
+    expect(watched.stdout.trimEnd().split('\n').at(-1)).toBe(
+      `✗ ${name} — ABORTED (killed): stopped by agentbox stop`,
+    );
+    expect(p.read(name, 'changes.patch')).toContain('+half done');
+    expect(p.read(name, 'report.md')).toContain('ABORTED');
+    // The worker's log was written as the run went, a line per tool call.
+    expect(p.read(name, 'raw/agentbox.log')).toContain("] Bash python3 -c 'import time; time.sleep(60)'");
+    // A finished run: watch prints what happened and the outcome at once; stop says it is not running.
+    const again = await p.agentbox(['watch', id]);
+    expect(again.stdout).toContain("Bash python3 -c 'import time; time.sleep(60)'");
+    expect(again.code).toBe(1);
+    const notRunning = await p.agentbox(['stop', id]);
+    expect(notRunning.code).toBe(2);
+    expect(notRunning.stderr).toContain(`run ${name} is not running (ABORTED)`);
+  }, 120_000);
 
   it('leaves no process behind', async () => {
     await expectNoProcessesLeft(p.tag);

@@ -25,6 +25,7 @@ const COMMANDS = [
   'resume',
   'inject',
   'start',
+  'watch',
   'restart',
   'stop',
   'state',

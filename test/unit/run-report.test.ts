@@ -276,6 +276,10 @@ describe('liveLine: what is happening, and for how long, even between stream lin
     [{ file_path: '/repo/src/x.ts', content: 'x' }, '/repo/src/x.ts'],
     [{ pattern: 'TODO' }, 'TODO'],
     [{ command: 'x'.repeat(100) }, `${'x'.repeat(59)}…`],
+    [
+      { file_path: `/home/me/.local/share/agentbox/worktrees/repo-1/${'d'.repeat(60)}/src/x.ts` },
+      `…${'d'.repeat(50)}/src/x.ts`,
+    ],
     [{}, null],
     ['not an object', null],
   ])('toolTarget(%j) → %s', (input, expected) => {
