@@ -52,7 +52,9 @@ export async function finish(
         },
         { event: 'aborted' },
       );
-      ctx.io.err(`\r\nagentbox: the supervisor aborted the session: ${outcome.reason}\n`);
+      ctx.io.err(
+        `\r\nagentbox: the supervisor aborted the session: ${outcome.reason}\n  → ${resumeHint(name)}\n`,
+      );
       return 1;
     default:
       await updateState(
@@ -61,9 +63,22 @@ export async function finish(
         { status: 'DONE', ended_at: end, claude_pid: null, claude_pid_start: null },
         { event: outcome.kind === 'stopped' ? `stopped by ${outcome.by}` : 'quit' },
       );
-      ctx.io.out(`\r\nsession ${name} ended.\n`);
+      // The last thing shown: agentbox's way back in, not Claude Code's own `claude --resume`.
+      ctx.io.out(`\r\nsession ${name} ended.\n  → ${resumeHint(name)}\n`);
       return 0;
   }
+}
+
+/** How to take a session up again (its short id), for the end of a session. Pure. */
+export const resumeHint = (name: string): string =>
+  `take it up again with: agentbox start --resume ${runIdOf(name)}`;
+
+/** What `agentbox start` says before claude takes the screen. Pure. */
+export function sessionBanner(name: string, id: string): string {
+  return [
+    `agentbox: session ${name}`,
+    `  from another terminal: agentbox state ${id} · agentbox inject ${id} "<text>" · agentbox stop ${id}`,
+  ].join('\n');
 }
 
 /** The session's report.md, written before its state says it ended (as every run's is). */

@@ -27,7 +27,7 @@ import { askSupervisorModel } from '../supervisor/model.js';
 import { SUPERVISOR_MODES, type SupervisorMode } from '../supervisor/rules.js';
 import { Supervisor } from '../supervisor/supervisor.js';
 import { resolveCwd } from './cwd.js';
-import { askOneKey, finish, writeSessionReport } from './end.js';
+import { askOneKey, finish, sessionBanner, writeSessionReport } from './end.js';
 import { clearStaleSocket, startIpcServer } from './ipc.js';
 import { SessionLog } from './log.js';
 import type { PolicyConfig } from './policy.js';
@@ -269,6 +269,8 @@ export async function startSession(
     );
     const unsubscribe = ctx.onInterrupt?.((by) => live.stop(by));
     if (unsubscribe) cleanups.push(unsubscribe);
+    // Said before claude takes the screen: which run this is, and how to reach it from elsewhere.
+    ctx.io.err(`${sessionBanner(name, meta.run_id)}\n`);
     outcome = await live.run();
   } catch (error) {
     // The session could not be set up (or broke): the run says so, rather than wait for the watchdog.

@@ -41,7 +41,8 @@ export function toolTarget(input: unknown): string | null {
   return null;
 }
 
-const plural = (n: number) => `${n} tool call${n === 1 ? '' : 's'}`;
+/** "1 tool call", "3 tool calls": the one spelling everywhere. */
+export const toolCalls = (n: number) => `${n} tool call${n === 1 ? '' : 's'}`;
 
 /**
  * The live line: what is happening and for how long (`Bash npm test · 12s`, `waiting for the
@@ -55,7 +56,7 @@ export function liveLine(progress: Progress, frame: number, now: number, since: 
   const started = progress.toolSince ?? since - progress.elapsedMs;
   const how =
     progress.tool || progress.toolCalls > 0 ? ` · ${formatDuration(Math.max(0, now - started))}` : '';
-  return `${FRAMES[frame % FRAMES.length]} ${doing}${how} · ${plural(progress.toolCalls)} · ${formatDuration(elapsed)}`;
+  return `${FRAMES[frame % FRAMES.length]} ${doing}${how} · ${toolCalls(progress.toolCalls)} · ${formatDuration(elapsed)}`;
 }
 
 /** The plain line piped output gets for each tool call (a CI log is never silent for long). Pure. */

@@ -8,6 +8,8 @@ import type { Finalized } from './finalize.js';
 
 export { liveLine, liveReporter } from './live.js';
 
+import { toolCalls } from './live.js';
+
 /**
  * What to do next, by how the run ended: a failure's kind says whether resuming can help (an API
  * or login error needs the login first; a violation needs a look at what the agent did). Pure.
@@ -69,7 +71,7 @@ export function printSummary(io: Io, runDir: string, root: string, done: Finaliz
   const why = done.failure ? ` (${done.failure.kind}): ${done.failure.message}` : '';
   io.out(
     `${ok ? s.ok('✓') : s.bad('✗')} ${s.bold(done.name)} — ${ok ? s.ok(done.status) : s.bad(done.status)}${why}\n` +
-      `  ${formatDuration(done.durationMs)} · ${done.toolCalls} tool call(s)${done.denials.length ? ` · ${done.denials.length} refused` : ''}\n`,
+      `  ${formatDuration(done.durationMs)} · ${toolCalls(done.toolCalls)}${done.denials.length ? ` · ${done.denials.length} refused` : ''}\n`,
   );
   // A read-only run answers here: its answer (the first screen of it), then where the rest is.
   const answerFile = done.files.includes('plan.md') ? 'plan.md' : 'report.md';

@@ -76,6 +76,12 @@ describe('agentbox start: an interactive Claude Code behind a pty', () => {
     const { s, name } = await openSession();
     // Typing before claude draws its prompt would be lost: wait until the session calls it idle.
     await idle(name);
+    // The session said which run it is and how to reach it from another terminal.
+    const id = name.slice(-6);
+    expect(s.output()).toContain(`agentbox: session ${name}`);
+    expect(s.output()).toContain(
+      `agentbox state ${id} · agentbox inject ${id} "<text>" · agentbox stop ${id}`,
+    );
     await s.type('hello from the keyboard');
     await waitFor(() => s.output().includes('REPLY-TO-KEYBOARD'), 'the reply on screen', { context });
     expect(p.server.requests.some((r) => r.view.lastUserText.includes('hello from the keyboard'))).toBe(true);
@@ -503,6 +509,10 @@ setInterval(() => {}, 1000);`);
       await waitFor(() => s.output().split('Restart it?').length === 3, 'the question again', { context });
       s.write('q');
       expect(await s.exited).toBe(0);
+      // agentbox's way back in is the last thing shown.
+      expect(s.output().trimEnd().split('\n').at(-1)?.trim()).toBe(
+        `→ take it up again with: agentbox start --resume ${name.slice(-6)}`,
+      );
       expect(logEvents(p, name, 'user_action').map((e) => e.action)).toEqual(['restart', 'quit']);
       expect(p.state(name).status).toBe('DONE');
       await expectNoProcessesLeft(p.tag);

@@ -355,7 +355,7 @@ describe('printSummary', () => {
     expect(text(finalized())).toBe(
       [
         `✓ ${NAME} — DONE`,
-        '  12s · 3 tool call(s)',
+        '  12s · 3 tool calls',
         '',
         'the answer',
         '',
@@ -378,7 +378,7 @@ describe('printSummary', () => {
     expect(out).toBe(
       [
         `✓ ${NAME} — REVIEW`,
-        '  12s · 3 tool call(s) · 1 refused',
+        '  12s · 3 tool calls · 1 refused',
         '  2 file(s) changed → changes.patch',
         '     src/login.ts        | 4 ++--',
         '     test/login.test.ts  | 9 +++++++++',
