@@ -1,6 +1,6 @@
 /**
  * What agentbox's hooks cost per tool call: a scripted session of N tool calls (default 200)
- * through the real Claude Code CLI, with and without agentbox hooks. Target: at most 3 ms per tool
+ * through the real Claude Code CLI, with and without agentbox hooks. Target: at most 1.5 ms per tool
  * call for what a real `agentbox fix` run has (the project guard that `agentbox init` writes + the
  * run's --settings exactly as planLaunch builds them), against the same session without any
  * agentbox hook.
@@ -10,10 +10,11 @@
  *   none                    no project settings, no --settings
  *   project guard           .claude/settings.json with GUARD_GROUP (three command hooks on Bash,
  *                           each under an `if`), what `agentbox init` installs
- *   agentbox fix run        the project guard + planLaunch's --settings for a fix run (its hooks:
+ *   agentbox fix run        the project guard + planLaunch's --settings for a sandboxed fix run (hooks:
  *                           guard.writes, history 'stream', everyBashCall false; deny rules left
  *                           out: they are not hooks) + a live endpoint with the real handler and
  *                           Supervisor (mode rules, history fed from the stream as executeRun does)
+ *   fix run, sandbox off    the same with the sandbox off: a guard hook on every Write/Edit
  *   agentbox scout run      the same for a scout run (writes: false)
  *   reference: every hook   the project guard + runSettings with everyBashCall and history
  *                           'hooks': a hook on every Bash call and a PostToolUse on every call (the
@@ -31,7 +32,7 @@
  * only there.
  *
  * Run: `npx tsx bench/hooks.bench.ts [--calls 200] [--runs 5]`. Exits 1 when "agentbox fix run" is
- * over 3 ms per call for any mix, 2 when the setup is broken.
+ * over 1.5 ms per call for any mix, 2 when the setup is broken.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
