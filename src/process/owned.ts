@@ -30,6 +30,9 @@ export interface OwnedOptions {
   readonly input?: string;
 }
 
+/** Later sweeps for marked processes after the leader exited. */
+const REAP_AGAIN_MS = [250, 1500];
+
 /** How long the pipes may stay open after the leader exited (held by a descendant we cannot find). */
 const PIPE_GRACE_MS = 2000;
 
@@ -102,6 +105,11 @@ export function spawnOwned(command: string, args: readonly string[], options: Ow
   // cleared) only delays 'close' until its pipes are let go.
   child.once('exit', () => {
     reap();
+    // NOTE: a process the leader was starting as it died can be missed by the first sweep: its
+    // environment is not readable yet, and a sandbox's bwrap may not have armed its
+    // die-with-parent signal (seen in the fault suite: a bwrap left after claude was killed).
+    // Two more sweeps catch it; they never keep agentbox alive.
+    for (const ms of REAP_AGAIN_MS) setTimeout(() => killMarked(mark), ms).unref();
     const release = setTimeout(() => {
       child.stdout?.destroy();
       child.stderr?.destroy();

@@ -21,7 +21,7 @@ import { AgentboxError } from '../errors.js';
 import { takeCheckpoint } from '../git/checkpoint.js';
 import type { Ledger, RunMeta, RunState } from '../ledger/index.js';
 import { heartbeat, updateState } from '../ledger/index.js';
-import { processStartTime } from '../process/reap.js';
+import { killMarked, processStartTime } from '../process/reap.js';
 import { prepareRunPrivacy } from '../sandbox/prepare.js';
 import { commandsRoot, removeRunCommands, writeRunCommands } from '../slash/index.js';
 import { createRunHookHandler, type Denial } from '../supervisor/hooks.js';
@@ -378,6 +378,9 @@ export async function executeRun(input: ExecuteInput): Promise<Finalized> {
         }
       },
     });
+    // Last of all (cleanups run in reverse): one more sweep for anything claude was starting as it
+    // ended, which the sweeps at its exit can miss (see src/process/owned.ts).
+    cleanups.push(() => killMarked(child.mark));
     cleanups.push(() => child.stop());
     stopChild = () => child.stop();
     await updateState(

@@ -243,7 +243,8 @@ export async function runHere(
   const details = readRun(rc.ledger, name);
   if (!details.state) throw new AgentboxError('RUN_NOT_FOUND', `run ${name} has no state.json`);
   const stored = storedOptions(details.meta);
-  const live = liveReporter(ctx.io);
+  // --json prints one JSON document: no live line, no line per tool call.
+  const live = json ? { update() {}, clear() {} } : liveReporter(ctx.io);
   if (!json) ctx.io.out(`${resume ? 'resuming' : replay ? 'replaying' : 'started'} ${name}\n`);
   assertProjectSettings(rc.repo.root);
   if (needsWorktree(details.meta.type)) assertSandboxUsable(ctx.env, rc.config.sandbox);

@@ -60,7 +60,7 @@ describe('resume on the real Claude Code', () => {
     // call of turn 0 (whose result Claude Code marks as interrupted: claude died before recording it).
     expect(request.view.sessionId).toBe(sessionId);
     const conversation = JSON.stringify(request.view.body.messages);
-    expect(conversation).toContain(`agentbox scout task (verbatim from the user):\\n${task}`);
+    expect(conversation).toContain(`<!-- agentbox: scout task (verbatim from the user) -->\\n${task}`);
     expect(conversation).toContain('echo MARKER-FROM-TURN-0');
     expect(request.view.turn).toBeGreaterThanOrEqual(1);
     const state = p.state(crashed);
