@@ -18,5 +18,5 @@ export type { HeadlessType };
 /** The detached worker's entry (`agentbox __exec <run>`): runs a run that `--detach` created. */
 export async function exec(ctx: CommandContext, ref: string): Promise<number> {
   const rc = await loadRunContext(ctx);
-  return runHere(ctx, rc, resolveRun(rc.ledger, ref), true);
+  return runHere(ctx, rc, resolveRun(rc.ledger, ref), true, undefined, undefined, true);
 }

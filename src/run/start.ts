@@ -239,12 +239,14 @@ export async function runHere(
   json: boolean,
   resume?: { more?: string },
   replay?: { note: string },
+  /** A detached worker: its output is the run's raw/agentbox.log, which gets a line per tool call. */
+  worker = false,
 ): Promise<number> {
   const details = readRun(rc.ledger, name);
   if (!details.state) throw new AgentboxError('RUN_NOT_FOUND', `run ${name} has no state.json`);
   const stored = storedOptions(details.meta);
-  // --json prints one JSON document: no live line, no line per tool call.
-  const live = json ? { update() {}, clear() {} } : liveReporter(ctx.io);
+  // --json prints one JSON document: no live line, no line per tool call (but a worker's log does).
+  const live = json && !worker ? { update() {}, clear() {} } : liveReporter(ctx.io);
   if (!json) ctx.io.out(`${resume ? 'resuming' : replay ? 'replaying' : 'started'} ${name}\n`);
   assertProjectSettings(rc.repo.root);
   if (needsWorktree(details.meta.type)) assertSandboxUsable(ctx.env, rc.config.sandbox);
