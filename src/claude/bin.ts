@@ -2,9 +2,9 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { execa } from 'execa';
 import which from 'which';
-import type { Env } from '../cli/context.js';
 import type { Config } from '../config/schema.js';
 import { AgentboxError } from '../errors.js';
+import type { Env } from '../util/env.js';
 
 export type ClaudeBinSource = 'AGENTBOX_CLAUDE_BIN' | 'config' | 'PATH';
 

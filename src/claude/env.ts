@@ -1,4 +1,4 @@
-import type { Env } from '../cli/context.js';
+import type { Env } from '../util/env.js';
 
 /**
  * The agent's environment is built from a whitelist, never from "everything minus a blacklist":

@@ -1,3 +1,4 @@
+import type { Env } from '../util/env.js';
 /**
  * What every command receives instead of reading process globals: the directory it runs in, the
  * environment, and where to write. Tests build one in-process; the CLI builds the real one.
@@ -12,7 +13,7 @@ export interface Io {
   readonly ask?: (question: string) => Promise<string>;
 }
 
-export type Env = Readonly<Record<string, string | undefined>>;
+export type { Env };
 
 /** Subscribes to Ctrl-C / SIGTERM; returns the unsubscribe. Absent: the command cannot be interrupted gracefully. */
 export type OnInterrupt = (handler: (by: string) => void) => () => void;

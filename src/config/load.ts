@@ -1,8 +1,8 @@
 import path from 'node:path';
 import { parseDocument } from 'yaml';
 import type { z } from 'zod';
-import type { Env } from '../cli/context.js';
 import { AgentboxError } from '../errors.js';
+import type { Env } from '../util/env.js';
 import { readTextIfExists } from '../util/fs.js';
 import { closest } from '../util/suggest.js';
 import { type Config, type ConfigFile, DEFAULT_CONFIG, fileSchema, KNOWN_KEYS } from './schema.js';

@@ -1,5 +1,5 @@
 import { authStatus } from '../claude/auth.js';
-import type { Env } from '../cli/context.js';
+import type { Env } from '../util/env.js';
 import type { CheckResult } from './checks.js';
 
 export const LOGIN_FIX =

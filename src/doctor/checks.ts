@@ -4,7 +4,6 @@ import path from 'node:path';
 import { simpleGit } from 'simple-git';
 import { claudeVersion, findClaudeBin } from '../claude/bin.js';
 import { probeSettings } from '../claude/probe.js';
-import type { Env } from '../cli/context.js';
 import { loadConfig } from '../config/load.js';
 import type { Config } from '../config/schema.js';
 import { isAgentboxError } from '../errors.js';
@@ -15,6 +14,7 @@ import { probeSandbox } from '../sandbox/available.js';
 import { isObject, readSettings, SETTINGS_FILES, settingsPath } from '../settings/file.js';
 import { DENY_RULES, GUARD_EVENT, GUARD_MARK } from '../settings/managed.js';
 import { validateSettings } from '../settings/validate.js';
+import type { Env } from '../util/env.js';
 
 export interface CheckResult {
   readonly name: string;

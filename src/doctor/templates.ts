@@ -1,4 +1,3 @@
-import type { Env } from '../cli/context.js';
 import type { Config } from '../config/schema.js';
 import { isAgentboxError } from '../errors.js';
 import type { Repo } from '../git/repo.js';
@@ -6,6 +5,7 @@ import { HEADLESS_TYPES } from '../run/tier.js';
 import { probeVerifySandbox } from '../sandbox/available.js';
 import { loadRunTemplates } from '../templates/load.js';
 import { templateDirs } from '../templates/locate.js';
+import type { Env } from '../util/env.js';
 import type { CheckResult } from './checks.js';
 
 /** Every run type's templates read and checked, as a run would before it starts. */

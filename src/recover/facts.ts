@@ -2,10 +2,10 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { claudeConfigDir, findTranscript, transcriptHasMessages } from '../claude/transcript.js';
-import type { Env } from '../cli/context.js';
 import { gitBusy } from '../git/checkpoint.js';
 import type { RunMeta, RunState } from '../ledger/types.js';
 import { isAlive } from '../process/reap.js';
+import type { Env } from '../util/env.js';
 import type { RecoveryFacts } from './decide.js';
 
 /** Reads what decideRecovery needs about one run from its files, its worktree and its session. */

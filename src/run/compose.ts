@@ -1,6 +1,5 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import type { Env } from '../cli/context.js';
 import type { Config } from '../config/schema.js';
 import type { RunMeta } from '../ledger/index.js';
 import {
@@ -12,6 +11,7 @@ import {
 import type { OutputContract } from '../templates/contract.js';
 import { contractOf, loadRunTemplates, type RunTemplates, readTemplate } from '../templates/load.js';
 import { templateDirs } from '../templates/locate.js';
+import type { Env } from '../util/env.js';
 import { writeAtomic } from '../util/fs.js';
 import { taskPrompt } from './prompt.js';
 

@@ -13,7 +13,6 @@ import {
   type StreamSummary,
   summarize,
 } from '../claude/stream.js';
-import type { Env } from '../cli/context.js';
 import type { Config } from '../config/schema.js';
 import { startEndpoint } from '../endpoint/server.js';
 import { hookAddressBook } from '../endpoint/settings.js';
@@ -31,6 +30,7 @@ import type { SupervisorMode } from '../supervisor/rules.js';
 import { Supervisor } from '../supervisor/supervisor.js';
 import { violationMessage } from '../supervisor/violations.js';
 import { checkAnswer, DEFAULT_ACTIONS } from '../templates/contract.js';
+import type { Env } from '../util/env.js';
 import { runVerify } from '../verify/run.js';
 import { AGENT_RUN_DIR, agentRunDir } from './artifacts.js';
 import { readRunContract, readRunPrompt } from './compose.js';

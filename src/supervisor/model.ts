@@ -4,8 +4,8 @@ import path from 'node:path';
 import { buildAgentEnv } from '../claude/env.js';
 import { spawnClaude } from '../claude/spawn.js';
 import { parseStreamLine, type ResultEvent } from '../claude/stream.js';
-import type { Env } from '../cli/context.js';
 import { LINEAGE_VAR } from '../process/reap.js';
+import type { Env } from '../util/env.js';
 
 /** `result`: the call's result line (`--output-format json`), with its usage and cost, when it printed one. */
 export type ModelReply =

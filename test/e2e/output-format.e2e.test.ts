@@ -22,6 +22,19 @@ The answer in two sentences.
 ## Evidence
 file:line references.
 `;
+/** A fix run's script: set x in src/app.ts, then end with `answer`. */
+const setX = (task: string, value: number, answer: string) => [
+  {
+    when: { anyText: task, turn: 0 },
+    reply: (r: RequestView) =>
+      tool('Edit', {
+        file_path: path.join(r.workingDirectory!, 'src/app.ts'),
+        old_string: 'export const x = 1;',
+        new_string: `export const x = ${value};`,
+      }),
+  },
+  { when: { anyText: task }, reply: text(answer) },
+];
 const corrected = (req: RequestView) => req.lastUserText.includes('Stop hook feedback');
 
 describe('the output contract', () => {
@@ -134,18 +147,7 @@ describe('the output contract', () => {
   it('a failing runs.verify is corrected, then ends the run with "Supervisor violation: skipped_validation"', async () => {
     config('runs:\n  verify: sh test.sh\n');
     const task = 'TASK-VERIFY-FAILS set x';
-    p.server.setRules([
-      {
-        when: { anyText: task, turn: 0 },
-        reply: (r: RequestView) =>
-          tool('Edit', {
-            file_path: path.join(r.workingDirectory!, 'src/app.ts'),
-            old_string: 'export const x = 1;',
-            new_string: 'export const x = 2;',
-          }),
-      },
-      { when: { anyText: task }, reply: text('Done, and I verified it.') },
-    ]);
+    p.server.setRules(setX(task, 2, 'Done, and I verified it.'));
     const from = p.server.requests.length;
     const result = await p.agentbox(['fix', task]);
     expect(result.code).toBe(1);
@@ -175,18 +177,7 @@ describe('the output contract', () => {
 
   it('a passing runs.verify lets the run reach REVIEW', async () => {
     const task = 'TASK-VERIFY-PASSES set x';
-    p.server.setRules([
-      {
-        when: { anyText: task, turn: 0 },
-        reply: (r: RequestView) =>
-          tool('Edit', {
-            file_path: path.join(r.workingDirectory!, 'src/app.ts'),
-            old_string: 'export const x = 1;',
-            new_string: 'export const x = 42;',
-          }),
-      },
-      { when: { anyText: task }, reply: text('Set x to 42.') },
-    ]);
+    p.server.setRules(setX(task, 42, 'Set x to 42.'));
     const result = await p.agentbox(['fix', task]);
     expect(result.code, result.stderr).toBe(0);
     const name = p.newest();
@@ -200,18 +191,7 @@ describe('the output contract', () => {
   it('runs.verify runs in the run’s sandbox: it cannot write outside the worktree', async () => {
     config(`runs:\n  verify: sh test.sh && echo pwned > ${root}/verify-escaped.txt\n`);
     const task = 'TASK-VERIFY-BOXED set x';
-    p.server.setRules([
-      {
-        when: { anyText: task, turn: 0 },
-        reply: (r: RequestView) =>
-          tool('Edit', {
-            file_path: path.join(r.workingDirectory!, 'src/app.ts'),
-            old_string: 'export const x = 1;',
-            new_string: 'export const x = 42;',
-          }),
-      },
-      { when: { anyText: task }, reply: text('Set x to 42.') },
-    ]);
+    p.server.setRules(setX(task, 42, 'Set x to 42.'));
     await p.agentbox(['fix', task]);
     const name = p.newest();
     expect(fs.existsSync(path.join(root, 'verify-escaped.txt'))).toBe(false);
