@@ -57,7 +57,6 @@ import { GUARD_GROUP } from '../src/settings/managed.js';
 import { createRunHookHandler } from '../src/supervisor/hooks.js';
 import { toolExcerpt } from '../src/supervisor/prompt.js';
 import { Supervisor } from '../src/supervisor/supervisor.js';
-import { scriptByTurn, startModelServer, text, tool } from '../test/fixtures/model-server/index.js';
 import { CLAUDE_BIN, claudeEnv, claudeHome } from '../test/helpers/claude.js';
 import { gitRepo, tempDir } from '../test/helpers/git-repo.js';
 import { killWithEnv, processesWithEnv } from '../test/helpers/processes.js';
@@ -158,7 +157,7 @@ interface RunResult {
   readonly ms: number;
   /** CPU (user + system) of claude and everything it waited for. */
   readonly claudeCpuMs: number;
-  /** CPU of this process meanwhile: model server (alike for all variants) + endpoint + stream reader. */
+  /** CPU of this process meanwhile: endpoint + stream reader + supervisor (the model server has its own). */
   readonly benchCpuMs: number;
   /** Time spent in the endpoint's handler, summed over the session. */
   readonly handlerMs: number;
@@ -173,6 +172,8 @@ interface RunResult {
 }
 
 let current: { child: ChildProcess; mark: string } | undefined;
+/** Ends the model server's process (see startModelChild), once it runs. */
+let closeModel: (() => Promise<void>) | undefined;
 /** What to undo at the end, in reverse order: each piece of the fixture registers itself when made. */
 const undo: (() => unknown)[] = [];
 
@@ -194,6 +195,8 @@ async function cleanup(): Promise<string[]> {
   if (cleaned) return [];
   cleaned = true;
   if (current) reap(current);
+  // The model server (and its esbuild) go first, asked to: they are not left behind.
+  await closeModel?.();
   const left = processesWithEnv(BENCH_VAR, BENCH_TAG).map((p) => `${p.pid} ${p.cmdline}`);
   killWithEnv(BENCH_VAR, BENCH_TAG);
   for (const step of undo.reverse()) {
@@ -223,6 +226,53 @@ process.on('uncaughtException', (error) => {
   });
 });
 
+/**
+ * The scripted model server in a child process (bench/model-child.ts), so that the endpoint and the
+ * stream reader here never hold up the model's answers. It carries the bench's tag, to be reaped.
+ */
+async function startModelChild(): Promise<{
+  url: string;
+  script: (calls: readonly Call[]) => Promise<void>;
+  close: () => Promise<void>;
+}> {
+  const child = spawn(
+    process.execPath,
+    ['--import', 'tsx', path.join(import.meta.dirname, 'model-child.ts')],
+    {
+      env: { ...process.env, [BENCH_VAR]: BENCH_TAG },
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    },
+  );
+  const next = () =>
+    new Promise<Record<string, unknown>>((resolve, reject) => {
+      const onExit = (code: number | null) => reject(new Error(`model server exited with ${code}`));
+      child.once('exit', onExit);
+      child.once('message', (m) => {
+        child.off('exit', onExit);
+        resolve(m as Record<string, unknown>);
+      });
+    });
+  const { url } = await next();
+  return {
+    url: String(url),
+    script: async (calls) => {
+      const answer = next();
+      child.send({ calls });
+      await answer;
+    },
+    close: async () => {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      child.disconnect();
+      await exited;
+      // Its esbuild service ends when it notices its parent gone; give it the moment.
+      for (let i = 0; i < 20 && processesWithEnv(BENCH_VAR, BENCH_TAG).length > 0; i++) {
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+    },
+  };
+}
+
 // ---- fixture ----------------------------------------------------------------------------------
 // The main repository with its ledger, and a fix run's worktree outside it (the default layout).
 const repo = gitRepo({ files: { 'a.txt': 'hello from a.txt\n' } });
@@ -233,8 +283,8 @@ const worktree = canonical(path.join(worktreeParent, 'bench-run'));
 repo.git('worktree', 'add', '--quiet', '-b', 'agentbox/bench-hooks', worktree);
 const home = claudeHome();
 undo.push(() => home.cleanup());
-const server = await startModelServer([]);
-undo.push(() => server.close());
+const server = await startModelChild();
+closeModel = server.close;
 const guardFile = path.join(worktree, '.claude', 'settings.json');
 const projectHooks = { PreToolUse: [GUARD_GROUP] } as unknown as HookTable;
 const guardJson = `${JSON.stringify({ hooks: projectHooks }, null, 2)}\n`;
@@ -407,7 +457,7 @@ async function runOnce(
     fs.rmSync(path.dirname(guardFile), { recursive: true, force: true });
   }
   for (const f of fs.readdirSync(worktree)) if (/^w-\d+\.txt$/.test(f)) fs.rmSync(path.join(worktree, f));
-  server.setRules(scriptByTurn([...calls.map((c) => tool(c.tool, c.input)), text('done')]));
+  await server.script(calls);
 
   const handled = new Map<string, number>();
   let handlerMs = 0;
@@ -580,7 +630,6 @@ async function runOnce(
     // requests, no growing event log.
     fs.rmSync(path.join(home.configDir, 'projects'), { recursive: true, force: true });
     fs.rmSync(log.file, { force: true });
-    server.requests.length = 0;
   }
 }
 

@@ -63,6 +63,7 @@ function buildProgram(ctx: CommandContext, setExit: (code: number) => void): Com
         '  $ agentbox init                                  set up this repository',
         '  $ agentbox scout "why is login slow?"            a read-only question; the answer is printed',
         '  $ agentbox fix "cache the session lookup"        changes in an isolated worktree',
+        '  $ agentbox diff <id>                             review them (git diff, through your pager)',
         '  $ agentbox merge <id>                            you apply them (the human gate)',
         '  $ agentbox status                                the runs, newest first',
       ].join('\n'),
@@ -150,11 +151,21 @@ function buildProgram(ctx: CommandContext, setExit: (code: number) => void): Com
 
   program.commandsGroup('The human gate:');
   program
+    .command('diff')
+    .description("a fix run's change as git shows it: through your pager, in colour")
+    .argument('<run>', 'a run name, its short id (or a unique prefix of it), or "latest"')
+    .option('--stat', 'only the diffstat')
+    .option('--name-only', 'only the names of the changed files')
+    .option('--color <when>', 'auto (in a terminal), always or never', 'auto')
+    .option('--no-pager', 'print straight to the terminal')
+    .action(lazy(async () => (await import('../commands/diff.js')).diff));
+  program
     .command('merge')
     .description("the human gate: apply a fix run's changes.patch to your working tree")
     .argument('<run>', 'a run name, its short id (or a unique prefix of it), or "latest"')
     .option('-y, --yes', 'do not ask for confirmation')
     .option('--commit', 'commit the merged files with a message made from the task')
+    .option('--mark-merged', 'you applied the change yourself: only record the run as merged')
     .option(
       '--allow-sensitive',
       'with --yes, apply sensitive changes too (agent config, git files, CI, hooks, executables, symlinks)',

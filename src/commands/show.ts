@@ -43,7 +43,7 @@ export function nextStep(name: string, state: RunState | null, files: readonly s
     case 'ACTIVE':
       return `it is still running — check again with: agentbox show ${runIdOf(name)}`;
     case 'REVIEW':
-      return `review the changes, then: agentbox merge ${runIdOf(name)}`;
+      return `review the changes (agentbox diff ${runIdOf(name)}), then: agentbox merge ${runIdOf(name)}`;
     case 'CRASHED':
     case 'STALLED':
     case 'ABORTED':
@@ -203,6 +203,8 @@ export function renderRunDetails(
   field('run folder', run.dir);
   if (state?.worktree_path) field('worktree', path.resolve(root, state.worktree_path));
   if (state?.branch) field('branch', state.branch);
+  if (state?.result_commit)
+    field('commit', `${state.result_commit.slice(0, 12)} (the result on ${state.branch ?? 'its branch'})`);
   const next = nextStep(run.name, state, run.files);
   if (next) lines.push('', `next: ${next}`);
   return `${lines.join('\n')}\n`;

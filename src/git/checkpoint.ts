@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { AgentboxError } from '../errors.js';
+import { AGENTBOX_IDENTITY } from './result-commit.js';
 
 /**
  * Checkpoints of a fix run's worktree: at the end of every turn the whole worktree (tracked,
@@ -20,12 +21,7 @@ export interface WorktreeCheckpoint {
 export const checkpointRef = (runName: string) => `refs/agentbox/checkpoints/${runName}`;
 
 /** A fixed identity: the snapshot must not depend on (or fail without) the user's git config. */
-const IDENTITY = {
-  GIT_AUTHOR_NAME: 'agentbox',
-  GIT_AUTHOR_EMAIL: 'agentbox@localhost',
-  GIT_COMMITTER_NAME: 'agentbox',
-  GIT_COMMITTER_EMAIL: 'agentbox@localhost',
-};
+const IDENTITY = AGENTBOX_IDENTITY;
 
 function git(cwd: string, args: string[], env: Record<string, string> = {}): Promise<string> {
   return new Promise((resolve, reject) => {

@@ -151,6 +151,7 @@ function checkStateV1(o: Readonly<Record<string, unknown>>): RunState {
     ...(o.launch_dir === undefined ? {} : { launch_dir: strOrNull(o, 'launch_dir') }),
     ...(o.checkpoint === undefined ? {} : { checkpoint: checkCheckpoint(o.checkpoint) }),
     ...(o.output === undefined ? {} : { output: checkOutput(o.output) }),
+    ...(o.result_commit === undefined ? {} : { result_commit: strOrNull(o, 'result_commit') }),
   };
 }
 

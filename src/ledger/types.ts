@@ -158,6 +158,8 @@ export interface RunState {
   readonly summary?: { readonly type: RunType; readonly task: string };
   /** How the run's final answer fared against its output contract and verification (set at its end). */
   readonly output?: RunOutput | null;
+  /** A fix run's result as a commit on its branch (`agentbox/<run>`): the start commit + changes.patch. */
+  readonly result_commit?: string | null;
 }
 
 /** state.json `output`: the output contract's verdict over a run. */

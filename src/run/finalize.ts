@@ -3,9 +3,10 @@ import path from 'node:path';
 import type { StreamSummary } from '../claude/stream.js';
 import { inspectPatchFile } from '../git/apply.js';
 import { type ExportedPatch, exportPatch } from '../git/patch.js';
+import { recordResultCommit } from '../git/result-commit.js';
 import type { Inspection } from '../git/sensitive.js';
 import type { Failure, Ledger, RunMeta, RunStatus } from '../ledger/index.js';
-import { updateState } from '../ledger/index.js';
+import { readState, updateState } from '../ledger/index.js';
 import type { OwnedExit } from '../process/owned.js';
 import { commandDirName } from '../slash/index.js';
 import type { Denial } from '../supervisor/hooks.js';
@@ -17,6 +18,7 @@ import { templateValues } from './compose.js';
 import { EventLog } from './events.js';
 import { classify, type StopReason } from './outcome.js';
 import { renderReport } from './report.js';
+import { resultMessage } from './result-message.js';
 
 export interface FinalizeInput {
   readonly ledger: Ledger;
@@ -54,6 +56,8 @@ export interface Finalized {
   readonly toolCalls: number;
   readonly denials: readonly Denial[];
   readonly durationMs: number;
+  /** The result's commit on the run's branch; null: none (no changes, not a fix run, or git failed). */
+  readonly resultCommit: string | null;
 }
 
 /**
@@ -102,6 +106,10 @@ export async function finalizeRun(input: FinalizeInput): Promise<Finalized> {
       failure: { kind: 'io_error', message: `could not export the changes: ${exportError}` },
     };
   }
+  const result = summary.result && !summary.result.isError ? summary.result.result : summary.lastText;
+  const resultCommit = files.includes('changes.patch')
+    ? await commitResult(input, outcome.status, result)
+    : (readState(runDir)?.result_commit ?? null);
   files.push(...collectArtifacts(input.worktree, runDir));
   const denials = allDenials(input.denials, summary, loggedGateRefusals(runDir, input.worktree));
   // events.jsonl has the guard's decisions as they happened; the refusals only the stream saw
@@ -113,7 +121,6 @@ export async function finalizeRun(input: FinalizeInput): Promise<Finalized> {
     // A gate refusal seen only in the stream (the gate could not log it from the sandbox).
     else if (d.toolUseId) log.append({ event: 'human_gate_refused', source: 'stream', ...d });
   }
-  const result = summary.result && !summary.result.isError ? summary.result.result : summary.lastText;
   // SUP-3: the raw answer is always kept; report.md (and plan.md) hold it formatted by the template.
   const formatted =
     result && input.contract
@@ -153,6 +160,9 @@ export async function finalizeRun(input: FinalizeInput): Promise<Finalized> {
       ...(resultFile ? { resultFile } : {}),
       ...(formatted ? { formatted } : {}),
       ...(input.checks ? { checks: input.checks } : {}),
+      commit: resultCommit
+        ? { sha: resultCommit, branch: readState(runDir)?.branch ?? `agentbox/${meta.run_name}` }
+        : null,
     }),
   );
   files.push('report.md');
@@ -169,6 +179,7 @@ export async function finalizeRun(input: FinalizeInput): Promise<Finalized> {
       claude_pid: null,
       claude_pid_start: null,
       tool_calls: summary.toolCalls,
+      result_commit: resultCommit,
       output: {
         template: input.contract ? 'prompt/output.md' : null,
         applied: formatted !== null,
@@ -193,7 +204,47 @@ export async function finalizeRun(input: FinalizeInput): Promise<Finalized> {
     toolCalls: summary.toolCalls,
     denials,
     durationMs: input.durationMs,
+    resultCommit,
   };
+}
+
+/**
+ * The result as a commit on the run's branch (src/git/result-commit.ts), so `git log/diff/push`
+ * and a pull request work. The patch stays the artifact: a commit that cannot be made is logged
+ * and the run goes on without it.
+ */
+async function commitResult(
+  input: FinalizeInput,
+  status: RunStatus,
+  answer: string | null,
+): Promise<string | null> {
+  const { meta, runDir } = input;
+  const state = readState(runDir);
+  const branch = state?.branch ?? `agentbox/${meta.run_name}`;
+  if (!meta.repo_sha_start) return null;
+  const log = new EventLog(runDir);
+  try {
+    const done = await recordResultCommit({
+      repoRoot: input.ledger.root,
+      branch,
+      base: meta.repo_sha_start,
+      previous: state?.result_commit ?? null,
+      patchFile: path.join(runDir, 'changes.patch'),
+      message: resultMessage({ name: meta.run_name, task: meta.task, status, answer }),
+    });
+    if (done.created)
+      log.append({
+        event: 'result_committed',
+        commit: done.commit,
+        branch,
+        parent: done.parent,
+        ...(done.replaced ? { replaced: done.replaced } : {}),
+      });
+    return done.commit;
+  } catch (error) {
+    log.append({ event: 'result_commit_failed', branch, message: (error as Error).message });
+    return state?.result_commit ?? null;
+  }
 }
 
 /**

@@ -1,5 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import { execa } from 'execa';
 import type { CommandContext, Env } from '../cli/context.js';
 import { styler } from '../cli/style.js';
 import { AgentboxError } from '../errors.js';
@@ -13,8 +14,10 @@ import { isAlive } from '../process/reap.js';
 export { isAlive };
 
 import { type InsideRun, insideRun, procReader } from '../airlock/inside.js';
+import { showDiff } from '../review/diff.js';
 import { findLedgerRoot } from '../watchdog/watchdog.js';
 import { EventLog } from './events.js';
+import { mergeMessage } from './result-message.js';
 
 /**
  * The human gate refuses to run inside an agent: when this process or any of its ancestors is a
@@ -68,6 +71,8 @@ export interface MergeOptions {
   readonly json?: boolean;
   /** With --yes: apply a patch with sensitive changes too (the prompt shows them instead). */
   readonly allowSensitive?: boolean;
+  /** The person applied the change by hand: only record MERGED. */
+  readonly markMerged?: boolean;
 }
 
 /**
@@ -100,13 +105,15 @@ export async function merge(ctx: CommandContext, ref: string, options: MergeOpti
       hint: `see what it did: agentbox show ${run.meta.run_id}`,
     });
   }
+  if (options.markMerged) return markMerged(ctx, root, run, options);
   const stat = await patchStat(root, patch);
   const check = await checkPatch(root, patch);
   if (!check.ok) {
+    const edited = await locallyChanged(root, check.conflicts);
     throw new AgentboxError(
       'MERGE_CONFLICT',
       `the changes of ${name} do not apply to ${root}: conflicts in ${check.conflicts.join(', ') || '(see below)'}\n${check.message.trim()}`,
-      { hint: `nothing was changed. Resolve by hand (git apply --3way ${patch}), or discard the run` },
+      { hint: conflictHint(run.meta.run_id, patch, edited) },
     );
   }
   const { sensitive, refused } = await inspectPatchFile(root, patch);
@@ -140,8 +147,14 @@ export async function merge(ctx: CommandContext, ref: string, options: MergeOpti
       });
     }
     const which = sensitive.length > 0 ? `, the ${sensitive.length} sensitive one(s) included,` : '';
-    const answer = await ctx.io.ask(`Apply these changes${which} to ${root}? [y/N] `);
-    if (!/^y(es)?$/i.test(answer.trim())) {
+    // `d` shows the whole diff (through the pager) and asks again.
+    let answer = '';
+    for (;;) {
+      answer = (await ctx.io.ask(`Apply these changes${which} to ${root}? [y/N/d = show the diff] `)).trim();
+      if (!/^d(iff)?$/i.test(answer)) break;
+      await showDiff(ctx, root, run, {});
+    }
+    if (!/^y(es)?$/i.test(answer)) {
       ctx.io.out('Nothing changed.\n');
       return 1;
     }
@@ -185,6 +198,73 @@ export async function merge(ctx: CommandContext, ref: string, options: MergeOpti
   return 0;
 }
 
+/**
+ * `merge --mark-merged`: the person merged the change by hand (after a conflict, or part of it):
+ * the run is recorded MERGED and nothing in the working tree is touched.
+ */
+async function markMerged(
+  ctx: CommandContext,
+  root: string,
+  run: RunDetails,
+  options: MergeOptions,
+): Promise<number> {
+  if (options.commit || options.yes || options.allowSensitive) {
+    throw new AgentboxError(
+      'USAGE',
+      '--mark-merged changes no file: it takes no --commit, --yes or --allow-sensitive',
+      {
+        hint: `agentbox merge ${run.meta.run_id} --mark-merged`,
+      },
+    );
+  }
+  await updateState(
+    openLedger(root),
+    run.name,
+    { status: 'MERGED' },
+    { event: 'merged', detail: 'marked merged by hand' },
+  );
+  if (options.json) ctx.io.out(`${JSON.stringify({ run: run.name, status: 'MERGED', byHand: true })}\n`);
+  else {
+    ctx.io.out(`${styler(ctx.io).ok('✓')} recorded ${run.name} as merged (by hand; nothing was applied)\n`);
+    ctx.io.out(`  next: ${mergedNext(true, run.meta.run_id)}\n`);
+  }
+  return 0;
+}
+
+/** Which of `files` have uncommitted changes in the working tree or index. */
+async function locallyChanged(root: string, files: readonly string[]): Promise<string[]> {
+  if (files.length === 0) return [];
+  const status = await execa(
+    'git',
+    ['--literal-pathspecs', 'status', '--porcelain=v1', '-z', '--', ...files],
+    {
+      cwd: root,
+      reject: false,
+    },
+  );
+  if (status.exitCode !== 0) return [];
+  return status.stdout
+    .split('\0')
+    .filter((entry) => /^(?:[MADRCU ][MADRCU ]|\?\?) /.test(entry))
+    .map((entry) => entry.slice(3));
+}
+
+/**
+ * What to do when the patch does not apply, pure: a file the person is editing must be committed
+ * or stashed first (`git apply --3way` refuses a file that does not match the index too); a file
+ * that changed in a commit since the run started is merged by hand with --3way, then recorded.
+ */
+export function conflictHint(runId: string, patch: string, edited: readonly string[]): string {
+  const byHand = `or merge by hand (git apply --3way ${patch}, resolve the conflict markers), then: agentbox merge ${runId} --mark-merged`;
+  if (edited.length > 0) {
+    return (
+      `nothing was changed. You have uncommitted changes in ${edited.join(', ')}: commit them, or stash them ` +
+      `(git stash), run agentbox merge ${runId} again, then git stash pop; ${byHand}`
+    );
+  }
+  return `nothing was changed. Those files changed here since the run started: ${byHand}; or discard the run (agentbox discard ${runId})`;
+}
+
 /** What a person does after a merge: test, commit (unless merge did), clean up. Pure. */
 export function mergedNext(committed: boolean, runId: string): string {
   return [
@@ -203,13 +283,8 @@ export function sensitiveBlock(
   return `${warn(title)}\n${sensitiveLines(changes).join('\n')}\n\n`;
 }
 
-export function commitMessage(name: string, task: string): string {
-  // NOTE: cut by code points, not UTF-16 units: slicing through an emoji left half a surrogate
-  // pair, which reaches git as U+FFFD. `\r?\n` and the trim keep a CRLF task's `\r` out of it.
-  const first = [...(task.trim().split(/\r?\n/)[0] ?? '').trim()];
-  const subject = first.length > 72 ? `${first.slice(0, 71).join('')}…` : first.join('');
-  return `${subject}\n\nMerged from agentbox run ${name}.\n\nTask:\n${task.trim()}\n`;
-}
+/** The commit `merge --commit` makes (see src/run/result-message.ts). */
+export const commitMessage = mergeMessage;
 
 /** `agentbox discard <run>`: removes the worktree and its branch, keeps the run folder and patch. */
 export async function discard(

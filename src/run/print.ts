@@ -17,7 +17,7 @@ import { toolCalls } from './live.js';
 export function nextStep(status: RunStatus, name: string, failure?: FailureKind | null): string {
   switch (status) {
     case 'REVIEW':
-      return `agentbox merge ${name}`;
+      return `agentbox diff ${name}, then agentbox merge ${name}`;
     case 'CRASHED':
     case 'ABORTED':
     case 'STALLED':
@@ -54,6 +54,7 @@ export function printSummary(io: Io, runDir: string, root: string, done: Finaliz
           dir: runDir,
           files: done.files,
           changes: done.changes?.files ?? [],
+          commit: done.resultCommit,
           tool_calls: done.toolCalls,
           denials: done.denials,
           duration_ms: done.durationMs,
@@ -87,6 +88,8 @@ export function printSummary(io: Io, runDir: string, root: string, done: Finaliz
     io.out(`  ${changed} file(s) changed → changes.patch\n${indent(done.changes?.stat ?? '')}`);
   const rel = path.relative(root, runDir);
   for (const file of done.files) io.out(`  ${s.dim(file.padEnd(13))} ${path.join(rel, file)}\n`);
+  if (done.resultCommit)
+    io.out(`  ${s.dim('commit'.padEnd(13))} ${done.resultCommit.slice(0, 12)} on agentbox/${done.name}\n`);
   io.out(`  ${s.dim('next'.padEnd(13))} ${next}\n`);
 }
 

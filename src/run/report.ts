@@ -24,6 +24,8 @@ export interface ReportInput {
   readonly formatted?: string;
   /** What the Stop checks found (output contract, verification). */
   readonly checks?: CheckRecord;
+  /** A fix run's result commit on its branch. */
+  readonly commit?: { readonly sha: string; readonly branch: string } | null;
 }
 
 /** report.md: what the run was, how it ended, what it produced. Pure. */
@@ -58,8 +60,14 @@ export function renderReport(input: ReportInput): string {
     if (input.changes.length === 0) parts.push('No files changed.', '');
     else {
       parts.push(
-        `${input.changes.length} file(s) changed; the patch is \`changes.patch\`. Apply it with \`agentbox merge ${meta.run_id}\`.`,
+        `${input.changes.length} file(s) changed; the patch is \`changes.patch\`. Review it with \`agentbox diff ${meta.run_id}\`, apply it with \`agentbox merge ${meta.run_id}\`.`,
         '',
+        ...(input.commit
+          ? [
+              `The same change is commit \`${input.commit.sha.slice(0, 12)}\` on branch \`${input.commit.branch}\` (\`git log ${input.commit.branch}\`, \`git diff ${meta.repo_sha_start?.slice(0, 12) ?? 'HEAD'} ${input.commit.branch}\`).`,
+              '',
+            ]
+          : []),
         '```text',
         input.stat.trimEnd(),
         '```',

@@ -52,7 +52,9 @@ describe('fix runs on the real Claude Code: the worktree airlock and the human g
     expect(result.code).toBe(0);
     const name = p.newest();
     expect(result.stdout).toContain(`✓ ${name} — REVIEW`);
-    expect(result.stdout).toContain(`next          agentbox merge ${name.slice(-6)}\n`);
+    expect(result.stdout).toContain(
+      `next          agentbox diff ${name.slice(-6)}, then agentbox merge ${name.slice(-6)}\n`,
+    );
     // Every tool call succeeded inside the worktree…
     const results = p.server.requests
       .filter((r) => r.view.lastUserText.length > 0)

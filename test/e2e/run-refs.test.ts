@@ -27,13 +27,15 @@ describe('names fit the screen: short ids and their prefixes (issue 14, item 9)'
     expect(fix.code).toBe(0);
     const name = p.newest();
     const id = name.slice(-6);
-    expect(fix.stdout).toContain(`next          agentbox merge ${id}\n`);
-    expect(p.read(name, 'report.md')).toContain(`Apply it with \`agentbox merge ${id}\`.`);
+    expect(fix.stdout).toContain(`next          agentbox diff ${id}, then agentbox merge ${id}\n`);
+    expect(p.read(name, 'report.md')).toContain(`apply it with \`agentbox merge ${id}\`.`);
 
     const shown = await p.agentbox(['show', id.slice(0, 3)]);
     expect(shown.code).toBe(0);
     expect(shown.stdout.split('\n')[0]).toBe(name);
-    expect(shown.stdout).toContain(`next: review the changes, then: agentbox merge ${id}\n`);
+    expect(shown.stdout).toContain(
+      `next: review the changes (agentbox diff ${id}), then: agentbox merge ${id}\n`,
+    );
 
     // Another run whose id shares the first three characters: ids are random, so this one is a
     // copy of the run folder under such a name.

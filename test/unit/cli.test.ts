@@ -20,6 +20,7 @@ const COMMANDS = [
   'fix',
   'review',
   'templates',
+  'diff',
   'merge',
   'discard',
   'resume',

@@ -246,7 +246,7 @@ describe('agentbox show', () => {
   });
 
   it.each<[RunStatus | null, string[], string | null]>([
-    ['REVIEW', [], 'review the changes, then: agentbox merge R'],
+    ['REVIEW', [], 'review the changes (agentbox diff R), then: agentbox merge R'],
     ['CRASHED', [], 'agentbox resume R'],
     ['ABORTED', [], 'agentbox resume R'],
     ['STALLED', [], 'agentbox resume R'],

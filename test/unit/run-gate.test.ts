@@ -280,7 +280,7 @@ describe('merge: sensitive changes', () => {
         '  .claude/settings.json     agent-config  added',
         '  .github/workflows/ci.yml  ci            modified',
         '',
-        `Apply these changes, the 2 sensitive one(s) included, to ${repo.dir}? [y/N] Nothing changed.`,
+        `Apply these changes, the 2 sensitive one(s) included, to ${repo.dir}? [y/N/d = show the diff] Nothing changed.`,
         '',
       ].join('\n'),
     );

@@ -111,7 +111,7 @@ describe('renderReport', () => {
       [
         '## Changes',
         '',
-        `2 file(s) changed; the patch is \`changes.patch\`. Apply it with \`agentbox merge ${ID}\`.`,
+        `2 file(s) changed; the patch is \`changes.patch\`. Review it with \`agentbox diff ${ID}\`, apply it with \`agentbox merge ${ID}\`.`,
         '',
         '```text',
         STAT.trimEnd(),
@@ -297,7 +297,7 @@ describe('nextStep and succeeded', () => {
   const expected: Record<RunStatus, [string, boolean]> = {
     ACTIVE: [`agentbox show ${NAME}`, false],
     DONE: [`agentbox show ${NAME}`, true],
-    REVIEW: [`agentbox merge ${NAME}`, true],
+    REVIEW: [`agentbox diff ${NAME}, then agentbox merge ${NAME}`, true],
     CRASHED: [`agentbox resume ${NAME}`, false],
     STALLED: [`agentbox resume ${NAME}`, false],
     ABORTED: [`agentbox resume ${NAME}`, false],
@@ -335,6 +335,7 @@ describe('printSummary', () => {
     toolCalls: 3,
     denials: [],
     durationMs: 12_000,
+    resultCommit: null,
     ...over,
   });
   const text = (done: Finalized) => {
@@ -385,7 +386,7 @@ describe('printSummary', () => {
         '     2 files changed, 11 insertions(+), 2 deletions(-)',
         `  changes.patch ${rel}/changes.patch`,
         `  report.md     ${rel}/report.md`,
-        `  next          agentbox merge ${ID}`,
+        `  next          agentbox diff ${ID}, then agentbox merge ${ID}`,
         '',
       ].join('\n'),
     );
@@ -432,7 +433,8 @@ describe('printSummary', () => {
       denials: [{ tool: 'Edit', rule: 'airlock', reason: 'outside' }],
       duration_ms: 12_000,
       answer: 'the answer',
-      next: `agentbox merge ${ID}`,
+      commit: null,
+      next: `agentbox diff ${ID}, then agentbox merge ${ID}`,
     });
   });
 

@@ -1,0 +1,1 @@
+export { diff } from '../review/diff.js';

@@ -1,0 +1,109 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { execa } from 'execa';
+import { AgentboxError } from '../errors.js';
+
+/** Who agentbox's own commits are from: the run's result is the agent's work, recorded by agentbox. */
+export const AGENTBOX_IDENTITY = {
+  GIT_AUTHOR_NAME: 'agentbox',
+  GIT_AUTHOR_EMAIL: 'agentbox@localhost',
+  GIT_COMMITTER_NAME: 'agentbox',
+  GIT_COMMITTER_EMAIL: 'agentbox@localhost',
+} as const;
+
+export interface ResultCommit {
+  readonly commit: string;
+  readonly parent: string;
+  /** The branch's commit before, when it was neither the start commit nor agentbox's last result. */
+  readonly replaced: string | null;
+  /** false: the branch already held this result (a second finalisation of the same state). */
+  readonly created: boolean;
+}
+
+/**
+ * Records a fix run's result as a commit on its branch: the start commit plus exactly
+ * `patchFile` (applied to a private index, so the commit is the patch byte for byte), parented on
+ * agentbox's previous result for this run when the branch still points at it (a resumed run adds
+ * a commit), else on the start commit. Plumbing only: no hook runs, no working tree or index of
+ * anyone's is touched. The branch then answers `git log/diff/push` like any other.
+ */
+export async function recordResultCommit(opts: {
+  readonly repoRoot: string;
+  readonly branch: string;
+  readonly base: string;
+  readonly previous: string | null;
+  readonly patchFile: string;
+  readonly message: string;
+}): Promise<ResultCommit> {
+  const ref = `refs/heads/${opts.branch}`;
+  const tip =
+    (await git(opts.repoRoot, ['rev-parse', '--verify', '--quiet', `${ref}^{commit}`], {}, true)) || null;
+  const parent = tip !== null && tip === opts.previous ? tip : opts.base;
+  const tree = await resultTree(opts.repoRoot, opts.base, opts.patchFile);
+  if (tip !== null && tip === parent && tip !== opts.base) {
+    const tipTree = await git(opts.repoRoot, ['rev-parse', `${tip}^{tree}`]);
+    if (tipTree === tree) return { commit: tip, parent: opts.base, replaced: null, created: false };
+  }
+  const commit = await git(
+    opts.repoRoot,
+    ['commit-tree', tree, '-p', parent, '-F', '-'],
+    AGENTBOX_IDENTITY,
+    false,
+    opts.message,
+  );
+  // The old value guards against a branch that moved meanwhile: then git refuses, nothing changes.
+  await git(opts.repoRoot, ['update-ref', '-m', "agentbox: the run's result", ref, commit, tip ?? '']);
+  return {
+    commit,
+    parent,
+    replaced: tip !== null && tip !== opts.base && tip !== opts.previous ? tip : null,
+    created: true,
+  };
+}
+
+/**
+ * The tree of `base` with `patchFile` applied, written to the repository's objects through a
+ * private index (nobody's index or files are touched). What the result commit holds, and what
+ * `agentbox diff` shows for a run that has no commit.
+ */
+export async function resultTree(repoRoot: string, base: string, patchFile: string): Promise<string> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'agentbox-result-'));
+  try {
+    const env = { GIT_INDEX_FILE: path.join(dir, 'index') };
+    await git(repoRoot, ['read-tree', `${base}^{tree}`], env);
+    await git(
+      repoRoot,
+      ['apply', '--cached', '--binary', '--whitespace=nowarn', '--no-ignore-whitespace', '--', patchFile],
+      env,
+    );
+    return await git(repoRoot, ['write-tree'], env);
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** Whether `sha` names a commit in the repository (a result commit gc may have dropped). */
+export async function hasCommit(repoRoot: string, sha: string): Promise<boolean> {
+  return (await git(repoRoot, ['rev-parse', '--verify', '--quiet', `${sha}^{commit}`], {}, true)) !== '';
+}
+
+async function git(
+  cwd: string,
+  args: string[],
+  env: Record<string, string> = {},
+  quiet = false,
+  input?: string,
+): Promise<string> {
+  const result = await execa('git', args, {
+    cwd,
+    env: { ...env, LC_ALL: 'C', LANGUAGE: 'C' },
+    reject: false,
+    ...(input === undefined ? {} : { input }),
+  });
+  if (result.exitCode === 0) return result.stdout.trim();
+  if (quiet) return '';
+  throw new AgentboxError('GIT_FAILED', `git ${args[0]} failed in ${cwd}: ${result.stderr.trim()}`, {
+    hint: `the run's changes are kept in changes.patch; run "git -C ${cwd} status" to see what git objects to`,
+  });
+}
