@@ -17,6 +17,7 @@ import { templateValues } from './compose.js';
 import { EventLog } from './events.js';
 import { classify, type StopReason } from './outcome.js';
 import { renderReport } from './report.js';
+import { NO_TOOL_ERRORS, type ToolErrors } from './tool-errors.js';
 
 export interface FinalizeInput {
   readonly ledger: Ledger;
@@ -28,6 +29,8 @@ export interface FinalizeInput {
   readonly stop: StopReason;
   readonly denials: readonly Denial[];
   readonly durationMs: number;
+  /** Tool calls that failed (not refused), over every resume. */
+  readonly toolErrors?: ToolErrors;
   /** What the Stop checks found (violations, corrections, the last verification). */
   readonly checks?: CheckRecord;
   /** The run's output contract: report.md is the agent's answer formatted by it. */
@@ -54,6 +57,7 @@ export interface Finalized {
   readonly toolCalls: number;
   readonly denials: readonly Denial[];
   readonly durationMs: number;
+  readonly toolErrors?: ToolErrors;
 }
 
 /**
@@ -144,6 +148,7 @@ export async function finalizeRun(input: FinalizeInput): Promise<Finalized> {
       outcome,
       result,
       toolCalls: summary.toolCalls,
+      toolErrors: input.toolErrors ?? NO_TOOL_ERRORS,
       durationMs: input.durationMs,
       costUsd: summary.result?.costUsd,
       changes: changes?.files ?? [],
@@ -169,6 +174,8 @@ export async function finalizeRun(input: FinalizeInput): Promise<Finalized> {
       claude_pid: null,
       claude_pid_start: null,
       tool_calls: summary.toolCalls,
+      failed_tool_calls: (input.toolErrors ?? NO_TOOL_ERRORS).count,
+      last_tool_error: (input.toolErrors ?? NO_TOOL_ERRORS).last,
       output: {
         template: input.contract ? 'prompt/output.md' : null,
         applied: formatted !== null,
@@ -193,6 +200,7 @@ export async function finalizeRun(input: FinalizeInput): Promise<Finalized> {
     toolCalls: summary.toolCalls,
     denials,
     durationMs: input.durationMs,
+    toolErrors: input.toolErrors ?? NO_TOOL_ERRORS,
   };
 }
 
