@@ -1,8 +1,9 @@
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bash, type RequestView, text, tool } from '../fixtures/model-server/index.js';
+import { AGENTBOX_BIN } from '../helpers/bin.js';
 import { expectNoProcessesLeft } from '../helpers/processes.js';
 import { type Project, project } from '../helpers/project.js';
 
@@ -180,6 +181,82 @@ describe('runs.setup and failed tool calls', () => {
     const out = JSON.parse(result.stdout);
     expect(out.failed_tool_calls).toBe(1);
     expect(out.last_tool_error).toMatch(/^Bash ls \/no\/such\/dir: .*No such file or directory/);
+  });
+
+  it('a resumed run does not run the setup again; its failed tool calls keep counting', async () => {
+    config('runs:\n  setup: mkdir -p deps && echo once >> deps/count\n');
+    const task = 'TASK-SETUP-RESUME look around';
+    p.server.setRules([
+      { when: { anyText: 'please wrap up' }, reply: text('Wrapped up after the resume.') },
+      { when: { turn: 0, anyText: task }, reply: bash('ls /no/such/place') },
+      // The first attempt's turn 1 never answers: claude is killed while it waits.
+      { when: { turn: 1, anyText: task }, reply: { text: 'never', delayMs: 120_000 } },
+    ]);
+    const child = spawn(process.execPath, [AGENTBOX_BIN, 'fix', task], {
+      cwd: p.repo.dir,
+      env: p.env,
+      stdio: 'ignore',
+    });
+    const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
+    const deadline = Date.now() + 30_000;
+    while (!p.server.requests.some((r) => r.view.turn === 1 && r.view.allText.includes(task))) {
+      if (Date.now() > deadline) throw new Error('timed out waiting for turn 1');
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    const name = p.newest();
+    process.kill(p.state(name).claude_pid, 'SIGKILL');
+    expect(await exited).toBe(1);
+    expect(p.state(name)).toMatchObject({ status: 'CRASHED', failed_tool_calls: 1 });
+
+    const resumed = await p.agentbox(['resume', name, 'please wrap up']);
+    expect(resumed.code, resumed.stderr).toBe(0);
+    const state = p.state(name);
+    expect(state.status).toBe('DONE');
+    expect(p.events(name).filter((e) => e.event === 'setup_started')).toHaveLength(1);
+    expect(fs.readFileSync(path.join(state.worktree_path, 'deps', 'count'), 'utf8')).toBe('once\n');
+    expect(state.failed_tool_calls).toBe(1);
+    expect(state.last_tool_error).toMatch(/^Bash ls \/no\/such\/place: .*No such file or directory/);
+    expect(resumed.stdout).toContain(`⚠ ${name} — DONE · 1 tool call failed`);
+    config('');
+  });
+
+  it('agentbox stop during the setup ends it and the run (ABORTED, setup) without claude', async () => {
+    config('runs:\n  setup: echo begun; sleep 60\n');
+    const task = 'TASK-SETUP-STOPPED anything';
+    p.server.setRules(script(task, 'true', 'never asked'));
+    const from = p.server.requests.length;
+    const started = Date.now();
+    const child = spawn(process.execPath, [AGENTBOX_BIN, 'fix', task], {
+      cwd: p.repo.dir,
+      env: p.env,
+      stdio: 'ignore',
+    });
+    const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
+    const deadline = Date.now() + 30_000;
+    const begun = () => {
+      const name = p.runs().find((n) => n.includes('task-setup-stopped'));
+      return name && fs.existsSync(path.join(p.runDir(name), 'raw/setup.log'))
+        ? fs.readFileSync(path.join(p.runDir(name), 'raw/setup.log'), 'utf8').includes('begun')
+        : false;
+    };
+    while (!begun()) {
+      if (Date.now() > deadline) throw new Error('timed out waiting for the setup to begin');
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    const name = p.newest();
+    const stopped = await p.agentbox(['stop', name]);
+    expect(stopped.code, stopped.stderr).toBe(0);
+    expect(await exited).toBe(143);
+    expect(Date.now() - started).toBeLessThan(30_000);
+    expect(p.server.requests.length).toBe(from);
+    const state = p.state(name);
+    expect(state).toMatchObject({ status: 'ABORTED', worktree_path: null, branch: null });
+    expect(state.failure).toEqual({
+      kind: 'setup',
+      message: `runs.setup "echo begun; sleep 60" was stopped by agentbox stop; its output is in .agents/runs/${name}/raw/setup.log; claude was not started`,
+    });
+    expect(git(root, 'branch', '--list', `agentbox/${name}`)).toBe('');
+    config('');
   });
 
   it('leaves no process behind', async () => {
