@@ -11,6 +11,7 @@ import {
   openLedger,
   type RunDetails,
   type RunOutput,
+  type RunSetup,
   type RunState,
   type RunUsage,
   readRun,
@@ -19,6 +20,7 @@ import {
   type Spend,
 } from '../ledger/index.js';
 import { EventLog } from '../run/events.js';
+import { toolErrorsNote } from '../run/tool-errors.js';
 import { colourStatus } from './status.js';
 
 export interface ShowOptions {
@@ -39,6 +41,11 @@ export function formatBytes(bytes: number): string {
 /** What to do next with a run, by its status; null when nothing is left to do. Pure. */
 export function nextStep(name: string, state: RunState | null, files: readonly string[]): string | null {
   if (!state) return `the run has no state.json — it is being created, or creating it failed`;
+  // claude never started: there is no session to resume.
+  if (state.failure?.kind === 'setup')
+    return state.status === 'FAILED'
+      ? `fix runs.setup in agentbox.yaml (its output: .agents/runs/${name}/${state.setup?.log ?? 'raw/setup.log'}), then start the run again`
+      : 'start the run again';
   switch (state.status) {
     case 'ACTIVE':
       return `it is still running — check again with: agentbox show ${runIdOf(name)}`;
@@ -112,6 +119,14 @@ export function spendLines(usage: RunUsage | null | undefined, maxCostUsd: numbe
   ];
 }
 
+/** runs.setup's outcome in one line. Pure. */
+function setupLine(setup: RunSetup, style: Styler): string {
+  const how = setup.ok
+    ? 'passed'
+    : style.bad(setup.timed_out ? 'timed out' : `FAILED (exit code ${setup.exit_code ?? '—'})`);
+  return `${clean(setup.command)} — ${how} in ${(setup.duration_ms / 1000).toFixed(1)}s (${setup.log})`;
+}
+
 /** How much of report.md `show` prints; the rest is in the file. */
 const REPORT_LINES = 40;
 
@@ -150,7 +165,12 @@ export function renderRunDetails(
     if (state.status === 'ACTIVE' || state.status === 'STALLED')
       field('pid', `${state.pid ?? '—'} (claude ${state.claude_pid ?? '—'})`);
     field('session', state.session_id ?? '—');
-    field('tool calls', String(state.tool_calls));
+    const failed = toolErrorsNote({
+      count: state.failed_tool_calls ?? 0,
+      last: state.last_tool_error ? clean(state.last_tool_error) : null,
+    });
+    field('tool calls', `${state.tool_calls}${failed ? ` · ${style.warn(failed)}` : ''}`);
+    if (state.setup) field('setup', setupLine(state.setup, style));
   }
   field('model', meta.model ?? '(default)');
   if (state?.model_used) field('model used', state.model_used);

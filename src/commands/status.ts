@@ -55,6 +55,7 @@ export function colourStatus(status: RunStatus | null, style: Styler): (text: st
     case 'CRASHED':
     case 'STALLED':
     case 'ABORTED':
+    case 'FAILED':
       return style.bad;
     default:
       return style.dim;

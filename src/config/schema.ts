@@ -52,6 +52,9 @@ export const fileSchema = z
       fix_allowed_tools: names.nullable().optional(),
       verify: z.string().min(1).nullable().optional(),
       verify_timeout: duration.nullable().optional(),
+      setup: z.string().min(1).nullable().optional(),
+      setup_timeout: duration.nullable().optional(),
+      setup_domains: names.nullable().optional(),
     }),
     sandbox: section({
       mode: z.enum(['required', 'off']).nullable().optional(),
@@ -141,6 +144,15 @@ export interface Config {
     readonly verify: string | null;
     /** The verification is stopped (and fails) after this long. */
     readonly verify_timeout: string;
+    /**
+     * The project's setup command (`npm ci`), run by agentbox in a fix run's new worktree, in the
+     * run's sandbox, before claude starts; a failure ends the run (FAILED, kind "setup").
+     */
+    readonly setup: string | null;
+    /** The setup is stopped (and fails) after this long. */
+    readonly setup_timeout: string;
+    /** Hosts the setup command may reach besides sandbox.allowed_domains (the agent may not). */
+    readonly setup_domains: readonly string[];
   };
   readonly sandbox: {
     /**
@@ -188,6 +200,9 @@ export const DEFAULT_CONFIG: Config = {
     fix_allowed_tools: ['Bash'],
     verify: null,
     verify_timeout: '10m',
+    setup: null,
+    setup_timeout: '10m',
+    setup_domains: [],
   },
   sandbox: { mode: 'required', allowed_domains: [], deny_read: [] },
 };

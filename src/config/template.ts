@@ -78,6 +78,14 @@ runs:
   verify:
   # The verification is stopped (and fails) after this long.
   verify_timeout: # 10m
+  # The project's setup, e.g. "npm ci": run by agentbox in each new fix run's worktree, in its
+  # sandbox, before the agent starts (a worktree has no ignored files such as node_modules). Its
+  # output goes to the run's raw/setup.log; when it fails the run ends FAILED without starting.
+  setup:
+  # The setup is stopped (and fails) after this long.
+  setup_timeout: # 10m
+  # Hosts only the setup may reach, besides sandbox.allowed_domains, e.g. [registry.npmjs.org].
+  setup_domains: # []
 
 sandbox:
   # Every shell command of a fix run runs in Claude Code's sandbox (bubblewrap + socat on Linux,

@@ -18,6 +18,7 @@ export function pointerForStatus(status: RunStatus): PointerName | null {
     case 'CRASHED':
     case 'STALLED':
     case 'ABORTED':
+    case 'FAILED':
       return 'last-fail';
     case 'DONE':
       return 'last-done';

@@ -23,6 +23,7 @@ import {
   RUN_TYPES,
   type RunMeta,
   type RunOutput,
+  type RunSetup,
   type RunState,
   type RunUsage,
   type Spend,
@@ -123,6 +124,19 @@ function checkOutput(value: unknown): RunOutput | null {
   };
 }
 
+function checkSetup(value: unknown): RunSetup | null {
+  if (value === null) return null;
+  const o = obj(value, '"setup"');
+  return {
+    command: str(o, 'command'),
+    ok: o.ok === true,
+    exit_code: intOrNull(o, 'exit_code'),
+    timed_out: o.timed_out === true,
+    duration_ms: amount(o, 'duration_ms'),
+    log: str(o, 'log'),
+  };
+}
+
 function checkStateV1(o: Readonly<Record<string, unknown>>): RunState {
   return {
     schema_version: 1,
@@ -152,6 +166,9 @@ function checkStateV1(o: Readonly<Record<string, unknown>>): RunState {
     ...(o.checkpoint === undefined ? {} : { checkpoint: checkCheckpoint(o.checkpoint) }),
     ...(o.output === undefined ? {} : { output: checkOutput(o.output) }),
     ...(o.result_commit === undefined ? {} : { result_commit: strOrNull(o, 'result_commit') }),
+    ...(o.setup === undefined ? {} : { setup: checkSetup(o.setup) }),
+    ...(o.failed_tool_calls === undefined ? {} : { failed_tool_calls: count(o, 'failed_tool_calls') }),
+    ...(o.last_tool_error === undefined ? {} : { last_tool_error: strOrNull(o, 'last_tool_error') }),
   };
 }
 

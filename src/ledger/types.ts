@@ -9,7 +9,8 @@ export type RunType = (typeof RUN_TYPES)[number];
 /**
  * ACTIVE: claude is (supposed to be) running. DONE: finished with nothing to review.
  * REVIEW: a fix finished with changes waiting for `agentbox merge`. CRASHED / STALLED / ABORTED:
- * ended badly (see `failure`). MERGED / DISCARDED: the human gate decided.
+ * ended badly (see `failure`). FAILED: could not start (the project's setup failed; claude never
+ * ran, so there is nothing to resume). MERGED / DISCARDED: the human gate decided.
  */
 export const RUN_STATUSES = [
   'ACTIVE',
@@ -18,6 +19,7 @@ export const RUN_STATUSES = [
   'CRASHED',
   'STALLED',
   'ABORTED',
+  'FAILED',
   'MERGED',
   'DISCARDED',
 ] as const;
@@ -35,6 +37,7 @@ export const FAILURE_KINDS = [
   'supervisor',
   'io_error',
   'violation',
+  'setup',
 ] as const;
 export type FailureKind = (typeof FAILURE_KINDS)[number];
 
@@ -160,6 +163,24 @@ export interface RunState {
   readonly output?: RunOutput | null;
   /** A fix run's result as a commit on its branch (`agentbox/<run>`): the start commit + changes.patch. */
   readonly result_commit?: string | null;
+  /** `runs.setup` in the run's worktree: the last attempt (set when it ends). */
+  readonly setup?: RunSetup | null;
+  /** Tool calls whose result was an error (refused ones are counted apart, as refusals). */
+  readonly failed_tool_calls?: number;
+  /** The last of them in one line: tool, target, the error's telling line. */
+  readonly last_tool_error?: string | null;
+}
+
+/** state.json `setup`: how the project's setup command went. */
+export interface RunSetup {
+  readonly command: string;
+  readonly ok: boolean;
+  /** null: it was killed (timeout, stopped) or could not start. */
+  readonly exit_code: number | null;
+  readonly timed_out: boolean;
+  readonly duration_ms: number;
+  /** Its whole output, relative to the run folder. */
+  readonly log: string;
 }
 
 /** state.json `output`: the output contract's verdict over a run. */

@@ -39,6 +39,8 @@ import { type Finalized, finalizeRun, pauseSeam } from './finalize.js';
 import { planLaunch } from './launch.js';
 import { type Progress, toolTarget } from './live.js';
 import type { StopReason } from './outcome.js';
+import { runSetupStep, type SetupConfig, setupDue, setupEnv, setupSandbox } from './setup-step.js';
+import { NO_TOOL_ERRORS, recordToolResult, type ToolErrors } from './tool-errors.js';
 
 export type { Progress } from './live.js';
 
@@ -69,6 +71,8 @@ export interface ExecuteInput {
   readonly replay?: { readonly note: string };
   /** The output contract and the verification (from supervisor.* and runs.verify). */
   readonly checks?: RunChecks;
+  /** runs.setup: run in a fix run's worktree before claude first starts there (src/run/setup-step.ts). */
+  readonly setup?: SetupConfig | null;
   /** Subscribes to Ctrl-C / SIGTERM; the returned function unsubscribes. */
   readonly onInterrupt?: (stop: (by: string) => void) => () => void;
   readonly onProgress?: (progress: Progress) => void;
@@ -118,6 +122,10 @@ export async function executeRun(input: ExecuteInput): Promise<Finalized> {
     ...EMPTY_SUMMARY,
     toolCalls: input.resume || input.replay ? input.state.tool_calls : 0,
   };
+  let toolErrors: ToolErrors =
+    input.resume || input.replay
+      ? { count: input.state.failed_tool_calls ?? 0, last: input.state.last_tool_error ?? null }
+      : NO_TOOL_ERRORS;
   const tally = new Tally(input.state.usage, input.maxCostUsd ?? null, input.supervisor.model);
   try {
     // The agent's RUN_DIR: its artifact folder in a fix run (inside the worktree), else the ledger folder.
@@ -257,7 +265,8 @@ export async function executeRun(input: ExecuteInput): Promise<Finalized> {
                 allowedDomains: box.allowedDomains,
               }
             : null,
-          privateDir: privacy.secrets.root,
+          // The run's own secrets folder: two runs' verifications must not share one settings file.
+          privateDir: path.dirname(privacy.secrets.settingsFile),
           logFile: path.join(runDir, 'raw', `verify-${++round}.log`),
           timeoutMs: checks.verifyTimeoutMs,
         });
@@ -269,6 +278,23 @@ export async function executeRun(input: ExecuteInput): Promise<Finalized> {
       };
     }
     privacy.area.writeSecret('hook.json', hookAddressBook(endpoint));
+    if (worktree && input.setup && setupDue(input.setup, worktree, input.state)) {
+      const box = privacy.sandbox;
+      const ended = await runSetupStep({
+        ledger,
+        meta,
+        runDir,
+        worktree,
+        setup: input.setup,
+        env: setupEnv(env, ledger.root, box),
+        sandbox: box ? setupSandbox(box, worktree, scope.ledgerDir, input.setup.domains) : null,
+        privateDir: path.dirname(privacy.secrets.settingsFile),
+        startedAt: started,
+        ...(input.onInterrupt ? { onInterrupt: input.onInterrupt } : {}),
+        ...(input.onProgress ? { onProgress: input.onProgress } : {}),
+      });
+      if (ended) return ended;
+    }
 
     const streamFile = path.join(runDir, 'raw', 'stream.jsonl');
     const stderrFile = path.join(runDir, 'raw', 'stderr.log');
@@ -281,7 +307,12 @@ export async function executeRun(input: ExecuteInput): Promise<Finalized> {
       void updateState(
         ledger,
         meta.run_name,
-        heartbeat(new Date(now), { tool_calls: summary.toolCalls, usage: tally.usage() }),
+        heartbeat(new Date(now), {
+          tool_calls: summary.toolCalls,
+          failed_tool_calls: toolErrors.count,
+          last_tool_error: toolErrors.last,
+          usage: tally.usage(),
+        }),
       ).catch((error) => ioFailed(error, path.join(runDir, 'state.json')));
     };
     // A ledger that cannot be written (disk full, read-only) stops the run: going on would lose
@@ -345,6 +376,7 @@ export async function executeRun(input: ExecuteInput): Promise<Finalized> {
           calls.delete(event.toolUseId);
           // A failed call on agentbox's files counts: the sandbox masks a missing denied path ("Not a directory").
           if (call) directAttempt(call.name, call.input, event.isError);
+          toolErrors = recordToolResult(toolErrors, call, event);
           supervisor.recordTool(call?.name ?? '', !event.isError, toolExcerpt(call?.input, event.text));
         }
       }
@@ -431,6 +463,7 @@ export async function executeRun(input: ExecuteInput): Promise<Finalized> {
         stop,
         denials,
         durationMs: Date.now() - started,
+        toolErrors,
         checks: supervisor.checkRecord,
         contract,
         pauseAfter: pauseSeam(input.env.AGENTBOX_TEST_PAUSE, runDir),

@@ -19,6 +19,7 @@ import { EventLog } from './events.js';
 import { classify, type StopReason } from './outcome.js';
 import { renderReport } from './report.js';
 import { resultMessage } from './result-message.js';
+import { NO_TOOL_ERRORS, type ToolErrors } from './tool-errors.js';
 
 export interface FinalizeInput {
   readonly ledger: Ledger;
@@ -30,6 +31,8 @@ export interface FinalizeInput {
   readonly stop: StopReason;
   readonly denials: readonly Denial[];
   readonly durationMs: number;
+  /** Tool calls that failed (not refused), over every resume. */
+  readonly toolErrors?: ToolErrors;
   /** What the Stop checks found (violations, corrections, the last verification). */
   readonly checks?: CheckRecord;
   /** The run's output contract: report.md is the agent's answer formatted by it. */
@@ -58,6 +61,7 @@ export interface Finalized {
   readonly durationMs: number;
   /** The result's commit on the run's branch; null: none (no changes, not a fix run, or git failed). */
   readonly resultCommit: string | null;
+  readonly toolErrors?: ToolErrors;
 }
 
 /**
@@ -151,6 +155,7 @@ export async function finalizeRun(input: FinalizeInput): Promise<Finalized> {
       outcome,
       result,
       toolCalls: summary.toolCalls,
+      toolErrors: input.toolErrors ?? NO_TOOL_ERRORS,
       durationMs: input.durationMs,
       costUsd: summary.result?.costUsd,
       changes: changes?.files ?? [],
@@ -180,6 +185,8 @@ export async function finalizeRun(input: FinalizeInput): Promise<Finalized> {
       claude_pid_start: null,
       tool_calls: summary.toolCalls,
       result_commit: resultCommit,
+      failed_tool_calls: (input.toolErrors ?? NO_TOOL_ERRORS).count,
+      last_tool_error: (input.toolErrors ?? NO_TOOL_ERRORS).last,
       output: {
         template: input.contract ? 'prompt/output.md' : null,
         applied: formatted !== null,
@@ -205,6 +212,7 @@ export async function finalizeRun(input: FinalizeInput): Promise<Finalized> {
     denials,
     durationMs: input.durationMs,
     resultCommit,
+    toolErrors: input.toolErrors ?? NO_TOOL_ERRORS,
   };
 }
 

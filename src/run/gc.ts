@@ -37,7 +37,7 @@ export interface GcItem {
 }
 
 /** Finished and decided: nothing in them waits for anyone. REVIEW waits for you; ACTIVE is running. */
-const COLLECTABLE = new Set(['DONE', 'MERGED', 'DISCARDED', 'ABORTED', 'CRASHED', 'STALLED']);
+const COLLECTABLE = new Set(['DONE', 'MERGED', 'DISCARDED', 'ABORTED', 'CRASHED', 'STALLED', 'FAILED']);
 /** The human gate decided: the worktree and branch have served their purpose. */
 const DECIDED = new Set(['MERGED', 'DISCARDED']);
 

@@ -9,12 +9,18 @@ import type { Finalized } from './finalize.js';
 export { liveLine, liveReporter } from './live.js';
 
 import { toolCalls } from './live.js';
+import { toolErrorsNote } from './tool-errors.js';
 
 /**
  * What to do next, by how the run ended: a failure's kind says whether resuming can help (an API
  * or login error needs the login first; a violation needs a look at what the agent did). Pure.
  */
 export function nextStep(status: RunStatus, name: string, failure?: FailureKind | null): string {
+  // claude never started: there is no session to resume.
+  if (failure === 'setup')
+    return status === 'FAILED'
+      ? 'fix runs.setup in agentbox.yaml (try the command in your own tree first), then start the run again'
+      : 'start the run again';
   switch (status) {
     case 'REVIEW':
       return `agentbox diff ${name}, then agentbox merge ${name}`;
@@ -56,6 +62,8 @@ export function printSummary(io: Io, runDir: string, root: string, done: Finaliz
           changes: done.changes?.files ?? [],
           commit: done.resultCommit,
           tool_calls: done.toolCalls,
+          failed_tool_calls: done.toolErrors?.count ?? 0,
+          last_tool_error: done.toolErrors?.last ?? null,
           denials: done.denials,
           duration_ms: done.durationMs,
           answer: done.result,
@@ -70,8 +78,11 @@ export function printSummary(io: Io, runDir: string, root: string, done: Finaliz
   const s = styler(io);
   const ok = succeeded(done.status);
   const why = done.failure ? ` (${done.failure.kind}): ${done.failure.message}` : '';
+  // A failed tool call is never hidden under a green tick: the mark warns and the line says it.
+  const failed = toolErrorsNote(done.toolErrors);
+  const mark = !ok ? s.bad('✗') : failed ? s.warn('⚠') : s.ok('✓');
   io.out(
-    `${ok ? s.ok('✓') : s.bad('✗')} ${s.bold(done.name)} — ${ok ? s.ok(done.status) : s.bad(done.status)}${why}\n` +
+    `${mark} ${s.bold(done.name)} — ${ok ? s.ok(done.status) : s.bad(done.status)}${why}${failed ? ` · ${s.warn(failed)}` : ''}\n` +
       `  ${formatDuration(done.durationMs)} · ${toolCalls(done.toolCalls)}${done.denials.length ? ` · ${done.denials.length} refused` : ''}\n`,
   );
   // A read-only run answers here: its answer (the first screen of it), then where the rest is.

@@ -5,12 +5,15 @@ import type { RunMeta } from '../ledger/index.js';
 import type { Denial } from '../supervisor/hooks.js';
 import type { CheckRecord } from '../supervisor/supervisor.js';
 import type { Outcome } from './outcome.js';
+import type { ToolErrors } from './tool-errors.js';
 
 export interface ReportInput {
   readonly meta: RunMeta;
   readonly outcome: Outcome;
   readonly result: string | null;
   readonly toolCalls: number;
+  /** Tool calls that failed (not refused): their count and the last one. */
+  readonly toolErrors?: ToolErrors;
   readonly durationMs: number;
   readonly costUsd?: number | undefined;
   readonly changes: readonly PatchFile[];
@@ -36,6 +39,12 @@ export function renderReport(input: ReportInput): string {
     `- status: **${outcome.status}**${outcome.failure ? ` — ${outcome.failure.kind}: ${outcome.failure.message}` : ''}`,
     `- duration: ${formatDuration(input.durationMs)} · tool calls: ${input.toolCalls}${input.costUsd !== undefined ? ` · cost: $${input.costUsd.toFixed(4)}` : ''}`,
   ];
+  // NOTE: the tool's error text comes from the agent's commands: one line, no backtick to end the span.
+  const failed = input.toolErrors;
+  if (failed && failed.count > 0)
+    facts.push(
+      `- **failed tool calls: ${failed.count}**${failed.last ? ` — last: \`${failed.last.replace(/`/g, "'")}\`` : ''}`,
+    );
   const parts =
     input.formatted && !input.resultFile
       ? [input.formatted.trim(), '', '## Run', '', ...facts, '']

@@ -161,6 +161,7 @@ export async function startRun(
   if (needsWorktree(type)) {
     assertSandboxUsable(ctx.env, rc.config.sandbox);
     assertVerifyUsable(ctx.env, rc.config.sandbox, rc.config.runs.verify);
+    assertVerifyUsable(ctx.env, rc.config.sandbox, rc.config.runs.setup, 'runs.setup');
   }
   // Read and checked now: a bad template is an error before any run folder exists.
   const templates = runTemplates(ctx.env, rc.repo.root, type, rc.config);
@@ -275,6 +276,14 @@ export async function runHere(
       requireFormat: rc.config.supervisor.require_format_validation,
       enforce: rc.config.supervisor.enabled,
     },
+    setup:
+      needsWorktree(details.meta.type) && rc.config.runs.setup
+        ? {
+            command: rc.config.runs.setup,
+            timeoutMs: timeoutMs(undefined, rc.config.runs.setup_timeout),
+            domains: rc.config.runs.setup_domains,
+          }
+        : null,
     ...(resume ? { resume } : {}),
     ...(replay ? { replay } : {}),
     ...(ctx.onInterrupt ? { onInterrupt: ctx.onInterrupt } : {}),

@@ -28,12 +28,20 @@ export function assertSandboxUsable(env: SandboxEnv, config: Config['sandbox']):
   }
 }
 
-/** runs.verify runs in the sandbox runtime: a fix run with it refuses to start where that cannot work. */
-export function assertVerifyUsable(env: SandboxEnv, config: Config['sandbox'], verify: string | null): void {
+/**
+ * runs.verify and runs.setup run in the sandbox runtime: a fix run with one refuses to start where
+ * that cannot work.
+ */
+export function assertVerifyUsable(
+  env: SandboxEnv,
+  config: Config['sandbox'],
+  verify: string | null,
+  key: 'runs.verify' | 'runs.setup' = 'runs.verify',
+): void {
   if (!verify || config.mode === 'off') return;
   const probe = probeVerifySandbox(env);
   if (!probe.ok) {
-    throw new AgentboxError('SANDBOX_UNAVAILABLE', `runs.verify ("${verify}") cannot run: ${probe.problem}`, {
+    throw new AgentboxError('SANDBOX_UNAVAILABLE', `${key} ("${verify}") cannot run: ${probe.problem}`, {
       hint: `${probe.fix}. agentbox doctor checks this`,
     });
   }

@@ -156,6 +156,9 @@ describe('loadConfig', () => {
         fix_allowed_tools: ['Bash'],
         verify: null,
         verify_timeout: '10m',
+        setup: null,
+        setup_timeout: '10m',
+        setup_domains: [],
       },
       sandbox: { mode: 'required', allowed_domains: [], deny_read: [] },
     });
@@ -281,6 +284,9 @@ describe('loadConfig', () => {
         fix_allowed_tools: null,
         verify: null,
         verify_timeout: null,
+        setup: null,
+        setup_timeout: null,
+        setup_domains: null,
       },
       sandbox: { mode: null, allowed_domains: null, deny_read: null },
     });

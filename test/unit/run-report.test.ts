@@ -301,6 +301,7 @@ describe('nextStep and succeeded', () => {
     CRASHED: [`agentbox resume ${NAME}`, false],
     STALLED: [`agentbox resume ${NAME}`, false],
     ABORTED: [`agentbox resume ${NAME}`, false],
+    FAILED: [`agentbox show ${NAME}`, false],
     MERGED: [`agentbox show ${NAME}`, false],
     DISCARDED: [`agentbox show ${NAME}`, false],
   };
@@ -405,6 +406,27 @@ describe('printSummary', () => {
     );
   });
 
+  it('text: a run with failed tool calls gets a warning mark and says so on its first line', () => {
+    const out = text(
+      finalized({ toolErrors: { count: 3, last: "Bash npm test: Error: Cannot find module 'tape'" } }),
+    );
+    expect(out.split('\n')[0]).toBe(
+      `⚠ ${NAME} — DONE · 3 tool calls failed (last: Bash npm test: Error: Cannot find module 'tape')`,
+    );
+    expect(text(finalized({ toolErrors: { count: 0, last: null } })).split('\n')[0]).toBe(`✓ ${NAME} — DONE`);
+    // A run that failed keeps its ✗, and still says it.
+    const failed = text(
+      finalized({
+        status: 'CRASHED',
+        failure: { kind: 'crashed', message: 'x' },
+        toolErrors: { count: 1, last: 'Bash y: z' },
+      }),
+    );
+    expect(failed.split('\n')[0]).toBe(
+      `✗ ${NAME} — CRASHED (crashed): x · 1 tool call failed (last: Bash y: z)`,
+    );
+  });
+
   it('text: a long answer shows its first screen and where the rest is', () => {
     const answer = Array.from({ length: 45 }, (_, i) => `line ${i + 1}`).join('\n');
     const out = text(finalized({ result: answer, files: ['plan.md', 'report.md'] }));
@@ -420,6 +442,7 @@ describe('printSummary', () => {
           files: ['changes.patch', 'report.md'],
           changes: { patch: Buffer.from('x'), files: CHANGES, stat: STAT },
           denials: [{ tool: 'Edit', rule: 'airlock', reason: 'outside' }],
+          toolErrors: { count: 2, last: 'Bash npm test: Error: no' },
         }),
       ),
     ).toEqual({
@@ -430,6 +453,8 @@ describe('printSummary', () => {
       files: ['changes.patch', 'report.md'],
       changes: CHANGES,
       tool_calls: 3,
+      failed_tool_calls: 2,
+      last_tool_error: 'Bash npm test: Error: no',
       denials: [{ tool: 'Edit', rule: 'airlock', reason: 'outside' }],
       duration_ms: 12_000,
       answer: 'the answer',

@@ -1,0 +1,135 @@
+import fs from 'node:fs';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { type OwnedExit, spawnOwned } from '../process/owned.js';
+
+/** What the sandbox around a project command fences (the run's own sandbox, as srt settings). */
+export interface CommandSandbox {
+  readonly writable: readonly string[];
+  readonly denyWrite: readonly string[];
+  readonly denyRead: readonly string[];
+  readonly allowedDomains: readonly string[];
+}
+
+export interface CommandResult {
+  readonly ok: boolean;
+  readonly command: string;
+  /** null when it was killed (timeout, stopped) or could not start. */
+  readonly exitCode: number | null;
+  readonly timedOut: boolean;
+  /** It was stopped from outside (`signal`: Ctrl-C, agentbox stop). */
+  readonly stopped: boolean;
+  readonly durationMs: number;
+  /** The end of its output (stdout and stderr as they came), for the agent and the report. */
+  readonly excerpt: string;
+  /** The whole output, in the run folder. */
+  readonly logFile: string;
+}
+
+const EXCERPT_BYTES = 3000;
+
+/**
+ * `srt`, Anthropic's sandbox runtime (the code Claude Code's own sandbox is built on): bubblewrap
+ * + a filtering proxy on Linux, Seatbelt on macOS.
+ */
+function srtCli(): string {
+  const require = createRequire(import.meta.url);
+  return require.resolve('@anthropic-ai/sandbox-runtime/dist/cli.js');
+}
+
+/**
+ * Runs a project's own command line (`runs.setup`, `runs.verify`: a shell command the person wrote,
+ * like a package.json script) in a fix run's worktree, with the given environment, in the run's
+ * sandbox when it has one. Its output is appended to `logFile` as it comes. Never throws: a
+ * command that cannot start, times out or is stopped is a failed one.
+ */
+export async function runProjectCommand(input: {
+  readonly command: string;
+  readonly cwd: string;
+  readonly env: Record<string, string>;
+  readonly sandbox: CommandSandbox | null;
+  /** Where the srt settings file is written (private to agentbox), e.g. `<secrets>/setup-sandbox.json`. */
+  readonly settingsFile: string;
+  readonly logFile: string;
+  readonly timeoutMs: number;
+  /** Aborting it stops the command (and what it started). */
+  readonly signal?: AbortSignal;
+}): Promise<CommandResult> {
+  const started = Date.now();
+  fs.mkdirSync(path.dirname(input.logFile), { recursive: true });
+  let argv: [string, string[]];
+  if (input.sandbox) {
+    fs.writeFileSync(
+      input.settingsFile,
+      JSON.stringify({
+        filesystem: {
+          allowWrite: input.sandbox.writable,
+          denyWrite: input.sandbox.denyWrite,
+          denyRead: input.sandbox.denyRead,
+        },
+        network: { allowedDomains: input.sandbox.allowedDomains, deniedDomains: [] },
+      }),
+      { mode: 0o600 },
+    );
+    argv = [process.execPath, [srtCli(), '-s', input.settingsFile, '-c', input.command]];
+  } else argv = ['/bin/sh', ['-c', input.command]];
+
+  const log = fs.openSync(input.logFile, 'w');
+  const tail: Buffer[] = [];
+  let tailBytes = 0;
+  const take = (chunk: Buffer) => {
+    fs.writeSync(log, chunk);
+    tail.push(chunk);
+    tailBytes += chunk.length;
+    while (tail.length > 1 && tailBytes - tail[0]!.length >= EXCERPT_BYTES) tailBytes -= tail.shift()!.length;
+  };
+  let timedOut = false;
+  let stopped = false;
+  let exit: OwnedExit;
+  try {
+    const child = spawnOwned(argv[0], argv[1], {
+      cwd: input.cwd,
+      env: input.env,
+      onStdout: take,
+      onStderr: take,
+    });
+    const timer = setTimeout(() => {
+      timedOut = true;
+      void child.stop(2000);
+    }, input.timeoutMs);
+    const onAbort = () => {
+      stopped = true;
+      void child.stop(2000);
+    };
+    if (input.signal?.aborted) onAbort();
+    input.signal?.addEventListener('abort', onAbort, { once: true });
+    try {
+      exit = await child.exited;
+    } finally {
+      clearTimeout(timer);
+      input.signal?.removeEventListener('abort', onAbort);
+    }
+  } finally {
+    fs.closeSync(log);
+  }
+  const output = Buffer.concat(tail);
+  const text = output.subarray(Math.max(0, output.length - EXCERPT_BYTES)).toString('utf8');
+  const why = exit.spawnError
+    ? `could not start: ${exit.spawnError}\n`
+    : timedOut
+      ? `timed out after ${Math.round(input.timeoutMs / 1000)} s\n`
+      : stopped
+        ? 'stopped\n'
+        : '';
+  const killed = timedOut || stopped;
+  return {
+    ok: !killed && !exit.spawnError && exit.code === 0,
+    command: input.command,
+    exitCode: killed ? null : exit.code,
+    timedOut,
+    stopped,
+    durationMs: Date.now() - started,
+    excerpt: `${why}${text}`.trim(),
+    logFile: input.logFile,
+  };
+}

@@ -1,0 +1,265 @@
+import { execFileSync, spawn } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { bash, type RequestView, text, tool } from '../fixtures/model-server/index.js';
+import { AGENTBOX_BIN } from '../helpers/bin.js';
+import { expectNoProcessesLeft } from '../helpers/processes.js';
+import { type Project, project } from '../helpers/project.js';
+
+/**
+ * Issue 14, item 5 on the real Claude Code: a fix run's worktree has no ignored files (no
+ * node_modules), so `runs.setup` prepares it — in the run's sandbox, before claude starts — and a
+ * tool call that fails is never hidden under a green tick.
+ */
+const FILES = {
+  '.gitignore': 'deps/\n',
+  'src/app.ts': 'export const x = 1;\n',
+};
+/** A fix run's script: `command`, then set x to 2, then end with `answer`. */
+const script = (task: string, command: string, answer: string) =>
+  [
+    () => bash(command),
+    (r: RequestView) =>
+      tool('Edit', {
+        file_path: path.join(r.workingDirectory!, 'src/app.ts'),
+        old_string: 'export const x = 1;',
+        new_string: 'export const x = 2;',
+      }),
+    () => text(answer),
+  ].map((reply, turn) => ({ when: { turn, anyText: task }, reply }));
+
+const git = (cwd: string, ...args: string[]) => execFileSync('git', args, { cwd, encoding: 'utf8' });
+
+describe('runs.setup and failed tool calls', () => {
+  let p: Project;
+  let root: string;
+  const config = (yaml: string) => fs.writeFileSync(path.join(p.repo.dir, 'agentbox.yaml'), yaml);
+  beforeAll(async () => {
+    p = await project({ files: FILES });
+    root = fs.realpathSync(p.repo.dir);
+    // An ignored dependency folder in the main tree: a new worktree does not have it.
+    fs.mkdirSync(path.join(root, 'deps'));
+    fs.writeFileSync(path.join(root, 'deps', 'lib.js'), "module.exports = 'the shared lib';\n");
+  });
+  afterAll(async () => p?.cleanup());
+
+  it('runs.setup prepares the worktree in the run’s sandbox before claude starts; the agent uses what it made', async () => {
+    config(
+      [
+        'runs:',
+        '  setup: >-',
+        '    mkdir -p deps && cp "$AGENTBOX_REPO_ROOT/deps/lib.js" deps/ && echo "setup copied $(ls deps)";',
+        '    echo escaped > "$AGENTBOX_REPO_ROOT/setup-escaped.txt" || echo "the main tree is read-only"',
+        '',
+      ].join('\n'),
+    );
+    const task = 'TASK-SETUP-OK use the lib';
+    p.server.setRules(script(task, `node -e "console.log(require('./deps/lib.js'))"`, 'Used the lib.'));
+    const from = p.server.requests.length;
+    const result = await p.agentbox(['fix', task]);
+    expect(result.code, result.stderr).toBe(0);
+    const name = p.newest();
+    expect(result.stdout).toContain(`✓ ${name} — REVIEW\n`);
+    expect(result.stdout).not.toContain('failed');
+
+    // Its output is in the run folder; it ran in the sandbox (the main tree is read-only to it).
+    const log = p.read(name, 'raw/setup.log');
+    expect(log).toContain('setup copied lib.js');
+    expect(log).toMatch(/Read-only file system/);
+    expect(log).toContain('the main tree is read-only');
+    expect(fs.existsSync(path.join(root, 'setup-escaped.txt'))).toBe(false);
+
+    // Events, then state: it finished (exit 0) before claude's first request.
+    const events = p.events(name);
+    const started = events.findIndex((e) => e.event === 'setup_started');
+    const finished = events.findIndex((e) => e.event === 'setup_finished');
+    expect(started).toBeGreaterThanOrEqual(0);
+    expect(finished).toBeGreaterThan(started);
+    expect(events[finished]).toMatchObject({ ok: true, exit_code: 0, log: 'raw/setup.log' });
+    expect(events[finished].duration_ms).toBeGreaterThan(0);
+    const index = fs
+      .readFileSync(path.join(root, '.agents/INDEX.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
+    const claudeStarted = index.find((e) => e.run === name && e.event === 'claude_started');
+    expect(Date.parse(claudeStarted.ts)).toBeGreaterThanOrEqual(Date.parse(events[finished].ts));
+    expect(p.state(name).setup).toMatchObject({ ok: true, exit_code: 0, command: expect.any(String) });
+
+    // The agent's Bash found what the setup made.
+    const results = p.server.requests.slice(from).flatMap((r) => r.view.toolResults);
+    expect(results[0]).toMatchObject({ isError: false });
+    expect(results[0]!.content).toContain('the shared lib');
+    // What the setup made is ignored: not in the patch.
+    const patch = p.read(name, 'changes.patch');
+    expect(patch).toContain('export const x = 2;');
+    expect(patch).not.toContain('deps/');
+  });
+
+  it('a failing runs.setup ends the run FAILED (setup) without starting claude; worktree and branch are gone', async () => {
+    config('runs:\n  setup: echo preparing; echo "lockfile out of date" >&2; exit 3\n');
+    const task = 'TASK-SETUP-FAILS anything';
+    p.server.setRules(script(task, 'true', 'never asked'));
+    const from = p.server.requests.length;
+    const result = await p.agentbox(['fix', task]);
+    expect(result.code).toBe(1);
+    const name = p.newest();
+    // No claude: the model got no request.
+    expect(p.server.requests.length).toBe(from);
+
+    const log = `.agents/runs/${name}/raw/setup.log`;
+    expect(result.stdout).toContain(
+      `✗ ${name} — FAILED (setup): runs.setup "echo preparing; echo "lockfile out of date" >&2; exit 3" failed with exit code 3; its output is in ${log}; claude was not started\n`,
+    );
+    expect(result.stdout).toContain(
+      '  next          fix runs.setup in agentbox.yaml (try the command in your own tree first), then start the run again\n',
+    );
+    expect(result.stdout).toContain(`  raw/setup.log ${log}\n`);
+    expect(p.read(name, 'raw/setup.log')).toBe('preparing\nlockfile out of date\n');
+
+    const state = p.state(name);
+    expect(state.status).toBe('FAILED');
+    expect(state.failure.kind).toBe('setup');
+    expect(state.claude_pid).toBeNull();
+    expect(state.session_id).toBeNull();
+    expect(state.setup).toMatchObject({ ok: false, exit_code: 3, timed_out: false });
+    // Nothing is left behind, as after any start that failed: no worktree, no branch.
+    expect(state.worktree_path).toBeNull();
+    expect(state.branch).toBeNull();
+    expect(git(root, 'branch', '--list', `agentbox/${name}`)).toBe('');
+    expect(git(root, 'worktree', 'list', '--porcelain')).not.toContain(name);
+    const base = path.join(p.home.home, '.local/share/agentbox/worktrees');
+    expect(fs.readdirSync(base).flatMap((d) => fs.readdirSync(path.join(base, d)))).not.toContain(name);
+
+    const events = p.events(name);
+    expect(events.find((e) => e.event === 'setup_finished')).toMatchObject({ ok: false, exit_code: 3 });
+    const report = p.read(name, 'report.md');
+    expect(report).toContain('- status: **FAILED** — setup: runs.setup');
+    expect(report).toContain('failed with exit code 3');
+    expect(report).toContain('lockfile out of date');
+    expect(report).toContain('Its worktree and branch were removed');
+
+    const shown = await p.agentbox(['show', name]);
+    expect(shown.stdout).toMatch(
+      /setup\s+echo preparing.* — FAILED \(exit code 3\) in \d+\.\ds \(raw\/setup\.log\)/,
+    );
+    expect(shown.stdout).toContain(`next: fix runs.setup in agentbox.yaml (its output: ${log})`);
+    // A FAILED run cannot be resumed: there is no session.
+    const resumed = await p.agentbox(['resume', name]);
+    expect(resumed.code).not.toBe(0);
+    expect(resumed.stderr).toContain('is FAILED');
+    config('');
+  });
+
+  it('a failed tool call shows in the summary, report.md and show --json, never under a green tick alone', async () => {
+    config('');
+    const task = 'TASK-TOOL-FAILS set x';
+    p.server.setRules(script(task, `node -e "require('nope')"`, 'Set x to 2.'));
+    const result = await p.agentbox(['fix', task]);
+    expect(result.code, result.stderr).toBe(0);
+    const name = p.newest();
+    expect(p.state(name).status).toBe('REVIEW');
+    const last = `Bash node -e "require('nope')": Error: Cannot find module 'nope'`;
+    expect(result.stdout).toContain(`⚠ ${name} — REVIEW · 1 tool call failed (last: ${last})\n`);
+    expect(result.stdout).not.toContain(`✓ ${name}`);
+
+    expect(p.read(name, 'report.md')).toContain(`- **failed tool calls: 1** — last: \`${last}\``);
+    const shown = JSON.parse((await p.agentbox(['show', name, '--json'])).stdout);
+    expect(shown.state.failed_tool_calls).toBe(1);
+    expect(shown.state.last_tool_error).toBe(last);
+    expect((await p.agentbox(['show', name])).stdout).toMatch(
+      /tool calls\s+2 · 1 tool call failed \(last: Bash node -e/,
+    );
+  });
+
+  it('--json carries the failed tool calls too', async () => {
+    const task = 'TASK-TOOL-FAILS-JSON set x';
+    p.server.setRules(script(task, 'ls /no/such/dir', 'Set x to 2.'));
+    const result = await p.agentbox(['fix', task, '--json']);
+    expect(result.code, result.stderr).toBe(0);
+    const out = JSON.parse(result.stdout);
+    expect(out.failed_tool_calls).toBe(1);
+    expect(out.last_tool_error).toMatch(/^Bash ls \/no\/such\/dir: .*No such file or directory/);
+  });
+
+  it('a resumed run does not run the setup again; its failed tool calls keep counting', async () => {
+    config('runs:\n  setup: mkdir -p deps && echo once >> deps/count\n');
+    const task = 'TASK-SETUP-RESUME look around';
+    p.server.setRules([
+      { when: { anyText: 'please wrap up' }, reply: text('Wrapped up after the resume.') },
+      { when: { turn: 0, anyText: task }, reply: bash('ls /no/such/place') },
+      // The first attempt's turn 1 never answers: claude is killed while it waits.
+      { when: { turn: 1, anyText: task }, reply: { text: 'never', delayMs: 120_000 } },
+    ]);
+    const child = spawn(process.execPath, [AGENTBOX_BIN, 'fix', task], {
+      cwd: p.repo.dir,
+      env: p.env,
+      stdio: 'ignore',
+    });
+    const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
+    const deadline = Date.now() + 30_000;
+    while (!p.server.requests.some((r) => r.view.turn === 1 && r.view.allText.includes(task))) {
+      if (Date.now() > deadline) throw new Error('timed out waiting for turn 1');
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    const name = p.newest();
+    process.kill(p.state(name).claude_pid, 'SIGKILL');
+    expect(await exited).toBe(1);
+    expect(p.state(name)).toMatchObject({ status: 'CRASHED', failed_tool_calls: 1 });
+
+    const resumed = await p.agentbox(['resume', name, 'please wrap up']);
+    expect(resumed.code, resumed.stderr).toBe(0);
+    const state = p.state(name);
+    expect(state.status).toBe('DONE');
+    expect(p.events(name).filter((e) => e.event === 'setup_started')).toHaveLength(1);
+    expect(fs.readFileSync(path.join(state.worktree_path, 'deps', 'count'), 'utf8')).toBe('once\n');
+    expect(state.failed_tool_calls).toBe(1);
+    expect(state.last_tool_error).toMatch(/^Bash ls \/no\/such\/place: .*No such file or directory/);
+    expect(resumed.stdout).toContain(`⚠ ${name} — DONE · 1 tool call failed`);
+    config('');
+  });
+
+  it('agentbox stop during the setup ends it and the run (ABORTED, setup) without claude', async () => {
+    config('runs:\n  setup: echo begun; sleep 60\n');
+    const task = 'TASK-SETUP-STOPPED anything';
+    p.server.setRules(script(task, 'true', 'never asked'));
+    const from = p.server.requests.length;
+    const started = Date.now();
+    const child = spawn(process.execPath, [AGENTBOX_BIN, 'fix', task], {
+      cwd: p.repo.dir,
+      env: p.env,
+      stdio: 'ignore',
+    });
+    const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
+    const deadline = Date.now() + 30_000;
+    const begun = () => {
+      const name = p.runs().find((n) => n.includes('task-setup-stopped'));
+      return name && fs.existsSync(path.join(p.runDir(name), 'raw/setup.log'))
+        ? fs.readFileSync(path.join(p.runDir(name), 'raw/setup.log'), 'utf8').includes('begun')
+        : false;
+    };
+    while (!begun()) {
+      if (Date.now() > deadline) throw new Error('timed out waiting for the setup to begin');
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    const name = p.newest();
+    const stopped = await p.agentbox(['stop', name]);
+    expect(stopped.code, stopped.stderr).toBe(0);
+    expect(await exited).toBe(143);
+    expect(Date.now() - started).toBeLessThan(30_000);
+    expect(p.server.requests.length).toBe(from);
+    const state = p.state(name);
+    expect(state).toMatchObject({ status: 'ABORTED', worktree_path: null, branch: null });
+    expect(state.failure).toEqual({
+      kind: 'setup',
+      message: `runs.setup "echo begun; sleep 60" was stopped by agentbox stop; its output is in .agents/runs/${name}/raw/setup.log; claude was not started`,
+    });
+    expect(git(root, 'branch', '--list', `agentbox/${name}`)).toBe('');
+    config('');
+  });
+
+  it('leaves no process behind', async () => {
+    await expectNoProcessesLeft(p.tag);
+  });
+});
