@@ -3,7 +3,7 @@
  * people read and other tools parse; every file carries a schema_version.
  */
 
-export const RUN_TYPES = ['scout', 'plan', 'fix', 'review', 'ops', 'interactive'] as const;
+export const RUN_TYPES = ['scout', 'plan', 'fix', 'review', 'interactive'] as const;
 export type RunType = (typeof RUN_TYPES)[number];
 
 /**

@@ -4,7 +4,7 @@ import { AgentboxError } from '../errors.js';
 import type { RunType } from '../ledger/types.js';
 
 /** One template per kind: `templates/commands/<kind>.md`. */
-export const SAFE_KINDS = ['scout', 'plan', 'fix', 'review', 'ops', 'report'] as const;
+export const SAFE_KINDS = ['scout', 'plan', 'fix', 'review', 'report'] as const;
 export const HUMAN_ONLY_KINDS = ['merge', 'apply'] as const;
 export type SafeKind = (typeof SAFE_KINDS)[number];
 export type HumanOnlyKind = (typeof HUMAN_ONLY_KINDS)[number];
@@ -19,7 +19,6 @@ export const SAFE_KINDS_BY_TYPE: Readonly<Record<RunType, readonly SafeKind[]>> 
   plan: ['plan', 'report'],
   fix: ['fix', 'report'],
   review: ['review', 'report'],
-  ops: ['ops', 'report'],
   interactive: ['report'],
 };
 

@@ -85,7 +85,7 @@ describe('systemPromptAddition', () => {
   });
 
   it('has no blank lines (a type without a deliverable leaves none)', () => {
-    for (const type of ['scout', 'fix', 'ops', 'interactive'] as RunType[]) {
+    for (const type of ['scout', 'fix', 'review', 'interactive'] as RunType[]) {
       const text = systemPromptAddition(base({ type, worktree: type === 'fix' ? WORKTREE : null }));
       expect(text.split('\n').every((line) => line.trim() !== '')).toBe(true);
     }

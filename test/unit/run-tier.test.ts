@@ -80,7 +80,6 @@ describe('buildEnvelope: fix', () => {
     ['scout', false],
     ['plan', false],
     ['review', false],
-    ['ops', false],
     ['interactive', false],
   ])('needsWorktree(%s) is %s', (type, expected) => {
     expect(needsWorktree(type)).toBe(expected);

@@ -56,7 +56,6 @@ describe('commandNames', () => {
     ['plan', ['plan_a1b2c3', 'report_a1b2c3']],
     ['fix', ['fix_a1b2c3', 'report_a1b2c3']],
     ['review', ['review_a1b2c3', 'report_a1b2c3']],
-    ['ops', ['ops_a1b2c3', 'report_a1b2c3']],
     ['interactive', ['report_a1b2c3']],
   ] as const)('%s', (type, safe) => {
     expect(commandNames(type, 'a1b2c3')).toEqual({ safe, humanOnly: ['merge_a1b2c3', 'apply_a1b2c3'] });
@@ -139,7 +138,6 @@ describe('renderRunCommands', () => {
     ['scout', `Edit(/${RUN_DIR}/report.md), Edit(/${RUN_DIR}/raw/evidence/**)`],
     ['plan', `Edit(/${RUN_DIR}/plan.md), Edit(/${RUN_DIR}/report.md), Edit(/${RUN_DIR}/raw/evidence/**)`],
     ['review', `Edit(/${RUN_DIR}/report.md), Edit(/${RUN_DIR}/raw/evidence/**)`],
-    ['ops', `Edit(/${RUN_DIR}/report.md), Edit(/${RUN_DIR}/raw/evidence/**)`],
     ['fix', `Edit(/${WORKTREE}/**), Edit(/${RUN_DIR}/report.md), Edit(/${RUN_DIR}/raw/evidence/**)`],
   ] as const)('%s grants edits only where its artifacts go', (type, allowed) => {
     const [main, report] = renderRunCommands(spec(type));
