@@ -322,7 +322,11 @@ async function detach(ctx: CommandContext, ledger: Ledger, name: string, json: b
     fs.closeSync(log);
   }
   if (json) ctx.io.out(`${JSON.stringify({ run: name, detached: true })}\n`);
-  else
-    ctx.io.out(`${name}\n  running in the background — agentbox status / agentbox show ${runIdOf(name)}\n`);
+  else {
+    const id = runIdOf(name);
+    ctx.io.out(
+      `${name}\n  running in the background — follow it: agentbox watch ${id} · stop it: agentbox stop ${id}\n`,
+    );
+  }
   return 0;
 }

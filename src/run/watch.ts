@@ -6,9 +6,10 @@ import { styler } from '../cli/style.js';
 import { formatDuration } from '../config/duration.js';
 import { findRepo } from '../git/repo.js';
 import { openLedger, readRun, readState, resolveRun } from '../ledger/index.js';
+import { runIdOf } from '../ledger/names.js';
 import { isAlive } from '../process/reap.js';
 import { toolTarget } from './live.js';
-import { succeeded } from './print.js';
+import { nextStep, succeeded } from './print.js';
 
 /** New whole lines of a growing file, from where the last read stopped. */
 class Tail {
@@ -89,7 +90,11 @@ export async function watch(
   const stream = new Tail(path.join(run.dir, 'raw', 'stream.jsonl'));
   const events = new Tail(path.join(run.dir, 'events.jsonl'));
   const started = Date.parse(run.state?.started_at ?? run.meta.created_at);
-  const clock = () => `[${formatDuration(Math.max(0, Date.now() - started))}]`;
+  // An event carries its own time (a finished run replays at its times); a stream line has none.
+  const clock = (at?: unknown) => {
+    const t = typeof at === 'string' && Number.isFinite(Date.parse(at)) ? Date.parse(at) : Date.now();
+    return `[${formatDuration(Math.max(0, t - started))}]`;
+  };
   ctx.io.out(`${s.bold(run.name)} — ${run.meta.type}: ${first(run.meta.task, 100)}\n`);
   for (;;) {
     for (const line of stream.read()) {
@@ -108,14 +113,16 @@ export async function watch(
         continue;
       }
       const text = eventLine(e);
-      if (text) ctx.io.out(`${s.dim(clock())} ${text}\n`);
+      if (text) ctx.io.out(`${s.dim(clock(e.ts))} ${text}\n`);
     }
     const state = readState(run.dir);
     if (state && state.status !== 'ACTIVE' && state.status !== 'STALLED') {
       const ok = succeeded(state.status);
       const why = state.failure ? ` (${state.failure.kind}): ${state.failure.message}` : '';
-      ctx.io.out(`${ok ? s.ok('✓') : s.bad('✗')} ${run.name} — ${state.status}${why}\n`);
-      return ok ? 0 : 1;
+      const code = ok ? 0 : 1;
+      ctx.io.out(`${ok ? s.ok('✓') : s.bad('✗')} ${run.name} — ${state.status}${why} · exit ${code}\n`);
+      ctx.io.out(`  next ${nextStep(state.status, runIdOf(run.name), state.failure?.kind)}\n`);
+      return code;
     }
     if (state && !isAlive(state.pid, state.pid_start) && state.pid !== null) {
       ctx.io.out(

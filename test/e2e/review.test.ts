@@ -210,13 +210,19 @@ describe('review and merge, git-native', () => {
       { when: { anyText: task }, reply: text('app.js now returns 43.') },
     ]);
     const head = p.repo.git('rev-parse', 'HEAD').trim();
-    const started = await p.agentbox(['fix', task, '--detach', '--json']);
+    const started = await p.agentbox(['fix', task, '--detach']);
     expect(started.code, started.stderr).toBe(0);
-    const name = JSON.parse(started.stdout).run as string;
+    const name = started.stdout.split('\n')[0]!;
     const id = name.slice(-6);
+    expect(started.stdout).toBe(
+      `${name}\n  running in the background — follow it: agentbox watch ${id} · stop it: agentbox stop ${id}\n`,
+    );
     const watched = await p.agentbox(['watch', id], { timeoutMs: 120_000 });
     expect(watched.code, watched.stderr).toBe(0);
-    expect(watched.stdout.trimEnd().split('\n').at(-1)).toContain(`${name} — REVIEW`);
+    expect(watched.stdout.trimEnd().split('\n').slice(-2)).toEqual([
+      `✓ ${name} — REVIEW · exit 0`,
+      `  next agentbox diff ${id}, then agentbox merge ${id}`,
+    ]);
     const reviewed = await p.agentbox(['diff', id]);
     expect(reviewed.stdout).toContain('+module.exports = 43;');
     expect(p.repo.git('diff', '--stat', 'HEAD', `agentbox/${name}`)).toContain('src/app.js');

@@ -112,9 +112,10 @@ describe('run control', () => {
     expect(watched.stdout).toMatch(/\] Write \S*half\.txt\n/);
     expect(watched.stdout).toContain("] Bash python3 -c 'import time; time.sleep(60)'\n");
     expect(watched.stdout).toContain('stop requested (agentbox stop)');
-    expect(watched.stdout.trimEnd().split('\n').at(-1)).toBe(
-      `✗ ${name} — ABORTED (killed): stopped by agentbox stop`,
-    );
+    expect(watched.stdout.trimEnd().split('\n').slice(-2)).toEqual([
+      `✗ ${name} — ABORTED (killed): stopped by agentbox stop · exit 1`,
+      `  next agentbox resume ${id}`,
+    ]);
     expect(p.read(name, 'changes.patch')).toContain('+half done');
     expect(p.read(name, 'report.md')).toContain('ABORTED');
     // The worker's log was written as the run went, a line per tool call.
@@ -122,6 +123,9 @@ describe('run control', () => {
     // A finished run: watch prints what happened and the outcome at once; stop says it is not running.
     const again = await p.agentbox(['watch', id]);
     expect(again.stdout).toContain("Bash python3 -c 'import time; time.sleep(60)'");
+    // Events replay at their own times, not at the time of watching.
+    const requested = again.stdout.split('\n').find((line) => line.includes('stop requested'));
+    expect(watched.stdout.split('\n')).toContain(requested);
     expect(again.code).toBe(1);
     const notRunning = await p.agentbox(['stop', id]);
     expect(notRunning.code).toBe(2);
