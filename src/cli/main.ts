@@ -9,6 +9,8 @@ const handlers = new Set<(by: string) => void>();
 let interrupted = false;
 /** A command stopped cleanly by a signal still exits as the shell expects: 128 + the signal. */
 let signalCode: number | undefined;
+/** `agentbox stop` arrived before the command subscribed: given to the first handler that does. */
+let pendingStop = false;
 for (const [signal, by, code] of [
   ['SIGINT', 'Ctrl-C', 130],
   ['SIGTERM', 'SIGTERM', 143],
@@ -16,6 +18,12 @@ for (const [signal, by, code] of [
   [STOP_SIGNAL, 'agentbox stop', 143],
 ] as const) {
   process.on(signal, () => {
+    // `agentbox stop` can reach a run's process before the run has subscribed (a detached worker
+    // that is still starting): the stop waits for it instead of killing the run half-made.
+    if (signal === STOP_SIGNAL && handlers.size === 0 && !interrupted) {
+      pendingStop = true;
+      return;
+    }
     // A command that can stop cleanly (a run exports its changes first) gets one chance; a
     // second signal, or a command that did not ask, ends the process at once.
     if (interrupted || handlers.size === 0) process.exit(code);
@@ -27,6 +35,12 @@ for (const [signal, by, code] of [
 }
 const onInterrupt: OnInterrupt = (handler) => {
   handlers.add(handler);
+  if (pendingStop) {
+    pendingStop = false;
+    interrupted = true;
+    signalCode = 143;
+    setImmediate(() => handler('agentbox stop'));
+  }
   return () => handlers.delete(handler);
 };
 

@@ -279,6 +279,13 @@ function buildProgram(ctx: CommandContext, setExit: (code: number) => void): Com
     .argument('<run>', 'a run name, its short id, "latest" or a pointer such as "last-fail"')
     .option('--json', 'print machine-readable JSON')
     .action(lazy(async () => (await import('../commands/show.js')).show));
+  program
+    .command('ui')
+    .description('a local web dashboard: watch, start, review and merge runs from the browser')
+    .option('--port <n>', 'the port to listen on (default: any free port)')
+    .option('--host <address>', 'listen on this address instead of 127.0.0.1 (the token is still needed)')
+    .option('--no-open', 'print the address, do not open a browser')
+    .action(lazy(async () => (await import('../commands/ui.js')).ui));
 
   return program;
 }

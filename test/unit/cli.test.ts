@@ -34,6 +34,7 @@ const COMMANDS = [
   'gc',
   'status',
   'show',
+  'ui',
 ];
 
 let dir: string;

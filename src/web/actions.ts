@@ -1,0 +1,147 @@
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { type CommandContext, memoryIo } from '../cli/context.js';
+import { discard, merge } from '../commands/gate.js';
+import { fix, plan, review, scout } from '../commands/run.js';
+import { AgentboxError, type ErrorCode, isAgentboxError } from '../errors.js';
+import { stop } from '../interactive/control.js';
+import { type Ledger, readRun, resolveRun } from '../ledger/index.js';
+import { inject } from '../run/inject.js';
+import type { Env } from '../util/env.js';
+import { HttpError, stringField } from './http.js';
+
+/**
+ * The page's buttons, as the CLI's own commands: each action calls the function its CLI command
+ * calls, with an in-memory output, so every check (the human gate, sensitive changes, conflicts,
+ * a run that is still running) is the same code. An AgentboxError becomes an HTTP status.
+ */
+export interface ActionContext {
+  readonly root: string;
+  readonly ledger: Ledger;
+  readonly env: Env;
+}
+
+const STATUS_OF: Partial<Record<ErrorCode, number>> = {
+  USAGE: 400,
+  CONFIG_INVALID: 400,
+  RUN_NAME_INVALID: 400,
+  RUN_AMBIGUOUS: 400,
+  RUN_NOT_FOUND: 404,
+  MERGE_CONFLICT: 409,
+  MERGE_REFUSED: 409,
+  RUN_ACTIVE: 409,
+  UNSAVED_CHANGES: 409,
+  HUMAN_GATE: 403,
+};
+
+/** Runs a command function in memory; its JSON output, or its error as an HttpError. */
+async function call(
+  ac: ActionContext,
+  fn: (ctx: CommandContext) => Promise<number>,
+): Promise<{ code: number; stdout: string; stderr: string }> {
+  const io = memoryIo();
+  try {
+    const code = await fn({ cwd: ac.root, env: ac.env, io });
+    return { code, stdout: io.stdout, stderr: io.stderr };
+  } catch (error) {
+    if (!isAgentboxError(error)) throw error;
+    throw new HttpError(STATUS_OF[error.code] ?? 500, error.message, {
+      code: error.code,
+      ...(error.hint ? { hint: error.hint } : {}),
+    });
+  }
+}
+
+const parsed = (stdout: string): Record<string, unknown> => {
+  const last = stdout.trim().split('\n').filter(Boolean);
+  try {
+    return JSON.parse(stdout) as Record<string, unknown>;
+  } catch {
+    return { output: last.join('\n') };
+  }
+};
+
+const START = { scout, plan, fix, review } as const;
+type StartType = keyof typeof START;
+
+/** `POST /api/runs`: starts a run detached, as `agentbox <type> <task> --detach` does. */
+export async function startRunAction(ac: ActionContext, body: Record<string, unknown>) {
+  const type = stringField(body, 'type', true);
+  if (!(type in START))
+    throw new HttpError(400, `"type" must be one of scout, plan, fix, review, not "${type}"`);
+  const task = stringField(body, 'task', true);
+  const options = {
+    detach: true,
+    json: true,
+    model: stringField(body, 'model'),
+    timeout: stringField(body, 'timeout'),
+    supervisor: stringField(body, 'supervisor'),
+    maxIterations: stringField(body, 'max_iterations'),
+    maxCost: stringField(body, 'max_cost'),
+  };
+  const out = await call(ac, (ctx) => START[type as StartType](ctx, task, options));
+  return parsed(out.stdout);
+}
+
+/** `POST /api/runs/<run>/merge {commit?, allow_sensitive?}`: the confirmation happened in the page. */
+export async function mergeAction(ac: ActionContext, ref: string, body: Record<string, unknown>) {
+  const out = await call(ac, (ctx) =>
+    merge(ctx, ref, {
+      yes: true,
+      json: true,
+      commit: body.commit === true,
+      allowSensitive: body.allow_sensitive === true,
+    }),
+  );
+  return parsed(out.stdout);
+}
+
+export async function discardAction(ac: ActionContext, ref: string) {
+  const out = await call(ac, (ctx) => discard(ctx, ref, { json: true }));
+  return parsed(out.stdout);
+}
+
+export async function stopAction(ac: ActionContext, ref: string) {
+  const out = await call(ac, (ctx) => stop(ctx, ref, {}));
+  return { output: out.stdout.trim(), code: out.code };
+}
+
+export async function injectAction(ac: ActionContext, ref: string, body: Record<string, unknown>) {
+  const text = stringField(body, 'text', true);
+  const out = await call(ac, (ctx) => inject(ctx, ref, text, { json: true }));
+  return parsed(out.stdout);
+}
+
+/** The built CLI entry (`src/web` and `dist/web` both sit two levels down). */
+const BIN = fileURLToPath(new URL('../../bin/agentbox.js', import.meta.url));
+
+/**
+ * `POST /api/runs/<run>/resume {instructions?}`: `agentbox resume` in the background (it lasts as
+ * long as the run), its output appended to the run's raw/agentbox.log. Checked first in-process
+ * (the run exists), so a typo is a 404, not a silent background failure.
+ */
+export async function resumeAction(ac: ActionContext, ref: string, body: Record<string, unknown>) {
+  const instructions = stringField(body, 'instructions');
+  let name: string;
+  try {
+    name = readRun(ac.ledger, resolveRun(ac.ledger, ref)).name;
+  } catch (error) {
+    if (error instanceof AgentboxError) throw new HttpError(STATUS_OF[error.code] ?? 400, error.message);
+    throw error;
+  }
+  const log = fs.openSync(path.join(ac.ledger.runsDir, name, 'raw', 'agentbox.log'), 'a');
+  try {
+    const child = spawn(process.execPath, [BIN, 'resume', name, ...(instructions ? [instructions] : [])], {
+      cwd: ac.root,
+      env: ac.env as NodeJS.ProcessEnv,
+      detached: true,
+      stdio: ['ignore', log, log],
+    });
+    child.unref();
+    return { run: name, resumed: true, pid: child.pid ?? null };
+  } finally {
+    fs.closeSync(log);
+  }
+}

@@ -1,0 +1,71 @@
+import type http from 'node:http';
+import { AgentboxError } from '../errors.js';
+import type { Ledger } from '../ledger/index.js';
+import type { Env } from '../util/env.js';
+import {
+  discardAction,
+  injectAction,
+  mergeAction,
+  resumeAction,
+  startRunAction,
+  stopAction,
+} from './actions.js';
+import { HttpError, json, type Reply, readJsonBody } from './http.js';
+import { runDetail, runsPage } from './runs.js';
+import { readSettings, writeSettings } from './settings.js';
+
+export interface RouteContext {
+  readonly root: string;
+  readonly ledger: Ledger;
+  readonly env: Env;
+  /** Largest request body, in bytes. */
+  readonly limit: number;
+}
+
+const RUN_ACTIONS = new Set(['merge', 'discard', 'stop', 'resume', 'inject']);
+
+/** The JSON API, one resource at a time; the request has passed every check already. */
+export async function route(ctx: RouteContext, req: http.IncomingMessage, url: URL): Promise<Reply> {
+  const method = req.method ?? 'GET';
+  const parts = url.pathname.split('/').filter(Boolean).map(decodeURIComponent);
+  if (parts[0] !== 'api') throw new HttpError(404, `no such page: ${url.pathname}`);
+  const ac = { root: ctx.root, ledger: ctx.ledger, env: ctx.env };
+  const body = () => readJsonBody(req, ctx.limit);
+  try {
+    if (parts[1] === 'runs' && parts.length === 2) {
+      if (method === 'GET') return json(runsPage(ctx.ledger, url.searchParams));
+      if (method === 'POST') return json(await startRunAction(ac, await body()), 201);
+    }
+    if (parts[1] === 'runs' && parts.length === 3 && method === 'GET') {
+      return json(await runDetail(ctx.ledger, ctx.root, parts[2]!));
+    }
+    if (parts[1] === 'runs' && parts.length === 4 && RUN_ACTIONS.has(parts[3]!) && method === 'POST') {
+      const ref = parts[2]!;
+      const input = await body();
+      switch (parts[3]) {
+        case 'merge':
+          return json(await mergeAction(ac, ref, input));
+        case 'discard':
+          return json(await discardAction(ac, ref));
+        case 'stop':
+          return json(await stopAction(ac, ref));
+        case 'resume':
+          return json(await resumeAction(ac, ref, input), 202);
+        default:
+          return json(await injectAction(ac, ref, input));
+      }
+    }
+    if (parts[1] === 'settings' && parts.length === 2) {
+      if (method === 'GET') return json(readSettings(ctx.root, ctx.env));
+      if (method === 'PUT') return json(await writeSettings(ctx.root, ctx.env, await body()));
+    }
+  } catch (error) {
+    // A read that failed the ledger's own checks (an unknown run, a bad name) is the client's.
+    if (error instanceof AgentboxError) {
+      const status = error.code === 'RUN_NOT_FOUND' ? 404 : error.code === 'CONFIG_INVALID' ? 409 : 400;
+      throw new HttpError(status, error.message, error.hint ? { hint: error.hint } : {});
+    }
+    throw error;
+  }
+  throw new HttpError(404, `no such API: ${method} ${url.pathname}`);
+}

@@ -1,0 +1,143 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { parseStreamLine } from '../claude/stream.js';
+import { inspectPatchFile } from '../git/apply.js';
+import { type Ledger, readRun, readState, resolveRun } from '../ledger/index.js';
+import { listRuns, type RunSummary } from '../ledger/list.js';
+import { RUN_STATUSES, RUN_TYPES } from '../ledger/types.js';
+import { EventLog } from '../run/events.js';
+import { toolTarget } from '../run/live.js';
+import { HttpError } from './http.js';
+import { renderMarkdown } from './markdown.js';
+
+/** What `GET /api/runs` answers: a page of runs, newest first, and how many match. */
+export interface RunsPage {
+  readonly runs: readonly (RunSummary & { readonly now?: Activity | null })[];
+  readonly total: number;
+  readonly offset: number;
+  readonly limit: number;
+}
+
+/** What an ACTIVE run is doing: its last tool call, its tool calls so far. */
+export interface Activity {
+  readonly tool: string | null;
+  readonly target: string | null;
+  readonly tool_calls: number;
+  readonly since: string | null;
+}
+
+const PAGE_MAX = 500;
+
+function intParam(params: URLSearchParams, key: string, fallback: number, max: number): number {
+  const raw = params.get(key);
+  if (raw === null || raw === '') return fallback;
+  if (!/^\d+$/.test(raw)) throw new HttpError(400, `"${key}" must be a whole number, not "${raw}"`);
+  return Math.min(Number(raw), max);
+}
+
+function oneOf<T extends string>(params: URLSearchParams, key: string, allowed: readonly T[]): T | null {
+  const raw = params.get(key);
+  if (raw === null || raw === '') return null;
+  if (!(allowed as readonly string[]).includes(raw)) {
+    throw new HttpError(400, `"${key}" must be one of ${allowed.join(', ')}, not "${raw}"`);
+  }
+  return raw as T;
+}
+
+/**
+ * `GET /api/runs?offset&limit&status&type&q`: without a filter only the newest `offset + limit`
+ * run folders are read (as `agentbox status` does); a filter folds INDEX.jsonl instead.
+ */
+export function runsPage(ledger: Ledger, params: URLSearchParams): RunsPage {
+  const offset = intParam(params, 'offset', 0, Number.MAX_SAFE_INTEGER);
+  const limit = intParam(params, 'limit', 50, PAGE_MAX);
+  const status = oneOf(params, 'status', RUN_STATUSES);
+  const type = oneOf(params, 'type', RUN_TYPES);
+  const q = (params.get('q') ?? '').trim().toLowerCase();
+  const filtered = status !== null || type !== null || q !== '';
+  const { runs, total } = listRuns(ledger, filtered ? {} : { limit: offset + limit });
+  const matching = filtered
+    ? runs.filter(
+        (r) =>
+          (status === null || r.status === status) &&
+          (type === null || r.type === type) &&
+          (q === '' || r.task.toLowerCase().includes(q) || r.name.includes(q)),
+      )
+    : runs;
+  const page = matching
+    .slice(offset, offset + limit)
+    .map((run) => (run.status === 'ACTIVE' ? { ...run, now: activity(ledger, run.name) } : run));
+  return { runs: page, total: filtered ? matching.length : total, offset, limit };
+}
+
+/** The last tool call in the tail of a run's stream, and its tool-call count. */
+export function activity(ledger: Ledger, name: string): Activity | null {
+  const dir = path.join(ledger.runsDir, name);
+  const state = readState(dir);
+  if (!state) return null;
+  let tool: string | null = null;
+  let target: string | null = null;
+  for (const line of tail(path.join(dir, 'raw', 'stream.jsonl'), 64 * 1024)) {
+    for (const e of parseStreamLine(line)) {
+      if (e.kind === 'tool_use') {
+        tool = e.name;
+        target = toolTarget(e.input);
+      }
+    }
+  }
+  return { tool, target, tool_calls: state.tool_calls, since: state.started_at };
+}
+
+/** The whole lines in the last `bytes` of a file; none when it does not exist. */
+function tail(file: string, bytes: number): string[] {
+  let fd: number;
+  try {
+    fd = fs.openSync(file, 'r');
+  } catch {
+    return [];
+  }
+  try {
+    const size = fs.fstatSync(fd).size;
+    const start = Math.max(0, size - bytes);
+    const buf = Buffer.alloc(size - start);
+    fs.readSync(fd, buf, 0, buf.length, start);
+    const lines = buf.toString('utf8').split('\n');
+    if (start > 0) lines.shift();
+    return lines;
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+const PATCH_MAX = 5 * 1024 * 1024;
+
+/** `GET /api/runs/<run>`: everything the detail page shows; the report as sanitised HTML too. */
+export async function runDetail(ledger: Ledger, root: string, ref: string) {
+  const run = readRun(ledger, resolveRun(ledger, ref));
+  const read = (file: string, max = PATCH_MAX): string | null => {
+    if (!run.files.includes(file)) return null;
+    const full = path.join(run.dir, file);
+    return fs.statSync(full).size > max ? null : fs.readFileSync(full, 'utf8');
+  };
+  const report = read('report.md');
+  const patch = read('changes.patch');
+  const inspection =
+    patch !== null ? await inspectPatchFile(root, path.join(run.dir, 'changes.patch')) : null;
+  return {
+    name: run.name,
+    id: run.meta.run_id,
+    meta: run.meta,
+    state: run.state,
+    files: run.files,
+    events: new EventLog(run.dir).read(),
+    prompt: read('prompt.md'),
+    report,
+    report_html: report === null ? null : renderMarkdown(report),
+    plan_html: run.files.includes('plan.md') ? renderMarkdown(read('plan.md') ?? '') : null,
+    patch,
+    patch_too_large: run.files.includes('changes.patch') && patch === null,
+    sensitive: inspection?.sensitive ?? [],
+    refused: inspection?.refused ?? [],
+    now: run.state?.status === 'ACTIVE' ? activity(ledger, run.name) : null,
+  };
+}

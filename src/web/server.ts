@@ -1,0 +1,190 @@
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import http from 'node:http';
+import { createRequire } from 'node:module';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { Ledger } from '../ledger/index.js';
+import type { Env } from '../util/env.js';
+import { checkRequest, hostAllowed, SESSION_COOKIE, type Secrets, sameSecret } from './auth.js';
+import { LedgerWatcher, serveEvents } from './events.js';
+import { BASE_HEADERS, HttpError, send } from './http.js';
+import { route } from './routes.js';
+
+export interface UiServerOptions {
+  readonly root: string;
+  readonly ledger: Ledger;
+  readonly env: Env;
+  /** 0: a free port. */
+  readonly port?: number;
+  /** Default 127.0.0.1; anything else is the caller's explicit choice (and still needs the token). */
+  readonly host?: string;
+  readonly maxBodyBytes?: number;
+  /** Every refused request, with its status and reason; never throws into the server. */
+  readonly onProblem?: (problem: { status: number; reason: string; method: string; path: string }) => void;
+}
+
+export interface UiServer {
+  /** The clean address, e.g. http://127.0.0.1:4321 */
+  readonly url: string;
+  /** The address that logs a browser in: `url/?token=…`. */
+  readonly loginUrl: string;
+  readonly token: string;
+  readonly port: number;
+  close(): Promise<void>;
+}
+
+/** The page and its script and styles: `web/` beside `dist/` in the package. */
+const WEB_DIR = fileURLToPath(new URL('../../web/', import.meta.url));
+const DIFF2HTML = path.join(
+  path.dirname(createRequire(import.meta.url).resolve('diff2html/package.json')),
+  'bundles',
+);
+
+/** Static files by URL path: what the page loads, all shipped in the package, nothing from a CDN. */
+const ASSETS: Readonly<Record<string, { file: string; type: string }>> = {
+  '/assets/app.js': { file: path.join(WEB_DIR, 'app.js'), type: 'text/javascript; charset=utf-8' },
+  '/assets/app.css': { file: path.join(WEB_DIR, 'app.css'), type: 'text/css; charset=utf-8' },
+  '/assets/diff2html.js': {
+    file: path.join(DIFF2HTML, 'js', 'diff2html-ui-slim.min.js'),
+    type: 'text/javascript; charset=utf-8',
+  },
+  '/assets/diff2html.css': {
+    file: path.join(DIFF2HTML, 'css', 'diff2html.min.css'),
+    type: 'text/css; charset=utf-8',
+  },
+};
+
+/** No inline script, nothing from another origin: what the page may load and run. */
+const CSP =
+  "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
+
+/**
+ * `agentbox ui`'s server. It holds no state of its own: every answer is read from the ledger, every
+ * action is the CLI's command, so killing it never harms a run and a restart shows all as it was.
+ * Every request is checked before it is routed (Host, then token or cookie, then CSRF for a
+ * browser's state-changing request); the token in the printed URL is exchanged once per browser for
+ * an HttpOnly, SameSite=Strict cookie and the browser is sent on to the clean URL.
+ */
+export async function startUiServer(options: UiServerOptions): Promise<UiServer> {
+  const secrets: Secrets = {
+    token: randomBytes(24).toString('base64url'),
+    session: randomBytes(24).toString('base64url'),
+    csrf: randomBytes(24).toString('base64url'),
+  };
+  const host = options.host ?? '127.0.0.1';
+  const limit = options.maxBodyBytes ?? 1024 * 1024;
+  const watcher = new LedgerWatcher(options.ledger);
+  let served = { hosts: [] as string[], origins: [] as string[] };
+
+  const refuse = (req: http.IncomingMessage, res: http.ServerResponse, status: number, reason: string) => {
+    options.onProblem?.({ status, reason, method: req.method ?? '?', path: (req.url ?? '/').split('?')[0]! });
+    req.resume();
+    send(res, { status, body: { error: reason } });
+  };
+
+  const server = http.createServer((req, res) => {
+    const url = new URL(req.url ?? '/', 'http://x');
+    const method = req.method ?? 'GET';
+    const facts = { method, headers: req.headers };
+    if (!hostAllowed(req.headers.host, served.hosts)) {
+      return refuse(req, res, 403, `Host ${req.headers.host ?? '(none)'} is not this server`);
+    }
+    const asset = ASSETS[url.pathname];
+    if (asset && method === 'GET') return sendFile(res, asset.file, asset.type);
+    if (url.pathname === '/' && method === 'GET' && url.searchParams.has('token')) {
+      if (!sameSecret(url.searchParams.get('token') ?? '', secrets.token))
+        return refuse(req, res, 401, 'wrong token');
+      res.writeHead(303, {
+        ...BASE_HEADERS,
+        location: '/',
+        'set-cookie': `${SESSION_COOKIE}=${secrets.session}; HttpOnly; SameSite=Strict; Path=/`,
+      });
+      res.end();
+      return;
+    }
+    const verdict = checkRequest(facts, secrets, served);
+    if (!verdict.ok) {
+      if (url.pathname === '/' && verdict.status === 401) return sendLoginHint(res);
+      return refuse(req, res, verdict.status, verdict.reason);
+    }
+    if (url.pathname === '/' && method === 'GET') return sendPage(res, secrets.csrf);
+    if (url.pathname === '/api/events' && method === 'GET') return serveEvents(req, res, watcher);
+    route({ root: options.root, ledger: options.ledger, env: options.env, limit }, req, url).then(
+      (reply) => send(res, reply),
+      (error: unknown) => {
+        if (error instanceof HttpError) {
+          options.onProblem?.({ status: error.status, reason: error.message, method, path: url.pathname });
+          send(res, { status: error.status, body: { error: error.message, ...error.extra } });
+        } else {
+          send(res, { status: 500, body: { error: `agentbox ui: ${(error as Error)?.message ?? error}` } });
+        }
+      },
+    );
+  });
+  server.keepAliveTimeout = 5_000;
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? 0, host, () => resolve());
+  });
+  const port = (server.address() as AddressInfo).port;
+  const names = host === '127.0.0.1' ? ['127.0.0.1', 'localhost'] : [host];
+  served = {
+    hosts: names.map((name) => `${name}:${port}`.toLowerCase()),
+    origins: names.map((name) => `http://${name}:${port}`.toLowerCase()),
+  };
+  const url = `http://${host}:${port}`;
+  let closed: Promise<void> | undefined;
+  return {
+    url,
+    loginUrl: `${url}/?token=${secrets.token}`,
+    token: secrets.token,
+    port,
+    close() {
+      closed ??= new Promise<void>((resolve) => {
+        watcher.close();
+        server.close(() => resolve());
+        server.closeAllConnections();
+      });
+      return closed;
+    },
+  };
+}
+
+function sendFile(res: http.ServerResponse, file: string, type: string): void {
+  fs.readFile(file, (error, data) => {
+    if (error) {
+      send(res, { status: 404, body: { error: `missing asset ${path.basename(file)}: a broken install` } });
+      return;
+    }
+    res.writeHead(200, { ...BASE_HEADERS, 'content-type': type, 'content-security-policy': CSP });
+    res.end(data);
+  });
+}
+
+function sendPage(res: http.ServerResponse, csrf: string): void {
+  fs.readFile(path.join(WEB_DIR, 'index.html'), 'utf8', (error, html) => {
+    if (error) {
+      send(res, { status: 500, body: { error: 'missing web/index.html: a broken install' } });
+      return;
+    }
+    res.writeHead(200, {
+      ...BASE_HEADERS,
+      'content-type': 'text/html; charset=utf-8',
+      'content-security-policy': CSP,
+    });
+    res.end(html.replace('__CSRF__', csrf));
+  });
+}
+
+function sendLoginHint(res: http.ServerResponse): void {
+  res.writeHead(401, {
+    ...BASE_HEADERS,
+    'content-type': 'text/html; charset=utf-8',
+    'content-security-policy': CSP,
+  });
+  res.end(
+    '<!doctype html><meta charset="utf-8"><title>agentbox</title><p>Open the address <code>agentbox ui</code> printed (it carries the token), or restart it.</p>',
+  );
+}

@@ -1,0 +1,61 @@
+import path from 'node:path';
+import { parseDocument } from 'yaml';
+import { editConfigText, type SettingChange } from '../config/edit.js';
+import { loadConfig, projectConfigPath, userConfigPath } from '../config/load.js';
+import { fileSchema } from '../config/schema.js';
+import type { Env } from '../util/env.js';
+import { mkdirp, readTextIfExists, writeAtomic } from '../util/fs.js';
+import { HttpError } from './http.js';
+
+/** `GET /api/settings`: the effective configuration and each file's own text. */
+export function readSettings(root: string, env: Env) {
+  const { config, sources } = loadConfig({ repoRoot: root, env });
+  return {
+    effective: config,
+    files: sources.map((s) => ({
+      scope: s.kind === 'user' ? 'global' : 'project',
+      path: s.path,
+      text: readTextIfExists(s.path) ?? null,
+    })),
+  };
+}
+
+/**
+ * `PUT /api/settings {scope, <section>: {<key>: value}}`: sets those keys in agentbox.yaml
+ * (project) or the user config (global), each value replaced in place so every comment and line
+ * around it stays (src/config/edit.ts); a null value empties a key (back to the default). The result is validated by the CLI's schema
+ * first: an unknown key or a bad value is a 400 naming it, and nothing is written.
+ */
+export async function writeSettings(root: string, env: Env, body: Record<string, unknown>) {
+  const scope = body.scope;
+  if (scope !== 'project' && scope !== 'global') {
+    throw new HttpError(400, `"scope" must be "project" or "global", not ${JSON.stringify(scope)}`);
+  }
+  const file = scope === 'project' ? projectConfigPath(root) : userConfigPath(env);
+  if (!file) throw new HttpError(400, 'no user config path: set HOME, XDG_CONFIG_HOME or AGENTBOX_CONFIG');
+  const text = readTextIfExists(file) ?? '';
+  if (parseDocument(text).errors.length > 0)
+    throw new HttpError(409, `${file} is not valid YAML: fix it by hand first`);
+  const changes: SettingChange[] = [];
+  for (const [section, values] of Object.entries(body)) {
+    if (section === 'scope') continue;
+    if (typeof values !== 'object' || values === null || Array.isArray(values)) {
+      throw new HttpError(400, `"${section}" must be an object of settings, not ${JSON.stringify(values)}`);
+    }
+    for (const [key, value] of Object.entries(values)) changes.push({ section, key, value });
+  }
+  const edited = editConfigText(text, changes);
+  const doc = parseDocument(edited);
+  const checked = fileSchema.safeParse(doc.toJS() ?? {});
+  if (!checked.success) {
+    const issue = checked.error.issues[0]!;
+    const keys =
+      issue.code === 'unrecognized_keys'
+        ? issue.keys.map((k) => [...issue.path, k].join('.'))
+        : [issue.path.join('.')];
+    throw new HttpError(400, `${keys.join(', ')}: ${issue.message}`, { key: keys[0] });
+  }
+  mkdirp(path.dirname(file));
+  await writeAtomic(file, edited);
+  return { scope, path: file, changed: changes.map((c) => `${c.section}.${c.key}`) };
+}

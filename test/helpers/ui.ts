@@ -1,0 +1,89 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import http from 'node:http';
+import { AGENTBOX_BIN } from './bin.js';
+
+/** A running `agentbox ui --no-open` and how to reach it. */
+export interface Ui {
+  readonly child: ChildProcess;
+  readonly url: string;
+  readonly loginUrl: string;
+  readonly token: string;
+  readonly port: number;
+  output(): string;
+  /** Ctrl-C, then its exit code. */
+  stop(): Promise<number | null>;
+}
+
+/** Starts `agentbox ui --no-open` in `cwd` and waits for the address it prints. */
+export function startUi(cwd: string, env: Record<string, string>, args: string[] = []): Promise<Ui> {
+  const child = spawn(process.execPath, [AGENTBOX_BIN, 'ui', '--no-open', ...args], {
+    cwd,
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`agentbox ui printed no address:\n${out}`)), 20_000);
+    const onData = (d: Buffer) => {
+      out += d;
+      const m = /(http:\/\/[^\s/]+)\/\?token=([\w-]+)/.exec(out);
+      if (!m) return;
+      clearTimeout(timer);
+      resolve({
+        child,
+        url: m[1]!,
+        loginUrl: `${m[1]}/?token=${m[2]}`,
+        token: m[2]!,
+        port: Number(new URL(m[1]!).port),
+        output: () => out,
+        stop: async () => {
+          if (child.exitCode === null) child.kill('SIGINT');
+          return exited;
+        },
+      });
+    };
+    child.stdout!.on('data', onData);
+    child.stderr!.on('data', onData);
+    void exited.then((code) => {
+      clearTimeout(timer);
+      reject(new Error(`agentbox ui exited (${code}):\n${out}`));
+    });
+  });
+}
+
+export interface Answer {
+  readonly status: number;
+  readonly headers: http.IncomingHttpHeaders;
+  readonly text: string;
+  json(): any;
+}
+
+/** A raw HTTP request (any Host header, any body), for the checks a browser's fetch would not let us make. */
+export function request(
+  port: number,
+  path: string,
+  options: { method?: string; headers?: Record<string, string>; body?: string | Buffer } = {},
+): Promise<Answer> {
+  return new Promise((resolve, reject) => {
+    const req = http.request(
+      {
+        host: '127.0.0.1',
+        port,
+        path,
+        method: options.method ?? 'GET',
+        headers: { host: `127.0.0.1:${port}`, ...options.headers },
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c) => chunks.push(c));
+        res.on('end', () => {
+          const text = Buffer.concat(chunks).toString('utf8');
+          resolve({ status: res.statusCode!, headers: res.headers, text, json: () => JSON.parse(text) });
+        });
+      },
+    );
+    req.on('error', reject);
+    req.end(options.body);
+  });
+}
