@@ -23,6 +23,8 @@ export function runDenyRules(scope: AirlockScope, topLevel: readonly TopLevelEnt
     `Read(${abs(path.join(ledger, 'pointers'))}/**)`,
     `Read(${abs(path.join(ledger, 'latest'))}/**)`,
     `Read(${abs(path.join(ledger, 'runs'))}/**)`,
+    // The web UI's token and session (src/web/secrets.ts): with them, anything could press merge.
+    `Read(${abs(path.join(ledger, 'ui'))}/**)`,
     'Bash(agentbox merge:*)',
     'Bash(agentbox discard:*)',
     'Bash(npx agentbox merge:*)',

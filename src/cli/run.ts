@@ -285,6 +285,7 @@ function buildProgram(ctx: CommandContext, setExit: (code: number) => void): Com
     .option('--port <n>', 'the port to listen on (default: any free port)')
     .option('--host <address>', 'listen on this address instead of 127.0.0.1 (the token is still needed)')
     .option('--no-open', 'print the address, do not open a browser')
+    .option('--new-token', 'new secrets: the old address and every logged-in browser stop working')
     .action(lazy(async () => (await import('../commands/ui.js')).ui));
 
   return program;

@@ -4,17 +4,20 @@ import { AgentboxError } from '../errors.js';
 import { findRepo } from '../git/repo.js';
 import { openLedger } from '../ledger/index.js';
 import { assertHuman } from '../run/gate.js';
-import { startUiServer } from '../web/server.js';
+import { loadUiState, saveUiState } from '../web/secrets.js';
+import { startUiServer, type UiServer } from '../web/server.js';
 
 export interface UiOptions {
   readonly port?: string;
   readonly host?: string;
   /** commander's --no-open: false. */
   readonly open?: boolean;
+  /** New secrets: the old address and every browser's login stop working. */
+  readonly newToken?: boolean;
 }
 
-function parsePort(text: string | undefined): number {
-  if (text === undefined) return 0;
+function parsePort(text: string | undefined): number | null {
+  if (text === undefined) return null;
   if (!/^\d+$/.test(text) || Number(text) > 65535) {
     throw new AgentboxError('USAGE', `--port takes a port number from 0 to 65535, not "${text}"`, {
       hint: 'agentbox ui --port 4780 (0: any free port)',
@@ -51,7 +54,25 @@ export async function ui(ctx: CommandContext, options: UiOptions): Promise<numbe
       `agentbox ui: listening on ${host}, not only this machine: anyone who can reach it and has the token can merge\n`,
     );
   }
-  const server = await startUiServer({ root: repo.root, ledger, env: ctx.env, port, host });
+  const kept = loadUiState(ledger, options.newToken === true);
+  const base = { root: repo.root, ledger, env: ctx.env, host, secrets: kept };
+  let server: UiServer;
+  try {
+    // Last time's port by default, so an open page finds the server again after a restart.
+    server = await startUiServer({ ...base, port: port ?? kept.port ?? 0 });
+  } catch (error) {
+    if (port !== null || (error as NodeJS.ErrnoException).code !== 'EADDRINUSE') {
+      throw new AgentboxError(
+        'USAGE',
+        `agentbox ui cannot listen on ${host}:${port ?? kept.port}: ${(error as Error).message}`,
+        {
+          hint: 'pick another port (agentbox ui --port 0 takes any free one)',
+        },
+      );
+    }
+    server = await startUiServer({ ...base, port: 0 });
+  }
+  saveUiState(ledger, { ...kept, port: server.port });
   ctx.io.out(`agentbox ui: ${server.loginUrl}\n  (Ctrl-C to stop; runs go on without it)\n`);
   if (options.open !== false) openBrowser(server.loginUrl);
   await new Promise<void>((resolve) => {

@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import http from 'node:http';
 import { createRequire } from 'node:module';
@@ -16,6 +15,8 @@ export interface UiServerOptions {
   readonly root: string;
   readonly ledger: Ledger;
   readonly env: Env;
+  /** The token, session and CSRF secrets (kept across restarts by src/web/secrets.ts). */
+  readonly secrets: Secrets;
   /** 0: a free port. */
   readonly port?: number;
   /** Default 127.0.0.1; anything else is the caller's explicit choice (and still needs the token). */
@@ -68,11 +69,7 @@ const CSP =
  * an HttpOnly, SameSite=Strict cookie and the browser is sent on to the clean URL.
  */
 export async function startUiServer(options: UiServerOptions): Promise<UiServer> {
-  const secrets: Secrets = {
-    token: randomBytes(24).toString('base64url'),
-    session: randomBytes(24).toString('base64url'),
-    csrf: randomBytes(24).toString('base64url'),
-  };
+  const secrets = options.secrets;
   const host = options.host ?? '127.0.0.1';
   const limit = options.maxBodyBytes ?? 1024 * 1024;
   const watcher = new LedgerWatcher(options.ledger);

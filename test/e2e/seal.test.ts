@@ -75,6 +75,11 @@ describe('the seal of a fix run (the real sandbox)', () => {
     ]);
     expect((await p.agentbox(['scout', 'earlier scout'])).code).toBe(0);
     otherScout = p.newest();
+    // What `agentbox ui` keeps: its token opens the merge button to whoever reads it.
+    fs.mkdirSync(path.join(root, '.agents', 'ui'), { recursive: true, mode: 0o700 });
+    fs.writeFileSync(path.join(root, '.agents', 'ui', 'state.json'), `{"token":"${SECRET}"}\n`, {
+      mode: 0o600,
+    });
     expect((await p.agentbox(['fix', 'earlier fix'])).code).toBe(0);
     otherFix = p.newest();
     expect(p.state(otherFix).status).toBe('REVIEW');
@@ -324,6 +329,16 @@ describe('the seal of a fix run (the real sandbox)', () => {
         label: 'grep the ledger',
         refused: 'hidden',
         reply: () => bash(`grep -r ${SECRET.slice(0, 9)} ${root}/.agents || true`),
+      },
+      {
+        label: "read the web UI's token",
+        refused: 'hidden',
+        reply: () => bash(`cat ${splitPath(root)}/.ag''ents/ui/state.json`),
+      },
+      {
+        label: "read the web UI's token with the Read tool",
+        refused: 'rule',
+        reply: () => tool('Read', { file_path: `${root}/.agents/ui/state.json` }),
       },
       // network: nothing but what is configured
       {

@@ -288,10 +288,20 @@ describe('agentbox ui: server and API', () => {
     ]);
     const started = await api('/api/runs', { method: 'POST', body: { type: 'scout', task } });
     const name = started.json().run as string;
+    const session = String((await request(ui.port, `/?token=${ui.token}`)).headers['set-cookie']).split(
+      ';',
+    )[0]!;
+    const before = { port: ui.port, token: ui.token };
     ui.child.kill('SIGKILL');
     await ui.stop();
     await waitFor(() => p.state(name).status === 'DONE', 'the run to finish', { timeoutMs: 90_000 });
+    // The same address and login: an open page reconnects by itself.
     ui = await startUi(p.repo.dir, p.env);
+    expect({ port: ui.port, token: ui.token }).toEqual(before);
+    expect((await request(ui.port, '/api/runs', { headers: { cookie: session } })).status).toBe(200);
+    const kept = path.join(p.repo.dir, '.agents', 'ui', 'state.json');
+    expect(fs.statSync(kept).mode & 0o777).toBe(0o600);
+    expect(fs.statSync(path.dirname(kept)).mode & 0o777).toBe(0o700);
     const detail = (await api(`/api/runs/${name.slice(-6)}`)).json();
     expect(detail.state.status).toBe('DONE');
     expect(detail.report).toContain('finished without the UI');
@@ -325,6 +335,21 @@ describe('agentbox ui: server and API', () => {
     const port = await p.agentbox(['ui', '--no-open', '--port', 'eighty']);
     expect(port.code).toBe(2);
     expect(port.stderr).toContain('--port takes a port number from 0 to 65535, not "eighty"');
+  });
+
+  it('--new-token: the old token and every browser login stop working', async () => {
+    const session = String((await request(ui.port, `/?token=${ui.token}`)).headers['set-cookie']).split(
+      ';',
+    )[0]!;
+    const old = ui.token;
+    expect(await ui.stop()).toBe(130);
+    ui = await startUi(p.repo.dir, p.env, ['--new-token']);
+    expect(ui.token).not.toBe(old);
+    expect((await request(ui.port, '/api/runs', { headers: { cookie: session } })).status).toBe(401);
+    expect(
+      (await request(ui.port, '/api/runs', { headers: { authorization: `Bearer ${old}` } })).status,
+    ).toBe(401);
+    expect((await api('/api/runs')).status).toBe(200);
   });
 
   it('Ctrl-C ends it, and no process is left behind', async () => {

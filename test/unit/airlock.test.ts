@@ -122,6 +122,7 @@ describe('runDenyRules', () => {
     const rules = runDenyRules(scout, []);
     expect(rules).toContain(`Edit(/${root}/**)`);
     expect(rules).toContain(`Read(/${ledger}/INDEX.md)`);
+    expect(rules).toContain(`Read(/${ledger}/ui/**)`);
     expect(rules).toContain('Bash(agentbox merge:*)');
   });
 
