@@ -1,0 +1,194 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { bash, text } from '../fixtures/model-server/index.js';
+import { REPO_ROOT } from '../helpers/bin.js';
+import { expectNoProcessesLeft } from '../helpers/processes.js';
+import { type Project, project } from '../helpers/project.js';
+import { startUi, type Ui } from '../helpers/ui.js';
+
+/** Debian's Chromium (`.ci/run` installs it when missing); CHROMIUM_PATH names another. */
+const CHROMIUM =
+  process.env.CHROMIUM_PATH ??
+  ['/usr/bin/chromium', '/usr/bin/chromium-browser'].find((f) => fs.existsSync(f));
+/** Where the screenshots go (git-ignored): the README's two are copies of these. */
+const SHOTS = path.join(REPO_ROOT, 'test-output', 'screenshots');
+
+/**
+ * Issue 15 in a real browser: the whole loop from the page alone (the seed's web self-development
+ * test: create a fix run from the form, watch it reach REVIEW live, open the diff, press merge, see
+ * the change in the working tree), an agent's HTML rendered inert, a server killed and restarted
+ * under an open page, the keyboard, notifications, and screenshots at 1280 and 390 px.
+ */
+describe('agentbox ui in Chromium', () => {
+  let p: Project;
+  let ui: Ui;
+  let browser: Browser;
+  let context: BrowserContext;
+  let page: Page;
+
+  beforeAll(async () => {
+    if (!CHROMIUM)
+      throw new Error('no Chromium: apt-get install -y chromium (.ci/run does), or set CHROMIUM_PATH');
+    fs.mkdirSync(SHOTS, { recursive: true });
+    p = await project({ files: { 'src/app.js': 'module.exports = 1;\n' } });
+    ui = await startUi(p.repo.dir, p.env);
+    browser = await chromium.launch({ executablePath: CHROMIUM!, args: ['--no-sandbox'] });
+    context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+    await context.grantPermissions(['notifications'], { origin: ui.url });
+    // Records what the page asks the browser to show (headless Chromium shows nothing).
+    await context.addInitScript(() => {
+      const shown: string[] = [];
+      (globalThis as any).shownNotifications = shown;
+      (globalThis as any).Notification = class {
+        static permission = 'granted';
+        static requestPermission = async () => 'granted';
+        constructor(title: string, options: { body?: string }) {
+          shown.push(`${title}: ${options?.body ?? ''}`);
+        }
+      };
+    });
+    page = await context.newPage();
+  }, 60_000);
+  afterAll(async () => {
+    await browser?.close();
+    await ui?.stop();
+    await p?.cleanup();
+  });
+
+  const shoot = async (name: string) => {
+    for (const width of [1280, 390]) {
+      await page.setViewportSize({ width, height: width === 390 ? 844 : 800 });
+      await page.screenshot({ path: path.join(SHOTS, `${name}-${width}.png`), fullPage: true });
+    }
+    await page.setViewportSize({ width: 1280, height: 800 });
+  };
+
+  it('logs in with the printed address and lands on the clean URL', async () => {
+    await page.goto(ui.loginUrl);
+    expect(page.url()).toBe(`${ui.url}/`);
+    await page.getByRole('heading', { name: 'Runs' }).waitFor();
+    expect(await page.getByText('No runs yet').count()).toBe(1);
+    const cookies = await context.cookies();
+    expect(cookies.find((c) => c.name === 'agentbox_session')).toMatchObject({
+      httpOnly: true,
+      sameSite: 'Strict',
+    });
+  });
+
+  it('web-only self-development: a fix asked for, watched live, reviewed and merged from the browser', async () => {
+    const task = 'TASK-WEB make app return 9';
+    p.server.setRules([
+      {
+        when: { anyText: task, turn: 0 },
+        reply: { ...bash("printf 'module.exports = 9;\\n' > src/app.js"), delayMs: 800 },
+      },
+      { when: { anyText: task }, reply: text('app.js now returns **9**.') },
+    ]);
+    await page.getByRole('link', { name: 'New run' }).click();
+    await page.getByLabel('Type').selectOption('fix');
+    await page.getByLabel('Task').fill(task);
+    await shoot('new-run');
+    await page.getByRole('button', { name: 'Start' }).click();
+    await page.waitForURL(/#\/run\/[0-9a-f]{6}$/);
+    const id = page.url().slice(-6);
+    // Live: the page is never reloaded, the badge changes as the run goes (SSE).
+    await page.evaluate(() => {
+      (globalThis as any).sameDocument = true;
+    });
+    await page.locator('[data-status="REVIEW"]').waitFor({ timeout: 90_000 });
+    expect(await page.evaluate(() => (globalThis as any).sameDocument)).toBe(true);
+    await page.locator('.d2h-file-wrapper', { hasText: 'src/app.js' }).waitFor();
+    expect(await page.locator('.d2h-ins', { hasText: 'module.exports = 9;' }).count()).toBeGreaterThan(0);
+    expect(await page.locator('#report strong', { hasText: /^9$/ }).count()).toBe(1);
+    await shoot('run-review');
+    let asked = '';
+    page.once('dialog', (dialog) => {
+      asked = dialog.message();
+      void dialog.accept();
+    });
+    await page.getByRole('button', { name: 'Merge' }).click();
+    await page.locator('[data-status="MERGED"]').waitFor();
+    expect(asked).toContain('Apply the changes of');
+    expect(fs.readFileSync(path.join(p.repo.dir, 'src/app.js'), 'utf8')).toBe('module.exports = 9;\n');
+    expect(p.repo.git('log', '-1', '--format=%s').trim()).toBe(task);
+    expect(p.state(p.runs().find((n) => n.endsWith(id))!).status).toBe('MERGED');
+    // The run ended while the page was open: a notification was asked for.
+    expect(await page.evaluate(() => (globalThis as any).shownNotifications)).toContainEqual(
+      `agentbox: REVIEW: ${task}`,
+    );
+  }, 120_000);
+
+  it("an agent's <script>, onerror and javascript: links render inert", async () => {
+    const task = 'TASK-WEB-XSS';
+    p.server.setRules([
+      {
+        when: { anyText: task },
+        reply: text(
+          'Report.\n\n<script>window.pwned=1</script>\n\n<img src=x onerror="window.pwned=2">\n\n[link](javascript:window.pwned=3)\n\n**safe**',
+        ),
+      },
+    ]);
+    const r = await p.agentbox(['scout', task, '--json']);
+    const id = (JSON.parse(r.stdout).run as string).slice(-6);
+    await page.goto(`${ui.url}/#/run/${id}`);
+    await page.locator('#report strong', { hasText: 'safe' }).waitFor();
+    await page
+      .locator('#report a')
+      .click({ trial: false })
+      .catch(() => {});
+    expect(await page.evaluate(() => (globalThis as any).pwned)).toBeUndefined();
+    expect(await page.locator('#report script, #report img[onerror]').count()).toBe(0);
+    expect(await page.locator('#report a[href^="javascript"]').count()).toBe(0);
+  }, 120_000);
+
+  it('the keyboard reaches every run and its buttons', async () => {
+    await page.goto(`${ui.url}/#/`);
+    await page.locator('tbody tr').first().waitFor();
+    await shoot('runs');
+    await page.emulateMedia({ colorScheme: 'dark' });
+    expect(await page.evaluate('getComputedStyle(document.body).backgroundColor')).toBe('rgb(13, 17, 23)');
+    await shoot('runs-dark');
+    await page.emulateMedia({ colorScheme: 'light' });
+    expect(await page.evaluate('getComputedStyle(document.body).backgroundColor')).toBe('rgb(255, 255, 255)');
+    await page.locator('tbody tr').first().focus();
+    await page.keyboard.press('Enter');
+    await page.waitForURL(/#\/run\//);
+    await page.getByRole('heading', { level: 1 }).waitFor();
+    await shoot('run-detail');
+    await page.goto(`${ui.url}/#/settings`);
+    await page.getByLabel('Supervisor mode').waitFor();
+    await shoot('settings');
+  });
+
+  it('the server killed and restarted mid-run: the run finishes, the open page reconnects and shows it', async () => {
+    const task = 'TASK-WEB-RESTART';
+    p.server.setRules([
+      { when: { anyText: task, turn: 0 }, reply: { ...bash('true'), delayMs: 2500 } },
+      { when: { anyText: task }, reply: text('done without the UI') },
+    ]);
+    const r = await p.agentbox(['scout', task, '--detach', '--json']);
+    const name = JSON.parse(r.stdout).run as string;
+    await page.goto(`${ui.url}/#/run/${name.slice(-6)}`);
+    await page.locator('[data-status="ACTIVE"]').waitFor();
+    await page.locator('#live.on').waitFor();
+    await page.evaluate(() => {
+      (globalThis as any).sameDocument = true;
+    });
+    ui.child.kill('SIGKILL');
+    await ui.stop();
+    await page.locator('#live:not(.on)').waitFor();
+    ui = await startUi(p.repo.dir, p.env);
+    await page.locator('#live.on').waitFor({ timeout: 30_000 });
+    await page.locator('[data-status="DONE"]').waitFor({ timeout: 90_000 });
+    expect(await page.evaluate(() => (globalThis as any).sameDocument)).toBe(true);
+    expect(await page.locator('#report').textContent()).toContain('done without the UI');
+  }, 120_000);
+
+  it('no process is left behind', async () => {
+    await browser.close();
+    expect(await ui.stop()).toBe(130);
+    await expectNoProcessesLeft(p.tag);
+  });
+});
