@@ -3,6 +3,7 @@ import { styler } from '../cli/style.js';
 import { AgentboxError } from '../errors.js';
 import { type Ledger, type RunDetails, readState } from '../ledger/index.js';
 import { isAlive } from '../process/reap.js';
+import { catchesSignal } from '../process/signals.js';
 import { EventLog } from './events.js';
 import { STOP_SIGNAL } from './signals.js';
 
@@ -30,6 +31,10 @@ export async function stopHeadless(
   }
   const pid = state.pid!;
   new EventLog(run.dir).append({ event: 'stop_requested', by: 'agentbox stop', pid });
+  // A detached worker that is still starting has no handler yet, and the signal would kill it
+  // half-made: wait (a few seconds at most) until it catches the signal.
+  const ready = Date.now() + 10_000;
+  while (catchesSignal(pid, STOP_SIGNAL) === false && Date.now() < ready) await sleep(50);
   process.kill(pid, STOP_SIGNAL);
   const s = styler(ctx.io);
   ctx.io.out(`stopping ${run.name} (pid ${pid}) …\n`);

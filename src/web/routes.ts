@@ -2,17 +2,14 @@ import type http from 'node:http';
 import { AgentboxError } from '../errors.js';
 import type { Ledger } from '../ledger/index.js';
 import type { Env } from '../util/env.js';
-import {
-  discardAction,
-  injectAction,
-  mergeAction,
-  resumeAction,
-  startRunAction,
-  stopAction,
-} from './actions.js';
 import { HttpError, json, type Reply, readJsonBody } from './http.js';
-import { runDetail, runsPage } from './runs.js';
-import { readSettings, writeSettings } from './settings.js';
+import { runsPage } from './runs.js';
+
+// Loaded on first use: the actions bring the CLI's run machinery, the detail the Markdown
+// sanitiser, settings the config writer. An idle server that only lists runs stays small.
+const actions = () => import('./actions.js');
+const detail = () => import('./detail.js');
+const settings = () => import('./settings.js');
 
 export interface RouteContext {
   readonly root: string;
@@ -34,14 +31,15 @@ export async function route(ctx: RouteContext, req: http.IncomingMessage, url: U
   try {
     if (parts[1] === 'runs' && parts.length === 2) {
       if (method === 'GET') return json(runsPage(ctx.ledger, url.searchParams));
-      if (method === 'POST') return json(await startRunAction(ac, await body()), 201);
+      if (method === 'POST') return json(await (await actions()).startRunAction(ac, await body()), 201);
     }
     if (parts[1] === 'runs' && parts.length === 3 && method === 'GET') {
-      return json(await runDetail(ctx.ledger, ctx.root, parts[2]!));
+      return json(await (await detail()).runDetail(ctx.ledger, ctx.root, parts[2]!));
     }
     if (parts[1] === 'runs' && parts.length === 4 && RUN_ACTIONS.has(parts[3]!) && method === 'POST') {
       const ref = parts[2]!;
       const input = await body();
+      const { discardAction, injectAction, mergeAction, resumeAction, stopAction } = await actions();
       switch (parts[3]) {
         case 'merge':
           return json(await mergeAction(ac, ref, input));
@@ -56,8 +54,9 @@ export async function route(ctx: RouteContext, req: http.IncomingMessage, url: U
       }
     }
     if (parts[1] === 'settings' && parts.length === 2) {
-      if (method === 'GET') return json(readSettings(ctx.root, ctx.env));
-      if (method === 'PUT') return json(await writeSettings(ctx.root, ctx.env, await body()));
+      if (method === 'GET') return json((await settings()).readSettings(ctx.root, ctx.env));
+      if (method === 'PUT')
+        return json(await (await settings()).writeSettings(ctx.root, ctx.env, await body()));
     }
   } catch (error) {
     // A read that failed the ledger's own checks (an unknown run, a bad name) is the client's.

@@ -1,14 +1,11 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { parseStreamLine } from '../claude/stream.js';
-import { inspectPatchFile } from '../git/apply.js';
-import { type Ledger, readRun, readState, resolveRun } from '../ledger/index.js';
+import { type Ledger, readState } from '../ledger/index.js';
 import { listRuns, type RunSummary } from '../ledger/list.js';
 import { RUN_STATUSES, RUN_TYPES } from '../ledger/types.js';
-import { EventLog } from '../run/events.js';
 import { toolTarget } from '../run/live.js';
 import { HttpError } from './http.js';
-import { renderMarkdown } from './markdown.js';
 
 /** What `GET /api/runs` answers: a page of runs, newest first, and how many match. */
 export interface RunsPage {
@@ -107,37 +104,4 @@ function tail(file: string, bytes: number): string[] {
   } finally {
     fs.closeSync(fd);
   }
-}
-
-const PATCH_MAX = 5 * 1024 * 1024;
-
-/** `GET /api/runs/<run>`: everything the detail page shows; the report as sanitised HTML too. */
-export async function runDetail(ledger: Ledger, root: string, ref: string) {
-  const run = readRun(ledger, resolveRun(ledger, ref));
-  const read = (file: string, max = PATCH_MAX): string | null => {
-    if (!run.files.includes(file)) return null;
-    const full = path.join(run.dir, file);
-    return fs.statSync(full).size > max ? null : fs.readFileSync(full, 'utf8');
-  };
-  const report = read('report.md');
-  const patch = read('changes.patch');
-  const inspection =
-    patch !== null ? await inspectPatchFile(root, path.join(run.dir, 'changes.patch')) : null;
-  return {
-    name: run.name,
-    id: run.meta.run_id,
-    meta: run.meta,
-    state: run.state,
-    files: run.files,
-    events: new EventLog(run.dir).read(),
-    prompt: read('prompt.md'),
-    report,
-    report_html: report === null ? null : renderMarkdown(report),
-    plan_html: run.files.includes('plan.md') ? renderMarkdown(read('plan.md') ?? '') : null,
-    patch,
-    patch_too_large: run.files.includes('changes.patch') && patch === null,
-    sensitive: inspection?.sensitive ?? [],
-    refused: inspection?.refused ?? [],
-    now: run.state?.status === 'ACTIVE' ? activity(ledger, run.name) : null,
-  };
 }

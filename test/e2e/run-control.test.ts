@@ -132,6 +132,17 @@ describe('run control', () => {
     expect(notRunning.stderr).toContain(`run ${name} is not running (ABORTED)`);
   }, 120_000);
 
+  it('stop right after --detach waits for the worker to start, then ends it cleanly', async () => {
+    const task = 'TASK-DETACHED stopped at once';
+    p.server.setRules([{ when: { anyText: task }, reply: text('done') }]);
+    const started = await p.agentbox(['fix', task, '--detach', '--json']);
+    const name = JSON.parse(started.stdout).run as string;
+    const stopped = await p.agentbox(['stop', name.slice(-6)]);
+    expect(stopped.code, `${stopped.stdout}${stopped.stderr}`).toBe(0);
+    expect(stopped.stdout).not.toContain('its process is gone');
+    expect(['ABORTED', 'REVIEW', 'DONE']).toContain(p.state(name).status);
+  }, 120_000);
+
   it('leaves no process behind', async () => {
     await expectNoProcessesLeft(p.tag);
   });
