@@ -158,11 +158,36 @@ async function showRuns() {
         { class: 'muted' },
         data.total === 0 ? 'No runs yet — start one from “New run”.' : 'No run matches.',
       );
+  const banner = await recoverBanner();
   main.replaceChildren(
     h('h1', {}, 'Runs'),
+    ...(banner ? [banner] : []),
     filters,
     table,
     h('p', { class: 'muted' }, `${data.runs.length} of ${data.total}`),
+  );
+}
+
+/** Runs a crash or reboot interrupted (runs.restart_mode: ask): one button recovers them. */
+async function recoverBanner() {
+  const { runs } = await api('GET', '/api/recover').catch(() => ({ runs: [] }));
+  if (runs.length === 0) return null;
+  return h(
+    'div',
+    { class: 'panel warn', id: 'recover' },
+    `${runs.length} run(s) were interrupted: ${runs.map((r) => `${r.run.slice(-6)} (${r.action.replace('_', ' ')})`).join(', ')}. `,
+    h(
+      'button',
+      {
+        onclick: async () => {
+          if (!window.confirm('Run agentbox recover for them now?')) return;
+          await api('POST', '/api/recover', {});
+          toast('recovering in the background');
+          render();
+        },
+      },
+      'Recover',
+    ),
   );
 }
 
@@ -229,6 +254,11 @@ async function showRun(id) {
         return 'discarded';
       },
     );
+  if (status === 'ACTIVE' && run.meta.type === 'interactive')
+    act('Restart', '', `Restart claude in ${run.name}? Its session is resumed.`, async () => {
+      await api('POST', `/api/runs/${run.id}/restart`, {});
+      return 'restarting';
+    });
   if (status === 'ACTIVE') {
     act('Stop', 'danger', `Stop ${run.name}? It ends ABORTED; its patch and report are kept.`, async () => {
       await api('POST', `/api/runs/${run.id}/stop`, {});
@@ -270,9 +300,20 @@ async function showRun(id) {
       h(
         'p',
         { class: 'now', id: 'now' },
-        `now: ${run.now.tool ? `${run.now.tool} ${run.now.target ?? ''}` : 'waiting for the model'} · ${run.now.tool_calls} tool calls · started ${age(run.now.since)} ago`,
+        `now: ${run.now.tool ? `${run.now.tool} ${run.now.target ?? ''}` : 'waiting for the model'} · ${run.now.tool_calls} tool calls · iteration ${run.now.iteration}${run.now.max_iterations ? `/${run.now.max_iterations}` : ''} · started ${age(run.now.since)} ago`,
       ),
     );
+  if (run.meta.type === 'interactive' && status === 'ACTIVE') {
+    const session = await api('GET', `/api/runs/${run.id}/session`).catch(() => null);
+    if (session)
+      parts.push(
+        h(
+          'p',
+          { class: 'now', id: 'session' },
+          `session: ${session.idle ? 'waiting for you' : 'working'} · claude pid ${session.pid ?? '—'} · restarts ${session.restart_count ?? 0} · queued ${session.queued ?? 0}`,
+        ),
+      );
+  }
   if (run.state?.failure)
     parts.push(h('div', { class: 'panel warn' }, `${run.state.failure.kind}: ${run.state.failure.message}`));
   parts.push(actions);
@@ -418,7 +459,7 @@ async function showSettings() {
               enabled: d.enabled === 'on',
               timeout_profile: orNull(d.timeout_profile),
             },
-            runs: { verify: orNull(d.verify), setup: orNull(d.setup) },
+            runs: { verify: orNull(d.verify), setup: orNull(d.setup), restart_mode: d.restart_mode },
           });
           toast('saved: it applies to the next run');
           render();
@@ -450,6 +491,16 @@ async function showSettings() {
         h('option', { value: m, selected: m === (e.supervisor.timeout_profile ?? '') }, m || 'none'),
       ),
     ),
+    h('label', { for: 's-restart' }, 'Interrupted runs'),
+    h(
+      'select',
+      { id: 's-restart', name: 'restart_mode' },
+      [
+        ['ask', 'ask (the page offers to recover them)'],
+        ['auto', 'auto (agentbox recover when the UI starts)'],
+        ['off', 'off'],
+      ].map(([m, l]) => h('option', { value: m, selected: m === e.runs.restart_mode }, l)),
+    ),
     h('label', { for: 's-verify' }, 'Verify command'),
     h('input', { id: 's-verify', name: 'verify', value: e.runs.verify ?? '', placeholder: 'e.g. npm test' }),
     h('label', { for: 's-setup' }, 'Setup command'),
@@ -460,7 +511,99 @@ async function showSettings() {
   const files = s.files.map((f) =>
     h('details', {}, h('summary', {}, `${f.scope}: ${f.path}`), h('pre', {}, f.text ?? '(no file)')),
   );
-  main.replaceChildren(h('h1', {}, 'Settings'), form, h('h2', {}, 'Files'), ...files);
+  main.replaceChildren(
+    h('h1', {}, 'Settings'),
+    form,
+    h('h2', {}, 'Templates'),
+    await templatesEditor(),
+    h('h2', {}, 'Files'),
+    ...files,
+  );
+}
+
+/** The prompt templates: pick a level and a file, edit it, save (checked as a run would) or remove. */
+async function templatesEditor() {
+  const t = await api('GET', '/api/templates');
+  const names = [
+    'input.md',
+    'output.md',
+    ...['scout', 'plan', 'fix', 'review', 'interactive'].flatMap((type) => [
+      `${type}.input.md`,
+      `${type}.output.md`,
+    ]),
+  ];
+  const level = h(
+    'select',
+    { id: 't-level', 'aria-label': 'template level' },
+    h('option', { value: 'project' }, `project (${t.dirs.project})`),
+    h('option', { value: 'global' }, `global (${t.dirs.global ?? 'none'})`),
+  );
+  const name = h(
+    'select',
+    { id: 't-name', 'aria-label': 'template file' },
+    names.map((n) => h('option', { value: n }, n)),
+  );
+  const textarea = h('textarea', { id: 't-text', 'aria-label': 'template text', rows: '12' });
+  const note = h('span', { class: 'muted', id: 't-note' });
+  const load = () => {
+    const own = t.files[level.value].find((f) => f.name === name.value);
+    const builtin = t.builtin.find((f) => f.name === name.value);
+    textarea.value = own?.text ?? builtin?.text ?? '';
+    note.textContent = own
+      ? 'this level has the file'
+      : builtin
+        ? 'not at this level: the built-in default is shown'
+        : 'not at this level';
+  };
+  level.addEventListener('change', load);
+  name.addEventListener('change', load);
+  const save = h(
+    'button',
+    {
+      class: 'primary',
+      onclick: async () => {
+        try {
+          await api('PUT', '/api/templates', { level: level.value, name: name.value, text: textarea.value });
+          toast('template saved: it applies to the next run');
+        } catch (err) {
+          toast(`not saved: ${err.message}`);
+        }
+      },
+    },
+    'Save template',
+  );
+  const remove = h(
+    'button',
+    {
+      class: 'danger',
+      onclick: async () => {
+        if (!window.confirm(`Remove ${name.value} from the ${level.value} templates?`)) return;
+        await api('PUT', '/api/templates', { level: level.value, name: name.value, text: null });
+        toast('template removed');
+      },
+    },
+    'Remove',
+  );
+  const types = h(
+    'ul',
+    {},
+    Object.entries(t.types).map(([type, v]) =>
+      h(
+        'li',
+        {},
+        `${type}: input ${v.globalInput ?? '—'}${v.projectInput ? ` + ${v.projectInput}` : ''}; output ${v.output ?? '— (the raw answer)'}`,
+      ),
+    ),
+  );
+  load();
+  return h(
+    'div',
+    { id: 'templates' },
+    types,
+    h('div', { class: 'filters' }, level, name, note),
+    textarea,
+    h('div', { class: 'actions' }, save, remove),
+  );
 }
 
 // ---- notifications, live updates, routing --------------------------------------------------------

@@ -1,9 +1,11 @@
 import { spawn } from 'node:child_process';
 import type { CommandContext } from '../cli/context.js';
+import { loadConfig } from '../config/load.js';
 import { AgentboxError } from '../errors.js';
 import { findRepo } from '../git/repo.js';
-import { openLedger } from '../ledger/index.js';
+import { type Ledger, openLedger } from '../ledger/index.js';
 import { assertHuman } from '../run/gate.js';
+import { interruptedRuns, startRecover } from '../web/recovery.js';
 import { loadUiState, saveUiState } from '../web/secrets.js';
 import { startUiServer, type UiServer } from '../web/server.js';
 
@@ -37,6 +39,33 @@ function openBrowser(url: string): void {
   } catch {
     // No opener: the URL is printed.
   }
+}
+
+/**
+ * Runs interrupted by a crash or reboot (the watchdog, which ran before this command, marked them):
+ * `runs.restart_mode` auto recovers them in the background, ask leaves it to the page's Recover
+ * button, off does nothing. A broken config is reported and changes nothing.
+ */
+async function applyRestartMode(ctx: CommandContext, root: string, ledger: Ledger): Promise<void> {
+  let mode: 'auto' | 'ask' | 'off';
+  try {
+    mode = loadConfig({ repoRoot: root, env: ctx.env }).config.runs.restart_mode;
+  } catch (error) {
+    ctx.io.err(`agentbox ui: ${(error as Error).message}\n`);
+    return;
+  }
+  if (mode === 'off') return;
+  const runs = await interruptedRuns(root, ctx.env);
+  if (runs.length === 0) return;
+  const names = runs.map((r) => r.run).join(', ');
+  if (mode === 'ask') {
+    ctx.io.out(`  ${runs.length} interrupted run(s) can be recovered from the page: ${names}\n`);
+    return;
+  }
+  const started = startRecover(root, ledger, ctx.env);
+  ctx.io.out(
+    `  recovering ${runs.length} interrupted run(s) in the background (runs.restart_mode: auto): ${names}\n  its output: ${started.log}\n`,
+  );
 }
 
 /**
@@ -74,6 +103,7 @@ export async function ui(ctx: CommandContext, options: UiOptions): Promise<numbe
   }
   saveUiState(ledger, { ...kept, port: server.port });
   ctx.io.out(`agentbox ui: ${server.loginUrl}\n  (Ctrl-C to stop; runs go on without it)\n`);
+  await applyRestartMode(ctx, repo.root, ledger);
   if (options.open !== false) openBrowser(server.loginUrl);
   await new Promise<void>((resolve) => {
     if (!ctx.onInterrupt) return;

@@ -55,6 +55,7 @@ export const fileSchema = z
       setup: z.string().min(1).nullable().optional(),
       setup_timeout: duration.nullable().optional(),
       setup_domains: names.nullable().optional(),
+      restart_mode: z.enum(['auto', 'ask', 'off']).nullable().optional(),
     }),
     sandbox: section({
       mode: z.enum(['required', 'off']).nullable().optional(),
@@ -153,6 +154,11 @@ export interface Config {
     readonly setup_timeout: string;
     /** Hosts the setup command may reach besides sandbox.allowed_domains (the agent may not). */
     readonly setup_domains: readonly string[];
+    /**
+     * What `agentbox ui` does with runs that were interrupted (agentbox or the machine went down):
+     * auto: `agentbox recover` at once; ask: the page offers it; off: nothing.
+     */
+    readonly restart_mode: 'auto' | 'ask' | 'off';
   };
   readonly sandbox: {
     /**
@@ -203,6 +209,7 @@ export const DEFAULT_CONFIG: Config = {
     setup: null,
     setup_timeout: '10m',
     setup_domains: [],
+    restart_mode: 'ask',
   },
   sandbox: { mode: 'required', allowed_domains: [], deny_read: [] },
 };

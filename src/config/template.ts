@@ -86,6 +86,9 @@ runs:
   setup_timeout: # 10m
   # Hosts only the setup may reach, besides sandbox.allowed_domains, e.g. [registry.npmjs.org].
   setup_domains: # []
+  # Runs interrupted by a crash or reboot, when agentbox ui starts: auto (agentbox recover at once),
+  # ask (the page offers it) or off.
+  restart_mode: # ask
 
 sandbox:
   # Every shell command of a fix run runs in Claude Code's sandbox (bubblewrap + socat on Linux,

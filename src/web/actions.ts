@@ -6,7 +6,7 @@ import { type CommandContext, memoryIo } from '../cli/context.js';
 import { discard, merge } from '../commands/gate.js';
 import { fix, plan, review, scout } from '../commands/run.js';
 import { AgentboxError, type ErrorCode, isAgentboxError } from '../errors.js';
-import { stop } from '../interactive/control.js';
+import { restart, state, stop } from '../interactive/control.js';
 import { type Ledger, readRun, resolveRun } from '../ledger/index.js';
 import { inject } from '../run/inject.js';
 import type { Env } from '../util/env.js';
@@ -106,6 +106,18 @@ export async function discardAction(ac: ActionContext, ref: string) {
 export async function stopAction(ac: ActionContext, ref: string) {
   const out = await call(ac, (ctx) => stop(ctx, ref, {}));
   return { output: out.stdout.trim(), code: out.code };
+}
+
+/** `POST /api/runs/<run>/restart {fresh?}`: an interactive session's claude, restarted. */
+export async function restartAction(ac: ActionContext, ref: string, body: Record<string, unknown>) {
+  const out = await call(ac, (ctx) => restart(ctx, ref, { fresh: body.fresh === true }));
+  return { output: out.stdout.trim(), code: out.code };
+}
+
+/** `GET /api/runs/<run>/session`: an interactive session's state, from its IPC socket. */
+export async function sessionState(ac: ActionContext, ref: string) {
+  const out = await call(ac, (ctx) => state(ctx, ref, { json: true }));
+  return parsed(out.stdout);
 }
 
 export async function injectAction(ac: ActionContext, ref: string, body: Record<string, unknown>) {

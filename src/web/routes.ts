@@ -10,6 +10,8 @@ import { runsPage } from './runs.js';
 const actions = () => import('./actions.js');
 const detail = () => import('./detail.js');
 const settings = () => import('./settings.js');
+const recovery = () => import('./recovery.js');
+const templates = () => import('./templates.js');
 
 export interface RouteContext {
   readonly root: string;
@@ -19,7 +21,7 @@ export interface RouteContext {
   readonly limit: number;
 }
 
-const RUN_ACTIONS = new Set(['merge', 'discard', 'stop', 'resume', 'inject']);
+const RUN_ACTIONS = new Set(['merge', 'discard', 'stop', 'resume', 'inject', 'restart']);
 
 /** The JSON API, one resource at a time; the request has passed every check already. */
 export async function route(ctx: RouteContext, req: http.IncomingMessage, url: URL): Promise<Reply> {
@@ -36,10 +38,13 @@ export async function route(ctx: RouteContext, req: http.IncomingMessage, url: U
     if (parts[1] === 'runs' && parts.length === 3 && method === 'GET') {
       return json(await (await detail()).runDetail(ctx.ledger, ctx.root, parts[2]!));
     }
+    if (parts[1] === 'runs' && parts.length === 4 && parts[3] === 'session' && method === 'GET') {
+      return json(await (await actions()).sessionState(ac, parts[2]!));
+    }
     if (parts[1] === 'runs' && parts.length === 4 && RUN_ACTIONS.has(parts[3]!) && method === 'POST') {
       const ref = parts[2]!;
       const input = await body();
-      const { discardAction, injectAction, mergeAction, resumeAction, stopAction } = await actions();
+      const { discardAction, injectAction, mergeAction, restartAction, resumeAction, stopAction } = await actions();
       switch (parts[3]) {
         case 'merge':
           return json(await mergeAction(ac, ref, input));
@@ -49,9 +54,21 @@ export async function route(ctx: RouteContext, req: http.IncomingMessage, url: U
           return json(await stopAction(ac, ref));
         case 'resume':
           return json(await resumeAction(ac, ref, input), 202);
+        case 'restart':
+          return json(await restartAction(ac, ref, input));
         default:
           return json(await injectAction(ac, ref, input));
       }
+    }
+    if (parts[1] === 'recover' && parts.length === 2) {
+      if (method === 'GET')
+        return json({ runs: await (await recovery()).interruptedRuns(ctx.root, ctx.env) });
+      if (method === 'POST') return json((await recovery()).startRecover(ctx.root, ctx.ledger, ctx.env), 202);
+    }
+    if (parts[1] === 'templates' && parts.length === 2) {
+      if (method === 'GET') return json((await templates()).readTemplates(ctx.root, ctx.env));
+      if (method === 'PUT')
+        return json(await (await templates()).writeTemplate(ctx.root, ctx.env, await body()));
     }
     if (parts[1] === 'settings' && parts.length === 2) {
       if (method === 'GET') return json((await settings()).readSettings(ctx.root, ctx.env));

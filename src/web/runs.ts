@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { parseStreamLine } from '../claude/stream.js';
-import { type Ledger, readState } from '../ledger/index.js';
+import { type Ledger, readMeta, readState } from '../ledger/index.js';
 import { listRuns, type RunSummary } from '../ledger/list.js';
 import { RUN_STATUSES, RUN_TYPES } from '../ledger/types.js';
 import { toolTarget } from '../run/live.js';
@@ -21,6 +21,9 @@ export interface Activity {
   readonly target: string | null;
   readonly tool_calls: number;
   readonly since: string | null;
+  /** Stops so far, and the run's limit (`--max-iterations`). */
+  readonly iteration: number;
+  readonly max_iterations: number | null;
 }
 
 const PAGE_MAX = 500;
@@ -82,7 +85,18 @@ export function activity(ledger: Ledger, name: string): Activity | null {
       }
     }
   }
-  return { tool, target, tool_calls: state.tool_calls, since: state.started_at };
+  const stops = tail(path.join(dir, 'events.jsonl'), 1024 * 1024).filter((line) =>
+    line.includes('"event":"Stop"'),
+  ).length;
+  const max = readMeta(dir)?.options?.max_iterations;
+  return {
+    tool,
+    target,
+    tool_calls: state.tool_calls,
+    since: state.started_at,
+    iteration: stops + 1,
+    max_iterations: typeof max === 'number' ? max : null,
+  };
 }
 
 /** The whole lines in the last `bytes` of a file; none when it does not exist. */

@@ -337,6 +337,132 @@ describe('agentbox ui: server and API', () => {
     expect(port.stderr).toContain('--port takes a port number from 0 to 65535, not "eighty"');
   });
 
+  it('templates: PUT writes a checked template that the next run uses; a broken one is a 400 and nothing is written', async () => {
+    const listed = (await api('/api/templates')).json();
+    expect(listed.types.scout.globalInput).toBe('built-in scout.input.md');
+    expect(listed.dirs.project).toBe(path.join(p.repo.dir, '.agentbox', 'templates'));
+    const file = path.join(p.repo.dir, '.agentbox', 'templates', 'scout.input.md');
+    for (const [body, problem] of [
+      [{ level: 'project', name: 'scout.input.md', text: 'Look at {{nope}}.' }, 'nope'],
+      [{ level: 'project', name: '../../evil.md', text: 'x' }, '"name" must be'],
+      [{ level: 'project', name: 'deploy.input.md', text: 'x' }, '"name" must be'],
+      [{ level: 'attic', name: 'input.md', text: 'x' }, '"level" must be'],
+      [
+        { level: 'project', name: 'output.md', text: '---\nrequired_sections: 7\n---\n## Summary\n' },
+        'required_sections',
+      ],
+    ] as const) {
+      const r = await api('/api/templates', { method: 'PUT', body });
+      expect(r.status, r.text).toBe(400);
+      expect(r.json().error).toContain(problem);
+    }
+    expect(fs.existsSync(file)).toBe(false);
+    expect(fs.existsSync(path.join(p.repo.dir, 'evil.md'))).toBe(false);
+    const ok = await api('/api/templates', {
+      method: 'PUT',
+      body: {
+        level: 'project',
+        name: 'scout.input.md',
+        text: 'PROJECT-TEMPLATE-MARK: answer in one line.\n',
+      },
+    });
+    expect(ok.status, ok.text).toBe(200);
+    expect((await api('/api/templates')).json().types.scout.projectInput).toBe(file);
+    const task = 'TASK-UI-TEMPLATE';
+    p.server.setRules([{ when: { anyText: task }, reply: text('one line') }]);
+    const first = p.server.requests.length;
+    expect((await p.agentbox(['scout', task])).code).toBe(0);
+    expect(p.server.requests.slice(first).some((r) => r.view.allText.includes('PROJECT-TEMPLATE-MARK'))).toBe(
+      true,
+    );
+    expect(
+      (
+        await api('/api/templates', {
+          method: 'PUT',
+          body: { level: 'project', name: 'scout.input.md', text: null },
+        })
+      ).status,
+    ).toBe(200);
+    expect(fs.existsSync(file)).toBe(false);
+  }, 120_000);
+
+  it('interrupted runs: the page is offered agentbox recover (restart_mode ask); auto recovers them when the UI starts', async () => {
+    const task = 'TASK-UI-INTERRUPTED';
+    p.server.setRules([
+      {
+        when: { lastUserText: 'Continue the task where you left off' },
+        reply: text('finished after recovery'),
+      },
+      { when: { anyText: task, turn: 0 }, reply: bash('echo started') },
+      { when: { anyText: task }, reply: hang() },
+    ]);
+    const started = await p.agentbox(['scout', task, '--detach', '--json']);
+    const name = JSON.parse(started.stdout).run as string;
+    await waitFor(
+      () => p.server.requests.some((r) => r.view.turn === 1 && r.view.allText.includes(task)),
+      'turn 1',
+    );
+    const worker = p.state(name).pid as number;
+    process.kill(worker, 'SIGKILL');
+    await waitFor(() => {
+      try {
+        process.kill(worker, 0);
+        return false;
+      } catch {
+        return true;
+      }
+    }, 'the worker to die');
+    // ask (the default): listed, nothing done until the button.
+    await ui.stop();
+    ui = await startUi(p.repo.dir, p.env);
+    expect(ui.output()).not.toContain('recovering');
+    const offered = (await api('/api/recover')).json();
+    expect(offered.runs).toEqual([expect.objectContaining({ run: name, action: 'resume' })]);
+    expect(p.state(name).status).toBe('CRASHED');
+    const go = await api('/api/recover', { method: 'POST', body: {} });
+    expect(go.status, go.text).toBe(202);
+    await waitFor(() => p.state(name).status === 'DONE', 'the recovered run', { timeoutMs: 90_000 });
+    expect(p.read(name, 'report.md')).toContain('finished after recovery');
+    expect((await api('/api/recover')).json().runs).toEqual([]);
+
+    // auto: the UI recovers them as it starts.
+    const again = await p.agentbox(['scout', `${task} again`, '--detach', '--json']);
+    const second = JSON.parse(again.stdout).run as string;
+    await waitFor(
+      () => p.server.requests.some((r) => r.view.turn === 1 && r.view.allText.includes(`${task} again`)),
+      'turn 1',
+    );
+    process.kill(p.state(second).pid as number, 'SIGKILL');
+    expect(
+      (
+        await api('/api/settings', {
+          method: 'PUT',
+          body: { scope: 'project', runs: { restart_mode: 'auto' } },
+        })
+      ).status,
+    ).toBe(200);
+    await ui.stop();
+    await waitFor(
+      () => p.agentbox(['status']).then(() => p.state(second).status === 'CRASHED'),
+      'the watchdog to mark it',
+    );
+    ui = await startUi(p.repo.dir, p.env);
+    await waitFor(
+      () =>
+        ui.output().includes('recovering 1 interrupted run(s) in the background (runs.restart_mode: auto)'),
+      'auto',
+    );
+    await waitFor(() => p.state(second).status === 'DONE', 'the recovered run', { timeoutMs: 90_000 });
+    expect(
+      (
+        await api('/api/settings', {
+          method: 'PUT',
+          body: { scope: 'project', runs: { restart_mode: null } },
+        })
+      ).status,
+    ).toBe(200);
+  }, 180_000);
+
   it('--new-token: the old token and every browser login stop working', async () => {
     const session = String((await request(ui.port, `/?token=${ui.token}`)).headers['set-cookie']).split(
       ';',

@@ -162,6 +162,30 @@ describe('agentbox ui in Chromium', () => {
     await shoot('settings');
   });
 
+  it('the settings panel writes agentbox.yaml and a template', async () => {
+    await page.goto(`${ui.url}/#/settings`);
+    await page.getByLabel('Supervisor mode').selectOption('rules');
+    await page.getByLabel('Verify command').fill('npm test');
+    await page.getByRole('button', { name: 'Save', exact: true }).click();
+    await page.getByText('saved: it applies to the next run').waitFor();
+    const yaml = fs.readFileSync(path.join(p.repo.dir, 'agentbox.yaml'), 'utf8');
+    expect(yaml).toMatch(/^ {2}mode: rules # rules$/m);
+    expect(yaml).toMatch(/^ {2}verify: npm test$/m);
+    await page.getByLabel('template file').selectOption('fix.input.md');
+    expect(await page.getByLabel('template text').inputValue()).not.toBe('');
+    await page.getByLabel('template text').fill('Fix it, and say what you ran.\n');
+    await page.getByRole('button', { name: 'Save template' }).click();
+    await page.getByText('template saved').waitFor();
+    expect(fs.readFileSync(path.join(p.repo.dir, '.agentbox', 'templates', 'fix.input.md'), 'utf8')).toBe(
+      'Fix it, and say what you ran.\n',
+    );
+    await page.getByLabel('template text').fill('Broken {{nope}}');
+    await page.getByRole('button', { name: 'Save template' }).click();
+    await page.getByText(/not saved: .*nope/).waitFor();
+    fs.rmSync(path.join(p.repo.dir, '.agentbox'), { recursive: true, force: true });
+    p.repo.git('checkout', '--', 'agentbox.yaml');
+  });
+
   it('the server killed and restarted mid-run: the run finishes, the open page reconnects and shows it', async () => {
     const task = 'TASK-WEB-RESTART';
     p.server.setRules([

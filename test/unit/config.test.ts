@@ -159,6 +159,7 @@ describe('loadConfig', () => {
         setup: null,
         setup_timeout: '10m',
         setup_domains: [],
+        restart_mode: 'ask',
       },
       sandbox: { mode: 'required', allowed_domains: [], deny_read: [] },
     });
@@ -287,6 +288,7 @@ describe('loadConfig', () => {
         setup: null,
         setup_timeout: null,
         setup_domains: null,
+        restart_mode: null,
       },
       sandbox: { mode: null, allowed_domains: null, deny_read: null },
     });

@@ -1,0 +1,47 @@
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { memoryIo } from '../cli/context.js';
+import type { Ledger } from '../ledger/index.js';
+import { recover } from '../recover/recover.js';
+import type { Env } from '../util/env.js';
+
+/** The built CLI entry (`src/web` and `dist/web` both sit two levels down). */
+const BIN = fileURLToPath(new URL('../../bin/agentbox.js', import.meta.url));
+
+export interface Interrupted {
+  readonly run: string;
+  readonly action: string;
+  readonly reason: string;
+}
+
+/** What `agentbox recover --dry-run` would do: the runs it would resume or replay. Changes nothing. */
+export async function interruptedRuns(root: string, env: Env): Promise<Interrupted[]> {
+  const io = memoryIo();
+  await recover({ cwd: root, env, io }, undefined, { dryRun: true, json: true });
+  const { runs } = JSON.parse(io.stdout) as { runs: Interrupted[] };
+  return runs.filter((r) => r.action === 'resume' || r.action === 'rollback_replay');
+}
+
+/**
+ * `agentbox recover` in the background (it lasts as long as the runs it resumes), its output in
+ * `.agents/ui/recover.log`. The same command a person would type, so the same decisions.
+ */
+export function startRecover(root: string, ledger: Ledger, env: Env): { pid: number | null; log: string } {
+  const logFile = path.join(ledger.dir, 'ui', 'recover.log');
+  fs.mkdirSync(path.dirname(logFile), { recursive: true, mode: 0o700 });
+  const log = fs.openSync(logFile, 'a');
+  try {
+    const child = spawn(process.execPath, [BIN, 'recover'], {
+      cwd: root,
+      env: env as NodeJS.ProcessEnv,
+      detached: true,
+      stdio: ['ignore', log, log],
+    });
+    child.unref();
+    return { pid: child.pid ?? null, log: logFile };
+  } finally {
+    fs.closeSync(log);
+  }
+}

@@ -1,0 +1,106 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { AgentboxError } from '../errors.js';
+import { contractSchema } from '../templates/contract.js';
+import { readTemplate } from '../templates/load.js';
+import { BUILTIN_DIR, locateTemplates, TEMPLATE_TYPES, templateDirs } from '../templates/locate.js';
+import type { Env } from '../util/env.js';
+import { mkdirp, readTextIfExists, writeAtomic } from '../util/fs.js';
+import { HttpError, stringField } from './http.js';
+
+/** A template file's name: `<kind>.md` for every type, `<type>.<kind>.md` for one. */
+const NAME = new RegExp(`^((${TEMPLATE_TYPES.join('|')})\\.)?(input|output)\\.md$`);
+
+/** `GET /api/templates`: both folders, the files in each, and what each run type gets today. */
+export function readTemplates(root: string, env: Env) {
+  const dirs = templateDirs(env, root);
+  const files = (dir: string | null) =>
+    dir && fs.existsSync(dir)
+      ? fs
+          .readdirSync(dir)
+          .filter((name) => NAME.test(name))
+          .sort()
+          .map((name) => ({ name, text: readTextIfExists(path.join(dir, name)) ?? '' }))
+      : [];
+  const label = (file: string | null) =>
+    file === null ? null : file.startsWith(BUILTIN_DIR) ? `built-in ${path.basename(file)}` : file;
+  return {
+    dirs,
+    files: { global: files(dirs.global), project: files(dirs.project) },
+    builtin: files(BUILTIN_DIR),
+    types: Object.fromEntries(
+      TEMPLATE_TYPES.map((type) => {
+        const found = locateTemplates(dirs, type, { builtinOutput: false });
+        return [
+          type,
+          {
+            globalInput: label(found.globalInput),
+            projectInput: label(found.projectInput),
+            output: label(found.output),
+          },
+        ];
+      }),
+    ),
+  };
+}
+
+/**
+ * `PUT /api/templates {level, name, text}`: writes one template file of the person's (global) or
+ * the project's, after the checks a run makes (front matter, variables, an output template's
+ * contract): a bad one is a 400 naming the problem, and nothing is written. `text: null` removes
+ * the file (back to the level below).
+ */
+export async function writeTemplate(root: string, env: Env, body: Record<string, unknown>) {
+  const level = body.level;
+  if (level !== 'global' && level !== 'project') {
+    throw new HttpError(400, `"level" must be "global" or "project", not ${JSON.stringify(level)}`);
+  }
+  const name = stringField(body, 'name', true);
+  if (!NAME.test(name)) {
+    throw new HttpError(
+      400,
+      `"name" must be input.md, output.md or <type>.input.md / <type>.output.md, not "${name}"`,
+    );
+  }
+  const dir = templateDirs(env, root)[level];
+  if (!dir)
+    throw new HttpError(400, 'no global templates folder: set HOME, XDG_CONFIG_HOME or AGENTBOX_CONFIG');
+  const file = path.join(dir, name);
+  if (body.text === null) {
+    fs.rmSync(file, { force: true });
+    return { level, path: file, removed: true };
+  }
+  const text = stringField(body, 'text', true);
+  checkTemplate(name, text);
+  mkdirp(dir);
+  await writeAtomic(file, text);
+  return { level, path: file, removed: false };
+}
+
+/** The checks a run makes when it reads the template, on the text before it is written. */
+function checkTemplate(name: string, text: string): void {
+  const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'agentbox-template-'));
+  try {
+    const file = path.join(scratch, name);
+    fs.writeFileSync(file, text);
+    const loaded = readTemplate(file);
+    if (name.endsWith('output.md')) {
+      const contract = contractSchema.safeParse(loaded.data);
+      if (!contract.success) {
+        const issue = contract.error.issues[0]!;
+        throw new HttpError(400, `${name}: front matter ${issue.path.join('.') || ''}: ${issue.message}`);
+      }
+    }
+  } catch (error) {
+    if (error instanceof AgentboxError)
+      throw new HttpError(
+        400,
+        error.message.replace(scratch + path.sep, ''),
+        error.hint ? { hint: error.hint } : {},
+      );
+    throw error;
+  } finally {
+    fs.rmSync(scratch, { recursive: true, force: true });
+  }
+}
