@@ -9,6 +9,8 @@ export interface Io {
   /** stdout is a terminal: live lines and confirmation prompts are allowed. */
   readonly isTTY: boolean;
   readonly color: boolean;
+  /** The terminal's width in columns, when stdout is one. */
+  readonly columns?: number;
   /** Asks a person and returns the answer; absent when nobody can answer (stdin is not a terminal). */
   readonly ask?: (question: string) => Promise<string>;
 }
@@ -100,6 +102,7 @@ export function processIo(
   return {
     isTTY,
     color,
+    ...(isTTY && stream.stdout.columns ? { columns: stream.stdout.columns } : {}),
     out: (text) => void stream.stdout.write(text),
     err: (text) => void stream.stderr.write(text),
     ...(stream.stdin.isTTY && isTTY ? { ask } : {}),

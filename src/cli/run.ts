@@ -270,6 +270,7 @@ function buildProgram(ctx: CommandContext, setExit: (code: number) => void): Com
     .description('list runs, newest first')
     .option('--json', 'print machine-readable JSON')
     .option('-a, --all', 'list every run, not only the newest')
+    .option('-w, --wide', 'full run names, and the task not cut to the terminal')
     .addOption(new Option('-n, --limit <count>', 'how many runs to list').default('20'))
     .action(lazy(async () => (await import('../commands/status.js')).status));
 

@@ -1,3 +1,4 @@
+import stringWidth from 'string-width';
 import { formatUsd } from '../budget/format.js';
 import type { CommandContext } from '../cli/context.js';
 import { type Styler, styler } from '../cli/style.js';
@@ -13,6 +14,8 @@ export interface StatusOptions {
   readonly all?: boolean;
   /** As typed after -n/--limit; commander passes the text. */
   readonly limit?: string;
+  /** Full run names, the task uncut by the terminal's width. */
+  readonly wide?: boolean;
 }
 
 const TASK_WIDTH = 60;
@@ -62,43 +65,77 @@ export function colourStatus(status: RunStatus | null, style: Styler): (text: st
   }
 }
 
-/** Task text safe for a terminal: no control characters (escape sequences), one line, cut. */
-function taskCell(task: string): string {
-  const clean = task.replace(/[\u0000-\u001f\u007f-\u009f]+/g, ' ').trim();
-  const points = Array.from(clean);
-  return points.length > TASK_WIDTH ? `${points.slice(0, TASK_WIDTH - 1).join('')}…` : clean;
+/** Task text safe for a terminal: no control characters (escape sequences), one line. */
+function cleanTask(task: string): string {
+  return task.replace(/[\u0000-\u001f\u007f-\u009f]+/g, ' ').trim();
 }
 
-/** The table `agentbox status` prints, newest first, with a footer when runs were left out. Pure. */
+/** `text` cut to at most `width` terminal columns (wide characters count two), `…` marking a cut. */
+export function fitColumns(text: string, width: number): string {
+  if (stringWidth(text) <= width) return text;
+  let out = '';
+  let used = 0;
+  for (const { segment } of new Intl.Segmenter().segment(text)) {
+    const w = stringWidth(segment);
+    if (used + w > width - 1) break;
+    out += segment;
+    used += w;
+  }
+  return `${out.trimEnd()}…`;
+}
+
+export interface TableOptions {
+  /** The terminal's width: rows are cut to fit it (the task first). null: not a terminal, no cut but the task's own. */
+  readonly columns?: number | null;
+  /** The full run name instead of its short id. */
+  readonly wide?: boolean;
+}
+
+/** The narrowest the task column gets before the row is left to wrap. */
+const MIN_TASK = 12;
+
+/**
+ * The table `agentbox status` prints, newest first, with a footer when runs were left out. Pure.
+ * Each run is named by its short id (what every command accepts) unless `wide`; in a terminal,
+ * each row fits its width, the task cut to what is left.
+ */
 export function renderStatusTable(
   runs: readonly RunSummary[],
   total: number,
   now: Date,
   style: Styler,
+  options: TableOptions = {},
 ): string {
   const rows = runs.map((run) => ({
-    run: run.name,
+    run: options.wide ? run.name : run.id,
     type: run.type ?? '?',
     status: run.status ?? '?',
     colour: colourStatus(run.status, style),
     age: formatAge(run.started_at, now),
     cost: run.cost_usd === null ? '—' : formatUsd(run.cost_usd),
-    task: run.problem && !run.status ? `(${run.problem})` : taskCell(run.task),
+    task: run.problem && !run.status ? `(${run.problem})` : cleanTask(run.task),
   }));
-  const width = (key: 'run' | 'type' | 'status' | 'age' | 'cost', title: string) =>
-    Math.max(title.length, ...rows.map((row) => row[key].length));
-  const w = { run: width('run', 'RUN'), type: width('type', 'TYPE'), status: width('status', 'STATUS') };
+  const title = options.wide ? 'RUN' : 'ID';
+  const width = (key: 'run' | 'type' | 'status' | 'age' | 'cost', head: string) =>
+    Math.max(head.length, ...rows.map((row) => stringWidth(row[key])));
+  const w = { run: width('run', title), type: width('type', 'TYPE'), status: width('status', 'STATUS') };
   const age = width('age', 'AGE');
   const cost = width('cost', 'COST');
+  const fixed = w.run + w.type + w.status + age + cost + 5 * 2;
+  const taskWidth = options.wide
+    ? Number.POSITIVE_INFINITY
+    : options.columns
+      ? Math.max(MIN_TASK, options.columns - fixed)
+      : TASK_WIDTH;
   const lines = [
     style.dim(
-      `${'RUN'.padEnd(w.run)}  ${'TYPE'.padEnd(w.type)}  ${'STATUS'.padEnd(w.status)}  ${'AGE'.padStart(age)}  ${'COST'.padStart(cost)}  TASK`,
+      `${title.padEnd(w.run)}  ${'TYPE'.padEnd(w.type)}  ${'STATUS'.padEnd(w.status)}  ${'AGE'.padStart(age)}  ${'COST'.padStart(cost)}  TASK`,
     ),
   ];
   for (const row of rows) {
     const status = row.colour(row.status.padEnd(w.status));
     lines.push(
-      `${row.run.padEnd(w.run)}  ${row.type.padEnd(w.type)}  ${status}  ${row.age.padStart(age)}  ${row.cost.padStart(cost)}  ${row.task}`.trimEnd(),
+      `${row.run.padEnd(w.run)}  ${row.type.padEnd(w.type)}  ${status}  ${row.age.padStart(age)}  ${row.cost.padStart(cost)}  ${fitColumns(row.task, taskWidth)}`.trimEnd(),
     );
   }
   const hidden = total - runs.length;
@@ -106,6 +143,16 @@ export function renderStatusTable(
     lines.push(style.dim(`… ${hidden.toLocaleString('en-US')} more — agentbox status --all`));
   }
   return `${lines.join('\n')}\n`;
+}
+
+/** The width to fit: `$COLUMNS` when set, else the terminal's; null when output is not a terminal. */
+export function terminalColumns(
+  env: Readonly<Record<string, string | undefined>>,
+  io: { isTTY: boolean; columns?: number },
+): number | null {
+  const fromEnv = Number(env.COLUMNS);
+  if (env.COLUMNS && Number.isInteger(fromEnv) && fromEnv > 0) return fromEnv;
+  return io.isTTY && io.columns ? io.columns : null;
 }
 
 /** `agentbox status`: the runs of this repository, newest first. */
@@ -124,6 +171,11 @@ export async function status(ctx: CommandContext, opts: StatusOptions = {}): Pro
     ctx.io.out('No runs yet — start one with: agentbox scout "<question>"\n');
     return 0;
   }
-  ctx.io.out(renderStatusTable(runs, total, new Date(), styler(ctx.io)));
+  ctx.io.out(
+    renderStatusTable(runs, total, new Date(), styler(ctx.io), {
+      columns: terminalColumns(ctx.env, ctx.io),
+      wide: opts.wide === true,
+    }),
+  );
   return 0;
 }

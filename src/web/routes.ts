@@ -44,7 +44,8 @@ export async function route(ctx: RouteContext, req: http.IncomingMessage, url: U
     if (parts[1] === 'runs' && parts.length === 4 && RUN_ACTIONS.has(parts[3]!) && method === 'POST') {
       const ref = parts[2]!;
       const input = await body();
-      const { discardAction, injectAction, mergeAction, restartAction, resumeAction, stopAction } = await actions();
+      const { discardAction, injectAction, mergeAction, restartAction, resumeAction, stopAction } =
+        await actions();
       switch (parts[3]) {
         case 'merge':
           return json(await mergeAction(ac, ref, input));

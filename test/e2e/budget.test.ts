@@ -89,8 +89,8 @@ describe('budgets on the real Claude Code', () => {
 
     const total = state.usage.agent.cost_usd + state.usage.supervisor.cost_usd;
     const status = await p.agentbox(['status']);
-    expect(status.stdout.split('\n')[0]).toMatch(/^RUN\s+TYPE\s+STATUS\s+AGE\s+COST\s+TASK$/);
-    expect(status.stdout.split('\n').find((l) => l.startsWith(name))).toContain(
+    expect(status.stdout.split('\n')[0]).toMatch(/^ID\s+TYPE\s+STATUS\s+AGE\s+COST\s+TASK$/);
+    expect(status.stdout.split('\n').find((l) => l.startsWith(name.slice(-6)))).toContain(
       `  ${formatUsd(total)}  ${task}`,
     );
     const statusJson = JSON.parse((await p.agentbox(['status', '--json', '--all'])).stdout);

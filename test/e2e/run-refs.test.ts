@@ -1,9 +1,11 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import stringWidth from 'string-width';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { text, tool } from '../fixtures/model-server/index.js';
 import { expectNoProcessesLeft } from '../helpers/processes.js';
 import { type Project, project } from '../helpers/project.js';
+import { startPty } from '../helpers/pty.js';
 
 describe('names fit the screen: short ids and their prefixes (issue 14, item 9)', () => {
   let p: Project;
@@ -64,5 +66,26 @@ describe('names fit the screen: short ids and their prefixes (issue 14, item 9)'
     expect(missing.code).toBe(1);
     expect(missing.stderr).toContain('run "agentbox status" to list runs');
     await expectNoProcessesLeft(p.tag);
+  });
+
+  it('status fits an 80-column terminal: short ids, the task cut to what is left', async () => {
+    const task = `a long task ${'that goes on and on '.repeat(6)}日本語のタスク`;
+    p.server.setRules([{ when: { anyText: 'a long task' }, reply: text('done') }]);
+    expect((await p.agentbox(['scout', task])).code).toBe(0);
+    const term = startPty(['status'], { cwd: p.repo.dir, env: p.env, cols: 80 });
+    expect(await term.exited).toBe(0);
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: colour sequences are removed
+    const lines = term
+      .output()
+      .replace(/\u001b\[[0-9;]*m/g, '')
+      .split(/\r?\n/)
+      .filter(Boolean);
+    expect(lines[0]).toMatch(/^ID\s+TYPE\s+STATUS\s+AGE\s+COST\s+TASK$/);
+    expect(lines).toHaveLength(3);
+    for (const line of lines) expect(stringWidth(line), line).toBeLessThanOrEqual(80);
+    expect(lines[1]).toMatch(new RegExp(`^${p.newest().slice(-6)}  scout .*a long task that goes on.*…$`));
+    // Piped, nothing is cut to a width (a script gets the task's own 60 characters); --wide names runs in full.
+    const wide = await p.agentbox(['status', '--wide']);
+    expect(wide.stdout).toContain(p.newest());
   });
 });

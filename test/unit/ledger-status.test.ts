@@ -1,8 +1,15 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import stringWidth from 'string-width';
 import { describe, expect, it } from 'vitest';
 import { NO_SPEND } from '../../src/budget/spend.js';
-import { formatAge, status } from '../../src/commands/status.js';
+import {
+  fitColumns,
+  formatAge,
+  renderStatusTable,
+  status,
+  terminalColumns,
+} from '../../src/commands/status.js';
 import { isAgentboxError } from '../../src/errors.js';
 import { updateState } from '../../src/ledger/index.js';
 import { snapshotTree } from '../helpers/git-repo.js';
@@ -14,11 +21,11 @@ describe('agentbox status', () => {
     const { ctx, io } = context(repo.dir);
     expect(await status(ctx, { limit: '20' })).toBe(0);
     const [header, ...rows] = io.stdout.trimEnd().split('\n');
-    expect(header).toMatch(/^RUN\s+TYPE\s+STATUS\s+AGE\s+COST\s+TASK$/);
+    expect(header).toMatch(/^ID\s+TYPE\s+STATUS\s+AGE\s+COST\s+TASK$/);
     expect(rows.map((r) => r.split(/\s{2,}/).filter((_, i) => i !== 3))).toEqual([
-      [plan.name, 'plan', 'ACTIVE', '—', 'plan the queue'],
-      [fix.name, 'fix', 'CRASHED', '—', `fix it ${'very '.repeat(10)}ve…`],
-      [scout.name, 'scout', 'DONE', '—', 'why is db latency high?'],
+      [plan.name.slice(-6), 'plan', 'ACTIVE', '—', 'plan the queue'],
+      [fix.name.slice(-6), 'fix', 'CRASHED', '—', `fix it ${'very '.repeat(10)}ve…`],
+      [scout.name.slice(-6), 'scout', 'DONE', '—', 'why is db latency high?'],
     ]);
     expect(io.stdout).not.toContain('\u001b');
     expect(io.stderr).toBe('');
@@ -57,7 +64,7 @@ describe('agentbox status', () => {
     );
     for (const args of [['status'], ['status', '--all']]) {
       const out = (await cli(repo.dir, args)).stdout;
-      const row = out.split('\n').find((line) => line.startsWith(fix.name));
+      const row = out.split('\n').find((line) => line.startsWith(fix.name.slice(-6)));
       expect(row?.split(/\s{2,}/)[4]).toBe('$1.75');
       expect(JSON.parse((await cli(repo.dir, [...args, '--json'])).stdout).runs[1].cost_usd).toBe(1.75);
     }
@@ -136,5 +143,70 @@ describe('agentbox status', () => {
   ])('AGE of a run started %i ms ago is %s', (ago, expected) => {
     const started = new Date('2025-11-22T10:00:00Z');
     expect(formatAge(started.toISOString(), new Date(started.getTime() + ago))).toBe(expected);
+  });
+});
+
+describe('status fits the terminal', () => {
+  const NOW = new Date('2026-11-24T12:00:00Z');
+  const run = (i: number, task: string) => ({
+    name: `26-11-24_11${String(i).padStart(2, '0')}__${'a-long-slug-of-a-task-'.repeat(2)}__${String(i).padStart(6, 'c')}`,
+    id: String(i).padStart(6, 'c'),
+    type: 'fix' as const,
+    status: 'REVIEW' as const,
+    task,
+    started_at: '2026-11-24T11:00:00Z',
+    ended_at: null,
+    failure_kind: null,
+    cost_usd: 0.1234,
+    problem: null,
+  });
+  const RUNS = [
+    run(1, 'make the login faster by caching the session lookup in the middleware layer'),
+    run(2, '日本語のタスク: ログインを速くする、セッションのキャッシュを使って、ミドルウェアで'),
+    run(3, 'emoji 🚀🚀🚀🚀🚀🚀🚀🚀🚀🚀🚀🚀🚀🚀🚀🚀🚀🚀🚀🚀🚀🚀🚀🚀🚀🚀🚀🚀🚀🚀 and more text after it'),
+    run(4, 'short'),
+  ];
+  const plain = {
+    bold: (t: string) => t,
+    dim: (t: string) => t,
+    ok: (t: string) => t,
+    warn: (t: string) => t,
+    bad: (t: string) => t,
+    cyan: (t: string) => t,
+  } as never;
+
+  it.each([80, 60, 120])('at %i columns no row is wider, wide characters counted as two', (columns) => {
+    const lines = renderStatusTable(RUNS, 4, NOW, plain, { columns }).trimEnd().split('\n');
+    expect(lines).toHaveLength(5);
+    for (const line of lines) expect(stringWidth(line), line).toBeLessThanOrEqual(columns);
+    expect(lines[0]).toMatch(/^ID\s+TYPE/);
+    expect(lines[1]).toMatch(/^ccccc1 {2}fix/);
+    if (columns <= 80) expect(lines[1]).toMatch(/…$/);
+    expect(lines[4]).toMatch(/ {2}short$/);
+  });
+
+  it('--wide: full run names and the task uncut by the terminal', () => {
+    const lines = renderStatusTable(RUNS, 4, NOW, plain, { columns: 80, wide: true }).trimEnd().split('\n');
+    expect(lines[0]).toMatch(/^RUN\s+TYPE/);
+    expect(lines[1]!.startsWith(RUNS[0]!.name)).toBe(true);
+    expect(lines[1]).toContain('in the middleware layer');
+  });
+
+  it.each([
+    ['abcdef', 6, 'abcdef'],
+    ['abcdefg', 6, 'abcde…'],
+    ['日本語です', 6, '日本…'],
+    ['a🚀b', 3, 'a…'],
+    ['👩‍👩‍👧 family', 4, '👩‍👩‍👧…'],
+  ])('fitColumns(%j, %i) is %j', (text, width, expected) => {
+    expect(fitColumns(text, width)).toBe(expected);
+    expect(stringWidth(fitColumns(text, width))).toBeLessThanOrEqual(width);
+  });
+
+  it('$COLUMNS wins; not a terminal: no width', () => {
+    expect(terminalColumns({ COLUMNS: '72' }, { isTTY: false })).toBe(72);
+    expect(terminalColumns({}, { isTTY: true, columns: 90 })).toBe(90);
+    expect(terminalColumns({}, { isTTY: false, columns: 90 })).toBeNull();
+    expect(terminalColumns({ COLUMNS: 'wide' }, { isTTY: true, columns: 90 })).toBe(90);
   });
 });
