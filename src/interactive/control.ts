@@ -60,8 +60,7 @@ export async function stop(ctx: CommandContext, ref: string, options: { force?: 
   assertHuman(ctx.env, 'stop', ctx.cwd);
   const headless = await sessionRun(ctx, ref);
   if (headless.meta.type !== 'interactive') {
-    const repo = await findRepo(ctx.cwd);
-    return stopHeadless(ctx, openLedger(repo.root), headless, options);
+    return stopHeadless(ctx, headless, options);
   }
   const { run } = await control(ctx, ref, 'stop', { graceful: !options.force });
   ctx.io.out(`${styler(ctx.io).ok('✓')} stopping ${run.name}\n`);

@@ -1,7 +1,7 @@
 import type { CommandContext } from '../cli/context.js';
 import { styler } from '../cli/style.js';
 import { AgentboxError } from '../errors.js';
-import { type Ledger, type RunDetails, readState } from '../ledger/index.js';
+import { type RunDetails, readState } from '../ledger/index.js';
 import { isAlive } from '../process/reap.js';
 import { catchesSignal } from '../process/signals.js';
 import { EventLog } from './events.js';
@@ -18,7 +18,6 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
  */
 export async function stopHeadless(
   ctx: CommandContext,
-  ledger: Ledger,
   run: RunDetails,
   options: { readonly force?: boolean; readonly graceMs?: number; readonly waitMs?: number },
 ): Promise<number> {

@@ -240,6 +240,5 @@ describe('review and merge, git-native', () => {
 
 /** Text without its SGR colour sequences. */
 function plain(text: string): string {
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: the escape is what is removed
   return text.replace(/\u001b\[[0-9;]*m/g, '');
 }

@@ -74,7 +74,6 @@ describe('names fit the screen: short ids and their prefixes (issue 14, item 9)'
     expect((await p.agentbox(['scout', task])).code).toBe(0);
     const term = startPty(['status'], { cwd: p.repo.dir, env: p.env, cols: 80 });
     expect(await term.exited).toBe(0);
-    // biome-ignore lint/suspicious/noControlCharactersInRegex: colour sequences are removed
     const lines = term
       .output()
       .replace(/\u001b\[[0-9;]*m/g, '')
