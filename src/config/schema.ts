@@ -56,6 +56,9 @@ export const fileSchema = z
       setup_timeout: duration.nullable().optional(),
       setup_domains: names.nullable().optional(),
       restart_mode: z.enum(['auto', 'ask', 'off']).nullable().optional(),
+      notify: z.string().min(1).nullable().optional(),
+      notify_timeout: duration.nullable().optional(),
+      notify_bell: z.boolean().nullable().optional(),
     }),
     sandbox: section({
       mode: z.enum(['required', 'off']).nullable().optional(),
@@ -159,6 +162,12 @@ export interface Config {
      * auto: `agentbox recover` at once; ask: the page offers it; off: nothing.
      */
     readonly restart_mode: 'auto' | 'ask' | 'off';
+    /** A shell command told when a run ends or a session waits: the outcome as JSON on its stdin. */
+    readonly notify: string | null;
+    /** The notify command is killed after this long. */
+    readonly notify_timeout: string;
+    /** Ring the terminal that started the run (BEL; OSC 9 where the terminal shows it). */
+    readonly notify_bell: boolean;
   };
   readonly sandbox: {
     /**
@@ -210,6 +219,9 @@ export const DEFAULT_CONFIG: Config = {
     setup_timeout: '10m',
     setup_domains: [],
     restart_mode: 'ask',
+    notify: null,
+    notify_timeout: '10s',
+    notify_bell: true,
   },
   sandbox: { mode: 'required', allowed_domains: [], deny_read: [] },
 };

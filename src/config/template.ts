@@ -89,6 +89,13 @@ runs:
   # Runs interrupted by a crash or reboot, when agentbox ui starts: auto (agentbox recover at once),
   # ask (the page offers it) or off.
   restart_mode: # ask
+  # Told when a run ends or an interactive session waits for you: a shell command that gets the
+  # outcome as JSON on its standard input, e.g. notify-send "agentbox" "$(jq -r .status)".
+  notify:
+  # The notify command is stopped after this long.
+  notify_timeout: # 10s
+  # Ring the terminal that started the run (a bell; a desktop notification where the terminal shows one).
+  notify_bell: # true
 
 sandbox:
   # Every shell command of a fix run runs in Claude Code's sandbox (bubblewrap + socat on Linux,

@@ -48,6 +48,8 @@ export interface SessionDeps {
     args: string[],
     options: { cwd: string; env: Record<string, string>; cols: number; rows: number },
   ) => IPty;
+  /** Claude finished a turn and nothing queued goes in: the session waits for the person. */
+  readonly onWaiting?: () => void;
 }
 
 export type SessionOutcome =
@@ -110,7 +112,11 @@ export class InteractiveSession {
   async onHook(inner: HookHandler, event: string, input: HookInput): Promise<Record<string, unknown>> {
     this.observe(event, input);
     const answer = (await inner(event, input)) ?? {};
-    if (event === 'Stop' && answer.decision !== 'block') this.becomeIdle();
+    if (event === 'Stop' && answer.decision !== 'block') {
+      this.becomeIdle();
+      // Still idle: no queued message was typed in, so it is the person's turn.
+      if (this.idle && !this.ending) this.deps.onWaiting?.();
+    }
     return answer;
   }
 

@@ -17,6 +17,7 @@ import { createRun, reactivated, readRun, resolveRun, updateState } from '../led
 import { composeRunPrompt, runTemplates, templateValues, writeRunPrompt } from '../run/compose.js';
 import { loadRunContext } from '../run/context.js';
 import { EventLog } from '../run/events.js';
+import { notifySession } from '../run/notify-end.js';
 import { systemPromptAddition } from '../run/prompt.js';
 import { allowedTools, buildEnvelope, withTemplates } from '../run/tier.js';
 import { prepareRunPrivacy } from '../sandbox/prepare.js';
@@ -254,6 +255,7 @@ export async function startSession(
         }),
       }),
       askRestart: () => askOneKey(terminal, '\r\nclaude exited. Restart it? [r] restart / [q] quit: '),
+      onWaiting: () => void notifySession(ctx, rc.config, rc.ledger.root, runDir, meta, 'waiting'),
       spawnPty: (bin, args, o) =>
         spawnClaudePty(spawn, bin, args, { term: ctx.env.TERM ?? 'xterm-256color', ...o }),
     });
@@ -302,5 +304,7 @@ export async function startSession(
       }
     }
   }
-  return finish(ctx, rc, name, outcome, log);
+  const code = await finish(ctx, rc, name, outcome, log);
+  await notifySession(ctx, rc.config, rc.ledger.root, runDir, readRun(rc.ledger, name).meta, 'ended');
+  return code;
 }

@@ -20,6 +20,7 @@ import { writeAtomic } from '../util/fs.js';
 import { composeRunPrompt, runTemplates, templateValues, writeRunPrompt } from './compose.js';
 import { loadRunContext, type RunContext } from './context.js';
 import { executeRun } from './execute.js';
+import { notifyRunEnd } from './notify-end.js';
 import { liveReporter, printSummary, succeeded } from './print.js';
 import { renderEndReport } from './report.js';
 import { buildEnvelope, type HeadlessType, needsWorktree, withTemplates } from './tier.js';
@@ -291,6 +292,7 @@ export async function runHere(
   });
   live.clear();
   printSummary(ctx.io, details.dir, rc.ledger.root, done, json);
+  await notifyRunEnd(ctx, rc.config, rc.ledger.root, details.dir, details.meta, done, json);
   return succeeded(done.status) ? 0 : 1;
 }
 

@@ -160,6 +160,9 @@ describe('loadConfig', () => {
         setup_timeout: '10m',
         setup_domains: [],
         restart_mode: 'ask',
+        notify: null,
+        notify_timeout: '10s',
+        notify_bell: true,
       },
       sandbox: { mode: 'required', allowed_domains: [], deny_read: [] },
     });
@@ -289,6 +292,9 @@ describe('loadConfig', () => {
         setup_timeout: null,
         setup_domains: null,
         restart_mode: null,
+        notify: null,
+        notify_timeout: null,
+        notify_bell: null,
       },
       sandbox: { mode: null, allowed_domains: null, deny_read: null },
     });
