@@ -59,6 +59,10 @@ export type SessionOutcome =
   | { readonly kind: 'halted'; readonly message: string };
 
 const TYPE_PAUSE_MS = 50;
+/** After an abort's /clear: how long to wait for its SessionStart before typing /exit anyway. */
+const CLEAR_WAIT_MS = 3000;
+/** How long a claude asked to /exit has before it gets a signal. */
+const EXIT_GRACE_MS = 5000;
 const HEARTBEAT_MS = 15_000;
 /**
  * What a full-screen claude may leave switched on when it dies without cleaning up (kill -9):
@@ -86,6 +90,8 @@ export class InteractiveSession {
   private mark = '';
   private sessionId: string;
   private idle = false;
+  /** The claude that /exit was typed into (once per claude). */
+  private exitTyped: IPty | null = null;
   private readonly queue: string[] = [];
   private memory: PolicyMemory = INITIAL_MEMORY;
   private lastExit: ExitRecord | null = null;
@@ -133,7 +139,9 @@ export class InteractiveSession {
         const now = Date.now();
         if (now - startedAt < READY_AFTER_START_MS || now - this.lastOutputAt < QUIET_MS) return;
         clearInterval(this.readyTimer);
-        if (!this.busySinceStart) this.becomeIdle();
+        // The clear an abort typed has taken: now claude is asked to exit by itself.
+        if (source === 'clear' && this.ownClear && this.ending?.kind === 'aborted') this.typeExit();
+        else if (!this.busySinceStart) this.becomeIdle();
       }, 100);
       this.busySinceStart = source === 'startup' && Boolean(this.deps.task) && !this.deps.resumeSessionId;
     } else if (event === 'UserPromptSubmit') {
@@ -183,7 +191,27 @@ export class InteractiveSession {
     this.ownClear = true;
     pty.write('/clear');
     setTimeout(() => pty.write('\r'), TYPE_PAUSE_MS);
-    setTimeout(() => this.killClaude('SIGTERM'), 1000);
+    // Normally /exit is typed once the clear has taken (its SessionStart, then a quiet screen);
+    // should that never come, it is typed anyway.
+    setTimeout(() => this.typeExit(), CLEAR_WAIT_MS).unref();
+  }
+
+  /**
+   * Ends claude the way a person would: `/exit` typed at its prompt (seed 001: a clean exit, not a
+   * signal). Only a claude that is still there after EXIT_GRACE_MS gets SIGTERM (then SIGKILL).
+   */
+  private typeExit(): void {
+    const pty = this.pty;
+    if (!pty || this.exitTyped === pty) return;
+    this.exitTyped = pty;
+    pty.write('/exit');
+    setTimeout(() => pty.write('\r'), TYPE_PAUSE_MS);
+    this.deps.log.write('claude_exit_requested', { by: '/exit' });
+    setTimeout(() => {
+      if (this.pty !== pty) return;
+      this.deps.log.write('claude_exit_forced', { after_ms: EXIT_GRACE_MS });
+      this.killClaude('SIGTERM');
+    }, EXIT_GRACE_MS).unref();
   }
 
   /** Control-socket requests. */

@@ -262,6 +262,10 @@ describe('agentbox start: an interactive Claude Code behind a pty', () => {
     expect(clear?.session_id).not.toBe(id);
     expect(logEvents(p, name, 'session_id')).toEqual([]);
     expect(logEvents(p, name, 'supervisor_abort')).toEqual([{ reason: '"off the rails"' }]);
+    // claude ended by itself when /exit was typed (seed 001): exit code 0, no signal.
+    expect(logEvents(p, name, 'claude_exit_requested')).toEqual([{ by: '/exit' }]);
+    expect(logEvents(p, name, 'claude_exit_forced')).toEqual([]);
+    expect(logEvents(p, name, 'claude_exit')).toEqual([{ code: '0', signal: 'null' }]);
     await expectNoProcessesLeft(p.tag);
   }, 60_000);
 
