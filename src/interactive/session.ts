@@ -20,6 +20,7 @@ import {
   type PolicyConfig,
   type PolicyMemory,
 } from './policy.js';
+import { isEscKey, titleState } from './screen.js';
 
 /** How the pieces outside the pty are wired in; see start.ts for the real ones. */
 export interface SessionDeps {
@@ -105,6 +106,14 @@ export class InteractiveSession {
   private readyTimer: NodeJS.Timeout | undefined;
   /** When claude last wrote to its screen. */
   private lastOutputAt = 0;
+  /**
+   * A turn ended without a Stop hook (the person pressed Esc, or a compaction): from then on the
+   * screen may say claude is back at its prompt (src/interactive/screen.ts). null: trust the hooks.
+   */
+  private unhooked: { readonly why: string; readonly at: number } | null = null;
+  private screenTimer: NodeJS.Timeout | undefined;
+  /** Claude's input box holds the prompt an Esc cancelled. */
+  private inputRestored = false;
   /** Claude was given work since it started (a first task, or a prompt): not idle at its prompt. */
   private busySinceStart = false;
   /** The session's transcript, as the hooks name it: its existence says whether --resume can work. */
@@ -132,6 +141,14 @@ export class InteractiveSession {
     if (event === 'SessionStart') {
       const id = typeof input.session_id === 'string' ? input.session_id : null;
       const source = typeof input.source === 'string' ? input.source : '';
+      if (source === 'compact' && !this.idle) {
+        // A compaction in the middle of a turn: the turn goes on, its Stop will come. Until then
+        // (or until the screen shows the prompt again, for a /compact that ends with no Stop).
+        if (id) this.adoptSession(id, source);
+        this.unhooked = { why: 'compact', at: Date.now() };
+        this.deps.log.write('compact_mid_turn', {});
+        return;
+      }
       if (id && !(source === 'clear' && this.ownClear)) this.adoptSession(id, source);
       clearInterval(this.readyTimer);
       const startedAt = Date.now();
@@ -144,7 +161,11 @@ export class InteractiveSession {
         else if (!this.busySinceStart) this.becomeIdle();
       }, 100);
       this.busySinceStart = source === 'startup' && Boolean(this.deps.task) && !this.deps.resumeSessionId;
-    } else if (event === 'UserPromptSubmit') {
+    } else if (event === 'UserPromptSubmit' || event === 'PreToolUse' || event === 'PostToolUse') {
+      // Work under way: whatever the screen said before is past.
+      this.unhooked = null;
+    }
+    if (event === 'UserPromptSubmit') {
       this.idle = false;
       this.busySinceStart = true;
     }
@@ -163,6 +184,25 @@ export class InteractiveSession {
     ).catch(() => {});
   }
 
+  /**
+   * After an Esc or a compaction the title says claude is at its prompt: once its screen has been
+   * quiet for QUIET_MS (and no hook said otherwise meanwhile) the session is idle, and a queued
+   * message goes in.
+   */
+  private idleFromScreen(): void {
+    clearInterval(this.screenTimer);
+    const since = this.unhooked;
+    this.screenTimer = setInterval(() => {
+      if (this.unhooked !== since || this.idle || !this.pty) return clearInterval(this.screenTimer);
+      if (Date.now() - this.lastOutputAt < QUIET_MS) return;
+      clearInterval(this.screenTimer);
+      this.unhooked = null;
+      this.deps.log.write('idle_from_screen', { after: since?.why ?? '?' });
+      this.inputRestored = since?.why === 'esc';
+      this.becomeIdle();
+    }, 100);
+  }
+
   private becomeIdle(): void {
     this.idle = true;
     this.flush();
@@ -174,9 +214,13 @@ export class InteractiveSession {
     const text = this.queue.shift()!;
     this.idle = false;
     const pty = this.pty;
+    // After Esc, claude puts the cancelled prompt back in its input box: typed after it, the
+    // message would be glued to it. Ctrl+E then Ctrl+U empty the box first (measured).
+    const clear = this.inputRestored ? '\u0005\u0015' : '';
+    this.inputRestored = false;
     // NOTE: text and Enter written together submit only short text; longer text is taken as a
     // paste and its Enter swallowed (facts file). So: the text, a pause, then a separate Enter.
-    pty.write(text);
+    pty.write(clear + text);
     setTimeout(() => pty.write('\r'), TYPE_PAUSE_MS);
     this.deps.log.write('inject_delivered', { chars: text.length });
   }
@@ -294,8 +338,13 @@ export class InteractiveSession {
   /** Runs claude until the session ends; resolves with how it ended. */
   async run(): Promise<SessionOutcome> {
     const { terminal, log } = this.deps;
-    const toPty = (data: Buffer | string) =>
+    const toPty = (data: Buffer | string) => {
+      if (isEscKey(data) && !this.idle && this.pty) {
+        this.unhooked = { why: 'esc', at: Date.now() };
+        log.write('interrupt_key', {});
+      }
       this.pty?.write(typeof data === 'string' ? data : data.toString('utf8'));
+    };
     terminal.input.on('data', toPty);
     const unsubscribe = terminal.onResize(() => {
       const { cols, rows } = terminal.size();
@@ -418,6 +467,7 @@ export class InteractiveSession {
     pty.onData((data) => {
       this.lastOutputAt = Date.now();
       terminal.output.write(data);
+      if (this.unhooked && titleState(data) === 'idle') this.idleFromScreen();
     });
     const exited = new Promise<ExitRecord>((resolve) => {
       pty.onExit(({ exitCode, signal }) =>

@@ -513,8 +513,9 @@ setInterval(() => {}, 1000);`);
       await waitFor(() => s.output().split('Restart it?').length === 3, 'the question again', { context });
       s.write('q');
       expect(await s.exited).toBe(0);
-      // agentbox's way back in is the last thing shown.
-      expect(s.output().trimEnd().split('\n').at(-1)?.trim()).toBe(
+      // agentbox's way back in is the last thing shown (the bell after it shows nothing).
+      const shown = s.output().replace(/\u001b\]9;[^\u0007]*\u0007|\u0007/g, '');
+      expect(shown.trimEnd().split('\n').at(-1)?.trim()).toBe(
         `→ take it up again with: agentbox start --resume ${name.slice(-6)}`,
       );
       expect(logEvents(p, name, 'user_action').map((e) => e.action)).toEqual(['restart', 'quit']);
