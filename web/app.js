@@ -131,6 +131,7 @@ async function showRuns() {
       h('td', { class: 'task' }, run.task, now),
       h('td', { class: 'num' }, age(run.started_at)),
       h('td', { class: 'num wide' }, usd(run.cost_usd)),
+      h('td', { class: 'num wide' }, String(run.now?.tool_calls ?? run.tool_calls ?? '—')),
     );
   });
   const table = rows.length
@@ -149,6 +150,7 @@ async function showRuns() {
             h('th', {}, 'Task'),
             h('th', { class: 'num' }, 'Age'),
             h('th', { class: 'num wide' }, 'Cost'),
+            h('th', { class: 'num wide', title: 'tool calls' }, 'Calls'),
           ),
         ),
         h('tbody', {}, rows),
@@ -617,12 +619,16 @@ async function enableNotifications() {
 async function notifyEnded() {
   try {
     const { runs } = await api('GET', '/api/runs?limit=50');
+    const granted = window.Notification?.permission === 'granted';
     for (const run of runs) {
       const before = known.get(run.name);
-      if (before === 'ACTIVE' && ENDED.has(run.status) && window.Notification?.permission === 'granted')
+      if (before?.status === 'ACTIVE' && ENDED.has(run.status) && granted)
         new Notification(`agentbox: ${run.status}`, { body: run.task, tag: run.name });
+      // An interactive session whose claude finished its turn: it waits for the person.
+      if (before && !before.waiting && run.now?.waiting && granted)
+        new Notification('agentbox: waits for you', { body: run.task, tag: `${run.name}-waiting` });
     }
-    known = new Map(runs.map((r) => [r.name, r.status]));
+    known = new Map(runs.map((r) => [r.name, { status: r.status, waiting: Boolean(r.now?.waiting) }]));
   } catch {
     /* the next change tries again */
   }

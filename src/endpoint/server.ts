@@ -1,6 +1,6 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { listenLocal } from './listen.js';
 
 /** Claude Code's hook payload: always an object with `hook_event_name`; the rest depends on the event. */
 export type HookInput = Record<string, unknown> & { hook_event_name?: string };
@@ -94,24 +94,6 @@ export async function startEndpoint(options: EndpointOptions): Promise<Endpoint>
     });
   });
   // Claude Code may keep connections alive between hook calls; closing must not wait for them.
-  server.keepAliveTimeout = 5_000;
-
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => resolve());
-  });
-  const port = (server.address() as AddressInfo).port;
-  let closed: Promise<void> | undefined;
-  return {
-    url: `http://127.0.0.1:${port}`,
-    port,
-    token,
-    close() {
-      closed ??= new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      });
-      return closed;
-    },
-  };
+  const { port, close } = await listenLocal(server);
+  return { url: `http://127.0.0.1:${port}`, port, token, close };
 }

@@ -49,6 +49,7 @@ export function makeIndexEvent(
     ended_at: state.ended_at,
     failure_kind: state.failure?.kind ?? null,
     cost_usd: runCost(state.usage),
+    tool_calls: state.tool_calls,
   };
 }
 

@@ -24,6 +24,8 @@ export interface RunSummary {
   readonly failure_kind: FailureKind | null;
   /** What the run has cost so far in USD (agent and supervisor); null: nothing recorded. */
   readonly cost_usd: number | null;
+  /** Tool calls so far; null: not recorded (a run from an older agentbox, or a damaged one). */
+  readonly tool_calls: number | null;
   /** Why a field above is null, or null. */
   readonly problem: string | null;
 }
@@ -63,6 +65,7 @@ export function summaryFromFold(name: string, run: FoldedRun): RunSummary {
     ended_at: last.ended_at ?? null,
     failure_kind: last.failure_kind ?? null,
     cost_usd: typeof last.cost_usd === 'number' ? last.cost_usd : null,
+    tool_calls: typeof last.tool_calls === 'number' ? last.tool_calls : null,
     problem: null,
   };
 }
@@ -96,6 +99,7 @@ export function summaryFromFiles(ledger: Ledger, name: string): RunSummary {
     ended_at: state?.ended_at ?? null,
     failure_kind: state?.failure?.kind ?? null,
     cost_usd: runCost(state?.usage),
+    tool_calls: state?.tool_calls ?? null,
     problem: problems.length > 0 ? problems.join('; ') : null,
   };
 }

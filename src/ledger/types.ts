@@ -209,6 +209,8 @@ export interface IndexEvent {
   readonly started_at?: string;
   readonly ended_at?: string | null;
   readonly failure_kind?: FailureKind | null;
+  /** Tool calls so far (a run's last event has its total). */
+  readonly tool_calls?: number;
   /** The run's cost in USD so far (agent and supervisor), for `status --all`. */
   readonly cost_usd?: number | null;
 }

@@ -24,6 +24,8 @@ export interface Activity {
   /** Stops so far, and the run's limit (`--max-iterations`). */
   readonly iteration: number;
   readonly max_iterations: number | null;
+  /** An interactive session whose claude finished its turn: it waits for the person. */
+  readonly waiting: boolean;
 }
 
 const PAGE_MAX = 500;
@@ -85,10 +87,14 @@ export function activity(ledger: Ledger, name: string): Activity | null {
       }
     }
   }
-  const stops = tail(path.join(dir, 'events.jsonl'), 1024 * 1024).filter((line) =>
-    line.includes('"event":"Stop"'),
-  ).length;
-  const max = readMeta(dir)?.options?.max_iterations;
+  const events = tail(path.join(dir, 'events.jsonl'), 1024 * 1024);
+  const stops = events.filter((line) => line.includes('"event":"Stop"')).length;
+  // The last turn event says whose turn it is: after a Stop, the person's.
+  const turn = events.findLast((line) =>
+    /"event":"(Stop|UserPromptSubmit|PreToolUse|PostToolUse)"/.test(line),
+  );
+  const meta = readMeta(dir);
+  const max = meta?.options?.max_iterations;
   return {
     tool,
     target,
@@ -96,6 +102,7 @@ export function activity(ledger: Ledger, name: string): Activity | null {
     since: state.started_at,
     iteration: stops + 1,
     max_iterations: typeof max === 'number' ? max : null,
+    waiting: meta?.type === 'interactive' && turn?.includes('"event":"Stop"') === true,
   };
 }
 

@@ -1,9 +1,9 @@
 import fs from 'node:fs';
 import http from 'node:http';
 import { createRequire } from 'node:module';
-import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { listenLocal } from '../endpoint/listen.js';
 import type { Ledger } from '../ledger/index.js';
 import type { Env } from '../util/env.js';
 import { checkRequest, hostAllowed, SESSION_COOKIE, type Secrets, sameSecret } from './auth.js';
@@ -62,7 +62,8 @@ const CSP =
   "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
 
 /**
- * `agentbox ui`'s server. It holds no state of its own: every answer is read from the ledger, every
+ * `agentbox ui`'s server, on the same footing as the hook endpoint (src/endpoint/listen.ts:
+ * loopback by default, idempotent close). It holds no state of its own: every answer is read from the ledger, every
  * action is the CLI's command, so killing it never harms a run and a restart shows all as it was.
  * Every request is checked before it is routed (Host, then token or cookie, then CSRF for a
  * browser's state-changing request); the token in the printed URL is exchanged once per browser for
@@ -120,31 +121,22 @@ export async function startUiServer(options: UiServerOptions): Promise<UiServer>
       },
     );
   });
-  server.keepAliveTimeout = 5_000;
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port ?? 0, host, () => resolve());
-  });
-  const port = (server.address() as AddressInfo).port;
+  const listening = await listenLocal(server, { host, port: options.port ?? 0 });
+  const port = listening.port;
   const names = host === '127.0.0.1' ? ['127.0.0.1', 'localhost'] : [host];
   served = {
     hosts: names.map((name) => `${name}:${port}`.toLowerCase()),
     origins: names.map((name) => `http://${name}:${port}`.toLowerCase()),
   };
   const url = `http://${host}:${port}`;
-  let closed: Promise<void> | undefined;
   return {
     url,
     loginUrl: `${url}/?token=${secrets.token}`,
     token: secrets.token,
     port,
     close() {
-      closed ??= new Promise<void>((resolve) => {
-        watcher.close();
-        server.close(() => resolve());
-        server.closeAllConnections();
-      });
-      return closed;
+      watcher.close();
+      return listening.close();
     },
   };
 }

@@ -4,8 +4,10 @@ import { type Browser, type BrowserContext, chromium, type Page } from 'playwrig
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bash, text } from '../fixtures/model-server/index.js';
 import { REPO_ROOT } from '../helpers/bin.js';
+import { prepareInteractiveConfig, TEST_API_KEY } from '../helpers/claude.js';
 import { expectNoProcessesLeft } from '../helpers/processes.js';
 import { type Project, project } from '../helpers/project.js';
+import { startPty, waitFor } from '../helpers/pty.js';
 import { startUi, type Ui } from '../helpers/ui.js';
 
 /** Debian's Chromium (`.ci/run` installs it when missing); CHROMIUM_PATH names another. */
@@ -208,6 +210,38 @@ describe('agentbox ui in Chromium', () => {
     await page.locator('[data-status="DONE"]').waitFor({ timeout: 90_000 });
     expect(await page.evaluate(() => (globalThis as any).sameDocument)).toBe(true);
     expect(await page.locator('#report').textContent()).toContain('done without the UI');
+  }, 120_000);
+
+  it('an interactive session that waits for the person: the page notifies, and shows its state', async () => {
+    prepareInteractiveConfig({
+      configDir: p.home.configDir,
+      projectDirs: [p.repo.dir],
+      apiKey: TEST_API_KEY,
+    });
+    p.server.setRules([{ when: { lastUserText: 'TASK-WEB-SESSION' }, reply: text('your turn now') }]);
+    await page.goto(`${ui.url}/#/`);
+    await page.locator('tbody tr').first().waitFor();
+    const before = p.runs().length;
+    const term = startPty(['start', 'TASK-WEB-SESSION'], { cwd: p.repo.dir, env: p.env });
+    try {
+      await waitFor(() => p.runs().length > before, 'the session run');
+      const name = p.newest();
+      await page.waitForFunction(
+        () =>
+          ((globalThis as any).shownNotifications as string[]).some((n) =>
+            n.startsWith('agentbox: waits for you'),
+          ),
+        undefined,
+        { timeout: 60_000 },
+      );
+      await page.goto(`${ui.url}/#/run/${name.slice(-6)}`);
+      await page.locator('#session', { hasText: 'waiting for you' }).waitFor();
+      expect(await page.getByRole('button', { name: 'Restart' }).count()).toBe(1);
+      expect((await p.agentbox(['stop', name.slice(-6)])).code).toBe(0);
+      await term.exited;
+    } finally {
+      term.kill();
+    }
   }, 120_000);
 
   it('no process is left behind', async () => {

@@ -59,6 +59,7 @@ describe('listRuns', () => {
       ended_at: null,
       failure_kind: null,
       cost_usd: null,
+      tool_calls: 0,
       problem: null,
     });
   });

@@ -49,6 +49,7 @@ describe('agentbox status', () => {
       ended_at: expect.stringMatching(/^\d{4}-/),
       failure_kind: 'timeout',
       cost_usd: null,
+      tool_calls: 0,
       problem: null,
     });
   });
@@ -158,6 +159,7 @@ describe('status fits the terminal', () => {
     ended_at: null,
     failure_kind: null,
     cost_usd: 0.1234,
+    tool_calls: 7,
     problem: null,
   });
   const RUNS = [

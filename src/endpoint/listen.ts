@@ -1,0 +1,39 @@
+import type http from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+export interface Listening {
+  readonly port: number;
+  /** Idempotent: closes the server and every connection it holds, once. */
+  close(): Promise<void>;
+}
+
+/**
+ * Starts `server` on `host` (127.0.0.1 unless told otherwise) and a port (0: a free one), with the
+ * close both of agentbox's servers need: keep-alive connections (Claude Code's hooks, a browser)
+ * never hold it open, and a second close is the first one's promise.
+ */
+export async function listenLocal(
+  server: http.Server,
+  options: { readonly host?: string; readonly port?: number } = {},
+): Promise<Listening> {
+  server.keepAliveTimeout = 5_000;
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? 0, options.host ?? '127.0.0.1', () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const port = (server.address() as AddressInfo).port;
+  let closed: Promise<void> | undefined;
+  return {
+    port,
+    close() {
+      closed ??= new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      });
+      return closed;
+    },
+  };
+}
