@@ -1,8 +1,8 @@
 import path from 'node:path';
 import { Command, CommanderError, Option } from 'commander';
+import type { CommandContext } from '../context.js';
 import { AgentboxError, isAgentboxError } from '../errors.js';
 import { VERSION } from '../version.js';
-import type { CommandContext } from './context.js';
 
 /**
  * The watchdog before every command (see src/watchdog/): cheap when nothing is wrong, and never the

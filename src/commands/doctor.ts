@@ -1,5 +1,4 @@
-import type { CommandContext } from '../cli/context.js';
-import { styler } from '../cli/style.js';
+import type { CommandContext } from '../context.js';
 import { checkAuth } from '../doctor/auth.js';
 import {
   type CheckResult,
@@ -14,6 +13,7 @@ import {
   checkSandbox,
 } from '../doctor/checks.js';
 import { checkTemplates, checkVerify } from '../doctor/templates.js';
+import { styler } from '../util/style.js';
 
 export interface DoctorOptions {
   readonly json?: boolean;

@@ -1,9 +1,9 @@
 import path from 'node:path';
-import type { CommandContext } from '../cli/context.js';
-import { styler } from '../cli/style.js';
+import type { CommandContext } from '../context.js';
 import { findRepo } from '../git/repo.js';
 import type { SettingsScope } from '../settings/file.js';
 import { planSetup } from '../setup/plan.js';
+import { styler } from '../util/style.js';
 import { FileTransaction } from '../util/transaction.js';
 
 export interface InitOptions {

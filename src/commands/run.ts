@@ -1,4 +1,4 @@
-import type { CommandContext } from '../cli/context.js';
+import type { CommandContext } from '../context.js';
 import { resolveRun } from '../ledger/index.js';
 import { loadRunContext } from '../run/context.js';
 import { type RunOptions, runHere, startRun } from '../run/start.js';

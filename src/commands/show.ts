@@ -1,8 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { formatUsd } from '../budget/format.js';
-import type { CommandContext } from '../cli/context.js';
-import { type Styler, styler } from '../cli/style.js';
+import type { CommandContext } from '../context.js';
 import { inspectPatchFile } from '../git/apply.js';
 import { findRepo } from '../git/repo.js';
 import { type Inspection, sensitiveLines } from '../git/sensitive.js';
@@ -21,6 +20,7 @@ import {
 } from '../ledger/index.js';
 import { EventLog } from '../run/events.js';
 import { toolErrorsNote } from '../run/tool-errors.js';
+import { type Styler, styler } from '../util/style.js';
 import { colourStatus } from './status.js';
 
 export interface ShowOptions {

@@ -1,13 +1,13 @@
 import stringWidth from 'string-width';
 import { formatUsd } from '../budget/format.js';
-import type { CommandContext } from '../cli/context.js';
-import { type Styler, styler } from '../cli/style.js';
+import type { CommandContext } from '../context.js';
 import { AgentboxError } from '../errors.js';
 import { findRepo } from '../git/repo.js';
 // NOTE: the modules, not the ledger's index: `status` must not load the writing half of the ledger.
 import { listRuns, type RunSummary } from '../ledger/list.js';
 import { openLedger } from '../ledger/paths.js';
 import type { RunStatus } from '../ledger/types.js';
+import { type Styler, styler } from '../util/style.js';
 
 export interface StatusOptions {
   readonly json?: boolean;

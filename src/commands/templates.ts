@@ -1,6 +1,6 @@
 import path from 'node:path';
-import type { CommandContext } from '../cli/context.js';
 import { loadConfig } from '../config/load.js';
+import type { CommandContext } from '../context.js';
 import { AgentboxError } from '../errors.js';
 import { findRepo } from '../git/repo.js';
 import { composeRunPrompt, runTemplates } from '../run/compose.js';

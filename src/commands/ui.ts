@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
-import type { CommandContext } from '../cli/context.js';
 import { loadConfig } from '../config/load.js';
+import type { CommandContext } from '../context.js';
 import { AgentboxError } from '../errors.js';
 import { findRepo } from '../git/repo.js';
 import { type Ledger, openLedger } from '../ledger/index.js';

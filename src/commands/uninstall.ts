@@ -1,9 +1,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import type { CommandContext } from '../cli/context.js';
-import { styler } from '../cli/style.js';
 import { projectConfigPath } from '../config/load.js';
 import { PROJECT_CONFIG_TEMPLATE } from '../config/template.js';
+import type { CommandContext } from '../context.js';
 import { AgentboxError, fsError } from '../errors.js';
 import { ignoreFilePath, LEDGER_IGNORES, planIgnoreRemoval, unignored } from '../git/ignore.js';
 import { findRepo, type Repo } from '../git/repo.js';
@@ -21,6 +20,7 @@ import {
 import { readSettings, settingsPath } from '../settings/file.js';
 import { planUninstall } from '../settings/managed.js';
 import { readTextIfExists } from '../util/fs.js';
+import { styler } from '../util/style.js';
 import { FileTransaction } from '../util/transaction.js';
 
 export interface UninstallOptions {

@@ -1,10 +1,10 @@
-import type { CommandContext } from '../cli/context.js';
-import { styler } from '../cli/style.js';
+import type { CommandContext } from '../context.js';
 import { AgentboxError } from '../errors.js';
 import { findRepo } from '../git/repo.js';
 import { openLedger, type RunDetails, readRun, resolveRun } from '../ledger/index.js';
 import { assertHuman } from '../run/gate.js';
 import { stopHeadless } from '../run/stop.js';
+import { styler } from '../util/style.js';
 import { type IpcMethod, ipcRequest } from './ipc.js';
 
 async function sessionRun(ctx: CommandContext, ref: string): Promise<RunDetails> {

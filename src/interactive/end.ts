@@ -1,5 +1,5 @@
 import path from 'node:path';
-import type { CommandContext } from '../cli/context.js';
+import type { CommandContext } from '../context.js';
 import { readMeta, runIdOf, updateState } from '../ledger/index.js';
 import type { RunContext } from '../run/context.js';
 import { renderEndReport } from '../run/report.js';

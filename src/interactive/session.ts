@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { IPty } from 'node-pty';
 import { findTranscript, transcriptHasMessages } from '../claude/transcript.js';
-import type { Terminal } from '../cli/context.js';
+import type { Terminal } from '../context.js';
 import type { HookHandler, HookInput } from '../endpoint/server.js';
 import type { Ledger, RunMeta } from '../ledger/index.js';
 import { heartbeat, updateState } from '../ledger/index.js';

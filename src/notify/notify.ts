@@ -1,4 +1,4 @@
-import type { Io } from '../cli/context.js';
+import type { Io } from '../context.js';
 import type { Env } from '../util/env.js';
 import { runNotifyCommand } from './command.js';
 import { alertText, type NotifyPayload, terminalAlert } from './payload.js';

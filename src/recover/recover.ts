@@ -1,13 +1,13 @@
-import { type CommandContext, memoryIo } from '../cli/context.js';
+import { type CommandContext, memoryIo } from '../context.js';
 import { AgentboxError } from '../errors.js';
 import { restoreCheckpoint } from '../git/checkpoint.js';
 import { listRuns, reactivated, readRun, resolveRun, runIdOf, updateState } from '../ledger/index.js';
 import { isAlive } from '../process/reap.js';
 import { AGENT_RUN_DIR } from '../run/artifacts.js';
 import { loadRunContext, type RunContext } from '../run/context.js';
+import { continueSession } from '../run/continue.js';
 import { EventLog } from '../run/events.js';
 import { assertHuman } from '../run/gate.js';
-import { continueSession } from '../run/resume.js';
 import { runHere } from '../run/start.js';
 import { endOrphan } from '../watchdog/watchdog.js';
 import { decideRecovery, type RecoveryAction } from './decide.js';

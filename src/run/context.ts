@@ -1,7 +1,7 @@
 import { findClaudeBin } from '../claude/bin.js';
-import type { CommandContext } from '../cli/context.js';
 import { loadConfig } from '../config/load.js';
 import type { Config } from '../config/schema.js';
+import type { CommandContext } from '../context.js';
 import { findRepo, type Repo } from '../git/repo.js';
 import { type Ledger, openLedger } from '../ledger/index.js';
 

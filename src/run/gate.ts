@@ -1,8 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { execa } from 'execa';
-import type { CommandContext, Env } from '../cli/context.js';
-import { styler } from '../cli/style.js';
+import type { CommandContext, Env } from '../context.js';
 import { AgentboxError } from '../errors.js';
 import { applyPatch, checkPatch, commitFiles, inspectPatchFile, patchStat } from '../git/apply.js';
 import { findRepo } from '../git/repo.js';
@@ -10,6 +9,7 @@ import { type SensitiveChange, sensitiveLines } from '../git/sensitive.js';
 import { removeWorktree } from '../git/worktree.js';
 import { openLedger, type RunDetails, readRun, resolveRun, updateState } from '../ledger/index.js';
 import { isAlive } from '../process/reap.js';
+import { styler } from '../util/style.js';
 
 export { isAlive };
 

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import type { CommandContext } from '../cli/context.js';
 import { parseDuration } from '../config/duration.js';
+import type { CommandContext } from '../context.js';
 import { AgentboxError } from '../errors.js';
 import { findRepo } from '../git/repo.js';
 import { deleteBranch, deleteRef, listAgentboxRefs } from '../git/traces.js';

@@ -1,10 +1,10 @@
-import type { CommandContext } from '../cli/context.js';
-import { styler } from '../cli/style.js';
+import type { CommandContext } from '../context.js';
 import { AgentboxError } from '../errors.js';
 import { findRepo } from '../git/repo.js';
 import { ipcRequest } from '../interactive/ipc.js';
 import { openLedger, readRun, resolveRun } from '../ledger/index.js';
 import { enqueue, pendingCount } from '../supervisor/inbox.js';
+import { styler } from '../util/style.js';
 import { assertHuman, isAlive } from './gate.js';
 
 /**

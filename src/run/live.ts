@@ -1,5 +1,5 @@
-import type { Io } from '../cli/context.js';
 import { formatDuration } from '../config/duration.js';
+import type { Io } from '../context.js';
 
 /** What a run is doing, as the executor reports it on every stream line. */
 export interface Progress {

@@ -1,8 +1,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import type { CommandContext } from '../cli/context.js';
 import { parseDuration } from '../config/duration.js';
 import type { Config } from '../config/schema.js';
+import type { CommandContext } from '../context.js';
 import { readState, runIdOf } from '../ledger/index.js';
 import type { RunMeta } from '../ledger/types.js';
 import { type NotifySettings, notifyPerson } from '../notify/notify.js';

@@ -1,9 +1,9 @@
 import path from 'node:path';
-import type { Io } from '../cli/context.js';
-import { styler } from '../cli/style.js';
 import { formatDuration } from '../config/duration.js';
+import type { Io } from '../context.js';
 import { runIdOf } from '../ledger/names.js';
 import type { FailureKind, RunStatus } from '../ledger/types.js';
+import { styler } from '../util/style.js';
 import type { Finalized } from './finalize.js';
 
 export { liveLine, liveReporter } from './live.js';

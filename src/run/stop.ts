@@ -1,9 +1,9 @@
-import type { CommandContext } from '../cli/context.js';
-import { styler } from '../cli/style.js';
+import type { CommandContext } from '../context.js';
 import { AgentboxError } from '../errors.js';
 import { type RunDetails, readState } from '../ledger/index.js';
 import { isAlive } from '../process/reap.js';
 import { catchesSignal } from '../process/signals.js';
+import { styler } from '../util/style.js';
 import { EventLog } from './events.js';
 import { STOP_SIGNAL } from './signals.js';
 

@@ -1,13 +1,13 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { LineSplitter, parseStreamLine } from '../claude/stream.js';
-import type { CommandContext } from '../cli/context.js';
-import { styler } from '../cli/style.js';
 import { formatDuration } from '../config/duration.js';
+import type { CommandContext } from '../context.js';
 import { findRepo } from '../git/repo.js';
 import { openLedger, readRun, readState, resolveRun } from '../ledger/index.js';
 import { runIdOf } from '../ledger/names.js';
 import { isAlive } from '../process/reap.js';
+import { styler } from '../util/style.js';
 import { toolTarget } from './live.js';
 import { nextStep, succeeded } from './print.js';
 

@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { memoryIo } from '../cli/context.js';
+import { memoryIo } from '../context.js';
 import type { Ledger } from '../ledger/index.js';
 import { recover } from '../recover/recover.js';
 import type { Env } from '../util/env.js';

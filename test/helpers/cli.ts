@@ -1,5 +1,5 @@
-import { memoryIo } from '../../src/cli/context.js';
 import { run } from '../../src/cli/run.js';
+import { memoryIo } from '../../src/context.js';
 
 export interface CliResult {
   readonly code: number;

@@ -2,8 +2,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { claudeVersion, findClaudeBin } from '../../src/claude/bin.js';
-import type { Env } from '../../src/cli/context.js';
 import { type Config, DEFAULT_CONFIG } from '../../src/config/schema.js';
+import type { Env } from '../../src/context.js';
 import { AgentboxError } from '../../src/errors.js';
 import { tempDir } from '../helpers/git-repo.js';
 

@@ -2,8 +2,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { memoryIo } from '../../src/cli/context.js';
 import { run } from '../../src/cli/run.js';
+import { memoryIo } from '../../src/context.js';
 import { gitRepo, type TestRepo, tempDir } from '../helpers/git-repo.js';
 
 const PACKAGE_VERSION = (

@@ -1,7 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { Env } from '../../src/cli/context.js';
 import { formatDuration, parseDuration } from '../../src/config/duration.js';
 import {
   loadConfig,
@@ -12,6 +11,7 @@ import {
 } from '../../src/config/load.js';
 import { DEFAULT_CONFIG, KNOWN_KEYS } from '../../src/config/schema.js';
 import { PROJECT_CONFIG_TEMPLATE } from '../../src/config/template.js';
+import type { Env } from '../../src/context.js';
 import { AgentboxError } from '../../src/errors.js';
 import { tempDir } from '../helpers/git-repo.js';
 

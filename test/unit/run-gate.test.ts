@@ -3,7 +3,7 @@ import { once } from 'node:events';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { type CommandContext, type Env, memoryIo } from '../../src/cli/context.js';
+import { type CommandContext, type Env, memoryIo } from '../../src/context.js';
 import { AgentboxError } from '../../src/errors.js';
 import { exportPatch } from '../../src/git/patch.js';
 import { addWorktree } from '../../src/git/worktree.js';

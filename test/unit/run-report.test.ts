@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
 import { EMPTY_SUMMARY } from '../../src/claude/stream.js';
-import { memoryIo } from '../../src/cli/context.js';
+import { memoryIo } from '../../src/context.js';
 import type { PatchFile } from '../../src/git/patch.js';
 import { addWorktree } from '../../src/git/worktree.js';
 import { createRun, ensureLedger, openLedger } from '../../src/ledger/index.js';

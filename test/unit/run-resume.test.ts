@@ -4,7 +4,7 @@ import { buildMeta, configHash } from '../../src/ledger/meta.js';
 import { ledgerPaths } from '../../src/ledger/paths.js';
 import type { RunMeta, RunType } from '../../src/ledger/types.js';
 import type { RunContext } from '../../src/run/context.js';
-import { envelopeDrift } from '../../src/run/resume.js';
+import { envelopeDrift } from '../../src/run/continue.js';
 import { buildEnvelope } from '../../src/run/tier.js';
 
 const ID = '0a1b2c';

@@ -2,8 +2,8 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { memoryIo } from '../../src/cli/context.js';
 import { run as runCli } from '../../src/cli/run.js';
+import { memoryIo } from '../../src/context.js';
 import {
   activeDir,
   activeRunNames,

@@ -1,4 +1,4 @@
-import type { Env } from '../util/env.js';
+import type { Env } from './util/env.js';
 /**
  * What every command receives instead of reading process globals: the directory it runs in, the
  * environment, and where to write. Tests build one in-process; the CLI builds the real one.

@@ -1,5 +1,5 @@
 import pc from 'picocolors';
-import type { Io } from './context.js';
+import type { Io } from '../context.js';
 
 /** Colours that switch off when the output is not a terminal or NO_COLOR is set. */
 export function styler(io: Io) {

@@ -1,0 +1,102 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+
+/**
+ * The house (issue 16): imports run one way — `src/cli/` (the argument parser and the process's
+ * entry) may import everything, nothing imports it — and there are no import circles between
+ * modules (static `import … from` and dynamic `import()` alike).
+ */
+const SRC = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../src');
+
+function sources(dir: string): string[] {
+  return fs.readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
+    const full = path.join(dir, e.name);
+    return e.isDirectory() ? sources(full) : e.name.endsWith('.ts') ? [full] : [];
+  });
+}
+
+/** The modules of src/ a file imports, relative to src/ (`run/start.ts`). Pure. */
+export function importsOf(rel: string, text: string): string[] {
+  const code = text.replace(/\/\*[\s\S]*?\*\//g, '').replace(/^\s*\/\/.*$/gm, '');
+  const specs = [
+    ...code.matchAll(/^\s*(?:import|export)\s[^'"]*?from\s+['"]([^'"]+)['"]/gm),
+    ...code.matchAll(/\bimport\(\s*['"]([^'"]+)['"]\s*\)/g),
+  ]
+    .filter((m) => !/^\s*import\s+type\s/.test(m[0]) && !/^\s*export\s+type\s/.test(m[0]))
+    .map((m) => m[1]!);
+  return specs
+    .filter((s) => s.startsWith('.'))
+    .map((s) => path.posix.normalize(path.posix.join(path.posix.dirname(rel), s)).replace(/\.js$/, '.ts'));
+}
+
+/** Every circle in a graph (Tarjan's strongly connected components larger than one, or a self-loop). */
+export function circles(graph: ReadonlyMap<string, readonly string[]>): string[][] {
+  let index = 0;
+  const idx = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const on = new Set<string>();
+  const out: string[][] = [];
+  const visit = (v: string) => {
+    idx.set(v, index);
+    low.set(v, index++);
+    stack.push(v);
+    on.add(v);
+    for (const w of graph.get(v) ?? []) {
+      if (!graph.has(w)) continue;
+      if (!idx.has(w)) {
+        visit(w);
+        low.set(v, Math.min(low.get(v)!, low.get(w)!));
+      } else if (on.has(w)) low.set(v, Math.min(low.get(v)!, idx.get(w)!));
+    }
+    if (low.get(v) === idx.get(v)) {
+      const scc: string[] = [];
+      let w: string;
+      do {
+        w = stack.pop()!;
+        on.delete(w);
+        scc.push(w);
+      } while (w !== v);
+      if (scc.length > 1 || (graph.get(v) ?? []).includes(v)) out.push(scc.sort());
+    }
+  };
+  for (const v of graph.keys()) if (!idx.has(v)) visit(v);
+  return out;
+}
+
+const graph = new Map(
+  sources(SRC).map((file) => {
+    const rel = path.relative(SRC, file).split(path.sep).join('/');
+    return [rel, importsOf(rel, fs.readFileSync(file, 'utf8'))] as const;
+  }),
+);
+
+describe('imports (issue 16)', () => {
+  it('nothing outside src/cli/ imports it', () => {
+    const upward = [...graph].flatMap(([from, to]) =>
+      from.startsWith('cli/') ? [] : to.filter((t) => t.startsWith('cli/')).map((t) => `${from} → ${t}`),
+    );
+    expect(upward).toEqual([]);
+  });
+
+  it('no import circles', () => {
+    expect(circles(graph)).toEqual([]);
+  });
+
+  it('the checks can fail', () => {
+    expect(
+      importsOf('run/x.ts', "import { a } from '../cli/context.js';\nconst m = await import('./y.js');"),
+    ).toEqual(['cli/context.ts', 'run/y.ts']);
+    expect(importsOf('run/x.ts', "import type { A } from '../cli/context.js';")).toEqual([]);
+    const loop = new Map([
+      ['a.ts', ['b.ts']],
+      ['b.ts', ['c.ts']],
+      ['c.ts', ['a.ts']],
+      ['d.ts', ['a.ts']],
+    ]);
+    expect(circles(loop)).toEqual([['a.ts', 'b.ts', 'c.ts']]);
+    expect(circles(new Map([['a.ts', ['a.ts']]]))).toEqual([['a.ts']]);
+  });
+});
