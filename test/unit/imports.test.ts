@@ -18,7 +18,7 @@ function sources(dir: string): string[] {
 }
 
 /** The modules of src/ a file imports, relative to src/ (`run/start.ts`). Pure. */
-export function importsOf(rel: string, text: string): string[] {
+function importsOf(rel: string, text: string): string[] {
   const code = text.replace(/\/\*[\s\S]*?\*\//g, '').replace(/^\s*\/\/.*$/gm, '');
   const specs = [
     ...code.matchAll(/^\s*(?:import|export)\s[^'"]*?from\s+['"]([^'"]+)['"]/gm),
@@ -32,7 +32,7 @@ export function importsOf(rel: string, text: string): string[] {
 }
 
 /** Every circle in a graph (Tarjan's strongly connected components larger than one, or a self-loop). */
-export function circles(graph: ReadonlyMap<string, readonly string[]>): string[][] {
+function circles(graph: ReadonlyMap<string, readonly string[]>): string[][] {
   let index = 0;
   const idx = new Map<string, number>();
   const low = new Map<string, number>();
