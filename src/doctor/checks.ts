@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { simpleGit } from 'simple-git';
+import { execa } from 'execa';
 import { claudeVersion, findClaudeBin } from '../claude/bin.js';
 import { probeSettings } from '../claude/probe.js';
 import { loadConfig } from '../config/load.js';
@@ -32,10 +32,17 @@ const message = (error: unknown) => (error instanceof Error ? error.message : St
 const hintOf = (error: unknown, fallback: string) =>
   isAgentboxError(error) && error.hint ? error.hint : fallback;
 
+/** `git version 2.39.5` (and vendor suffixes such as ` (Apple Git-146)`) → its numbers. Pure. */
+export function parseGitVersion(text: string): { major: number; minor: number; patch: number } | null {
+  const m = /git version (\d+)\.(\d+)(?:\.(\d+))?/.exec(text);
+  return m ? { major: Number(m[1]), minor: Number(m[2]), patch: Number(m[3] ?? 0) } : null;
+}
+
 export async function checkGit(): Promise<CheckResult> {
   try {
-    const v = await simpleGit().version();
-    if (!v.installed) return fail('git', 'git is not installed', 'install git 2.17 or newer');
+    const run = await execa('git', ['--version'], { reject: false, env: { LC_ALL: 'C' } });
+    const v = run.failed && run.exitCode === undefined ? null : parseGitVersion(run.stdout);
+    if (!v) return fail('git', 'git is not installed', 'install git 2.17 or newer');
     const supported = v.major > 2 || (v.major === 2 && v.minor >= 17);
     return supported
       ? pass('git', `git ${v.major}.${v.minor}.${v.patch} (worktrees supported)`)
