@@ -69,7 +69,7 @@ function configError(file: string, error: z.ZodError): AgentboxError {
     });
   }
   return new AgentboxError('CONFIG_INVALID', `${file}: ${at || 'the file'}: ${issue.message}`, {
-    hint: 'see "Configuration" in the agentbox README for the allowed values',
+    hint: 'see docs/configuration.md in agentbox for the allowed values',
   });
 }
 

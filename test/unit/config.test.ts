@@ -370,7 +370,7 @@ describe('loadConfig', () => {
     const error = thrown(() => readConfigFile(file));
     expect(error.code).toBe('CONFIG_INVALID');
     expect(error.message).toBe(`${file}: ${problem}`);
-    expect(error.hint).toBe('see "Configuration" in the agentbox README for the allowed values');
+    expect(error.hint).toBe('see docs/configuration.md in agentbox for the allowed values');
   });
 
   it('fails on a bad user file with that file’s path, before reading the project file', () => {
