@@ -70,9 +70,18 @@ function cleanTask(task: string): string {
   return task.replace(/[\u0000-\u001f\u007f-\u009f]+/g, ' ').trim();
 }
 
+/** Printable ASCII: one column a character, no need to ask string-width (10,000 rows of it add up). */
+const ASCII = /^[\x20-\x7e]*$/;
+
+/** How many terminal columns `text` takes. */
+export function columnsOf(text: string): number {
+  return ASCII.test(text) ? text.length : stringWidth(text);
+}
+
 /** `text` cut to at most `width` terminal columns (wide characters count two), `…` marking a cut. */
 export function fitColumns(text: string, width: number): string {
-  if (stringWidth(text) <= width) return text;
+  if (columnsOf(text) <= width) return text;
+  if (ASCII.test(text)) return `${text.slice(0, Math.max(0, width - 1)).trimEnd()}…`;
   let out = '';
   let used = 0;
   for (const { segment } of new Intl.Segmenter().segment(text)) {
@@ -117,7 +126,7 @@ export function renderStatusTable(
   }));
   const title = options.wide ? 'RUN' : 'ID';
   const width = (key: 'run' | 'type' | 'status' | 'age' | 'cost', head: string) =>
-    Math.max(head.length, ...rows.map((row) => stringWidth(row[key])));
+    Math.max(head.length, ...rows.map((row) => columnsOf(row[key])));
   const w = { run: width('run', title), type: width('type', 'TYPE'), status: width('status', 'STATUS') };
   const age = width('age', 'AGE');
   const cost = width('cost', 'COST');
