@@ -2,13 +2,14 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { discard, merge } from '../commands/gate.js';
 import { fix, plan, review, scout } from '../commands/run.js';
 import { type CommandContext, memoryIo } from '../context.js';
 import { AgentboxError, type ErrorCode, isAgentboxError } from '../errors.js';
 import { restart, state, stop } from '../interactive/control.js';
 import { type Ledger, readRun, resolveRun } from '../ledger/index.js';
+import { assertHuman } from '../run/gate.js';
 import { inject } from '../run/inject.js';
+import { applyMerge, discardRun, prepareMerge } from '../run/merge.js';
 import type { Env } from '../util/env.js';
 import { HttpError, stringField } from './http.js';
 
@@ -85,22 +86,44 @@ export async function startRunAction(ac: ActionContext, body: Record<string, unk
   return parsed(out.stdout);
 }
 
-/** `POST /api/runs/<run>/merge {commit?, allow_sensitive?}`: the confirmation happened in the page. */
+/** An AgentboxError from the domain, as the HTTP status it means. */
+async function domain<T>(work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    if (!isAgentboxError(error)) throw error;
+    throw new HttpError(STATUS_OF[error.code] ?? 500, error.message, {
+      code: error.code,
+      ...(error.hint ? { hint: error.hint } : {}),
+    });
+  }
+}
+
+/**
+ * `POST /api/runs/<run>/merge {commit?, allow_sensitive?}`: the page confirmed (showing the
+ * sensitive changes); a patch with sensitive changes still needs `allow_sensitive`, as `--yes` needs
+ * `--allow-sensitive`. The same checks and merge as the CLI's (src/run/merge.ts), as data.
+ */
 export async function mergeAction(ac: ActionContext, ref: string, body: Record<string, unknown>) {
-  const out = await call(ac, (ctx) =>
-    merge(ctx, ref, {
-      yes: true,
-      json: true,
-      commit: body.commit === true,
-      allowSensitive: body.allow_sensitive === true,
-    }),
-  );
-  return parsed(out.stdout);
+  return domain(async () => {
+    assertHuman(ac.env, 'merge', ac.root);
+    const run = readRun(ac.ledger, resolveRun(ac.ledger, ref));
+    const plan = await prepareMerge(ac.root, run);
+    if (plan.sensitive.length > 0 && body.allow_sensitive !== true) {
+      throw new HttpError(409, `${run.name} has ${plan.sensitive.length} sensitive change(s): confirm them`, {
+        code: 'MERGE_REFUSED',
+        sensitive: plan.sensitive,
+      });
+    }
+    return applyMerge(plan, { commit: body.commit === true });
+  });
 }
 
 export async function discardAction(ac: ActionContext, ref: string) {
-  const out = await call(ac, (ctx) => discard(ctx, ref, { json: true }));
-  return parsed(out.stdout);
+  return domain(async () => {
+    assertHuman(ac.env, 'discard', ac.root);
+    return discardRun(ac.root, readRun(ac.ledger, resolveRun(ac.ledger, ref)));
+  });
 }
 
 export async function stopAction(ac: ActionContext, ref: string) {

@@ -228,6 +228,34 @@ describe('agentbox ui: server and API', () => {
     expect(p.repo.git('status', '--porcelain', '--', 'src')).toBe('');
   }, 120_000);
 
+  it('a merge with sensitive changes needs allow_sensitive, as --yes needs --allow-sensitive', async () => {
+    const task = 'TASK-UI-SENSITIVE add a workflow';
+    p.server.setRules([
+      {
+        when: { anyText: task, turn: 0 },
+        reply: bash("mkdir -p .github/workflows && printf 'on: push\\n' > .github/workflows/x.yml"),
+      },
+      { when: { anyText: task }, reply: text('added a workflow') },
+    ]);
+    const started = await api('/api/runs', { method: 'POST', body: { type: 'fix', task } });
+    const id = (started.json().run as string).slice(-6);
+    await waitFor(async () => (await api(`/api/runs/${id}`)).json().state?.status === 'REVIEW', 'REVIEW', {
+      timeoutMs: 90_000,
+    });
+    expect((await api(`/api/runs/${id}`)).json().sensitive).toEqual([
+      expect.objectContaining({ path: '.github/workflows/x.yml', kind: 'ci' }),
+    ]);
+    const refused = await api(`/api/runs/${id}/merge`, { method: 'POST', body: {} });
+    expect(refused.status).toBe(409);
+    expect(refused.json().sensitive).toEqual([expect.objectContaining({ path: '.github/workflows/x.yml' })]);
+    expect(fs.existsSync(path.join(p.repo.dir, '.github/workflows/x.yml'))).toBe(false);
+    const merged = await api(`/api/runs/${id}/merge`, { method: 'POST', body: { allow_sensitive: true } });
+    expect(merged.status, merged.text).toBe(200);
+    expect(merged.json()).toMatchObject({ status: 'MERGED', changed: 1, commit: null });
+    expect(fs.readFileSync(path.join(p.repo.dir, '.github/workflows/x.yml'), 'utf8')).toBe('on: push\n');
+    fs.rmSync(path.join(p.repo.dir, '.github'), { recursive: true, force: true });
+  }, 120_000);
+
   it("an agent's report with <script> and onerror comes back inert", async () => {
     const task = 'TASK-UI-XSS';
     p.server.setRules([

@@ -1,0 +1,213 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { execa } from 'execa';
+import { AgentboxError } from '../errors.js';
+import { applyPatch, checkPatch, commitFiles, inspectPatchFile, patchStat } from '../git/apply.js';
+import { type SensitiveChange, sensitiveLines } from '../git/sensitive.js';
+import { removeWorktree } from '../git/worktree.js';
+import { openLedger, type RunDetails, updateState } from '../ledger/index.js';
+import { isAlive } from '../process/reap.js';
+import { mergeMessage } from './result-message.js';
+
+/*
+ * The human gate's domain half: what a merge or a discard would do, and doing it, as data. The
+ * commands (src/run/gate.ts) confirm and print; the web UI (src/web/actions.ts) calls these too.
+ */
+
+/** A merge checked and ready: nothing has been changed yet. */
+export interface MergePlan {
+  readonly root: string;
+  readonly run: RunDetails;
+  readonly patch: string;
+  /** git's `--stat` of the patch. */
+  readonly stat: string;
+  readonly sensitive: readonly SensitiveChange[];
+}
+
+export interface MergeResult {
+  readonly run: string;
+  readonly status: 'MERGED';
+  /** Paths the patch touched (both sides of a rename). */
+  readonly files: readonly string[];
+  /** How many files the patch changes, as people count them. */
+  readonly changed: number;
+  readonly commit: string | null;
+  /** null: not committed; false: committed with no hook run (the patch changes a hook). */
+  readonly hooksRan: boolean | null;
+  /** The hook files that kept the hooks from running. */
+  readonly hookFiles: readonly string[];
+  readonly sensitive: readonly SensitiveChange[];
+}
+
+/**
+ * Every check a merge makes before it changes anything: a fix run, not merged, discarded or
+ * running, with a patch that applies to `root` and has no change agentbox refuses outright.
+ * Throws an AgentboxError naming what failed and the next command.
+ */
+export async function prepareMerge(root: string, run: RunDetails): Promise<MergePlan> {
+  const patch = mergeablePatch(run);
+  const { name } = run;
+  const stat = await patchStat(root, patch);
+  const check = await checkPatch(root, patch);
+  if (!check.ok) {
+    const edited = await locallyChanged(root, check.conflicts);
+    throw new AgentboxError(
+      'MERGE_CONFLICT',
+      `the changes of ${name} do not apply to ${root}: conflicts in ${check.conflicts.join(', ') || '(see below)'}\n${check.message.trim()}`,
+      { hint: conflictHint(run.meta.run_id, patch, edited) },
+    );
+  }
+  const { sensitive, refused } = await inspectPatchFile(root, patch);
+  if (refused.length > 0) {
+    throw new AgentboxError(
+      'MERGE_REFUSED',
+      `refusing to merge ${name}: agentbox never applies these changes\n${sensitiveLines(refused).join('\n')}`,
+      {
+        hint: `nothing was changed. Discard the run (agentbox discard ${run.meta.run_id}), or take what you trust from ${patch} by hand`,
+      },
+    );
+  }
+  return { root, run, patch, stat, sensitive };
+}
+
+/** The checks before anything else: a fix run, ended, not merged or discarded, with a patch. */
+export function mergeablePatch(run: RunDetails): string {
+  const { state, name } = run;
+  if (run.meta.type !== 'fix') {
+    throw new AgentboxError('USAGE', `run ${name} is a ${run.meta.type} run: it has no changes to merge`, {
+      hint: 'only fix runs produce changes.patch',
+    });
+  }
+  if (state?.status === 'MERGED') throw new AgentboxError('USAGE', `run ${name} is already merged`);
+  if (state?.status === 'DISCARDED')
+    throw new AgentboxError('USAGE', `run ${name} was discarded; its patch is kept in ${run.dir}`);
+  if (state?.status === 'ACTIVE' && isAlive(state.pid, state.pid_start)) {
+    throw new AgentboxError('USAGE', `run ${name} is still running`, {
+      hint: 'wait for it to end (agentbox status), then merge',
+    });
+  }
+  const patch = path.join(run.dir, 'changes.patch');
+  if (!fs.existsSync(patch) || fs.statSync(patch).size === 0) {
+    throw new AgentboxError('USAGE', `run ${name} has no changes to merge (no changes.patch)`, {
+      hint: `see what it did: agentbox show ${run.meta.run_id}`,
+    });
+  }
+  return patch;
+}
+
+/**
+ * Applies a prepared merge to the working tree (all or nothing), commits it when asked — with no
+ * git hook at all when the patch changes one, so the run's own code never runs as the person —
+ * and records the run MERGED.
+ */
+export async function applyMerge(
+  plan: MergePlan,
+  options: { readonly commit: boolean },
+): Promise<MergeResult> {
+  const { root, run, patch, sensitive } = plan;
+  const { files } = await applyPatch(root, patch);
+  const changed = fs
+    .readFileSync(patch, 'latin1')
+    .split('\n')
+    .filter((l) => l.startsWith('diff --git ')).length;
+  const hookFiles = [...new Set(sensitive.filter((c) => c.kind === 'hooks').map((c) => c.path))];
+  const hooks = hookFiles.length === 0;
+  const commit = options.commit
+    ? await commitFiles(root, files, mergeMessage(run.name, run.meta.task), { hooks })
+    : null;
+  const accepted = sensitive.length > 0 ? ` · ${sensitive.length} sensitive change(s) accepted` : '';
+  await updateState(
+    openLedger(root),
+    run.name,
+    { status: 'MERGED' },
+    {
+      event: 'merged',
+      detail: `${commit ? `commit ${commit}${hooks ? '' : ' (hooks not run)'}` : `${files.length} file(s)`}${accepted}`,
+    },
+  );
+  return {
+    run: run.name,
+    status: 'MERGED',
+    files,
+    changed,
+    commit,
+    hooksRan: commit ? hooks : null,
+    hookFiles,
+    sensitive,
+  };
+}
+
+export interface DiscardResult {
+  readonly run: string;
+  readonly status: 'MERGED' | 'DISCARDED';
+  /** It was DISCARDED before. */
+  readonly already: boolean;
+  readonly removedWorktree: boolean;
+  readonly deletedBranch: boolean;
+  readonly branch: string | null;
+}
+
+/** Removes a run's worktree and branch and records it DISCARDED (a merged run stays MERGED). */
+export async function discardRun(root: string, run: RunDetails): Promise<DiscardResult> {
+  const state = run.state;
+  if (state?.status === 'ACTIVE' && isAlive(state.pid, state.pid_start)) {
+    throw new AgentboxError('USAGE', `run ${run.name} is still running`, {
+      hint: `stop it first (agentbox stop ${run.meta.run_id}, or Ctrl-C in its terminal), then discard it`,
+    });
+  }
+  let removed = { removedWorktree: false, deletedBranch: false };
+  if (state?.worktree_path) {
+    removed = await removeWorktree(root, {
+      path: state.worktree_path,
+      branch: state.branch,
+      deleteBranch: true,
+    });
+  }
+  const ledger = openLedger(root);
+  const merged = state?.status === 'MERGED';
+  const already = state?.status === 'DISCARDED';
+  if (!already && !merged)
+    await updateState(ledger, run.name, { status: 'DISCARDED' }, { event: 'discarded' });
+  else if (removed.removedWorktree) await updateState(ledger, run.name, {}, { event: 'worktree_removed' });
+  return {
+    run: run.name,
+    status: merged ? 'MERGED' : 'DISCARDED',
+    already,
+    ...removed,
+    branch: state?.branch ?? null,
+  };
+}
+
+/** Which of `files` have uncommitted changes in the working tree or index. */
+async function locallyChanged(root: string, files: readonly string[]): Promise<string[]> {
+  if (files.length === 0) return [];
+  const status = await execa(
+    'git',
+    ['--literal-pathspecs', 'status', '--porcelain=v1', '-z', '--', ...files],
+    {
+      cwd: root,
+      reject: false,
+    },
+  );
+  if (status.exitCode !== 0) return [];
+  return status.stdout
+    .split('\0')
+    .filter((entry) => /^(?:[MADRCU ][MADRCU ]|\?\?) /.test(entry))
+    .map((entry) => entry.slice(3));
+}
+
+/**
+ * What to do when the patch does not apply, pure: a file the person is editing must be committed
+ * or stashed first (`git apply --3way` refuses a file that does not match the index too); a file
+ * that changed in a commit since the run started is merged by hand with --3way, then recorded.
+ */
+export function conflictHint(runId: string, patch: string, edited: readonly string[]): string {
+  const byHand = `or merge by hand (git apply --3way ${patch}, resolve the conflict markers), then: agentbox merge ${runId} --mark-merged`;
+  if (edited.length > 0) {
+    return (
+      `nothing was changed. You have uncommitted changes in ${edited.join(', ')}: commit them, or stash them ` +
+      `(git stash), run agentbox merge ${runId} again, then git stash pop; ${byHand}`
+    );
+  }
+  return `nothing was changed. Those files changed here since the run started: ${byHand}; or discard the run (agentbox discard ${runId})`;
+}
