@@ -10,6 +10,7 @@ import { heartbeat, updateState } from '../ledger/index.js';
 import { killMarked, MARK_VAR, processStartTime } from '../process/reap.js';
 import type { SupervisorEnd } from '../supervisor/supervisor.js';
 import type { CwdSource } from './cwd.js';
+import { InputDesk } from './input-desk.js';
 import type { IpcMethod } from './ipc.js';
 import type { SessionLog } from './log.js';
 import {
@@ -20,7 +21,6 @@ import {
   type PolicyConfig,
   type PolicyMemory,
 } from './policy.js';
-import { isEscKey, titleState } from './screen.js';
 
 /** How the pieces outside the pty are wired in; see start.ts for the real ones. */
 export interface SessionDeps {
@@ -72,13 +72,6 @@ const HEARTBEAT_MS = 15_000;
  */
 export const TERMINAL_RESET =
   '\x1b[?1049l\x1b[?25h\x1b[?1000l\x1b[?1002l\x1b[?1003l\x1b[?1006l\x1b[?2004l\x1b[?1004l\x1b[<u\x1b[0m';
-/**
- * Claude Code draws its prompt a moment after SessionStart, and input typed before it is ready can
- * be lost. Ready: at least this long after SessionStart, and its screen quiet for QUIET_MS (on a
- * loaded machine drawing takes longer, and the quiet rule waits for it).
- */
-const READY_AFTER_START_MS = 800;
-const QUIET_MS = 300;
 
 /**
  * An interactive Claude Code behind a pty that agentbox owns: the person's terminal in raw mode
@@ -90,10 +83,10 @@ export class InteractiveSession {
   private pty: IPty | null = null;
   private mark = '';
   private sessionId: string;
-  private idle = false;
+  /** Whose turn it is, and the messages waiting to be typed in. */
+  private readonly desk: InputDesk;
   /** The claude that /exit was typed into (once per claude). */
   private exitTyped: IPty | null = null;
-  private readonly queue: string[] = [];
   private memory: PolicyMemory = INITIAL_MEMORY;
   private lastExit: ExitRecord | null = null;
   private spawnedAt = 0;
@@ -103,17 +96,6 @@ export class InteractiveSession {
   private restarting: 'fresh' | 'resume' | null = null;
   /** agentbox typed /clear (an abort): the new session id Claude Code starts is not adopted. */
   private ownClear = false;
-  private readyTimer: NodeJS.Timeout | undefined;
-  /** When claude last wrote to its screen. */
-  private lastOutputAt = 0;
-  /**
-   * A turn ended without a Stop hook (the person pressed Esc, or a compaction): from then on the
-   * screen may say claude is back at its prompt (src/interactive/screen.ts). null: trust the hooks.
-   */
-  private unhooked: { readonly why: string; readonly at: number } | null = null;
-  private screenTimer: NodeJS.Timeout | undefined;
-  /** Claude's input box holds the prompt an Esc cancelled. */
-  private inputRestored = false;
   /** Claude was given work since it started (a first task, or a prompt): not idle at its prompt. */
   private busySinceStart = false;
   /** The session's transcript, as the hooks name it: its existence says whether --resume can work. */
@@ -121,6 +103,7 @@ export class InteractiveSession {
 
   constructor(private readonly deps: SessionDeps) {
     this.sessionId = deps.resumeSessionId ?? randomUUID();
+    this.desk = new InputDesk(deps.log, () => this.pty);
   }
 
   /** Passes a hook to the run's handler; the hooks also tell the session when claude is idle. */
@@ -128,9 +111,9 @@ export class InteractiveSession {
     this.observe(event, input);
     const answer = (await inner(event, input)) ?? {};
     if (event === 'Stop' && answer.decision !== 'block') {
-      this.becomeIdle();
+      this.desk.becomeIdle();
       // Still idle: no queued message was typed in, so it is the person's turn.
-      if (this.idle && !this.ending) this.deps.onWaiting?.();
+      if (this.desk.isIdle && !this.ending) this.deps.onWaiting?.();
     }
     return answer;
   }
@@ -141,32 +124,25 @@ export class InteractiveSession {
     if (event === 'SessionStart') {
       const id = typeof input.session_id === 'string' ? input.session_id : null;
       const source = typeof input.source === 'string' ? input.source : '';
-      if (source === 'compact' && !this.idle) {
+      if (source === 'compact' && !this.desk.isIdle) {
         // A compaction in the middle of a turn: the turn goes on, its Stop will come. Until then
         // (or until the screen shows the prompt again, for a /compact that ends with no Stop).
         if (id) this.adoptSession(id, source);
-        this.unhooked = { why: 'compact', at: Date.now() };
-        this.deps.log.write('compact_mid_turn', {});
+        this.desk.compactMidTurn();
         return;
       }
       if (id && !(source === 'clear' && this.ownClear)) this.adoptSession(id, source);
-      clearInterval(this.readyTimer);
-      const startedAt = Date.now();
-      this.readyTimer = setInterval(() => {
-        const now = Date.now();
-        if (now - startedAt < READY_AFTER_START_MS || now - this.lastOutputAt < QUIET_MS) return;
-        clearInterval(this.readyTimer);
+      this.desk.whenReady(() => {
         // The clear an abort typed has taken: now claude is asked to exit by itself.
         if (source === 'clear' && this.ownClear && this.ending?.kind === 'aborted') this.typeExit();
-        else if (!this.busySinceStart) this.becomeIdle();
-      }, 100);
+        else if (!this.busySinceStart) this.desk.becomeIdle();
+      });
       this.busySinceStart = source === 'startup' && Boolean(this.deps.task) && !this.deps.resumeSessionId;
     } else if (event === 'UserPromptSubmit' || event === 'PreToolUse' || event === 'PostToolUse') {
-      // Work under way: whatever the screen said before is past.
-      this.unhooked = null;
+      this.desk.working();
     }
     if (event === 'UserPromptSubmit') {
-      this.idle = false;
+      this.desk.busy();
       this.busySinceStart = true;
     }
   }
@@ -182,47 +158,6 @@ export class InteractiveSession {
       { session_id: id },
       { event: 'session', detail: source },
     ).catch(() => {});
-  }
-
-  /**
-   * After an Esc or a compaction the title says claude is at its prompt: once its screen has been
-   * quiet for QUIET_MS (and no hook said otherwise meanwhile) the session is idle, and a queued
-   * message goes in.
-   */
-  private idleFromScreen(): void {
-    clearInterval(this.screenTimer);
-    const since = this.unhooked;
-    this.screenTimer = setInterval(() => {
-      if (this.unhooked !== since || this.idle || !this.pty) return clearInterval(this.screenTimer);
-      if (Date.now() - this.lastOutputAt < QUIET_MS) return;
-      clearInterval(this.screenTimer);
-      this.unhooked = null;
-      this.deps.log.write('idle_from_screen', { after: since?.why ?? '?' });
-      this.inputRestored = since?.why === 'esc';
-      this.becomeIdle();
-    }, 100);
-  }
-
-  private becomeIdle(): void {
-    this.idle = true;
-    this.flush();
-  }
-
-  /** Types the oldest queued message into the pty if claude is idle: the text, a pause, then Enter. */
-  private flush(): void {
-    if (!this.idle || !this.pty || this.queue.length === 0) return;
-    const text = this.queue.shift()!;
-    this.idle = false;
-    const pty = this.pty;
-    // After Esc, claude puts the cancelled prompt back in its input box: typed after it, the
-    // message would be glued to it. Ctrl+E then Ctrl+U empty the box first (measured).
-    const clear = this.inputRestored ? '\u0005\u0015' : '';
-    this.inputRestored = false;
-    // NOTE: text and Enter written together submit only short text; longer text is taken as a
-    // paste and its Enter swallowed (facts file). So: the text, a pause, then a separate Enter.
-    pty.write(clear + text);
-    setTimeout(() => pty.write('\r'), TYPE_PAUSE_MS);
-    this.deps.log.write('inject_delivered', { chars: text.length });
   }
 
   /** The supervisor ended the session: an abort first clears the conversation, then stops claude. */
@@ -265,11 +200,7 @@ export class InteractiveSession {
       case 'inject': {
         const text = typeof params.text === 'string' ? params.text : '';
         if (text.trim() === '') throw new Error('inject needs a non-empty "text"');
-        this.queue.push(text);
-        this.deps.log.write('inject_queued', { chars: text.length, idle: this.idle });
-        const waiting = this.queue.length;
-        this.flush();
-        return { queued: this.queue.length, delivered: this.queue.length < waiting };
+        return this.desk.enqueue(text);
       }
       case 'restart': {
         const mode = params.mode === 'fresh' ? 'fresh' : 'resume';
@@ -301,8 +232,8 @@ export class InteractiveSession {
       restart_count: this.memory.restarts,
       last_exit: this.lastExit,
       policy_state: this.memory.state,
-      idle: this.idle,
-      queued: this.queue.length,
+      idle: this.desk.isIdle,
+      queued: this.desk.queued,
     };
   }
 
@@ -339,10 +270,7 @@ export class InteractiveSession {
   async run(): Promise<SessionOutcome> {
     const { terminal, log } = this.deps;
     const toPty = (data: Buffer | string) => {
-      if (isEscKey(data) && !this.idle && this.pty) {
-        this.unhooked = { why: 'esc', at: Date.now() };
-        log.write('interrupt_key', {});
-      }
+      this.desk.key(data);
       this.pty?.write(typeof data === 'string' ? data : data.toString('utf8'));
     };
     terminal.input.on('data', toPty);
@@ -397,7 +325,7 @@ export class InteractiveSession {
       }
     } finally {
       clearInterval(beating);
-      clearInterval(this.readyTimer);
+      this.desk.reset();
       unsubscribe();
       terminal.input.off('data', toPty);
       terminal.setRawMode(false);
@@ -445,7 +373,7 @@ export class InteractiveSession {
       this.transcriptPath = null;
     }
     this.ownClear = false;
-    this.idle = false;
+    this.desk.reset();
     this.busySinceStart = false;
     const { args, env } = this.deps.launch({
       sessionId: this.sessionId,
@@ -465,9 +393,8 @@ export class InteractiveSession {
     // NOTE: listeners first, before any await: a claude that dies at once (a bad binary, a
     // flapping crash) would otherwise exit unheard, and the session would wait for it forever.
     pty.onData((data) => {
-      this.lastOutputAt = Date.now();
       terminal.output.write(data);
-      if (this.unhooked && titleState(data) === 'idle') this.idleFromScreen();
+      this.desk.output(data);
     });
     const exited = new Promise<ExitRecord>((resolve) => {
       pty.onExit(({ exitCode, signal }) =>
@@ -484,9 +411,8 @@ export class InteractiveSession {
       last_heartbeat: new Date().toISOString(),
     }).catch(() => {});
     const exit = await exited;
-    clearInterval(this.readyTimer);
     this.pty = null;
-    this.idle = false;
+    this.desk.reset();
     // Whatever claude left running (a Bash background job in its own session) goes with it.
     killMarked(this.mark);
     this.lastExit = exit;
