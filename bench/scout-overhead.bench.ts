@@ -4,7 +4,8 @@
  * new user would run them (default configuration: supervisor `rules`). Everything agentbox does
  * before claude starts (settings, endpoint, ledger entry) and after it exits (finalisation, the
  * report) is the difference. Target: ≤ 0.2 s. Alternating rounds, medians, one warm-up each.
- * Run: `npm run build && npx tsx bench/scout-overhead.bench.ts [--runs 7]`. Exits 1 on a miss.
+ * Run: `npm run build && npx tsx bench/scout-overhead.bench.ts [--runs 7] [--bin <agentbox.js>]`
+ * (`--bin`: time another build). Exits 1 on a miss.
  */
 import { spawn } from 'node:child_process';
 import path from 'node:path';
@@ -14,10 +15,14 @@ import { startModelServer, text } from '../test/fixtures/model-server/index.js';
 import { CLAUDE_BIN, claudeEnv, claudeHome } from '../test/helpers/claude.js';
 import { gitRepo } from '../test/helpers/git-repo.js';
 
-const { values: args } = parseArgs({ options: { runs: { type: 'string', default: '7' } } });
+const { values: args } = parseArgs({
+  options: { runs: { type: 'string', default: '7' }, bin: { type: 'string' } },
+});
 const RUNS = Number(args.runs);
 const TARGET_MS = 200;
-const BIN = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', 'bin', 'agentbox.js');
+const BIN = path.resolve(
+  args.bin ?? path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'bin', 'agentbox.js'),
+);
 const QUESTION = 'what does greet() return?';
 
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
