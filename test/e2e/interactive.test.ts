@@ -41,9 +41,27 @@ describe('agentbox start: an interactive Claude Code behind a pty', () => {
     await spawned(name);
     return { s, name };
   };
-  /** Until the session counts claude as idle at its prompt, ready for typed input. */
-  const idle = (name: string) =>
-    waitFor(async () => (await stateOf(name)).idle === true, 'claude to be idle', { context });
+  /**
+   * Until the session counts claude as idle at its prompt, ready for typed input, and its screen
+   * has then been quiet for a second: right after its first prompt Claude Code queries the terminal
+   * (`ESC[>0q`, `ESC[?u`, `ESC[c`), which a test pty never answers, and keys typed while it waits
+   * for the answers can be lost on a loaded machine (seen once in CI: the Enter of a typed line).
+   */
+  const idle = async (name: string) => {
+    await waitFor(async () => (await stateOf(name)).idle === true, 'claude to be idle', { context });
+    let seen = -1;
+    await waitFor(
+      async () => {
+        const now = session?.output().length ?? 0;
+        const quiet = now === seen;
+        seen = now;
+        if (!quiet) await sleep(1000);
+        return quiet;
+      },
+      'a quiet screen',
+      { context },
+    );
+  };
   const spawned = (name: string, count = 1) =>
     waitFor(() => logEvents(p, name, 'claude_spawn').length >= count, `claude spawn #${count}`, {
       context,
