@@ -18,8 +18,6 @@ export interface StatusOptions {
   readonly wide?: boolean;
 }
 
-const TASK_WIDTH = 60;
-
 export function parseLimit(text: string): number {
   if (!/^[1-9]\d{0,8}$/.test(text.trim())) {
     throw new AgentboxError(
@@ -94,7 +92,7 @@ export function fitColumns(text: string, width: number): string {
 }
 
 export interface TableOptions {
-  /** The terminal's width: rows are cut to fit it (the task first). null: not a terminal, no cut but the task's own. */
+  /** The terminal's width: rows are cut to fit it (the task only). null: not a terminal, nothing is cut. */
   readonly columns?: number | null;
   /** The full run name instead of its short id. */
   readonly wide?: boolean;
@@ -131,11 +129,9 @@ export function renderStatusTable(
   const age = width('age', 'AGE');
   const cost = width('cost', 'COST');
   const fixed = w.run + w.type + w.status + age + cost + 5 * 2;
-  const taskWidth = options.wide
-    ? Number.POSITIVE_INFINITY
-    : options.columns
-      ? Math.max(MIN_TASK, options.columns - fixed)
-      : TASK_WIDTH;
+  // Not a terminal: whole tasks, as `gh run list` and `git log` print to a pipe (one line each).
+  const taskWidth =
+    options.wide || !options.columns ? Number.POSITIVE_INFINITY : Math.max(MIN_TASK, options.columns - fixed);
   const lines = [
     style.dim(
       `${title.padEnd(w.run)}  ${'TYPE'.padEnd(w.type)}  ${'STATUS'.padEnd(w.status)}  ${'AGE'.padStart(age)}  ${'COST'.padStart(cost)}  TASK`,

@@ -54,17 +54,27 @@ export function notifyPayload(input: {
   };
 }
 
-/** Terminals known to show OSC 9 as a desktop notification (others ignore it, or print junk). */
-const OSC9_TERMINALS = new Set(['iTerm.app', 'WezTerm', 'ghostty', 'vscode']);
+/** Terminals known to show OSC 9 (iTerm2's) as a desktop notification; others ignore it, or print junk. */
+const OSC9_TERMINALS = new Set(['iTerm.app', 'WezTerm', 'ghostty']);
+
+/**
+ * Terminals that show kitty's OSC 99 instead: kitty itself (it sets TERM, not TERM_PROGRAM) and
+ * VS Code's terminal (microsoft/vscode#294247).
+ */
+function showsOsc99(env: Readonly<Record<string, string | undefined>>): boolean {
+  return env.TERM === 'xterm-kitty' || env.TERM_PROGRAM === 'kitty' || env.TERM_PROGRAM === 'vscode';
+}
 
 /**
  * What to write to the person's terminal to get their attention: a BEL (every terminal: a sound,
- * a flash or a tab marker), preceded by an OSC 9 notification where the terminal is known to show
- * it (TERM_PROGRAM). Pure; the caller writes it only to a terminal, never into a pipe.
+ * a flash or a tab marker), preceded by a desktop notification where the terminal is known to show
+ * one — OSC 9 (`ESC ] 9 ; text BEL`), or OSC 99 (`ESC ] 99 ; ; text ESC \`) in kitty and VS Code.
+ * Pure; the caller writes it only to a terminal, never into a pipe.
  */
 export function terminalAlert(text: string, env: Readonly<Record<string, string | undefined>>): string {
   // Control characters in the text would end the sequence early: one line, printable only.
   const clean = text.replace(/[\u0000-\u001f\u007f-\u009f]+/g, ' ').slice(0, 200);
+  if (showsOsc99(env)) return `\u001b]99;;${clean}\u001b\\\u0007`;
   const osc9 = OSC9_TERMINALS.has(env.TERM_PROGRAM ?? '') ? `\u001b]9;${clean}\u0007` : '';
   return `${osc9}\u0007`;
 }

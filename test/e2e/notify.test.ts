@@ -137,7 +137,7 @@ describe('notifications: the bell and runs.notify', () => {
     fs.rmSync(`${out}.pids`, { force: true });
   });
 
-  it('in a terminal the run rings it: BEL, and OSC 9 where the terminal shows notifications', async () => {
+  it('in a terminal the run rings it: BEL, and OSC 9 (OSC 99 in kitty) where the terminal shows notifications', async () => {
     const task = 'TASK-NOTIFY bell';
     p.server.setRules([{ when: { anyText: task }, reply: text('answer') }]);
     const plain = startPty(['scout', task], { cwd: p.repo.dir, env: { ...p.env, TERM_PROGRAM: '' } });
@@ -151,6 +151,15 @@ describe('notifications: the bell and runs.notify', () => {
     expect(await iterm.exited).toBe(0);
     const id = p.newest().slice(-6);
     expect(iterm.output()).toContain(`\u001b]9;agentbox: ${id} DONE — ${task}\u0007`);
+    // kitty says who it is in TERM, and shows its own OSC 99 instead.
+    const kitty = startPty(['scout', task], {
+      cwd: p.repo.dir,
+      env: { ...p.env, TERM_PROGRAM: '', TERM: 'xterm-kitty' },
+    });
+    expect(await kitty.exited).toBe(0);
+    const kittyId = p.newest().slice(-6);
+    expect(kitty.output()).toContain(`\u001b]99;;agentbox: ${kittyId} DONE — ${task}\u001b\\\u0007`);
+    expect(kitty.output()).not.toContain('\u001b]9;');
     configure({ notify_bell: false });
     const quiet = startPty(['scout', task], {
       cwd: p.repo.dir,

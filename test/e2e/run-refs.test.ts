@@ -83,7 +83,14 @@ describe('names fit the screen: short ids and their prefixes (issue 14, item 9)'
     expect(lines).toHaveLength(3);
     for (const line of lines) expect(stringWidth(line), line).toBeLessThanOrEqual(80);
     expect(lines[1]).toMatch(new RegExp(`^${p.newest().slice(-6)}  scout .*a long task that goes on.*…$`));
-    // Piped, nothing is cut to a width (a script gets the task's own 60 characters); --wide names runs in full.
+    // Piped, nothing is cut (as gh and git print to a pipe); $COLUMNS asks for a width anyway.
+    const piped = await p.agentbox(['status']);
+    expect(piped.stdout.split('\n')[1]).toMatch(new RegExp(`^${p.newest().slice(-6)}  scout .*  ${task}$`));
+    const fitted = await p.agentbox(['status'], { env: { COLUMNS: '80' } });
+    const row = fitted.stdout.split('\n')[1]!;
+    expect(row).toMatch(/…$/);
+    expect(stringWidth(row)).toBeLessThanOrEqual(80);
+    // --wide names runs in full.
     const wide = await p.agentbox(['status', '--wide']);
     expect(wide.stdout).toContain(p.newest());
   });

@@ -27,7 +27,8 @@ export function startPty(
     env: options.env,
     cols: options.cols ?? 100,
     rows: options.rows ?? 30,
-    name: 'xterm-256color',
+    // node-pty sets TERM to `name`: a test that names a terminal (TERM=xterm-kitty) gets it.
+    name: options.env.TERM ?? 'xterm-256color',
   });
   let out = '';
   term.onData((d) => {

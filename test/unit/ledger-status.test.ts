@@ -16,7 +16,7 @@ import { snapshotTree } from '../helpers/git-repo.js';
 import { cli, context, create, errorOf, ledgerRepo, scratchDir, threeRuns } from './fixtures/ledger.js';
 
 describe('agentbox status', () => {
-  it('prints a table, newest first, with the task cut to fit', async () => {
+  it('prints a table, newest first; piped, whole tasks (as gh and git print to a pipe)', async () => {
     const { repo, scout, fix, plan } = await threeRuns();
     const { ctx, io } = context(repo.dir);
     expect(await status(ctx, { limit: '20' })).toBe(0);
@@ -24,7 +24,8 @@ describe('agentbox status', () => {
     expect(header).toMatch(/^ID\s+TYPE\s+STATUS\s+AGE\s+COST\s+TASK$/);
     expect(rows.map((r) => r.split(/\s{2,}/).filter((_, i) => i !== 3))).toEqual([
       [plan.name.slice(-6), 'plan', 'ACTIVE', '—', 'plan the queue'],
-      [fix.name.slice(-6), 'fix', 'CRASHED', '—', `fix it ${'very '.repeat(10)}ve…`],
+      // The escape sequence's ESC is gone: a task cannot colour (or retitle) the terminal.
+      [fix.name.slice(-6), 'fix', 'CRASHED', '—', `fix it ${'very '.repeat(20)}long [31m`],
       [scout.name.slice(-6), 'scout', 'DONE', '—', 'why is db latency high?'],
     ]);
     expect(io.stdout).not.toContain('\u001b');
@@ -185,6 +186,13 @@ describe('status fits the terminal', () => {
     expect(lines[1]).toMatch(/^ccccc1 {2}fix/);
     if (columns <= 80) expect(lines[1]).toMatch(/…$/);
     expect(lines[4]).toMatch(/ {2}short$/);
+  });
+
+  it('not a terminal (no width): nothing is cut', () => {
+    const lines = renderStatusTable(RUNS, 4, NOW, plain, { columns: null }).trimEnd().split('\n');
+    expect(lines[1]).toMatch(/^ccccc1 {2}fix .* in the middleware layer$/);
+    expect(lines[3]).toMatch(/ and more text after it$/);
+    expect(lines.join('\n')).not.toContain('…');
   });
 
   it('--wide: full run names and the task uncut by the terminal', () => {

@@ -71,10 +71,24 @@ describe('notify payload and bell', () => {
   it.each([
     ['iTerm.app', '\u001b]9;hi there\u0007\u0007'],
     ['WezTerm', '\u001b]9;hi there\u0007\u0007'],
+    ['ghostty', '\u001b]9;hi there\u0007\u0007'],
+    ['vscode', '\u001b]99;;hi there\u001b\\\u0007'],
     ['Apple_Terminal', '\u0007'],
     [undefined, '\u0007'],
   ])('TERM_PROGRAM=%s: %j', (program, expected) => {
     expect(terminalAlert('hi there', { TERM_PROGRAM: program })).toBe(expected);
+  });
+
+  it('kitty (TERM=xterm-kitty, no TERM_PROGRAM) gets OSC 99, then the bell', () => {
+    expect(terminalAlert('hi; there', { TERM: 'xterm-kitty' })).toBe('\u001b]99;;hi; there\u001b\\\u0007');
+    // Inside tmux in kitty TERM is tmux's: the sequence would not reach kitty, only the bell.
+    expect(terminalAlert('hi', { TERM: 'tmux-256color', KITTY_WINDOW_ID: '1' })).toBe('\u0007');
+  });
+
+  it('a task cannot end the OSC 99 sequence early either', () => {
+    expect(terminalAlert('a\u001b\\b\u0007c', { TERM: 'xterm-kitty' })).toBe(
+      '\u001b]99;;a \\b c\u001b\\\u0007',
+    );
   });
 
   it('a task cannot end the escape sequence early or inject another', () => {
