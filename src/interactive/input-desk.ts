@@ -104,6 +104,22 @@ export class InputDesk {
     return { queued: this.queue.length, delivered: this.queue.length < waiting };
   }
 
+  /**
+   * Calls `then` once claude's screen has been quiet for QUIET_MS (at most `maxMs` later), if it is
+   * still idle: what is written to the person's terminal then lands between claude's frames, not
+   * inside one (a pty read can split a frame, and a BEL would cut one of its escape sequences).
+   * A person who typed a prompt meanwhile is there: nothing is called.
+   */
+  whenQuietIdle(then: () => void, maxMs = 3000): void {
+    const giveUpAt = Date.now() + maxMs;
+    const check = () => {
+      if (!this.idle) return;
+      if (Date.now() - this.lastOutputAt >= QUIET_MS || Date.now() >= giveUpAt) then();
+      else setTimeout(check, 50);
+    };
+    check();
+  }
+
   /** Claude exited (or is about to be started again): nothing is idle, no wait goes on. */
   reset(): void {
     clearInterval(this.readyTimer);

@@ -112,8 +112,13 @@ export class InteractiveSession {
     const answer = (await inner(event, input)) ?? {};
     if (event === 'Stop' && answer.decision !== 'block') {
       this.desk.becomeIdle();
-      // Still idle: no queued message was typed in, so it is the person's turn.
-      if (this.desk.isIdle && !this.ending) this.deps.onWaiting?.();
+      // Still idle: no queued message was typed in, so it is the person's turn; said once claude
+      // has redrawn its prompt (the bell goes to the terminal claude draws on).
+      if (this.desk.isIdle && !this.ending) {
+        this.desk.whenQuietIdle(() => {
+          if (!this.ending) this.deps.onWaiting?.();
+        });
+      }
     }
     return answer;
   }

@@ -192,7 +192,12 @@ describe('notifications: the bell and runs.notify', () => {
       status: 'ACTIVE',
       next: `answer it in its terminal, or: agentbox inject ${name.slice(-6)} "<text>"`,
     });
-    expect(session.output()).toContain(`\u001b]9;agentbox: ${name.slice(-6)} waits for you`);
+    const alert = `\u001b]9;agentbox: ${name.slice(-6)} waits for you — TASK-NOTIFY interactive\u0007\u0007`;
+    expect(session.output()).toContain(alert);
+    // Rung once claude has redrawn its prompt, not in the middle of its frames (a pty read can
+    // split one, and a bell inside an escape sequence would cut it): nothing of claude's follows.
+    await sleep(1000);
+    expect(session.output().split(alert)[1]).toBe('');
     expect((await p.agentbox(['stop', name.slice(-6)])).code).toBe(0);
     await session.exited;
     await waitFor(() => received().some((n) => n.event === 'ended'), 'the ended notification');
