@@ -137,6 +137,21 @@ describe('notifications: the bell and runs.notify', () => {
     fs.rmSync(`${out}.pids`, { force: true });
   });
 
+  it('what the command leaves running, even in a session of its own, is stopped; the run does not wait for it', async () => {
+    // Before notify used the one child owner, the escaped sleep held the command's stderr open
+    // and agentbox waited for it (60 s here, past the timeout's group kill, which cannot reach it).
+    configure({ notify: `setsid sleep 60 & cat >> ${out}` });
+    const task = 'TASK-NOTIFY leaves a process';
+    p.server.setRules([{ when: { anyText: task }, reply: text('answer') }]);
+    const startedAt = Date.now();
+    const r = await p.agentbox(['scout', task]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(Date.now() - startedAt).toBeLessThan(30_000);
+    expect(received()).toMatchObject([{ event: 'ended', status: 'DONE', task }]);
+    expect(p.events(p.newest()).some((e) => e.event === 'notified')).toBe(true);
+    await expectNoProcessesLeft(p.tag);
+  });
+
   it('in a terminal the run rings it: BEL, and OSC 9 (OSC 99 in kitty) where the terminal shows notifications', async () => {
     const task = 'TASK-NOTIFY bell';
     p.server.setRules([{ when: { anyText: task }, reply: text('answer') }]);
