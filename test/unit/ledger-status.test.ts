@@ -188,6 +188,23 @@ describe('status fits the terminal', () => {
     expect(lines[4]).toMatch(/ {2}short$/);
   });
 
+  it('the widest other columns (interactive, DISCARDED, a date, $1234.56) still leave the task room at 80', () => {
+    const widest = {
+      ...run(5, 'a task long enough to be cut at eighty columns, with 日本語 and 🚀 in it too'),
+      type: 'interactive' as const,
+      status: 'DISCARDED' as const,
+      started_at: '2026-09-01T11:00:00Z',
+      cost_usd: 1234.56,
+    };
+    const lines = renderStatusTable([widest, ...RUNS], 5, NOW, plain, { columns: 80 })
+      .trimEnd()
+      .split('\n');
+    for (const line of lines) expect(stringWidth(line), line).toBeLessThanOrEqual(80);
+    expect(lines[1]).toMatch(
+      /^ccccc5 {2}interactive {2}DISCARDED {2}2026-09-01 {2}\$1234\.56 {2}a task long .*…$/,
+    );
+  });
+
   it('not a terminal (no width): nothing is cut', () => {
     const lines = renderStatusTable(RUNS, 4, NOW, plain, { columns: null }).trimEnd().split('\n');
     expect(lines[1]).toMatch(/^ccccc1 {2}fix .* in the middleware layer$/);
