@@ -111,10 +111,12 @@ export class InputDesk {
    * A person who typed a prompt meanwhile is there: nothing is called.
    */
   whenQuietIdle(then: () => void, maxMs = 3000): void {
-    const giveUpAt = Date.now() + maxMs;
+    const from = Date.now();
     const check = () => {
       if (!this.idle) return;
-      if (Date.now() - this.lastOutputAt >= QUIET_MS || Date.now() >= giveUpAt) then();
+      // Quiet since the call too: claude's redraw after a Stop may not have begun yet.
+      const quietFor = Date.now() - Math.max(this.lastOutputAt, from);
+      if (quietFor >= QUIET_MS || Date.now() - from >= maxMs) then();
       else setTimeout(check, 50);
     };
     check();
