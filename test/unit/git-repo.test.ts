@@ -32,14 +32,8 @@ describe('findRepo reads the plain layouts from disk, as git would answer', () =
 
   it.each([
     ['inside the .git folder', (dir: string) => path.join(dir, '.git', 'refs')],
-    [
-      'core.worktree set',
-      (dir: string) => (fs.appendFileSync(path.join(dir, '.git/config'), '\tworktree = /tmp\n'), dir),
-    ],
-    [
-      'core.bare = true',
-      (dir: string) => (fs.appendFileSync(path.join(dir, '.git/config'), '[core]\n\tbare = true\n'), dir),
-    ],
+    ['core.worktree set', (dir: string) => appendConfig(dir, '\tworktree = /tmp\n')],
+    ['core.bare = true', (dir: string) => appendConfig(dir, '[core]\n\tbare = true\n')],
     [
       'a .git file pointing elsewhere (a submodule)',
       (dir: string) => {
