@@ -151,7 +151,10 @@ describe('unignored', () => {
 
   it('fails outside a git repository, naming the folder', async () => {
     dir = tempDir();
-    await expect(unignored(dir, LEDGER_IGNORES)).rejects.toThrow(`git check-ignore failed in ${dir}: fatal:`);
+    await expect(unignored(dir, LEDGER_IGNORES)).rejects.toMatchObject({
+      code: 'GIT_FAILED',
+      message: `git check-ignore -q --no-index .agents/INDEX.md failed in ${dir}: fatal: not a git repository (or any of the parent directories): .git`,
+    });
   });
 
   it('agrees with git once addIgnoreBlock wrote the missing rules', async () => {

@@ -117,7 +117,7 @@ describe('recordResultCommit', () => {
       'diff --git a/a.txt b/a.txt\n--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-zzz\n+yyy\n',
     );
     await expect(resultTree(repo.dir, base, bogus)).rejects.toThrow(
-      /git apply failed .*patch does not apply/s,
+      /git apply --cached .* failed in .*patch does not apply/s,
     );
     await expect(
       recordResultCommit({
