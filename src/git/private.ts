@@ -30,6 +30,7 @@ export async function createPrivateGit(opts: {
     ['for-each-ref', '--format=%(objectname) %(refname)', 'refs/heads', 'refs/tags'],
     call,
   );
+  // Built from nothing before the agent starts: plain writes, nothing is replaced or read meanwhile.
   fs.rmSync(gitDir, { recursive: true, force: true });
   fs.mkdirSync(path.join(gitDir, 'objects', 'info'), { recursive: true });
   fs.mkdirSync(path.join(gitDir, 'refs', 'heads'), { recursive: true });
