@@ -41,9 +41,7 @@ const TODO = new Set([
   'run/launch.ts',
   'run/report.ts',
   'sandbox/command.ts',
-  'settings/managed.ts',
   'setup/plan.ts',
-  'supervisor/supervisor.ts',
   'web/routes.ts',
   'web/server.ts',
 ]);
