@@ -171,14 +171,14 @@ function buildProgram(ctx: CommandContext, setExit: (code: number) => void): Com
       'with --yes, apply sensitive changes too (agent config, git files, CI, hooks, executables, symlinks)',
     )
     .option('--json', 'print the outcome as JSON')
-    .action(lazy(async () => (await import('../commands/gate.js')).merge));
+    .action(lazy(async () => (await import('../commands/merge.js')).merge));
 
   program
     .command('discard')
     .description("remove a run's worktree and branch; keeps its folder and patch")
     .argument('<run>', 'a run name, its short id (or a unique prefix of it), or "latest"')
     .option('--json', 'print the outcome as JSON')
-    .action(lazy(async () => (await import('../commands/gate.js')).discard));
+    .action(lazy(async () => (await import('../commands/discard.js')).discard));
 
   program.commandsGroup('Run control:');
   program

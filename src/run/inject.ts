@@ -3,9 +3,10 @@ import { AgentboxError } from '../errors.js';
 import { findRepo } from '../git/repo.js';
 import { ipcRequest } from '../interactive/ipc.js';
 import { openLedger, readRun, resolveRun } from '../ledger/index.js';
+import { isAlive } from '../process/reap.js';
 import { enqueue, pendingCount } from '../supervisor/inbox.js';
 import { styler } from '../util/style.js';
-import { assertHuman, isAlive } from './gate.js';
+import { assertHuman } from './gate.js';
 
 /**
  * `agentbox inject <run> "<text>"`: queues a message for a live run. Its supervisor delivers it at

@@ -2,10 +2,11 @@ import fs from 'node:fs';
 import type { CommandContext } from '../context.js';
 import { AgentboxError } from '../errors.js';
 import { readRun, resolveRun, runIdOf } from '../ledger/index.js';
+import { isAlive } from '../process/reap.js';
 import { loadRunContext } from './context.js';
 import { continueSession } from './continue.js';
 import { EventLog } from './events.js';
-import { assertHuman, isAlive } from './gate.js';
+import { assertHuman } from './gate.js';
 
 export interface ResumeOptions {
   readonly force?: boolean;
