@@ -196,7 +196,7 @@ function buildProgram(ctx: CommandContext, setExit: (code: number) => void): Com
     .argument('<run>', 'a run name, its short id (or a unique prefix of it), or "latest"')
     .argument('<text>', 'the instruction to send, verbatim')
     .option('--json', 'print the outcome as JSON')
-    .action(lazy(async () => (await import('../commands/gate.js')).inject));
+    .action(lazy(async () => (await import('../commands/inject.js')).inject));
 
   program
     .command('start')

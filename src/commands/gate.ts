@@ -1,4 +1,3 @@
 export { restart, state, stop } from '../interactive/control.js';
 export { startSession as start } from '../interactive/start.js';
-export { inject } from '../run/inject.js';
 export { resume } from '../run/resume.js';

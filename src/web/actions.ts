@@ -8,7 +8,7 @@ import { AgentboxError, type ErrorCode, isAgentboxError } from '../errors.js';
 import { restart, state, stop } from '../interactive/control.js';
 import { type Ledger, readRun, resolveRun } from '../ledger/index.js';
 import { assertHuman } from '../run/gate.js';
-import { inject } from '../run/inject.js';
+import { checkMessage, deliveredJson, deliverMessage } from '../run/inject.js';
 import { applyMerge, discardRun, prepareMerge } from '../run/merge.js';
 import type { Env } from '../util/env.js';
 import { HttpError, stringField } from './http.js';
@@ -145,8 +145,12 @@ export async function sessionState(ac: ActionContext, ref: string) {
 
 export async function injectAction(ac: ActionContext, ref: string, body: Record<string, unknown>) {
   const text = stringField(body, 'text', true);
-  const out = await call(ac, (ctx) => inject(ctx, ref, text, { json: true }));
-  return parsed(out.stdout);
+  return domain(async () => {
+    assertHuman(ac.env, 'inject', ac.root);
+    checkMessage(text);
+    const run = readRun(ac.ledger, resolveRun(ac.ledger, ref));
+    return deliveredJson(run.name, await deliverMessage(run, text));
+  });
 }
 
 /** The built CLI entry (`src/web` and `dist/web` both sit two levels down). */
