@@ -221,21 +221,21 @@ function buildProgram(ctx: CommandContext, setExit: (code: number) => void): Com
     .description('restart claude in a running session')
     .argument('<run>', 'a run name, its short id (or a unique prefix of it), or "latest"')
     .option('--fresh', 'start a new conversation instead of resuming the session')
-    .action(lazy(async () => (await import('../commands/gate.js')).restart));
+    .action(lazy(async () => (await import('../commands/restart.js')).restart));
 
   program
     .command('stop')
     .description('end a running run or session cleanly: ABORTED, with its patch and report')
     .argument('<run>', 'a run name, its short id (or a unique prefix of it), or "latest"')
     .option('--force', 'a session: kill claude at once; a run: kill it after 10 s if it has not ended')
-    .action(lazy(async () => (await import('../commands/gate.js')).stop));
+    .action(lazy(async () => (await import('../commands/stop.js')).stop));
 
   program
     .command('state')
     .description("a running session's state: claude's pid, session, restarts, crash policy")
     .argument('<run>', 'a run name, its short id (or a unique prefix of it), or "latest"')
     .option('--json', 'print machine-readable JSON')
-    .action(lazy(async () => (await import('../commands/gate.js')).state));
+    .action(lazy(async () => (await import('../commands/state.js')).state));
 
   program
     .command('recover')

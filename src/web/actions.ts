@@ -5,12 +5,14 @@ import { fileURLToPath } from 'node:url';
 import { fix, plan, review, scout } from '../commands/run.js';
 import { type CommandContext, memoryIo } from '../context.js';
 import { AgentboxError, type ErrorCode, isAgentboxError } from '../errors.js';
-import { restart, state, stop } from '../interactive/control.js';
+import { controlSession, restartingLine, sessionJson } from '../interactive/control.js';
 import { type Ledger, readRun, resolveRun } from '../ledger/index.js';
 import { assertHuman } from '../run/gate.js';
 import { checkMessage, deliveredJson, deliverMessage } from '../run/inject.js';
 import { applyMerge, discardRun, prepareMerge } from '../run/merge.js';
+import { awaitStop, requestStop, stopExitCode, stoppedLine, stoppingLine } from '../run/stop.js';
 import type { Env } from '../util/env.js';
+import { styler } from '../util/style.js';
 import { HttpError, stringField } from './http.js';
 
 /**
@@ -63,6 +65,9 @@ const parsed = (stdout: string): Record<string, unknown> => {
     return { output: last.join('\n') };
   }
 };
+
+/** The answers quote the CLI's lines without colour. */
+const PLAIN = styler(memoryIo());
 
 const START = { scout, plan, fix, review } as const;
 type StartType = keyof typeof START;
@@ -126,21 +131,41 @@ export async function discardAction(ac: ActionContext, ref: string) {
   });
 }
 
+/** `POST /api/runs/<run>/stop`: as `agentbox stop`; its lines and exit code. */
 export async function stopAction(ac: ActionContext, ref: string) {
-  const out = await call(ac, (ctx) => stop(ctx, ref, {}));
-  return { output: out.stdout.trim(), code: out.code };
+  return domain(async () => {
+    assertHuman(ac.env, 'stop', ac.root);
+    const run = readRun(ac.ledger, resolveRun(ac.ledger, ref));
+    if (run.meta.type === 'interactive') {
+      await controlSession(run, 'stop', { graceful: true });
+      return { output: `✓ stopping ${run.name}`, code: 0 };
+    }
+    const pid = await requestStop(run);
+    const outcome = await awaitStop(run, pid, {});
+    return {
+      output: `${stoppingLine(run, pid)}${stoppedLine(run, outcome, PLAIN)}`.trim(),
+      code: stopExitCode(outcome),
+    };
+  });
 }
 
 /** `POST /api/runs/<run>/restart {fresh?}`: an interactive session's claude, restarted. */
 export async function restartAction(ac: ActionContext, ref: string, body: Record<string, unknown>) {
-  const out = await call(ac, (ctx) => restart(ctx, ref, { fresh: body.fresh === true }));
-  return { output: out.stdout.trim(), code: out.code };
+  return domain(async () => {
+    assertHuman(ac.env, 'restart', ac.root);
+    const run = readRun(ac.ledger, resolveRun(ac.ledger, ref));
+    const fresh = body.fresh === true;
+    await controlSession(run, 'restart', { mode: fresh ? 'fresh' : 'resume' });
+    return { output: restartingLine(run, fresh, PLAIN.ok('✓')).trim(), code: 0 };
+  });
 }
 
 /** `GET /api/runs/<run>/session`: an interactive session's state, from its IPC socket. */
 export async function sessionState(ac: ActionContext, ref: string) {
-  const out = await call(ac, (ctx) => state(ctx, ref, { json: true }));
-  return parsed(out.stdout);
+  return domain(async () => {
+    const run = readRun(ac.ledger, resolveRun(ac.ledger, ref));
+    return sessionJson(run, await controlSession(run, 'state'));
+  });
 }
 
 export async function injectAction(ac: ActionContext, ref: string, body: Record<string, unknown>) {
