@@ -214,7 +214,7 @@ function buildProgram(ctx: CommandContext, setExit: (code: number) => void): Com
     .command('watch')
     .description("follow a run live (its tool calls, the supervisor's decisions, refusals) until it ends")
     .argument('<run>', 'a run name, its short id (or a unique prefix of it), or "latest"')
-    .action(lazy(async () => (await import('../run/watch.js')).watch));
+    .action(lazy(async () => (await import('../commands/watch.js')).watch));
 
   program
     .command('restart')
