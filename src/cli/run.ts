@@ -188,7 +188,7 @@ function buildProgram(ctx: CommandContext, setExit: (code: number) => void): Com
     .argument('[instructions]', 'more instructions for the agent')
     .option('--force', "resume even if today's configuration would give the run a different envelope")
     .option('--json', 'print the outcome as JSON')
-    .action(lazy(async () => (await import('../commands/gate.js')).resume));
+    .action(lazy(async () => (await import('../commands/resume.js')).resume));
 
   program
     .command('inject')
@@ -244,7 +244,7 @@ function buildProgram(ctx: CommandContext, setExit: (code: number) => void): Com
     .option('--dry-run', 'print the decisions, change nothing')
     .option('--force', 'resume even if the configuration would now give a run another envelope')
     .option('--json', 'print the decisions and outcomes as JSON')
-    .action(lazy(async () => (await import('../recover/recover.js')).recover));
+    .action(lazy(async () => (await import('../commands/recover.js')).recover));
 
   program.commandsGroup('The ledger:');
   program

@@ -1,2 +1,1 @@
 export { startSession as start } from '../interactive/start.js';
-export { resume } from '../run/resume.js';
