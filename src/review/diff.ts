@@ -4,9 +4,8 @@ import path from 'node:path';
 import { execa } from 'execa';
 import type { CommandContext } from '../context.js';
 import { AgentboxError } from '../errors.js';
-import { findRepo } from '../git/repo.js';
 import { hasCommit, resultTree } from '../git/result-commit.js';
-import { openLedger, type RunDetails, readRun, resolveRun } from '../ledger/index.js';
+import type { RunDetails } from '../ledger/index.js';
 
 export interface DiffOptions {
   /** `git diff --stat`. */
@@ -111,13 +110,4 @@ function gitFailed(args: readonly string[], why: string): AgentboxError {
   return new AgentboxError('GIT_FAILED', `git ${args.join(' ')} failed: ${why}`, {
     hint: 'the change is also in the run folder as changes.patch',
   });
-}
-
-/** `agentbox diff <run> [--stat | --name-only] [--color=<when>] [--no-pager]`. */
-export async function diff(ctx: CommandContext, ref: string, options: DiffOptions): Promise<number> {
-  const repo = await findRepo(ctx.cwd);
-  const ledger = openLedger(repo.root);
-  const run = readRun(ledger, resolveRun(ledger, ref));
-  await showDiff(ctx, repo.root, run, options);
-  return 0;
 }

@@ -1,1 +1,0 @@
-export { startSession as start } from '../interactive/start.js';
