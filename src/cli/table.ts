@@ -216,7 +216,7 @@ function ledger(program: Command, lazy: Lazy): void {
     )
     .option('--dry-run', 'list what would be removed, remove nothing')
     .option('--json', 'print what was removed as JSON')
-    .action(lazy(async () => (await import('../run/gc.js')).gc));
+    .action(lazy(async () => (await import('../commands/gc.js')).gc));
 
   program
     .command('__exec', { hidden: true })
