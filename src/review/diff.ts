@@ -4,9 +4,8 @@ import path from 'node:path';
 import type { CommandContext } from '../context.js';
 import { AgentboxError } from '../errors.js';
 import { GitError, runGit } from '../git/exec.js';
-import { findRepo } from '../git/repo.js';
 import { hasCommit, resultTree } from '../git/result-commit.js';
-import { openLedger, type RunDetails, readRun, resolveRun } from '../ledger/index.js';
+import type { RunDetails } from '../ledger/index.js';
 
 export interface DiffOptions {
   /** `git diff --stat`. */
@@ -101,13 +100,4 @@ export async function showDiff(
   const result = await runGit(args, { ...call, keepLocale: true, stripFinalNewline: false });
   if (result.exitCode !== 0) throw new GitError(args, call, result);
   ctx.io.out(result.stdout);
-}
-
-/** `agentbox diff <run> [--stat | --name-only] [--color=<when>] [--no-pager]`. */
-export async function diff(ctx: CommandContext, ref: string, options: DiffOptions): Promise<number> {
-  const repo = await findRepo(ctx.cwd);
-  const ledger = openLedger(repo.root);
-  const run = readRun(ledger, resolveRun(ledger, ref));
-  await showDiff(ctx, repo.root, run, options);
-  return 0;
 }

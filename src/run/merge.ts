@@ -11,7 +11,8 @@ import { mergeMessage } from './result-message.js';
 
 /*
  * The human gate's domain half: what a merge or a discard would do, and doing it, as data. The
- * commands (src/run/gate.ts) confirm and print; the web UI (src/web/actions.ts) calls these too.
+ * commands (src/commands/merge.ts, discard.ts) confirm and print; the web UI (src/web/actions.ts)
+ * calls these too.
  */
 
 /** A merge checked and ready: nothing has been changed yet. */
@@ -135,6 +136,16 @@ export async function applyMerge(
     hookFiles,
     sensitive,
   };
+}
+
+/** The person applied the change by hand (`merge --mark-merged`): only the state says MERGED. */
+export async function recordMergedByHand(root: string, run: RunDetails): Promise<void> {
+  await updateState(
+    openLedger(root),
+    run.name,
+    { status: 'MERGED' },
+    { event: 'merged', detail: 'marked merged by hand' },
+  );
 }
 
 export interface DiscardResult {
