@@ -56,7 +56,6 @@ describe('agentbox ui in Chromium', () => {
   afterAll(async () => {
     await browser?.close();
     await ui?.stop();
-    await p?.cleanup();
   });
 
   const shoot = async (name: string) => {

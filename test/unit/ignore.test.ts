@@ -107,7 +107,6 @@ describe('unignored', () => {
   let repo: TestRepo | undefined;
   let dir: string | undefined;
   afterEach(() => {
-    repo?.cleanup();
     repo = undefined;
     if (dir) fs.rmSync(dir, { recursive: true, force: true });
     dir = undefined;

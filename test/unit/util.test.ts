@@ -95,9 +95,6 @@ describe('FileTransaction', () => {
   beforeEach(() => {
     dir = tempDir();
   });
-  afterEach(() => {
-    fs.rmSync(dir, { recursive: true, force: true });
-  });
   const at = (...parts: string[]) => path.join(dir, ...parts);
   const seed = () => {
     fs.writeFileSync(at('kept.txt'), 'old kept\n');
