@@ -77,6 +77,19 @@ describe('worktree checkpoints', () => {
     expect(git(wt, 'status', '--porcelain')).toBe('');
     expect(fs.readFileSync(path.join(wt, 'a.txt'), 'utf8')).toBe('a\n');
   });
+
+  it("a git failure is the runner's GIT_FAILED, naming the command and the worktree; git runs in the env passed", async () => {
+    const { wt } = await worktree();
+    const env = { ...process.env, GIT_DIR: path.join(wt, 'not-a-git-dir') };
+    await expect(takeCheckpoint(wt, 'run', { env })).rejects.toMatchObject({
+      code: 'GIT_FAILED',
+      args: ['rev-parse', '--absolute-git-dir', '--verify', 'HEAD'],
+      message: expect.stringContaining(`failed in ${wt}: fatal: not a git repository`),
+      hint: `run "git -C ${wt} status" to see the state of the worktree`,
+    });
+    expect(await gitBusy(wt, env)).toBe('it is not a git worktree any more');
+    expect(await gitBusy(wt)).toBeNull();
+  });
 });
 
 describe('recovery facts from files', () => {
