@@ -1,8 +1,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { execa } from 'execa';
 import { AgentboxError } from '../errors.js';
 import { applyPatch, checkPatch, commitFiles, inspectPatchFile, patchStat } from '../git/apply.js';
+import { runGit } from '../git/exec.js';
 import { type SensitiveChange, sensitiveLines } from '../git/sensitive.js';
 import { removeWorktree } from '../git/worktree.js';
 import { openLedger, type RunDetails, updateState } from '../ledger/index.js';
@@ -192,14 +192,9 @@ export async function discardRun(root: string, run: RunDetails): Promise<Discard
 /** Which of `files` have uncommitted changes in the working tree or index. */
 async function locallyChanged(root: string, files: readonly string[]): Promise<string[]> {
   if (files.length === 0) return [];
-  const status = await execa(
-    'git',
-    ['--literal-pathspecs', 'status', '--porcelain=v1', '-z', '--', ...files],
-    {
-      cwd: root,
-      reject: false,
-    },
-  );
+  const status = await runGit(['--literal-pathspecs', 'status', '--porcelain=v1', '-z', '--', ...files], {
+    cwd: root,
+  });
   if (status.exitCode !== 0) return [];
   return status.stdout
     .split('\0')
