@@ -20,6 +20,7 @@ import {
 } from '../ledger/index.js';
 import { EventLog } from '../run/events.js';
 import { toolErrorsNote } from '../run/tool-errors.js';
+import { thousands } from '../util/number.js';
 import { type Styler, styler } from '../util/style.js';
 import { colourStatus } from './status.js';
 
@@ -90,7 +91,7 @@ export function refusalsOf(events: readonly Record<string, unknown>[]): Refusal[
   });
 }
 
-const tokens = (n: number) => n.toLocaleString('en-US');
+const tokens = (n: number) => thousands(n);
 
 /** One side's spend on one line: calls, turns, time, tokens, cost. Pure. */
 export function spendLine(spend: Spend, calls: 'process' | 'call'): string {
@@ -244,7 +245,7 @@ export function renderRunDetails(
 
 /** `agentbox show <run>`: everything about one run. Reads only. */
 export async function show(ctx: CommandContext, runRef: string, opts: ShowOptions = {}): Promise<number> {
-  const repo = await findRepo(ctx.cwd);
+  const repo = await findRepo(ctx.cwd, ctx.env);
   const ledger = openLedger(repo.root);
   const run = readRun(ledger, resolveRun(ledger, runRef));
   const files = fileSizes(run.dir, run.files);

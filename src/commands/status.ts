@@ -1,4 +1,3 @@
-import stringWidth from 'string-width';
 import { formatUsd } from '../budget/format.js';
 import type { CommandContext } from '../context.js';
 import { AgentboxError } from '../errors.js';
@@ -7,6 +6,8 @@ import { findRepo } from '../git/repo.js';
 import { listRuns, type RunSummary } from '../ledger/list.js';
 import { openLedger } from '../ledger/paths.js';
 import type { RunStatus } from '../ledger/types.js';
+import { fitColumns, type Measure, measureFor, plainMeasure } from '../util/columns.js';
+import { thousands } from '../util/number.js';
 import { type Styler, styler } from '../util/style.js';
 
 export interface StatusOptions {
@@ -68,34 +69,13 @@ function cleanTask(task: string): string {
   return task.replace(/[\u0000-\u001f\u007f-\u009f]+/g, ' ').trim();
 }
 
-/** Printable ASCII: one column a character, no need to ask string-width (10,000 rows of it add up). */
-const ASCII = /^[\x20-\x7e]*$/;
-
-/** How many terminal columns `text` takes. */
-export function columnsOf(text: string): number {
-  return ASCII.test(text) ? text.length : stringWidth(text);
-}
-
-/** `text` cut to at most `width` terminal columns (wide characters count two), `…` marking a cut. */
-export function fitColumns(text: string, width: number): string {
-  if (columnsOf(text) <= width) return text;
-  if (ASCII.test(text)) return `${text.slice(0, Math.max(0, width - 1)).trimEnd()}…`;
-  let out = '';
-  let used = 0;
-  for (const { segment } of new Intl.Segmenter().segment(text)) {
-    const w = stringWidth(segment);
-    if (used + w > width - 1) break;
-    out += segment;
-    used += w;
-  }
-  return `${out.trimEnd()}…`;
-}
-
 export interface TableOptions {
   /** The terminal's width: rows are cut to fit it (the task only). null: not a terminal, nothing is cut. */
   readonly columns?: number | null;
   /** The full run name instead of its short id. */
   readonly wide?: boolean;
+  /** How wide a text is: from measureFor() over the rows' texts (the default: plain text only). */
+  readonly measure?: Measure;
 }
 
 /** The narrowest the task column gets before the row is left to wrap. */
@@ -123,8 +103,9 @@ export function renderStatusTable(
     task: run.problem && !run.status ? `(${run.problem})` : cleanTask(run.task),
   }));
   const title = options.wide ? 'RUN' : 'ID';
+  const measure = options.measure ?? plainMeasure;
   const width = (key: 'run' | 'type' | 'status' | 'age' | 'cost', head: string) =>
-    Math.max(head.length, ...rows.map((row) => columnsOf(row[key])));
+    Math.max(head.length, ...rows.map((row) => measure(row[key])));
   const w = { run: width('run', title), type: width('type', 'TYPE'), status: width('status', 'STATUS') };
   const age = width('age', 'AGE');
   const cost = width('cost', 'COST');
@@ -140,12 +121,12 @@ export function renderStatusTable(
   for (const row of rows) {
     const status = row.colour(row.status.padEnd(w.status));
     lines.push(
-      `${row.run.padEnd(w.run)}  ${row.type.padEnd(w.type)}  ${status}  ${row.age.padStart(age)}  ${row.cost.padStart(cost)}  ${fitColumns(row.task, taskWidth)}`.trimEnd(),
+      `${row.run.padEnd(w.run)}  ${row.type.padEnd(w.type)}  ${status}  ${row.age.padStart(age)}  ${row.cost.padStart(cost)}  ${fitColumns(row.task, taskWidth, measure)}`.trimEnd(),
     );
   }
   const hidden = total - runs.length;
   if (hidden > 0) {
-    lines.push(style.dim(`… ${hidden.toLocaleString('en-US')} more — agentbox status --all`));
+    lines.push(style.dim(`… ${thousands(hidden)} more — agentbox status --all`));
   }
   return `${lines.join('\n')}\n`;
 }
@@ -165,7 +146,7 @@ export async function status(ctx: CommandContext, opts: StatusOptions = {}): Pro
   // Checked even with --all: a typo should not pass silently.
   const parsed = parseLimit(opts.limit ?? '20');
   const limit = opts.all ? undefined : parsed;
-  const repo = await findRepo(ctx.cwd);
+  const repo = await findRepo(ctx.cwd, ctx.env);
   const ledger = openLedger(repo.root);
   const { runs, total } = listRuns(ledger, { limit });
   if (opts.json) {
@@ -176,10 +157,12 @@ export async function status(ctx: CommandContext, opts: StatusOptions = {}): Pro
     ctx.io.out('No runs yet — start one with: agentbox scout "<question>"\n');
     return 0;
   }
+  const measure = await measureFor(runs.flatMap((run) => [run.name, run.task, run.problem ?? '']));
   ctx.io.out(
     renderStatusTable(runs, total, new Date(), styler(ctx.io), {
       columns: terminalColumns(ctx.env, ctx.io),
       wide: opts.wide === true,
+      measure,
     }),
   );
   return 0;

@@ -1,5 +1,6 @@
 import fs from 'node:fs';
 import { writeAtomic } from '../util/fs.js';
+import { thousands } from '../util/number.js';
 import { type FoldedRun, foldIndex, readIndexLog } from './index-log.js';
 import type { Ledger } from './paths.js';
 import { shorten } from './text.js';
@@ -42,10 +43,7 @@ export function renderIndexMd(runs: ReadonlyMap<string, FoldedRun>, rows = INDEX
     );
   }
   if (sorted.length > rows) {
-    lines.push(
-      '',
-      `… ${(sorted.length - rows).toLocaleString('en-US')} older runs — \`agentbox status --all\``,
-    );
+    lines.push('', `… ${thousands(sorted.length - rows)} older runs — \`agentbox status --all\``);
   }
   return `${lines.join('\n')}\n`;
 }

@@ -3,15 +3,10 @@ import path from 'node:path';
 import stringWidth from 'string-width';
 import { describe, expect, it } from 'vitest';
 import { NO_SPEND } from '../../src/budget/spend.js';
-import {
-  fitColumns,
-  formatAge,
-  renderStatusTable,
-  status,
-  terminalColumns,
-} from '../../src/commands/status.js';
+import { formatAge, renderStatusTable, status, terminalColumns } from '../../src/commands/status.js';
 import { isAgentboxError } from '../../src/errors.js';
 import { updateState } from '../../src/ledger/index.js';
+import { fitColumns, isPlain, measureFor, PLAIN_RANGES } from '../../src/util/columns.js';
 import { snapshotTree } from '../helpers/git-repo.js';
 import { cli, context, create, errorOf, ledgerRepo, scratchDir, threeRuns } from './fixtures/ledger.js';
 
@@ -178,8 +173,9 @@ describe('status fits the terminal', () => {
     cyan: (t: string) => t,
   } as never;
 
-  it.each([80, 60, 120])('at %i columns no row is wider, wide characters counted as two', (columns) => {
-    const lines = renderStatusTable(RUNS, 4, NOW, plain, { columns }).trimEnd().split('\n');
+  it.each([80, 60, 120])('at %i columns no row is wider, wide characters counted as two', async (columns) => {
+    const measure = await measureFor(RUNS.map((r) => r.task));
+    const lines = renderStatusTable(RUNS, 4, NOW, plain, { columns, measure }).trimEnd().split('\n');
     expect(lines).toHaveLength(5);
     for (const line of lines) expect(stringWidth(line), line).toBeLessThanOrEqual(columns);
     expect(lines[0]).toMatch(/^ID\s+TYPE/);
@@ -188,7 +184,7 @@ describe('status fits the terminal', () => {
     expect(lines[4]).toMatch(/ {2}short$/);
   });
 
-  it('the widest other columns (interactive, DISCARDED, a date, $1234.56) still leave the task room at 80', () => {
+  it('the widest other columns (interactive, DISCARDED, a date, $1234.56) still leave the task room at 80', async () => {
     const widest = {
       ...run(5, 'a task long enough to be cut at eighty columns, with 日本語 and 🚀 in it too'),
       type: 'interactive' as const,
@@ -196,7 +192,8 @@ describe('status fits the terminal', () => {
       started_at: '2026-09-01T11:00:00Z',
       cost_usd: 1234.56,
     };
-    const lines = renderStatusTable([widest, ...RUNS], 5, NOW, plain, { columns: 80 })
+    const measure = await measureFor([widest, ...RUNS].map((r) => r.task));
+    const lines = renderStatusTable([widest, ...RUNS], 5, NOW, plain, { columns: 80, measure })
       .trimEnd()
       .split('\n');
     for (const line of lines) expect(stringWidth(line), line).toBeLessThanOrEqual(80);
@@ -225,9 +222,39 @@ describe('status fits the terminal', () => {
     ['日本語です', 6, '日本…'],
     ['a🚀b', 3, 'a…'],
     ['👩‍👩‍👧 family', 4, '👩‍👩‍👧…'],
-  ])('fitColumns(%j, %i) is %j', (text, width, expected) => {
-    expect(fitColumns(text, width)).toBe(expected);
-    expect(stringWidth(fitColumns(text, width))).toBeLessThanOrEqual(width);
+  ])('fitColumns(%j, %i) is %j', async (text, width, expected) => {
+    const measure = await measureFor([text]);
+    expect(fitColumns(text, width, measure)).toBe(expected);
+    expect(stringWidth(fitColumns(text, width, measure))).toBeLessThanOrEqual(width);
+  });
+
+  it.each([
+    ['plain ascii — and … too', true],
+    ['Révise la façade du cache', true],
+    ['日本語', false],
+    ['a\u0007bell', false],
+    ['tab\there', false],
+  ])('isPlain(%j) is %s, and the measure agrees with string-width', async (text, plainText) => {
+    expect(isPlain(text)).toBe(plainText);
+    const measure = await measureFor([text]);
+    if (plainText) expect(measure(text)).toBe(stringWidth(text));
+  });
+
+  it('every character the plain measure counts as one column, string-width counts as one too', () => {
+    for (const [from, to] of PLAIN_RANGES) {
+      for (let code = from; code <= to; code++) {
+        const char = String.fromCodePoint(code);
+        expect(isPlain(char), char).toBe(true);
+        expect(stringWidth(char), `U+${code.toString(16)}`).toBe(1);
+      }
+    }
+    for (const other of ['\u00a9', '\u00ad', '\u00ae']) expect(isPlain(other), other).toBe(false);
+    expect(isPlain('e\u0301')).toBe(false);
+  });
+
+  it('the plain measure refuses text it was not shown (a bug, not a wrong width)', () => {
+    const lines = () => renderStatusTable([run(9, '日本語')], 1, NOW, plain, { columns: 80 });
+    expect(lines).toThrow(/measureFor\(\) was not shown/);
   });
 
   it('$COLUMNS wins; not a terminal: no width', () => {
