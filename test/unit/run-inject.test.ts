@@ -1,0 +1,40 @@
+import { describe, expect, it } from 'vitest';
+import { AgentboxError } from '../../src/errors.js';
+import { readRun, updateState } from '../../src/ledger/index.js';
+import { processStartTime } from '../../src/process/reap.js';
+import { checkMessage, deliveredJson, deliverMessage } from '../../src/run/inject.js';
+import { create, errorOf, idSequence, ledgerRepo } from './fixtures/ledger.js';
+
+describe('inject (src/run/inject.ts)', () => {
+  it('refuses an empty message before anything else', () => {
+    expect(() => checkMessage(' \n')).toThrow('the message is empty');
+    expect(() => checkMessage('go on')).not.toThrow();
+  });
+
+  it('refuses a run that is not running, and offers resume with the message', async () => {
+    const { ledger } = ledgerRepo();
+    const run = await create(ledger, 'why?', '2026-01-01T09:00:00Z', { ids: idSequence('aaaaaa') });
+    await updateState(ledger, run, { status: 'CRASHED' });
+    const text = 'x'.repeat(50);
+    const error = (await errorOf(() => deliverMessage(readRun(ledger, run.name), text))) as AgentboxError;
+    expect(error).toBeInstanceOf(AgentboxError);
+    expect(error.message).toBe(`run ${run.name} is not running (CRASHED): nothing would read the message`);
+    expect(error.hint).toBe(
+      `continue it with the message instead: agentbox resume aaaaaa "${'x'.repeat(40)}…"`,
+    );
+  });
+
+  it("queues for a live run's supervisor, in order, and says how many wait", async () => {
+    const { ledger } = ledgerRepo();
+    const run = await create(ledger, 'why?', '2026-01-01T09:00:00Z', { ids: idSequence('bbbbbb') });
+    await updateState(ledger, run, { pid: process.pid, pid_start: processStartTime(process.pid) });
+    const live = readRun(ledger, run.name);
+    const first = await deliverMessage(live, 'one');
+    const second = await deliverMessage(live, 'two');
+    expect(first).toMatchObject({ to: 'supervisor', pending: 1 });
+    expect(second).toMatchObject({ to: 'supervisor', pending: 2 });
+    if (second.to !== 'supervisor') throw new Error('unreachable');
+    expect(deliveredJson(run.name, second)).toEqual({ run: run.name, id: second.id, pending: 2 });
+    expect(deliveredJson('s', { to: 'session', reply: { queued: 3 } })).toEqual({ run: 's', queued: 3 });
+  });
+});
