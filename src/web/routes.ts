@@ -2,6 +2,7 @@ import type http from 'node:http';
 import { AgentboxError } from '../errors.js';
 import type { Ledger } from '../ledger/index.js';
 import type { Env } from '../util/env.js';
+import type { ActionContext } from './actions.js';
 import { HttpError, json, type Reply, readJsonBody } from './http.js';
 import { runsPage } from './runs.js';
 
@@ -42,24 +43,7 @@ export async function route(ctx: RouteContext, req: http.IncomingMessage, url: U
       return json(await (await actions()).sessionState(ac, parts[2]!));
     }
     if (parts[1] === 'runs' && parts.length === 4 && RUN_ACTIONS.has(parts[3]!) && method === 'POST') {
-      const ref = parts[2]!;
-      const input = await body();
-      const { discardAction, injectAction, mergeAction, restartAction, resumeAction, stopAction } =
-        await actions();
-      switch (parts[3]) {
-        case 'merge':
-          return json(await mergeAction(ac, ref, input));
-        case 'discard':
-          return json(await discardAction(ac, ref));
-        case 'stop':
-          return json(await stopAction(ac, ref));
-        case 'resume':
-          return json(await resumeAction(ac, ref, input), 202);
-        case 'restart':
-          return json(await restartAction(ac, ref, input));
-        default:
-          return json(await injectAction(ac, ref, input));
-      }
+      return await runAction(ac, parts[3]!, parts[2]!, await body());
     }
     if (parts[1] === 'recover' && parts.length === 2) {
       if (method === 'GET')
@@ -85,4 +69,29 @@ export async function route(ctx: RouteContext, req: http.IncomingMessage, url: U
     throw error;
   }
   throw new HttpError(404, `no such API: ${method} ${url.pathname}`);
+}
+
+/** POST /api/runs/<ref>/<action>: one of RUN_ACTIONS on one run. */
+async function runAction(
+  ac: ActionContext,
+  action: string,
+  ref: string,
+  input: Record<string, unknown>,
+): Promise<Reply> {
+  const { discardAction, injectAction, mergeAction, restartAction, resumeAction, stopAction } =
+    await actions();
+  switch (action) {
+    case 'merge':
+      return json(await mergeAction(ac, ref, input));
+    case 'discard':
+      return json(await discardAction(ac, ref));
+    case 'stop':
+      return json(await stopAction(ac, ref));
+    case 'resume':
+      return json(await resumeAction(ac, ref, input), 202);
+    case 'restart':
+      return json(await restartAction(ac, ref, input));
+    default:
+      return json(await injectAction(ac, ref, input));
+  }
 }
