@@ -61,39 +61,52 @@ export async function startEndpoint(options: EndpointOptions): Promise<Endpoint>
       req.resume();
       return problem(res, 413, `body of ${declared} bytes is over the ${limit}-byte limit`, path);
     }
-    const chunks: Buffer[] = [];
-    let size = 0;
-    let tooBig = false;
-    req.on('data', (chunk: Buffer) => {
-      size += chunk.length;
-      if (size > limit) tooBig = true;
-      else chunks.push(chunk);
-    });
-    req.on('error', () => problem(res, 400, 'request aborted', path));
-    req.on('end', () => {
-      if (tooBig) return problem(res, 413, `body is over the ${limit}-byte limit`, path);
-      let input: unknown;
-      try {
-        input = JSON.parse(Buffer.concat(chunks).toString('utf8'));
-      } catch {
-        return problem(res, 400, 'body is not valid JSON', path);
-      }
-      if (typeof input !== 'object' || input === null || Array.isArray(input)) {
-        return problem(res, 400, 'body is not a JSON object', path);
-      }
-      Promise.resolve()
-        .then(() => options.handler(match[1]!, input as HookInput))
-        .then(
-          (answer) => {
-            res.writeHead(200, JSON_HEADERS);
-            res.end(JSON.stringify(answer ?? {}));
-          },
-          (error: unknown) =>
-            problem(res, 500, `handler failed: ${(error as Error)?.message ?? error}`, path),
-        );
-    });
+    serveHook(req, res, match[1]!, options.handler, limit, (status, reason) =>
+      problem(res, status, reason, path),
+    );
   });
   // Claude Code may keep connections alive between hook calls; closing must not wait for them.
   const { port, close } = await listenLocal(server);
   return { url: `http://127.0.0.1:${port}`, port, token, close };
+}
+
+/** Reads one hook call's body (at most `limit` bytes), parses it, and answers with the handler's answer. */
+function serveHook(
+  req: http.IncomingMessage,
+  res: http.ServerResponse,
+  event: string,
+  handler: HookHandler,
+  limit: number,
+  problem: (status: number, reason: string) => void,
+): void {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  let tooBig = false;
+  req.on('data', (chunk: Buffer) => {
+    size += chunk.length;
+    if (size > limit) tooBig = true;
+    else chunks.push(chunk);
+  });
+  req.on('error', () => problem(400, 'request aborted'));
+  req.on('end', () => {
+    if (tooBig) return problem(413, `body is over the ${limit}-byte limit`);
+    let input: unknown;
+    try {
+      input = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+    } catch {
+      return problem(400, 'body is not valid JSON');
+    }
+    if (typeof input !== 'object' || input === null || Array.isArray(input)) {
+      return problem(400, 'body is not a JSON object');
+    }
+    Promise.resolve()
+      .then(() => handler(event, input as HookInput))
+      .then(
+        (answer) => {
+          res.writeHead(200, JSON_HEADERS);
+          res.end(JSON.stringify(answer ?? {}));
+        },
+        (error: unknown) => problem(500, `handler failed: ${(error as Error)?.message ?? error}`),
+      );
+  });
 }

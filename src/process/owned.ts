@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { killMarked, MARK_VAR } from './reap.js';
 
@@ -39,6 +39,16 @@ const PIPE_GRACE_MS = 2000;
 const live = new Set<OwnedChild>();
 let exitHookInstalled = false;
 
+/** Sends `signal` to a process group; a group that is gone is no error. */
+function signalGroup(pid: number | undefined, signal: NodeJS.Signals): void {
+  if (pid === undefined) return;
+  try {
+    process.kill(-pid, signal);
+  } catch {
+    // The group is gone.
+  }
+}
+
 /**
  * If agentbox itself exits while children run (an uncaught error, process.exit), they die with
  * it instead of running on unsupervised.
@@ -48,13 +58,7 @@ function installExitHook(): void {
   exitHookInstalled = true;
   process.on('exit', () => {
     for (const child of live) {
-      if (child.pid !== undefined) {
-        try {
-          process.kill(-child.pid, 'SIGKILL');
-        } catch {
-          // Already gone.
-        }
-      }
+      signalGroup(child.pid, 'SIGKILL');
       killMarked(child.mark);
     }
   });
@@ -87,24 +91,36 @@ export function spawnOwned(command: string, args: readonly string[], options: Ow
     child.once('error', (error) => resolve({ code: null, signal: null, spawnError: error.message }));
     child.once('close', (code, signal) => resolve({ code, signal }));
   });
-  /** The leader is gone; whatever it left running in its group or elsewhere goes too. */
-  const reap = (): void => {
-    if (child.pid !== undefined) {
-      try {
-        process.kill(-child.pid, 'SIGKILL');
-      } catch {
-        // Nothing left in the group.
-      }
-    }
-    killMarked(mark);
+  reapOnExit(child, mark);
+  let stopping: Promise<OwnedExit> | undefined;
+  const owned: OwnedChild = {
+    pid: child.pid,
+    mark,
+    exited,
+    stop(graceMs = 3000) {
+      stopping ??= stopGroup(child.pid, exited, graceMs);
+      return stopping;
+    },
   };
+  live.add(owned);
+  void exited.then(() => {
+    killMarked(mark);
+    live.delete(owned);
+  });
+  return owned;
+}
 
-  // NOTE: on 'exit', not on 'close': a descendant that inherited stdout (`(setsid sleep 300 &)`)
-  // keeps the pipes, and so 'close', open for as long as it lives; waiting for 'close' to kill it
-  // waited forever. Killing it closes the pipes; one that cannot be found (its environment
-  // cleared) only delays 'close' until its pipes are let go.
+/**
+ * When the leader is gone, whatever it left running in its group or elsewhere goes too.
+ * NOTE: on 'exit', not on 'close': a descendant that inherited stdout (`(setsid sleep 300 &)`)
+ * keeps the pipes, and so 'close', open for as long as it lives; waiting for 'close' to kill it
+ * waited forever. Killing it closes the pipes; one that cannot be found (its environment
+ * cleared) only delays 'close' until its pipes are let go.
+ */
+function reapOnExit(child: ChildProcess, mark: string): void {
   child.once('exit', () => {
-    reap();
+    signalGroup(child.pid, 'SIGKILL');
+    killMarked(mark);
     // NOTE: a process the leader was starting as it died can be missed by the first sweep: its
     // environment is not readable yet, and a sandbox's bwrap may not have armed its
     // die-with-parent signal (seen in the fault suite: a bwrap left after claude was killed).
@@ -117,41 +133,23 @@ export function spawnOwned(command: string, args: readonly string[], options: Ow
     release.unref();
     child.once('close', () => clearTimeout(release));
   });
+}
 
-  let stopping: Promise<OwnedExit> | undefined;
-  const owned: OwnedChild = {
-    pid: child.pid,
-    mark,
-    exited,
-    stop(graceMs = 3000) {
-      stopping ??= (async () => {
-        const signalGroup = (signal: NodeJS.Signals) => {
-          if (child.pid === undefined) return;
-          try {
-            process.kill(-child.pid, signal);
-          } catch {
-            // The group is gone.
-          }
-        };
-        signalGroup('SIGTERM');
-        let timer: NodeJS.Timeout | undefined;
-        const killed = new Promise<void>((resolve) => {
-          timer = setTimeout(() => {
-            signalGroup('SIGKILL');
-            resolve();
-          }, graceMs);
-        });
-        const result = await Promise.race([exited, killed.then(() => exited)]);
-        clearTimeout(timer);
-        return result;
-      })();
-      return stopping;
-    },
-  };
-  live.add(owned);
-  void exited.then(() => {
-    killMarked(mark);
-    live.delete(owned);
+/** SIGTERM to the group, SIGKILL after `graceMs`; resolves with how the leader ended. */
+async function stopGroup(
+  pid: number | undefined,
+  exited: Promise<OwnedExit>,
+  graceMs: number,
+): Promise<OwnedExit> {
+  signalGroup(pid, 'SIGTERM');
+  let timer: NodeJS.Timeout | undefined;
+  const killed = new Promise<void>((resolve) => {
+    timer = setTimeout(() => {
+      signalGroup(pid, 'SIGKILL');
+      resolve();
+    }, graceMs);
   });
-  return owned;
+  const result = await Promise.race([exited, killed.then(() => exited)]);
+  clearTimeout(timer);
+  return result;
 }

@@ -57,8 +57,21 @@ export function planLaunch(input: LaunchInput): {
   /** The prompt, for claude's standard input (never argv: no size limit, never read as a flag). */
   stdin: string;
 } {
-  const { meta, scope } = input;
-  const deny = [
+  const prompt = input.resume
+    ? resumePrompt(input.resume.more)
+    : `${input.prompt}${input.replay ? `\n\n${input.replay.note}` : ''}`;
+  return {
+    args: launchArgs(input, prompt),
+    env: launchEnv(input),
+    settings: launchSettings(input),
+    stdin: prompt,
+  };
+}
+
+/** The permission rules of the run's --settings. */
+function denyRules(input: LaunchInput): string[] {
+  const { scope } = input;
+  return [
     ...runDenyRules(scope, topLevel(scope.repoRoot)),
     'Bash(git push:*)',
     // The run's own commands live in its worktree's .claude/: the agent may not rewrite them.
@@ -70,10 +83,11 @@ export function planLaunch(input: LaunchInput): {
     `Read(/${input.secrets.root}/**)`,
     `Edit(/${input.secrets.root}/**)`,
   ];
-  const prompt = input.resume
-    ? resumePrompt(input.resume.more)
-    : `${input.prompt}${input.replay ? `\n\n${input.replay.note}` : ''}`;
-  const args = buildClaudeArgs({
+}
+
+function launchArgs(input: LaunchInput, prompt: string): string[] {
+  const { meta, scope } = input;
+  return buildClaudeArgs({
     prompt,
     promptOnStdin: true,
     sessionId: input.sessionId,
@@ -91,34 +105,20 @@ export function planLaunch(input: LaunchInput): {
     settingsFile: input.secrets.settingsFile,
     model: meta.model,
   });
+}
+
+/** The run's --settings: its hooks, deny rules and (fix runs) Claude Code's sandbox. */
+function launchSettings(input: LaunchInput): Record<string, unknown> {
+  const { scope } = input;
   const box = input.sandbox;
-  const settings = runSettings({
+  return runSettings({
     endpointUrl: input.endpoint.url,
     token: input.endpoint.token,
     hookFile: input.secrets.hookFile,
     ...(box && scope.worktree
-      ? {
-          sandbox: sandboxSettings({
-            writable: [scope.worktree, box.gitDir, box.tmpDir],
-            // The run's commands, settings and templates in its worktree are agentbox's.
-            denyWrite: [
-              box.mainGitDir,
-              `${scope.worktree}/.claude/settings.json`,
-              `${scope.worktree}/.claude/settings.local.json`,
-              `${scope.worktree}/.claude/commands`,
-              `${scope.worktree}/.agentbox`,
-            ],
-            denyRead: [scope.ledgerDir, ...box.denyRead],
-            autoAllowBash: true,
-            // NOTE: with the sandbox on, Claude Code sends its own http hooks through the
-            // sandbox's proxy, which refuses (403) every host:port not listed, loopback included
-            // (NO_PROXY is not honoured there). So the endpoint's host:port is listed: a sandboxed
-            // command can then reach it too, but never has its token (401, logged).
-            allowedDomains: [new URL(input.endpoint.url).host, ...box.allowedDomains],
-          }),
-        }
+      ? { sandbox: launchSandbox(scope.worktree, scope.ledgerDir, box, input.endpoint.url) }
       : {}),
-    deny,
+    deny: denyRules(input),
     stopTimeoutSeconds: Math.ceil((input.supervisorTimeoutMs * 3 + (input.verifyTimeoutMs ?? 0)) / 1000) + 30,
     guard: {
       ledgerDir: scope.ledgerDir,
@@ -134,6 +134,34 @@ export function planLaunch(input: LaunchInput): {
     // A headless run reads its stream anyway: the tool history comes from there, not from hooks.
     history: 'stream',
   });
+}
+
+/** Claude Code's sandbox around a fix run's commands. */
+function launchSandbox(worktree: string, ledgerDir: string, box: RunSandbox, endpointUrl: string) {
+  return sandboxSettings({
+    writable: [worktree, box.gitDir, box.tmpDir],
+    // The run's commands, settings and templates in its worktree are agentbox's.
+    denyWrite: [
+      box.mainGitDir,
+      `${worktree}/.claude/settings.json`,
+      `${worktree}/.claude/settings.local.json`,
+      `${worktree}/.claude/commands`,
+      `${worktree}/.agentbox`,
+    ],
+    denyRead: [ledgerDir, ...box.denyRead],
+    autoAllowBash: true,
+    // NOTE: with the sandbox on, Claude Code sends its own http hooks through the
+    // sandbox's proxy, which refuses (403) every host:port not listed, loopback included
+    // (NO_PROXY is not honoured there). So the endpoint's host:port is listed: a sandboxed
+    // command can then reach it too, but never has its token (401, logged).
+    allowedDomains: [new URL(endpointUrl).host, ...box.allowedDomains],
+  });
+}
+
+/** claude's whitelisted environment for the run. */
+function launchEnv(input: LaunchInput): Record<string, string> {
+  const { meta, scope } = input;
+  const box = input.sandbox;
   const env = buildAgentEnv(input.parentEnv, {
     cwd: input.launchDir,
     pass: [...input.envPass],
@@ -156,5 +184,5 @@ export function planLaunch(input: LaunchInput): {
   // Nothing of the endpoint reaches the agent's environment, whatever the parent had.
   delete env.AGENTBOX_TOKEN;
   delete env.AGENTBOX_URL;
-  return { args, env, settings, stdin: prompt };
+  return env;
 }

@@ -33,6 +33,17 @@ export interface ReportInput {
 
 /** report.md: what the run was, how it ended, what it produced. Pure. */
 export function renderReport(input: ReportInput): string {
+  const parts = [
+    ...headSection(input),
+    ...checksSection(input.checks),
+    ...(input.meta.type === 'fix' ? [...changesSection(input), ...sensitiveSection(input.inspection)] : []),
+    ...refusedSection(input.denials),
+  ];
+  return `${parts.join('\n').trimEnd()}\n`;
+}
+
+/** The title (or the formatted answer), the run's facts, and its result or where it is. */
+function headSection(input: ReportInput): string[] {
   const { meta, outcome } = input;
   const facts = [
     `- run: \`${meta.run_name}\` (${meta.type})`,
@@ -51,63 +62,75 @@ export function renderReport(input: ReportInput): string {
       : [`# ${meta.type}: ${oneLine(meta.task)}`, '', ...facts, ''];
   if (input.resultFile) parts.push(`The ${meta.type} is in [${input.resultFile}](${input.resultFile}).`, '');
   else if (input.result && !input.formatted) parts.push('## Result', '', input.result.trim(), '');
-  const checks = input.checks;
-  if (checks && (checks.violations > 0 || checks.verify)) {
-    parts.push('## Supervisor checks', '');
+  return parts;
+}
+
+function checksSection(checks: CheckRecord | undefined): string[] {
+  if (!checks || (checks.violations === 0 && !checks.verify)) return [];
+  const parts = [
+    '## Supervisor checks',
+    '',
+    `- output contract: ${checks.violations} violation(s), ${checks.corrections} correction(s) asked (see events.jsonl)`,
+  ];
+  if (checks.verify) {
+    const [first, ...rest] = checks.verify.detail.split('\n');
+    parts.push(`- verification: ${checks.verify.ok ? 'passed' : 'FAILED'} — ${first}`);
+    if (rest.length > 0) parts.push('', '```text', rest.join('\n').trimEnd(), '```');
+  }
+  parts.push('');
+  return parts;
+}
+
+function changesSection(input: ReportInput): string[] {
+  const { meta } = input;
+  if (input.changes.length === 0) return ['## Changes', '', 'No files changed.', ''];
+  return [
+    '## Changes',
+    '',
+    `${input.changes.length} file(s) changed; the patch is \`changes.patch\`. Review it with \`agentbox diff ${meta.run_id}\`, apply it with \`agentbox merge ${meta.run_id}\`.`,
+    '',
+    ...(input.commit
+      ? [
+          `The same change is commit \`${input.commit.sha.slice(0, 12)}\` on branch \`${input.commit.branch}\` (\`git log ${input.commit.branch}\`, \`git diff ${meta.repo_sha_start?.slice(0, 12) ?? 'HEAD'} ${input.commit.branch}\`).`,
+          '',
+        ]
+      : []),
+    '```text',
+    input.stat.trimEnd(),
+    '```',
+    '',
+  ];
+}
+
+function sensitiveSection(inspection: Inspection | undefined): string[] {
+  const { sensitive = [], refused = [] } = inspection ?? {};
+  if (sensitive.length + refused.length === 0) return [];
+  const parts = ['## Sensitive changes', ''];
+  if (refused.length > 0) {
+    parts.push(`\`agentbox merge\` refuses this patch: ${refused.length} change(s) it never applies.`, '');
+    for (const c of refused) parts.push(sensitiveItem(c, '**refused** '));
+    parts.push('');
+  }
+  if (sensitive.length > 0) {
     parts.push(
-      `- output contract: ${checks.violations} violation(s), ${checks.corrections} correction(s) asked (see events.jsonl)`,
+      `${sensitive.length} change(s) to review before merging: \`agentbox merge\` lists them and asks; with \`--yes\` it needs \`--allow-sensitive\`.`,
+      '',
     );
-    if (checks.verify) {
-      const [first, ...rest] = checks.verify.detail.split('\n');
-      parts.push(`- verification: ${checks.verify.ok ? 'passed' : 'FAILED'} — ${first}`);
-      if (rest.length > 0) parts.push('', '```text', rest.join('\n').trimEnd(), '```');
-    }
+    for (const c of sensitive) parts.push(sensitiveItem(c));
     parts.push('');
   }
-  if (meta.type === 'fix') {
-    parts.push('## Changes', '');
-    if (input.changes.length === 0) parts.push('No files changed.', '');
-    else {
-      parts.push(
-        `${input.changes.length} file(s) changed; the patch is \`changes.patch\`. Review it with \`agentbox diff ${meta.run_id}\`, apply it with \`agentbox merge ${meta.run_id}\`.`,
-        '',
-        ...(input.commit
-          ? [
-              `The same change is commit \`${input.commit.sha.slice(0, 12)}\` on branch \`${input.commit.branch}\` (\`git log ${input.commit.branch}\`, \`git diff ${meta.repo_sha_start?.slice(0, 12) ?? 'HEAD'} ${input.commit.branch}\`).`,
-              '',
-            ]
-          : []),
-        '```text',
-        input.stat.trimEnd(),
-        '```',
-        '',
-      );
-    }
-  }
-  const { sensitive = [], refused = [] } = input.inspection ?? {};
-  if (meta.type === 'fix' && sensitive.length + refused.length > 0) {
-    parts.push('## Sensitive changes', '');
-    if (refused.length > 0) {
-      parts.push(`\`agentbox merge\` refuses this patch: ${refused.length} change(s) it never applies.`, '');
-      for (const c of refused) parts.push(sensitiveItem(c, '**refused** '));
-      parts.push('');
-    }
-    if (sensitive.length > 0) {
-      parts.push(
-        `${sensitive.length} change(s) to review before merging: \`agentbox merge\` lists them and asks; with \`--yes\` it needs \`--allow-sensitive\`.`,
-        '',
-      );
-      for (const c of sensitive) parts.push(sensitiveItem(c));
-      parts.push('');
-    }
-  }
-  if (input.denials.length > 0) {
-    parts.push('## Refused actions', '');
-    // One line each: a shell's error can span lines ("Exit code 1\n…: Read-only file system").
-    for (const d of input.denials) parts.push(`- ${d.tool} (${d.rule}): ${oneLine(d.reason, 300)}`);
-    parts.push('');
-  }
-  return `${parts.join('\n').trimEnd()}\n`;
+  return parts;
+}
+
+function refusedSection(denials: readonly Denial[]): string[] {
+  if (denials.length === 0) return [];
+  // One line each: a shell's error can span lines ("Exit code 1\n…: Read-only file system").
+  return [
+    '## Refused actions',
+    '',
+    ...denials.map((d) => `- ${d.tool} (${d.rule}): ${oneLine(d.reason, 300)}`),
+    '',
+  ];
 }
 
 function sensitiveItem(change: SensitiveChange, prefix = ''): string {

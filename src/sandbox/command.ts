@@ -38,13 +38,7 @@ function srtCli(): string {
   return require.resolve('@anthropic-ai/sandbox-runtime/dist/cli.js');
 }
 
-/**
- * Runs a project's own command line (`runs.setup`, `runs.verify`: a shell command the person wrote,
- * like a package.json script) in a fix run's worktree, with the given environment, in the run's
- * sandbox when it has one. Its output is appended to `logFile` as it comes. Never throws: a
- * command that cannot start, times out or is stopped is a failed one.
- */
-export async function runProjectCommand(input: {
+export interface ProjectCommand {
   readonly command: string;
   readonly cwd: string;
   readonly env: Record<string, string>;
@@ -55,44 +49,29 @@ export async function runProjectCommand(input: {
   readonly timeoutMs: number;
   /** Aborting it stops the command (and what it started). */
   readonly signal?: AbortSignal;
-}): Promise<CommandResult> {
+}
+
+/**
+ * Runs a project's own command line (`runs.setup`, `runs.verify`: a shell command the person wrote,
+ * like a package.json script) in a fix run's worktree, with the given environment, in the run's
+ * sandbox when it has one. Its output is appended to `logFile` as it comes. Never throws: a
+ * command that cannot start, times out or is stopped is a failed one.
+ */
+export async function runProjectCommand(input: ProjectCommand): Promise<CommandResult> {
   const started = Date.now();
   fs.mkdirSync(path.dirname(input.logFile), { recursive: true });
-  let argv: [string, string[]];
-  if (input.sandbox) {
-    writeAtomicSync(
-      input.settingsFile,
-      JSON.stringify({
-        filesystem: {
-          allowWrite: input.sandbox.writable,
-          denyWrite: input.sandbox.denyWrite,
-          denyRead: input.sandbox.denyRead,
-        },
-        network: { allowedDomains: input.sandbox.allowedDomains, deniedDomains: [] },
-      }),
-      0o600,
-    );
-    argv = [process.execPath, [srtCli(), '-s', input.settingsFile, '-c', input.command]];
-  } else argv = ['/bin/sh', ['-c', input.command]];
-
+  const [command, args] = commandArgv(input);
   const log = fs.openSync(input.logFile, 'w');
-  const tail: Buffer[] = [];
-  let tailBytes = 0;
-  const take = (chunk: Buffer) => {
-    fs.writeSync(log, chunk);
-    tail.push(chunk);
-    tailBytes += chunk.length;
-    while (tail.length > 1 && tailBytes - tail[0]!.length >= EXCERPT_BYTES) tailBytes -= tail.shift()!.length;
-  };
+  const output = outputTail(log);
   let timedOut = false;
   let stopped = false;
   let exit: OwnedExit;
   try {
-    const child = spawnOwned(argv[0], argv[1], {
+    const child = spawnOwned(command, args, {
       cwd: input.cwd,
       env: input.env,
-      onStdout: take,
-      onStderr: take,
+      onStdout: output.take,
+      onStderr: output.take,
     });
     const timer = setTimeout(() => {
       timedOut = true;
@@ -113,8 +92,6 @@ export async function runProjectCommand(input: {
   } finally {
     fs.closeSync(log);
   }
-  const output = Buffer.concat(tail);
-  const text = output.subarray(Math.max(0, output.length - EXCERPT_BYTES)).toString('utf8');
   const why = exit.spawnError
     ? `could not start: ${exit.spawnError}\n`
     : timedOut
@@ -130,7 +107,44 @@ export async function runProjectCommand(input: {
     timedOut,
     stopped,
     durationMs: Date.now() - started,
-    excerpt: `${why}${text}`.trim(),
+    excerpt: `${why}${output.text()}`.trim(),
     logFile: input.logFile,
+  };
+}
+
+/** The command line under `sh -c`, inside srt with the sandbox's settings written first when there is one. */
+function commandArgv(input: ProjectCommand): [string, string[]] {
+  if (!input.sandbox) return ['/bin/sh', ['-c', input.command]];
+  writeAtomicSync(
+    input.settingsFile,
+    JSON.stringify({
+      filesystem: {
+        allowWrite: input.sandbox.writable,
+        denyWrite: input.sandbox.denyWrite,
+        denyRead: input.sandbox.denyRead,
+      },
+      network: { allowedDomains: input.sandbox.allowedDomains, deniedDomains: [] },
+    }),
+    0o600,
+  );
+  return [process.execPath, [srtCli(), '-s', input.settingsFile, '-c', input.command]];
+}
+
+/** Writes the output to the log (an open fd) as it comes, and keeps its last EXCERPT_BYTES. */
+function outputTail(log: number): { take: (chunk: Buffer) => void; text: () => string } {
+  const tail: Buffer[] = [];
+  let tailBytes = 0;
+  return {
+    take: (chunk) => {
+      fs.writeSync(log, chunk);
+      tail.push(chunk);
+      tailBytes += chunk.length;
+      while (tail.length > 1 && tailBytes - tail[0]!.length >= EXCERPT_BYTES)
+        tailBytes -= tail.shift()!.length;
+    },
+    text: () => {
+      const output = Buffer.concat(tail);
+      return output.subarray(Math.max(0, output.length - EXCERPT_BYTES)).toString('utf8');
+    },
   };
 }

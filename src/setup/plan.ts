@@ -32,24 +32,53 @@ export interface SetupPlan {
 export async function planSetup(repo: Repo, scope: SettingsScope): Promise<SetupPlan> {
   const root = repo.root;
   const rel = (p: string) => path.relative(root, p) || '.';
-  const steps: SetupStep[] = [];
-
   const settingsFile = settingsPath(root, scope);
+  const settingsPlan = planSettings(settingsFile);
+  const configFile = projectConfigPath(root);
+  // An existing config must be valid before init builds on it.
+  readConfigFile(configFile);
+
+  const steps: SetupStep[] = [...ledgerSteps(root, rel), ...(await ignoreSteps(repo, scope, rel))];
+  if (settingsPlan.changed) {
+    const what = [
+      ...(settingsPlan.addedDeny.length > 0 ? [`${settingsPlan.addedDeny.length} deny rule(s)`] : []),
+      ...settingsPlan.addedHooks.map((e) => `the ${e} guard hook`),
+    ];
+    steps.push({
+      kind: 'write',
+      path: settingsFile,
+      content: settingsPlan.text,
+      summary: `installed ${what.length > 0 ? what.join(' and ') : 'the agentbox record'} in ${rel(settingsFile)}`,
+    });
+  }
+  if (!fs.existsSync(configFile)) {
+    steps.push({
+      kind: 'write',
+      path: configFile,
+      content: PROJECT_CONFIG_TEMPLATE,
+      summary: `wrote ${rel(configFile)} (project config, every key commented)`,
+    });
+  }
+  return { steps, settings: settingsPlan, settingsFile };
+}
+
+/** The settings file with agentbox's entries, refused when Claude Code would not accept the result. */
+function planSettings(settingsFile: string): InstallPlan {
   const settings = readSettings(settingsFile);
   const settingsPlan = planInstall(settings.text, settings.value);
-  const next = JSON.parse(settingsPlan.text);
-  const issues = validateSettings(next);
+  const issues = validateSettings(JSON.parse(settingsPlan.text));
   if (issues.length > 0) {
     const first = issues[0]!;
     throw new AgentboxError('SETTINGS_BAD_SHAPE', `${settingsFile}: ${first.path} ${first.message}`, {
       hint: 'Claude Code ignores the whole file while one entry is invalid; fix it by hand and run "agentbox init" again',
     });
   }
+  return settingsPlan;
+}
 
-  const configFile = projectConfigPath(root);
-  // An existing config must be valid before init builds on it.
-  readConfigFile(configFile);
-
+/** The ledger's folders and index files that do not exist yet. */
+function ledgerSteps(root: string, rel: (p: string) => string): SetupStep[] {
+  const steps: SetupStep[] = [];
   const ledger = ledgerPaths(root);
   for (const dir of [ledger.dir, ledger.runsDir, ledger.pointersDir]) {
     if (!fs.existsSync(dir)) steps.push({ kind: 'mkdir', path: dir, summary: `created ${rel(dir)}/` });
@@ -69,40 +98,24 @@ export async function planSetup(repo: Repo, scope: SettingsScope): Promise<Setup
       summary: `created ${rel(ledger.indexMd)}`,
     });
   }
+  return steps;
+}
 
+/** The ignore rules git does not apply yet (the ledger; a local config), added to the scope's ignore file. */
+async function ignoreSteps(
+  repo: Repo,
+  scope: SettingsScope,
+  rel: (p: string) => string,
+): Promise<SetupStep[]> {
   const ignoreRules: IgnoreRule[] = [...LEDGER_IGNORES];
   if (scope === 'local') ignoreRules.push({ pattern: 'agentbox.yaml', probe: 'agentbox.yaml' });
-  const missing = await unignored(root, ignoreRules);
-  if (missing.length > 0) {
-    const file = ignoreFilePath(repo, scope === 'shared' ? 'shared' : 'local');
-    const content = addIgnoreBlock(
-      readTextIfExists(file),
-      missing.map((r) => r.pattern),
-    );
-    const list = missing.map((r) => r.pattern).join(', ');
-    steps.push({ kind: 'write', path: file, content, summary: `ignored ${list} in ${rel(file)}` });
-  }
-
-  if (settingsPlan.changed) {
-    const what = [
-      ...(settingsPlan.addedDeny.length > 0 ? [`${settingsPlan.addedDeny.length} deny rule(s)`] : []),
-      ...settingsPlan.addedHooks.map((e) => `the ${e} guard hook`),
-    ];
-    steps.push({
-      kind: 'write',
-      path: settingsFile,
-      content: settingsPlan.text,
-      summary: `installed ${what.length > 0 ? what.join(' and ') : 'the agentbox record'} in ${rel(settingsFile)}`,
-    });
-  }
-
-  if (!fs.existsSync(configFile)) {
-    steps.push({
-      kind: 'write',
-      path: configFile,
-      content: PROJECT_CONFIG_TEMPLATE,
-      summary: `wrote ${rel(configFile)} (project config, every key commented)`,
-    });
-  }
-  return { steps, settings: settingsPlan, settingsFile };
+  const missing = await unignored(repo.root, ignoreRules);
+  if (missing.length === 0) return [];
+  const file = ignoreFilePath(repo, scope === 'shared' ? 'shared' : 'local');
+  const content = addIgnoreBlock(
+    readTextIfExists(file),
+    missing.map((r) => r.pattern),
+  );
+  const list = missing.map((r) => r.pattern).join(', ');
+  return [{ kind: 'write', path: file, content, summary: `ignored ${list} in ${rel(file)}` }];
 }

@@ -94,13 +94,7 @@ export async function startUiServer(options: UiServerOptions): Promise<UiServer>
     if (url.pathname === '/' && method === 'GET' && url.searchParams.has('token')) {
       if (!sameSecret(url.searchParams.get('token') ?? '', secrets.token))
         return refuse(req, res, 401, 'wrong token');
-      res.writeHead(303, {
-        ...BASE_HEADERS,
-        location: '/',
-        'set-cookie': `${SESSION_COOKIE}=${secrets.session}; HttpOnly; SameSite=Strict; Path=/`,
-      });
-      res.end();
-      return;
+      return sendSessionCookie(res, secrets.session);
     }
     const verdict = checkRequest(facts, secrets, served);
     if (!verdict.ok) {
@@ -109,17 +103,7 @@ export async function startUiServer(options: UiServerOptions): Promise<UiServer>
     }
     if (url.pathname === '/' && method === 'GET') return sendPage(res, secrets.csrf);
     if (url.pathname === '/api/events' && method === 'GET') return serveEvents(req, res, watcher);
-    route({ root: options.root, ledger: options.ledger, env: options.env, limit }, req, url).then(
-      (reply) => send(res, reply),
-      (error: unknown) => {
-        if (error instanceof HttpError) {
-          options.onProblem?.({ status: error.status, reason: error.message, method, path: url.pathname });
-          send(res, { status: error.status, body: { error: error.message, ...error.extra } });
-        } else {
-          send(res, { status: 500, body: { error: `agentbox ui: ${(error as Error)?.message ?? error}` } });
-        }
-      },
-    );
+    answerApi(req, res, url, options, limit);
   });
   const listening = await listenLocal(server, { host, port: options.port ?? 0 });
   const port = listening.port;
@@ -175,5 +159,37 @@ function sendLoginHint(res: http.ServerResponse): void {
   });
   res.end(
     '<!doctype html><meta charset="utf-8"><title>agentbox</title><p>Open the address <code>agentbox ui</code> printed (it carries the token), or restart it.</p>',
+  );
+}
+
+/** The token was right: the browser gets the session cookie and is sent on to the clean URL. */
+function sendSessionCookie(res: http.ServerResponse, session: string): void {
+  res.writeHead(303, {
+    ...BASE_HEADERS,
+    location: '/',
+    'set-cookie': `${SESSION_COOKIE}=${session}; HttpOnly; SameSite=Strict; Path=/`,
+  });
+  res.end();
+}
+
+/** A checked request to the JSON API: the route's reply, or its error as a status. */
+function answerApi(
+  req: http.IncomingMessage,
+  res: http.ServerResponse,
+  url: URL,
+  options: UiServerOptions,
+  limit: number,
+): void {
+  const method = req.method ?? 'GET';
+  route({ root: options.root, ledger: options.ledger, env: options.env, limit }, req, url).then(
+    (reply) => send(res, reply),
+    (error: unknown) => {
+      if (error instanceof HttpError) {
+        options.onProblem?.({ status: error.status, reason: error.message, method, path: url.pathname });
+        send(res, { status: error.status, body: { error: error.message, ...error.extra } });
+      } else {
+        send(res, { status: 500, body: { error: `agentbox ui: ${(error as Error)?.message ?? error}` } });
+      }
+    },
   );
 }
