@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { IPty } from 'node-pty';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { loadPty, type SpawnPty } from '../../src/claude/pty.js';
 import { endReason, type OwnedPty, type PtySpawner, spawnOwnedPty } from '../../src/process/owned-pty.js';
 import { killMarked, markedProcesses } from '../../src/process/reap.js';
@@ -11,7 +11,6 @@ import { tempDir } from '../helpers/git-repo.js';
 const ENV = { PATH: process.env.PATH ?? '/usr/bin:/bin', TERM: 'xterm' };
 let nodePty: SpawnPty;
 const dir = tempDir('agentbox-owned-pty-');
-afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
 const started: OwnedPty[] = [];
 /** What each spawned pty's subscriptions were: how many were made, and how many disposed. */
 const subscriptions = { made: 0, disposed: 0 };
