@@ -1,14 +1,7 @@
-import type { IPty } from 'node-pty';
 import type { SessionLog } from './log.js';
+import { READY_AFTER_START_MS, screenReady } from './ready.js';
 import { isEscKey, titleState } from './screen.js';
 
-/**
- * Claude Code draws its prompt a moment after SessionStart, and input typed before it is ready can
- * be lost. Ready: at least this long after SessionStart, and its screen quiet for QUIET_MS (on a
- * loaded machine drawing takes longer, and the quiet rule waits for it).
- */
-const READY_AFTER_START_MS = 800;
-const QUIET_MS = 300;
 const TYPE_PAUSE_MS = 50;
 
 /**
@@ -36,7 +29,7 @@ export class InputDesk {
   constructor(
     private readonly log: SessionLog,
     /** The claude to type into; null while none runs. */
-    private readonly pty: () => IPty | null,
+    private readonly pty: () => { write(data: string): void } | null,
   ) {}
 
   get isIdle(): boolean {
@@ -80,10 +73,15 @@ export class InputDesk {
   /** Calls `then` once claude is ready after a SessionStart (replacing an earlier wait). */
   whenReady(then: () => void): void {
     clearInterval(this.readyTimer);
-    const startedAt = Date.now();
+    const since = Date.now();
     this.readyTimer = setInterval(() => {
-      const now = Date.now();
-      if (now - startedAt < READY_AFTER_START_MS || now - this.lastOutputAt < QUIET_MS) return;
+      const wait = {
+        now: Date.now(),
+        since,
+        lastOutputAt: this.lastOutputAt,
+        settleMs: READY_AFTER_START_MS,
+      };
+      if (!screenReady(wait)) return;
       clearInterval(this.readyTimer);
       then();
     }, 100);
@@ -111,12 +109,11 @@ export class InputDesk {
    * A person who typed a prompt meanwhile is there: nothing is called.
    */
   whenQuietIdle(then: () => void, maxMs = 3000): void {
-    const from = Date.now();
+    const since = Date.now();
     const check = () => {
       if (!this.idle) return;
       // Quiet since the call too: claude's redraw after a Stop may not have begun yet.
-      const quietFor = Date.now() - Math.max(this.lastOutputAt, from);
-      if (quietFor >= QUIET_MS || Date.now() - from >= maxMs) then();
+      if (screenReady({ now: Date.now(), since, lastOutputAt: this.lastOutputAt, maxMs })) then();
       else setTimeout(check, 50);
     };
     check();
@@ -136,9 +133,10 @@ export class InputDesk {
   private idleFromScreen(): void {
     clearInterval(this.screenTimer);
     const since = this.unhooked;
+    const from = Date.now();
     this.screenTimer = setInterval(() => {
       if (this.unhooked !== since || this.idle || !this.pty()) return clearInterval(this.screenTimer);
-      if (Date.now() - this.lastOutputAt < QUIET_MS) return;
+      if (!screenReady({ now: Date.now(), since: from, lastOutputAt: this.lastOutputAt })) return;
       clearInterval(this.screenTimer);
       this.unhooked = null;
       this.log.write('idle_from_screen', { after: since?.why ?? '?' });

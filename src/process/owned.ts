@@ -36,7 +36,7 @@ const REAP_AGAIN_MS = [250, 1500];
 /** How long the pipes may stay open after the leader exited (held by a descendant we cannot find). */
 const PIPE_GRACE_MS = 2000;
 
-const live = new Set<OwnedChild>();
+const live = new Set<Pick<OwnedChild, 'pid' | 'mark'>>();
 let exitHookInstalled = false;
 
 /** Sends `signal` to a process group; a group that is gone is no error. */
@@ -62,6 +62,16 @@ function installExitHook(): void {
       killMarked(child.mark);
     }
   });
+}
+
+/**
+ * Registers a child started elsewhere (a pty) to die with agentbox, like the ones spawned here;
+ * returns the release, called once it has ended.
+ */
+export function killOnParentExit(child: Pick<OwnedChild, 'pid' | 'mark'>): () => void {
+  installExitHook();
+  live.add(child);
+  return () => live.delete(child);
 }
 
 /**
