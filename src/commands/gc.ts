@@ -33,7 +33,7 @@ export async function gc(ctx: CommandContext, options: GcOptions): Promise<numbe
     }
     cutoff = Date.now() - ms;
   }
-  const repo = await findRepo(ctx.cwd);
+  const repo = await findRepo(ctx.cwd, ctx.env);
   const dry = options.dryRun === true;
   const { removed, keptReview } = await collectGarbage(repo.root, cutoff, dry);
   report(ctx, repo.root, { removed, keptReview, dry, json: options.json === true });

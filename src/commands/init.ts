@@ -16,7 +16,7 @@ export interface InitOptions {
  * rolls back the ones before it.
  */
 export async function init(ctx: CommandContext, options: InitOptions = {}): Promise<number> {
-  const repo = await findRepo(ctx.cwd);
+  const repo = await findRepo(ctx.cwd, ctx.env);
   const scope: SettingsScope = options.local ? 'local' : 'shared';
   const plan = await planSetup(repo, scope);
   const s = styler(ctx.io);

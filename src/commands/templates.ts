@@ -21,7 +21,7 @@ function source(file: string | null, repoRoot: string): string {
 
 /** `agentbox templates`: the effective templates of each run type, and where each comes from. */
 export async function list(ctx: CommandContext, options: TemplatesOptions): Promise<number> {
-  const repo = await findRepo(ctx.cwd);
+  const repo = await findRepo(ctx.cwd, ctx.env);
   const { config } = loadConfig({ repoRoot: repo.root, env: ctx.env });
   const rows = HEADLESS_TYPES.map((type) => {
     const t = runTemplates(ctx.env, repo.root, type, config);
@@ -64,7 +64,7 @@ export async function show(ctx: CommandContext, type: string, task: string): Pro
       hint: `use one of: ${HEADLESS_TYPES.join(', ')}`,
     });
   }
-  const repo = await findRepo(ctx.cwd);
+  const repo = await findRepo(ctx.cwd, ctx.env);
   const { config } = loadConfig({ repoRoot: repo.root, env: ctx.env });
   const templates = runTemplates(ctx.env, repo.root, type, config);
   const fix = (type as HeadlessType) === 'fix';

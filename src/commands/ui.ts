@@ -75,7 +75,7 @@ async function applyRestartMode(ctx: CommandContext, root: string, ledger: Ledge
 export async function ui(ctx: CommandContext, options: UiOptions): Promise<number> {
   assertHuman(ctx.env, 'ui', ctx.cwd);
   const port = parsePort(options.port);
-  const repo = await findRepo(ctx.cwd);
+  const repo = await findRepo(ctx.cwd, ctx.env);
   const ledger = openLedger(repo.root);
   const host = options.host ?? '127.0.0.1';
   if (host !== '127.0.0.1' && host !== 'localhost') {

@@ -54,7 +54,7 @@ export async function uninstall(ctx: CommandContext, options: UninstallOptions =
       hint: 'agentbox uninstall --purge --force deletes the runs and their unmerged changes',
     });
   }
-  const repo = await findRepo(ctx.cwd);
+  const repo = await findRepo(ctx.cwd, ctx.env);
   const root = repo.root;
   const rel = (p: string) => (p.startsWith(`${root}/`) ? path.relative(root, p) : p);
   const ledger = ledgerPaths(root);
