@@ -5,12 +5,15 @@
 // endpoint (url and secret from the address book, a file in the run's private area that the agent
 // cannot read), prints the answer. Outside an agentbox run, with AGENTBOX=0, or when the supervisor
 // cannot be reached, it exits 0 and says nothing: a hook must never break a session.
-// AGENTBOX_HOOK_DEBUG=1 says on stderr why it did nothing.
+// AGENTBOX_HOOK_DEBUG=1 says on stderr what it did, or why it did nothing.
 import fs from 'node:fs';
 import http from 'node:http';
 
+const say = (what) => {
+  if (process.env.AGENTBOX_HOOK_DEBUG === '1') process.stderr.write(`agentbox-hook: ${what}\n`);
+};
 const debug = (why) => {
-  if (process.env.AGENTBOX_HOOK_DEBUG === '1') process.stderr.write(`agentbox-hook: ${why}\n`);
+  say(why);
   process.exit(0);
 };
 const event = process.argv[2] ?? '';
@@ -44,6 +47,7 @@ process.stdin.on('end', () => {
       const out = [];
       res.on('data', (c) => out.push(c));
       res.on('end', () => {
+        say(`${event} sent to ${url}: ${res.statusCode}`);
         if (res.statusCode === 200) process.stdout.write(Buffer.concat(out));
         process.exit(0);
       });
@@ -52,7 +56,7 @@ process.stdin.on('end', () => {
   req.on('error', (error) => debug(`cannot reach ${url}: ${error.message}`));
   req.on('timeout', () => {
     req.destroy();
-    process.exit(0);
+    debug(`no answer from ${url} within 10 s`);
   });
   req.end(body);
 });

@@ -21,7 +21,7 @@ export interface DoctorOptions {
 
 /** Runs every check it can, prints each with its fix, and fails (exit 1) if any failed. */
 export async function doctor(ctx: CommandContext, options: DoctorOptions = {}): Promise<number> {
-  const results: CheckResult[] = [await checkGit()];
+  const results: CheckResult[] = [await checkGit(ctx.cwd, ctx.env)];
   const { result: repoResult, repo } = await checkRepo(ctx.cwd);
   results.push(repoResult);
   const { result: configResult, config } = checkConfig(repo, ctx.env);

@@ -140,6 +140,54 @@ function outputLine(o: RunOutput): string {
   return `${how} · ${o.violations} violation(s), ${o.corrections} correction(s)${verified}`;
 }
 
+/** The fields only a run with a state.json has. */
+function stateFields(state: RunState, field: (label: string, value: string) => void, style: Styler): void {
+  field('ended', state.ended_at ?? '—');
+  field('heartbeat', state.last_heartbeat ?? '—');
+  // Only a running run has a pid worth showing: a finished run's would be stale (and reused).
+  if (state.status === 'ACTIVE' || state.status === 'STALLED')
+    field('pid', `${state.pid ?? '—'} (claude ${state.claude_pid ?? '—'})`);
+  field('session', state.session_id ?? '—');
+  const failed = toolErrorsNote({
+    count: state.failed_tool_calls ?? 0,
+    last: state.last_tool_error ? clean(state.last_tool_error) : null,
+  });
+  field('tool calls', `${state.tool_calls}${failed ? ` · ${style.warn(failed)}` : ''}`);
+  if (state.setup) field('setup', setupLine(state.setup, style));
+}
+
+/** What was refused, what merge would ask about, and the start of the report. Pure. */
+function findingLines(
+  style: Styler,
+  inspection: Inspection,
+  refusals: readonly Refusal[],
+  report: string | null,
+): string[] {
+  const out: string[] = [];
+  if (refusals.length > 0) {
+    out.push('', style.warn(`refused actions (${refusals.length})`));
+    for (const r of refusals)
+      out.push(`  ${r.by.padEnd(8)}  ${r.tool.padEnd(6)}  ${clean(r.what).slice(0, 100)}`);
+  }
+  if (inspection.refused.length > 0) {
+    out.push('', style.bad('refused changes — agentbox merge will not apply this patch'));
+    out.push(...sensitiveLines(inspection.refused));
+  }
+  if (inspection.sensitive.length > 0) {
+    out.push('', style.warn('sensitive changes — merge lists them and asks; --yes needs --allow-sensitive'));
+    out.push(...sensitiveLines(inspection.sensitive));
+  }
+  if (report !== null) {
+    const text = report.trimEnd().split('\n');
+    out.push(
+      '',
+      `report${text.length > REPORT_LINES ? ` (first ${REPORT_LINES} of ${text.length} lines)` : ''}`,
+    );
+    out.push(...text.slice(0, REPORT_LINES).map((l) => `  ${l}`));
+  }
+  return out;
+}
+
 /** The human view of `agentbox show`. Pure. */
 export function renderRunDetails(
   run: RunDetails,
@@ -159,20 +207,7 @@ export function renderRunDetails(
   field('status', state ? colourStatus(state.status, style)(state.status) : style.dim('(no state.json)'));
   field('task', indentedTask);
   field('created', meta.created_at);
-  if (state) {
-    field('ended', state.ended_at ?? '—');
-    field('heartbeat', state.last_heartbeat ?? '—');
-    // Only a running run has a pid worth showing: a finished run's would be stale (and reused).
-    if (state.status === 'ACTIVE' || state.status === 'STALLED')
-      field('pid', `${state.pid ?? '—'} (claude ${state.claude_pid ?? '—'})`);
-    field('session', state.session_id ?? '—');
-    const failed = toolErrorsNote({
-      count: state.failed_tool_calls ?? 0,
-      last: state.last_tool_error ? clean(state.last_tool_error) : null,
-    });
-    field('tool calls', `${state.tool_calls}${failed ? ` · ${style.warn(failed)}` : ''}`);
-    if (state.setup) field('setup', setupLine(state.setup, style));
-  }
+  if (state) stateFields(state, field, style);
   field('model', meta.model ?? '(default)');
   if (state?.model_used) field('model used', state.model_used);
   if (state?.claude_version) field('claude', `Claude Code ${state.claude_version}`);
@@ -196,30 +231,7 @@ export function renderRunDetails(
   if (files.length === 0) lines.push(style.dim('  (no artifacts yet)'));
   const width = Math.max(0, ...files.map((f) => f.path.length));
   for (const f of files) lines.push(`  ${f.path.padEnd(width)}  ${formatBytes(f.bytes).padStart(9)}`);
-  if (refusals.length > 0) {
-    lines.push('', style.warn(`refused actions (${refusals.length})`));
-    for (const r of refusals)
-      lines.push(`  ${r.by.padEnd(8)}  ${r.tool.padEnd(6)}  ${clean(r.what).slice(0, 100)}`);
-  }
-  if (inspection.refused.length > 0) {
-    lines.push('', style.bad('refused changes — agentbox merge will not apply this patch'));
-    lines.push(...sensitiveLines(inspection.refused));
-  }
-  if (inspection.sensitive.length > 0) {
-    lines.push(
-      '',
-      style.warn('sensitive changes — merge lists them and asks; --yes needs --allow-sensitive'),
-    );
-    lines.push(...sensitiveLines(inspection.sensitive));
-  }
-  if (report !== null) {
-    const text = report.trimEnd().split('\n');
-    lines.push(
-      '',
-      `report${text.length > REPORT_LINES ? ` (first ${REPORT_LINES} of ${text.length} lines)` : ''}`,
-    );
-    lines.push(...text.slice(0, REPORT_LINES).map((l) => `  ${l}`));
-  }
+  lines.push(...findingLines(style, inspection, refusals, report));
   lines.push('', 'paths');
   field('run folder', run.dir);
   if (state?.worktree_path) field('worktree', path.resolve(root, state.worktree_path));

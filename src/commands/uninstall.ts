@@ -59,7 +59,6 @@ export async function uninstall(ctx: CommandContext, options: UninstallOptions =
   const rel = (p: string) => (p.startsWith(`${root}/`) ? path.relative(root, p) : p);
   const ledger = ledgerPaths(root);
   const hasLedger = fs.existsSync(ledger.dir);
-
   // Plan everything first: a settings file that cannot be parsed, a running run or changes that
   // would be lost stop us before any change.
   const traces = await findTraces(root, ledger);
@@ -76,19 +75,9 @@ export async function uninstall(ctx: CommandContext, options: UninstallOptions =
       ];
   steps.push(...ignoreSteps(repo, keep, rel));
 
-  const config = projectConfigPath(root);
-  const configText = readTextIfExists(config);
-  if (configText !== undefined) {
-    if (configText === PROJECT_CONFIG_TEMPLATE) {
-      steps.push({
-        summary: `removed ${rel(config)} (unchanged since init)`,
-        apply: (tx) => tx.remove(config),
-      });
-    } else {
-      notes.push(`kept ${rel(config)}: it has your changes — delete it by hand if you no longer need it`);
-    }
-  }
-
+  const config = configStep(root, rel);
+  if (typeof config === 'string') notes.push(config);
+  else if (config) steps.push(config);
   const s = styler(ctx.io);
   if (steps.length === 0 && !(purge && (hasLedger || traces.items.length > 0))) {
     ctx.io.out(`agentbox is not installed in ${root} — nothing to uninstall.\n`);
@@ -110,20 +99,41 @@ export async function uninstall(ctx: CommandContext, options: UninstallOptions =
   });
   done.push(...steps.map((step) => step.summary));
   // Deleting the ledger cannot be undone, so it comes last, after everything else succeeded.
-  if (purge && hasLedger) {
-    try {
-      fs.rmSync(ledger.dir, { recursive: true });
-    } catch (error) {
-      throw fsError(error, 'delete', ledger.dir);
-    }
-    done.push(`deleted ${rel(ledger.dir)}/ and every run in it (${traces.states.size} run(s))`);
-    for (const u of lost)
-      done.push(`deleted the unmerged changes of ${runIdOf(u.run)} (--force): ${u.reasons.join('; ')}`);
-  }
+  if (purge && hasLedger) done.push(...deleteLedger(ledger.dir, traces, lost, rel));
   if (!purge) notes.push(...(await leftovers(root, hasLedger, traces)));
   ctx.io.out(`${s.ok('✓')} agentbox uninstalled from ${root}\n`);
   for (const line of [...done, ...notes]) ctx.io.out(`  ${line}\n`);
   return 0;
+}
+
+/** agentbox.yaml goes when it is still init's template; a note says why when it stays. */
+function configStep(root: string, rel: (p: string) => string): Step | string | null {
+  const config = projectConfigPath(root);
+  const configText = readTextIfExists(config);
+  if (configText === undefined) return null;
+  if (configText !== PROJECT_CONFIG_TEMPLATE)
+    return `kept ${rel(config)}: it has your changes — delete it by hand if you no longer need it`;
+  return { summary: `removed ${rel(config)} (unchanged since init)`, apply: (tx) => tx.remove(config) };
+}
+
+/** `--purge`'s last step: the ledger, every run in it; what it deleted, for the summary. */
+function deleteLedger(
+  dir: string,
+  traces: Traces,
+  lost: readonly Unsettled[],
+  rel: (p: string) => string,
+): string[] {
+  try {
+    fs.rmSync(dir, { recursive: true });
+  } catch (error) {
+    throw fsError(error, 'delete', dir);
+  }
+  return [
+    `deleted ${rel(dir)}/ and every run in it (${traces.states.size} run(s))`,
+    ...lost.map(
+      (u) => `deleted the unmerged changes of ${runIdOf(u.run)} (--force): ${u.reasons.join('; ')}`,
+    ),
+  ];
 }
 
 function settingsSteps(

@@ -1,12 +1,12 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { execa } from 'execa';
 import { claudeVersion, findClaudeBin } from '../claude/bin.js';
 import { probeSettings } from '../claude/probe.js';
 import { loadConfig } from '../config/load.js';
 import type { Config } from '../config/schema.js';
 import { isAgentboxError } from '../errors.js';
+import { runGit } from '../git/exec.js';
 import { LEDGER_IGNORES, unignored } from '../git/ignore.js';
 import { findRepo, type Repo } from '../git/repo.js';
 import { ledgerPaths } from '../ledger/index.js';
@@ -38,10 +38,10 @@ export function parseGitVersion(text: string): { major: number; minor: number; p
   return m ? { major: Number(m[1]), minor: Number(m[2]), patch: Number(m[3] ?? 0) } : null;
 }
 
-export async function checkGit(): Promise<CheckResult> {
+export async function checkGit(cwd: string, env: Env): Promise<CheckResult> {
   try {
-    const run = await execa('git', ['--version'], { reject: false, env: { LC_ALL: 'C' } });
-    const v = run.failed && run.exitCode === undefined ? null : parseGitVersion(run.stdout);
+    const run = await runGit(['--version'], { cwd, env });
+    const v = run.exitCode === 0 ? parseGitVersion(run.stdout) : null;
     if (!v) return fail('git', 'git is not installed', 'install git 2.17 or newer');
     const supported = v.major > 2 || (v.major === 2 && v.minor >= 17);
     return supported

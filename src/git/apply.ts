@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { execa } from 'execa';
 import { AgentboxError, fsError } from '../errors.js';
+import { GitError, type GitResult, runGit, git as runGitText } from './exec.js';
 import { patchPaths } from './patch.js';
 import { type Inspection, inspectPatch } from './sensitive.js';
 
@@ -9,19 +9,15 @@ import { type Inspection, inspectPatch } from './sensitive.js';
 // subfolder git silently skips the paths outside it. Messages are read in the C locale.
 // `--whitespace=nowarn` and `--no-ignore-whitespace` override apply.whitespace=fix|error and
 // apply.ignoreWhitespace: the agent's bytes land as they are, against context that matches exactly.
-const C_LOCALE = { LC_ALL: 'C', LANGUAGE: 'C' };
 const APPLY = ['apply', '--binary', '--whitespace=nowarn', '--no-ignore-whitespace'];
 
 /** `git apply --stat --summary`: what the patch would change, for a person to read. */
 export async function patchStat(repoRoot: string, patchFile: string): Promise<string> {
   const file = path.resolve(repoRoot, patchFile);
   if (readPatch(file).length === 0) return '';
-  const result = await execa('git', ['apply', '--stat', '--summary', '--', file], {
-    cwd: repoRoot,
-    reject: false,
-    env: C_LOCALE,
-  });
-  if (result.exitCode !== 0) throw unreadable(file, result.stderr);
+  const args = ['apply', '--stat', '--summary', '--', file];
+  const result = await runGit(args, { cwd: repoRoot });
+  if (result.exitCode !== 0) throw unreadable(repoRoot, args, result);
   return result.stdout;
 }
 
@@ -32,11 +28,7 @@ export async function checkPatch(repoRoot: string, patchFile: string): Promise<C
   const file = path.resolve(repoRoot, patchFile);
   const patch = readPatch(file);
   if (patch.length === 0) return { ok: true, files: [] };
-  const result = await execa('git', [...APPLY, '--check', '--', file], {
-    cwd: repoRoot,
-    reject: false,
-    env: C_LOCALE,
-  });
+  const result = await runGit([...APPLY, '--check', '--', file], { cwd: repoRoot });
   if (result.exitCode === 0) return { ok: true, files: patchPaths(patch) };
   return { ok: false, conflicts: parseApplyErrors(result.stderr), message: result.stderr.trim() };
 }
@@ -50,10 +42,11 @@ export async function applyPatch(repoRoot: string, patchFile: string): Promise<{
   const file = path.resolve(repoRoot, patchFile);
   const patch = readPatch(file);
   if (patch.length === 0) return { files: [] };
-  const result = await execa('git', [...APPLY, '--', file], { cwd: repoRoot, reject: false, env: C_LOCALE });
+  const args = [...APPLY, '--', file];
+  const result = await runGit(args, { cwd: repoRoot });
   if (result.exitCode === 0) return { files: patchPaths(patch) };
   const conflicts = parseApplyErrors(result.stderr);
-  if (conflicts.length === 0) throw unreadable(file, result.stderr);
+  if (conflicts.length === 0) throw unreadable(repoRoot, args, result);
   throw new AgentboxError(
     'MERGE_CONFLICT',
     `the patch does not apply to ${repoRoot}: conflicts in ${conflicts.join(', ')}`,
@@ -131,7 +124,7 @@ export async function commitFiles(
     if (fresh.length > 0) await git(repoRoot, ['reset', '-q', ...FROM_STDIN], nul(fresh)).catch(() => {});
     throw error;
   }
-  return (await git(repoRoot, ['rev-parse', 'HEAD'])).trim();
+  return git(repoRoot, ['rev-parse', 'HEAD']);
 }
 
 const FROM_STDIN = ['--pathspec-from-file=-', '--pathspec-file-nul'];
@@ -140,15 +133,11 @@ function nul(paths: string[]): string {
   return paths.map((p) => `${p}\0`).join('');
 }
 
-async function git(cwd: string, args: string[], input?: string, config: string[] = []): Promise<string> {
+function git(cwd: string, args: string[], input?: string, config: string[] = []): Promise<string> {
   // Literal pathspecs: a file named `*.ts` is that file, not a glob.
-  const result = await execa('git', ['--literal-pathspecs', ...config, ...args], {
+  return runGitText(['--literal-pathspecs', ...config, ...args], {
     cwd,
-    reject: false,
-    ...(input === undefined ? {} : { input }),
-  });
-  if (result.exitCode === 0) return result.stdout;
-  throw new AgentboxError('GIT_FAILED', `git ${args[0]} failed in ${cwd}: ${result.stderr.trim()}`, {
+    input,
     hint:
       args[0] === 'commit'
         ? 'a commit hook may have refused it; the merged files are in your working tree, commit them by hand'
@@ -163,10 +152,7 @@ async function git(cwd: string, args: string[], input?: string, config: string[]
  */
 export async function inspectPatchFile(repoRoot: string, patchFile: string): Promise<Inspection> {
   const patch = readPatch(path.resolve(repoRoot, patchFile));
-  const hooks = await execa('git', ['config', '--path', '--get', 'core.hooksPath'], {
-    cwd: repoRoot,
-    reject: false,
-  });
+  const hooks = await runGit(['config', '--path', '--get', 'core.hooksPath'], { cwd: repoRoot });
   const configured = hooks.exitCode === 0 ? hooks.stdout.trim() : '';
   // The root is a real path; so must an absolute hooksPath be to compare (/tmp → /private/tmp).
   const hooksPath =
@@ -209,8 +195,9 @@ function readPatch(file: string): Buffer {
   }
 }
 
-function unreadable(file: string, stderr: string): AgentboxError {
-  return new AgentboxError('GIT_FAILED', `git apply cannot use ${file}: ${stderr.trim()}`, {
-    hint: `nothing was changed; check the patch with "git apply --check -v ${file}"`,
-  });
+/** git could not read the patch at all (it names no file it refused). */
+function unreadable(repoRoot: string, args: string[], result: GitResult): GitError {
+  const file = args.at(-1);
+  const hint = `nothing was changed; check the patch with "git apply --check -v ${file}"`;
+  return new GitError(args, { cwd: repoRoot, hint }, result);
 }

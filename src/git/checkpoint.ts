@@ -1,8 +1,9 @@
-import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { AgentboxError } from '../errors.js';
+import type { Env } from '../util/env.js';
+import { git as runGit } from './exec.js';
 import { AGENTBOX_IDENTITY } from './result-commit.js';
 
 /**
@@ -23,59 +24,41 @@ export const checkpointRef = (runName: string) => `refs/agentbox/checkpoints/${r
 /** A fixed identity: the snapshot must not depend on (or fail without) the user's git config. */
 const IDENTITY = AGENTBOX_IDENTITY;
 
-function git(cwd: string, args: string[], env: Record<string, string> = {}): Promise<string> {
-  return new Promise((resolve, reject) => {
-    execFile(
-      'git',
-      args,
-      { cwd, encoding: 'utf8', env: { ...process.env, ...env }, maxBuffer: 64 * 1024 * 1024 },
-      (error, stdout, stderr) => {
-        if (error) {
-          reject(
-            new AgentboxError(
-              'IO_FAILED',
-              `git ${args[0]} failed in ${cwd}: ${stderr.trim() || error.message}`,
-              {
-                hint: `run "git -C ${cwd} status" to see the state of the worktree`,
-              },
-            ),
-          );
-        } else resolve(stdout.trim());
-      },
-    );
-  });
+/** git in `worktree`, in the command's environment when the caller has it. */
+function gitIn(worktree: string, env: Env | undefined) {
+  const hint = `run "git -C ${worktree} status" to see the state of the worktree`;
+  return (args: string[], vars: Record<string, string> = {}) =>
+    runGit(args, { cwd: worktree, env, vars, hint });
 }
 
 /** Takes a checkpoint of `worktree`, leaving out the folders in `exclude` (relative paths). */
 export async function takeCheckpoint(
   worktree: string,
   runName: string,
-  options: { exclude?: readonly string[]; message?: string } = {},
+  options: { exclude?: readonly string[]; message?: string; env?: Env } = {},
 ): Promise<WorktreeCheckpoint> {
-  const [gitDir, head] = (await git(worktree, ['rev-parse', '--absolute-git-dir', '--verify', 'HEAD'])).split(
-    '\n',
-  );
+  const git = gitIn(worktree, options.env);
+  const [gitDir, head] = (await git(['rev-parse', '--absolute-git-dir', '--verify', 'HEAD'])).split('\n');
   if (!gitDir || !head) throw new AgentboxError('IO_FAILED', `${worktree} has no commit to checkpoint on`);
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'agentbox-checkpoint-'));
   try {
     // A private index: the agent's own index (what it staged) stays exactly as it is. It starts as
     // a copy of the real one, whose file stats spare `git add` re-reading every unchanged file.
     const index = path.join(dir, 'index');
-    const env = { ...IDENTITY, GIT_INDEX_FILE: index };
+    const vars = { ...IDENTITY, GIT_INDEX_FILE: index };
     try {
       fs.copyFileSync(path.join(gitDir, 'index'), index);
     } catch {
-      await git(worktree, ['read-tree', head], env);
+      await git(['read-tree', head], vars);
     }
     const excludes = (options.exclude ?? []).map((p) => `:(exclude)${p}`);
-    await git(worktree, ['add', '-A', '--', '.', ...excludes], env);
-    const tree = await git(worktree, ['write-tree'], env);
+    await git(['add', '-A', '--', '.', ...excludes], vars);
+    const tree = await git(['write-tree'], vars);
     const commit = await git(
-      worktree,
       ['commit-tree', tree, '-p', head, '-m', options.message ?? `agentbox checkpoint of ${runName}`],
-      env,
+      vars,
     );
-    await git(worktree, ['update-ref', checkpointRef(runName), commit]);
+    await git(['update-ref', checkpointRef(runName), commit]);
     return { commit, head };
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
@@ -90,10 +73,11 @@ export async function takeCheckpoint(
 export async function restoreCheckpoint(
   worktree: string,
   checkpoint: WorktreeCheckpoint,
-  options: { keep?: readonly string[] } = {},
+  options: { keep?: readonly string[]; env?: Env } = {},
 ): Promise<void> {
+  const git = gitIn(worktree, options.env);
   // Stale locks of the killed claude's git would make every step below fail.
-  const gitDir = await git(worktree, ['rev-parse', '--absolute-git-dir']);
+  const gitDir = await git(['rev-parse', '--absolute-git-dir']);
   fs.rmSync(path.join(gitDir, 'index.lock'), { force: true });
   for (const op of ['rebase-merge', 'rebase-apply'])
     fs.rmSync(path.join(gitDir, op), { recursive: true, force: true });
@@ -104,10 +88,10 @@ export async function restoreCheckpoint(
   const kept = (options.keep ?? []).filter((p) => fs.existsSync(path.join(worktree, p)));
   for (const [i, p] of kept.entries()) fs.renameSync(path.join(worktree, p), path.join(aside, String(i)));
   try {
-    await git(worktree, ['reset', '-q', '--hard', checkpoint.head]);
-    await git(worktree, ['clean', '-fdq', ...(options.keep ?? []).flatMap((p) => ['-e', p])]);
-    await git(worktree, ['read-tree', '-u', '--reset', `${checkpoint.commit}^{tree}`]);
-    await git(worktree, ['reset', '-q']);
+    await git(['reset', '-q', '--hard', checkpoint.head]);
+    await git(['clean', '-fdq', ...(options.keep ?? []).flatMap((p) => ['-e', p])]);
+    await git(['read-tree', '-u', '--reset', `${checkpoint.commit}^{tree}`]);
+    await git(['reset', '-q']);
   } finally {
     for (const [i, p] of kept.entries()) {
       const target = path.join(worktree, p);
@@ -120,10 +104,11 @@ export async function restoreCheckpoint(
 }
 
 /** Whether a git operation is half done in the worktree (a lock or an operation in progress). */
-export async function gitBusy(worktree: string): Promise<string | null> {
+export async function gitBusy(worktree: string, env?: Env): Promise<string | null> {
+  const git = gitIn(worktree, env);
   let gitDir: string;
   try {
-    gitDir = await git(worktree, ['rev-parse', '--absolute-git-dir']);
+    gitDir = await git(['rev-parse', '--absolute-git-dir']);
   } catch {
     return 'it is not a git worktree any more';
   }

@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { execa } from 'execa';
+import { GitError, runGit } from './exec.js';
 import type { Repo } from './repo.js';
 
 export const IGNORE_MARK = '# agentbox: run ledger and run-scoped commands (added by agentbox init)';
@@ -29,14 +29,11 @@ export function ignoreFilePath(repo: Repo, scope: IgnoreScope): string {
 export async function unignored(root: string, rules: readonly IgnoreRule[]): Promise<IgnoreRule[]> {
   const missing: IgnoreRule[] = [];
   for (const rule of rules) {
-    // NOTE: exit 0 = ignored, 1 = not ignored, 128 = error; simple-git's raw() resolves on 1, so
-    // the exit code is read directly here.
-    const result = await execa('git', ['check-ignore', '-q', '--no-index', rule.probe], {
-      cwd: root,
-      reject: false,
-    });
-    if (result.exitCode === 128) throw new Error(`git check-ignore failed in ${root}: ${result.stderr}`);
-    if (result.exitCode !== 0) missing.push(rule);
+    // NOTE: exit 0 = ignored, 1 = not ignored, 128 = error.
+    const args = ['check-ignore', '-q', '--no-index', rule.probe];
+    const result = await runGit(args, { cwd: root });
+    if (result.exitCode === 1) missing.push(rule);
+    else if (result.exitCode !== 0) throw new GitError(args, { cwd: root }, result);
   }
   return missing;
 }

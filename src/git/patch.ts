@@ -1,8 +1,5 @@
-import { execa } from 'execa';
 import { AgentboxError } from '../errors.js';
-
-// Messages are matched, and the stat's summary line is translated: read git in the C locale.
-const C_LOCALE = { LC_ALL: 'C', LANGUAGE: 'C' };
+import { GitError, runGit, runGitBytes } from './exec.js';
 
 export type PatchFileStatus = 'added' | 'modified' | 'deleted' | 'renamed' | 'copied' | 'type-changed';
 
@@ -32,46 +29,34 @@ export async function exportPatch(
   opts: { base: string; exclude?: string[] },
 ): Promise<ExportedPatch> {
   const pathspec = [':/', ...(opts.exclude ?? []).map((p) => `:(top,literal,exclude)${p}`)];
-  const added = await execa('git', ['add', '-A', '--', ...pathspec], {
-    cwd: worktree,
-    reject: false,
-    env: C_LOCALE,
-  });
+  const add = ['add', '-A', '--', ...pathspec];
+  const added = await runGit(add, { cwd: worktree });
   // NOTE: git add exits 1 when an exclude pathspec names an ignored path ("The following paths are
   // ignored…") after staging everything else correctly. Run commands are ignored through
   // .gitignore, so that is the normal case for agentbox, not a failure.
   if (added.exitCode !== 0 && !onlyIgnoredExcludes(added.stderr, opts.exclude ?? [])) {
-    throw new AgentboxError('GIT_FAILED', `cannot stage the changes in ${worktree}: ${added.stderr.trim()}`, {
-      hint: `run "git add -A" in ${worktree} to see what git objects to`,
-    });
+    throw new GitError(
+      add,
+      { cwd: worktree, hint: `run "git add -A" in ${worktree} to see what git objects to` },
+      added,
+    );
   }
   // NOTE: one git process for raw + numstat + stat + patch keeps the export as cheap as a bare
   // `git diff`. The flags pin down what user config could change: prefixes (diff.noprefix),
   // colour, external diff drivers, textconv and rename detection.
-  const diff = await execa(
-    'git',
-    ['-c', 'core.quotePath=false', 'diff', ...DIFF_FLAGS, opts.base, '--', ...pathspec],
-    {
-      cwd: worktree,
-      reject: false,
-      env: C_LOCALE,
-      encoding: 'buffer',
-      stripFinalNewline: false,
-    },
-  );
+  const args = ['-c', 'core.quotePath=false', 'diff', ...DIFF_FLAGS, opts.base, '--', ...pathspec];
+  const diff = await runGitBytes(args, { cwd: worktree });
   if (diff.exitCode !== 0) {
-    const stderr = Buffer.from(diff.stderr).toString('utf8').trim();
+    const stderr = diff.stderr.trim();
     if (/bad revision|unknown revision|ambiguous argument/.test(stderr)) {
       throw new AgentboxError('BAD_REVISION', `not a commit in ${worktree}: ${opts.base}`, {
         hint: 'pass the commit the run started from (its base sha)',
       });
     }
-    throw new AgentboxError('GIT_FAILED', `cannot diff ${worktree} against ${opts.base}: ${stderr}`, {
-      hint: `run "git diff --cached ${opts.base}" in ${worktree} to see git's full message`,
-    });
+    const hint = `run "git diff --cached ${opts.base}" in ${worktree} to see git's full message`;
+    throw new GitError(args, { cwd: worktree, hint }, diff);
   }
-  // execa hands back a Uint8Array: view it as a Buffer without copying a large patch.
-  return parseCombinedDiff(Buffer.from(diff.stdout.buffer, diff.stdout.byteOffset, diff.stdout.byteLength));
+  return parseCombinedDiff(diff.stdout);
 }
 
 const DIFF_FLAGS = [

@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { execa } from 'execa';
+import { git } from './exec.js';
 
 /**
  * A fix run's own git repository for the agent: `GIT_DIR` in its environment points here, with
@@ -21,22 +21,16 @@ export async function createPrivateGit(opts: {
   readonly branch: string;
 }): Promise<PrivateGit> {
   const { worktree, gitDir, branch } = opts;
-  const env = { LC_ALL: 'C', GIT_CONFIG_NOSYSTEM: '1' };
-  const info = await execa('git', ['rev-parse', '--git-common-dir', '--git-dir', 'HEAD'], {
-    cwd: worktree,
-    env,
-  });
-  const [common, own, head] = info.stdout.split('\n');
+  const call = { cwd: worktree, vars: { GIT_CONFIG_NOSYSTEM: '1' } };
+  const info = await git(['rev-parse', '--git-common-dir', '--git-dir', 'HEAD'], call);
+  const [common, own, head] = info.split('\n');
   const commonDir = path.resolve(worktree, common!);
   const worktreeGitDir = path.resolve(worktree, own!);
-  const refs = await execa(
-    'git',
+  const refs = await git(
     ['for-each-ref', '--format=%(objectname) %(refname)', 'refs/heads', 'refs/tags'],
-    {
-      cwd: worktree,
-      env,
-    },
+    call,
   );
+  // Built from nothing before the agent starts: plain writes, nothing is replaced or read meanwhile.
   fs.rmSync(gitDir, { recursive: true, force: true });
   fs.mkdirSync(path.join(gitDir, 'objects', 'info'), { recursive: true });
   fs.mkdirSync(path.join(gitDir, 'refs', 'heads'), { recursive: true });
@@ -54,7 +48,7 @@ export async function createPrivateGit(opts: {
   );
   // The main repository's branches and tags, read-only copies, so `git diff main` works; the run's
   // own branch is the one loose ref.
-  const packed = refs.stdout
+  const packed = refs
     .split('\n')
     .filter((line) => line && !line.endsWith(` refs/heads/${branch}`))
     .join('\n');

@@ -13,8 +13,9 @@ export interface Repo {
 }
 
 /**
- * NOTE: plain execFile, not simple-git: every command starts here, and simple-git costs ~20 ms
- * to import plus a 50 ms exit-delay timer per call, a third of `agentbox status`'s budget.
+ * NOTE: the one git call outside src/git/exec.ts, a measured fast path: every command starts
+ * here, and loading execa costs 70-90 ms on a 2-core machine (node -e 0 is ~70 ms), which
+ * `agentbox status` would pay for this one call. Only stdout and the exit are read.
  */
 function git(
   args: string[],

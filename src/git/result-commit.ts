@@ -1,8 +1,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { execa } from 'execa';
-import { AgentboxError } from '../errors.js';
+import { git as runGit, runGit as tryGit } from './exec.js';
 
 /** Who agentbox's own commits are from: the run's result is the agent's work, recorded by agentbox. */
 export const AGENTBOX_IDENTITY = {
@@ -70,14 +69,14 @@ export async function recordResultCommit(opts: {
 export async function resultTree(repoRoot: string, base: string, patchFile: string): Promise<string> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'agentbox-result-'));
   try {
-    const env = { GIT_INDEX_FILE: path.join(dir, 'index') };
-    await git(repoRoot, ['read-tree', `${base}^{tree}`], env);
+    const vars = { GIT_INDEX_FILE: path.join(dir, 'index') };
+    await git(repoRoot, ['read-tree', `${base}^{tree}`], vars);
     await git(
       repoRoot,
       ['apply', '--cached', '--binary', '--whitespace=nowarn', '--no-ignore-whitespace', '--', patchFile],
-      env,
+      vars,
     );
-    return await git(repoRoot, ['write-tree'], env);
+    return await git(repoRoot, ['write-tree'], vars);
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }
@@ -88,22 +87,17 @@ export async function hasCommit(repoRoot: string, sha: string): Promise<boolean>
   return (await git(repoRoot, ['rev-parse', '--verify', '--quiet', `${sha}^{commit}`], {}, true)) !== '';
 }
 
+/** `quiet`: a failure reads as '' (a ref that may not exist). */
 async function git(
   cwd: string,
   args: string[],
-  env: Record<string, string> = {},
+  vars: Record<string, string> = {},
   quiet = false,
   input?: string,
 ): Promise<string> {
-  const result = await execa('git', args, {
-    cwd,
-    env: { ...env, LC_ALL: 'C', LANGUAGE: 'C' },
-    reject: false,
-    ...(input === undefined ? {} : { input }),
-  });
-  if (result.exitCode === 0) return result.stdout.trim();
-  if (quiet) return '';
-  throw new AgentboxError('GIT_FAILED', `git ${args[0]} failed in ${cwd}: ${result.stderr.trim()}`, {
-    hint: `the run's changes are kept in changes.patch; run "git -C ${cwd} status" to see what git objects to`,
-  });
+  const hint = `the run's changes are kept in changes.patch; run "git -C ${cwd} status" to see what git objects to`;
+  const call = { cwd, vars, input, hint };
+  if (!quiet) return runGit(args, call);
+  const result = await tryGit(args, call);
+  return result.exitCode === 0 ? result.stdout.trim() : '';
 }

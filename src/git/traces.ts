@@ -1,22 +1,14 @@
-import { execa } from 'execa';
-import { AgentboxError } from '../errors.js';
+import { GitError, runGit, git as runGitText } from './exec.js';
 
 /**
  * What agentbox leaves in git besides worktrees: a branch `agentbox/<run>` per fix run and refs
  * under `refs/agentbox/` (the checkpoints). gc and uninstall --purge find and remove them here.
  */
 
-const C_LOCALE = { LC_ALL: 'C', LANGUAGE: 'C' };
 export const BRANCH_PREFIX = 'agentbox/';
 const BRANCH_REFS = `refs/heads/${BRANCH_PREFIX}`;
 
-async function git(cwd: string, args: string[]): Promise<string> {
-  const result = await execa('git', args, { cwd, reject: false, env: C_LOCALE });
-  if (result.exitCode === 0) return result.stdout;
-  throw new AgentboxError('GIT_FAILED', `git ${args.join(' ')} failed in ${cwd}: ${result.stderr.trim()}`, {
-    hint: `run "git -C ${cwd} ${args.join(' ')}" to see git's full message`,
-  });
-}
+const git = (cwd: string, args: string[]) => runGitText(args, { cwd });
 
 /** agentbox's branches (`refs/heads/agentbox/…`) and its own refs (`refs/agentbox/…`), full names. */
 export async function listAgentboxRefs(root: string): Promise<string[]> {
@@ -31,15 +23,10 @@ export function branchOfRef(ref: string): string | null {
 
 /** Deletes a branch; one that is already gone is not an error. */
 export async function deleteBranch(root: string, branch: string): Promise<void> {
-  const result = await execa('git', ['branch', '-D', '--', branch], {
-    cwd: root,
-    reject: false,
-    env: C_LOCALE,
-  });
+  const args = ['branch', '-D', '--', branch];
+  const result = await runGit(args, { cwd: root });
   if (result.exitCode === 0 || /not found/.test(result.stderr)) return;
-  throw new AgentboxError('GIT_FAILED', `cannot delete the branch ${branch}: ${result.stderr.trim()}`, {
-    hint: `run "git branch -D ${branch}" to see git's full message`,
-  });
+  throw new GitError(args, { cwd: root }, result);
 }
 
 /** Deletes a ref outside refs/heads (a checkpoint); one that is already gone is not an error. */

@@ -1,12 +1,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { execa, type Result } from 'execa';
 import { AgentboxError } from '../errors.js';
-
-// NOTE: every git call here goes through execa, not simple-git: what happens next depends on the
-// exit code and on git's exact stderr, which is read in the C locale so it can be matched.
-const C_LOCALE = { LC_ALL: 'C', LANGUAGE: 'C' };
+import { GitError, type GitResult, runGit } from './exec.js';
 
 export interface WorktreeInfo {
   path: string;
@@ -61,20 +57,19 @@ export function parseWorktreeList(porcelain: string): WorktreeInfo[] {
 }
 
 export async function listWorktrees(repoRoot: string): Promise<WorktreeInfo[]> {
-  const result = await execa('git', ['worktree', 'list', '--porcelain'], { cwd: repoRoot, reject: false });
-  if (result.exitCode !== 0) throw gitFailed('list the worktrees of', repoRoot, result);
+  const args = ['worktree', 'list', '--porcelain'];
+  const result = await runGit(args, { cwd: repoRoot });
+  if (result.exitCode !== 0) throw gitFailed(args, repoRoot, result);
   return parseWorktreeList(result.stdout);
 }
 
 /** The commit HEAD points at; null on an unborn branch (a repository without commits). */
 export async function headSha(repoRoot: string): Promise<string | null> {
-  const result = await execa('git', ['rev-parse', '-q', '--verify', 'HEAD^{commit}'], {
-    cwd: repoRoot,
-    reject: false,
-  });
+  const args = ['rev-parse', '-q', '--verify', 'HEAD^{commit}'];
+  const result = await runGit(args, { cwd: repoRoot });
   if (result.exitCode === 0) return result.stdout.trim();
   if (result.exitCode === 1) return null;
-  throw gitFailed('read HEAD of', repoRoot, result);
+  throw gitFailed(args, repoRoot, result);
 }
 
 /**
@@ -133,7 +128,7 @@ export async function removeWorktree(
     }
     // Its folder may have been deleted by hand: forget what git still records about it.
     const pruned = await gitRetrying(repoRoot, ['worktree', 'prune']);
-    if (pruned.exitCode !== 0) throw gitFailed('prune the worktrees of', repoRoot, pruned);
+    if (pruned.exitCode !== 0) throw gitFailed(['worktree', 'prune'], repoRoot, pruned);
     removedWorktree = false;
   }
   if (!opts.deleteBranch || !opts.branch) return { removedWorktree, deletedBranch: false };
@@ -170,9 +165,9 @@ export function backoffMs(attempt: number, random: number): number {
 
 const TRIES = 10;
 
-async function gitRetrying(cwd: string, args: string[]): Promise<Result<{ reject: false }>> {
+async function gitRetrying(cwd: string, args: string[]): Promise<GitResult> {
   for (let attempt = 1; ; attempt++) {
-    const result = await execa('git', args, { cwd, reject: false, env: C_LOCALE });
+    const result = await runGit(args, { cwd });
     if (result.exitCode === 0 || attempt >= TRIES || !isTransientGitError(result.stderr)) return result;
     await sleep(backoffMs(attempt, Math.random()));
   }
@@ -218,13 +213,15 @@ function pathExists(target: string): AgentboxError {
   });
 }
 
-function firstLine(result: Result<{ reject: false }>): string {
-  const text = result.stderr.trim() || result.shortMessage || `exit code ${result.exitCode}`;
+function firstLine(result: GitResult): string {
+  const text = result.stderr.trim() || `exit code ${result.exitCode}`;
   return text.split('\n')[0]!.replace(/^(fatal|error): /, '');
 }
 
-function gitFailed(action: string, repoRoot: string, result: Result<{ reject: false }>): AgentboxError {
-  return new AgentboxError('GIT_FAILED', `cannot ${action} ${repoRoot}: ${firstLine(result)}`, {
-    hint: 'check that git works there ("git status"), then try again',
-  });
+function gitFailed(args: string[], repoRoot: string, result: GitResult): GitError {
+  return new GitError(
+    args,
+    { cwd: repoRoot, hint: 'check that git works there ("git status"), then try again' },
+    result,
+  );
 }

@@ -1,31 +1,24 @@
-import { type CommandContext, memoryIo } from '../context.js';
+import type { CommandContext } from '../context.js';
 import { AgentboxError } from '../errors.js';
 import { restoreCheckpoint } from '../git/checkpoint.js';
-import { listRuns, reactivated, readRun, resolveRun, runIdOf, updateState } from '../ledger/index.js';
+import {
+  listRuns,
+  type RunDetails,
+  reactivated,
+  readRun,
+  resolveRun,
+  runIdOf,
+  updateState,
+} from '../ledger/index.js';
 import { isAlive } from '../process/reap.js';
 import { AGENT_RUN_DIR } from '../run/artifacts.js';
-import { loadRunContext, type RunContext } from '../run/context.js';
+import type { RunContext } from '../run/context.js';
 import { continueSession } from '../run/continue.js';
 import { EventLog } from '../run/events.js';
-import { assertHuman } from '../run/gate.js';
 import { runHere } from '../run/start.js';
 import { endOrphan } from '../watchdog/watchdog.js';
 import { decideRecovery, type RecoveryAction } from './decide.js';
 import { recoveryFacts } from './facts.js';
-
-export interface RecoverOptions {
-  readonly dryRun?: boolean;
-  readonly json?: boolean;
-  readonly force?: boolean;
-}
-
-const LABEL: Record<RecoveryAction['kind'], string> = {
-  none: 'nothing to do',
-  keep_waiting: 'keeps waiting',
-  resume: 'resume',
-  rollback_replay: 'roll back and replay',
-  give_up: 'left as it is',
-};
 
 /** What the replayed agent is told, after the task itself. */
 export function replayNote(to: 'checkpoint' | 'start' | null, more?: string): string {
@@ -96,53 +89,23 @@ export async function carryOut(
 }
 
 /**
- * `agentbox recover [<run>]`: after agentbox or the machine went down, decides for every run that
- * was running (or the one named) whether to resume it, roll it back and replay it, or leave it
- * waiting for you, records each decision, and carries them out one after another.
+ * The runs `agentbox recover` looks at — the one named, else every run that was running or waits
+ * for review, oldest first (the order they were started in) — each with its decision, recorded
+ * in its events.jsonl unless `record` is false (a dry run).
  */
-export async function recover(
+export async function decideRecoveries(
   ctx: CommandContext,
+  rc: RunContext,
   ref: string | undefined,
-  options: RecoverOptions,
-): Promise<number> {
-  assertHuman(ctx.env, 'recover', ctx.cwd);
-  const rc = await loadRunContext(ctx);
+  record: boolean,
+): Promise<{ run: RunDetails; action: RecoveryAction }[]> {
   const names = ref
     ? [resolveRun(rc.ledger, ref)]
     : listRuns(rc.ledger, {})
         .runs.filter((r) => r.status && ['ACTIVE', 'CRASHED', 'STALLED', 'REVIEW'].includes(r.status))
         .map((r) => r.name)
-        .reverse(); // oldest first: the order they were started in
-  const dry = options.dryRun === true;
+        .reverse();
   const decided = [];
-  for (const name of names) decided.push(await decide(ctx, rc, name, !dry));
-  const results: { run: string; action: string; reason: string; status?: string }[] = [];
-  let code = 0;
-  for (const { run, action } of decided) {
-    const line = `${run.name}: ${LABEL[action.kind]} — ${action.reason}`;
-    if (!options.json) ctx.io.out(`${line}\n`);
-    const result: (typeof results)[number] = { run: run.name, action: action.kind, reason: action.reason };
-    if (!dry && (action.kind === 'resume' || action.kind === 'rollback_replay')) {
-      // In --json mode each run's own output is collected, and one document is printed at the end.
-      const runCtx = options.json ? { ...ctx, io: memoryIo() } : ctx;
-      try {
-        const exit = await carryOut(runCtx, rc, run.name, action, {
-          json: false,
-          force: options.force === true,
-        });
-        if (exit !== 0) code = 1;
-      } catch (error) {
-        code = 1;
-        const message = error instanceof Error ? error.message : String(error);
-        if (!options.json) ctx.io.err(`agentbox: recovering ${run.name} failed: ${message}\n`);
-        result.reason = `${action.reason} (failed: ${message})`;
-      }
-      result.status = readRun(rc.ledger, run.name).state?.status;
-    }
-    results.push(result);
-  }
-  if (options.json) ctx.io.out(`${JSON.stringify({ dry_run: dry, runs: results }, null, 2)}\n`);
-  else if (decided.length === 0) ctx.io.out('no runs to recover\n');
-  else if (dry) ctx.io.out('dry run: nothing was changed\n');
-  return code;
+  for (const name of names) decided.push(await decide(ctx, rc, name, record));
+  return decided;
 }

@@ -1,12 +1,11 @@
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { execa } from 'execa';
 import type { CommandContext } from '../context.js';
 import { AgentboxError } from '../errors.js';
-import { findRepo } from '../git/repo.js';
+import { GitError, runGit } from '../git/exec.js';
 import { hasCommit, resultTree } from '../git/result-commit.js';
-import { openLedger, type RunDetails, readRun, resolveRun } from '../ledger/index.js';
+import type { RunDetails } from '../ledger/index.js';
 
 export interface DiffOptions {
   /** `git diff --stat`. */
@@ -86,38 +85,19 @@ export async function showDiff(
   const { from, to } = await resultOf(root, run);
   const paged = ctx.io.isTTY && options.pager !== false;
   const args = diffArgs(from, to, options, paged);
+  const call = { cwd: root, env: ctx.env, hint: 'the change is also in the run folder as changes.patch' };
   if (paged) {
-    // The terminal goes to git and its pager as it is; nothing of ours sits in between.
+    // The terminal goes to git and its pager as it is; nothing of ours sits in between (so no
+    // execa runner here: it would capture the output).
     const code = await new Promise<number | null>((resolve, reject) => {
       const child = spawn('git', args, { cwd: root, stdio: 'inherit', env: ctx.env as NodeJS.ProcessEnv });
       child.once('error', reject);
       child.once('close', resolve);
     });
-    if (code !== 0) throw gitFailed(args, `exit code ${code}`);
+    if (code !== 0) throw new GitError(args, call, { exitCode: code ?? -1, stderr: '' });
     return;
   }
-  const result = await execa('git', args, {
-    cwd: root,
-    reject: false,
-    env: ctx.env,
-    extendEnv: false,
-    stripFinalNewline: false,
-  });
-  if (result.exitCode !== 0) throw gitFailed(args, result.stderr.trim());
+  const result = await runGit(args, { ...call, keepLocale: true, stripFinalNewline: false });
+  if (result.exitCode !== 0) throw new GitError(args, call, result);
   ctx.io.out(result.stdout);
-}
-
-function gitFailed(args: readonly string[], why: string): AgentboxError {
-  return new AgentboxError('GIT_FAILED', `git ${args.join(' ')} failed: ${why}`, {
-    hint: 'the change is also in the run folder as changes.patch',
-  });
-}
-
-/** `agentbox diff <run> [--stat | --name-only] [--color=<when>] [--no-pager]`. */
-export async function diff(ctx: CommandContext, ref: string, options: DiffOptions): Promise<number> {
-  const repo = await findRepo(ctx.cwd);
-  const ledger = openLedger(repo.root);
-  const run = readRun(ledger, resolveRun(ledger, ref));
-  await showDiff(ctx, repo.root, run, options);
-  return 0;
 }

@@ -1,24 +1,22 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { StreamSummary } from '../claude/stream.js';
-import { inspectPatchFile } from '../git/apply.js';
-import { type ExportedPatch, exportPatch } from '../git/patch.js';
-import { recordResultCommit } from '../git/result-commit.js';
+import type { ExportedPatch } from '../git/patch.js';
 import type { Inspection } from '../git/sensitive.js';
 import type { Failure, Ledger, RunMeta, RunStatus } from '../ledger/index.js';
 import { readState, updateState } from '../ledger/index.js';
 import type { OwnedExit } from '../process/owned.js';
-import { commandDirName } from '../slash/index.js';
 import type { Denial } from '../supervisor/hooks.js';
 import type { CheckRecord } from '../supervisor/supervisor.js';
 import { formatAnswer, type OutputContract } from '../templates/contract.js';
 import { writeAtomic } from '../util/fs.js';
-import { AGENT_RUN_DIR, collectArtifacts } from './artifacts.js';
+import { collectArtifacts } from './artifacts.js';
 import { templateValues } from './compose.js';
+import { allDenials, loggedGateRefusals } from './denials.js';
 import { EventLog } from './events.js';
-import { classify, type StopReason } from './outcome.js';
+import { commitResult, exportChanges } from './finalize-changes.js';
+import { classify, type Outcome, type StopReason } from './outcome.js';
 import { renderReport } from './report.js';
-import { resultMessage } from './result-message.js';
 import { NO_TOOL_ERRORS, type ToolErrors } from './tool-errors.js';
 
 export interface FinalizeInput {
@@ -73,51 +71,62 @@ export interface Finalized {
  */
 export async function finalizeRun(input: FinalizeInput): Promise<Finalized> {
   const { meta, runDir, summary } = input;
-  const files: string[] = [];
-  let changes: ExportedPatch | null = null;
-  let exportError: string | null = null;
-  let inspection: Inspection | undefined;
-  if (meta.type === 'fix' && input.worktree && meta.repo_sha_start) {
-    try {
-      changes = await exportPatch(input.worktree, {
-        base: meta.repo_sha_start,
-        exclude: [path.join('.claude', 'commands', commandDirName(meta.run_id)), AGENT_RUN_DIR],
-      });
-      if (changes.patch.length > 0) {
-        await writeAtomic(path.join(runDir, 'changes.patch'), changes.patch);
-        files.push('changes.patch');
-        // Against the main tree (its hooksPath and symlinks), where merge will apply it. Not
-        // knowing leaves the report silent; merge inspects again and is what refuses.
-        inspection = await inspectPatchFile(input.ledger.root, path.join(runDir, 'changes.patch')).catch(
-          () => undefined,
-        );
-      }
-    } catch (error) {
-      exportError = (error as Error).message;
-    }
-  }
+  const exported = await exportChanges(input);
+  const { changes, inspection } = exported;
+  const files = [...exported.files];
   await input.pauseAfter?.('patch');
-  let outcome = classify({
-    type: meta.type,
-    exit: input.exit,
-    summary,
-    stop: input.stop,
-    hasChanges: (changes?.files.length ?? 0) > 0,
-  });
-  if (exportError && !outcome.failure) {
-    outcome = {
-      status: 'CRASHED',
-      failure: { kind: 'io_error', message: `could not export the changes: ${exportError}` },
-    };
-  }
+  const outcome = outcomeOf(input, (changes?.files.length ?? 0) > 0, exported.error);
   const result = summary.result && !summary.result.isError ? summary.result.result : summary.lastText;
   const resultCommit = files.includes('changes.patch')
     ? await commitResult(input, outcome.status, result)
     : (readState(runDir)?.result_commit ?? null);
   files.push(...collectArtifacts(input.worktree, runDir));
+  const denials = recordDenials(input);
+  const { formatted, resultFile } = await writeAnswer(input, result);
+  if (resultFile) files.push(resultFile);
+  await input.pauseAfter?.('result');
+  const report = { outcome, result, changes, inspection, denials, resultFile, formatted, resultCommit };
+  await writeAtomic(path.join(runDir, 'report.md'), reportOf(input, report));
+  files.push('report.md');
+  await input.pauseAfter?.('report');
+  await recordEnd(input, { outcome, files, resultCommit, formatted });
+  await input.pauseAfter?.('state');
+  const { toolCalls } = summary;
+  const { durationMs, toolErrors = NO_TOOL_ERRORS } = input;
+  return {
+    name: meta.run_name,
+    status: outcome.status,
+    failure: outcome.failure,
+    files,
+    changes,
+    result,
+    toolCalls,
+    denials,
+    durationMs,
+    resultCommit,
+    toolErrors,
+  };
+}
+
+/** How the run ended; a fix whose changes could not be exported is CRASHED. */
+function outcomeOf(input: FinalizeInput, hasChanges: boolean, exportError: string | undefined): Outcome {
+  const { meta, exit, summary, stop } = input;
+  const outcome = classify({ type: meta.type, exit, summary, stop, hasChanges });
+  if (!exportError || outcome.failure) return outcome;
+  return {
+    status: 'CRASHED',
+    failure: { kind: 'io_error', message: `could not export the changes: ${exportError}` },
+  };
+}
+
+/**
+ * Every refusal of the run; events.jsonl has the guard's decisions as they happened, and the
+ * refusals only the stream saw (Claude Code's own rules, human-only commands) join them here, so
+ * the file is complete.
+ */
+function recordDenials(input: FinalizeInput): Denial[] {
+  const { runDir, summary } = input;
   const denials = allDenials(input.denials, summary, loggedGateRefusals(runDir, input.worktree));
-  // events.jsonl has the guard's decisions as they happened; the refusals only the stream saw
-  // (Claude Code's own rules, human-only commands) join them here, so the file is complete.
   const log = new EventLog(runDir);
   for (const d of denials.slice(input.denials.length)) {
     if (d.rule !== 'human-gate')
@@ -125,71 +134,93 @@ export async function finalizeRun(input: FinalizeInput): Promise<Finalized> {
     // A gate refusal seen only in the stream (the gate could not log it from the sandbox).
     else if (d.toolUseId) log.append({ event: 'human_gate_refused', source: 'stream', ...d });
   }
-  // SUP-3: the raw answer is always kept; report.md (and plan.md) hold it formatted by the template.
-  const formatted =
-    result && input.contract
-      ? formatAnswer(
-          input.contract,
-          result,
-          templateValues({
-            meta,
-            worktree: input.worktree,
-            branch: input.worktree ? `agentbox/${meta.run_name}` : null,
-          }),
-        )
-      : null;
-  if (result) {
-    fs.mkdirSync(path.join(runDir, 'raw'), { recursive: true });
-    await writeAtomic(path.join(runDir, 'raw', 'answer.md'), `${result.trimEnd()}\n`);
-  }
-  const resultFile = meta.type === 'plan' && result ? 'plan.md' : undefined;
-  if (resultFile && result) {
-    await writeAtomic(path.join(runDir, resultFile), formatted ?? `${result.trimEnd()}\n`);
-    files.push(resultFile);
-  }
-  await input.pauseAfter?.('result');
-  await writeAtomic(
-    path.join(runDir, 'report.md'),
-    renderReport({
-      meta,
-      outcome,
-      result,
-      toolCalls: summary.toolCalls,
-      toolErrors: input.toolErrors ?? NO_TOOL_ERRORS,
-      durationMs: input.durationMs,
-      costUsd: summary.result?.costUsd,
-      changes: changes?.files ?? [],
-      stat: changes?.stat ?? '',
-      denials,
-      inspection,
-      ...(resultFile ? { resultFile } : {}),
-      ...(formatted ? { formatted } : {}),
-      ...(input.checks ? { checks: input.checks } : {}),
-      commit: resultCommit
-        ? { sha: resultCommit, branch: readState(runDir)?.branch ?? `agentbox/${meta.run_name}` }
-        : null,
-    }),
-  );
-  files.push('report.md');
-  await input.pauseAfter?.('report');
+  return denials;
+}
+
+/**
+ * SUP-3: the raw answer is always kept (raw/answer.md); report.md (and a plan run's plan.md) hold
+ * it formatted by the template.
+ */
+async function writeAnswer(
+  input: FinalizeInput,
+  result: string | null,
+): Promise<{ formatted: string | null; resultFile: string | undefined }> {
+  const { meta, runDir } = input;
+  if (!result) return { formatted: null, resultFile: undefined };
+  const values = templateValues({
+    meta,
+    worktree: input.worktree,
+    branch: input.worktree ? `agentbox/${meta.run_name}` : null,
+  });
+  const formatted = input.contract ? formatAnswer(input.contract, result, values) : null;
+  fs.mkdirSync(path.join(runDir, 'raw'), { recursive: true });
+  await writeAtomic(path.join(runDir, 'raw', 'answer.md'), `${result.trimEnd()}\n`);
+  if (meta.type !== 'plan') return { formatted, resultFile: undefined };
+  await writeAtomic(path.join(runDir, 'plan.md'), formatted ?? `${result.trimEnd()}\n`);
+  return { formatted, resultFile: 'plan.md' };
+}
+
+function reportOf(
+  input: FinalizeInput,
+  r: {
+    outcome: Outcome;
+    result: string | null;
+    changes: ExportedPatch | null;
+    inspection: Inspection | undefined;
+    denials: Denial[];
+    resultFile: string | undefined;
+    formatted: string | null;
+    resultCommit: string | null;
+  },
+): string {
+  const { meta, summary } = input;
+  return renderReport({
+    meta,
+    outcome: r.outcome,
+    result: r.result,
+    toolCalls: summary.toolCalls,
+    toolErrors: input.toolErrors ?? NO_TOOL_ERRORS,
+    durationMs: input.durationMs,
+    costUsd: summary.result?.costUsd,
+    changes: r.changes?.files ?? [],
+    stat: r.changes?.stat ?? '',
+    denials: r.denials,
+    inspection: r.inspection,
+    ...(r.resultFile ? { resultFile: r.resultFile } : {}),
+    ...(r.formatted ? { formatted: r.formatted } : {}),
+    ...(input.checks ? { checks: input.checks } : {}),
+    commit: r.resultCommit
+      ? { sha: r.resultCommit, branch: readState(input.runDir)?.branch ?? `agentbox/${meta.run_name}` }
+      : null,
+  });
+}
+
+/** The final state, last: a run whose state says it ended has its patch and report. */
+async function recordEnd(
+  input: FinalizeInput,
+  end: { outcome: Outcome; files: readonly string[]; resultCommit: string | null; formatted: string | null },
+): Promise<void> {
+  const { outcome, files } = end;
+  const toolErrors = input.toolErrors ?? NO_TOOL_ERRORS;
+  const failure = outcome.failure
+    ? { ...outcome.failure, last_safe_artifact: files.includes('changes.patch') ? 'changes.patch' : null }
+    : null;
   await updateState(
     input.ledger,
-    meta.run_name,
+    input.meta.run_name,
     {
       status: outcome.status,
-      failure: outcome.failure
-        ? { ...outcome.failure, last_safe_artifact: files.includes('changes.patch') ? 'changes.patch' : null }
-        : null,
+      failure,
       ended_at: new Date().toISOString(),
       claude_pid: null,
       claude_pid_start: null,
-      tool_calls: summary.toolCalls,
-      result_commit: resultCommit,
-      failed_tool_calls: (input.toolErrors ?? NO_TOOL_ERRORS).count,
-      last_tool_error: (input.toolErrors ?? NO_TOOL_ERRORS).last,
+      tool_calls: input.summary.toolCalls,
+      result_commit: end.resultCommit,
+      failed_tool_calls: toolErrors.count,
+      last_tool_error: toolErrors.last,
       output: {
         template: input.contract ? 'prompt/output.md' : null,
-        applied: formatted !== null,
+        applied: end.formatted !== null,
         violations: input.checks?.violations ?? 0,
         corrections: input.checks?.corrections ?? 0,
         verified: input.checks?.verify ? input.checks.verify.ok : null,
@@ -200,118 +231,6 @@ export async function finalizeRun(input: FinalizeInput): Promise<Finalized> {
       detail: outcome.failure ? `${outcome.status}: ${outcome.failure.kind}` : outcome.status,
     },
   );
-  await input.pauseAfter?.('state');
-  return {
-    name: meta.run_name,
-    status: outcome.status,
-    failure: outcome.failure,
-    files,
-    changes,
-    result,
-    toolCalls: summary.toolCalls,
-    denials,
-    durationMs: input.durationMs,
-    resultCommit,
-    toolErrors: input.toolErrors ?? NO_TOOL_ERRORS,
-  };
-}
-
-/**
- * The result as a commit on the run's branch (src/git/result-commit.ts), so `git log/diff/push`
- * and a pull request work. The patch stays the artifact: a commit that cannot be made is logged
- * and the run goes on without it.
- */
-async function commitResult(
-  input: FinalizeInput,
-  status: RunStatus,
-  answer: string | null,
-): Promise<string | null> {
-  const { meta, runDir } = input;
-  const state = readState(runDir);
-  const branch = state?.branch ?? `agentbox/${meta.run_name}`;
-  if (!meta.repo_sha_start) return null;
-  const log = new EventLog(runDir);
-  try {
-    const done = await recordResultCommit({
-      repoRoot: input.ledger.root,
-      branch,
-      base: meta.repo_sha_start,
-      previous: state?.result_commit ?? null,
-      patchFile: path.join(runDir, 'changes.patch'),
-      message: resultMessage({ name: meta.run_name, task: meta.task, status, answer }),
-    });
-    if (done.created)
-      log.append({
-        event: 'result_committed',
-        commit: done.commit,
-        branch,
-        parent: done.parent,
-        ...(done.replaced ? { replaced: done.replaced } : {}),
-      });
-    return done.commit;
-  } catch (error) {
-    log.append({ event: 'result_commit_failed', branch, message: (error as Error).message });
-    return state?.result_commit ?? null;
-  }
-}
-
-/**
- * Refusals the human gate logged when the agent ran it anyway: into this run's events.jsonl, or —
- * from inside a fix run's sandbox, where the ledger is out of reach — into the agent's RUN_DIR in
- * its worktree, from where they are copied into events.jsonl here.
- * NOTE: the agent can write its RUN_DIR, so it could add refusals that never happened: noise in
- * the log, never a permission.
- */
-function loggedGateRefusals(runDir: string, worktree: string | null): Denial[] {
-  const log = new EventLog(runDir);
-  if (worktree) {
-    const agentLog = new EventLog(path.join(worktree, AGENT_RUN_DIR));
-    for (const e of agentLog.read())
-      if (e.event === 'human_gate_refused') log.append({ ...e, via: AGENT_RUN_DIR });
-    // Taken once: a resumed run does not copy them again.
-    fs.rmSync(agentLog.file, { force: true });
-  }
-  return log
-    .read()
-    .filter((e) => e.event === 'human_gate_refused')
-    .map((e) => ({ tool: 'Bash', rule: 'human-gate', reason: String(e.reason ?? '') }));
-}
-
-/**
- * Every refused action of the run, once: agentbox's guard (from the hooks, with the rule), Claude
- * Code's own refusals (from the stream: its deny rules, the project guard hook, human-only
- * commands), and the human gate refusing to run inside the run (logged by `agentbox merge`).
- */
-export function allDenials(
-  hooks: readonly Denial[],
-  summary: StreamSummary,
-  logged: readonly Denial[] = [],
-): Denial[] {
-  const out = [...hooks];
-  const seen = new Set(hooks.map((d) => d.toolUseId).filter(Boolean));
-  const RULE = {
-    config: 'permission-rule',
-    hook: 'guard-hook',
-    skill: 'human-only-command',
-    sandbox: 'sandbox',
-    gate: 'human-gate',
-    other: 'refused',
-  } as const;
-  // The gate logs its refusals itself where it can (`logged`, no tool call id); the stream also
-  // shows them: only those beyond the logged count are new (from a sandbox, which logs none).
-  let gateSeen = logged.length;
-  for (const r of summary.refusals) {
-    if (seen.has(r.toolUseId)) continue;
-    if (r.by === 'gate' && gateSeen-- > 0) continue;
-    out.push({
-      toolUseId: r.toolUseId,
-      tool: r.tool,
-      rule: RULE[r.by],
-      reason: r.message.replace(/<\/?tool_use_error>/g, ''),
-      ...(r.input ? { input: r.input } : {}),
-    });
-  }
-  return [...out, ...logged];
 }
 
 /**

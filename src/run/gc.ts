@@ -1,9 +1,5 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { parseDuration } from '../config/duration.js';
-import type { CommandContext } from '../context.js';
-import { AgentboxError } from '../errors.js';
-import { findRepo } from '../git/repo.js';
 import { deleteBranch, deleteRef, listAgentboxRefs } from '../git/traces.js';
 import { listWorktrees, removeWorktree } from '../git/worktree.js';
 import {
@@ -22,13 +18,6 @@ import {
 } from '../ledger/index.js';
 import { readLinkedRun } from '../ledger/links.js';
 import { removeRunCommands } from '../slash/index.js';
-import { assertHuman } from './gate.js';
-
-export interface GcOptions {
-  readonly olderThan?: string;
-  readonly dryRun?: boolean;
-  readonly json?: boolean;
-}
 
 export interface GcItem {
   readonly run: string;
@@ -42,31 +31,19 @@ const COLLECTABLE = new Set(['DONE', 'MERGED', 'DISCARDED', 'ABORTED', 'CRASHED'
 const DECIDED = new Set(['MERGED', 'DISCARDED']);
 
 /**
- * `agentbox gc`: removes the worktrees and branches of MERGED and DISCARDED runs (and their
- * checkpoints); with --older-than, also whole run folders of finished runs that ended before then.
- * Runs in REVIEW (changes waiting for the gate) and ACTIVE runs are never touched. --dry-run lists.
+ * What `agentbox gc` collects: the worktrees and branches of MERGED and DISCARDED runs (and their
+ * checkpoints); with a `cutoff` (ms since the epoch), also whole run folders of finished runs that
+ * ended before then. Runs in REVIEW (changes waiting for the gate) and ACTIVE runs are never
+ * touched. `dry`: lists, removes nothing.
  */
-export async function gc(ctx: CommandContext, options: GcOptions): Promise<number> {
-  assertHuman(ctx.env, 'gc', ctx.cwd);
-  let cutoff: number | null = null;
-  if (options.olderThan !== undefined) {
-    const ms = parseDuration(options.olderThan);
-    if (ms === undefined) {
-      throw new AgentboxError(
-        'USAGE',
-        `--older-than ${JSON.stringify(options.olderThan)} is not a duration`,
-        {
-          hint: 'give a number and a unit, e.g. 30d, 12h or 90m',
-        },
-      );
-    }
-    cutoff = Date.now() - ms;
-  }
-  const repo = await findRepo(ctx.cwd);
-  const ledger = openLedger(repo.root);
-  const dry = options.dryRun === true;
-  const worktrees = new Set((await listWorktrees(repo.root)).map((w) => w.path));
-  const refs = new Set(await listAgentboxRefs(repo.root));
+export async function collectGarbage(
+  root: string,
+  cutoff: number | null,
+  dry: boolean,
+): Promise<{ removed: GcItem[]; keptReview: string[] }> {
+  const ledger = openLedger(root);
+  const worktrees = new Set((await listWorktrees(root)).map((w) => w.path));
+  const refs = new Set(await listAgentboxRefs(root));
   const removed: GcItem[] = [];
   const keptReview: string[] = [];
   const deletedRuns: { name: string; state: RunState }[] = [];
@@ -92,13 +69,12 @@ export async function gc(ctx: CommandContext, options: GcOptions): Promise<numbe
     const checkpoint = `refs/agentbox/checkpoints/${name}`;
     if (refs.has(checkpoint)) items.push({ run: name, what: 'checkpoint', path: checkpoint });
     if (deleteFolder) items.push({ run: name, what: 'run_folder', path: path.join(ledger.runsDir, name) });
-    if (!dry) await collect(repo.root, ledger, name, state, items);
+    if (!dry) await collect(root, ledger, name, state, items);
     if (deleteFolder) deletedRuns.push({ name, state });
     removed.push(...items);
   }
   if (!dry && deletedRuns.length > 0) await afterDeletes(ledger, deletedRuns);
-  report(ctx, repo.root, { removed, keptReview, dry, json: options.json === true });
-  return 0;
+  return { removed, keptReview };
 }
 
 async function collect(
@@ -146,34 +122,4 @@ async function afterDeletes(ledger: Ledger, deleted: readonly { name: string }[]
     else fs.rmSync(ledger.latest, { force: true });
   }
   await regenerateIndexMd(ledger);
-}
-
-function report(
-  ctx: CommandContext,
-  root: string,
-  r: { removed: GcItem[]; keptReview: string[]; dry: boolean; json: boolean },
-): void {
-  if (r.json) {
-    ctx.io.out(
-      `${JSON.stringify({ dry_run: r.dry, removed: r.removed, kept_review: r.keptReview }, null, 2)}\n`,
-    );
-    return;
-  }
-  const verb = r.dry ? 'would remove' : 'removed';
-  const show = (p: string) => (p.startsWith(`${root}/`) ? path.relative(root, p) : p);
-  for (const item of r.removed) {
-    const label = item.what === 'run_folder' ? 'run folder' : item.what;
-    ctx.io.out(`${verb} ${label} ${show(item.path)}${item.what === 'run_folder' ? '' : ` (${item.run})`}\n`);
-  }
-  if (r.keptReview.length > 0) {
-    ctx.io.out(
-      `kept ${r.keptReview.length} old run(s) in REVIEW: their changes wait for agentbox merge or discard\n`,
-    );
-  }
-  const count = (what: GcItem['what']) => r.removed.filter((i) => i.what === what).length;
-  ctx.io.out(
-    r.removed.length === 0
-      ? 'nothing to collect\n'
-      : `${r.dry ? 'dry run: nothing removed; would remove' : 'gc removed'} ${count('worktree')} worktree(s), ${count('branch')} branch(es), ${count('checkpoint')} checkpoint(s), ${count('run_folder')} run folder(s)\n`,
-  );
 }

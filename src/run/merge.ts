@@ -1,8 +1,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { execa } from 'execa';
 import { AgentboxError } from '../errors.js';
 import { applyPatch, checkPatch, commitFiles, inspectPatchFile, patchStat } from '../git/apply.js';
+import { runGit } from '../git/exec.js';
 import { type SensitiveChange, sensitiveLines } from '../git/sensitive.js';
 import { removeWorktree } from '../git/worktree.js';
 import { openLedger, type RunDetails, updateState } from '../ledger/index.js';
@@ -11,7 +11,8 @@ import { mergeMessage } from './result-message.js';
 
 /*
  * The human gate's domain half: what a merge or a discard would do, and doing it, as data. The
- * commands (src/run/gate.ts) confirm and print; the web UI (src/web/actions.ts) calls these too.
+ * commands (src/commands/merge.ts, discard.ts) confirm and print; the web UI (src/web/actions.ts)
+ * calls these too.
  */
 
 /** A merge checked and ready: nothing has been changed yet. */
@@ -137,6 +138,16 @@ export async function applyMerge(
   };
 }
 
+/** The person applied the change by hand (`merge --mark-merged`): only the state says MERGED. */
+export async function recordMergedByHand(root: string, run: RunDetails): Promise<void> {
+  await updateState(
+    openLedger(root),
+    run.name,
+    { status: 'MERGED' },
+    { event: 'merged', detail: 'marked merged by hand' },
+  );
+}
+
 export interface DiscardResult {
   readonly run: string;
   readonly status: 'MERGED' | 'DISCARDED';
@@ -181,14 +192,9 @@ export async function discardRun(root: string, run: RunDetails): Promise<Discard
 /** Which of `files` have uncommitted changes in the working tree or index. */
 async function locallyChanged(root: string, files: readonly string[]): Promise<string[]> {
   if (files.length === 0) return [];
-  const status = await execa(
-    'git',
-    ['--literal-pathspecs', 'status', '--porcelain=v1', '-z', '--', ...files],
-    {
-      cwd: root,
-      reject: false,
-    },
-  );
+  const status = await runGit(['--literal-pathspecs', 'status', '--porcelain=v1', '-z', '--', ...files], {
+    cwd: root,
+  });
   if (status.exitCode !== 0) return [];
   return status.stdout
     .split('\0')

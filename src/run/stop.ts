@@ -1,26 +1,33 @@
-import type { CommandContext } from '../context.js';
 import { AgentboxError } from '../errors.js';
-import { type RunDetails, readState } from '../ledger/index.js';
+import { type Failure, type RunDetails, type RunStatus, readState } from '../ledger/index.js';
 import { isAlive } from '../process/reap.js';
 import { catchesSignal } from '../process/signals.js';
-import { styler } from '../util/style.js';
+import type { Styler } from '../util/style.js';
 import { EventLog } from './events.js';
 import { STOP_SIGNAL } from './signals.js';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/**
+/*
  * `agentbox stop <run>` for a headless run (foreground or detached): the same clean end as Ctrl-C
  * in its terminal — claude is ended, the patch and report are written, the run is ABORTED with the
  * reason — asked of the run's own agentbox process by a signal (STOP_SIGNAL), then awaited.
- * `force`: if it has not ended after `graceMs`, SIGKILL (the watchdog then marks it CRASHED and
- * `resume`/`recover` finish it).
  */
-export async function stopHeadless(
-  ctx: CommandContext,
-  run: RunDetails,
-  options: { readonly force?: boolean; readonly graceMs?: number; readonly waitMs?: number },
-): Promise<number> {
+
+/** How the stopped run ended: it recorded its end, or its process went without doing so. */
+export type StopOutcome =
+  | { readonly kind: 'ended'; readonly status: RunStatus; readonly failure: Failure | null }
+  | { readonly kind: 'gone'; readonly killed: boolean };
+
+export interface StopOptions {
+  /** If the run has not ended after `graceMs`, SIGKILL (the watchdog then marks it CRASHED). */
+  readonly force?: boolean;
+  readonly graceMs?: number;
+  readonly waitMs?: number;
+}
+
+/** Asks a running headless run's process to stop; returns its pid. */
+export async function requestStop(run: RunDetails): Promise<number> {
   const state = run.state;
   const running = state && (state.status === 'ACTIVE' || state.status === 'STALLED');
   if (!state || !running || !isAlive(state.pid, state.pid_start)) {
@@ -35,26 +42,19 @@ export async function stopHeadless(
   const ready = Date.now() + 10_000;
   while (catchesSignal(pid, STOP_SIGNAL) === false && Date.now() < ready) await sleep(50);
   process.kill(pid, STOP_SIGNAL);
-  const s = styler(ctx.io);
-  ctx.io.out(`stopping ${run.name} (pid ${pid}) …\n`);
+  return pid;
+}
+
+/** Waits for a run asked to stop to end; with `force`, kills it after the grace period. */
+export async function awaitStop(run: RunDetails, pid: number, options: StopOptions): Promise<StopOutcome> {
   const deadline = Date.now() + (options.waitMs ?? 60_000);
   const killAt = Date.now() + (options.graceMs ?? 10_000);
   let killed = false;
   for (;;) {
     const now = readState(run.dir);
-    if (now && now.status !== 'ACTIVE' && now.status !== 'STALLED') {
-      const why = now.failure ? ` (${now.failure.kind}): ${now.failure.message}` : '';
-      ctx.io.out(
-        `${s.ok('✓')} ${run.name} — ${now.status}${why}\n  next: agentbox show ${run.meta.run_id}\n`,
-      );
-      return 0;
-    }
-    if (!isAlive(pid, state.pid_start)) {
-      ctx.io.out(
-        `${s.warn('!')} ${run.name}: its process is gone; agentbox status marks it and agentbox resume ${run.meta.run_id} finishes it\n`,
-      );
-      return killed ? 0 : 1;
-    }
+    if (now && now.status !== 'ACTIVE' && now.status !== 'STALLED')
+      return { kind: 'ended', status: now.status, failure: now.failure };
+    if (!isAlive(pid, run.state?.pid_start)) return { kind: 'gone', killed };
     if (options.force && !killed && Date.now() > killAt) {
       process.kill(pid, 'SIGKILL');
       killed = true;
@@ -70,4 +70,19 @@ export async function stopHeadless(
     }
     await sleep(200);
   }
+}
+
+/** `stop`'s exit code: 0 once the run ended (or was killed as asked), 1 when it went by itself. */
+export const stopExitCode = (o: StopOutcome): number => (o.kind === 'ended' || o.killed ? 0 : 1);
+
+/** What `agentbox stop` says once it has asked, and the web UI answers with first. Pure. */
+export const stoppingLine = (run: RunDetails, pid: number): string => `stopping ${run.name} (pid ${pid}) …\n`;
+
+/** What `agentbox stop` says once the run ended, and the web UI answers with after. Pure. */
+export function stoppedLine(run: RunDetails, o: StopOutcome, s: Styler): string {
+  if (o.kind === 'gone') {
+    return `${s.warn('!')} ${run.name}: its process is gone; agentbox status marks it and agentbox resume ${run.meta.run_id} finishes it\n`;
+  }
+  const why = o.failure ? ` (${o.failure.kind}): ${o.failure.message}` : '';
+  return `${s.ok('✓')} ${run.name} — ${o.status}${why}\n  next: agentbox show ${run.meta.run_id}\n`;
 }

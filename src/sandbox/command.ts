@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { type OwnedExit, spawnOwned } from '../process/owned.js';
+import { writeAtomicSync } from '../util/fs.js';
 
 /** What the sandbox around a project command fences (the run's own sandbox, as srt settings). */
 export interface CommandSandbox {
@@ -59,7 +60,7 @@ export async function runProjectCommand(input: {
   fs.mkdirSync(path.dirname(input.logFile), { recursive: true });
   let argv: [string, string[]];
   if (input.sandbox) {
-    fs.writeFileSync(
+    writeAtomicSync(
       input.settingsFile,
       JSON.stringify({
         filesystem: {
@@ -69,7 +70,7 @@ export async function runProjectCommand(input: {
         },
         network: { allowedDomains: input.sandbox.allowedDomains, deniedDomains: [] },
       }),
-      { mode: 0o600 },
+      0o600,
     );
     argv = [process.execPath, [srtCli(), '-s', input.settingsFile, '-c', input.command]];
   } else argv = ['/bin/sh', ['-c', input.command]];

@@ -1,8 +1,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { execa } from 'execa';
 import type { Config } from '../config/schema.js';
 import { AgentboxError } from '../errors.js';
+import { git } from '../git/exec.js';
 import { createPrivateGit } from '../git/private.js';
 import { probeSandbox, probeVerifySandbox, type SandboxEnv } from './available.js';
 import { absentBefore, leftoverCandidates, removeEmpty } from './leftovers.js';
@@ -96,18 +96,15 @@ export async function prepareRunPrivacy(opts: {
   };
   if (!opts.worktree || opts.config.mode === 'off') return { area, secrets, sandbox: null };
   try {
-    const common = await execa('git', ['rev-parse', '--git-common-dir'], {
-      cwd: opts.repoRoot,
-      env: { LC_ALL: 'C' },
-    });
-    const mainGitDir = fs.realpathSync(path.resolve(opts.repoRoot, common.stdout.trim()));
-    const own = await execa('git', ['rev-parse', '--git-dir'], { cwd: opts.worktree, env: { LC_ALL: 'C' } });
+    const common = await git(['rev-parse', '--git-common-dir'], { cwd: opts.repoRoot });
+    const mainGitDir = fs.realpathSync(path.resolve(opts.repoRoot, common.trim()));
+    const own = await git(['rev-parse', '--git-dir'], { cwd: opts.worktree });
     const leftovers = absentBefore(
       leftoverCandidates({
         repoRoot: opts.repoRoot,
         mainGitDir,
         worktree: opts.worktree,
-        worktreeGitDir: path.resolve(opts.worktree, own.stdout.trim()),
+        worktreeGitDir: path.resolve(opts.worktree, own.trim()),
       }),
     );
     area.onDispose(() => removeEmpty(leftovers));

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
+import { writeAtomicSync } from '../util/fs.js';
 
 /**
  * What a run keeps from its agent: under `<tmp>/agentbox-<uid>/`, `secrets/<run>-<random>/` holds
@@ -69,7 +70,7 @@ export function createPrivateArea(base: string, runName: string): PrivateArea {
     gitDir: path.join(workDir, 'git'),
     writeSecret(name, content) {
       const file = path.join(secretsDir, name);
-      fs.writeFileSync(file, content, { mode: 0o600 });
+      writeAtomicSync(file, content, 0o600);
       return file;
     },
     onDispose(cleanup) {

@@ -1,70 +1,16 @@
-import {
-  applyEdits,
-  type FormattingOptions,
-  findNodeAtLocation,
-  type JSONPath,
-  modify,
-  type Node,
-  parseTree,
-} from 'jsonc-parser';
 import { isObject, type Json, type JsonObject } from './file.js';
+import { DENY_RULES, GUARD_EVENT, GUARD_GROUP, GUARD_MARK, MARKER_KEY } from './guard.js';
+import { JsonText } from './json-text.js';
 
-/** The top-level key where init records what it added, so uninstall removes exactly that. */
-export const MARKER_KEY = 'agentbox';
-export const GUARD_MARK = '# agentbox-guard';
-
-/**
- * Repo-wide rules for every Claude session in this repository, inside a run or not: the ledger
- * is not the agent's to read (self-poisoning), and the human gate is not the agent's to use.
- */
-export const DENY_RULES = [
-  'Read(./.agents/**)',
-  'Bash(agentbox merge:*)',
-  'Bash(agentbox discard:*)',
-  'Bash(npx agentbox merge:*)',
-  'Bash(npx agentbox discard:*)',
-] as const;
-
-const GUARD_REASON =
-  'agentbox: the .agents/ run ledger and agentbox merge/discard are for humans only; an agent may not use them';
-
-/**
- * Backs the deny rules where Claude Code's own command parsing does not reach (`bash -c "cat …"`,
- * `python3 -c …`). Plain POSIX sh: it runs only for Bash commands that name the ledger or the gate
- * (GUARD_CONDITIONS), prints nothing unless it denies, and needs no agentbox installation, so it
- * is harmless for teammates who never run agentbox.
- */
-export const GUARD_COMMAND =
-  'case "$(cat)" in *.agents/runs*|*.agents/INDEX*|*.agents/pointers*|*.agents/latest*|*"agentbox merge"*|*"agentbox discard"*) ' +
-  `printf '%s\\n' '${JSON.stringify({
-    hookSpecificOutput: {
-      hookEventName: 'PreToolUse',
-      permissionDecision: 'deny',
-      permissionDecisionReason: GUARD_REASON,
-    },
-  })}';; esac ${GUARD_MARK} v1`;
-
-/**
- * NOTE: each entry runs only when its `if` matches the command (checked inside Claude Code, no
- * process started): the guard costs nothing on the Bash calls that do not name the ledger or the
- * gate (measured with bench/hooks.bench.ts). A Claude Code that does not know `if` runs the guard on
- * every Bash call instead: slower, equally safe.
- */
-export const GUARD_CONDITIONS = [
-  'Bash(*.agents*)',
-  'Bash(*agentbox merge*)',
-  'Bash(*agentbox discard*)',
-] as const;
-export const GUARD_GROUP: JsonObject = {
-  matcher: 'Bash',
-  hooks: GUARD_CONDITIONS.map((condition) => ({
-    type: 'command',
-    if: condition,
-    command: GUARD_COMMAND,
-    timeout: 10,
-  })),
-};
-export const GUARD_EVENT = 'PreToolUse';
+export {
+  DENY_RULES,
+  GUARD_COMMAND,
+  GUARD_CONDITIONS,
+  GUARD_EVENT,
+  GUARD_GROUP,
+  GUARD_MARK,
+  MARKER_KEY,
+} from './guard.js';
 
 export interface InstallRecord {
   note: string;
@@ -86,112 +32,6 @@ function isGuardGroup(group: Json): boolean {
   return group.hooks.some(
     (h) => isObject(h) && typeof h.command === 'string' && h.command.includes(GUARD_MARK),
   );
-}
-
-function detectFormatting(text: string): FormattingOptions {
-  const indent = /\n([ \t]+)\S/.exec(text)?.[1] ?? '  ';
-  return {
-    insertSpaces: !indent.startsWith('\t'),
-    tabSize: indent.startsWith('\t') ? 1 : indent.length,
-    eol: text.includes('\r\n') ? '\r\n' : '\n',
-  };
-}
-
-/** A text editor that keeps the user's formatting, key order and everything it does not touch. */
-class JsonText {
-  text: string;
-  private readonly formatting: FormattingOptions;
-
-  constructor(text: string) {
-    this.text = text;
-    this.formatting = detectFormatting(text);
-  }
-
-  /**
-   * Adds a property, removes one, or replaces a value in place. Adding and removing go through
-   * insert() and cut(), which are exact inverses; only a replaced value is formatted by
-   * jsonc-parser (the range it formats is the new value alone).
-   */
-  set(path: JSONPath, value: Json | undefined): void {
-    const tree = parseTree(this.text);
-    const parent = tree ? findNodeAtLocation(tree, path.slice(0, -1)) : undefined;
-    const key = path.at(-1);
-    if (parent?.type === 'object' && typeof key === 'string') {
-      const index = (parent.children ?? []).findIndex((p) => p.children?.[0]?.value === key);
-      if (value === undefined) {
-        if (index >= 0) this.cut(parent, index);
-        return;
-      }
-      if (index < 0) {
-        this.insert(parent, `${JSON.stringify(key)}: `, value);
-        return;
-      }
-    }
-    const options = value === undefined ? {} : { formattingOptions: this.formatting };
-    this.text = applyEdits(this.text, modify(this.text, path, value, options));
-  }
-
-  /** Removes one array element and its separator, the exact inverse of append(). */
-  removeElement(path: JSONPath, index: number): void {
-    const tree = parseTree(this.text);
-    const array = tree ? findNodeAtLocation(tree, path) : undefined;
-    if (array?.type === 'array') this.cut(array, index);
-  }
-
-  append(path: JSONPath, value: Json): void {
-    const tree = parseTree(this.text);
-    const array = tree ? findNodeAtLocation(tree, path) : undefined;
-    if (array?.type === 'array') this.insert(array, '', value);
-  }
-
-  /**
-   * Adds a member after the container's last one, in the container's own layout: on its own line
-   * at the same indent, or inline when the container is inline. An empty container opens onto its
-   * own lines, and cut() closes it again to `{}` or `[]`. NOTE: jsonc-parser's modify() reformats
-   * every line an edit touches, which would rewrite the user's entries (an inline
-   * `"deny": ["Read(./.env)"]` or one-line hook group before the insertion point), and leaves an
-   * emptied object as `{\n}`; then uninstall could not give back the original bytes.
-   */
-  private insert(container: Node, prefix: string, value: Json): void {
-    const eol = this.formatting.eol ?? '\n';
-    const unit = this.formatting.insertSpaces ? ' '.repeat(this.formatting.tabSize ?? 2) : '\t';
-    const block = (indent: string) => JSON.stringify(value, null, unit).split('\n').join(`${eol}${indent}`);
-    const last = container.children?.at(-1);
-    if (!last) {
-      const lineStart = this.text.lastIndexOf('\n', container.offset) + 1;
-      const indent = /^[ \t]*/.exec(this.text.slice(lineStart))![0];
-      const body = `${eol}${indent}${unit}${prefix}${block(indent + unit)}${eol}${indent}`;
-      this.splice(container.offset + 1, container.length - 2, body);
-      return;
-    }
-    const lineStart = this.text.lastIndexOf('\n', last.offset) + 1;
-    const indent = this.text.slice(lineStart, last.offset);
-    const end = last.offset + last.length;
-    const ownLine = /^[ \t]*$/.test(indent) && lineStart > container.offset;
-    this.splice(
-      end,
-      0,
-      ownLine ? `,${eol}${indent}${prefix}${block(indent)}` : `, ${prefix}${JSON.stringify(value)}`,
-    );
-  }
-
-  /** Removes one member (array element or object property) and its separator; inverse of insert(). */
-  private cut(container: Node, index: number): void {
-    const items = container.children ?? [];
-    const item = items[index];
-    if (!item) return;
-    const prev = items[index - 1];
-    const next = items[index + 1];
-    let [from, to] = [item.offset, item.offset + item.length];
-    if (prev) from = prev.offset + prev.length;
-    else if (next) to = next.offset;
-    else [from, to] = [container.offset + 1, container.offset + container.length - 1];
-    this.splice(from, to - from, '');
-  }
-
-  private splice(offset: number, length: number, content: string): void {
-    this.text = `${this.text.slice(0, offset)}${content}${this.text.slice(offset + length)}`;
-  }
 }
 
 export function readRecord(value: JsonObject): InstallRecord | undefined {

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { errnoCode, fsError } from '../errors.js';
+import { writeAtomicSync } from '../util/fs.js';
 
 /**
  * A run's inbox for `agentbox inject`: one file per message in `inbox/pending/`, named so that
@@ -26,15 +27,11 @@ export function enqueue(runDir: string, text: string): string {
   }
   // Milliseconds, then a high-resolution tick and a per-process counter: later means larger.
   const id = `${Date.now().toString().padStart(15, '0')}-${process.hrtime.bigint().toString().padStart(20, '0')}-${String(sequence++).padStart(6, '0')}-${randomBytes(3).toString('hex')}`;
-  const temp = path.join(pending, `.${id}.tmp`);
-  const file = path.join(pending, `${id}.json`);
-  try {
-    fs.writeFileSync(temp, JSON.stringify({ id, text, queued_at: new Date().toISOString() }));
-    fs.renameSync(temp, file);
-  } catch (error) {
-    fs.rmSync(temp, { force: true });
-    throw fsError(error, 'queue the message in', pending);
-  }
+  // Atomic: a taker reads only whole `.json` files (the temp file has another ending).
+  writeAtomicSync(
+    path.join(pending, `${id}.json`),
+    JSON.stringify({ id, text, queued_at: new Date().toISOString() }),
+  );
   return id;
 }
 

@@ -1,10 +1,9 @@
 import type { HookAnswer, HookInput } from '../endpoint/server.js';
-import type { FailureKind } from '../ledger/types.js';
 import type { EventLog } from '../run/events.js';
-import { correctionText } from '../templates/contract.js';
+import { block, type CheckRecord, type Decision, type SupervisorEnd } from './decision.js';
 import { pendingCount, takePending } from './inbox.js';
 import type { ModelReply } from './model.js';
-import { parseAnswer } from './parse.js';
+import { decideByModel } from './model-decision.js';
 import { supervisorPrompt, type ToolRecord, toolExcerpt } from './prompt.js';
 import {
   type Counters,
@@ -13,20 +12,10 @@ import {
   type StopFacts,
   type SupervisorConfig,
 } from './rules.js';
-import { judgeViolations, type StopChecks, violationMessage } from './violations.js';
+import { checkStop } from './stop-check.js';
+import type { StopChecks } from './violations.js';
 
-/** How the supervisor ended the run, when it did. */
-export type SupervisorEnd =
-  | { readonly kind: 'complete'; readonly summary: string }
-  | { readonly kind: 'abort'; readonly failure: FailureKind; readonly reason: string };
-
-/** What the Stop checks found over the run, for the report and `show`. */
-export interface CheckRecord {
-  readonly violations: number;
-  readonly corrections: number;
-  /** The last verification's outcome, when one ran. */
-  readonly verify: { readonly ok: boolean; readonly detail: string } | null;
-}
+export type { CheckRecord, SupervisorEnd } from './decision.js';
 
 export interface SupervisorOptions {
   readonly config: SupervisorConfig;
@@ -50,7 +39,6 @@ export interface SupervisorOptions {
 const SUBAGENT_TOOLS = new Set(['Task', 'Agent']);
 const HISTORY = 50;
 const str = (v: unknown): string => (typeof v === 'string' ? v : '');
-const block = (reason: string): HookAnswer => ({ decision: 'block', reason });
 
 /**
  * A run's supervisor: keeps the tool history from the hooks and decides at every Stop, first by
@@ -208,51 +196,22 @@ export class Supervisor {
     }
   }
 
-  /**
-   * The agent wants to end: its final answer against the output contract, then (when that holds)
-   * the project's verification. A violation is logged, then corrected (the agent is told exactly
-   * what is wrong and goes on), or it fails the run. undefined: nothing to object to.
-   */
+  /** The Stop checks (contract, verification), their findings added to the run's record. */
   private async checkStop(input: HookInput, base: Record<string, unknown>): Promise<HookAnswer | undefined> {
     const checks = this.options.checks;
     if (!checks) return undefined;
-    const { log } = this.options;
-    let found = checks.answer ? checks.answer(str(input.last_assistant_message)) : [];
-    if (found.length === 0 && checks.verify) {
-      const result = await checks.verify();
-      this.lastVerify = result;
-      log.append({ event: 'verify', ok: result.ok, detail: result.detail });
-      if (!result.ok) found = [{ type: 'skipped_validation', detail: result.detail }];
+    const lastMessage = str(input.last_assistant_message);
+    const found = await checkStop(checks, lastMessage, this.corrections, this.options.log, base);
+    if (found.verify) this.lastVerify = found.verify;
+    this.violations += found.violations;
+    if (found.corrected) {
+      this.corrections++;
+      this.corrected = true;
     }
-    if (found.length === 0) return undefined;
-    const verdict = judgeViolations(checks, found, this.corrections);
-    this.violations += found.length;
-    const action = verdict.kind === 'correct' ? 'correct' : verdict.kind === 'fail' ? 'fail' : 'logged';
-    for (const v of found)
-      log.append({
-        event: 'violation',
-        type: v.type,
-        detail: v.detail,
-        action,
-        ...(action === 'correct'
-          ? { correction: this.corrections + 1, max_corrections: checks.maxCorrections }
-          : {}),
-      });
-    if (verdict.kind === 'logged') return undefined;
-    if (verdict.kind === 'fail') {
-      const reason = violationMessage(verdict.type);
-      log.append({ ...base, decision: 'abort', source: 'rules', reason, warning: true });
-      this.finish({ kind: 'abort', failure: 'violation', reason });
-      return {};
-    }
-    this.corrections++;
-    this.corrected = true;
-    const text = correctionText(found, checks.requiredSections);
-    log.append({ ...base, decision: 'continue', source: 'rules', reason: 'correction', text });
-    return block(text);
+    return found.decision && this.settle(found.decision);
   }
 
-  /** Mode claude: up to `attempts` answers; a failed call falls back to the rules (let it stop). */
+  /** Mode claude: a fresh `claude -p` decides (see decideByModel). */
   private async askModel(
     input: HookInput,
     iteration: number,
@@ -270,70 +229,17 @@ export class Supervisor {
       lastMessage: str(input.last_assistant_message),
       runType: this.options.runType,
     });
-    const attempts = this.options.attempts ?? 3;
-    for (let attempt = 1; attempt <= attempts; attempt++) {
-      const ask =
-        attempt === 1
-          ? prompt
-          : `${prompt}\n\nYour previous answer had no marker. Start your answer with [COMPLETE], [ABORT] or [CONTINUE].`;
-      const reply = this.options.ask
-        ? await this.options.ask(ask)
-        : ({ ok: false, error: 'no supervisor model configured', durationMs: 0 } as const);
-      if (!reply.ok) {
-        const reason = `supervisor call failed (${reply.error}); fell back to the rules: the agent's stop stands`;
-        log.append({
-          ...base,
-          decision: 'complete',
-          source: 'fallback',
-          reason,
-          prompt: ask,
-          error: reply.error,
-          attempt,
-        });
-        this.finish({ kind: 'complete', summary: reason });
-        return {};
-      }
-      const answer = parseAnswer(reply.output);
-      const record = {
-        ...base,
-        source: 'claude',
-        prompt: ask,
-        raw: reply.output,
-        attempt,
-        duration_ms: reply.durationMs,
-      };
-      switch (answer.action) {
-        case 'continue': {
-          if (!final) {
-            log.append({ ...record, decision: 'continue', text: answer.text });
-            return block(answer.text);
-          }
-          // At the iteration limit the agent may not go on: the budget is a hard stop.
-          const reason = `iteration budget reached (${iteration}/${config.maxIterations}): the supervisor wanted more work (${answer.text})`;
-          log.append({ ...record, decision: 'abort', reason, warning: true });
-          this.finish({ kind: 'abort', failure: 'budget', reason });
-          return {};
-        }
-        case 'complete':
-          log.append({ ...record, decision: 'complete', reason: answer.text });
-          this.finish({ kind: 'complete', summary: answer.text });
-          return {};
-        case 'abort':
-          log.append({ ...record, decision: 'abort', reason: answer.text });
-          this.finish({
-            kind: 'abort',
-            failure: 'agent_abort',
-            reason: answer.text || 'the supervisor aborted the run',
-          });
-          return {};
-        case 'none':
-          log.append({ ...record, decision: 'none', reason: 'no [COMPLETE], [ABORT] or [CONTINUE] marker' });
-      }
-    }
-    const reason = `the supervisor answered ${attempts} times without a decision marker`;
-    log.append({ ...base, decision: 'abort', source: 'rules', reason, warning: true });
-    this.finish({ kind: 'abort', failure: 'supervisor', reason });
-    return {};
+    const decision = await decideByModel({
+      log,
+      ask: this.options.ask,
+      attempts: this.options.attempts ?? 3,
+      prompt,
+      base,
+      iteration,
+      maxIterations: config.maxIterations,
+      final,
+    });
+    return this.settle(decision);
   }
 
   /**
@@ -345,6 +251,12 @@ export class Supervisor {
     this.counters = { iterations: 0, stuck: 0 };
     this.ended = null;
     if (prompt.trim() !== '') this.task = prompt;
+  }
+
+  /** Applies a decision: ends the run when it says so, and gives the hook its answer. */
+  private settle(decision: Decision): HookAnswer {
+    if (decision.end) this.finish(decision.end);
+    return decision.answer;
   }
 
   private finish(end: SupervisorEnd): void {

@@ -1,8 +1,15 @@
+import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import writeFileAtomic from 'write-file-atomic';
 import { errnoCode, fsError } from '../errors.js';
 
-/** Writes a file through a temp file in the same folder and a rename: readers see old or new, never half. */
+/*
+ * The one way agentbox replaces a file: a temp file in the same folder, then a rename, so a
+ * reader sees the old bytes or the new ones, never half (write-file-atomic; it also keeps the
+ * replaced file's mode). Append-only logs and exclusive creates (`wx`) are written directly.
+ */
+
+/** Writes `file` atomically: readers see old or new, never half. */
 export async function writeAtomic(file: string, data: string | Buffer, mode?: number): Promise<void> {
   try {
     await writeFileAtomic(file, data, mode === undefined ? {} : { mode });
@@ -11,11 +18,39 @@ export async function writeAtomic(file: string, data: string | Buffer, mode?: nu
   }
 }
 
-export function writeAtomicSync(file: string, data: string): void {
+/** writeAtomic for code that cannot wait (init's transaction, a queued message). */
+export function writeAtomicSync(file: string, data: string | Buffer, mode?: number): void {
   try {
-    writeFileAtomic.sync(file, data);
+    writeFileAtomic.sync(file, data, mode === undefined ? {} : { mode });
   } catch (error) {
     throw fsError(error, 'write', file);
+  }
+}
+
+/**
+ * Writes `file` whole only if nothing is there yet: the temp file is hard-linked into place, and
+ * a link never replaces a name. false: the file exists (someone wrote it first; it is kept).
+ */
+export function createAtomicSync(file: string, data: string | Buffer): boolean {
+  const temp = `${file}.${process.pid}-${randomBytes(4).toString('hex')}.tmp`;
+  try {
+    fs.writeFileSync(temp, data, { flag: 'wx' });
+    fs.linkSync(temp, file);
+    return true;
+  } catch (error) {
+    if (errnoCode(error) === 'EEXIST') return false;
+    throw fsError(error, 'write', file);
+  } finally {
+    rmQuietly(temp);
+  }
+}
+
+/** NOTE: `force` forgives only ENOENT; under a parent that is not a folder rmSync throws ENOTDIR. */
+function rmQuietly(file: string): void {
+  try {
+    fs.rmSync(file, { force: true });
+  } catch {
+    // Nothing could have been made there.
   }
 }
 

@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { fsError } from '../errors.js';
+import { writeAtomicSync } from './fs.js';
 
 type Undo = () => void;
 
@@ -27,27 +28,14 @@ export class FileTransaction {
     }
   }
 
-  /** Writes through a temp file and a rename, so a reader never sees half a file. */
+  /** Writes atomically, so a reader never sees half a file; undone by putting the old bytes back. */
   write(file: string, content: string): void {
     const before = fs.existsSync(file) ? fs.readFileSync(file) : undefined;
     if (before?.toString('utf8') === content) return;
     this.mkdir(path.dirname(file));
-    const temp = `${file}.agentbox-${process.pid}.tmp`;
-    try {
-      fs.writeFileSync(temp, content);
-      fs.renameSync(temp, file);
-    } catch (error) {
-      // NOTE: `force` only forgives ENOENT; when the parent is not a folder, rmSync throws ENOTDIR,
-      // which would replace the error that names the file.
-      try {
-        fs.rmSync(temp, { force: true });
-      } catch {
-        // No temp file could have been made there.
-      }
-      throw fsError(error, 'write', file);
-    }
+    writeAtomicSync(file, content);
     this.undo.push(() =>
-      before === undefined ? fs.rmSync(file, { force: true }) : fs.writeFileSync(file, before),
+      before === undefined ? fs.rmSync(file, { force: true }) : writeAtomicSync(file, before),
     );
     this.changed.push(file);
   }
@@ -60,7 +48,7 @@ export class FileTransaction {
     } catch (error) {
       throw fsError(error, 'delete', file);
     }
-    this.undo.push(() => fs.writeFileSync(file, before));
+    this.undo.push(() => writeAtomicSync(file, before));
     this.changed.push(file);
   }
 

@@ -5,6 +5,7 @@ import type { Ledger } from '../ledger/paths.js';
 import { readState, type StatePatch } from '../ledger/state.js';
 import type { RunState } from '../ledger/types.js';
 import { isAlive, killMarked } from '../process/reap.js';
+import { createAtomicSync } from '../util/fs.js';
 
 /**
  * The watchdog, run at the start of every agentbox command: ACTIVE runs whose supervisor is gone
@@ -208,8 +209,7 @@ async function markStalled(
 
 /**
  * A report for a run that died before writing its own: what happened and how to go on. Never
- * replaces a report (a resumed run writes the real one); created whole or not at all (link(2) of a
- * complete temp file fails when the name exists).
+ * replaces a report (a resumed run writes the real one, maybe meanwhile); created whole or not at all.
  */
 function writeCrashReport(runDir: string, name: string, state: RunState, detail: string): void {
   const report = path.join(runDir, 'report.md');
@@ -226,14 +226,10 @@ function writeCrashReport(runDir: string, name: string, state: RunState, detail:
     `Continue it with \`agentbox resume ${name.slice(-6)}\`, or let \`agentbox recover\` decide.`,
     '',
   ].join('\n');
-  const temp = `${report}.tmp-${process.pid}`;
   try {
-    fs.writeFileSync(temp, text);
-    fs.linkSync(temp, report);
+    createAtomicSync(report, text);
   } catch {
-    // Written meanwhile, or the ledger is not writable: the state says what happened.
-  } finally {
-    fs.rmSync(temp, { force: true });
+    // The ledger is not writable: the state says what happened.
   }
 }
 

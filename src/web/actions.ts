@@ -2,21 +2,25 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { fix, plan, review, scout } from '../commands/run.js';
-import { type CommandContext, memoryIo } from '../context.js';
+import { memoryIo } from '../context.js';
 import { AgentboxError, type ErrorCode, isAgentboxError } from '../errors.js';
-import { restart, state, stop } from '../interactive/control.js';
+import { controlSession, restartingLine, sessionJson } from '../interactive/control.js';
 import { type Ledger, readRun, resolveRun } from '../ledger/index.js';
 import { assertHuman } from '../run/gate.js';
-import { inject } from '../run/inject.js';
+import { checkMessage, deliveredJson, deliverMessage } from '../run/inject.js';
 import { applyMerge, discardRun, prepareMerge } from '../run/merge.js';
+import { type RunOptions, startRun } from '../run/start.js';
+import { awaitStop, requestStop, stopExitCode, stoppedLine, stoppingLine } from '../run/stop.js';
+import type { HeadlessType } from '../run/tier.js';
 import type { Env } from '../util/env.js';
+import { styler } from '../util/style.js';
 import { HttpError, stringField } from './http.js';
 
 /**
- * The page's buttons, as the CLI's own commands: each action calls the function its CLI command
- * calls, with an in-memory output, so every check (the human gate, sensitive changes, conflicts,
- * a run that is still running) is the same code. An AgentboxError becomes an HTTP status.
+ * The page's buttons: each action calls the domain functions its CLI command calls (the command in
+ * src/commands/ confirms and prints; this answers with data), so every check (the human gate,
+ * sensitive changes, conflicts, a run that is still running) is the same code. An AgentboxError
+ * becomes an HTTP status.
  */
 export interface ActionContext {
   readonly root: string;
@@ -37,43 +41,18 @@ const STATUS_OF: Partial<Record<ErrorCode, number>> = {
   HUMAN_GATE: 403,
 };
 
-/** Runs a command function in memory; its JSON output, or its error as an HttpError. */
-async function call(
-  ac: ActionContext,
-  fn: (ctx: CommandContext) => Promise<number>,
-): Promise<{ code: number; stdout: string; stderr: string }> {
-  const io = memoryIo();
-  try {
-    const code = await fn({ cwd: ac.root, env: ac.env, io });
-    return { code, stdout: io.stdout, stderr: io.stderr };
-  } catch (error) {
-    if (!isAgentboxError(error)) throw error;
-    throw new HttpError(STATUS_OF[error.code] ?? 500, error.message, {
-      code: error.code,
-      ...(error.hint ? { hint: error.hint } : {}),
-    });
-  }
-}
+/** The answers quote the CLI's lines without colour. */
+const PLAIN = styler(memoryIo());
 
-const parsed = (stdout: string): Record<string, unknown> => {
-  const last = stdout.trim().split('\n').filter(Boolean);
-  try {
-    return JSON.parse(stdout) as Record<string, unknown>;
-  } catch {
-    return { output: last.join('\n') };
-  }
-};
-
-const START = { scout, plan, fix, review } as const;
-type StartType = keyof typeof START;
+const RUN_TYPES: readonly HeadlessType[] = ['scout', 'plan', 'fix', 'review'];
 
 /** `POST /api/runs`: starts a run detached, as `agentbox <type> <task> --detach` does. */
 export async function startRunAction(ac: ActionContext, body: Record<string, unknown>) {
   const type = stringField(body, 'type', true);
-  if (!(type in START))
+  if (!RUN_TYPES.includes(type as HeadlessType))
     throw new HttpError(400, `"type" must be one of scout, plan, fix, review, not "${type}"`);
   const task = stringField(body, 'task', true);
-  const options = {
+  const options: RunOptions = {
     detach: true,
     json: true,
     model: stringField(body, 'model'),
@@ -82,8 +61,14 @@ export async function startRunAction(ac: ActionContext, body: Record<string, unk
     maxIterations: stringField(body, 'max_iterations'),
     maxCost: stringField(body, 'max_cost'),
   };
-  const out = await call(ac, (ctx) => START[type as StartType](ctx, task, options));
-  return parsed(out.stdout);
+  // startRun prints how it started (src/run/start.ts): with --detach --json, one JSON line.
+  const io = memoryIo();
+  await domain(() => startRun({ cwd: ac.root, env: ac.env, io }, type as HeadlessType, task, options));
+  try {
+    return JSON.parse(io.stdout) as Record<string, unknown>;
+  } catch {
+    return { output: io.stdout.trim() };
+  }
 }
 
 /** An AgentboxError from the domain, as the HTTP status it means. */
@@ -126,27 +111,51 @@ export async function discardAction(ac: ActionContext, ref: string) {
   });
 }
 
+/** `POST /api/runs/<run>/stop`: as `agentbox stop`; its lines and exit code. */
 export async function stopAction(ac: ActionContext, ref: string) {
-  const out = await call(ac, (ctx) => stop(ctx, ref, {}));
-  return { output: out.stdout.trim(), code: out.code };
+  return domain(async () => {
+    assertHuman(ac.env, 'stop', ac.root);
+    const run = readRun(ac.ledger, resolveRun(ac.ledger, ref));
+    if (run.meta.type === 'interactive') {
+      await controlSession(run, 'stop', { graceful: true });
+      return { output: `✓ stopping ${run.name}`, code: 0 };
+    }
+    const pid = await requestStop(run);
+    const outcome = await awaitStop(run, pid, {});
+    return {
+      output: `${stoppingLine(run, pid)}${stoppedLine(run, outcome, PLAIN)}`.trim(),
+      code: stopExitCode(outcome),
+    };
+  });
 }
 
 /** `POST /api/runs/<run>/restart {fresh?}`: an interactive session's claude, restarted. */
 export async function restartAction(ac: ActionContext, ref: string, body: Record<string, unknown>) {
-  const out = await call(ac, (ctx) => restart(ctx, ref, { fresh: body.fresh === true }));
-  return { output: out.stdout.trim(), code: out.code };
+  return domain(async () => {
+    assertHuman(ac.env, 'restart', ac.root);
+    const run = readRun(ac.ledger, resolveRun(ac.ledger, ref));
+    const fresh = body.fresh === true;
+    await controlSession(run, 'restart', { mode: fresh ? 'fresh' : 'resume' });
+    return { output: restartingLine(run, fresh, PLAIN.ok('✓')).trim(), code: 0 };
+  });
 }
 
 /** `GET /api/runs/<run>/session`: an interactive session's state, from its IPC socket. */
 export async function sessionState(ac: ActionContext, ref: string) {
-  const out = await call(ac, (ctx) => state(ctx, ref, { json: true }));
-  return parsed(out.stdout);
+  return domain(async () => {
+    const run = readRun(ac.ledger, resolveRun(ac.ledger, ref));
+    return sessionJson(run, await controlSession(run, 'state'));
+  });
 }
 
 export async function injectAction(ac: ActionContext, ref: string, body: Record<string, unknown>) {
   const text = stringField(body, 'text', true);
-  const out = await call(ac, (ctx) => inject(ctx, ref, text, { json: true }));
-  return parsed(out.stdout);
+  return domain(async () => {
+    assertHuman(ac.env, 'inject', ac.root);
+    checkMessage(text);
+    const run = readRun(ac.ledger, resolveRun(ac.ledger, ref));
+    return deliveredJson(run.name, await deliverMessage(run, text));
+  });
 }
 
 /** The built CLI entry (`src/web` and `dist/web` both sit two levels down). */

@@ -4,7 +4,9 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { memoryIo } from '../context.js';
 import type { Ledger } from '../ledger/index.js';
-import { recover } from '../recover/recover.js';
+import { decideRecoveries } from '../recover/recover.js';
+import { loadRunContext } from '../run/context.js';
+import { assertHuman } from '../run/gate.js';
 import type { Env } from '../util/env.js';
 
 /** The built CLI entry (`src/web` and `dist/web` both sit two levels down). */
@@ -18,10 +20,12 @@ export interface Interrupted {
 
 /** What `agentbox recover --dry-run` would do: the runs it would resume or replay. Changes nothing. */
 export async function interruptedRuns(root: string, env: Env): Promise<Interrupted[]> {
-  const io = memoryIo();
-  await recover({ cwd: root, env, io }, undefined, { dryRun: true, json: true });
-  const { runs } = JSON.parse(io.stdout) as { runs: Interrupted[] };
-  return runs.filter((r) => r.action === 'resume' || r.action === 'rollback_replay');
+  const ctx = { cwd: root, env, io: memoryIo() };
+  assertHuman(env, 'recover', root);
+  const decided = await decideRecoveries(ctx, await loadRunContext(ctx), undefined, false);
+  return decided
+    .filter(({ action }) => action.kind === 'resume' || action.kind === 'rollback_replay')
+    .map(({ run, action }) => ({ run: run.name, action: action.kind, reason: action.reason }));
 }
 
 /**

@@ -2,6 +2,7 @@ import type http from 'node:http';
 import { AgentboxError } from '../errors.js';
 import type { Ledger } from '../ledger/index.js';
 import type { Env } from '../util/env.js';
+import type { ActionContext } from './actions.js';
 import { HttpError, json, type Reply, readJsonBody } from './http.js';
 import { runsPage } from './runs.js';
 
@@ -23,12 +24,37 @@ export interface RouteContext {
 
 const RUN_ACTIONS = new Set(['merge', 'discard', 'stop', 'resume', 'inject', 'restart']);
 
+/** `POST /api/runs/<run>/<action>`: the human gate and run control. */
+async function runAction(
+  ac: ActionContext,
+  action: string,
+  ref: string,
+  input: Record<string, unknown>,
+): Promise<Reply> {
+  const { discardAction, injectAction, mergeAction, restartAction, resumeAction, stopAction } =
+    await actions();
+  switch (action) {
+    case 'merge':
+      return json(await mergeAction(ac, ref, input));
+    case 'discard':
+      return json(await discardAction(ac, ref));
+    case 'stop':
+      return json(await stopAction(ac, ref));
+    case 'resume':
+      return json(await resumeAction(ac, ref, input), 202);
+    case 'restart':
+      return json(await restartAction(ac, ref, input));
+    default:
+      return json(await injectAction(ac, ref, input));
+  }
+}
+
 /** The JSON API, one resource at a time; the request has passed every check already. */
 export async function route(ctx: RouteContext, req: http.IncomingMessage, url: URL): Promise<Reply> {
   const method = req.method ?? 'GET';
   const parts = url.pathname.split('/').filter(Boolean).map(decodeURIComponent);
   if (parts[0] !== 'api') throw new HttpError(404, `no such page: ${url.pathname}`);
-  const ac = { root: ctx.root, ledger: ctx.ledger, env: ctx.env };
+  const ac: ActionContext = { root: ctx.root, ledger: ctx.ledger, env: ctx.env };
   const body = () => readJsonBody(req, ctx.limit);
   try {
     if (parts[1] === 'runs' && parts.length === 2) {
@@ -42,24 +68,7 @@ export async function route(ctx: RouteContext, req: http.IncomingMessage, url: U
       return json(await (await actions()).sessionState(ac, parts[2]!));
     }
     if (parts[1] === 'runs' && parts.length === 4 && RUN_ACTIONS.has(parts[3]!) && method === 'POST') {
-      const ref = parts[2]!;
-      const input = await body();
-      const { discardAction, injectAction, mergeAction, restartAction, resumeAction, stopAction } =
-        await actions();
-      switch (parts[3]) {
-        case 'merge':
-          return json(await mergeAction(ac, ref, input));
-        case 'discard':
-          return json(await discardAction(ac, ref));
-        case 'stop':
-          return json(await stopAction(ac, ref));
-        case 'resume':
-          return json(await resumeAction(ac, ref, input), 202);
-        case 'restart':
-          return json(await restartAction(ac, ref, input));
-        default:
-          return json(await injectAction(ac, ref, input));
-      }
+      return await runAction(ac, parts[3]!, parts[2]!, await body());
     }
     if (parts[1] === 'recover' && parts.length === 2) {
       if (method === 'GET')

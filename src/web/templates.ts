@@ -83,6 +83,7 @@ function checkTemplate(name: string, text: string): void {
   const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'agentbox-template-'));
   try {
     const file = path.join(scratch, name);
+    // A fresh scratch folder: nothing is replaced and nobody reads it meanwhile.
     fs.writeFileSync(file, text);
     const loaded = readTemplate(file);
     if (name.endsWith('output.md')) {

@@ -41,8 +41,6 @@ describe('buildClaudeArgs with the real Claude Code', () => {
   afterAll(async () => {
     killTagged(tag);
     await server?.close();
-    home?.cleanup();
-    repo?.cleanup();
   });
 
   const env = () =>

@@ -78,7 +78,6 @@ describe(`fault tests (seed ${SEED}, ${TRIES} tries each)`, () => {
   });
   afterAll(async () => {
     printTable();
-    await p?.cleanup();
   });
 
   /** `agentbox fix <task>` in the background. */

@@ -40,8 +40,6 @@ describe('scripted model server + real claude', () => {
   afterAll(async () => {
     killTagged(tag);
     await server?.close();
-    home?.cleanup();
-    repo?.cleanup();
   });
 
   const env = () => claudeEnv({ home, modelUrl: server.url, extra: { AGENTBOX_TEST_TAG: tag } });
@@ -190,8 +188,6 @@ describe('interactive claude in a pty', () => {
       await exited;
       killTagged(tag);
       await server.close();
-      home.cleanup();
-      repo.cleanup();
     }
     await expectNoProcessesLeft(tag);
   });

@@ -42,8 +42,6 @@ describe('agentbox init, seen by the real Claude Code', () => {
   afterAll(async () => {
     killTagged(tag);
     await server?.close();
-    home?.cleanup();
-    repo?.cleanup();
   });
 
   /** Runs one scripted session; the replies are given per turn, keyed by a unique prompt. */

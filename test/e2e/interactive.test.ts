@@ -431,43 +431,33 @@ describe('agentbox start: an interactive Claude Code behind a pty', () => {
 
   it('a claude that always fails goes transient → flapping → halted, visible in state, and says how to resume', async () => {
     const fake = fakeClaude('process.stderr.write("cannot start\\n"); process.exit(3);');
-    try {
-      config(
-        'interactive:\n  restart_delay: 50ms\n  flapping_delay: 1500ms\n  flap_window: 60s\n  flap_threshold: 3\n  halt_after: 5\n',
-      );
-      const before = p.runs().length;
-      const s = start([], { AGENTBOX_CLAUDE_BIN: fake.bin });
-      const name = await newRun(before);
-      await waitFor(
-        () => logEvents(p, name, 'policy').some((e) => e.state === 'flapping'),
-        'the policy to flap',
-        { context },
-      );
-      const flapping = await stateOf(name);
-      expect(flapping.policy_state).toBe('flapping');
-      expect(flapping.last_exit).toMatchObject({ code: 3 });
-      const code = await s.exited;
-      expect(code).toBe(1);
+    config(
+      'interactive:\n  restart_delay: 50ms\n  flapping_delay: 1500ms\n  flap_window: 60s\n  flap_threshold: 3\n  halt_after: 5\n',
+    );
+    const before = p.runs().length;
+    const s = start([], { AGENTBOX_CLAUDE_BIN: fake.bin });
+    const name = await newRun(before);
+    await waitFor(
+      () => logEvents(p, name, 'policy').some((e) => e.state === 'flapping'),
+      'the policy to flap',
+      { context },
+    );
+    const flapping = await stateOf(name);
+    expect(flapping.policy_state).toBe('flapping');
+    expect(flapping.last_exit).toMatchObject({ code: 3 });
+    const code = await s.exited;
+    expect(code).toBe(1);
 
-      const policy = logEvents(p, name, 'policy');
-      expect(policy.map((e) => e.state)).toEqual([
-        'transient',
-        'transient',
-        'flapping',
-        'flapping',
-        'halted',
-      ]);
-      expect(policy.map((e) => e.delay_ms)).toEqual(['50', '50', '1500', '1500', undefined]);
-      expect(logEvents(p, name, 'claude_spawn')).toHaveLength(5);
-      expect(s.output()).toContain('claude failed 5 times in a row');
-      expect(s.output()).toContain(`agentbox start --resume ${name.slice(-6)}`);
-      const state = p.state(name);
-      expect(state.status).toBe('CRASHED');
-      expect(state.failure.message).toContain('failed 5 times');
-      await expectNoProcessesLeft(p.tag);
-    } finally {
-      fake.cleanup();
-    }
+    const policy = logEvents(p, name, 'policy');
+    expect(policy.map((e) => e.state)).toEqual(['transient', 'transient', 'flapping', 'flapping', 'halted']);
+    expect(policy.map((e) => e.delay_ms)).toEqual(['50', '50', '1500', '1500', undefined]);
+    expect(logEvents(p, name, 'claude_spawn')).toHaveLength(5);
+    expect(s.output()).toContain('claude failed 5 times in a row');
+    expect(s.output()).toContain(`agentbox start --resume ${name.slice(-6)}`);
+    const state = p.state(name);
+    expect(state.status).toBe('CRASHED');
+    expect(state.failure.message).toContain('failed 5 times');
+    await expectNoProcessesLeft(p.tag);
   }, 60_000);
 
   it('a resize of the terminal reaches claude inside the pty; the environment is the whitelist; --workdir sets where claude runs', async () => {
@@ -480,137 +470,121 @@ show();
 process.on('SIGWINCH', show);
 process.on('SIGTERM', () => process.exit(143));
 setInterval(() => {}, 1000);`);
-    try {
-      const sub = path.join(p.repo.dir, 'packages/app');
-      fs.mkdirSync(sub, { recursive: true });
-      const before = p.runs().length;
-      const s = start(['--workdir', 'packages/app'], {
-        AGENTBOX_CLAUDE_BIN: fake.bin,
-        AWS_SECRET_ACCESS_KEY: 'leak-me-not',
-        GITHUB_TOKEN: 'ghp_leak',
-        SOME_RANDOM_VAR: 'nope',
-      });
-      const name = await newRun(before);
-      await waitFor(() => s.output().includes('SIZE 100x30'), 'the first size', { context });
-      s.resize(132, 41);
-      await waitFor(() => s.output().includes('SIZE 132x41'), 'the new size inside the pty', { context });
-      expect(logEvents(p, name, 'resize').at(-1)).toMatchObject({ cols: '132', rows: '41' });
+    const sub = path.join(p.repo.dir, 'packages/app');
+    fs.mkdirSync(sub, { recursive: true });
+    const before = p.runs().length;
+    const s = start(['--workdir', 'packages/app'], {
+      AGENTBOX_CLAUDE_BIN: fake.bin,
+      AWS_SECRET_ACCESS_KEY: 'leak-me-not',
+      GITHUB_TOKEN: 'ghp_leak',
+      SOME_RANDOM_VAR: 'nope',
+    });
+    const name = await newRun(before);
+    await waitFor(() => s.output().includes('SIZE 100x30'), 'the first size', { context });
+    s.resize(132, 41);
+    await waitFor(() => s.output().includes('SIZE 132x41'), 'the new size inside the pty', { context });
+    expect(logEvents(p, name, 'resize').at(-1)).toMatchObject({ cols: '132', rows: '41' });
 
-      const seen = JSON.parse(fs.readFileSync(envFile, 'utf8')) as {
-        env: Record<string, string>;
-        cwd: string;
-      };
-      expect(seen.env.AWS_SECRET_ACCESS_KEY).toBeUndefined();
-      expect(seen.env.GITHUB_TOKEN).toBeUndefined();
-      expect(seen.env.SOME_RANDOM_VAR).toBeUndefined();
-      expect(seen.env.PWD).toBe(sub);
-      expect(seen.cwd).toBe(sub);
-      expect(logEvents(p, name, 'cwd_resolved')).toEqual([{ path: sub, source: 'cli_flag' }]);
-      expect(seen.env.HOME).toBe(p.env.HOME);
-      expect(seen.env.AGENTBOX_RUN).toBe(name);
-      expect(seen.env.AGENTBOX_TOKEN).toBeUndefined();
-      expect(seen.env.CLAUDE_CONFIG_DIR).toBe(p.env.CLAUDE_CONFIG_DIR);
+    const seen = JSON.parse(fs.readFileSync(envFile, 'utf8')) as {
+      env: Record<string, string>;
+      cwd: string;
+    };
+    expect(seen.env.AWS_SECRET_ACCESS_KEY).toBeUndefined();
+    expect(seen.env.GITHUB_TOKEN).toBeUndefined();
+    expect(seen.env.SOME_RANDOM_VAR).toBeUndefined();
+    expect(seen.env.PWD).toBe(sub);
+    expect(seen.cwd).toBe(sub);
+    expect(logEvents(p, name, 'cwd_resolved')).toEqual([{ path: sub, source: 'cli_flag' }]);
+    expect(seen.env.HOME).toBe(p.env.HOME);
+    expect(seen.env.AGENTBOX_RUN).toBe(name);
+    expect(seen.env.AGENTBOX_TOKEN).toBeUndefined();
+    expect(seen.env.CLAUDE_CONFIG_DIR).toBe(p.env.CLAUDE_CONFIG_DIR);
 
-      await p.agentbox(['stop', name]);
-      expect(await s.exited).toBe(0);
-      await expectNoProcessesLeft(p.tag);
-    } finally {
-      fake.cleanup();
-    }
+    await p.agentbox(['stop', name]);
+    expect(await s.exited).toBe(0);
+    await expectNoProcessesLeft(p.tag);
   }, 60_000);
 
   it('a clean exit asks: [r] restarts (resuming), [q] ends the session', async () => {
     const fake = fakeClaude('process.stdout.write("bye\\r\\n"); process.exit(0);');
-    try {
-      const before = p.runs().length;
-      const s = start([], { AGENTBOX_CLAUDE_BIN: fake.bin });
-      const name = await newRun(before);
-      await waitFor(() => s.output().includes('Restart it?'), 'the question', { context });
-      s.write('r');
-      await spawned(name, 2);
-      await waitFor(() => s.output().split('Restart it?').length === 3, 'the question again', { context });
-      s.write('q');
-      expect(await s.exited).toBe(0);
-      // agentbox's way back in is the last thing shown (the bell after it shows nothing).
-      const shown = s.output().replace(/\u001b\]9;[^\u0007]*\u0007|\u0007/g, '');
-      expect(shown.trimEnd().split('\n').at(-1)?.trim()).toBe(
-        `→ take it up again with: agentbox start --resume ${name.slice(-6)}`,
-      );
-      expect(logEvents(p, name, 'user_action').map((e) => e.action)).toEqual(['restart', 'quit']);
-      expect(p.state(name).status).toBe('DONE');
-      await expectNoProcessesLeft(p.tag);
-    } finally {
-      fake.cleanup();
-    }
+    const before = p.runs().length;
+    const s = start([], { AGENTBOX_CLAUDE_BIN: fake.bin });
+    const name = await newRun(before);
+    await waitFor(() => s.output().includes('Restart it?'), 'the question', { context });
+    s.write('r');
+    await spawned(name, 2);
+    await waitFor(() => s.output().split('Restart it?').length === 3, 'the question again', { context });
+    s.write('q');
+    expect(await s.exited).toBe(0);
+    // agentbox's way back in is the last thing shown (the bell after it shows nothing).
+    const shown = s.output().replace(/\u001b\]9;[^\u0007]*\u0007|\u0007/g, '');
+    expect(shown.trimEnd().split('\n').at(-1)?.trim()).toBe(
+      `→ take it up again with: agentbox start --resume ${name.slice(-6)}`,
+    );
+    expect(logEvents(p, name, 'user_action').map((e) => e.action)).toEqual(['restart', 'quit']);
+    expect(p.state(name).status).toBe('DONE');
+    await expectNoProcessesLeft(p.tag);
   }, 60_000);
 
   it('a socket left by a supervisor that died is detected: clients say so, the watchdog removes it, start --resume takes over', async () => {
     const fake = fakeClaude('setInterval(() => {}, 1000);');
-    try {
-      const before = p.runs().length;
-      const s = start([], { AGENTBOX_CLAUDE_BIN: fake.bin });
-      const name = await newRun(before);
-      await spawned(name);
-      const socket = await waitFor(() => p.state(name).socket_path as string, 'the socket in state.json');
-      await waitFor(() => fs.existsSync(socket), 'the socket file');
-      process.kill(s.pid, 'SIGKILL');
-      await s.exited;
-      // The supervisor is gone; claude lost its terminal with it.
-      await expectNoProcessesLeft(p.tag);
-      expect(fs.existsSync(socket)).toBe(true);
+    const before = p.runs().length;
+    const s = start([], { AGENTBOX_CLAUDE_BIN: fake.bin });
+    const name = await newRun(before);
+    await spawned(name);
+    const socket = await waitFor(() => p.state(name).socket_path as string, 'the socket in state.json');
+    await waitFor(() => fs.existsSync(socket), 'the socket file');
+    process.kill(s.pid, 'SIGKILL');
+    await s.exited;
+    // The supervisor is gone; claude lost its terminal with it.
+    await expectNoProcessesLeft(p.tag);
+    expect(fs.existsSync(socket)).toBe(true);
 
-      // The client alone (watchdog off) finds nobody answering on the socket.
-      const state = await p.agentbox(['state', name], { env: { AGENTBOX_WATCHDOG: '0' } });
-      expect(state.code).toBe(2);
-      expect(state.stderr).toContain(`cannot reach the run's supervisor at ${socket} (ECONNREFUSED)`);
-      expect(state.stderr).toContain('the session is not running');
-      expect(fs.existsSync(socket)).toBe(true);
-      // The watchdog, before any command, marks the session CRASHED and removes its socket.
-      const watched = await p.agentbox(['state', name]);
-      expect(watched.code).toBe(2);
-      expect(watched.stderr).toContain(
-        `agentbox: watchdog: run ${name} is CRASHED: the supervisor (pid ${s.pid}) is gone`,
-      );
-      expect(watched.stderr).toContain(`session ${name} is not running (CRASHED: the supervisor`);
-      expect(watched.stderr).toContain(`agentbox start --resume ${name.slice(-6)}`);
-      expect(fs.existsSync(socket)).toBe(false);
-      expect(p.state(name)).toMatchObject({ status: 'CRASHED', socket_path: null });
+    // The client alone (watchdog off) finds nobody answering on the socket.
+    const state = await p.agentbox(['state', name], { env: { AGENTBOX_WATCHDOG: '0' } });
+    expect(state.code).toBe(2);
+    expect(state.stderr).toContain(`cannot reach the run's supervisor at ${socket} (ECONNREFUSED)`);
+    expect(state.stderr).toContain('the session is not running');
+    expect(fs.existsSync(socket)).toBe(true);
+    // The watchdog, before any command, marks the session CRASHED and removes its socket.
+    const watched = await p.agentbox(['state', name]);
+    expect(watched.code).toBe(2);
+    expect(watched.stderr).toContain(
+      `agentbox: watchdog: run ${name} is CRASHED: the supervisor (pid ${s.pid}) is gone`,
+    );
+    expect(watched.stderr).toContain(`session ${name} is not running (CRASHED: the supervisor`);
+    expect(watched.stderr).toContain(`agentbox start --resume ${name.slice(-6)}`);
+    expect(fs.existsSync(socket)).toBe(false);
+    expect(p.state(name)).toMatchObject({ status: 'CRASHED', socket_path: null });
 
-      const again = start(['--resume', name], { AGENTBOX_CLAUDE_BIN: fake.bin });
-      await spawned(name, 2);
-      const resumed = await stateOf(name);
-      expect(resumed.running).toBe(true);
-      expect(p.state(name)).toMatchObject({ status: 'ACTIVE', socket_path: socket });
-      await p.agentbox(['stop', name]);
-      expect(await again.exited).toBe(0);
-      expect(fs.existsSync(socket)).toBe(false);
-      await expectNoProcessesLeft(p.tag);
-    } finally {
-      fake.cleanup();
-    }
+    const again = start(['--resume', name], { AGENTBOX_CLAUDE_BIN: fake.bin });
+    await spawned(name, 2);
+    const resumed = await stateOf(name);
+    expect(resumed.running).toBe(true);
+    expect(p.state(name)).toMatchObject({ status: 'ACTIVE', socket_path: socket });
+    await p.agentbox(['stop', name]);
+    expect(await again.exited).toBe(0);
+    expect(fs.existsSync(socket)).toBe(false);
+    await expectNoProcessesLeft(p.tag);
   }, 60_000);
 
   it('closing the terminal (SIGHUP) ends the session cleanly: claude stopped, the run DONE, the terminal restored', async () => {
     const fake = fakeClaude(
       "process.on('SIGTERM', () => process.exit(143)); process.stdout.write('READY\\r\\n'); setInterval(() => {}, 1000);",
     );
-    try {
-      const before = p.runs().length;
-      const s = start([], { AGENTBOX_CLAUDE_BIN: fake.bin });
-      const name = await newRun(before);
-      await waitFor(() => s.output().includes('READY'), 'the fake claude', { context });
-      process.kill(s.pid, 'SIGHUP');
-      expect(await s.exited).toBe(0);
-      expect(p.state(name)).toMatchObject({ status: 'DONE', claude_pid: null });
-      const index = fs.readFileSync(path.join(p.repo.dir, '.agents/INDEX.jsonl'), 'utf8');
-      expect(index).toContain('stopped by the terminal closing (SIGHUP)');
-      // Whatever claude switched on (alternate screen, mouse, bracketed paste) is switched off.
-      expect(s.output()).toContain('\x1b[?1049l');
-      expect(s.output()).toContain('\x1b[?2004l');
-      await expectNoProcessesLeft(p.tag);
-    } finally {
-      fake.cleanup();
-    }
+    const before = p.runs().length;
+    const s = start([], { AGENTBOX_CLAUDE_BIN: fake.bin });
+    const name = await newRun(before);
+    await waitFor(() => s.output().includes('READY'), 'the fake claude', { context });
+    process.kill(s.pid, 'SIGHUP');
+    expect(await s.exited).toBe(0);
+    expect(p.state(name)).toMatchObject({ status: 'DONE', claude_pid: null });
+    const index = fs.readFileSync(path.join(p.repo.dir, '.agents/INDEX.jsonl'), 'utf8');
+    expect(index).toContain('stopped by the terminal closing (SIGHUP)');
+    // Whatever claude switched on (alternate screen, mouse, bracketed paste) is switched off.
+    expect(s.output()).toContain('\x1b[?1049l');
+    expect(s.output()).toContain('\x1b[?2004l');
+    await expectNoProcessesLeft(p.tag);
   }, 60_000);
 
   it('a bad --workdir or interactive.cwd is an error naming its source, and no run is created', async () => {

@@ -41,17 +41,13 @@ describe('npm pack', () => {
     expect(help).toContain('init');
 
     const repo = gitRepo();
-    try {
-      const bin = path.join(project, 'node_modules/.bin/agentbox');
-      const out = execFileSync(bin, ['init'], {
-        cwd: repo.dir,
-        encoding: 'utf8',
-        env: { ...process.env, ...GIT_ENV },
-      });
-      expect(out).toContain('agentbox is set up');
-      expect(fs.existsSync(path.join(repo.dir, '.agents/runs'))).toBe(true);
-    } finally {
-      repo.cleanup();
-    }
+    const bin = path.join(project, 'node_modules/.bin/agentbox');
+    const out = execFileSync(bin, ['init'], {
+      cwd: repo.dir,
+      encoding: 'utf8',
+      env: { ...process.env, ...GIT_ENV },
+    });
+    expect(out).toContain('agentbox is set up');
+    expect(fs.existsSync(path.join(repo.dir, '.agents/runs'))).toBe(true);
   }, 240_000);
 });

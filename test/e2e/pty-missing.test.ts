@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { REPO_ROOT, runAgentbox } from '../helpers/bin.js';
 import { tempDir } from '../helpers/git-repo.js';
 import { type Project, project } from '../helpers/project.js';
@@ -32,10 +32,6 @@ describe('without a working node-pty', () => {
       path.join(pty, 'index.js'),
       'throw new Error("Cannot find module \'../build/Release/pty.node\'");\n',
     );
-  });
-  afterAll(async () => {
-    await p?.cleanup();
-    fs.rmSync(install, { recursive: true, force: true });
   });
   const bin = () => path.join(install, 'bin/agentbox.js');
 

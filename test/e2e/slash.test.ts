@@ -44,8 +44,6 @@ describe('run-scoped slash commands in the real Claude Code', () => {
   afterAll(async () => {
     killTagged(tag);
     await server?.close();
-    home?.cleanup();
-    repo?.cleanup();
     if (worktree) fs.rmSync(path.dirname(worktree), { recursive: true, force: true });
   });
 

@@ -30,7 +30,6 @@ describe('agentbox ui: server and API', () => {
   });
   afterAll(async () => {
     await ui?.stop();
-    await p?.cleanup();
   });
 
   async function fixThroughApi(task: string, value: number): Promise<{ name: string; id: string }> {

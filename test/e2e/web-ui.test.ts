@@ -56,7 +56,6 @@ describe('agentbox ui in Chromium', () => {
   afterAll(async () => {
     await browser?.close();
     await ui?.stop();
-    await p?.cleanup();
   });
 
   const shoot = async (name: string) => {
@@ -157,7 +156,8 @@ describe('agentbox ui in Chromium', () => {
     await page.locator('tbody tr').first().focus();
     await page.keyboard.press('Enter');
     await page.waitForURL(/#\/run\//);
-    await page.getByRole('heading', { level: 1 }).waitFor();
+    // The page's own title; a report rendered below it may bring headings of its own.
+    await page.getByRole('heading', { level: 1 }).first().waitFor();
     await shoot('run-detail');
     await page.goto(`${ui.url}/#/settings`);
     await page.getByLabel('Supervisor mode').waitFor();

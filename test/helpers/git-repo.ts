@@ -2,6 +2,7 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { cleanupLater } from './cleanup.js';
 
 /** Environment for git in tests: no user or system config, fixed identity and dates. */
 export const GIT_ENV: Record<string, string> = {
@@ -25,8 +26,11 @@ export interface TestRepo {
   cleanup(): void;
 }
 
+/** A fresh folder under the system temp dir, removed when the test (or, outside one, the file) ends. */
 export function tempDir(prefix = 'agentbox-test-'): string {
-  return fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), prefix)));
+  const dir = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), prefix)));
+  cleanupLater(() => fs.rmSync(dir, { recursive: true, force: true }));
+  return dir;
 }
 
 /**
@@ -38,10 +42,11 @@ export function gitRepo(options: { files?: Record<string, string>; bare?: boolea
   const env = { ...process.env, ...GIT_ENV };
   const git = (...args: string[]) =>
     execFileSync('git', args, { cwd: dir, env, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
-  if (options.bare) {
-    git('init', '--quiet', '--bare', '--initial-branch=main');
-  } else {
-    git('init', '--quiet', '--initial-branch=main');
+  git('init', '--quiet', ...(options.bare ? ['--bare'] : []), '--initial-branch=main');
+  // No background gc or maintenance: a detached `git gc` could outlive the test and its folder.
+  git('config', 'gc.auto', '0');
+  git('config', 'maintenance.auto', 'false');
+  if (!options.bare) {
     git('config', 'user.name', GIT_ENV.GIT_AUTHOR_NAME!);
     git('config', 'user.email', GIT_ENV.GIT_AUTHOR_EMAIL!);
     git('config', 'commit.gpgsign', 'false');

@@ -3,6 +3,7 @@ import path from 'node:path';
 import { type ModelServer, type Rule, startModelServer } from '../fixtures/model-server/index.js';
 import { type BinResult, runAgentbox } from './bin.js';
 import { CLAUDE_BIN, type ClaudeHome, claudeEnv, claudeHome } from './claude.js';
+import { cleanupLater } from './cleanup.js';
 import { gitRepo, type TestRepo } from './git-repo.js';
 import { killTagged, newTestTag } from './processes.js';
 
@@ -42,6 +43,17 @@ export async function project(
     ...claudeEnv({ home, modelUrl: server.url, extra: { AGENTBOX_TEST_TAG: tag, AGENTBOX_LINEAGE: tag } }),
     AGENTBOX_CLAUDE_BIN: CLAUDE_BIN,
   };
+  let cleaned = false;
+  // Registered after the repo and HOME, so it runs before their removal: processes first.
+  const cleanup = async () => {
+    if (cleaned) return;
+    cleaned = true;
+    killTagged(tag);
+    await server.close();
+    home.cleanup();
+    repo.cleanup();
+  };
+  cleanupLater(cleanup);
   const agentbox = (args: string[], o: { timeoutMs?: number; env?: Record<string, string> } = {}) =>
     runAgentbox(args, { cwd: repo.dir, env: { ...env, ...o.env }, timeoutMs: o.timeoutMs ?? 90_000 });
   const init = await agentbox(['init']);
@@ -74,11 +86,6 @@ export async function project(
         .trim()
         .split('\n')
         .map((line) => JSON.parse(line)),
-    async cleanup() {
-      killTagged(tag);
-      await server.close();
-      home.cleanup();
-      repo.cleanup();
-    },
+    cleanup,
   };
 }

@@ -1,25 +1,16 @@
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { checkpointRef, gitBusy, restoreCheckpoint, takeCheckpoint } from '../../src/git/checkpoint.js';
 import { addWorktree, headSha } from '../../src/git/worktree.js';
 import { recoveryAttempts, streamEndsWhole } from '../../src/recover/facts.js';
 import { gitRepo, snapshotTree, type TestRepo, tempDir } from '../helpers/git-repo.js';
 
 const git = (cwd: string, ...args: string[]) => execFileSync('git', args, { cwd, encoding: 'utf8' }).trim();
-const cleanups: (() => void)[] = [];
-afterEach(() => {
-  for (const c of cleanups.splice(0)) c();
-});
-
 async function worktree(): Promise<{ repo: TestRepo; wt: string }> {
   const repo = gitRepo({ files: { 'a.txt': 'a\n', 'b.txt': 'b\n', 'keep/c.txt': 'c\n' } });
   const dir = tempDir();
-  cleanups.push(
-    () => repo.cleanup(),
-    () => fs.rmSync(dir, { recursive: true, force: true }),
-  );
   const wt = path.join(dir, 'wt');
   await addWorktree(repo.dir, { path: wt, branch: 'agentbox/run', base: (await headSha(repo.dir))! });
   return { repo, wt };
@@ -86,12 +77,24 @@ describe('worktree checkpoints', () => {
     expect(git(wt, 'status', '--porcelain')).toBe('');
     expect(fs.readFileSync(path.join(wt, 'a.txt'), 'utf8')).toBe('a\n');
   });
+
+  it("a git failure is the runner's GIT_FAILED, naming the command and the worktree; git runs in the env passed", async () => {
+    const { wt } = await worktree();
+    const env = { ...process.env, GIT_DIR: path.join(wt, 'not-a-git-dir') };
+    await expect(takeCheckpoint(wt, 'run', { env })).rejects.toMatchObject({
+      code: 'GIT_FAILED',
+      args: ['rev-parse', '--absolute-git-dir', '--verify', 'HEAD'],
+      message: expect.stringContaining(`failed in ${wt}: fatal: not a git repository`),
+      hint: `run "git -C ${wt} status" to see the state of the worktree`,
+    });
+    expect(await gitBusy(wt, env)).toBe('it is not a git worktree any more');
+    expect(await gitBusy(wt)).toBeNull();
+  });
 });
 
 describe('recovery facts from files', () => {
   it('a stream log is whole when it ends in a newline after a line that parses', () => {
     const dir = tempDir();
-    cleanups.push(() => fs.rmSync(dir, { recursive: true, force: true }));
     const file = path.join(dir, 'stream.jsonl');
     expect(streamEndsWhole(file)).toBe(true);
     fs.writeFileSync(file, '');
@@ -106,7 +109,6 @@ describe('recovery facts from files', () => {
 
   it('counts the recoveries that resumed or replayed a run', () => {
     const dir = tempDir();
-    cleanups.push(() => fs.rmSync(dir, { recursive: true, force: true }));
     const events = [
       { event: 'recover', action: 'resume' },
       { event: 'recover', action: 'keep_waiting' },

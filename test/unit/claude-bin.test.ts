@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { claudeVersion, findClaudeBin } from '../../src/claude/bin.js';
 import { type Config, DEFAULT_CONFIG } from '../../src/config/schema.js';
 import type { Env } from '../../src/context.js';
@@ -26,9 +26,6 @@ const withBin = (bin: string | null): Config => ({ ...DEFAULT_CONFIG, claude: { 
 let dir: string;
 beforeEach(() => {
   dir = tempDir();
-});
-afterEach(() => {
-  fs.rmSync(dir, { recursive: true, force: true });
 });
 
 /** Writes an executable script (or a plain file with mode 0o644) and returns its path. */

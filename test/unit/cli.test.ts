@@ -43,8 +43,6 @@ beforeEach(() => {
   dir = tempDir();
 });
 afterEach(() => {
-  fs.rmSync(dir, { recursive: true, force: true });
-  repo?.cleanup();
   repo = undefined;
 });
 

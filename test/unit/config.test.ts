@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { formatDuration, parseDuration } from '../../src/config/duration.js';
 import {
   loadConfig,
@@ -110,9 +110,6 @@ describe('loadConfig', () => {
     home = path.join(dir, 'home');
     repo = path.join(dir, 'repo');
     fs.mkdirSync(repo);
-  });
-  afterEach(() => {
-    fs.rmSync(dir, { recursive: true, force: true });
   });
   const write = (file: string, text: string) => {
     fs.mkdirSync(path.dirname(file), { recursive: true });

@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { DEFAULT_CONFIG } from '../../src/config/schema.js';
 import { checkTemplates, checkVerify } from '../../src/doctor/templates.js';
 import { findRepo } from '../../src/git/repo.js';
@@ -8,7 +8,6 @@ import { gitRepo, type TestRepo, tempDir } from '../helpers/git-repo.js';
 
 describe('doctor: templates and runs.verify', () => {
   let repo: TestRepo | undefined;
-  afterEach(() => repo?.cleanup());
 
   it('passes when every type’s templates load, and names the file and the fix when one does not', async () => {
     repo = gitRepo();

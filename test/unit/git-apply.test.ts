@@ -75,7 +75,6 @@ describe('applying a patch to a real repository', () => {
     vi.unstubAllEnvs();
   });
   afterEach(() => {
-    repo?.cleanup();
     if (dir) fs.rmSync(dir, { recursive: true, force: true });
   });
 

@@ -201,7 +201,6 @@ describe('exportPatch on a real worktree', () => {
     vi.unstubAllEnvs();
   });
   afterEach(() => {
-    repo?.cleanup();
     if (dir) fs.rmSync(dir, { recursive: true, force: true });
   });
 
@@ -361,19 +360,14 @@ describe('exportPatch with an excluded folder that git ignores', () => {
   it('exports the rest and leaves the folder out (git add exits 1 there, which is fine)', async () => {
     const repo = gitRepo({ files: { '.gitignore': '.claude/commands/run_*/\n', 'a.txt': 'a\n' } });
     const dir = tempDir('agentbox-patch-');
-    try {
-      const base = repo.git('rev-parse', 'HEAD').trim();
-      const wt = path.join(dir, 'wt');
-      await addWorktree(repo.dir, { path: wt, branch: 'agentbox/ignored', base });
-      fs.mkdirSync(path.join(wt, '.claude/commands/run_abc123'), { recursive: true });
-      fs.writeFileSync(path.join(wt, '.claude/commands/run_abc123/fix_abc123.md'), 'x');
-      fs.writeFileSync(path.join(wt, 'a.txt'), 'changed\n');
-      const out = await exportPatch(wt, { base, exclude: ['.claude/commands/run_abc123'] });
-      expect(out.files.map((f) => f.path)).toEqual(['a.txt']);
-      expect(out.patch.toString('utf8')).not.toContain('run_abc123');
-    } finally {
-      repo.cleanup();
-      fs.rmSync(dir, { recursive: true, force: true });
-    }
+    const base = repo.git('rev-parse', 'HEAD').trim();
+    const wt = path.join(dir, 'wt');
+    await addWorktree(repo.dir, { path: wt, branch: 'agentbox/ignored', base });
+    fs.mkdirSync(path.join(wt, '.claude/commands/run_abc123'), { recursive: true });
+    fs.writeFileSync(path.join(wt, '.claude/commands/run_abc123/fix_abc123.md'), 'x');
+    fs.writeFileSync(path.join(wt, 'a.txt'), 'changed\n');
+    const out = await exportPatch(wt, { base, exclude: ['.claude/commands/run_abc123'] });
+    expect(out.files.map((f) => f.path)).toEqual(['a.txt']);
+    expect(out.patch.toString('utf8')).not.toContain('run_abc123');
   });
 });

@@ -25,7 +25,6 @@ describe('findRepo reads the plain layouts from disk, as git would answer', () =
         expect(await findRepo(cwd, {})).toEqual(disk);
       }
     } finally {
-      repo.cleanup();
       fs.rmSync(path.dirname(wt), { recursive: true, force: true });
     }
   });
@@ -45,34 +44,21 @@ describe('findRepo reads the plain layouts from disk, as git would answer', () =
     ],
   ])('%s: not read from disk, git decides', (_name, arrange) => {
     const repo = gitRepo();
-    try {
-      expect(findOnDisk(arrange(repo.dir))).toBeUndefined();
-    } finally {
-      repo.cleanup();
-    }
+    expect(findOnDisk(arrange(repo.dir))).toBeUndefined();
   });
 
   it('GIT_DIR in the environment: git decides, and answers the repository it names', async () => {
     const here = gitRepo();
     const named = gitRepo();
-    try {
-      const env = { ...process.env, GIT_DIR: path.join(named.dir, '.git') };
-      const found = await findRepo(here.dir, env);
-      expect(found.commonDir).toBe(path.join(named.dir, '.git'));
-      expect(findOnDisk(here.dir)?.commonDir).toBe(path.join(here.dir, '.git'));
-    } finally {
-      here.cleanup();
-      named.cleanup();
-    }
+    const env = { ...process.env, GIT_DIR: path.join(named.dir, '.git') };
+    const found = await findRepo(here.dir, env);
+    expect(found.commonDir).toBe(path.join(named.dir, '.git'));
+    expect(findOnDisk(here.dir)?.commonDir).toBe(path.join(here.dir, '.git'));
   });
 
   it('no repository above: undefined from disk, and findRepo says how to start one', async () => {
     const dir = tempDir();
-    try {
-      expect(findOnDisk(dir)).toBeUndefined();
-      await expect(findRepo(dir, {})).rejects.toThrow(/not a git repository/);
-    } finally {
-      fs.rmSync(dir, { recursive: true, force: true });
-    }
+    expect(findOnDisk(dir)).toBeUndefined();
+    await expect(findRepo(dir, {})).rejects.toThrow(/not a git repository/);
   });
 });

@@ -441,7 +441,6 @@ describe('inspecting what exportPatch writes', () => {
     vi.unstubAllEnvs();
   });
   afterEach(() => {
-    repo?.cleanup();
     if (dir) fs.rmSync(dir, { recursive: true, force: true });
   });
 

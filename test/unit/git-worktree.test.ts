@@ -142,7 +142,6 @@ describe('worktrees on a real repository', () => {
     vi.unstubAllEnvs();
   });
   afterEach(() => {
-    repo?.cleanup();
     if (dir) fs.rmSync(dir, { recursive: true, force: true });
   });
   const setup = (files?: Record<string, string>) => {

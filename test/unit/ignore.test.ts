@@ -107,7 +107,6 @@ describe('unignored', () => {
   let repo: TestRepo | undefined;
   let dir: string | undefined;
   afterEach(() => {
-    repo?.cleanup();
     repo = undefined;
     if (dir) fs.rmSync(dir, { recursive: true, force: true });
     dir = undefined;
@@ -151,7 +150,10 @@ describe('unignored', () => {
 
   it('fails outside a git repository, naming the folder', async () => {
     dir = tempDir();
-    await expect(unignored(dir, LEDGER_IGNORES)).rejects.toThrow(`git check-ignore failed in ${dir}: fatal:`);
+    await expect(unignored(dir, LEDGER_IGNORES)).rejects.toMatchObject({
+      code: 'GIT_FAILED',
+      message: `git check-ignore -q --no-index .agents/INDEX.md failed in ${dir}: fatal: not a git repository (or any of the parent directories): .git`,
+    });
   });
 
   it('agrees with git once addIgnoreBlock wrote the missing rules', async () => {

@@ -81,6 +81,27 @@ describe('imports (issue 16)', () => {
     expect(upward).toEqual([]);
   });
 
+  it('only the front end (src/cli/) loads a command: the domain and the web UI call domain functions', () => {
+    const into = [...graph].flatMap(([from, to]) =>
+      from.startsWith('cli/') || from.startsWith('commands/')
+        ? []
+        : to.filter((t) => t.startsWith('commands/')).map((t) => `${from} → ${t}`),
+    );
+    expect(into).toEqual([]);
+  });
+
+  it("every command in the CLI's table is src/commands/<name>.ts, loaded lazily", () => {
+    const table = fs.readFileSync(path.join(SRC, 'cli/table.ts'), 'utf8');
+    const loaded = [...table.matchAll(/import\(\s*'([^']+)'\s*\)/g)].map((m) => m[1]!);
+    expect(loaded.filter((spec) => !/^\.\.\/commands\/[a-z-]+\.js$/.test(spec))).toEqual([]);
+    const names = [
+      ...[...table.matchAll(/\.command\('([^']+)'/g)].map((m) => m[1]!.replace(/^__/, '')),
+      ...[...table.matchAll(/^\s+(\w+): async \(\) => \(await import/gm)].map((m) => m[1]!),
+    ];
+    expect(names.length).toBeGreaterThan(20);
+    expect(names.filter((name) => !graph.has(`commands/${name}.ts`))).toEqual([]);
+  });
+
   it('no import circles', () => {
     expect(circles(graph)).toEqual([]);
   });

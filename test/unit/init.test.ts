@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { PROJECT_CONFIG_TEMPLATE } from '../../src/config/template.js';
 import { IGNORE_MARK } from '../../src/git/ignore.js';
 import { DENY_RULES, GUARD_MARK, MARKER_KEY } from '../../src/settings/managed.js';
@@ -8,13 +8,8 @@ import { agentbox } from '../helpers/cli.js';
 import { gitRepo, snapshotTree, type TestRepo, tempDir } from '../helpers/git-repo.js';
 import { makeReadOnly } from '../helpers/read-only.js';
 
-const cleanups: (() => void)[] = [];
-afterEach(() => {
-  for (const c of cleanups.splice(0).reverse()) c();
-});
 function repo(options?: Parameters<typeof gitRepo>[0]): TestRepo {
   const r = gitRepo(options);
-  cleanups.push(() => r.cleanup());
   return r;
 }
 const settingsOf = (r: TestRepo, file = '.claude/settings.json') => JSON.parse(r.read(file));
@@ -131,7 +126,6 @@ describe('agentbox init', () => {
 describe('agentbox init: bad input changes nothing', () => {
   it('refuses a folder that is not a git repository', async () => {
     const dir = tempDir();
-    cleanups.push(() => fs.rmSync(dir, { recursive: true, force: true }));
     const result = await agentbox(['init'], { cwd: dir });
     expect(result.code).toBe(1);
     expect(result.stderr).toContain(`agentbox: not a git repository: ${dir}`);

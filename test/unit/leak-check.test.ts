@@ -39,6 +39,5 @@ describe('the leak check', () => {
     );
     killTagged(tag);
     await expectNoProcessesLeft(tag, 3000);
-    fs.rmSync(dir, { recursive: true, force: true });
   });
 });

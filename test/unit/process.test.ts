@@ -255,23 +255,19 @@ describe('processStartTime', () => {
 
   it('reads past a command name with spaces and parentheses', async () => {
     const dir = tempDir('agentbox-proc-');
+    const odd = path.join(dir, 'a) (b c');
+    fs.symlinkSync(fs.realpathSync('/bin/sleep'), odd);
+    const before = Number(processStartTime(process.pid));
+    const child = spawn(odd, ['30'], { stdio: 'ignore' });
+    const pid = child.pid!;
     try {
-      const odd = path.join(dir, 'a) (b c');
-      fs.symlinkSync(fs.realpathSync('/bin/sleep'), odd);
-      const before = Number(processStartTime(process.pid));
-      const child = spawn(odd, ['30'], { stdio: 'ignore' });
-      const pid = child.pid!;
-      try {
-        expect(fs.readFileSync(`/proc/${pid}/comm`, 'utf8').trim()).toBe('a) (b c');
-        const start = processStartTime(pid);
-        expect(start).toMatch(/^\d+$/);
-        expect(Number(start)).toBeGreaterThanOrEqual(before);
-      } finally {
-        child.kill('SIGKILL');
-        await once(child, 'exit');
-      }
+      expect(fs.readFileSync(`/proc/${pid}/comm`, 'utf8').trim()).toBe('a) (b c');
+      const start = processStartTime(pid);
+      expect(start).toMatch(/^\d+$/);
+      expect(Number(start)).toBeGreaterThanOrEqual(before);
     } finally {
-      fs.rmSync(dir, { recursive: true, force: true });
+      child.kill('SIGKILL');
+      await once(child, 'exit');
     }
   });
 

@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { recordResultCommit, resultTree } from '../../src/git/result-commit.js';
 import { resultMessage, subjectOf } from '../../src/run/result-message.js';
 import { gitRepo, type TestRepo } from '../helpers/git-repo.js';
@@ -22,7 +22,6 @@ function patchOf(repo: TestRepo, change: () => void): string {
 
 describe('recordResultCommit', () => {
   let repo: TestRepo;
-  afterEach(() => repo?.cleanup());
 
   it('commits base + patch on the branch, chains a second result, and leaves every index and file alone', async () => {
     repo = gitRepo({ files: { 'a.txt': 'a\n', 'bin.dat': Buffer.from([0, 1, 2, 3]).toString('latin1') } });
@@ -117,7 +116,7 @@ describe('recordResultCommit', () => {
       'diff --git a/a.txt b/a.txt\n--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-zzz\n+yyy\n',
     );
     await expect(resultTree(repo.dir, base, bogus)).rejects.toThrow(
-      /git apply failed .*patch does not apply/s,
+      /git apply --cached .* failed in .*patch does not apply/s,
     );
     await expect(
       recordResultCommit({

@@ -2,15 +2,16 @@ import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { commitMessage, merge, mergedNext } from '../../src/commands/merge.js';
 import { type CommandContext, type Env, memoryIo } from '../../src/context.js';
 import { AgentboxError } from '../../src/errors.js';
 import { exportPatch } from '../../src/git/patch.js';
 import { addWorktree } from '../../src/git/worktree.js';
 import { ensureLedger, openLedger, readRun, updateState } from '../../src/ledger/index.js';
-import { processStartTime } from '../../src/process/reap.js';
+import { isAlive, processStartTime } from '../../src/process/reap.js';
 import { EventLog } from '../../src/run/events.js';
-import { assertHuman, commitMessage, isAlive, merge, mergedNext } from '../../src/run/gate.js';
+import { assertHuman } from '../../src/run/gate.js';
 import { GIT_ENV, gitRepo, snapshotTree, type TestRepo, tempDir } from '../helpers/git-repo.js';
 import { cli, create, idSequence } from './fixtures/ledger.js';
 
@@ -40,29 +41,25 @@ describe('assertHuman', () => {
 
   it('records the refusal in the events of the run that tried it', () => {
     const runDir = tempDir('agentbox-gate-');
-    try {
-      const env = { AGENTBOX_RUN: NAME, AGENTBOX_RUN_DIR: runDir };
-      expect(() => assertHuman(env, 'merge')).toThrow(AgentboxError);
-      expect(() => assertHuman(env, 'discard')).toThrow(AgentboxError);
-      const events = new EventLog(runDir).read();
-      expect(events.map(({ ts: _ts, ...rest }) => rest)).toEqual([
-        {
-          event: 'human_gate_refused',
-          command: 'merge',
-          reason: expect.stringMatching(/^agentbox merge is/),
-        },
-        {
-          event: 'human_gate_refused',
-          command: 'discard',
-          reason: expect.stringMatching(/^agentbox discard is/),
-        },
-      ]);
-      // A person's shell with AGENTBOX_RUN_DIR left over writes nothing.
-      assertHuman({ AGENTBOX_RUN_DIR: runDir }, 'merge');
-      expect(new EventLog(runDir).read()).toHaveLength(2);
-    } finally {
-      fs.rmSync(runDir, { recursive: true, force: true });
-    }
+    const env = { AGENTBOX_RUN: NAME, AGENTBOX_RUN_DIR: runDir };
+    expect(() => assertHuman(env, 'merge')).toThrow(AgentboxError);
+    expect(() => assertHuman(env, 'discard')).toThrow(AgentboxError);
+    const events = new EventLog(runDir).read();
+    expect(events.map(({ ts: _ts, ...rest }) => rest)).toEqual([
+      {
+        event: 'human_gate_refused',
+        command: 'merge',
+        reason: expect.stringMatching(/^agentbox merge is/),
+      },
+      {
+        event: 'human_gate_refused',
+        command: 'discard',
+        reason: expect.stringMatching(/^agentbox discard is/),
+      },
+    ]);
+    // A person's shell with AGENTBOX_RUN_DIR left over writes nothing.
+    assertHuman({ AGENTBOX_RUN_DIR: runDir }, 'merge');
+    expect(new EventLog(runDir).read()).toHaveLength(2);
   });
 
   it.each(['merge', 'discard', 'resume'])('names the command it guards: %s', (command) => {
@@ -159,17 +156,12 @@ describe('isAlive', () => {
 });
 
 describe('merge: sensitive changes', () => {
-  const cleanups: (() => void)[] = [];
   beforeAll(() => {
     for (const [key, value] of Object.entries(GIT_ENV)) vi.stubEnv(key, value);
   });
   afterAll(() => {
     vi.unstubAllEnvs();
   });
-  afterEach(() => {
-    for (const cleanup of cleanups.splice(0).reverse()) cleanup();
-  });
-
   /**
    * A repository with a fix run in REVIEW whose changes.patch is what `change` did in the run's
    * worktree. `executable` files are committed with mode 755 first.
@@ -180,12 +172,10 @@ describe('merge: sensitive changes', () => {
     options: { executable?: string[]; hooksPath?: string } = {},
   ) {
     const repo = gitRepo({ files });
-    cleanups.push(() => repo.cleanup());
     for (const file of options.executable ?? []) fs.chmodSync(path.join(repo.dir, file), 0o755);
     const base = options.executable ? repo.commit('modes') : repo.git('rev-parse', 'HEAD').trim();
     if (options.hooksPath) repo.git('config', 'core.hooksPath', options.hooksPath);
     const dir = tempDir('agentbox-merge-');
-    cleanups.push(() => fs.rmSync(dir, { recursive: true, force: true }));
     const wt = path.join(dir, 'wt');
     await addWorktree(repo.dir, { path: wt, branch: 'run', base });
     change((file) => {
@@ -312,7 +302,6 @@ describe('merge: sensitive changes', () => {
     /** core.hooksPath=.githooks with the person's own pre-commit hook, which leaves a mark. */
     const withHook = (change: (at: (file: string) => string, marks: string) => void) => {
       const marks = tempDir('agentbox-marks-');
-      cleanups.push(() => fs.rmSync(marks, { recursive: true, force: true }));
       const hook = `#!/bin/sh\necho own >> '${marks}/own'\n`;
       return fixRun({ '.githooks/pre-commit': hook, 'src/a.ts': 'a\n' }, (at) => change(at, marks), {
         executable: ['.githooks/pre-commit'],

@@ -196,8 +196,6 @@ describe('renderReport', () => {
       expect(text).not.toContain('src/a.ts` —');
     } finally {
       vi.unstubAllEnvs();
-      repo.cleanup();
-      fs.rmSync(dir, { recursive: true, force: true });
     }
   });
 

@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { AgentboxError } from '../../src/errors.js';
 import { lineColumn, readSettings, settingsPath, shapeProblem } from '../../src/settings/file.js';
 import { tempDir } from '../helpers/git-repo.js';
@@ -78,9 +78,6 @@ describe('readSettings', () => {
   let dir: string;
   beforeEach(() => {
     dir = tempDir();
-  });
-  afterEach(() => {
-    fs.rmSync(dir, { recursive: true, force: true });
   });
   const write = (text: string) => {
     const file = path.join(dir, 'settings.json');

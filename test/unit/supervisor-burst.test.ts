@@ -1,22 +1,17 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { AirlockScope } from '../../src/airlock/guard.js';
 import { type Endpoint, startEndpoint } from '../../src/endpoint/server.js';
 import { EventLog } from '../../src/run/events.js';
 import { createRunHookHandler } from '../../src/supervisor/hooks.js';
 import { Supervisor } from '../../src/supervisor/supervisor.js';
+import { cleanupLater } from '../helpers/cleanup.js';
 import { tempDir } from '../helpers/git-repo.js';
-
-const cleanups: (() => Promise<void> | void)[] = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
 
 /** A run's endpoint as `agentbox run` wires it: airlock, then the supervisor (mode rules), one EventLog. */
 async function runEndpoint() {
   const root = tempDir('agentbox-burst-');
-  cleanups.push(() => fs.rmSync(root, { recursive: true, force: true }));
   const ledgerDir = path.join(root, '.agents');
   const runDir = path.join(ledgerDir, 'runs', '25-11-22_1430__burst__abc123');
   fs.mkdirSync(runDir, { recursive: true });
@@ -35,7 +30,7 @@ async function runEndpoint() {
     handler: createRunHookHandler({ scope, log, launchDir: root, supervisor }),
     onProblem: (p) => problems.push(p),
   });
-  cleanups.push(() => endpoint.close());
+  cleanupLater(() => endpoint.close());
   const post = (event: string, body: string, token: string | null = endpoint.token) =>
     fetch(`${endpoint.url}/hook/${event}`, {
       method: 'POST',

@@ -137,7 +137,7 @@ describe('the output contract (SUP-3, SUP-7)', () => {
   it('formats the answer by the template: its title, its order, then the agent’s other sections', () => {
     const answer = 'Intro line.\n\n## Notes\nextra\n\n## Verification\nnpm test ok\n\n## Summary\nChanged x.';
     expect(formatAnswer(CONTRACT, answer, VALUES)).toBe(
-      [
+      `${[
         '# fix report: 26-01-01_0000__fix-the-bug__abc123',
         'Intro line.',
         '## Summary',
@@ -146,7 +146,7 @@ describe('the output contract (SUP-3, SUP-7)', () => {
         'npm test ok',
         '## Notes',
         'extra',
-      ].join('\n\n') + '\n',
+      ].join('\n\n')}\n`,
     );
   });
 

@@ -1,5 +1,0 @@
-export { restart, state, stop } from '../interactive/control.js';
-export { startSession as start } from '../interactive/start.js';
-export { discard, merge } from '../run/gate.js';
-export { inject } from '../run/inject.js';
-export { resume } from '../run/resume.js';

@@ -1,0 +1,148 @@
+import type { CommandContext } from '../context.js';
+import { AgentboxError } from '../errors.js';
+import { type SensitiveChange, sensitiveLines } from '../git/sensitive.js';
+import type { RunDetails } from '../ledger/index.js';
+import { showDiff } from '../review/diff.js';
+import { assertHuman } from '../run/gate.js';
+import {
+  applyMerge,
+  type MergePlan,
+  type MergeResult,
+  mergeablePatch,
+  prepareMerge,
+  recordMergedByHand,
+} from '../run/merge.js';
+import { openRun } from '../run/open.js';
+import { mergeMessage } from '../run/result-message.js';
+import { styler } from '../util/style.js';
+
+export interface MergeOptions {
+  readonly yes?: boolean;
+  readonly commit?: boolean;
+  readonly json?: boolean;
+  /** With --yes: apply a patch with sensitive changes too (the prompt shows them instead). */
+  readonly allowSensitive?: boolean;
+  /** The person applied the change by hand: only record MERGED. */
+  readonly markMerged?: boolean;
+}
+
+/**
+ * `agentbox merge <run>`: shows the diffstat and the sensitive changes, asks (or takes --yes, which
+ * needs --allow-sensitive for sensitive changes), applies changes.patch to the main working tree
+ * all or nothing, and records MERGED. The checks and the merge itself are src/run/merge.ts (the web
+ * UI calls them too); this confirms and prints.
+ */
+export async function merge(ctx: CommandContext, ref: string, options: MergeOptions): Promise<number> {
+  assertHuman(ctx.env, 'merge', ctx.cwd);
+  const { root, run } = await openRun(ctx.cwd, ref);
+  if (options.markMerged) {
+    mergeablePatch(run);
+    return markMerged(ctx, root, run, options);
+  }
+  const plan = await prepareMerge(root, run);
+  const { sensitive } = plan;
+  if (sensitive.length > 0 && options.yes && !options.allowSensitive) {
+    throw new AgentboxError(
+      'MERGE_REFUSED',
+      `refusing to merge ${run.name} with --yes: it has ${sensitive.length} sensitive change(s)\n${sensitiveLines(sensitive).join('\n')}`,
+      {
+        hint: `nothing was changed. Review them (agentbox show ${run.meta.run_id}), then: agentbox merge ${run.meta.run_id} --yes --allow-sensitive`,
+      },
+    );
+  }
+  const s = styler(ctx.io);
+  if (!options.json) {
+    ctx.io.out(`${s.bold(run.name)}: ${run.meta.task.split('\n')[0]}\n${plan.stat.trimEnd()}\n`);
+    if (sensitive.length > 0) ctx.io.out(`\n${sensitiveBlock(sensitive, s.warn)}`);
+  }
+  if (!options.yes && !(await confirmed(ctx, plan))) {
+    ctx.io.out('Nothing changed.\n');
+    return 1;
+  }
+  printMerged(ctx, plan, await applyMerge(plan, { commit: options.commit === true }), options.json === true);
+  return 0;
+}
+
+/** Asks the person; `d` shows the whole diff (through the pager) and asks again. */
+async function confirmed(ctx: CommandContext, plan: MergePlan): Promise<boolean> {
+  const { root, run, sensitive } = plan;
+  if (!ctx.io.ask) {
+    throw new AgentboxError('USAGE', 'refusing to merge without a confirmation', {
+      hint: `run it in a terminal to be asked, or pass --yes: agentbox merge ${run.meta.run_id} --yes`,
+    });
+  }
+  const which = sensitive.length > 0 ? `, the ${sensitive.length} sensitive one(s) included,` : '';
+  let answer = '';
+  for (;;) {
+    answer = (await ctx.io.ask(`Apply these changes${which} to ${root}? [y/N/d = show the diff] `)).trim();
+    if (!/^d(iff)?$/i.test(answer)) break;
+    await showDiff(ctx, root, run, {});
+  }
+  return /^y(es)?$/i.test(answer);
+}
+
+function printMerged(ctx: CommandContext, plan: MergePlan, done: MergeResult, json: boolean): void {
+  const { root, run, sensitive } = plan;
+  if (json) {
+    // A patch with a refused change never gets here: `refused` is always empty.
+    ctx.io.out(
+      `${JSON.stringify({ run: run.name, status: 'MERGED', files: done.files, commit: done.commit, hooksRan: done.hooksRan, sensitive, refused: [] })}\n`,
+    );
+    return;
+  }
+  ctx.io.out(
+    `${styler(ctx.io).ok('✓')} merged ${done.changed} file(s) into ${root}${done.commit ? ` — commit ${done.commit.slice(0, 12)}` : ' (not committed)'}\n`,
+  );
+  if (done.commit && done.hooksRan === false)
+    ctx.io.out(`  git hooks were not run for this commit: the patch changes ${done.hookFiles.join(', ')}\n`);
+  ctx.io.out(`  next: ${mergedNext(Boolean(done.commit), run.meta.run_id)}\n`);
+}
+
+/**
+ * `merge --mark-merged`: the person merged the change by hand (after a conflict, or part of it):
+ * the run is recorded MERGED and nothing in the working tree is touched.
+ */
+async function markMerged(
+  ctx: CommandContext,
+  root: string,
+  run: RunDetails,
+  options: MergeOptions,
+): Promise<number> {
+  if (options.commit || options.yes || options.allowSensitive) {
+    throw new AgentboxError(
+      'USAGE',
+      '--mark-merged changes no file: it takes no --commit, --yes or --allow-sensitive',
+      {
+        hint: `agentbox merge ${run.meta.run_id} --mark-merged`,
+      },
+    );
+  }
+  await recordMergedByHand(root, run);
+  if (options.json) ctx.io.out(`${JSON.stringify({ run: run.name, status: 'MERGED', byHand: true })}\n`);
+  else {
+    ctx.io.out(`${styler(ctx.io).ok('✓')} recorded ${run.name} as merged (by hand; nothing was applied)\n`);
+    ctx.io.out(`  next: ${mergedNext(true, run.meta.run_id)}\n`);
+  }
+  return 0;
+}
+
+/** What a person does after a merge: test, commit (unless merge did), clean up. Pure. */
+export function mergedNext(committed: boolean, runId: string): string {
+  return [
+    'run your tests',
+    ...(committed ? [] : ['commit the change (git add -p && git commit)']),
+    `remove the run's worktree and branch: agentbox discard ${runId} (or agentbox gc)`,
+  ].join('; then ');
+}
+
+/** The list merge prints before it asks. Pure. */
+export function sensitiveBlock(
+  changes: readonly SensitiveChange[],
+  warn: (text: string) => string = (t) => t,
+): string {
+  const title = `sensitive changes (${changes.length}): agent config, git files, CI, hooks, executables, symlinks`;
+  return `${warn(title)}\n${sensitiveLines(changes).join('\n')}\n\n`;
+}
+
+/** The commit `merge --commit` makes (see src/run/result-message.ts). */
+export const commitMessage = mergeMessage;

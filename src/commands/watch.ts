@@ -1,0 +1,82 @@
+import { formatDuration } from '../config/duration.js';
+import type { CommandContext } from '../context.js';
+import { runIdOf } from '../ledger/names.js';
+import { openRun } from '../run/open.js';
+import { nextStep, succeeded } from '../run/print.js';
+import { followRun } from '../run/watch.js';
+import { styler } from '../util/style.js';
+
+const first = (text: unknown, max = 120) => {
+  const line = String(text ?? '')
+    .split('\n')[0]!
+    .trim();
+  return line.length > max ? `${line.slice(0, max - 1)}…` : line;
+};
+
+/** One line of events.jsonl as `watch` shows it, or null for what it leaves out. Pure. */
+export function eventLine(e: Record<string, unknown>): string | null {
+  switch (e.event) {
+    case 'Stop':
+      return e.decision
+        ? `supervisor: ${e.decision} (${e.source})${e.reason || e.text ? ` — ${first(e.reason ?? e.text)}` : ''}`
+        : null;
+    case 'violation':
+      return `violation: ${e.type} — ${first(e.detail)} (${e.action})`;
+    case 'refused':
+      return `refused: ${e.tool} by ${e.source} — ${first(e.reason)}`;
+    case 'PreToolUse':
+      return e.decision === 'deny' ? `refused: ${e.tool} by agentbox's guard — ${first(e.reason)}` : null;
+    case 'human_gate_refused':
+      return `refused: the human gate — ${first(e.reason)}`;
+    case 'verify':
+      return `verify: ${e.ok ? 'passed' : 'FAILED'} — ${first(e.detail)}`;
+    case 'budget':
+      return `budget: ${first(e.reason ?? e.detail)}`;
+    case 'stop_requested':
+      return `stop requested (${e.by})`;
+    default:
+      return null;
+  }
+}
+
+/**
+ * `agentbox watch <run>`: follows a run live, from its start — its tool calls with their targets,
+ * the supervisor's decisions, violations and refusals — and ends with its outcome and exit code
+ * (0: DONE or REVIEW). Works for detached and foreground runs alike, and for a finished run
+ * (it prints what happened and the outcome). Reads only.
+ */
+export async function watch(
+  ctx: CommandContext,
+  ref: string,
+  options: { pollMs?: number } = {},
+): Promise<number> {
+  const { run } = await openRun(ctx.cwd, ref);
+  const s = styler(ctx.io);
+  const started = Date.parse(run.state?.started_at ?? run.meta.created_at);
+  // An event carries its own time (a finished run replays at its times); a stream line has none.
+  const clock = (at?: unknown) => {
+    const t = typeof at === 'string' && Number.isFinite(Date.parse(at)) ? Date.parse(at) : Date.now();
+    return s.dim(`[${formatDuration(Math.max(0, t - started))}]`);
+  };
+  ctx.io.out(`${s.bold(run.name)} — ${run.meta.type}: ${first(run.meta.task, 100)}\n`);
+  for await (const seen of followRun(run, options.pollMs)) {
+    if (seen.kind === 'tool') ctx.io.out(`${clock()} ${seen.name}${seen.target ? ` ${seen.target}` : ''}\n`);
+    else if (seen.kind === 'event') {
+      const text = eventLine(seen.event);
+      if (text) ctx.io.out(`${clock(seen.event.ts)} ${text}\n`);
+    } else if (seen.kind === 'gone') {
+      ctx.io.out(
+        `${s.bad('✗')} ${run.name}: its agentbox process is gone (agentbox status marks it; agentbox resume ${run.meta.run_id} continues it)\n`,
+      );
+      return 1;
+    } else {
+      const ok = succeeded(seen.status);
+      const why = seen.failure ? ` (${seen.failure.kind}): ${seen.failure.message}` : '';
+      const code = ok ? 0 : 1;
+      ctx.io.out(`${ok ? s.ok('✓') : s.bad('✗')} ${run.name} — ${seen.status}${why} · exit ${code}\n`);
+      ctx.io.out(`  next ${nextStep(seen.status, runIdOf(run.name), seen.failure?.kind)}\n`);
+      return code;
+    }
+  }
+  return 1; // not reached: followRun ends with 'ended' or 'gone'
+}

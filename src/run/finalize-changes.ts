@@ -1,0 +1,84 @@
+import path from 'node:path';
+import { inspectPatchFile } from '../git/apply.js';
+import { type ExportedPatch, exportPatch } from '../git/patch.js';
+import { recordResultCommit } from '../git/result-commit.js';
+import type { Inspection } from '../git/sensitive.js';
+import { type Ledger, type RunMeta, type RunStatus, readState } from '../ledger/index.js';
+import { commandDirName } from '../slash/index.js';
+import { writeAtomic } from '../util/fs.js';
+import { AGENT_RUN_DIR } from './artifacts.js';
+import { EventLog } from './events.js';
+import { resultMessage } from './result-message.js';
+
+/** What a fix run changed, as finalisation keeps it: changes.patch and a commit on the run's branch. */
+export interface RunPlace {
+  readonly ledger: Ledger;
+  readonly meta: RunMeta;
+  readonly runDir: string;
+  readonly worktree: string | null;
+}
+
+/** A fix run's changes as changes.patch, inspected for what is sensitive; an error is kept, not thrown. */
+export async function exportChanges(input: RunPlace): Promise<{
+  changes: ExportedPatch | null;
+  files: string[];
+  inspection?: Inspection | undefined;
+  error?: string;
+}> {
+  const { meta, runDir } = input;
+  if (meta.type !== 'fix' || !input.worktree || !meta.repo_sha_start) return { changes: null, files: [] };
+  try {
+    const changes = await exportPatch(input.worktree, {
+      base: meta.repo_sha_start,
+      exclude: [path.join('.claude', 'commands', commandDirName(meta.run_id)), AGENT_RUN_DIR],
+    });
+    if (changes.patch.length === 0) return { changes, files: [] };
+    const file = path.join(runDir, 'changes.patch');
+    await writeAtomic(file, changes.patch);
+    // Against the main tree (its hooksPath and symlinks), where merge will apply it. Not
+    // knowing leaves the report silent; merge inspects again and is what refuses.
+    const inspection = await inspectPatchFile(input.ledger.root, file).catch(() => undefined);
+    return { changes, files: ['changes.patch'], inspection };
+  } catch (error) {
+    return { changes: null, files: [], error: (error as Error).message };
+  }
+}
+
+/**
+ * The result as a commit on the run's branch (src/git/result-commit.ts), so `git log/diff/push`
+ * and a pull request work. The patch stays the artifact: a commit that cannot be made is logged
+ * and the run goes on without it.
+ */
+export async function commitResult(
+  input: RunPlace,
+  status: RunStatus,
+  answer: string | null,
+): Promise<string | null> {
+  const { meta, runDir } = input;
+  const state = readState(runDir);
+  const branch = state?.branch ?? `agentbox/${meta.run_name}`;
+  if (!meta.repo_sha_start) return null;
+  const log = new EventLog(runDir);
+  try {
+    const done = await recordResultCommit({
+      repoRoot: input.ledger.root,
+      branch,
+      base: meta.repo_sha_start,
+      previous: state?.result_commit ?? null,
+      patchFile: path.join(runDir, 'changes.patch'),
+      message: resultMessage({ name: meta.run_name, task: meta.task, status, answer }),
+    });
+    if (done.created)
+      log.append({
+        event: 'result_committed',
+        commit: done.commit,
+        branch,
+        parent: done.parent,
+        ...(done.replaced ? { replaced: done.replaced } : {}),
+      });
+    return done.commit;
+  } catch (error) {
+    log.append({ event: 'result_commit_failed', branch, message: (error as Error).message });
+    return state?.result_commit ?? null;
+  }
+}
