@@ -1,0 +1,155 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import type { AirlockScope } from '../airlock/guard.js';
+import { canonical } from '../airlock/paths.js';
+import type { Config } from '../config/schema.js';
+import { type Endpoint, type HookHandler, startEndpoint } from '../endpoint/server.js';
+import { hookAddressBook } from '../endpoint/settings.js';
+import type { Ledger, RunMeta } from '../ledger/index.js';
+import { prepareRunPrivacy, type RunPrivacy } from '../sandbox/prepare.js';
+import { commandsRoot, removeRunCommands, writeRunCommands } from '../slash/index.js';
+import { createRunHookHandler, type Denial } from '../supervisor/hooks.js';
+import type { Supervisor } from '../supervisor/supervisor.js';
+import type { Env } from '../util/env.js';
+import { agentRunDir } from './artifacts.js';
+import type { EventLog } from './events.js';
+
+/**
+ * What a run holds while it runs, released in reverse order of acquisition: every release runs
+ * even when an earlier one throws (the errors are collected and returned), and a second
+ * `release()` finds nothing left to do.
+ */
+export class Releases {
+  private readonly stack: (() => unknown)[] = [];
+
+  defer(release: () => unknown): void {
+    this.stack.push(release);
+  }
+
+  async release(): Promise<unknown[]> {
+    const errors: unknown[] = [];
+    for (let next = this.stack.pop(); next; next = this.stack.pop()) {
+      try {
+        await next();
+      } catch (error) {
+        errors.push(error);
+      }
+    }
+    return errors;
+  }
+}
+
+export interface HarnessInput {
+  readonly ledger: Ledger;
+  readonly meta: RunMeta;
+  /** Where claude runs: a fix run's worktree, the repository, or a session's working directory. */
+  readonly launchDir: string;
+  /** A fix run's worktree (canonical or not); null for every other run. */
+  readonly worktree: string | null;
+  /** A person's session: the guard lets them do more (see src/airlock/guard.ts). */
+  readonly interactive?: boolean;
+  readonly env: Env;
+  readonly sandbox: Config['sandbox'];
+  readonly log: EventLog;
+  readonly supervisor: Supervisor;
+  /** Stands between the endpoint and the run's hook handler (a checkpoint at Stop, a session's idle signal). */
+  readonly route?: (hooks: HookHandler) => HookHandler;
+  readonly onDenial?: (denial: Denial) => void;
+  /** Told as each step is done (the fix-setup bench times them). */
+  readonly onStep?: (step: string) => void;
+}
+
+/** A run's supervision, set up: its slash commands, hook endpoint and private area. */
+export interface RunHarness {
+  readonly runDir: string;
+  readonly scope: AirlockScope;
+  readonly endpoint: Endpoint;
+  readonly privacy: RunPrivacy;
+  /** Writes claude's settings (they carry the endpoint's token) and the hook script's address book. */
+  writeSecrets(settings: Record<string, unknown>): void;
+  defer(release: () => unknown): void;
+  /** Releases everything in reverse order; returns what failed (safe to call twice). */
+  release(): Promise<unknown[]>;
+}
+
+/**
+ * Sets up what every run (headless or a person's session) needs before claude starts, in order:
+ * the run's slash commands, the hook endpoint (the airlock, then the supervisor), the private
+ * area. If a step fails, what was set up is released before the error is thrown on.
+ */
+export async function openRunHarness(input: HarnessInput): Promise<RunHarness> {
+  const { ledger, meta } = input;
+  const runDir = path.join(ledger.runsDir, meta.run_name);
+  const scope: AirlockScope = {
+    type: meta.type,
+    repoRoot: canonical(ledger.root),
+    ledgerDir: canonical(ledger.dir),
+    runDir: canonical(runDir),
+    worktree: input.worktree ? canonical(input.worktree) : null,
+    ...(input.interactive ? { interactive: true } : {}),
+  };
+  const releases = new Releases();
+  try {
+    writeCommands(input, runDir, releases);
+    input.onStep?.('slash commands');
+    const hooks = createRunHookHandler({
+      scope,
+      log: input.log,
+      launchDir: input.launchDir,
+      supervisor: input.supervisor,
+      ...(input.onDenial ? { onDenial: input.onDenial } : {}),
+    });
+    const endpoint = await startEndpoint({
+      handler: input.route ? input.route(hooks) : hooks,
+      onProblem: (p) => input.log.append({ event: 'endpoint_problem', ...p }),
+    });
+    releases.defer(() => endpoint.close());
+    input.onStep?.('supervisor + endpoint');
+    const privacy = await prepareRunPrivacy({
+      env: input.env,
+      runName: meta.run_name,
+      repoRoot: ledger.root,
+      worktree: scope.worktree,
+      config: input.sandbox,
+    });
+    releases.defer(() => privacy.area.dispose());
+    input.onStep?.('private area + private git + sandbox paths');
+    const writeSecrets = (settings: Record<string, unknown>) => {
+      privacy.area.writeSecret('settings.json', `${JSON.stringify(settings)}\n`);
+      privacy.area.writeSecret('hook.json', hookAddressBook(endpoint));
+    };
+    return {
+      runDir,
+      scope,
+      endpoint,
+      privacy,
+      writeSecrets,
+      defer: (release) => releases.defer(release),
+      release: () => releases.release(),
+    };
+  } catch (error) {
+    await releases.release();
+    throw error;
+  }
+}
+
+/** The run's slash commands in the launch directory; the folders made only to hold them go with them. */
+function writeCommands(input: HarnessInput, runDir: string, releases: Releases): void {
+  const { launchDir, meta, worktree } = input;
+  // The agent's RUN_DIR: its artifact folder in a fix run (inside the worktree), else the ledger folder.
+  const spec = {
+    runId: meta.run_id,
+    runName: meta.run_name,
+    type: meta.type,
+    runDir: agentRunDir(worktree, runDir),
+    worktree,
+  };
+  if (worktree) fs.mkdirSync(spec.runDir, { recursive: true });
+  const created = [path.join(launchDir, '.claude'), commandsRoot(launchDir)].filter((d) => !fs.existsSync(d));
+  writeRunCommands(launchDir, spec);
+  releases.defer(() => {
+    removeRunCommands(launchDir, meta.run_id);
+    for (const dir of created.reverse())
+      if (fs.existsSync(dir) && fs.readdirSync(dir).length === 0) fs.rmdirSync(dir);
+  });
+}

@@ -1,0 +1,188 @@
+import { randomUUID } from 'node:crypto';
+import path from 'node:path';
+import { Tally } from '../budget/tally.js';
+import type { HookHandler } from '../endpoint/server.js';
+import { takeCheckpoint } from '../git/checkpoint.js';
+import { type Ledger, type RunMeta, updateState } from '../ledger/index.js';
+import type { Denial } from '../supervisor/hooks.js';
+import type { Supervisor } from '../supervisor/supervisor.js';
+import type { OutputContract } from '../templates/contract.js';
+import { AGENT_RUN_DIR } from './artifacts.js';
+import { readRunContract, readRunPrompt } from './compose.js';
+import { EventLog } from './events.js';
+import type { ExecuteInput } from './execute.js';
+import { Halt } from './halt.js';
+import { openRunHarness, type RunHarness } from './harness.js';
+import { planLaunch } from './launch.js';
+import { headlessSupervisor, type Verify, verifier } from './supervise.js';
+
+/** A headless run with everything set up that claude needs, not yet started. */
+export interface PreparedRun {
+  readonly runDir: string;
+  readonly worktree: string | null;
+  readonly launchDir: string;
+  readonly sessionId: string;
+  readonly startedAt: number;
+  readonly log: EventLog;
+  readonly tally: Tally;
+  readonly halt: Halt;
+  readonly supervisor: Supervisor;
+  readonly harness: RunHarness;
+  readonly contract: OutputContract | null;
+  /** The guard's refusals so far (the report lists them). */
+  readonly denials: Denial[];
+  /** claude's argument list, environment and standard input. */
+  readonly launch: { readonly args: string[]; readonly env: Record<string, string>; readonly stdin: string };
+}
+
+type RunBase = Pick<
+  PreparedRun,
+  'runDir' | 'worktree' | 'launchDir' | 'sessionId' | 'startedAt' | 'log' | 'tally' | 'halt' | 'contract'
+>;
+
+/**
+ * Everything a headless run does before claude starts: the supervisor, the harness (slash
+ * commands, endpoint, private area), claude's settings, arguments and environment, the
+ * verification. Release `harness` when the run ends; a failure here has released it already.
+ * `onStep` is told as each step is done (the fix-setup bench times them).
+ */
+export async function prepareRun(input: ExecuteInput, onStep?: (step: string) => void): Promise<PreparedRun> {
+  const { ledger, meta } = input;
+  const run = runBase(input);
+  // Set once the agent's environment and sandbox are known (below), before claude starts.
+  let verify: Verify | null = null;
+  const supervisor = supervisorFor(input, run, () => verify);
+  const denials: Denial[] = [];
+  const { worktree, log } = run;
+  const harness = await openRunHarness({
+    ledger,
+    meta,
+    launchDir: run.launchDir,
+    worktree,
+    env: input.env,
+    sandbox: input.sandbox,
+    log,
+    supervisor,
+    route: (hooks) => checkpointAtStop(hooks, { ledger, meta, worktree, log, supervisor }),
+    onDenial: (d) => denials.push(d),
+    ...(onStep ? { onStep } : {}),
+  });
+  try {
+    const launch = launchFor(input, { ...run, harness });
+    const command = input.checks?.verify;
+    if (command && worktree) {
+      const { scope, privacy } = harness;
+      const timeoutMs = input.checks?.verifyTimeoutMs ?? 0;
+      verify = verifier({
+        command,
+        timeoutMs,
+        worktree,
+        runDir: run.runDir,
+        scope,
+        privacy,
+        env: launch.env,
+      });
+    }
+    onStep?.('deny rules + runSettings + sandbox + buildClaudeArgs + env');
+    return { ...run, supervisor, harness, denials, launch };
+  } catch (error) {
+    await harness.release();
+    throw error;
+  }
+}
+
+function runBase(input: ExecuteInput): RunBase {
+  const { ledger, meta, state } = input;
+  const runDir = path.join(ledger.runsDir, meta.run_name);
+  const sessionId = input.resume ? state.session_id : randomUUID();
+  if (!sessionId) throw new Error(`run ${meta.run_name} has no session id to resume`);
+  const log = new EventLog(runDir);
+  const tally = new Tally(state.usage, input.maxCostUsd ?? null, input.supervisor.model);
+  return {
+    runDir,
+    worktree: state.worktree_path,
+    launchDir: state.worktree_path ?? ledger.root,
+    sessionId,
+    startedAt: Date.now(),
+    log,
+    tally,
+    halt: new Halt({ log, tally, maxCostUsd: input.maxCostUsd ?? null, root: ledger.root }),
+    contract: readRunContract(runDir),
+  };
+}
+
+/** The run's supervisor: its model calls count against the budget, its abort ends the run. */
+function supervisorFor(input: ExecuteInput, run: RunBase, verify: () => Verify | null): Supervisor {
+  return headlessSupervisor({
+    task: input.meta.task,
+    runType: input.meta.type,
+    runDir: run.runDir,
+    log: run.log,
+    startedAt: run.startedAt,
+    settings: input.supervisor,
+    env: input.env,
+    checks: input.checks,
+    contract: run.contract,
+    verify,
+    onReply: (reply) => {
+      run.tally.supervisorCall(reply);
+      run.halt.checkBudget();
+    },
+    onEnd: (end) => run.halt.supervisorEnded(end),
+  });
+}
+
+/** claude's launch, with its settings written to the private area. */
+function launchFor(
+  input: ExecuteInput,
+  run: { runDir: string; launchDir: string; sessionId: string; harness: RunHarness },
+): PreparedRun['launch'] {
+  const { scope, endpoint, privacy } = run.harness;
+  const verifies = input.checks?.verify && run.harness.scope.worktree;
+  const { settings, ...launch } = planLaunch({
+    meta: input.meta,
+    scope,
+    runDir: run.runDir,
+    launchDir: run.launchDir,
+    sessionId: run.sessionId,
+    prompt: readRunPrompt(run.runDir, input.meta),
+    ...(verifies ? { verifyTimeoutMs: input.checks?.verifyTimeoutMs } : {}),
+    ...(input.resume ? { resume: input.resume } : {}),
+    ...(input.replay ? { replay: input.replay } : {}),
+    endpoint,
+    secrets: privacy.secrets,
+    sandbox: privacy.sandbox,
+    supervisorTimeoutMs: input.supervisor.timeoutMs,
+    parentEnv: input.env,
+    envPass: input.envPass,
+  });
+  run.harness.writeSecrets(settings);
+  return launch;
+}
+
+/**
+ * A fix run's worktree is checkpointed at the end of every turn (claude waits for its Stop hook,
+ * so nothing changes meanwhile): after a crash that left it half-written, recovery puts it back
+ * to the last one.
+ */
+function checkpointAtStop(
+  hooks: HookHandler,
+  run: { ledger: Ledger; meta: RunMeta; worktree: string | null; log: EventLog; supervisor: Supervisor },
+): HookHandler {
+  const { ledger, meta, worktree, log, supervisor } = run;
+  if (!worktree) return hooks;
+  const checkpoint = async () => {
+    try {
+      const taken = await takeCheckpoint(worktree, meta.run_name, { exclude: [AGENT_RUN_DIR] });
+      await updateState(ledger, meta.run_name, {
+        checkpoint: { ...taken, at: new Date().toISOString(), iteration: supervisor.iterations },
+      });
+    } catch (error) {
+      log.append({ event: 'checkpoint_failed', error: (error as Error).message });
+    }
+  };
+  return async (event, hookInput) => {
+    if (event === 'Stop') await checkpoint();
+    return hooks(event, hookInput);
+  };
+}
