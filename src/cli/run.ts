@@ -3,6 +3,7 @@ import { Command, CommanderError, Option } from 'commander';
 import type { CommandContext } from '../context.js';
 import { AgentboxError, isAgentboxError } from '../errors.js';
 import { VERSION } from '../version.js';
+import { registerEngines } from './engines.js';
 
 /**
  * The watchdog before every command (see src/watchdog/): cheap when nothing is wrong, and never the
@@ -92,6 +93,8 @@ function buildProgram(ctx: CommandContext, setExit: (code: number) => void): Com
       '--local',
       'install into .claude/settings.local.json (personal, not committed) instead of settings.json',
     )
+    .option('--ci <platform>', 'also write a CI pipeline that runs agentbox: github or gitlab (docs/ci.md)')
+    .option('--force', 'with --ci: replace a pipeline file agentbox wrote before, or your own')
     .action(lazy(async () => (await import('../commands/init.js')).init));
 
   program
@@ -289,6 +292,7 @@ function buildProgram(ctx: CommandContext, setExit: (code: number) => void): Com
     .option('--new-token', 'new secrets: the old address and every logged-in browser stop working')
     .action(lazy(async () => (await import('../commands/ui.js')).ui));
 
+  registerEngines(program, lazy);
   return program;
 }
 

@@ -3,15 +3,17 @@ import { resolveRun } from '../ledger/index.js';
 import { loadRunContext } from '../run/context.js';
 import { type RunOptions, runHere, startRun } from '../run/start.js';
 import type { HeadlessType } from '../run/tier.js';
+import { withCiExit } from './ci-exit.js';
 
+// In CI a failed run exits with its failure kind's code (src/commands/ci-exit.ts).
 export const scout = (ctx: CommandContext, task: string, options: RunOptions) =>
-  startRun(ctx, 'scout', task, options);
+  withCiExit(ctx, () => startRun(ctx, 'scout', task, options));
 export const plan = (ctx: CommandContext, task: string, options: RunOptions) =>
-  startRun(ctx, 'plan', task, options);
+  withCiExit(ctx, () => startRun(ctx, 'plan', task, options));
 export const fix = (ctx: CommandContext, task: string, options: RunOptions) =>
-  startRun(ctx, 'fix', task, options);
+  withCiExit(ctx, () => startRun(ctx, 'fix', task, options));
 export const review = (ctx: CommandContext, task: string, options: RunOptions) =>
-  startRun(ctx, 'review', task, options);
+  withCiExit(ctx, () => startRun(ctx, 'review', task, options));
 
 export type { HeadlessType };
 
