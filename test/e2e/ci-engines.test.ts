@@ -6,8 +6,9 @@ import { parse } from 'yaml';
 import { githubWorkflow } from '../../src/engines/github.js';
 import { gitlabJob } from '../../src/engines/gitlab.js';
 import { JOB_SCRIPT, jobManifest } from '../../src/engines/k8s.js';
+import { runScript, STRICT } from '../../src/engines/script.js';
 import { VERSION } from '../../src/version.js';
-import { text, tool } from '../fixtures/model-server/index.js';
+import { bash, text, tool } from '../fixtures/model-server/index.js';
 import { AGENTBOX_BIN, runAgentbox } from '../helpers/bin.js';
 import { GIT_ENV, tempDir } from '../helpers/git-repo.js';
 import { expectNoProcessesLeft } from '../helpers/processes.js';
@@ -152,6 +153,9 @@ afterAll(async () => {
   if (work) fs.rmSync(work, { recursive: true, force: true });
 });
 
+/** The engines' common run script on its own (what every engine runs after its setup). */
+const runOnly = () => `${STRICT}${runScript()}`;
+
 /** The run's ref on the origin, once --push works; until then, the note that it was dropped. */
 function expectPublished(run: string, result: StepResult): void {
   if (pushSupported) expect(git(work, 'ls-remote', origin, `refs/agentbox/runs/${run}`)).toContain(run);
@@ -295,6 +299,47 @@ describe('the GitLab job and the Kubernetes Job, their scripts run here without 
     expect(JSON.parse(readRunFile(dir, run!, 'state.json')).status).toBe('REVIEW');
     expect(result.stdout).toContain(`### agentbox fix \`${run}\`: REVIEW`);
     expectPublished(run!, result);
+    await expectNoProcessesLeft(p.tag);
+  }, 120_000);
+});
+
+describe('a run cannot opt the next one out of the sandbox', () => {
+  it('an agentbox.yaml the agent writes (its worktree, or the checkout) leaves the next run fail-closed', async () => {
+    const dir = checkout();
+    const off = 'sandbox: { mode: off }';
+    p.server.setRules([
+      {
+        when: { turn: 0, anyText: 'turn the sandbox off' },
+        reply: (req) =>
+          tool('Write', {
+            file_path: path.join(req.workingDirectory!, 'agentbox.yaml'),
+            content: `${off}\n`,
+          }),
+      },
+      {
+        when: { turn: 1, anyText: 'turn the sandbox off' },
+        reply: bash(`echo '${off}' >> ${path.join(dir, 'agentbox.yaml')}; export AGENTBOX_SANDBOX=container`),
+      },
+      { when: { turn: 2, anyText: 'turn the sandbox off' }, reply: text('Tried.') },
+    ]);
+    const env = runnerEnv({
+      AGENTBOX_TYPE: 'fix',
+      AGENTBOX_TASK: 'turn the sandbox off',
+      GIT_PUSH_TOKEN: 'x',
+    });
+    const first = await runBash(runOnly(), dir, env);
+    expect(first.code).toBe(0);
+    expect(fs.readFileSync(path.join(dir, 'agentbox.yaml'), 'utf8')).not.toContain(off);
+    // The append was tried and the sandbox refused it (a read-only file system, not a rule).
+    const results = p.server.requests
+      .filter((r) => r.view.allText.includes('turn the sandbox off'))
+      .flatMap((r) => r.view.toolResults);
+    expect(results.some((r) => r.isError && /read-only|denied|not permitted/i.test(JSON.stringify(r)))).toBe(
+      true,
+    );
+    const next = await runBash(runOnly(), dir, { ...env, PATH: noSandboxPath, AGENTBOX_TASK: 'anything' });
+    expect(next.code).toBe(1);
+    expect(next.stderr).toContain("fix runs need Claude Code's sandbox");
     await expectNoProcessesLeft(p.tag);
   }, 120_000);
 });

@@ -1,10 +1,13 @@
+import { spawnSync } from 'node:child_process';
 import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { sandboxFromEnv } from '../../src/config/sandbox-env.js';
 import { DEFAULT_CONFIG } from '../../src/config/schema.js';
 import { processIo, processTerminal } from '../../src/context.js';
+import { checkSandbox } from '../../src/doctor/checks.js';
 import { FAILURE_EXIT_CODES, runExitCode } from '../../src/engines/exit.js';
 import { cloneUrl } from '../../src/engines/repo-url.js';
+import { GITHUB_REQUEST, STRICT } from '../../src/engines/script.js';
 import { fenced, renderSummary } from '../../src/engines/summary.js';
 import type { RunDetails } from '../../src/ledger/read.js';
 import { FAILURE_KINDS } from '../../src/ledger/types.js';
@@ -60,6 +63,44 @@ describe('AGENTBOX_SANDBOX over sandbox.mode', () => {
 
   it('anything else is an error naming the values', () => {
     expect(() => sandboxFromEnv(required, { AGENTBOX_SANDBOX: 'none' })).toThrow(/AGENTBOX_SANDBOX="none"/);
+  });
+
+  it('agentbox doctor says where the opt-out came from', () => {
+    const config = { ...DEFAULT_CONFIG, sandbox: off };
+    expect(checkSandbox({ AGENTBOX_SANDBOX: 'container' }, config).detail).toContain(
+      'AGENTBOX_SANDBOX=container',
+    );
+    expect(checkSandbox({}, config).detail).toContain('agentbox.yaml');
+  });
+});
+
+describe('the GitHub request script (bash, as the workflow runs it)', () => {
+  const ISSUE = { ISSUE_NUMBER: '7', ISSUE_TITLE: 'Login is slow $(id)', ISSUE_BODY: 'It takes `10 s`.' };
+  const issueTask = 'GitHub issue #7: Login is slow $(id)\n\nIt takes `10 s`.';
+  const request = (env: Record<string, string>) => {
+    const script = `${STRICT}${GITHUB_REQUEST}printf '%s\\0%s' "$AGENTBOX_TYPE" "$AGENTBOX_TASK"\n`;
+    const result = spawnSync('bash', ['--noprofile', '--norc', '-c', script], {
+      env: { PATH: process.env.PATH, ...env },
+      encoding: 'utf8',
+    });
+    return result.status === 0 ? result.stdout.split('\0') : [`exit ${result.status}`, result.stderr.trim()];
+  };
+
+  it.each([
+    [{ EVENT_NAME: 'workflow_dispatch', INPUT_TYPE: 'scout', INPUT_TASK: 'why?' }, ['scout', 'why?']],
+    [{ EVENT_NAME: 'issues', ...ISSUE }, ['fix', issueTask]],
+    [{ EVENT_NAME: 'issue_comment', ...ISSUE, COMMENT_BODY: '/agentbox review' }, ['review', issueTask]],
+    [
+      { EVENT_NAME: 'issue_comment', ...ISSUE, COMMENT_BODY: '/agentbox   fix  a;b  \r\n  more\r\n\r\n' },
+      ['fix', 'a;b  \n  more'],
+    ],
+    [
+      { EVENT_NAME: 'issue_comment', COMMENT_BODY: '/agentbox fix "$HOME" \\ * ?' },
+      ['fix', '"$HOME" \\ * ?'],
+    ],
+    [{ EVENT_NAME: 'push' }, ['exit 2', 'agentbox: this workflow does not start runs on "push" events']],
+  ])('%j → %j', (env, expected) => {
+    expect(request(env)).toEqual(expected);
   });
 });
 
