@@ -29,6 +29,9 @@ export interface K8sJobOptions {
   readonly json?: boolean;
 }
 
+/** A Kubernetes quantity, as `--cpu` and `--memory` take it: 500m, 2, 4Gi, 1.5G. */
+const QUANTITY_RE = /^(\d+(\.\d+)?|\.\d+)([munkMGTPE]|[KMGTPE]i)?$/;
+
 /** A Job's name is a DNS label: its pods are named after it. */
 const NAME_RE = /^[a-z0-9]([-a-z0-9]{0,50}[a-z0-9])?$/;
 
@@ -57,6 +60,12 @@ function check(type: string, task: string, options: K8sJobOptions): HeadlessType
       'container (the pod is the sandbox) or required (bubblewrap in the pod)',
     );
   if (options.maxCost !== undefined) parseMaxCost(options.maxCost);
+  for (const [flag, value] of [
+    ['--cpu', options.cpu],
+    ['--memory', options.memory],
+  ] as const)
+    if (value !== undefined && !QUANTITY_RE.test(value))
+      throw usage(flag, value, 'a Kubernetes quantity, e.g. --cpu 500m or --memory 4Gi');
   return type as HeadlessType;
 }
 

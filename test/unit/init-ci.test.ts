@@ -138,6 +138,7 @@ describe('agentbox k8s job', () => {
     [['k8s', 'job', 'fix', 'x', '--ttl', 'soon'], 'invalid --ttl "soon"'],
     [['k8s', 'job', 'fix', 'x', '--name', 'Bad_Name'], 'invalid --name "Bad_Name"'],
     [['k8s', 'job', 'fix', 'x', '--max-cost', 'lots'], 'invalid --max-cost'],
+    [['k8s', 'job', 'fix', 'x', '--memory', '4 GB'], 'invalid --memory "4 GB"'],
     [['k8s', 'job', 'fix', 'x', '--repo', '/srv/app.git'], 'cannot clone the repository from "/srv/app.git"'],
   ])('%j is refused: %s', async (args, message) => {
     const r = withOrigin('https://git.example/team/app.git');
