@@ -1,3 +1,4 @@
+import { isCi } from './util/ci.js';
 import type { Env } from './util/env.js';
 /**
  * What every command receives instead of reading process globals: the directory it runs in, the
@@ -39,8 +40,12 @@ export interface CommandContext {
   readonly terminal?: Terminal;
 }
 
-export function processTerminal(stream: { stdin: NodeJS.ReadStream; stdout: NodeJS.WriteStream }): Terminal {
-  const isTTY = Boolean(stream.stdin.isTTY && stream.stdout.isTTY);
+export function processTerminal(
+  stream: { stdin: NodeJS.ReadStream; stdout: NodeJS.WriteStream },
+  env: Env = {},
+): Terminal {
+  // In CI nobody sits at the pseudo-terminal a runner may attach: no session is handed one.
+  const isTTY = !isCi(env) && Boolean(stream.stdin.isTTY && stream.stdout.isTTY);
   return {
     input: stream.stdin,
     output: stream.stdout,
@@ -88,7 +93,8 @@ export function processIo(
   stream: { stdin: NodeJS.ReadStream; stdout: NodeJS.WriteStream; stderr: NodeJS.WriteStream },
   env: Env,
 ): Io {
-  const isTTY = Boolean(stream.stdout.isTTY);
+  // In CI (see src/util/ci.ts) output is a log: plain lines, no colour, no live line, no prompt.
+  const isTTY = !isCi(env) && Boolean(stream.stdout.isTTY);
   const color = isTTY && env.NO_COLOR === undefined && env.TERM !== 'dumb';
   const ask = async (question: string) => {
     const { createInterface } = await import('node:readline/promises');

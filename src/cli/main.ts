@@ -53,6 +53,6 @@ const code = await run(process.argv.slice(2), {
   env,
   io: processIo(process, env),
   onInterrupt,
-  terminal: processTerminal(process),
+  terminal: processTerminal(process, env),
 });
 process.exitCode = signalCode ?? code;

@@ -1,7 +1,9 @@
 import type { CommandContext } from '../context.js';
 import { type RunOptions, startRun } from '../run/start.js';
+import { withCiExit } from './ci-exit.js';
 
 /** `agentbox plan "<goal>"`: works out a plan, read-only; it goes to plan.md (the run itself: src/run/start.ts). */
 export function plan(ctx: CommandContext, goal: string, options: RunOptions): Promise<number> {
-  return startRun(ctx, 'plan', goal, options);
+  // In CI a failed run exits with its failure kind's code (src/commands/ci-exit.ts).
+  return withCiExit(ctx, () => startRun(ctx, 'plan', goal, options));
 }

@@ -1,7 +1,9 @@
 import type { CommandContext } from '../context.js';
 import { type RunOptions, startRun } from '../run/start.js';
+import { withCiExit } from './ci-exit.js';
 
 /** `agentbox scout "<question>"`: investigates a question, read-only; the answer goes to report.md (the run itself: src/run/start.ts). */
 export function scout(ctx: CommandContext, question: string, options: RunOptions): Promise<number> {
-  return startRun(ctx, 'scout', question, options);
+  // In CI a failed run exits with its failure kind's code (src/commands/ci-exit.ts).
+  return withCiExit(ctx, () => startRun(ctx, 'scout', question, options));
 }

@@ -5,6 +5,7 @@ import { AgentboxError } from '../errors.js';
 import type { Env } from '../util/env.js';
 import { readTextIfExists } from '../util/fs.js';
 import { closest } from '../util/suggest.js';
+import { sandboxFromEnv } from './sandbox-env.js';
 import { type Config, type ConfigFile, DEFAULT_CONFIG, fileSchema, KNOWN_KEYS } from './schema.js';
 
 export const PROJECT_CONFIG_FILE = 'agentbox.yaml';
@@ -108,5 +109,6 @@ export function loadConfig(options: { repoRoot: string | undefined; env: Env }):
     sources.push({ kind: 'project', path: projectFile, exists: file !== undefined });
     config = merge(config, file);
   }
-  return { config, sources };
+  // The environment has the last word on the sandbox (see sandbox-env.ts), and on nothing else.
+  return { config: { ...config, sandbox: sandboxFromEnv(config.sandbox, options.env) }, sources };
 }

@@ -230,10 +230,11 @@ export async function checkHooksAccepted(repo: Repo, bin: string, env: Env): Pro
 export function checkSandbox(env: Env, config: Config | undefined): CheckResult {
   const mode = config?.sandbox.mode ?? 'required';
   if (mode === 'off') {
-    return pass(
-      'sandbox',
-      'off (sandbox.mode: off in agentbox.yaml): fix runs run shell commands unsandboxed',
-    );
+    const why =
+      env.AGENTBOX_SANDBOX === 'container'
+        ? 'AGENTBOX_SANDBOX=container: the container is the sandbox'
+        : 'sandbox.mode: off in agentbox.yaml';
+    return pass('sandbox', `off (${why}): fix runs run shell commands unsandboxed`);
   }
   const probe = probeSandbox(env);
   return probe.ok

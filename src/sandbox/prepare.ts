@@ -22,7 +22,7 @@ export function assertSandboxUsable(env: SandboxEnv, config: Config['sandbox']):
       'SANDBOX_UNAVAILABLE',
       `fix runs need Claude Code's sandbox, and it cannot work here: ${probe.problem}`,
       {
-        hint: `${probe.fix}; or, where this machine is itself the sandbox, opt out in agentbox.yaml (sandbox: { mode: off }). agentbox doctor checks this`,
+        hint: `${probe.fix}; or, where this machine is itself the sandbox, opt out in agentbox.yaml (sandbox: { mode: off }), or for one CI job or container with AGENTBOX_SANDBOX=container in its environment. agentbox doctor checks this`,
       },
     );
   }

@@ -35,6 +35,8 @@ const COMMANDS = [
   'status',
   'show',
   'ui',
+  'k8s',
+  'ci',
 ];
 
 let dir: string;

@@ -1,0 +1,65 @@
+import path from 'node:path';
+import { AgentboxError } from '../errors.js';
+import type { SetupStep } from '../setup/plan.js';
+import { readTextIfExists } from '../util/fs.js';
+import { githubWorkflow } from './github.js';
+import { GITLAB_JOB_FILE, gitlabJob, gitlabRoot } from './gitlab.js';
+
+export const CI_PLATFORMS = ['github', 'gitlab'] as const;
+export type CiPlatform = (typeof CI_PLATFORMS)[number];
+
+export const GITHUB_WORKFLOW_FILE = '.github/workflows/agentbox.yml';
+
+export interface CiPlan {
+  readonly steps: readonly SetupStep[];
+  /** What the person still has to do by hand (an include in their own .gitlab-ci.yml). */
+  readonly notes: readonly string[];
+}
+
+/** The files `agentbox init --ci <platform>` writes, relative to the repository root. Pure. */
+export function ciFiles(platform: CiPlatform, version: string, hasRoot: boolean): Record<string, string> {
+  if (platform === 'github') return { [GITHUB_WORKFLOW_FILE]: githubWorkflow(version) };
+  return { [GITLAB_JOB_FILE]: gitlabJob(version), ...(hasRoot ? {} : { '.gitlab-ci.yml': gitlabRoot() }) };
+}
+
+/**
+ * What `init --ci` must write: files that are missing, and with --force files that differ. A
+ * file that differs without --force is an error before anything is written; an identical one is
+ * nothing to do, so a second init changes no byte.
+ */
+export function planCi(root: string, platform: string, version: string, force: boolean): CiPlan {
+  if (!CI_PLATFORMS.includes(platform as CiPlatform)) {
+    throw new AgentboxError('USAGE', `invalid --ci "${platform}"`, {
+      hint: `use one of: ${CI_PLATFORMS.join(', ')}`,
+    });
+  }
+  const rootCi = readTextIfExists(path.join(root, '.gitlab-ci.yml'));
+  const files = ciFiles(platform as CiPlatform, version, rootCi !== undefined);
+  const steps: SetupStep[] = [];
+  for (const [rel, content] of Object.entries(files)) {
+    const file = path.join(root, rel);
+    const existing = readTextIfExists(file);
+    if (existing === content) continue;
+    if (existing !== undefined && !force) {
+      throw new AgentboxError(
+        'PATH_EXISTS',
+        `${rel} already exists and is not the one agentbox would write`,
+        {
+          hint: `nothing was changed. Compare, then replace it: agentbox init --ci ${platform} --force`,
+        },
+      );
+    }
+    steps.push({
+      kind: 'write',
+      path: file,
+      content,
+      summary: `${existing === undefined ? 'wrote' : 'replaced'} ${rel}`,
+    });
+  }
+  const included = rootCi === undefined || rootCi.includes(GITLAB_JOB_FILE);
+  const notes =
+    platform === 'gitlab' && !included
+      ? [`add to your .gitlab-ci.yml:\n    include:\n      - local: ${GITLAB_JOB_FILE}`]
+      : [];
+  return { steps, notes };
+}

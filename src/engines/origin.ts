@@ -1,0 +1,32 @@
+import { execa } from 'execa';
+import { AgentboxError } from '../errors.js';
+
+const git = (cwd: string, args: string[]) => execa('git', args, { cwd, reject: false, env: { LC_ALL: 'C' } });
+
+/** The URL of `remote` in the repository at `root`. */
+export async function remoteUrl(root: string, remote = 'origin'): Promise<string> {
+  const result = await git(root, ['remote', 'get-url', remote]);
+  if (result.exitCode !== 0) {
+    throw new AgentboxError('USAGE', `the repository ${root} has no remote "${remote}" to clone from`, {
+      hint: 'add one (git remote add origin <url>), or pass the URL: agentbox k8s job … --repo <https-url>',
+    });
+  }
+  return result.stdout.trim();
+}
+
+/** `rev` as a full commit id. */
+export async function commitOf(root: string, rev: string): Promise<string> {
+  const result = await git(root, ['rev-parse', '-q', '--verify', `${rev}^{commit}`]);
+  if (result.exitCode !== 0) {
+    throw new AgentboxError('BAD_REVISION', `"${rev}" is not a commit in ${root}`, {
+      hint: 'pass a commit, branch or tag that exists: agentbox k8s job … --commit <rev>',
+    });
+  }
+  return result.stdout.trim();
+}
+
+/** Whether a remote-tracking branch holds `sha`: else a pod cloning the remote will not find it. */
+export async function isOnRemote(root: string, sha: string): Promise<boolean> {
+  const result = await git(root, ['branch', '--remotes', '--contains', sha]);
+  return result.exitCode === 0 && result.stdout.trim() !== '';
+}

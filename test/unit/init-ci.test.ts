@@ -1,0 +1,150 @@
+import { execFileSync } from 'node:child_process';
+import { afterEach, describe, expect, it } from 'vitest';
+import { GITHUB_WORKFLOW_FILE } from '../../src/engines/files.js';
+import { githubWorkflow } from '../../src/engines/github.js';
+import { GITLAB_JOB_FILE } from '../../src/engines/gitlab.js';
+import { VERSION } from '../../src/version.js';
+import { agentbox } from '../helpers/cli.js';
+import { GIT_ENV, gitRepo, snapshotTree, type TestRepo } from '../helpers/git-repo.js';
+
+const cleanups: (() => void)[] = [];
+afterEach(() => {
+  for (const c of cleanups.splice(0).reverse()) c();
+});
+function repo(): TestRepo {
+  const r = gitRepo();
+  cleanups.push(() => r.cleanup());
+  return r;
+}
+const env = (r: TestRepo) => ({ PATH: process.env.PATH, HOME: r.dir, ...GIT_ENV });
+
+describe('agentbox init --ci', () => {
+  it('github: writes the workflow with the setup; a second run changes no byte', async () => {
+    const r = repo();
+    const first = await agentbox(['init', '--ci', 'github'], { cwd: r.dir, env: env(r) });
+    expect(first.stderr).toBe('');
+    expect(first.code).toBe(0);
+    expect(first.stdout).toContain(`wrote ${GITHUB_WORKFLOW_FILE}`);
+    expect(first.stdout).toContain('docs/ci.md');
+    expect(r.read(GITHUB_WORKFLOW_FILE)).toBe(githubWorkflow(VERSION));
+    expect(r.exists('.agents/runs')).toBe(true);
+    const before = snapshotTree(r.dir, { skip: ['.git'] });
+    const again = await agentbox(['init', '--ci', 'github'], { cwd: r.dir, env: env(r) });
+    expect(again.code).toBe(0);
+    expect(again.stdout).toContain('nothing changed');
+    expect(snapshotTree(r.dir, { skip: ['.git'] })).toEqual(before);
+  });
+
+  it('an existing workflow that differs is an error that writes nothing; --force replaces it', async () => {
+    const r = repo();
+    r.write(GITHUB_WORKFLOW_FILE, 'name: mine\n');
+    const before = snapshotTree(r.dir, { skip: ['.git'] });
+    const refused = await agentbox(['init', '--ci', 'github'], { cwd: r.dir, env: env(r) });
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain(`${GITHUB_WORKFLOW_FILE} already exists`);
+    expect(refused.stderr).toContain('agentbox init --ci github --force');
+    // All or nothing: not even the ledger was created.
+    expect(snapshotTree(r.dir, { skip: ['.git'] })).toEqual(before);
+    const forced = await agentbox(['init', '--ci', 'github', '--force'], { cwd: r.dir, env: env(r) });
+    expect(forced.code).toBe(0);
+    expect(forced.stdout).toContain(`replaced ${GITHUB_WORKFLOW_FILE}`);
+    expect(r.read(GITHUB_WORKFLOW_FILE)).toBe(githubWorkflow(VERSION));
+  });
+
+  it('gitlab: the job file, and a .gitlab-ci.yml that includes it when there is none', async () => {
+    const r = repo();
+    const result = await agentbox(['init', '--ci', 'gitlab'], { cwd: r.dir, env: env(r) });
+    expect(result.code).toBe(0);
+    expect(r.read(GITLAB_JOB_FILE)).toContain('agentbox:');
+    expect(r.read('.gitlab-ci.yml')).toContain(`- local: ${GITLAB_JOB_FILE}`);
+  });
+
+  it("gitlab: a project's own .gitlab-ci.yml is left alone, and the include is named", async () => {
+    const r = repo();
+    r.write('.gitlab-ci.yml', 'test:\n  script: [npm test]\n');
+    const result = await agentbox(['init', '--ci', 'gitlab'], { cwd: r.dir, env: env(r) });
+    expect(result.code).toBe(0);
+    expect(r.read('.gitlab-ci.yml')).toBe('test:\n  script: [npm test]\n');
+    expect(result.stdout).toContain(`include:\n      - local: ${GITLAB_JOB_FILE}`);
+    r.write('.gitlab-ci.yml', `include:\n  - local: ${GITLAB_JOB_FILE}\n`);
+    const again = await agentbox(['init', '--ci', 'gitlab'], { cwd: r.dir, env: env(r) });
+    expect(again.stdout).toContain('nothing changed');
+    expect(again.stdout).not.toContain('include:');
+  });
+
+  it('an unknown platform is a usage error', async () => {
+    const r = repo();
+    const result = await agentbox(['init', '--ci', 'jenkins'], { cwd: r.dir, env: env(r) });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain('invalid --ci "jenkins"');
+    expect(result.stderr).toContain('github, gitlab');
+  });
+});
+
+describe('agentbox k8s job', () => {
+  function withOrigin(url: string): TestRepo {
+    const r = repo();
+    r.git('remote', 'add', 'origin', url);
+    return r;
+  }
+
+  it('prints a Job for HEAD of origin, over https, with a note about the unpushed commit', async () => {
+    const r = withOrigin('git@github.com:team/app.git');
+    const result = await agentbox(
+      ['k8s', 'job', 'fix', 'cache the lookup', '--name', 'agentbox-fix-t1', '--json'],
+      {
+        cwd: r.dir,
+        env: env(r),
+      },
+    );
+    expect(result.code).toBe(0);
+    const job = JSON.parse(result.stdout);
+    const vars = Object.fromEntries(
+      job.spec.template.spec.containers[0].env.map((e: any) => [e.name, e.value]),
+    );
+    expect(job.metadata.name).toBe('agentbox-fix-t1');
+    expect(vars.AGENTBOX_REPO).toBe('https://github.com/team/app.git');
+    expect(vars.AGENTBOX_COMMIT).toBe(r.git('rev-parse', 'HEAD').trim());
+    expect(vars.AGENTBOX_TASK).toBe('cache the lookup');
+    expect(result.stderr).toContain('cloned over https instead of git@github.com:team/app.git');
+    expect(result.stderr).toContain('is on no remote branch: push it first');
+  });
+
+  it('a pushed commit gets no note; the YAML says how to apply it', async () => {
+    const origin = gitRepo({ bare: true });
+    cleanups.push(() => origin.cleanup());
+    const r = withOrigin(origin.dir);
+    execFileSync('git', ['push', '--quiet', 'origin', 'main'], {
+      cwd: r.dir,
+      env: { ...process.env, ...GIT_ENV },
+    });
+    r.git('fetch', '--quiet', 'origin');
+    const result = await agentbox(
+      ['k8s', 'job', 'scout', 'why?', '--repo', 'https://git.example/team/app.git'],
+      {
+        cwd: r.dir,
+        env: env(r),
+      },
+    );
+    expect(result.stderr).toBe('');
+    expect(result.stdout).toContain('kubectl apply -f -');
+    expect(result.stdout).toMatch(/name: agentbox-scout-[0-9a-f]{6}\n/);
+  });
+
+  it.each([
+    [['k8s', 'job', 'deploy', 'x'], 'invalid run type "deploy"'],
+    [['k8s', 'job', 'fix', ' '], 'invalid task'],
+    [['k8s', 'job', 'fix', 'x', '--sandbox', 'none'], 'invalid --sandbox "none"'],
+    [['k8s', 'job', 'fix', 'x', '--ttl', 'soon'], 'invalid --ttl "soon"'],
+    [['k8s', 'job', 'fix', 'x', '--name', 'Bad_Name'], 'invalid --name "Bad_Name"'],
+    [['k8s', 'job', 'fix', 'x', '--max-cost', 'lots'], 'invalid --max-cost'],
+    [['k8s', 'job', 'fix', 'x', '--memory', '4 GB'], 'invalid --memory "4 GB"'],
+    [['k8s', 'job', 'fix', 'x', '--repo', '/srv/app.git'], 'cannot clone the repository from "/srv/app.git"'],
+  ])('%j is refused: %s', async (args, message) => {
+    const r = withOrigin('https://git.example/team/app.git');
+    const result = await agentbox(args, { cwd: r.dir, env: env(r) });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain(message);
+    expect(result.stdout).toBe('');
+  });
+});
