@@ -6,7 +6,7 @@ import { markActive } from './active.js';
 import { appendIndexEvent, makeIndexEvent } from './index-log.js';
 import { regenerateIndexMd } from './index-md.js';
 import { setLatest } from './links.js';
-import { buildMeta, writeMetaOnce } from './meta.js';
+import { buildMeta, loadYaml, writeMetaOnce } from './meta.js';
 import { formatRunName, RUN_ID_RE, slugify } from './names.js';
 import { type Ledger, notInitialized } from './paths.js';
 import { initialState } from './state.js';
@@ -112,6 +112,7 @@ export async function createRun(ledger: Ledger, input: CreateRunInput): Promise<
     now,
     ...(input.options === undefined ? {} : { options: input.options }),
   });
+  await loadYaml();
   writeMetaOnce(dir, meta);
   const state = initialState(meta, now, input.pid ?? null);
   markActive(ledger, name);
