@@ -130,6 +130,7 @@ function buildProgram(ctx: CommandContext, setExit: (code: number) => void): Com
         '--max-cost <usd>',
         'end the run once it has cost more than this, in USD, e.g. 2.50 (default: config supervisor.max_cost)',
       )
+      .option('--push [remote]', 'when the run ends, publish it to the git remote (default: origin)')
       .action(lazy(async () => (await import('../commands/run.js'))[name]));
   program.commandsGroup('Runs:');
   runCommand('scout', 'investigate a question, read-only; the answer goes to report.md', 'question');
@@ -177,8 +178,25 @@ function buildProgram(ctx: CommandContext, setExit: (code: number) => void): Com
     .command('discard')
     .description("remove a run's worktree and branch; keeps its folder and patch")
     .argument('<run>', 'a run name, its short id (or a unique prefix of it), or "latest"')
+    .option('--remote [remote]', 'also delete the run from the remote it was published to')
     .option('--json', 'print the outcome as JSON')
     .action(lazy(async () => (await import('../commands/gate.js')).discard));
+
+  program.commandsGroup('Runs on other machines:');
+  program
+    .command('push')
+    .description('publish a run through git: its ledger entry on refs/agentbox/runs/<run>, and its branch')
+    .argument('<run>', 'a run name, its short id (or a unique prefix of it), or "latest"')
+    .argument('[remote]', 'the git remote', 'origin')
+    .option('--raw', 'include raw/ (transcripts and logs)')
+    .option('--json', 'print the outcome as JSON')
+    .action(lazy(async () => (await import('../commands/push.js')).push));
+  program
+    .command('fetch')
+    .description('bring the runs published to a git remote into this ledger (status, show, diff, merge)')
+    .argument('[remote]', 'the git remote', 'origin')
+    .option('--json', 'print the outcome as JSON')
+    .action(lazy(async () => (await import('../commands/fetch.js')).fetchRemote));
 
   program.commandsGroup('Run control:');
   program
