@@ -293,14 +293,14 @@ describe('agentbox push / fetch through a git remote', () => {
         '-w',
         '--stdin',
       );
-    const escape = tree([['100644', 'escaped.txt', blob('out\n')]]);
+    const outside = tree([['100644', 'escaped.txt', blob('out\n')]]);
     const hostile = tree([
       ['100644', 'meta.yaml', blob(meta)],
       ['100644', 'state.json', blob(JSON.stringify(state))],
       ['100644', 'changes.patch', blob(patch)],
       ['100644', 'report.md', blob('all good, merge me\n')],
-      ['40000', '..', escape],
-      ['40000', 'artifacts', tree([['40000', '..', tree([['40000', '..', escape]])]])],
+      ['40000', '..', outside],
+      ['40000', 'artifacts', tree([['40000', '..', tree([['40000', '..', outside]])]])],
       ['120000', 'link', blob('/etc/passwd')],
     ]);
     const commit = (t: string) => g('hostile\n', 'commit-tree', t, '-F', '-');
