@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import type { Env } from '../context.js';
 import { activeDir } from '../ledger/active.js';
 import { regenerateIndexMd } from '../ledger/index-md.js';
+import { type PointerName, setPointer } from '../ledger/links.js';
 import { listRunNames } from '../ledger/list.js';
 import { isRunName } from '../ledger/names.js';
 import type { Ledger } from '../ledger/paths.js';
@@ -71,6 +72,7 @@ export async function fetchRuns(
   // NOTE: a fetched run never gets an active marker (the watchdog must not judge another
   // machine's pid); the folder must exist so the watchdog does not scan every state.json instead.
   fs.mkdirSync(activeDir(ledger), { recursive: true });
+  const pointers = new Map<PointerName, string>();
   for (let at = 0; at < todo.length; at += CHUNK) {
     const chunk = todo.slice(at, at + CHUNK);
     const files = await readRuns(call, chunk);
@@ -79,12 +81,19 @@ export async function fetchRuns(
       const outcome: ImportOutcome =
         typeof published === 'string'
           ? { kind: 'skipped', why: published }
-          : await importRun(ledger, { remote, run: ref.run, files: published ?? new Map() }, taken, now);
+          : await importRun(
+              ledger,
+              { remote, run: ref.run, files: published ?? new Map() },
+              taken,
+              pointers,
+              now,
+            );
       record(result, ref.run, outcome);
       if (outcome.kind !== 'skipped') registry.set(ref.run, { local: outcome.local, commit: ref.commit });
     }
     await writeRegistry(ledger, remote, registry);
   }
+  for (const [pointer, name] of pointers) setPointer(ledger, pointer, name);
   if (result.imported.length + result.updated.length > 0) await regenerateIndexMd(ledger);
   return result;
 }
