@@ -94,6 +94,8 @@ export async function importRun(
       else replaceFile(target, bytes);
     }
   } catch (error) {
+    // A new folder left half written would hold its name (and a row in status) for nothing.
+    if (fresh) fs.rmSync(dir, { recursive: true, force: true });
     return skipped(
       `its files could not be written to ${dir} (${errnoCode(error) ?? (error as Error).message})`,
     );

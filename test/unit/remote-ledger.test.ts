@@ -319,13 +319,27 @@ describe('agentbox push / fetch through a git remote', () => {
       ]),
     );
 
+    // A file and a folder of the same name: the files cannot all be written.
+    const clash = '26-03-01_1000__clash__bbb222';
+    const clashMeta = blob(meta.replaceAll(real.name, clash).replaceAll(real.id, 'bbb222'));
+    const clashState = blob(JSON.stringify({ ...state, status: 'DONE' }));
+    publish(
+      `refs/agentbox/runs/${clash}`,
+      tree([
+        ['100644', 'meta.yaml', clashMeta],
+        ['100644', 'state.json', clashState],
+        ['100644', 'report.md', blob('a file\n')],
+        ['40000', 'report.md', tree([['100644', 'x', blob('x\n')]])],
+      ]),
+    );
     const fetched = await laptop.agentbox('fetch');
     expect(fetched.code).toBe(0);
-    expect(fetched.stdout).toContain('5 published run(s) — 1 new, 0 updated, 4 not imported');
+    expect(fetched.stdout).toContain('6 published run(s) — 1 new, 0 updated, 5 not imported');
     expect(fetched.stderr).toContain('not imported: "not-a-run": not a run name');
     expect(fetched.stderr).toContain('not imported: "deep/26-03-01_1000__x__abcdef": not a run name');
     expect(fetched.stderr).toContain(`not imported: "${other}": its meta.yaml names another run`);
     expect(fetched.stderr).toMatch(new RegExp(`not imported: "${broken}": .*state.json`));
+    expect(fetched.stderr).toContain(`not imported: "${clash}": its files could not be written`);
     // Nothing outside the run folder; no symlink inside it.
     const dir = path.join(laptop.ledger.runsDir, real.name);
     const everywhere = execFileSync(
