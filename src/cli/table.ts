@@ -1,5 +1,6 @@
 import { type Command, Option } from 'commander';
 import type { CommandContext } from '../context.js';
+import { engines, remote } from './table-remote.js';
 
 /** Wraps a command's loader: the module is imported, and the watchdog run, when the command runs. */
 export type Lazy = <A extends unknown[]>(
@@ -16,10 +17,11 @@ export function addCommands(program: Command, lazy: Lazy): void {
   setUp(program, lazy);
   runs(program, lazy);
   humanGate(program, lazy);
+  remote(program, lazy);
   continueAndSteer(program, lazy);
   stopAndRecover(program, lazy);
   ledger(program, lazy);
-  elsewhere(program, lazy);
+  engines(program, lazy);
 }
 
 /** The four run types; each command module is named after its type. */
@@ -81,6 +83,7 @@ function runs(program: Command, lazy: Lazy): void {
         '--max-cost <usd>',
         'end the run once it has cost more than this, in USD, e.g. 2.50 (default: config supervisor.max_cost)',
       )
+      .option('--push [remote]', 'when the run ends, publish it to the git remote (default: origin)')
       .action(lazy(RUN_TYPES[name]));
   program.commandsGroup('Runs:');
   runCommand('scout', 'investigate a question, read-only; the answer goes to report.md', 'question');
@@ -130,6 +133,7 @@ function humanGate(program: Command, lazy: Lazy): void {
     .command('discard')
     .description("remove a run's worktree and branch; keeps its folder and patch")
     .argument('<run>', 'a run name, its short id (or a unique prefix of it), or "latest"')
+    .option('--remote [remote]', 'also delete the run from the remote it was published to')
     .option('--json', 'print the outcome as JSON')
     .action(lazy(async () => (await import('../commands/discard.js')).discard));
 }
@@ -249,44 +253,4 @@ function ledger(program: Command, lazy: Lazy): void {
     .option('--no-open', 'print the address, do not open a browser')
     .option('--new-token', 'new secrets: the old address and every logged-in browser stop working')
     .action(lazy(async () => (await import('../commands/ui.js')).ui));
-}
-
-/** Runs beyond this machine (docs/ci.md): a Kubernetes Job, and what a CI job posts. */
-function elsewhere(program: Command, lazy: Lazy): void {
-  program.commandsGroup('Runs elsewhere:');
-  const k8s = program.command('k8s').description('run agentbox on Kubernetes');
-  k8s
-    .command('job')
-    .description('print a Job manifest that runs one run in a pod and --pushes it (kubectl apply -f -)')
-    .argument('<type>', 'scout, plan, fix or review')
-    .argument('<task>', 'what the run is about, passed to Claude Code verbatim')
-    .option(
-      '--image <image>',
-      'the runner image (docker/runner/Dockerfile; default: agentbox-runner:<version>)',
-    )
-    .option('--repo <url>', "the repository to clone (default: origin's URL, over https)")
-    .option('--commit <rev>', 'the commit to run on (default: HEAD)')
-    .option('--secret <name>', 'the Secret with the API key under "api-key"', 'agentbox-anthropic')
-    .option('--git-secret <name>', 'the Secret with a push token under "token"', 'agentbox-git')
-    .option('--git-user <name>', 'the user name the push token goes with', 'x-access-token')
-    .option('--cpu <quantity>', "the pod's CPU (request and limit)", '2')
-    .option('--memory <quantity>', "the pod's memory (request and limit)", '4Gi')
-    .option('--ttl <duration>', 'delete the finished Job after this long', '1d')
-    .option('--deadline <duration>', 'stop the pod after this long', '3h')
-    .option(
-      '--sandbox <mode>',
-      'container (the pod is the sandbox) or required (bubblewrap in the pod)',
-      'container',
-    )
-    .option('--model <model>', 'the model for this run (default: config claude.model)')
-    .option('--max-cost <usd>', 'end the run once it has cost more than this, in USD')
-    .option('--name <name>', 'the Job name (default: agentbox-<type>-<random>)')
-    .option('--json', 'print the manifest as JSON')
-    .action(lazy(async () => (await import('../commands/k8s.js')).job));
-  const ci = program.command('ci').description('what a CI job runs around a run');
-  ci.command('summary')
-    .description("a run's outcome as Markdown, for the issue comment and the job summary")
-    .argument('[run]', 'a run name, its short id, or "latest" (default)')
-    .option('--log-url <url>', "the CI job's page, linked from the summary")
-    .action(lazy(async () => (await import('../commands/ci.js')).summary));
 }

@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { CommandContext } from '../context.js';
+import { openLedger } from '../ledger/index.js';
 import { assertHuman } from '../run/gate.js';
 import { discardRun } from '../run/merge.js';
 import { openRun } from '../run/open.js';
@@ -9,14 +10,22 @@ import { openRun } from '../run/open.js';
 export async function discard(
   ctx: CommandContext,
   ref: string,
-  options: { json?: boolean },
+  options: { json?: boolean; remote?: boolean | string },
 ): Promise<number> {
   assertHuman(ctx.env, 'discard', ctx.cwd);
   const { root, run } = await openRun(ctx.cwd, ref);
   const done = await discardRun(root, run);
+  const unpublished = options.remote
+    ? await (await import('../remote/share.js')).unpublishRun(
+        openLedger(root),
+        run.meta,
+        options.remote,
+        ctx.env,
+      )
+    : null;
   if (options.json) {
     ctx.io.out(
-      `${JSON.stringify({ run: run.name, status: done.status, removedWorktree: done.removedWorktree, deletedBranch: done.deletedBranch })}\n`,
+      `${JSON.stringify({ run: run.name, status: done.status, removedWorktree: done.removedWorktree, deletedBranch: done.deletedBranch, ...(unpublished ? { remote: unpublished } : {}) })}\n`,
     );
     return 0;
   }
@@ -27,5 +36,9 @@ export async function discard(
     `${done.status === 'MERGED' ? 'cleaned up merged run' : done.already ? 'already discarded' : 'discarded'} ${run.name}${what.length ? ` — removed ${what.join(' and ')}` : ''}\n` +
       `  kept ${path.relative(root, run.dir)}/ (report${fs.existsSync(path.join(run.dir, 'changes.patch')) ? ' and changes.patch' : ''})\n`,
   );
+  if (unpublished)
+    ctx.io.out(
+      `  ${unpublished.remote}: ${unpublished.deleted.length ? `deleted ${unpublished.deleted.join(' and ')}` : 'held none of its refs'}\n`,
+    );
   return 0;
 }

@@ -1,9 +1,11 @@
 import type { CommandContext } from '../context.js';
+import { type PushFlags, pushAfter } from '../remote/after-run.js';
 import { type RunOptions, startRun } from '../run/start.js';
 import { withCiExit } from './ci-exit.js';
 
 /** `agentbox plan "<goal>"`: works out a plan, read-only; it goes to plan.md (the run itself: src/run/start.ts). */
-export function plan(ctx: CommandContext, goal: string, options: RunOptions): Promise<number> {
-  // In CI a failed run exits with its failure kind's code (src/commands/ci-exit.ts).
-  return withCiExit(ctx, () => startRun(ctx, 'plan', goal, options));
+export function plan(ctx: CommandContext, goal: string, options: RunOptions & PushFlags): Promise<number> {
+  // With --push it is published when it ends; in CI a failed run exits with its failure kind's
+  // code (src/commands/ci-exit.ts).
+  return withCiExit(ctx, () => pushAfter(ctx, options, (o) => startRun(ctx, 'plan', goal, o)));
 }

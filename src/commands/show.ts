@@ -217,6 +217,13 @@ export function renderRunDetails(
   const drift = state && state.config_hash !== meta.config_hash;
   field('config', `${meta.config_hash}${drift ? style.warn(` (state.json says ${state.config_hash})`) : ''}`);
   field('repo start', meta.repo_sha_start ?? '—');
+  if (meta.origin) {
+    const o = meta.origin;
+    field(
+      'ran on',
+      `${clean(o.host)} — fetched from ${o.remote}${o.run === meta.run_name ? '' : ` (published as ${o.run})`}`,
+    );
+  }
   if (state?.output) field('output', outputLine(state.output));
   const maxCost = meta.options?.max_cost_usd;
   lines.push('', 'spend', ...spendLines(state?.usage, typeof maxCost === 'number' ? maxCost : null));

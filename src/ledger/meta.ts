@@ -6,7 +6,7 @@ import type * as Yaml from 'yaml';
 import { errnoCode, fsError } from '../errors.js';
 import { VERSION } from '../version.js';
 import { corruptFile, isObj, obj, oneOf, schemaVersion, str, strList, strOrNull } from './check.js';
-import { type Envelope, RUN_TYPES, type RunMeta, type RunType } from './types.js';
+import { type Envelope, RUN_TYPES, type RunMeta, type RunOrigin, type RunType } from './types.js';
 
 export const META_FILE = 'meta.yaml';
 
@@ -24,7 +24,10 @@ const yaml = (): typeof Yaml => {
  * copy through require (~40 ms of module loading on every run's start, measured).
  */
 export async function loadYaml(): Promise<void> {
-  yamlLib ??= await import('yaml');
+  if (yamlLib) return;
+  // NOTE: yaml is CommonJS: bundled, its namespace is the module's `default`; under node, both.
+  const mod = (await import('yaml')) as typeof Yaml & { default?: typeof Yaml };
+  yamlLib = typeof mod.stringify === 'function' ? mod : (mod.default ?? mod);
 }
 
 /** JSON with object keys sorted at every depth, so equal envelopes always hash alike. */
@@ -103,6 +106,7 @@ export function parseMeta(text: string, file: string): RunMeta {
     const options = o.options;
     if (options !== undefined && !isObj(options)) throw new Error('"options" must be a mapping');
     const model = o.model === null ? null : str(o, 'model');
+    const origin = o.origin === undefined ? undefined : checkOrigin(o.origin);
     return {
       schema_version: 1,
       run_name: str(o, 'run_name'),
@@ -121,10 +125,17 @@ export function parseMeta(text: string, file: string): RunMeta {
       ...(extra === undefined ? {} : { extra }),
       config_hash: str(o, 'config_hash'),
       ...(options === undefined ? {} : { options }),
+      ...(origin === undefined ? {} : { origin }),
     };
   } catch (error) {
     throw corruptFile(file, error);
   }
+}
+
+/** An optional field added later: a meta.yaml without it (every local run) reads as before. */
+function checkOrigin(value: unknown): RunOrigin {
+  const o = obj(value, '"origin"');
+  return { remote: str(o, 'remote'), host: str(o, 'host'), run: str(o, 'run') };
 }
 
 /** The run's meta.yaml, or undefined when the folder has none (yet). */

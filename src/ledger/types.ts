@@ -70,6 +70,18 @@ export interface RunMeta extends Envelope {
    * worker and `resume` run it the same way. Owned by src/run/; not part of config_hash.
    */
   readonly options?: Readonly<Record<string, unknown>>;
+  /** Set on a run brought in by `agentbox fetch`: it ran on another machine (see src/remote/). */
+  readonly origin?: RunOrigin;
+}
+
+/** meta.yaml `origin`: where a fetched run ran, and under which name it was published there. */
+export interface RunOrigin {
+  /** The git remote it was fetched from (its name in this clone). */
+  readonly remote: string;
+  /** The machine that published it, as it said (untrusted: for display only). */
+  readonly host: string;
+  /** Its name there: differs from run_name when that name was taken here. */
+  readonly run: string;
 }
 
 export interface Failure {

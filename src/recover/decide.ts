@@ -28,6 +28,8 @@ export interface RecoveryFacts {
   readonly hasCheckpoint: boolean;
   /** Earlier recoveries of this run that resumed or replayed it. */
   readonly attempts: number;
+  /** The machine it ran on, when it was fetched from a remote (agentbox fetch); else null. */
+  readonly ranElsewhere?: string | null;
 }
 
 export const MAX_RECOVERIES = 3;
@@ -36,6 +38,10 @@ export const MAX_RECOVERIES = 3;
 const CRASH_KINDS: ReadonlySet<FailureKind> = new Set(['crashed', 'stalled', 'killed']);
 
 export function decideRecovery(f: RecoveryFacts): RecoveryAction {
+  // Its session, worktree and processes are on that machine: nothing here can take it up.
+  if (f.ranElsewhere) {
+    return { kind: 'none', reason: `it ran on ${f.ranElsewhere}: agentbox fetch brings its state` };
+  }
   if (f.status === 'REVIEW') {
     return { kind: 'keep_waiting', reason: 'its changes wait for you: agentbox merge or agentbox discard' };
   }

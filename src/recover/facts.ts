@@ -33,6 +33,7 @@ export async function recoveryFacts(
     worktree,
     hasCheckpoint: Boolean(state.checkpoint),
     attempts: recoveryAttempts(runDir),
+    ranElsewhere: meta.origin?.host ?? null,
   };
 }
 

@@ -61,6 +61,11 @@ export async function continueSession(
   options: { command: string; event: string; detail?: string; force: boolean; json: boolean; more?: string },
 ): Promise<number> {
   const { meta, state } = readRun(rc.ledger, name);
+  if (meta.origin) {
+    throw new AgentboxError('USAGE', `run ${name} ran on ${meta.origin.host}: it cannot go on here`, {
+      hint: `its session and worktree are there; see how it ended with: agentbox fetch ${meta.origin.remote}`,
+    });
+  }
   const drift = envelopeDrift(meta, rc, state?.worktree_path ?? null, ctx.env);
   if (drift.length > 0 && !options.force) {
     throw new AgentboxError(

@@ -87,6 +87,11 @@ export function mergeablePatch(run: RunDetails): string {
       hint: 'wait for it to end (agentbox status), then merge',
     });
   }
+  if (state?.status === 'ACTIVE' && run.meta.origin) {
+    throw new AgentboxError('USAGE', `run ${name} is still running on ${run.meta.origin.host}`, {
+      hint: `once it has ended: agentbox fetch ${run.meta.origin.remote}, then merge`,
+    });
+  }
   const patch = path.join(run.dir, 'changes.patch');
   if (!fs.existsSync(patch) || fs.statSync(patch).size === 0) {
     throw new AgentboxError('USAGE', `run ${name} has no changes to merge (no changes.patch)`, {

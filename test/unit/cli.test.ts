@@ -23,6 +23,8 @@ const COMMANDS = [
   'diff',
   'merge',
   'discard',
+  'push',
+  'fetch',
   'resume',
   'inject',
   'start',

@@ -1,0 +1,38 @@
+import type { CommandContext } from '../context.js';
+import { findRepo } from '../git/repo.js';
+import { openLedger } from '../ledger/paths.js';
+import { type FetchResult, fetchRuns } from '../remote/fetch.js';
+import { checkRemoteName, DEFAULT_REMOTE } from '../remote/refs.js';
+
+/** `agentbox fetch [<remote>]`: brings every run published to the remote into this ledger. */
+export async function fetchRemote(
+  ctx: CommandContext,
+  remote: string | undefined,
+  options: { json?: boolean },
+): Promise<number> {
+  const repo = await findRepo(ctx.cwd, ctx.env);
+  const ledger = openLedger(repo.root);
+  const result = await fetchRuns(ledger, checkRemoteName(remote ?? DEFAULT_REMOTE), ctx.env);
+  // Every refusal is reported, on stderr so that --json stays one document.
+  for (const s of result.skipped) ctx.io.err(`agentbox: not imported: ${JSON.stringify(s.run)}: ${s.why}\n`);
+  if (options.json) ctx.io.out(`${JSON.stringify(result)}\n`);
+  else ctx.io.out(renderFetch(result));
+  return 0;
+}
+
+/** The summary `agentbox fetch` prints. Pure. */
+export function renderFetch(r: FetchResult): string {
+  const lines = [
+    `${r.remote}: ${r.published} published run(s) — ${r.imported.length} new, ${r.updated.length} updated` +
+      `${r.kept.length ? `, ${r.kept.length} already decided here` : ''}` +
+      `${r.own ? `, ${r.own} from this clone` : ''}${r.skipped.length ? `, ${r.skipped.length} not imported` : ''}`,
+    ...r.imported.slice(0, 20).map((name) => `  new      ${name}`),
+    ...r.updated.slice(0, 20).map((name) => `  updated  ${name}`),
+  ];
+  const more =
+    r.imported.length + r.updated.length - Math.min(r.imported.length, 20) - Math.min(r.updated.length, 20);
+  if (more > 0) lines.push(`  … ${more} more (agentbox status --all)`);
+  if (r.imported.length + r.updated.length > 0)
+    lines.push('  next: agentbox status, agentbox show <id>, agentbox diff <id>');
+  return `${lines.join('\n')}\n`;
+}

@@ -1,0 +1,78 @@
+import type { CommandContext } from '../context.js';
+import { AgentboxError, isAgentboxError } from '../errors.js';
+import { findRepo } from '../git/repo.js';
+import { openLedger } from '../ledger/paths.js';
+import { checkRemoteName, DEFAULT_REMOTE } from './refs.js';
+import { runsStartedBy, type Shared, shareRun } from './share.js';
+
+/** A run command's options as far as `--push` is concerned. */
+export interface PushFlags {
+  /** `--push` alone: true (the default remote); `--push <remote>`: its name. */
+  readonly push?: boolean | string;
+  readonly detach?: boolean;
+  readonly json?: boolean;
+}
+
+/**
+ * `agentbox <scout|plan|fix|review> "<task>" --push [<remote>]`: runs the command as it is, then
+ * publishes the run it created, whatever its outcome (a failed run is worth seeing too). The run
+ * command is not told: its run is found as the one this process supervised (see runsStartedBy).
+ * A push that fails makes the command fail, after the run: a CI job must not pass silently.
+ */
+export async function pushAfter<O extends PushFlags>(
+  ctx: CommandContext,
+  options: O,
+  start: (options: Omit<O, 'push'>) => Promise<number>,
+): Promise<number> {
+  const { push, ...rest } = options;
+  if (push === undefined || push === false) return start(rest);
+  const remote = checkRemoteName(push === true ? DEFAULT_REMOTE : push);
+  if (options.detach) {
+    throw new AgentboxError('USAGE', '--push waits for the run to end: it does not go with --detach', {
+      hint: 'run it in the foreground (a CI job does), or push later: agentbox push <run>',
+    });
+  }
+  const since = new Date();
+  let code = 1;
+  let failure: unknown;
+  try {
+    code = await start(rest);
+  } catch (error) {
+    failure = error;
+  }
+  const root = await findRepo(ctx.cwd, ctx.env).then(
+    (r) => r.root,
+    () => null,
+  );
+  const ledger = root === null ? null : tryOpen(root);
+  const runs = ledger ? runsStartedBy(ledger, process.pid, since) : [];
+  for (const name of runs) {
+    let shared: Shared;
+    try {
+      shared = await shareRun(ledger!, name, remote, { env: ctx.env });
+    } catch (error) {
+      if (failure !== undefined || !isAgentboxError(error)) throw failure ?? error;
+      throw new AgentboxError(
+        'GIT_FAILED',
+        `the run ${name} ended but could not be pushed: ${error.message}`,
+        {
+          hint: `${error.hint ?? 'check the remote'}; then: agentbox push ${name.slice(-6)} ${remote}`,
+        },
+      );
+    }
+    const line = `published ${name} to ${remote}${shared.branch ? ` with its branch agentbox/${name}` : ''}\n`;
+    // --json keeps stdout one document: the line goes to stderr then.
+    if (options.json) ctx.io.err(line);
+    else ctx.io.out(line);
+  }
+  if (failure !== undefined) throw failure;
+  return code;
+}
+
+function tryOpen(root: string) {
+  try {
+    return openLedger(root);
+  } catch {
+    return null;
+  }
+}

@@ -1,0 +1,134 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { errnoCode } from '../errors.js';
+import { appendIndexEvent, makeIndexEvent } from '../ledger/index-log.js';
+import { type PointerName, pointerForStatus } from '../ledger/links.js';
+import { parseMeta, readMeta, writeMetaOnce } from '../ledger/meta.js';
+import type { Ledger } from '../ledger/paths.js';
+import { parseState, readState, STATE_FILE, serializeState } from '../ledger/state.js';
+import type { RunMeta, RunState } from '../ledger/types.js';
+import { candidateNames, importedMeta, importedState, type Occupant, pickName } from './imported.js';
+import { displayHost, PUBLICATION_FILE, safeEntryPath } from './refs.js';
+
+/** One published run, read from git: its files by path. */
+export interface PublishedRun {
+  readonly remote: string;
+  readonly run: string;
+  readonly files: ReadonlyMap<string, Buffer>;
+}
+
+export type ImportOutcome =
+  | { readonly kind: 'imported' | 'updated'; readonly local: string }
+  /** A person merged or discarded it here: the gate's decision is not undone by a fetch. */
+  | { readonly kind: 'kept'; readonly local: string }
+  | { readonly kind: 'skipped'; readonly why: string };
+
+/** Folders in use here: names, and the short ids they end with (ids are unique in a ledger). */
+export interface Taken {
+  readonly names: Set<string>;
+  readonly ids: Set<string>;
+}
+
+const skipped = (why: string): ImportOutcome => ({ kind: 'skipped', why });
+
+/** Parses what a publication says about the run; a string is why it cannot be imported. */
+function parsePublished(p: PublishedRun): { meta: RunMeta; state: RunState; host: string } | string {
+  const meta = p.files.get('meta.yaml');
+  const state = p.files.get('state.json');
+  if (!meta || !state) return 'it has no meta.yaml or state.json';
+  try {
+    const m = parseMeta(meta.toString('utf8'), `${p.remote}:${p.run}/meta.yaml`);
+    if (m.run_name !== p.run || m.run_id !== p.run.slice(-6)) return 'its meta.yaml names another run';
+    const s = parseState(state.toString('utf8'), `${p.remote}:${p.run}/state.json`);
+    let host: unknown;
+    try {
+      host = JSON.parse(p.files.get(PUBLICATION_FILE)?.toString('utf8') ?? '{}')?.host;
+    } catch {
+      host = undefined;
+    }
+    return { meta: m, state: s, host: displayHost(host) };
+  } catch (error) {
+    return (error as Error).message;
+  }
+}
+
+/**
+ * Brings one published run into the ledger: new under its own name (or a free alternative when a
+ * run here has it), or updated in place when it was fetched before. Files are written only below
+ * the run's own folder, under paths checked one by one; state.json is written last.
+ */
+export async function importRun(
+  ledger: Ledger,
+  p: PublishedRun,
+  taken: Taken,
+  /** The newest run to point each pointer at: filled here, set once by the caller. */
+  pointers: Map<PointerName, string>,
+  now: Date,
+): Promise<ImportOutcome> {
+  const parsed = parsePublished(p);
+  if (typeof parsed === 'string') return skipped(parsed);
+  const occupant = (name: string): Occupant => {
+    if (taken.names.has(name)) {
+      const origin = safeMeta(path.join(ledger.runsDir, name))?.origin;
+      return origin?.remote === p.remote && origin.run === p.run ? 'same' : 'taken';
+    }
+    return taken.ids.has(name.slice(-6)) ? 'taken' : 'free';
+  };
+  const local = pickName(candidateNames(p.run, p.remote), occupant);
+  if (local === null) return skipped('every name it could take here is in use');
+  const dir = path.join(ledger.runsDir, local);
+  const fresh = occupant(local) === 'free';
+  const before = fresh ? null : readState(dir);
+  if (before?.status === 'MERGED' || before?.status === 'DISCARDED') return { kind: 'kept', local };
+  try {
+    if (fresh) fs.mkdirSync(dir);
+    const made = new Set([dir]);
+    for (const [file, bytes] of p.files) {
+      if (!safeEntryPath(file)) continue;
+      const target = path.join(dir, file);
+      const parent = path.dirname(target);
+      if (!made.has(parent)) fs.mkdirSync(parent, { recursive: true });
+      made.add(parent);
+      // A new folder is read by nobody before its state.json exists: no temp file needed.
+      if (fresh) fs.writeFileSync(target, bytes);
+      else replaceFile(target, bytes);
+    }
+  } catch (error) {
+    // A new folder left half written would hold its name (and a row in status) for nothing.
+    if (fresh) fs.rmSync(dir, { recursive: true, force: true });
+    return skipped(
+      `its files could not be written to ${dir} (${errnoCode(error) ?? (error as Error).message})`,
+    );
+  }
+  const origin = { remote: p.remote, host: parsed.host, run: p.run };
+  const meta = fresh ? importedMeta(parsed.meta, local, origin) : (readMeta(dir) ?? parsed.meta);
+  if (fresh) writeMetaOnce(dir, meta);
+  const state = importedState(parsed.state, meta);
+  replaceFile(path.join(dir, STATE_FILE), serializeState(state));
+  taken.names.add(local);
+  taken.ids.add(local.slice(-6));
+  const detail = `from ${p.remote} (${parsed.host})${local === p.run ? '' : `, published as ${p.run}`}`;
+  appendIndexEvent(ledger, makeIndexEvent(meta, state, fresh ? 'fetched' : 'fetched_update', detail, now));
+  const pointer = state.status !== before?.status ? pointerForStatus(state.status) : null;
+  if (pointer && local > (pointers.get(pointer) ?? '')) pointers.set(pointer, local);
+  return { kind: fresh ? 'imported' : 'updated', local };
+}
+
+function safeMeta(dir: string): RunMeta | undefined {
+  try {
+    return readMeta(dir);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * A temp file in the same folder, then rename(2): readers see the old file or the new one. NOTE:
+ * no fsync, unlike the ledger's own writes: a fetch of 10,000 runs would spend minutes in it, and
+ * a file a crash cut short is written again by the next fetch (the registry is saved after).
+ */
+function replaceFile(file: string, data: string | Buffer): void {
+  const temp = `${file}.fetch-${process.pid}`;
+  fs.writeFileSync(temp, data);
+  fs.renameSync(temp, file);
+}

@@ -1,0 +1,70 @@
+import { AgentboxError } from '../errors.js';
+
+/*
+ * Where a published run lives in git, pure. On the remote: refs/agentbox/runs/<run> (the ledger
+ * entry, one commit per publication) and refs/heads/agentbox/<run> (a fix run's branch). In a
+ * clone that fetched them: refs/agentbox/remotes/<remote>/runs/<run> and …/heads/<run>.
+ */
+
+export const RUNS_NS = 'refs/agentbox/runs/';
+export const BRANCH_NS = 'refs/heads/agentbox/';
+/** The publication's own file: who published it (not imported into the run folder). */
+export const PUBLICATION_FILE = 'publication.json';
+export const DEFAULT_REMOTE = 'origin';
+
+// A remote's name becomes part of a ref and of a file name: git's own rules are looser.
+const REMOTE_RE = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/;
+
+/** The remote's name, checked; throws USAGE for one that could not be a ref path component. */
+export function checkRemoteName(remote: string): string {
+  if (!REMOTE_RE.test(remote)) {
+    throw new AgentboxError('USAGE', `invalid remote name ${JSON.stringify(remote.slice(0, 80))}`, {
+      hint: 'name a configured git remote (git remote -v lists them), e.g. origin',
+    });
+  }
+  return remote;
+}
+
+export const runRef = (run: string): string => `${RUNS_NS}${run}`;
+export const branchRef = (run: string): string => `${BRANCH_NS}${run}`;
+export const trackingRuns = (remote: string): string => `refs/agentbox/remotes/${remote}/runs/`;
+export const trackingHeads = (remote: string): string => `refs/agentbox/remotes/${remote}/heads/`;
+
+/** What `agentbox fetch` asks for: every published run and every run branch, forced (a mirror). */
+export function fetchRefspecs(remote: string): string[] {
+  return [`+${RUNS_NS}*:${trackingRuns(remote)}*`, `+${BRANCH_NS}*:${trackingHeads(remote)}*`];
+}
+
+/**
+ * What `agentbox push` sends. The ledger ref is never forced: a remote ref with another history
+ * is another machine's run of the same name, and git refuses. The branch is the run's own
+ * (agentbox rewrites it when a result is recorded again), so it is forced.
+ */
+export function pushRefspecs(run: string, withBranch: boolean): string[] {
+  return [`${runRef(run)}:${runRef(run)}`, ...(withBranch ? [`+${branchRef(run)}:${branchRef(run)}`] : [])];
+}
+
+/**
+ * Whether a path from a published tree may become a file in a run folder: relative, no empty,
+ * "." or ".." part, no control characters, and not the ledger's own files (written apart).
+ */
+export function safeEntryPath(file: string): boolean {
+  if (file === '' || file.length > 255 || file.startsWith('/')) return false;
+  if (/[\u0000-\u001f\u007f\\]/.test(file)) return false;
+  const parts = file.split('/');
+  if (parts.some((p) => p === '' || p === '.' || p === '..')) return false;
+  return !['meta.yaml', 'state.json', PUBLICATION_FILE].includes(file) && !file.startsWith('state.json.');
+}
+
+/** Whether a file of a run folder is published: everything but raw/ (unless asked) and temp files. */
+export function isPublished(file: string, raw: boolean): boolean {
+  if (!raw && (file === 'raw' || file.startsWith('raw/'))) return false;
+  return safeEntryPath(file) || file === 'meta.yaml' || file === 'state.json';
+}
+
+/** A name a remote machine gave itself, fit to print on one line: at most 100 plain characters. */
+export function displayHost(text: unknown): string {
+  if (typeof text !== 'string') return 'unknown';
+  const plain = text.replace(/[\u0000-\u001f\u007f-\u009f]/g, '').trim();
+  return plain === '' ? 'unknown' : plain.slice(0, 100);
+}
