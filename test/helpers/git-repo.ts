@@ -58,7 +58,12 @@ export function gitRepo(options: { files?: Record<string, string>; bare?: boolea
     git('add', '-A');
     git('commit', '--quiet', '-m', 'initial');
   }
-  const repo: TestRepo = {
+  return testRepoAt(dir, git, () => fs.rmSync(dir, { recursive: true, force: true }));
+}
+
+/** The TestRepo over a checkout at `dir` (a fresh repo, a clone), its git runner and its removal. */
+export function testRepoAt(dir: string, git: (...args: string[]) => string, cleanup: () => void): TestRepo {
+  return {
     dir,
     git,
     write(file, content) {
@@ -72,11 +77,8 @@ export function gitRepo(options: { files?: Record<string, string>; bare?: boolea
       git('commit', '--quiet', '-m', message);
       return git('rev-parse', 'HEAD').trim();
     },
-    cleanup() {
-      fs.rmSync(dir, { recursive: true, force: true });
-    },
+    cleanup,
   };
-  return repo;
 }
 
 /** Every file under `dir` with its bytes, for "nothing changed on disk" assertions. */

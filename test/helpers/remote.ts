@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { GIT_ENV, gitRepo, type TestRepo, tempDir } from './git-repo.js';
+import { GIT_ENV, gitRepo, type TestRepo, tempDir, testRepoAt } from './git-repo.js';
 
 /**
  * A team's git remote for tests: a bare repository playing `origin` with one commit on main, and
@@ -35,24 +35,7 @@ export function origin(files: Record<string, string> = {}): Origin {
       git('config', 'user.name', GIT_ENV.GIT_AUTHOR_NAME!);
       git('config', 'user.email', GIT_ENV.GIT_AUTHOR_EMAIL!);
       git('config', 'commit.gpgsign', 'false');
-      return {
-        dir,
-        git,
-        write(file, content) {
-          fs.mkdirSync(path.dirname(path.join(dir, file)), { recursive: true });
-          fs.writeFileSync(path.join(dir, file), content);
-        },
-        read: (file) => fs.readFileSync(path.join(dir, file), 'utf8'),
-        exists: (file) => fs.existsSync(path.join(dir, file)),
-        commit(message) {
-          git('add', '-A');
-          git('commit', '--quiet', '-m', message);
-          return git('rev-parse', 'HEAD').trim();
-        },
-        cleanup() {
-          fs.rmSync(path.dirname(dir), { recursive: true, force: true });
-        },
-      };
+      return testRepoAt(dir, git, () => fs.rmSync(path.dirname(dir), { recursive: true, force: true }));
     },
     cleanup() {
       for (const dir of clones) fs.rmSync(dir, { recursive: true, force: true });
