@@ -78,6 +78,9 @@ export interface TableOptions {
   readonly measure?: Measure;
 }
 
+/** The widest a machine's name is shown in the WHERE column. */
+const WHERE_MAX = 16;
+
 /** The narrowest the task column gets before the row is left to wrap. */
 const MIN_TASK = 12;
 
@@ -101,27 +104,33 @@ export function renderStatusTable(
     age: formatAge(run.started_at, now),
     cost: run.cost_usd === null ? '—' : formatUsd(run.cost_usd),
     task: run.problem && !run.status ? `(${run.problem})` : cleanTask(run.task),
+    // Untrusted text from another machine's publication: cleaned and cut like a task.
+    where: run.ran_on === null ? 'here' : cleanTask(run.ran_on).slice(0, WHERE_MAX) || '?',
   }));
+  // A WHERE column only when some run ran elsewhere (agentbox fetch).
+  const elsewhere = runs.some((run) => run.ran_on !== null);
   const title = options.wide ? 'RUN' : 'ID';
   const measure = options.measure ?? plainMeasure;
-  const width = (key: 'run' | 'type' | 'status' | 'age' | 'cost', head: string) =>
+  const width = (key: 'run' | 'type' | 'status' | 'age' | 'cost' | 'where', head: string) =>
     Math.max(head.length, ...rows.map((row) => measure(row[key])));
   const w = { run: width('run', title), type: width('type', 'TYPE'), status: width('status', 'STATUS') };
   const age = width('age', 'AGE');
   const cost = width('cost', 'COST');
-  const fixed = w.run + w.type + w.status + age + cost + 5 * 2;
+  const where = elsewhere ? width('where', 'WHERE') : 0;
+  const whereCell = (text: string) => (elsewhere ? `${text.padEnd(where)}  ` : '');
+  const fixed = w.run + w.type + w.status + age + cost + 5 * 2 + (elsewhere ? where + 2 : 0);
   // Not a terminal: whole tasks, as `gh run list` and `git log` print to a pipe (one line each).
   const taskWidth =
     options.wide || !options.columns ? Number.POSITIVE_INFINITY : Math.max(MIN_TASK, options.columns - fixed);
   const lines = [
     style.dim(
-      `${title.padEnd(w.run)}  ${'TYPE'.padEnd(w.type)}  ${'STATUS'.padEnd(w.status)}  ${'AGE'.padStart(age)}  ${'COST'.padStart(cost)}  TASK`,
+      `${title.padEnd(w.run)}  ${'TYPE'.padEnd(w.type)}  ${'STATUS'.padEnd(w.status)}  ${'AGE'.padStart(age)}  ${'COST'.padStart(cost)}  ${whereCell('WHERE')}TASK`,
     ),
   ];
   for (const row of rows) {
     const status = row.colour(row.status.padEnd(w.status));
     lines.push(
-      `${row.run.padEnd(w.run)}  ${row.type.padEnd(w.type)}  ${status}  ${row.age.padStart(age)}  ${row.cost.padStart(cost)}  ${fitColumns(row.task, taskWidth, measure)}`.trimEnd(),
+      `${row.run.padEnd(w.run)}  ${row.type.padEnd(w.type)}  ${status}  ${row.age.padStart(age)}  ${row.cost.padStart(cost)}  ${whereCell(row.where)}${fitColumns(row.task, taskWidth, measure)}`.trimEnd(),
     );
   }
   const hidden = total - runs.length;
@@ -157,7 +166,9 @@ export async function status(ctx: CommandContext, opts: StatusOptions = {}): Pro
     ctx.io.out('No runs yet — start one with: agentbox scout "<question>"\n');
     return 0;
   }
-  const measure = await measureFor(runs.flatMap((run) => [run.name, run.task, run.problem ?? '']));
+  const measure = await measureFor(
+    runs.flatMap((run) => [run.name, run.task, run.problem ?? '', run.ran_on ?? '']),
+  );
   ctx.io.out(
     renderStatusTable(runs, total, new Date(), styler(ctx.io), {
       columns: terminalColumns(ctx.env, ctx.io),

@@ -29,7 +29,7 @@ const EVENT_MAX = 40;
 export const LINE_MAX_BYTES = 4000;
 
 export function makeIndexEvent(
-  meta: Pick<RunMeta, 'run_name' | 'type' | 'task'>,
+  meta: Pick<RunMeta, 'run_name' | 'type' | 'task' | 'origin'>,
   state: RunState,
   event: string,
   detail: string | undefined,
@@ -50,6 +50,7 @@ export function makeIndexEvent(
     failure_kind: state.failure?.kind ?? null,
     cost_usd: runCost(state.usage),
     tool_calls: state.tool_calls,
+    ...(meta.origin ? { ran_on: shorten(oneLine(meta.origin.host), EVENT_MAX) } : {}),
   };
 }
 
@@ -81,6 +82,7 @@ export function parseIndexLine(line: string): IndexEvent | null {
   if (!(RUN_TYPES as readonly unknown[]).includes(raw.type) || typeof raw.task !== 'string') return null;
   if (raw.failure_kind != null && !(FAILURE_KINDS as readonly unknown[]).includes(raw.failure_kind))
     return null;
+  if (raw.ran_on !== undefined && typeof raw.ran_on !== 'string') return null;
   return raw as unknown as IndexEvent;
 }
 

@@ -28,6 +28,8 @@ export interface RunSummary {
   readonly tool_calls: number | null;
   /** Why a field above is null, or null. */
   readonly problem: string | null;
+  /** A run brought in by `agentbox fetch`: the machine it ran on (untrusted text); null: here. */
+  readonly ran_on: string | null;
 }
 
 /** Every run folder name, newest minute first (names sort by their `YY-MM-DD_HHmm` prefix). */
@@ -67,6 +69,7 @@ export function summaryFromFold(name: string, run: FoldedRun): RunSummary {
     cost_usd: typeof last.cost_usd === 'number' ? last.cost_usd : null,
     tool_calls: typeof last.tool_calls === 'number' ? last.tool_calls : null,
     problem: null,
+    ran_on: last.ran_on ?? null,
   };
 }
 
@@ -101,6 +104,7 @@ export function summaryFromFiles(ledger: Ledger, name: string): RunSummary {
     cost_usd: runCost(state?.usage),
     tool_calls: state?.tool_calls ?? null,
     problem: problems.length > 0 ? problems.join('; ') : null,
+    ran_on: state?.summary?.ran_on ?? meta?.origin?.host ?? null,
   };
 }
 

@@ -108,7 +108,12 @@ function checkUsage(value: unknown): RunUsage | null {
 
 function checkSummary(value: unknown): NonNullable<RunState['summary']> {
   const o = obj(value, '"summary"');
-  return { type: oneOf(o, 'type', RUN_TYPES), task: str(o, 'task') };
+  const ranOn = o.ran_on === undefined ? undefined : str(o, 'ran_on');
+  return {
+    type: oneOf(o, 'type', RUN_TYPES),
+    task: str(o, 'task'),
+    ...(ranOn === undefined ? {} : { ran_on: ranOn }),
+  };
 }
 
 function checkOutput(value: unknown): RunOutput | null {

@@ -170,7 +170,12 @@ export interface RunState {
    * `agentbox status` reads only JSON: loading the YAML parser alone costs ~20 ms of its 150 ms.
    * Optional: a state without it falls back to reading meta.yaml.
    */
-  readonly summary?: { readonly type: RunType; readonly task: string };
+  readonly summary?: {
+    readonly type: RunType;
+    readonly task: string;
+    /** A fetched run: the machine it ran on, as its publication said (untrusted; for display). */
+    readonly ran_on?: string;
+  };
   /** How the run's final answer fared against its output contract and verification (set at its end). */
   readonly output?: RunOutput | null;
   /** A fix run's result as a commit on its branch (`agentbox/<run>`): the start commit + changes.patch. */
@@ -225,4 +230,6 @@ export interface IndexEvent {
   readonly tool_calls?: number;
   /** The run's cost in USD so far (agent and supervisor), for `status --all`. */
   readonly cost_usd?: number | null;
+  /** A fetched run: the machine it ran on (meta.yaml origin.host), for `status --all`. */
+  readonly ran_on?: string;
 }

@@ -103,7 +103,7 @@ export async function importRun(
   const origin = { remote: p.remote, host: parsed.host, run: p.run };
   const meta = fresh ? importedMeta(parsed.meta, local, origin) : (readMeta(dir) ?? parsed.meta);
   if (fresh) writeMetaOnce(dir, meta);
-  const state = importedState(parsed.state, meta);
+  const state = importedState(parsed.state, meta, meta.origin?.host ?? parsed.host);
   replaceFile(path.join(dir, STATE_FILE), serializeState(state));
   taken.names.add(local);
   taken.ids.add(local.slice(-6));

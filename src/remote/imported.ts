@@ -14,7 +14,7 @@ import type { RunMeta, RunOrigin, RunState } from '../ledger/types.js';
  * (what `status` and `show` report); nothing that names a process, a path or a commit there is:
  * the watchdog, `stop`, `discard` and `diff` must never act on another machine's values here.
  */
-export function importedState(remote: RunState, meta: RunMeta): RunState {
+export function importedState(remote: RunState, meta: RunMeta, host?: string): RunState {
   return {
     ...remote,
     pid: null,
@@ -31,7 +31,7 @@ export function importedState(remote: RunState, meta: RunMeta): RunState {
     // `diff` and merge both use changes.patch then: what a person reviews is what merge applies.
     result_commit: null,
     config_hash: meta.config_hash,
-    summary: { type: meta.type, task: shortTask(meta.task) },
+    summary: { type: meta.type, task: shortTask(meta.task), ...(host === undefined ? {} : { ran_on: host }) },
   };
 }
 

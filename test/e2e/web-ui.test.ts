@@ -144,6 +144,23 @@ describe('agentbox ui in Chromium', () => {
     expect(await page.locator('#report a[href^="javascript"]').count()).toBe(0);
   }, 120_000);
 
+  it('a run fetched from another machine says where it ran, as text', async () => {
+    const file = path.join(p.runDir(p.newest()), 'state.json');
+    const before = fs.readFileSync(file, 'utf8');
+    const state = JSON.parse(before);
+    state.summary = { ...state.summary, ran_on: 'ci-runner-3 <b>x</b>' };
+    fs.writeFileSync(file, JSON.stringify(state));
+    try {
+      await page.goto(`${ui.url}/#/`);
+      const origin = page.locator(`tr[data-run="${p.newest()}"] .origin`);
+      await origin.waitFor();
+      expect(await origin.textContent()).toBe('ran on ci-runner-3 <b>x</b>');
+      expect(await page.locator('tbody b').count()).toBe(0);
+    } finally {
+      fs.writeFileSync(file, before);
+    }
+  });
+
   it('the keyboard reaches every run and its buttons', async () => {
     await page.goto(`${ui.url}/#/`);
     await page.locator('tbody tr').first().waitFor();

@@ -61,6 +61,7 @@ describe('listRuns', () => {
       cost_usd: null,
       tool_calls: 0,
       problem: null,
+      ran_on: null,
     });
   });
 

@@ -47,6 +47,7 @@ describe('agentbox status', () => {
       cost_usd: null,
       tool_calls: 0,
       problem: null,
+      ran_on: null,
     });
   });
 
@@ -157,6 +158,7 @@ describe('status fits the terminal', () => {
     cost_usd: 0.1234,
     tool_calls: 7,
     problem: null,
+    ran_on: null as string | null,
   });
   const RUNS = [
     run(1, 'make the login faster by caching the session lookup in the middleware layer'),
@@ -200,6 +202,20 @@ describe('status fits the terminal', () => {
     expect(lines[1]).toMatch(
       /^ccccc5 {2}interactive {2}DISCARDED {2}2026-09-01 {2}\$1234\.56 {2}a task long .*…$/,
     );
+  });
+
+  it('runs fetched from elsewhere get a WHERE column (their machine, cleaned and cut); local runs say here', () => {
+    const fetched = { ...run(5, 'fixed on a runner'), ran_on: 'ci-runner-7\u001b[31m-with-a-very-long-name' };
+    const lines = renderStatusTable([fetched, ...RUNS.slice(3)], 2, NOW, plain, { columns: 80 })
+      .trimEnd()
+      .split('\n');
+    expect(lines[0]).toMatch(/ {2}COST {2}WHERE {13}TASK$/);
+    expect(lines[1]).toMatch(/ {2}ci-runner-7 \[31m {2}fixed on a runner$/);
+    expect(lines[2]).toMatch(/ {2}here {14}short$/);
+    expect(lines.join('\n')).not.toContain('\u001b');
+    for (const line of lines) expect(stringWidth(line)).toBeLessThanOrEqual(80);
+    const local = renderStatusTable(RUNS.slice(3), 1, NOW, plain, { columns: 80 });
+    expect(local).not.toContain('WHERE');
   });
 
   it('not a terminal (no width): nothing is cut', () => {

@@ -126,6 +126,10 @@ describe('agentbox push / fetch through a git remote', () => {
     expect(readState(dir)).toMatchObject({ status: 'REVIEW', pid: null, worktree_path: null, branch: null });
     const status = await laptop.agentbox('status', '--json');
     expect(JSON.parse(status.stdout).runs.map((r: { name: string }) => r.name)).toEqual([run.name]);
+    // Marked with where it ran, in status (the default view and --all, from INDEX.jsonl) and its JSON.
+    expect(JSON.parse(status.stdout).runs[0].ran_on).toBe('runner.example');
+    expect((await laptop.agentbox('status')).stdout).toMatch(/WHERE[\s\S]*runner\.example/);
+    expect((await laptop.agentbox('status', '--all')).stdout).toMatch(/WHERE[\s\S]*runner\.example/);
     expect((await laptop.agentbox('show', run.id)).stdout).toMatch(
       /ran on +runner\.example — fetched from origin\n/,
     );
