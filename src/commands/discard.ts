@@ -13,7 +13,7 @@ export async function discard(
   options: { json?: boolean; remote?: boolean | string },
 ): Promise<number> {
   assertHuman(ctx.env, 'discard', ctx.cwd);
-  const { root, run } = await openRun(ctx.cwd, ref);
+  const { root, run } = await openRun(ctx.cwd, ref, ctx.env);
   const done = await discardRun(root, run);
   const unpublished = options.remote
     ? await (await import('../remote/share.js')).unpublishRun(

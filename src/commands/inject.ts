@@ -14,7 +14,7 @@ export async function inject(
   // An agent may not steer another run (or a person's session) through its supervisor.
   assertHuman(ctx.env, 'inject', ctx.cwd);
   checkMessage(text);
-  const { run } = await openRun(ctx.cwd, ref);
+  const { run } = await openRun(ctx.cwd, ref, ctx.env);
   const done = await deliverMessage(run, text);
   const ok = styler(ctx.io).ok('✓');
   if (options.json) ctx.io.out(`${JSON.stringify(deliveredJson(run.name, done))}\n`);

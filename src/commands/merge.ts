@@ -34,7 +34,7 @@ export interface MergeOptions {
  */
 export async function merge(ctx: CommandContext, ref: string, options: MergeOptions): Promise<number> {
   assertHuman(ctx.env, 'merge', ctx.cwd);
-  const { root, run } = await openRun(ctx.cwd, ref);
+  const { root, run } = await openRun(ctx.cwd, ref, ctx.env);
   if (options.markMerged) {
     mergeablePatch(run);
     return markMerged(ctx, root, run, options);

@@ -11,7 +11,7 @@ export async function restart(
   options: { fresh?: boolean },
 ): Promise<number> {
   assertHuman(ctx.env, 'restart', ctx.cwd);
-  const { run } = await openRun(ctx.cwd, ref);
+  const { run } = await openRun(ctx.cwd, ref, ctx.env);
   await controlSession(run, 'restart', { mode: options.fresh ? 'fresh' : 'resume' });
   ctx.io.out(restartingLine(run, options.fresh === true, styler(ctx.io).ok('✓')));
   return 0;

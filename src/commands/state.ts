@@ -4,7 +4,7 @@ import { openRun } from '../run/open.js';
 
 /** `agentbox state <run> [--json]`: a running session's state, from its control socket. */
 export async function state(ctx: CommandContext, ref: string, options: { json?: boolean }): Promise<number> {
-  const { run } = await openRun(ctx.cwd, ref);
+  const { run } = await openRun(ctx.cwd, ref, ctx.env);
   const reply = await controlSession(run, 'state');
   if (options.json) {
     ctx.io.out(`${JSON.stringify(sessionJson(run, reply), null, 2)}\n`);

@@ -19,7 +19,7 @@ import { styler } from '../util/style.js';
  */
 export async function stop(ctx: CommandContext, ref: string, options: StopOptions): Promise<number> {
   assertHuman(ctx.env, 'stop', ctx.cwd);
-  const { run } = await openRun(ctx.cwd, ref);
+  const { run } = await openRun(ctx.cwd, ref, ctx.env);
   const s = styler(ctx.io);
   if (run.meta.type === 'interactive') {
     await controlSession(run, 'stop', { graceful: !options.force });

@@ -50,7 +50,7 @@ export async function watch(
   ref: string,
   options: { pollMs?: number } = {},
 ): Promise<number> {
-  const { run } = await openRun(ctx.cwd, ref);
+  const { run } = await openRun(ctx.cwd, ref, ctx.env);
   const s = styler(ctx.io);
   const started = Date.parse(run.state?.started_at ?? run.meta.created_at);
   // An event carries its own time (a finished run replays at its times); a stream line has none.

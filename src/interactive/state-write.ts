@@ -1,5 +1,5 @@
 import type { Ledger, RunState, StateEvent, StatePatch } from '../ledger/index.js';
-import { heartbeat, updateState } from '../ledger/index.js';
+import { HEARTBEAT_MS, heartbeat, updateState } from '../ledger/index.js';
 import type { SessionLog } from './log.js';
 
 /** The run whose state.json the session writes, and the log a failed write goes to. */
@@ -8,8 +8,6 @@ export interface StateTarget {
   readonly runName: string;
   readonly log: SessionLog;
 }
-
-const HEARTBEAT_MS = 15_000;
 
 /**
  * Writes the run's state on the session's behalf. The session outlives a failed write (its run

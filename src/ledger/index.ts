@@ -14,4 +14,4 @@ export { ensureLedger } from './setup.js';
 export { applyStatePatch, migrateState, readState, type StatePatch } from './state.js';
 export type * from './types.js';
 export { FAILURE_KINDS, RUN_STATUSES, RUN_TYPES } from './types.js';
-export { heartbeat, reactivated, type StateEvent, updateState } from './update.js';
+export { HEARTBEAT_MS, heartbeat, reactivated, type StateEvent, updateState } from './update.js';

@@ -54,6 +54,9 @@ export function reactivated(at: Date = new Date()): StatePatch {
   };
 }
 
+/** How often a live run's supervisor (headless, setup step, interactive session) writes a heartbeat. */
+export const HEARTBEAT_MS = 15_000;
+
 /**
  * A heartbeat: the supervisor is alive and working. A run the watchdog marked STALLED while its
  * supervisor was merely slow (a suspended laptop, a stopped process) becomes ACTIVE again.

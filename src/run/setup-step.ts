@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { removeWorktree } from '../git/worktree.js';
 import type { Failure, Ledger, RunMeta, RunSetup, RunState, RunStatus } from '../ledger/index.js';
-import { heartbeat, readState, updateState } from '../ledger/index.js';
+import { HEARTBEAT_MS, heartbeat, readState, updateState } from '../ledger/index.js';
 import { type CommandResult, type CommandSandbox, runProjectCommand } from '../sandbox/command.js';
 import type { RunSandbox } from '../sandbox/prepare.js';
 import { writeAtomic } from '../util/fs.js';
@@ -22,7 +22,6 @@ export interface SetupConfig {
 
 /** Where its output goes, relative to the run folder. */
 export const SETUP_LOG = 'raw/setup.log';
-const HEARTBEAT_MS = 15_000;
 
 /**
  * Whether the setup runs now: once per worktree, before claude first starts in it. A resumed or

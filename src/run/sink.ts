@@ -10,7 +10,7 @@ import {
   type StreamSummary,
   summarize,
 } from '../claude/stream.js';
-import { heartbeat, type Ledger, updateState } from '../ledger/index.js';
+import { HEARTBEAT_MS, heartbeat, type Ledger, updateState } from '../ledger/index.js';
 import { toolExcerpt } from '../supervisor/prompt.js';
 import { violationMessage } from '../supervisor/violations.js';
 import type { EventLog } from './events.js';
@@ -18,7 +18,6 @@ import type { Halt } from './halt.js';
 import { type Progress, toolTarget } from './live.js';
 import { recordToolResult, type ToolErrors } from './tool-errors.js';
 
-export const HEARTBEAT_MS = 15_000;
 const HEARTBEAT_MIN_GAP_MS = 2_000;
 
 export interface SinkOptions {
