@@ -43,8 +43,10 @@ export interface RunSettingsInput {
     readonly everyBashCall?: boolean;
   };
   /**
-   * Where the supervisor's tool history comes from: the stream (headless runs, which read it
-   * anyway) or PostToolUse hooks (interactive sessions, which have no stream).
+   * Where the run learns what claude's stream also says: the stream (headless runs, which read it
+   * anyway: the tool history, and the session's start from its init line, see
+   * src/run/session-start.ts) or hooks (interactive sessions, which have no stream: PostToolUse,
+   * and SessionStart through the command-hook script).
    */
   readonly history: 'stream' | 'hooks';
   /** The node binary that runs the command-hook script. */
@@ -67,8 +69,10 @@ type Group = { matcher?: string; hooks: Hook[] };
  * source), so the port is written in, and so is the secret, as a header: these settings are written
  * to a file in the run's private area, which the agent can neither read nor list. (A header read
  * from an environment variable put the secret where the agent's `env` printed it.)
- * NOTE: Claude Code never fires an http SessionStart hook, only command hooks: SessionStart goes
- * through hooks/agentbox-hook.mjs.
+ * NOTE: Claude Code never fires an http SessionStart hook, only command hooks: in an interactive
+ * session SessionStart goes through hooks/agentbox-hook.mjs. A headless run has no SessionStart
+ * hook: claude waits for a command hook before its first request, and the node process it starts
+ * cost a scout ~30-45 ms (bench/scout-overhead.bench.ts) for a line the stream's init gives anyway.
  * PreToolUse fails closed (onFailure: block): with the supervisor gone, guarded tools stop.
  */
 export function runSettings(input: RunSettingsInput): Record<string, unknown> {
@@ -120,7 +124,9 @@ export function runSettings(input: RunSettingsInput): Record<string, unknown> {
       : [{ matcher: 'Task|Agent', hooks: [http(event)] }];
   const command = `${shellQuote(input.node ?? process.execPath)} ${shellQuote(HOOK_SCRIPT)} SessionStart ${shellQuote(input.hookFile)}`;
   const hooks: Record<string, Group[]> = {
-    SessionStart: [{ hooks: [{ type: 'command', command, timeout: 30 }] }],
+    ...(input.history === 'hooks'
+      ? { SessionStart: [{ hooks: [{ type: 'command', command, timeout: 30 }] }] }
+      : {}),
     UserPromptSubmit: [{ hooks: [http('UserPromptSubmit')] }],
     PreToolUse: pre,
     PostToolUse: post('PostToolUse'),

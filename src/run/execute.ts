@@ -109,6 +109,7 @@ async function superviseClaude(
       ? { count: input.state.failed_tool_calls ?? 0, last: input.state.last_tool_error ?? null }
       : NO_TOOL_ERRORS,
     startedAt: run.startedAt,
+    launch: input.resume ? 'resume' : 'startup',
     onTool: (name, ok, excerpt) => run.supervisor.recordTool(name, ok, excerpt),
     ...(input.onProgress ? { onProgress: input.onProgress } : {}),
   });

@@ -16,6 +16,7 @@ import { violationMessage } from '../supervisor/violations.js';
 import type { EventLog } from './events.js';
 import type { Halt } from './halt.js';
 import { type Progress, toolTarget } from './live.js';
+import { type SessionLaunch, sessionStartEntry } from './session-start.js';
 import { recordToolResult, type ToolErrors } from './tool-errors.js';
 
 const HEARTBEAT_MIN_GAP_MS = 2_000;
@@ -35,6 +36,8 @@ export interface SinkOptions {
   readonly toolCalls: number;
   readonly toolErrors: ToolErrors;
   readonly startedAt: number;
+  /** How claude was launched: the source of the SessionStart the stream's init line stands for. */
+  readonly launch?: SessionLaunch;
   /** One finished tool call, for the supervisor's history (cheaper than a hook per call). */
   readonly onTool: (name: string, ok: boolean, excerpt: string) => void;
   readonly onProgress?: (progress: Progress) => void;
@@ -124,6 +127,8 @@ export class RunSink {
   }
 
   private event(event: StreamEvent): void {
+    const started = sessionStartEntry(event, this.summaryNow.sessionId, this.options.launch ?? 'startup');
+    if (started) this.options.log.append(started);
     this.summaryNow = summarize(this.summaryNow, event);
     if (this.options.tally.event(event)) this.options.halt.checkBudget();
     if (event.kind === 'init')

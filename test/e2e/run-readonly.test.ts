@@ -51,12 +51,17 @@ describe('read-only runs (scout, plan) on the real Claude Code', () => {
       .trim()
       .split('\n')
       .map((l) => JSON.parse(l));
-    // The SessionStart hook's lines come first, then init.
-    expect(stream.find((e) => e.subtype === 'init')).toMatchObject({
-      type: 'system',
-      session_id: state.session_id,
-    });
-    expect(stream[0]).toMatchObject({ type: 'system', subtype: 'hook_started', hook_event: 'SessionStart' });
+    // No SessionStart hook runs (nothing before init): the session's start is logged from init.
+    expect(stream[0]).toMatchObject({ type: 'system', subtype: 'init', session_id: state.session_id });
+    expect(p.events(name!).filter((e) => e.event === 'SessionStart')).toEqual([
+      {
+        ts: expect.any(String),
+        event: 'SessionStart',
+        session_id: state.session_id,
+        source: 'startup',
+        via: 'stream',
+      },
+    ]);
     expect(stream.at(-1)).toMatchObject({ type: 'result', is_error: false });
     // The run's slash commands are gone, and so are the folders made only for them.
     expect(fs.existsSync(path.join(p.repo.dir, '.claude/commands'))).toBe(false);

@@ -74,6 +74,12 @@ describe('resume on the real Claude Code', () => {
       .map((l) => JSON.parse(l))
       .filter((e) => e.type === 'system' && e.subtype === 'init');
     expect(inits.map((e) => e.session_id)).toEqual([sessionId, sessionId]);
+    // Each init is logged as the session's start, the second as a resume (as Claude Code's hook says).
+    const starts = p.events(crashed).filter((e) => e.event === 'SessionStart');
+    expect(starts.map((e) => [e.session_id, e.source])).toEqual([
+      [sessionId, 'startup'],
+      [sessionId, 'resume'],
+    ]);
   });
 
   it('refuses a run that is not CRASHED, ABORTED or STALLED', async () => {

@@ -257,9 +257,12 @@ describe('the supervisor on the real Claude Code', () => {
     expect(p.read(name, 'report.md')).toContain('still fine');
   });
 
-  it('records SessionStart (a command hook: Claude Code never sends it to an http hook)', async () => {
+  it('records SessionStart from the stream (a headless run has no SessionStart hook to wait for)', async () => {
     const name = p.newest();
-    expect(p.events(name).find((e) => e.event === 'SessionStart')).toMatchObject({ source: 'startup' });
+    expect(p.events(name).find((e) => e.event === 'SessionStart')).toMatchObject({
+      source: 'startup',
+      via: 'stream',
+    });
   });
 
   it('leaves no process behind', async () => {

@@ -136,8 +136,8 @@ describe('runSettings', () => {
     expect(validateSettings(settings as never)).toEqual([]);
     expect(settings.permissions).toEqual({ deny: ['Read(//x/**)'] });
     const hooks = hooksOf(settings);
+    // A headless run's session start comes from its stream (src/run/session-start.ts).
     expect(Object.keys(hooks)).toEqual([
-      'SessionStart',
       'UserPromptSubmit',
       'PreToolUse',
       'PostToolUse',
@@ -160,8 +160,8 @@ describe('runSettings', () => {
     expect(hooks.Stop![0]!.hooks[0]!.onFailure).toBeUndefined();
   });
 
-  it('sends SessionStart through the command-hook script (Claude Code never fires an http SessionStart)', () => {
-    const [group] = hooksOf(runSettings(base)).SessionStart!;
+  it('sends SessionStart through the command-hook script where there is no stream (Claude Code never fires an http SessionStart)', () => {
+    const [group] = hooksOf(runSettings({ ...base, history: 'hooks' })).SessionStart!;
     expect(group!.hooks[0]).toMatchObject({ type: 'command' });
     expect(group!.hooks[0]!.command).toBe(
       `'/usr/bin/node' '${HOOK_SCRIPT}' SessionStart '/private/run-x/hook.json'`,
