@@ -1,5 +1,3 @@
-import { execa } from 'execa';
-
 export interface AuthStatus {
   readonly loggedIn: boolean;
   /** Claude Code's name for it: api_key, claude.ai, oauth_token, none … */
@@ -18,6 +16,8 @@ export async function authStatus(
   cwd: string,
   env: Readonly<Record<string, string | undefined>>,
 ): Promise<AuthStatus> {
+  // Loaded when used: execa costs ~27 ms to load, which a run that never needs it should not pay.
+  const { execa } = await import('execa');
   const run = await execa(bin, ['auth', 'status'], {
     cwd,
     env: { ...env },

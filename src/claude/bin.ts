@@ -1,6 +1,5 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { execa } from 'execa';
 import which from 'which';
 import type { Config } from '../config/schema.js';
 import { AgentboxError } from '../errors.js';
@@ -78,6 +77,8 @@ function isExecutable(file: string): boolean {
 
 /** `claude --version` → "2.1.330"; throws with the output when it is not a version. */
 export async function claudeVersion(bin: string, env: Env): Promise<string> {
+  // Loaded when used: execa costs ~27 ms to load, which a run that never needs it should not pay.
+  const { execa } = await import('execa');
   const result = await execa(bin, ['--version'], {
     env: { PATH: env.PATH, HOME: env.HOME },
     extendEnv: false,

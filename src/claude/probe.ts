@@ -1,5 +1,3 @@
-import { execa } from 'execa';
-
 /**
  * `claude -p /cost` in a folder: loads that folder's settings and exits without a model call;
  * its debug log says which settings it dropped (`doctor` reads it). Never throws.
@@ -15,6 +13,8 @@ export async function probeSettings(
   readonly stdout: string;
   readonly stderr: string;
 }> {
+  // Loaded when used: execa costs ~27 ms to load, which a run that never needs it should not pay.
+  const { execa } = await import('execa');
   const run = await execa(bin, ['-p', '/cost', '--debug-file', debugFile], {
     cwd,
     env: { ...env, CLAUDE_CODE_MAX_RETRIES: '0' },

@@ -1,4 +1,4 @@
-import { execa } from 'execa';
+import { spawn } from 'node:child_process';
 import { AgentboxError } from '../errors.js';
 import type { Env } from '../util/env.js';
 
@@ -7,7 +7,9 @@ import type { Env } from '../util/env.js';
  * a shell; git's messages in the C locale, so they can be matched; a non-zero exit is data
  * (`runGit`) or one error shape (`git`, `GitError`).
  *
- * NOTE: execa, not simple-git: what happens next depends on the exit code and git's exact stderr.
+ * NOTE: node's own spawn, not simple-git: what happens next depends on the exit code and git's
+ * exact stderr. Nor execa: loading it cost every command that runs git ~27 ms (a scout's whole
+ * budget over plain claude is 200), for what these twenty lines do.
  */
 export interface GitCall {
   /** The folder git runs in. */
@@ -41,23 +43,21 @@ export const C_LOCALE = { LC_ALL: 'C', LANGUAGE: 'C' } as const;
 
 /** Runs git; a non-zero exit is returned, not thrown. */
 export async function runGit(args: readonly string[], call: GitCall): Promise<GitResult> {
-  const result = await execa('git', args, options(call, 'utf8'));
-  return { exitCode: result.exitCode ?? -1, stdout: result.stdout, stderr: stderrOf(result) };
+  const result = await spawnGit(args, call);
+  const strip = call.stripFinalNewline ?? true;
+  return {
+    exitCode: result.exitCode,
+    stdout: finalNewline(result.stdout.toString('utf8'), strip),
+    stderr: finalNewline(result.stderr, strip),
+  };
 }
 
 /** Runs git for bytes (a patch): stdout as a Buffer, exactly as git wrote it. */
-export async function runGitBytes(
+export function runGitBytes(
   args: readonly string[],
   call: GitCall,
 ): Promise<{ exitCode: number; stdout: Buffer; stderr: string }> {
-  const result = await execa('git', args, options({ ...call, stripFinalNewline: false }, 'buffer'));
-  // execa hands back a Uint8Array: view it as a Buffer without copying a large patch.
-  const out = result.stdout;
-  return {
-    exitCode: result.exitCode ?? -1,
-    stdout: Buffer.from(out.buffer, out.byteOffset, out.byteLength),
-    stderr: stderrOf({ ...result, stderr: Buffer.from(result.stderr).toString('utf8') }),
-  };
+  return spawnGit(args, call);
 }
 
 /**
@@ -106,20 +106,52 @@ export function shown(args: readonly string[]): string {
   return args.map((a) => (/^[\w./:=@^{}%,+-]+$/.test(a) ? a : `'${a.replaceAll("'", `'\\''`)}'`)).join(' ');
 }
 
-function options<E extends 'utf8' | 'buffer'>(call: GitCall, encoding: E) {
-  return {
-    cwd: call.cwd,
-    reject: false,
-    encoding,
-    env: { ...call.env, ...call.vars, ...(call.keepLocale ? {} : C_LOCALE) },
-    extendEnv: call.env === undefined,
-    stripFinalNewline: call.stripFinalNewline ?? true,
-    ...(call.input === undefined ? {} : { input: call.input }),
-  } as const;
+const finalNewline = (text: string, strip: boolean) => (strip ? text.replace(/\r?\n$/, '') : text);
+
+/**
+ * git as a child: argument array, no shell, stdin only when there is input. Never rejects: git
+ * that cannot start (not installed, the folder gone) is exit code -1 with why in stderr, as is git
+ * killed by a signal.
+ */
+function spawnGit(
+  args: readonly string[],
+  call: GitCall,
+): Promise<{ exitCode: number; stdout: Buffer; stderr: string }> {
+  return new Promise((resolve) => {
+    const stdout: Buffer[] = [];
+    const stderr: Buffer[] = [];
+    const child = spawn('git', args, {
+      cwd: call.cwd,
+      env: gitEnv(call),
+      stdio: [call.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
+    });
+    const failed = (why: string) =>
+      resolve({
+        exitCode: -1,
+        stdout: Buffer.concat(stdout),
+        stderr: Buffer.concat(stderr).toString('utf8') || why,
+      });
+    child.on('error', (error) => failed(`Command failed with ${error.message}: git ${shown(args)}`));
+    child.stdout!.on('data', (chunk: Buffer) => stdout.push(chunk));
+    child.stderr!.on('data', (chunk: Buffer) => stderr.push(chunk));
+    child.on('close', (code, signal) => {
+      if (code === null) return failed(`Command was killed with ${signal}: git ${shown(args)}`);
+      resolve({
+        exitCode: code,
+        stdout: Buffer.concat(stdout),
+        stderr: Buffer.concat(stderr).toString('utf8'),
+      });
+    });
+    // git may exit before reading all of it (a bad argument): that is its exit code's to say.
+    child.stdin?.on('error', () => {});
+    child.stdin?.end(call.input);
+  });
 }
 
-/** git's message, or why git could not run (not installed, the folder is gone). */
-function stderrOf(result: { stderr: string; exitCode?: number | undefined; shortMessage?: string }): string {
-  if (result.exitCode === undefined && result.stderr === '') return result.shortMessage ?? '';
-  return result.stderr;
+/**
+ * The passed environment exactly, plus `vars` and the C locale. Without one, agentbox's own
+ * (at the CLI the same environment), as a child inherits it.
+ */
+function gitEnv(call: GitCall): NodeJS.ProcessEnv {
+  return { ...(call.env ?? process.env), ...call.vars, ...(call.keepLocale ? {} : C_LOCALE) };
 }

@@ -1,4 +1,3 @@
-import { execa } from 'execa';
 import type { Env } from '../context.js';
 import { AgentboxError } from '../errors.js';
 
@@ -23,6 +22,8 @@ export interface GitOutput {
 }
 
 export async function gitRaw(call: GitCall, args: readonly string[]): Promise<GitOutput> {
+  // Loaded when used: execa costs ~27 ms to load, which a run that never needs it should not pay.
+  const { execa } = await import('execa');
   const result = await execa('git', [...args], {
     cwd: call.cwd,
     env: { ...call.env, ...call.extra, LC_ALL: 'C', LANGUAGE: 'C', GIT_TERMINAL_PROMPT: '0' },
