@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
-import matter from 'gray-matter';
 import { AgentboxError, errnoCode } from '../errors.js';
 import { checkVariables, TemplateVariableError } from './compose.js';
 import { contractSchema, type OutputContract, toContract } from './contract.js';
+import { type FrontMatter, splitFrontMatter } from './front-matter.js';
 import { locateTemplates, type TemplateDirs } from './locate.js';
 
 /** One template file as read: where from, its hash (for meta.yaml and config_hash), its parts. */
@@ -24,7 +24,7 @@ const invalid = (file: string, problem: string, hint: string) =>
   new AgentboxError('TEMPLATE_INVALID', `template ${file}: ${problem}`, { hint });
 
 /**
- * Reads one template: YAML front matter (gray-matter) and a body whose variables are all known.
+ * Reads one template: YAML front matter (src/templates/front-matter.ts) and a body whose variables are all known.
  * Every problem is an error naming the file, before any run folder exists.
  */
 export function readTemplate(file: string): LoadedTemplate {
@@ -38,10 +38,9 @@ export function readTemplate(file: string): LoadedTemplate {
       'fix its permissions, or remove it',
     );
   }
-  let parsed: matter.GrayMatterFile<string>;
+  let parsed: FrontMatter;
   try {
-    // NOTE: gray-matter caches by content; a cached result would share its data object.
-    parsed = matter(text, {});
+    parsed = splitFrontMatter(text);
   } catch (error) {
     throw invalid(
       file,
