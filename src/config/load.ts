@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { parseDocument } from 'yaml';
-import type { z } from 'zod';
+import type * as z from 'zod';
 import { AgentboxError } from '../errors.js';
 import type { Env } from '../util/env.js';
 import { readTextIfExists } from '../util/fs.js';

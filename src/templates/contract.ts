@@ -1,4 +1,5 @@
-import { z } from 'zod';
+// NOTE: a namespace import, as in src/config/schema.ts (`{ z }` bundles every zod locale).
+import * as z from 'zod';
 import { fillVariables, type TemplateValues } from './compose.js';
 import { findSection, type Section, sectionKey, splitSections } from './sections.js';
 
