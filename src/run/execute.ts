@@ -6,6 +6,7 @@ import type { Ledger, RunMeta, RunState } from '../ledger/index.js';
 import { updateState } from '../ledger/index.js';
 import type { OwnedExit } from '../process/owned.js';
 import { killMarked, processStartTime } from '../process/reap.js';
+import { loadLexer } from '../templates/sections.js';
 import type { Env } from '../util/env.js';
 import { type Finalized, finalizeRun, pauseSeam } from './finalize.js';
 import type { Progress } from './live.js';
@@ -122,6 +123,9 @@ async function superviseClaude(
   });
   // Last of all (releases run in reverse): one more sweep for anything claude was starting as it
   // ended, which the sweeps at its exit can miss (see src/process/owned.ts).
+  // While claude starts (it takes a few hundred ms), the lexer that checks and renders its answer
+  // is loaded (src/templates/sections.ts): not before claude starts, and not while a Stop waits.
+  if (run.contract) void loadLexer().catch(() => {});
   harness.defer(() => killMarked(child.mark));
   harness.defer(() => child.stop());
   halt.attach(() => child.stop());

@@ -152,7 +152,7 @@ async function writeAnswer(
     worktree: input.worktree,
     branch: input.worktree ? `agentbox/${meta.run_name}` : null,
   });
-  const formatted = input.contract ? formatAnswer(input.contract, result, values) : null;
+  const formatted = input.contract ? await formatAnswer(input.contract, result, values) : null;
   fs.mkdirSync(path.join(runDir, 'raw'), { recursive: true });
   await writeAtomic(path.join(runDir, 'raw', 'answer.md'), `${result.trimEnd()}\n`);
   if (meta.type !== 'plan') return { formatted, resultFile: undefined };

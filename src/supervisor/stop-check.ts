@@ -26,7 +26,7 @@ export async function checkStop(
   log: EventLog,
   base: LogBase,
 ): Promise<StopCheckResult> {
-  let found = checks.answer ? checks.answer(lastMessage) : [];
+  let found = checks.answer ? await checks.answer(lastMessage) : [];
   let verify: CheckRecord['verify'] = null;
   if (found.length === 0 && checks.verify) {
     verify = await checks.verify();

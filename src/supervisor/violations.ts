@@ -3,7 +3,7 @@ import type { Violation, ViolationAction, ViolationType } from '../templates/con
 /** The Stop checks a run has (they are rules: they run in every supervisor mode). */
 export interface StopChecks {
   /** The final answer's problems (the output contract); null: no format check. */
-  readonly answer: ((text: string) => Violation[]) | null;
+  readonly answer: ((text: string) => Promise<Violation[]> | Violation[]) | null;
   /** Runs the project's verification in the worktree; null: none configured (or not a fix run). */
   readonly verify: (() => Promise<{ readonly ok: boolean; readonly detail: string }>) | null;
   readonly actions: Readonly<Record<ViolationType, ViolationAction>>;

@@ -61,9 +61,9 @@ export function toContract(data: z.infer<typeof contractSchema>, body: string): 
 }
 
 /** What is wrong with a final answer, against the contract (SUP-7: missing_section, bad_format). */
-export function checkAnswer(contract: OutputContract, answer: string): Violation[] {
+export async function checkAnswer(contract: OutputContract, answer: string): Promise<Violation[]> {
   if (answer.trim() === '') return [{ type: 'bad_format', detail: 'the final answer is empty' }];
-  const { sections } = splitSections(answer);
+  const { sections } = await splitSections(answer);
   const out: Violation[] = [];
   for (const title of contract.requiredSections) {
     const section = findSection(sections, title);
@@ -100,9 +100,13 @@ export function correctionText(
  * template's sections in the template's order with the agent's content (a section it did not
  * give says so), then the agent's other sections in its order.
  */
-export function formatAnswer(contract: OutputContract, answer: string, values: TemplateValues): string {
-  const template = splitSections(fillVariables(contract.body, values));
-  const given = splitSections(answer);
+export async function formatAnswer(
+  contract: OutputContract,
+  answer: string,
+  values: TemplateValues,
+): Promise<string> {
+  const template = await splitSections(fillVariables(contract.body, values));
+  const given = await splitSections(answer);
   const title = template.sections.find((s) => s.depth === 1);
   const skeleton = topSections(template.sections.filter((s) => s !== title));
   const depth = skeleton[0]?.depth ?? 2;

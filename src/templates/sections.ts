@@ -1,4 +1,4 @@
-import { Lexer } from 'marked';
+import type { Lexer } from 'marked';
 
 /** One heading of a Markdown text and everything under it (its sub-headings included). */
 export interface Section {
@@ -17,12 +17,26 @@ export const sectionKey = (title: string): string =>
     .trim()
     .toLowerCase();
 
+let lexer: Promise<typeof Lexer> | undefined;
+
+/**
+ * marked's lexer, loaded on first use: a run needs it only once claude has answered, and loading
+ * it with everything else cost every run ~10 ms before claude could start. A run starts loading
+ * it as soon as claude is started (src/run/execute.ts).
+ */
+export function loadLexer(): Promise<typeof Lexer> {
+  lexer ??= import('marked').then((m) => m.Lexer);
+  return lexer;
+}
+
 /**
  * The sections of a Markdown text, in order, by a real Markdown lexer (a `#` line inside a code
  * fence is no heading), with what comes before the first heading.
  */
-export function splitSections(text: string): { readonly preamble: string; readonly sections: Section[] } {
-  const tokens = new Lexer().lex(text);
+export async function splitSections(
+  text: string,
+): Promise<{ readonly preamble: string; readonly sections: Section[] }> {
+  const tokens = new (await loadLexer())().lex(text);
   const sections: Section[] = [];
   let preamble = '';
   const open: { index: number; depth: number; title: string; heading: string; body: string[] }[] = [];

@@ -119,8 +119,8 @@ describe('the output contract (SUP-3, SUP-7)', () => {
       [{ type: 'missing_section', detail: '## Verification' }],
     ],
     ['an empty answer', '  \n', [{ type: 'bad_format', detail: 'the final answer is empty' }]],
-  ])('%s', (_label, answer, expected) => {
-    expect(checkAnswer(CONTRACT, answer)).toEqual(expected);
+  ])('%s', async (_label, answer, expected) => {
+    expect(await checkAnswer(CONTRACT, answer)).toEqual(expected);
   });
 
   it('tells the agent exactly what to add', () => {
@@ -134,9 +134,9 @@ describe('the output contract (SUP-3, SUP-7)', () => {
     expect(text).toContain('with the sections ## Summary, ## Verification');
   });
 
-  it('formats the answer by the template: its title, its order, then the agent’s other sections', () => {
+  it('formats the answer by the template: its title, its order, then the agent’s other sections', async () => {
     const answer = 'Intro line.\n\n## Notes\nextra\n\n## Verification\nnpm test ok\n\n## Summary\nChanged x.';
-    expect(formatAnswer(CONTRACT, answer, VALUES)).toBe(
+    expect(await formatAnswer(CONTRACT, answer, VALUES)).toBe(
       `${[
         '# fix report: 26-01-01_0000__fix-the-bug__abc123',
         'Intro line.',
@@ -150,14 +150,14 @@ describe('the output contract (SUP-3, SUP-7)', () => {
     );
   });
 
-  it('says so where the agent gave a section nothing', () => {
-    expect(formatAnswer(CONTRACT, '## Summary\nonly this', VALUES)).toContain(
+  it('says so where the agent gave a section nothing', async () => {
+    expect(await formatAnswer(CONTRACT, '## Summary\nonly this', VALUES)).toContain(
       '## Verification\n\n_(not given)_',
     );
   });
 
-  it('splits sections by a Markdown lexer, nested ones inside their parents', () => {
-    const { preamble, sections } = splitSections('pre\n# T\n## A\na\n### A1\nx\n## B\nb\n');
+  it('splits sections by a Markdown lexer, nested ones inside their parents', async () => {
+    const { preamble, sections } = await splitSections('pre\n# T\n## A\na\n### A1\nx\n## B\nb\n');
     expect(preamble).toBe('pre');
     expect(sections.map((s) => [s.depth, s.title])).toEqual([
       [1, 'T'],
