@@ -73,12 +73,16 @@ export async function writeRunPrompt(
 ): Promise<void> {
   const dir = path.join(runDir, PROMPT_DIR);
   fs.mkdirSync(dir, { recursive: true });
-  await writeAtomic(path.join(dir, 'global.md'), composed.globalTemplate);
-  await writeAtomic(path.join(dir, 'project.md'), composed.projectTemplate);
-  await writeAtomic(path.join(dir, 'task.md'), composed.userPrompt);
-  if (templates.output)
-    await writeAtomic(path.join(dir, 'output.md'), fs.readFileSync(templates.output.path, 'utf8'));
-  await writeAtomic(path.join(runDir, PROMPT_FILE), composed.composed);
+  // Five new files, side by side: one after the other they took ~10 ms before claude could start.
+  await Promise.all([
+    writeAtomic(path.join(dir, 'global.md'), composed.globalTemplate),
+    writeAtomic(path.join(dir, 'project.md'), composed.projectTemplate),
+    writeAtomic(path.join(dir, 'task.md'), composed.userPrompt),
+    ...(templates.output
+      ? [writeAtomic(path.join(dir, 'output.md'), fs.readFileSync(templates.output.path, 'utf8'))]
+      : []),
+    writeAtomic(path.join(runDir, PROMPT_FILE), composed.composed),
+  ]);
 }
 
 /** The run's first message: prompt.md, or for a run created before templates, the task alone. */

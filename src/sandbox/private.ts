@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { writeAtomicSync } from '../util/fs.js';
+import { writeScratchSync } from '../util/fs.js';
 
 /**
  * What a run keeps from its agent: under `<tmp>/agentbox-<uid>/`, `secrets/<run>-<random>/` holds
@@ -70,7 +70,8 @@ export function createPrivateArea(base: string, runName: string): PrivateArea {
     gitDir: path.join(workDir, 'git'),
     writeSecret(name, content) {
       const file = path.join(secretsDir, name);
-      writeAtomicSync(file, content, 0o600);
+      // Scratch: the folder is the run's for this process only (a new one after a crash).
+      writeScratchSync(file, content, 0o600);
       return file;
     },
     onDispose(cleanup) {

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { errnoCode, fsError } from '../errors.js';
 import { RUN_ID_RE } from '../ledger/names.js';
-import { mkdirp, writeAtomicSync } from '../util/fs.js';
+import { mkdirp, writeScratchSync } from '../util/fs.js';
 import { assertRunId, commandDirName, type RunCommandsSpec, renderRunCommands } from './render.js';
 
 const COMMAND_DIR_RE = /^run_([0-9a-f]{6})$/;
@@ -49,7 +49,8 @@ export function writeRunCommands(launchDir: string, spec: RunCommandsSpec): { di
   mkdirp(dir);
   const files = rendered.map((command) => {
     const file = path.join(dir, command.file);
-    writeAtomicSync(file, command.content);
+    // Scratch: a resume writes them again (see above).
+    writeScratchSync(file, command.content);
     return file;
   });
   const wanted = new Set(rendered.map((c) => c.file));

@@ -28,6 +28,20 @@ export function writeAtomicSync(file: string, data: string | Buffer, mode?: numb
 }
 
 /**
+ * writeAtomicSync for a file that lives only while a run runs (its slash commands, its secrets):
+ * readers still see the old bytes or the new ones, but nothing waits for the disk (no fsync):
+ * after a crash the run is started again and writes them anew. On a busy disk the run's six such
+ * flushes took 2-18 ms before claude could start.
+ */
+export function writeScratchSync(file: string, data: string | Buffer, mode?: number): void {
+  try {
+    writeFileAtomic.sync(file, data, mode === undefined ? { fsync: false } : { mode, fsync: false });
+  } catch (error) {
+    throw fsError(error, 'write', file);
+  }
+}
+
+/**
  * Writes `file` whole only if nothing is there yet: the temp file is hard-linked into place, and
  * a link never replaces a name. false: the file exists (someone wrote it first; it is kept).
  */

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { AgentboxError } from '../../src/errors.js';
-import { createAtomicSync, writeAtomic, writeAtomicSync } from '../../src/util/fs.js';
+import { createAtomicSync, writeAtomic, writeAtomicSync, writeScratchSync } from '../../src/util/fs.js';
 import { closest, editDistance } from '../../src/util/suggest.js';
 import { FileTransaction } from '../../src/util/transaction.js';
 import { snapshotTree, tempDir } from '../helpers/git-repo.js';
@@ -77,6 +77,18 @@ describe('atomic writes', () => {
       `cannot write ${path.join(dir, 'blocker', 'x')}: ENOTDIR`,
     );
     expect(fs.readdirSync(dir)).toEqual(['blocker']);
+  });
+
+  it('writeScratchSync replaces a file whole like writeAtomicSync (only without waiting for the disk)', () => {
+    const file = path.join(dir, 'settings.json');
+    fs.writeFileSync(file, 'old', { mode: 0o640 });
+    writeScratchSync(file, '{}\n');
+    expect(fs.readFileSync(file, 'utf8')).toBe('{}\n');
+    expect(fs.statSync(file).mode & 0o777).toBe(0o640);
+    writeScratchSync(path.join(dir, 'hook.json'), 'x', 0o600);
+    expect(fs.statSync(path.join(dir, 'hook.json')).mode & 0o777).toBe(0o600);
+    expect(fs.readdirSync(dir).sort()).toEqual(['hook.json', 'settings.json']);
+    expect(() => writeScratchSync(path.join(dir, 'hook.json', 'x'), 'x')).toThrow(/cannot write .*ENOTDIR/);
   });
 
   it('createAtomicSync writes only where nothing is, and never replaces', () => {
