@@ -17,7 +17,11 @@ export interface RunContext {
  * an initialised ledger, a valid config and a Claude Code binary that exists.
  */
 export async function loadRunContext(ctx: CommandContext): Promise<RunContext> {
-  const repo = await findRepo(ctx.cwd, ctx.env);
+  return runContextIn(ctx, await findRepo(ctx.cwd, ctx.env));
+}
+
+/** loadRunContext once the repository is known. */
+export function runContextIn(ctx: CommandContext, repo: Repo): RunContext {
   const ledger = openLedger(repo.root);
   const { config } = loadConfig({ repoRoot: repo.root, env: ctx.env });
   const bin = findClaudeBin({ env: ctx.env, config, repoRoot: repo.root, cwd: ctx.cwd });

@@ -2,13 +2,14 @@ import { parseMaxCost } from '../budget/budget.js';
 import { runTimeout } from '../config/schema.js';
 import type { CommandContext } from '../context.js';
 import { AgentboxError } from '../errors.js';
+import { findRepo } from '../git/repo.js';
 import { headSha } from '../git/worktree.js';
 import { createRun, readRun } from '../ledger/index.js';
 import { assertSandboxUsable, assertVerifyUsable } from '../sandbox/prepare.js';
 import { assertProjectSettings } from '../settings/startup.js';
 import type { RunTemplates } from '../templates/load.js';
 import { composeRunPrompt, runTemplates, templateValues, writeRunPrompt } from './compose.js';
-import { loadRunContext, type RunContext } from './context.js';
+import { type RunContext, runContextIn } from './context.js';
 import { detachRun } from './detach.js';
 import { executeRun } from './execute.js';
 import { notifyRunEnd } from './notify-end.js';
@@ -38,9 +39,14 @@ export async function startRun(
   options: RunOptions,
 ): Promise<number> {
   checkTask(task);
-  const rc = await loadRunContext(ctx);
+  const repo = await findRepo(ctx.cwd, ctx.env);
+  // git answers while the configuration is read and checked (~10 ms of a scout's start).
+  const head = headSha(repo.root);
+  // NOTE: awaited below; until then a failure must not count as unhandled (a bad config throws first).
+  head.catch(() => {});
+  const rc = runContextIn(ctx, repo);
   const flags = checkFlags(rc, options);
-  const base = await headSha(rc.repo.root);
+  const base = await head;
   const fix = needsWorktree(type);
   if (fix && !base) {
     throw new AgentboxError('GIT_FAILED', `agentbox ${type} needs at least one commit in ${rc.repo.root}`, {
