@@ -4,7 +4,7 @@ import type { CommandContext } from '../context.js';
 import { AgentboxError } from '../errors.js';
 import { findRepo } from '../git/repo.js';
 import { headSha } from '../git/worktree.js';
-import { createRun, readRun } from '../ledger/index.js';
+import { createRun, type RunMeta, type RunState, readRun, readState } from '../ledger/index.js';
 import { assertSandboxUsable, assertVerifyUsable } from '../sandbox/prepare.js';
 import { assertProjectSettings } from '../settings/startup.js';
 import type { RunTemplates } from '../templates/load.js';
@@ -64,7 +64,11 @@ export async function startRun(
   const run = await createHeadlessRun(ctx, rc, { type, task, base, options, flags });
   if (fix) await addRunWorktree(rc, run, worktreePath(rc, ctx.env, run.name), base!);
   if (options.detach) return detachRun(ctx, rc.ledger, run.name, options.json === true);
-  return runHere(ctx, rc, run.name, options.json === true);
+  // The run as just created, not read back (parsing meta.yaml again cost ~8 ms before claude
+  // starts); a fix run's state has its worktree since.
+  const state = fix ? readState(run.dir) : run.state;
+  if (!state) throw new AgentboxError('RUN_NOT_FOUND', `run ${run.name} has no state.json`);
+  return runLoaded(ctx, rc, { ...run, state }, { json: options.json === true });
 }
 
 /** The options as typed, checked against the configuration (bad input: an error before the run exists). */
@@ -148,20 +152,32 @@ export async function runHere(
 ): Promise<number> {
   const details = readRun(rc.ledger, name);
   if (!details.state) throw new AgentboxError('RUN_NOT_FOUND', `run ${name} has no state.json`);
-  // --json prints one JSON document: no live line, no line per tool call (but a worker's log does).
-  const live = json && !worker ? { update() {}, clear() {} } : liveReporter(ctx.io);
-  if (!json) ctx.io.out(`${resume ? 'resuming' : replay ? 'replaying' : 'started'} ${name}\n`);
+  // Checked when the run was created too; a run read back may have waited since.
   assertProjectSettings(rc.repo.root);
   if (needsWorktree(details.meta.type)) assertSandboxUsable(ctx.env, rc.config.sandbox);
+  return runLoaded(ctx, rc, { ...details, state: details.state }, { json, resume, replay, worker });
+}
+
+/** runHere with the run's meta and state in hand. */
+async function runLoaded(
+  ctx: CommandContext,
+  rc: RunContext,
+  run: { readonly name: string; readonly dir: string; readonly meta: RunMeta; readonly state: RunState },
+  how: { json: boolean; resume?: { more?: string }; replay?: { note: string }; worker?: boolean },
+): Promise<number> {
+  const { json, resume, replay } = how;
+  // --json prints one JSON document: no live line, no line per tool call (but a worker's log does).
+  const live = json && !how.worker ? { update() {}, clear() {} } : liveReporter(ctx.io);
+  if (!json) ctx.io.out(`${resume ? 'resuming' : replay ? 'replaying' : 'started'} ${run.name}\n`);
   const done = await executeRun({
-    ...executionOf(ctx, rc, details.meta, details.state),
+    ...executionOf(ctx, rc, run.meta, run.state),
     ...(resume ? { resume } : {}),
     ...(replay ? { replay } : {}),
     ...(ctx.onInterrupt ? { onInterrupt: ctx.onInterrupt } : {}),
     onProgress: (p) => live.update(p),
   });
   live.clear();
-  printSummary(ctx.io, details.dir, rc.ledger.root, done, json);
-  await notifyRunEnd(ctx, rc.config, rc.ledger.root, details.dir, details.meta, done, json);
+  printSummary(ctx.io, run.dir, rc.ledger.root, done, json);
+  await notifyRunEnd(ctx, rc.config, rc.ledger.root, run.dir, run.meta, done, json);
   return succeeded(done.status) ? 0 : 1;
 }
