@@ -10,7 +10,7 @@ import { buildMeta, loadYaml, writeMetaOnce } from './meta.js';
 import { formatRunName, RUN_ID_RE, slugify } from './names.js';
 import { type Ledger, notInitialized } from './paths.js';
 import { initialState } from './state.js';
-import { writeState } from './state-write.js';
+import { writeFirstState } from './state-write.js';
 import { type Envelope, RUN_TYPES, type RunMeta, type RunState, type RunType } from './types.js';
 
 export interface CreateRunInput {
@@ -116,7 +116,7 @@ export async function createRun(ledger: Ledger, input: CreateRunInput): Promise<
   writeMetaOnce(dir, meta);
   const state = initialState(meta, now, input.pid ?? null);
   markActive(ledger, name);
-  await writeState(dir, state);
+  writeFirstState(dir, state);
   appendIndexEvent(ledger, makeIndexEvent(meta, state, 'created', undefined, now));
   await regenerateIndexMd(ledger);
   setLatest(ledger, name);
