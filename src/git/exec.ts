@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { AgentboxError } from '../errors.js';
 import type { Env } from '../util/env.js';
 
@@ -125,6 +125,7 @@ function spawnGit(
       env: gitEnv(call),
       stdio: [call.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
     });
+    own(child);
     const failed = (why: string) =>
       resolve({
         exitCode: -1,
@@ -146,6 +147,22 @@ function spawnGit(
     child.stdin?.on('error', () => {});
     child.stdin?.end(call.input);
   });
+}
+
+const running = new Set<ChildProcess>();
+
+/** A git still running when agentbox exits is ended with it (as execa's cleanup did): children are owned. */
+function own(child: ChildProcess): void {
+  if (running.size === 0) process.once('exit', endRunning);
+  running.add(child);
+  child.once('close', () => {
+    running.delete(child);
+    if (running.size === 0) process.off('exit', endRunning);
+  });
+}
+
+function endRunning(): void {
+  for (const child of running) child.kill('SIGTERM');
 }
 
 /**

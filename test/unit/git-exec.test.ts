@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -90,6 +91,52 @@ describe('git runner', () => {
       expect(inherited.get('LC_ALL')).toBe('POSIX');
     } finally {
       delete process.env.AGENTBOX_EXEC_TEST_LEAK;
+    }
+  });
+
+  it('a git still running when its process exits is ended with it (children are owned)', async () => {
+    const r = repo();
+    const marker = `wait${process.pid}x${Date.now()}`;
+    // A duration no other process has, so the test can find (and end) the sleep it leaves.
+    const seconds = `29.${process.pid}${Date.now() % 1000}`;
+    const exec = path.resolve('src/git/exec.ts');
+    // The child starts a git that would wait 30 s, then exits: that git must not outlive it.
+    const script = `import { runGit } from ${JSON.stringify(exec)};
+      void runGit(['-c', 'alias.${marker}=!sleep ${seconds}', '${marker}'], { cwd: ${JSON.stringify(r.dir)} });
+      setTimeout(() => process.exit(0), 500);`;
+    const gits = () =>
+      fs
+        .readdirSync('/proc')
+        .filter((p) => /^\d+$/.test(p))
+        .filter((p) => {
+          try {
+            const argv = fs.readFileSync(`/proc/${p}/cmdline`, 'utf8').split('\0');
+            return path.basename(argv[0]!) === 'git' && argv.includes(marker);
+          } catch {
+            return false;
+          }
+        });
+    const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+      stdio: 'ignore',
+    });
+    let seen = false;
+    for (let i = 0; i < 100 && !seen; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      seen = gits().length > 0;
+    }
+    await new Promise((resolve) => child.once('exit', resolve));
+    try {
+      expect(seen).toBe(true);
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      expect(gits()).toEqual([]);
+    } finally {
+      // What git started (sh, sleep) is not its to end, nor execa's before: the test ends it.
+      for (const pid of fs.readdirSync('/proc').filter((p) => /^\d+$/.test(p))) {
+        try {
+          const cmdline = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+          if (cmdline.includes(marker) || cmdline.includes(seconds)) process.kill(Number(pid));
+        } catch {}
+      }
     }
   });
 
