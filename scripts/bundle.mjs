@@ -40,6 +40,18 @@ const lazyChildProcess = {
   },
 };
 
+/**
+ * A bundled CommonJS package may read `__filename` or `__dirname` (write-file-atomic names its temp
+ * files with it): ES modules have neither, so a chunk that mentions one gets both.
+ */
+const commonJsPaths = {
+  name: 'commonjs-paths',
+  renderChunk(code) {
+    if (!/\b__(file|dir)name\b/.test(code)) return null;
+    return `import { fileURLToPath as __agentboxPath } from 'node:url'; import { dirname as __agentboxDirname } from 'node:path'; const __filename = __agentboxPath(import.meta.url); const __dirname = __agentboxDirname(__filename);\n${code}`;
+  },
+};
+
 fs.rmSync('dist', { recursive: true, force: true });
 await build({
   input: { main: 'src/cli/main.ts' },
@@ -50,7 +62,7 @@ await build({
   resolve: { mainFields: ['module', 'main'] },
   // src/version.ts reads package.json only when this is not set (tsx, the tests' src runs).
   transform: { define: { AGENTBOX_BUILD_VERSION: JSON.stringify(version) } },
-  plugins: [lazyChildProcess],
+  plugins: [lazyChildProcess, commonJsPaths],
   // gray-matter's optional JavaScript front matter uses eval; agentbox never enables that engine.
   onLog: (level, log, handler) => (log.code === 'EVAL' ? undefined : handler(level, log)),
   output: {
