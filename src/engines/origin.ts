@@ -1,7 +1,7 @@
-import { execa } from 'execa';
 import { AgentboxError } from '../errors.js';
+import { runGit } from '../git/exec.js';
 
-const git = (cwd: string, args: string[]) => execa('git', args, { cwd, reject: false, env: { LC_ALL: 'C' } });
+const git = (cwd: string, args: string[]) => runGit(args, { cwd });
 
 /** The URL of `remote` in the repository at `root`. */
 export async function remoteUrl(root: string, remote = 'origin'): Promise<string> {
