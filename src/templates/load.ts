@@ -24,6 +24,19 @@ const invalid = (file: string, problem: string, hint: string) =>
   new AgentboxError('TEMPLATE_INVALID', `template ${file}: ${problem}`, { hint });
 
 /**
+ * gray-matter reads the language named after the opening `---` and runs a `---js` block through
+ * eval, in agentbox's own process, outside every sandbox; a project template is a file in the
+ * repository. Front matter is data: YAML (or JSON), never code.
+ */
+const NO_CODE = {
+  javascript: {
+    parse: () => {
+      throw new Error('front matter is read as YAML only, and this one asks to run JavaScript');
+    },
+  },
+};
+
+/**
  * Reads one template: YAML front matter (gray-matter) and a body whose variables are all known.
  * Every problem is an error naming the file, before any run folder exists.
  */
@@ -41,7 +54,7 @@ export function readTemplate(file: string): LoadedTemplate {
   let parsed: matter.GrayMatterFile<string>;
   try {
     // NOTE: gray-matter caches by content; a cached result would share its data object.
-    parsed = matter(text, {});
+    parsed = matter(text, { engines: NO_CODE });
   } catch (error) {
     throw invalid(
       file,
