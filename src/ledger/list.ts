@@ -1,9 +1,11 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { errnoCode, fsError } from '../errors.js';
-import { type FoldedRun, foldIndex, readIndexLog, runCost } from './index-log.js';
+import { readFoldedIndex } from './fold-cache.js';
+import { runCost } from './index-log.js';
 import { readMeta } from './meta.js';
 import { isRunName, runIdOf, STAMP_LENGTH } from './names.js';
+import { cachedRunNames } from './names-cache.js';
 import { type Ledger, notInitialized } from './paths.js';
 import { readState } from './state.js';
 import { shortTask } from './text.js';
@@ -34,43 +36,53 @@ export interface RunSummary {
 
 /** Every run folder name, newest minute first (names sort by their `YY-MM-DD_HHmm` prefix). */
 export function listRunNames(ledger: Ledger): string[] {
-  let entries: string[];
+  const fail = (error: unknown) =>
+    errnoCode(error) === 'ENOENT' ? notInitialized(ledger.root) : fsError(error, 'list', ledger.runsDir);
+  let stat: fs.BigIntStats;
   try {
-    entries = fs.readdirSync(ledger.runsDir);
+    stat = fs.statSync(ledger.runsDir, { bigint: true });
   } catch (error) {
-    if (errnoCode(error) === 'ENOENT') throw notInitialized(ledger.root);
-    throw fsError(error, 'list', ledger.runsDir);
+    throw fail(error);
   }
-  return entries.filter(isRunName).sort().reverse();
+  return cachedRunNames(ledger, stat, () => {
+    try {
+      return fs.readdirSync(ledger.runsDir).filter(isRunName).sort().reverse();
+    } catch (error) {
+      throw fail(error);
+    }
+  });
 }
 
 /** Newest first: by start minute (the name), then start time inside the minute, then name. */
 export function compareRuns(a: RunSummary, b: RunSummary): number {
-  const sa = a.name.slice(0, STAMP_LENGTH);
-  const sb = b.name.slice(0, STAMP_LENGTH);
-  if (sa !== sb) return sa < sb ? 1 : -1;
+  // NOTE: no slicing: this runs ~140,000 times for `status --all` with 10,000 runs. The stamp is a
+  // fixed-length prefix, so when stamps differ the whole names order the same way.
+  if (!sameStamp(a.name, b.name)) return a.name < b.name ? 1 : -1;
   const ta = a.started_at ?? '';
   const tb = b.started_at ?? '';
   if (ta !== tb) return ta < tb ? 1 : -1;
   return a.name < b.name ? 1 : a.name > b.name ? -1 : 0;
 }
 
-export function summaryFromFold(name: string, run: FoldedRun): RunSummary {
-  const { last } = run;
-  return {
-    name,
-    id: runIdOf(name),
-    type: last.type,
-    status: last.status,
-    task: last.task,
-    started_at: run.started_at,
-    ended_at: last.ended_at ?? null,
-    failure_kind: last.failure_kind ?? null,
-    cost_usd: typeof last.cost_usd === 'number' ? last.cost_usd : null,
-    tool_calls: typeof last.tool_calls === 'number' ? last.tool_calls : null,
-    problem: null,
-    ran_on: last.ran_on ?? null,
-  };
+/**
+ * `runs`, in name order (newest minute first), sorted by compareRuns: only runs sharing a minute
+ * can move, so only those are sorted (a whole sort of 10,000 runs costs ~8 ms, this ~0.5).
+ */
+function sortInsideMinutes(runs: RunSummary[]): RunSummary[] {
+  let start = 0;
+  let stamp = runs[0]?.name.slice(0, STAMP_LENGTH) ?? '';
+  for (let i = 1; i <= runs.length; i++) {
+    if (i < runs.length && runs[i]!.name.startsWith(stamp)) continue;
+    if (i - start > 1) runs.splice(start, i - start, ...runs.slice(start, i).sort(compareRuns));
+    start = i;
+    stamp = runs[i]?.name.slice(0, STAMP_LENGTH) ?? '';
+  }
+  return runs;
+}
+
+function sameStamp(a: string, b: string): boolean {
+  for (let i = 0; i < STAMP_LENGTH; i++) if (a.charCodeAt(i) !== b.charCodeAt(i)) return false;
+  return true;
 }
 
 /**
@@ -112,8 +124,8 @@ export function summaryFromFiles(ledger: Ledger, name: string): RunSummary {
  * Runs newest first, and how many there are. NOTE: built to stay fast with 10,000 runs:
  * - with a `limit`, one readdir plus the files of the newest `limit` runs only (plus the rest of
  *   the boundary minute, because names order runs only to the minute);
- * - without one (`--all`), INDEX.jsonl is folded instead of opening 20,000 files; a run the log
- *   does not know yet is read from its files. The log can lag state.json by one event if a process
+ * - without one (`--all`), INDEX.jsonl is folded instead of opening 20,000 files (the fold is
+ *   cached: src/ledger/fold-cache.ts); a run the log does not know yet is read from its files. The log can lag state.json by one event if a process
  *   died between the two writes.
  */
 export function listRuns(
@@ -124,12 +136,12 @@ export function listRuns(
   const total = names.length;
   const { limit } = opts;
   if (limit === undefined) {
-    const folded = foldIndex(readIndexLog(ledger).events);
+    const folded = readFoldedIndex(ledger).runs;
     const runs = names.map((name) => {
       const run = folded.get(name);
-      return run ? summaryFromFold(name, run) : summaryFromFiles(ledger, name);
+      return run ?? summaryFromFiles(ledger, name);
     });
-    return { runs: runs.sort(compareRuns), total };
+    return { runs: sortInsideMinutes(runs), total };
   }
   const cap = Math.max(0, Math.floor(limit));
   let end = Math.min(cap, total);
