@@ -11,6 +11,9 @@ import type { Ledger } from './paths.js';
  */
 export const CACHE_DIR = 'cache';
 
+/** The files in it: the folded INDEX.jsonl (fold-cache.ts) and the run folder names (names-cache.ts). */
+export const CACHE_FILES = { fold: 'index-fold.json', names: 'run-names.json' } as const;
+
 export function cacheFile(ledger: Ledger, name: string): string {
   return path.join(ledger.dir, CACHE_DIR, name);
 }

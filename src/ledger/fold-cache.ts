@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import { errnoCode, fsError } from '../errors.js';
-import { asciiJson, cacheFile, identityOf, readCache, writeCache } from './cache.js';
+import { asciiJson, CACHE_FILES, cacheFile, identityOf, readCache, writeCache } from './cache.js';
 import { isObj } from './check.js';
 import { eachIndexLine, FAILURES, type FoldedRun, foldEvent, STATUSES, TYPES } from './index-log.js';
 import { runIdOf } from './names.js';
@@ -15,7 +15,6 @@ import type { Ledger } from './paths.js';
  * reader but left out of the cache: it is read again next time, whole or joined to the next one.
  */
 
-const FILE = 'index-fold.json';
 const VERSION = 1;
 const TAIL_BYTES = 256;
 
@@ -68,7 +67,7 @@ export function readFoldedIndex(ledger: Ledger): FoldedIndex {
 function foldOpenLog(ledger: Ledger, fd: number): FoldedIndex {
   const stat = fs.fstatSync(fd, { bigint: true });
   const size = Number(stat.size);
-  const file = cacheFile(ledger, FILE);
+  const file = cacheFile(ledger, CACHE_FILES.fold);
   const identity = identityOf(stat);
   const cache = loadCache(readCache(file), identity, size);
   let from = cache ? cache.offset - cache.tail.length : 0;

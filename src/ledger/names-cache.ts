@@ -1,5 +1,5 @@
 import type fs from 'node:fs';
-import { asciiJson, cacheFile, identityOf, readCache, writeCache } from './cache.js';
+import { asciiJson, CACHE_FILES, cacheFile, identityOf, readCache, writeCache } from './cache.js';
 import { isObj } from './check.js';
 import { isRunName } from './names.js';
 import type { Ledger } from './paths.js';
@@ -12,7 +12,6 @@ import type { Ledger } from './paths.js';
  * as it was, so a stamp is kept only when runs/ was last changed RACY_NS before the listing began.
  */
 
-const FILE = 'run-names.json';
 const VERSION = 1;
 const RACY_NS = 2_000_000_000n;
 
@@ -25,7 +24,7 @@ function stampOf(stat: fs.BigIntStats): string {
  * made meanwhile shows as a stamp that no longer matches), from the cache when the stamp matches.
  */
 export function cachedRunNames(ledger: Ledger, runsStat: fs.BigIntStats, list: () => string[]): string[] {
-  const file = cacheFile(ledger, FILE);
+  const file = cacheFile(ledger, CACHE_FILES.names);
   const stamp = stampOf(runsStat);
   const cached = namesOf(readCache(file), stamp);
   if (cached) return cached;
