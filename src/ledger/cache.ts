@@ -46,9 +46,10 @@ export function writeCache(file: string, data: string): void {
     // It exists (the usual case), or the write below fails as well.
   }
   // NOTE: not util/fs.ts's writeAtomicSync: loading write-file-atomic and signal-exit would cost
-  // every `agentbox status` ~3 ms, and derived data needs neither its fsync nor its chown. A temp
-  // file named for this process, then a rename: readers see the old cache or the new one.
-  const temp = `${file}.${process.pid}-${++written}.tmp`;
+  // every `agentbox status` a few ms (node -e: 9 ms unbundled), and derived data needs neither its
+  // fsync nor its chown. A temp file of this process's own, then a rename: readers see the old
+  // cache or the new one.
+  const temp = `${file}.${process.pid}-${++written}-${Math.random().toString(36).slice(2, 8)}.tmp`;
   try {
     fs.writeFileSync(temp, data);
     fs.renameSync(temp, file);

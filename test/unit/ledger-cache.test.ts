@@ -1,3 +1,4 @@
+import { isAscii } from 'node:buffer';
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -6,7 +7,7 @@ import { type Ledger, listRunNames, listRuns, updateState } from '../../src/ledg
 import { foldIndex, readIndexLog } from '../../src/ledger/index-log.js';
 import { isRunName } from '../../src/ledger/names.js';
 import { makeReadOnly } from '../helpers/read-only.js';
-import { ledgerRepo, threeRuns } from './fixtures/ledger.js';
+import { create, idSequence, ledgerRepo, threeRuns } from './fixtures/ledger.js';
 
 /*
  * The caches in .agents/cache/ against what they stand for: every read must equal folding the
@@ -41,6 +42,20 @@ describe('the cached fold of INDEX.jsonl', () => {
     expect(cache).toMatchObject({ v: 1, offset: fs.statSync(ledger.indexJsonl).size });
     markCachedTask(ledger, fix.name, 'from the cache');
     expect(taskOf(ledger, fix.name)).toBe('from the cache');
+  });
+
+  it('keeps any text: written as ASCII (read faster), read back as UTF-8 after a hand edit', async () => {
+    const { ledger, fix } = await threeRuns();
+    const task = 'Révise la façade — 日本語 🚀 \\ "quoted"';
+    await create(ledger, task, '2025-11-22T12:00:00Z', { ids: idSequence('dddddd') });
+    fs.rmSync(path.join(ledger.dir, 'cache'), { recursive: true });
+    expect(cached(ledger)).toEqual(reference(ledger));
+    expect(isAscii(fs.readFileSync(foldCache(ledger)))).toBe(true);
+    expect(cached(ledger)).toEqual(reference(ledger));
+    expect([...readFoldedIndex(ledger).runs.values()].map((run) => run.task)).toContain(task);
+    markCachedTask(ledger, fix.name, task);
+    expect(isAscii(fs.readFileSync(foldCache(ledger)))).toBe(false);
+    expect(taskOf(ledger, fix.name)).toBe(task);
   });
 
   it('folds only what was appended, on top of the cache', async () => {
