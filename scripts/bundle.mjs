@@ -96,7 +96,7 @@ await build({
         {
           name: 'read',
           test: src(
-            'ledger/(list|paths|index-log|meta|check|state|text|names|types)|util/(columns|style|number)|budget/format|git/repo',
+            'ledger/(list|paths|index-log|meta|check|state|text|names|types|cache|fold-cache|names-cache)|util/(columns|style|number)|budget/format|git/repo',
           ),
           priority: 1,
         },

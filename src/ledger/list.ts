@@ -5,7 +5,7 @@ import { readFoldedIndex } from './fold-cache.js';
 import { runCost } from './index-log.js';
 import { readMeta } from './meta.js';
 import { isRunName, runIdOf, STAMP_LENGTH } from './names.js';
-import { cachedRunNames } from './names-cache.js';
+import { cachedRunNames, type RunNames } from './names-cache.js';
 import { type Ledger, notInitialized } from './paths.js';
 import { readState } from './state.js';
 import { shortTask } from './text.js';
@@ -36,6 +36,11 @@ export interface RunSummary {
 
 /** Every run folder name, newest minute first (names sort by their `YY-MM-DD_HHmm` prefix). */
 export function listRunNames(ledger: Ledger): string[] {
+  return newestRunNames(ledger).names;
+}
+
+/** The newest `want` run folder names at least (all of them by default), and how many there are. */
+export function newestRunNames(ledger: Ledger, want = Number.POSITIVE_INFINITY): RunNames {
   const fail = (error: unknown) =>
     errnoCode(error) === 'ENOENT' ? notInitialized(ledger.root) : fsError(error, 'list', ledger.runsDir);
   let stat: fs.BigIntStats;
@@ -44,13 +49,18 @@ export function listRunNames(ledger: Ledger): string[] {
   } catch (error) {
     throw fail(error);
   }
-  return cachedRunNames(ledger, stat, () => {
-    try {
-      return fs.readdirSync(ledger.runsDir).filter(isRunName).sort().reverse();
-    } catch (error) {
-      throw fail(error);
-    }
-  });
+  return cachedRunNames(
+    ledger,
+    stat,
+    () => {
+      try {
+        return fs.readdirSync(ledger.runsDir).filter(isRunName).sort().reverse();
+      } catch (error) {
+        throw fail(error);
+      }
+    },
+    want,
+  );
 }
 
 /** Newest first: by start minute (the name), then start time inside the minute, then name. */
@@ -139,10 +149,10 @@ export function listRuns(
   ledger: Ledger,
   opts: { limit?: number } = {},
 ): { runs: RunSummary[]; total: number } {
-  const names = listRunNames(ledger);
-  const total = names.length;
   const { limit } = opts;
   if (limit === undefined) {
+    const names = listRunNames(ledger);
+    const total = names.length;
     const folded = readFoldedIndex(ledger).runs;
     const runs = names.map((name) => {
       const run = folded.get(name);
@@ -151,9 +161,15 @@ export function listRuns(
     return { runs: sortInsideMinutes(runs), total };
   }
   const cap = Math.max(0, Math.floor(limit));
+  let { names, total } = newestRunNames(ledger, cap + 1);
   let end = Math.min(cap, total);
   const boundary = end > 0 ? names[end - 1]!.slice(0, STAMP_LENGTH) : undefined;
-  while (boundary !== undefined && end < total && names[end]!.startsWith(boundary)) end++;
+  for (; boundary !== undefined && end < total; end++) {
+    // The boundary minute goes on past the newest names the cache keeps: all of them, then.
+    if (end === names.length) names = listRunNames(ledger);
+    const name = names[end];
+    if (name === undefined || !name.startsWith(boundary)) break;
+  }
   const runs = names.slice(0, end).map((name) => summaryFromFiles(ledger, name));
   return { runs: runs.sort(compareRuns).slice(0, cap), total };
 }

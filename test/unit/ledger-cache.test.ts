@@ -216,11 +216,27 @@ describe('the cached list of run folders', () => {
     return ledger;
   }
 
+  /** The cache's two lines: the stamp, count and newest names; then every name. */
+  function readNamesCache(ledger: Ledger): { first: Record<string, unknown>; names: string[] } {
+    const [first, names] = fs.readFileSync(namesCache(ledger), 'utf8').split('\n');
+    return { first: JSON.parse(first!), names: JSON.parse(names!) };
+  }
+
+  /** Applies `edit` to both lists of names in the cache, keeping its stamp. */
+  function editNamesCache(ledger: Ledger, edit: (names: string[]) => unknown): void {
+    const { first, names } = readNamesCache(ledger);
+    const all = edit(names);
+    const head = edit(first.head as string[]);
+    const total = Array.isArray(all) ? all.length : first.total;
+    fs.writeFileSync(
+      namesCache(ledger),
+      `${JSON.stringify({ ...first, total, head })}\n${JSON.stringify(all)}\n`,
+    );
+  }
+
   /** Drops a name from the cache (still valid): a listing without it came from the cache. */
   function dropCachedName(ledger: Ledger, dropped: string): void {
-    const cache = JSON.parse(fs.readFileSync(namesCache(ledger), 'utf8'));
-    cache.names = cache.names.filter((n: string) => n !== dropped);
-    fs.writeFileSync(namesCache(ledger), JSON.stringify(cache));
+    editNamesCache(ledger, (names) => names.filter((n) => n !== dropped));
   }
 
   it('equals a plain listing, and is used while runs/ keeps its stamp', () => {
@@ -284,9 +300,40 @@ describe('the cached list of run folders', () => {
   ])('reads a cache holding %s as none', (_, edit) => {
     const ledger = folders();
     listRunNames(ledger);
-    const cache = JSON.parse(fs.readFileSync(namesCache(ledger), 'utf8'));
     dropCachedName(ledger, name(2, 'bbbbbb'));
-    fs.writeFileSync(namesCache(ledger), JSON.stringify({ ...cache, names: edit(cache.names) }));
+    editNamesCache(ledger, edit);
     expect(listRunNames(ledger)).toEqual(plainList(ledger));
+    expect(listRuns(ledger, { limit: 2 }).runs.map((r) => r.name)).toEqual(plainList(ledger).slice(0, 2));
+  });
+
+  it('the newest view reads only the first line: the newest 200 names and the count', () => {
+    const { ledger } = ledgerRepo();
+    const all: string[] = [];
+    for (let i = 0; i < 250; i++) {
+      // Minutes 00-49, five runs each: a boundary minute at any limit.
+      const n = `25-11-22_10${String(Math.floor(i / 5)).padStart(2, '0')}__a-task__${i.toString(16).padStart(6, '0')}`;
+      fs.mkdirSync(path.join(ledger.runsDir, n));
+      all.push(n);
+    }
+    settle(ledger);
+    const plain = plainList(ledger);
+    expect(listRunNames(ledger)).toEqual(plain);
+    const { first } = readNamesCache(ledger);
+    expect(first.total).toBe(250);
+    expect(first.head).toEqual(plain.slice(0, 200));
+    // A limit whose boundary minute goes on past the first line's names reads them all.
+    const past = listRuns(ledger, { limit: 198 });
+    expect(past.runs.map((r) => r.name)).toEqual(plain.slice(0, 198));
+    expect(past.total).toBe(250);
+    // The first line edited (one name left out, the next one in): the newest view shows the edit,
+    // so it read the first line only; a listing of all of them reads the second.
+    const { first: head, names } = readNamesCache(ledger);
+    const edited = [...plain.slice(0, 5), ...plain.slice(6, 201)];
+    fs.writeFileSync(
+      namesCache(ledger),
+      `${JSON.stringify({ ...head, head: edited })}\n${JSON.stringify(names)}\n`,
+    );
+    expect(listRuns(ledger, { limit: 20 }).runs.map((r) => r.name)).toEqual(edited.slice(0, 20));
+    expect(listRunNames(ledger)).toEqual(plain);
   });
 });
