@@ -1,39 +1,106 @@
-// `npm run build`: the CLI as a few ES module files in dist/cli/ (esbuild), instead of the ~450
-// files tsc would leave for node to find, open and link on every command (a scout run loaded 356
-// ES modules plus yaml's CommonJS files). Commands are still loaded lazily: each dynamic import
-// becomes its own chunk. Kept outside the bundle: node-pty (a native addon), the sandbox runtime
-// (started as its own CLI by path) and playwright-core (tests only). The hook script in hooks/ is
-// not bundled: it stays a tiny file of its own.
+// `npm run build`: the CLI as ES module chunks in dist/cli/ (rolldown), instead of the ~450 files
+// tsc would leave for node to find, open and link on every command. Commands are still loaded
+// lazily: each dynamic import becomes its own chunk. bin/agentbox.js imports main.js (and answers
+// --version itself).
+//
+// Why rolldown and these groups: on node 20 every ES module a command loads costs ~0.3 ms (resolve,
+// read, link), and ~25 ms per MB to compile (bench/status.bench.ts; docs/benchmarks.md). esbuild
+// splits code shared by the lazily loaded commands into one chunk per combination of commands: 21
+// modules for `agentbox status`. Rolldown's groups put what every command loads into one chunk
+// (`core`: main's static imports, commander included) and what `status` needs into another
+// (`read`): 5 modules. The rest is split automatically.
+//
+// Kept outside the bundle: node-pty (a native addon), the sandbox runtime (started as its own CLI
+// by path) and playwright-core (tests only). The hook script in hooks/ is not bundled: it stays a
+// tiny file of its own.
 import fs from 'node:fs';
-import { build } from 'esbuild';
+import { build } from 'rolldown';
+
+const { version } = JSON.parse(fs.readFileSync('package.json', 'utf8'));
+
+/** A module of src/ whose path (without `.ts`) matches `re`. */
+const src = (re) => new RegExp(`[\\\\/]src[\\\\/](?:${re})\\.ts$`);
+
+/**
+ * commander requires node:child_process at load time for a feature agentbox does not use
+ * (executable subcommands); loading it costs ~2 ms on every command. Its require gets an object
+ * that loads the module on first use instead.
+ */
+const lazyChildProcess = {
+  name: 'lazy-child-process',
+  resolveId(id, importer) {
+    if (/^(node:)?child_process$/.test(id) && /[\\/]node_modules[\\/]commander[\\/]/.test(importer ?? '')) {
+      return '\0lazy-child-process';
+    }
+    return null;
+  },
+  load(id) {
+    if (id !== '\0lazy-child-process') return null;
+    return "import { createRequire } from 'node:module';\nconst require = createRequire(import.meta.url);\nexport default new Proxy({}, { get: (_, key) => require('node:child_process')[key] });\n";
+  },
+};
+
+/**
+ * A bundled CommonJS package may read `__filename` or `__dirname` (write-file-atomic names its temp
+ * files with it): ES modules have neither, so a chunk that mentions one gets both.
+ */
+const commonJsPaths = {
+  name: 'commonjs-paths',
+  renderChunk(code) {
+    if (!/\b__(file|dir)name\b/.test(code)) return null;
+    return `import { fileURLToPath as __agentboxPath } from 'node:url'; import { dirname as __agentboxDirname } from 'node:path'; const __filename = __agentboxPath(import.meta.url); const __dirname = __agentboxDirname(__filename);\n${code}`;
+  },
+};
+
+/**
+ * js-yaml 3 (gray-matter's) loads esprima for its `!!js/function` type, which only its unsafe schema
+ * reads: gray-matter parses with safeLoad, and agentbox refuses code in front matter besides
+ * (src/templates/load.ts). Left out, it spares every run compiling 218 KB; js-yaml expects it to be
+ * missing (its require sits in a try).
+ */
+const noEsprima = {
+  name: 'no-esprima',
+  resolveId: (id) => (id === 'esprima' ? '\0no-esprima' : null),
+  load: (id) =>
+    id === '\0no-esprima' ? "throw new Error('esprima is left out of the agentbox bundle');\n" : null,
+};
 
 fs.rmSync('dist', { recursive: true, force: true });
 await build({
-  entryPoints: { entry: 'src/cli/entry.ts', main: 'src/cli/main.ts' },
-  outdir: 'dist/cli',
-  entryNames: '[name]',
-  // NOTE: chunks stay in dist/cli/: code finds bin/, hooks/, templates/ and web/ two folders up.
-  chunkNames: '[name]-[hash]',
-  bundle: true,
-  splitting: true,
-  format: 'esm',
+  input: { main: 'src/cli/main.ts' },
   platform: 'node',
-  target: 'node20',
-  // ESM builds first (jsonc-parser's UMD main requires its files at run time).
-  mainFields: ['module', 'main'],
+  // node's own modules are external on platform 'node' (listing them here would skip the plugin).
   external: ['node-pty', '@anthropic-ai/sandbox-runtime', 'playwright-core'],
-  // Bundled CommonJS packages (commander, yaml, write-file-atomic) still call require and read
-  // __filename: give every chunk the three.
-  banner: {
-    js: [
-      "import { createRequire as __agentboxRequire } from 'node:module';",
-      "import { fileURLToPath as __agentboxPath } from 'node:url';",
-      "import { dirname as __agentboxDirname } from 'node:path';",
-      'const require = __agentboxRequire(import.meta.url);',
-      'const __filename = __agentboxPath(import.meta.url);',
-      'const __dirname = __agentboxDirname(__filename);',
-    ].join(' '),
+  // ESM builds first (jsonc-parser's UMD main requires its files at run time).
+  resolve: { mainFields: ['module', 'main'] },
+  // src/version.ts reads package.json only when this is not set (tsx, the tests' src runs).
+  transform: { define: { AGENTBOX_BUILD_VERSION: JSON.stringify(version) } },
+  plugins: [lazyChildProcess, commonJsPaths, noEsprima],
+  // gray-matter's optional JavaScript front matter uses eval; agentbox never enables that engine.
+  onLog: (level, log, handler) => (log.code === 'EVAL' ? undefined : handler(level, log)),
+  output: {
+    // NOTE: chunks stay in dist/cli/: code finds bin/, hooks/, templates/ and web/ two folders up.
+    dir: 'dist/cli',
+    format: 'esm',
+    entryFileNames: '[name].js',
+    chunkFileNames: '[name]-[hash].js',
+    codeSplitting: {
+      groups: [
+        // The entry itself stays out: its top-level await must not wait on a chunk that imports it.
+        {
+          name: 'core',
+          tags: ['$initial'],
+          test: (id) => !/[\\/]src[\\/]cli[\\/]main\.ts$/.test(id),
+          priority: 2,
+        },
+        {
+          name: 'read',
+          test: src(
+            'ledger/(list|paths|index-log|meta|check|state|text|names|types|cache|fold-cache|names-cache)|util/(columns|style|number)|budget/format|git/repo',
+          ),
+          priority: 1,
+        },
+      ],
+    },
   },
-  legalComments: 'none',
-  logLevel: 'warning',
 });

@@ -2,9 +2,12 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
+/** Set by `npm run build` (scripts/bundle.mjs): the bundle does not read package.json at startup. */
+declare const AGENTBOX_BUILD_VERSION: string | undefined;
+
 /**
- * The package's version, from the nearest package.json above this module: src/version.ts, the
- * bundle's chunks in dist/cli/ and an installed copy all find the package root that way.
+ * The package's version, from the nearest package.json above this module: src/version.ts and an
+ * installed copy both find the package root that way.
  */
 function packageVersion(from: string): string {
   let dir = path.dirname(from);
@@ -20,4 +23,7 @@ function packageVersion(from: string): string {
   }
 }
 
-export const VERSION: string = packageVersion(fileURLToPath(import.meta.url));
+export const VERSION: string =
+  typeof AGENTBOX_BUILD_VERSION === 'string'
+    ? AGENTBOX_BUILD_VERSION
+    : packageVersion(fileURLToPath(import.meta.url));

@@ -1,4 +1,5 @@
 import path from 'node:path';
+import { CACHE_DIR, CACHE_FILES } from '../ledger/cache.js';
 import type { AirlockScope } from './guard.js';
 import { isInside } from './paths.js';
 
@@ -23,6 +24,8 @@ export function runDenyRules(scope: AirlockScope, topLevel: readonly TopLevelEnt
     `Read(${abs(path.join(ledger, 'pointers'))}/**)`,
     `Read(${abs(path.join(ledger, 'latest'))}/**)`,
     `Read(${abs(path.join(ledger, 'runs'))}/**)`,
+    // Derived from INDEX.jsonl and runs/ (src/ledger/cache.ts): every run's task, so off limits too.
+    `Read(${abs(path.join(ledger, CACHE_DIR))}/**)`,
     // The web UI's token and session (src/web/secrets.ts): with them, anything could press merge.
     `Read(${abs(path.join(ledger, 'ui'))}/**)`,
     'Bash(agentbox merge:*)',
@@ -55,5 +58,7 @@ export function runDenyRules(scope: AirlockScope, topLevel: readonly TopLevelEnt
     rules.push(entry.dir ? `Edit(${target}/**)` : `Edit(${target})`);
   }
   rules.push(`Edit(${abs(path.join(ledger, 'INDEX.md'))})`, `Edit(${abs(path.join(ledger, 'INDEX.jsonl'))})`);
+  for (const file of Object.values(CACHE_FILES))
+    rules.push(`Edit(${abs(path.join(ledger, CACHE_DIR, file))})`);
   return rules;
 }

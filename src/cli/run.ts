@@ -3,6 +3,7 @@ import { Command, CommanderError } from 'commander';
 import type { CommandContext } from '../context.js';
 import { AgentboxError, isAgentboxError } from '../errors.js';
 import { VERSION } from '../version.js';
+import { findLedgerRoot, watchdogHasWork } from '../watchdog/probe.js';
 import { addCommands } from './table.js';
 
 /**
@@ -12,9 +13,9 @@ import { addCommands } from './table.js';
 async function watch(ctx: CommandContext): Promise<void> {
   if (ctx.env.AGENTBOX_WATCHDOG === '0') return;
   try {
-    const { findLedgerRoot, runWatchdog } = await import('../watchdog/watchdog.js');
     const root = findLedgerRoot(ctx.cwd);
-    if (!root) return;
+    if (!root || !watchdogHasWork(root)) return;
+    const { runWatchdog } = await import('../watchdog/watchdog.js');
     const { ledgerPaths } = await import('../ledger/paths.js');
     const findings = await runWatchdog(ledgerPaths(root), {
       stallMs: () => stallThreshold(ctx, root),
@@ -42,8 +43,25 @@ async function stallThreshold(ctx: CommandContext, root: string): Promise<number
   }
 }
 
-/** The program: its help, the global options, and the command table (src/cli/table.ts). */
-function buildProgram(ctx: CommandContext, setExit: (code: number) => void): Command {
+/**
+ * The command `argv` runs, when that can be told before the table is built: the first word that is
+ * not the global option -C/--cwd (or its value). Undefined for anything else (--help, no command):
+ * the whole table answers those.
+ */
+export function invokedCommand(argv: readonly string[]): string | undefined {
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    if (arg === '-C' || arg === '--cwd') i++;
+    else if (!arg.startsWith('--cwd=') && !/^-C./.test(arg)) return arg.startsWith('-') ? undefined : arg;
+  }
+  return undefined;
+}
+
+/**
+ * The program: its help, the global options, and the command table (src/cli/table.ts): only the
+ * command `only` if given and known, else all of them (the help, a suggestion for a typo).
+ */
+function buildProgram(ctx: CommandContext, setExit: (code: number) => void, only?: string): Command {
   const program = new Command('agentbox')
     .description(
       'A git-native supervisor for Claude Code: every run gets a ledger entry, an envelope and a human gate.',
@@ -82,16 +100,20 @@ function buildProgram(ctx: CommandContext, setExit: (code: number) => void): Com
       setExit((await action(withCtx(), ...args)) ?? 0);
     };
 
-  addCommands(program, lazy);
-  return program;
+  addCommands(program, lazy, (name) => only === undefined || name === only);
+  return only !== undefined && program.commands.length === 0 ? buildProgram(ctx, setExit) : program;
 }
 
 /** Runs the CLI in-process and returns the exit code. Never calls process.exit. */
 export async function run(argv: readonly string[], ctx: CommandContext): Promise<number> {
   let exitCode = 0;
-  const program = buildProgram(ctx, (code) => {
-    exitCode = code;
-  });
+  const program = buildProgram(
+    ctx,
+    (code) => {
+      exitCode = code;
+    },
+    invokedCommand(argv),
+  );
   try {
     if (argv.length === 0) {
       program.outputHelp();

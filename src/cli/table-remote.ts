@@ -1,29 +1,36 @@
 // The groups of the command table for runs beyond this machine (src/cli/table.ts calls them in help order).
 import type { Command } from 'commander';
-import type { Lazy } from './table.js';
+import type { Lazy, Wants } from './table.js';
 
 /** Runs on other machines: published and fetched through git (docs/scaling.md). */
-export function remote(program: Command, lazy: Lazy): void {
+export function remote(program: Command, lazy: Lazy, wants: Wants): void {
   program.commandsGroup('Runs on other machines:');
-  program
-    .command('push')
-    .description('publish a run through git: its ledger entry on refs/agentbox/runs/<run>, and its branch')
-    .argument('<run>', 'a run name, its short id (or a unique prefix of it), or "latest"')
-    .argument('[remote]', 'the git remote', 'origin')
-    .option('--raw', 'include raw/ (transcripts and logs)')
-    .option('--json', 'print the outcome as JSON')
-    .action(lazy(async () => (await import('../commands/push.js')).push));
-  program
-    .command('fetch')
-    .description('bring the runs published to a git remote into this ledger (status, show, diff, merge)')
-    .argument('[remote]', 'the git remote', 'origin')
-    .option('--json', 'print the outcome as JSON')
-    .action(lazy(async () => (await import('../commands/fetch.js')).fetchRemote));
+  if (wants('push'))
+    program
+      .command('push')
+      .description('publish a run through git: its ledger entry on refs/agentbox/runs/<run>, and its branch')
+      .argument('<run>', 'a run name, its short id (or a unique prefix of it), or "latest"')
+      .argument('[remote]', 'the git remote', 'origin')
+      .option('--raw', 'include raw/ (transcripts and logs)')
+      .option('--json', 'print the outcome as JSON')
+      .action(lazy(async () => (await import('../commands/push.js')).push));
+  if (wants('fetch'))
+    program
+      .command('fetch')
+      .description('bring the runs published to a git remote into this ledger (status, show, diff, merge)')
+      .argument('[remote]', 'the git remote', 'origin')
+      .option('--json', 'print the outcome as JSON')
+      .action(lazy(async () => (await import('../commands/fetch.js')).fetchRemote));
 }
 
 /** Runs beyond this machine (docs/ci.md): a Kubernetes Job, and what a CI job posts. */
-export function engines(program: Command, lazy: Lazy): void {
+export function engines(program: Command, lazy: Lazy, wants: Wants): void {
   program.commandsGroup('Runs elsewhere:');
+  if (wants('k8s')) k8sJob(program, lazy);
+  if (wants('ci')) ciSummary(program, lazy);
+}
+
+function k8sJob(program: Command, lazy: Lazy): void {
   const k8s = program.command('k8s').description('run agentbox on Kubernetes');
   k8s
     .command('job')
@@ -53,6 +60,9 @@ export function engines(program: Command, lazy: Lazy): void {
     .option('--name <name>', 'the Job name (default: agentbox-<type>-<random>)')
     .option('--json', 'print the manifest as JSON')
     .action(lazy(async () => (await import('../commands/k8s.js')).job));
+}
+
+function ciSummary(program: Command, lazy: Lazy): void {
   const ci = program.command('ci').description('what a CI job runs around a run');
   ci.command('summary')
     .description("a run's outcome as Markdown, for the issue comment and the job summary")

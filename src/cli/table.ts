@@ -3,6 +3,12 @@ import type { CommandContext } from '../context.js';
 import { engines, remote } from './table-remote.js';
 
 /** Wraps a command's loader: the module is imported, and the watchdog run, when the command runs. */
+/**
+ * Whether the table defines a command: only the one being run when that is known (building all ~35
+ * costs ~3 ms on every command, bench/status.bench.ts); every command for the help and suggestions.
+ */
+export type Wants = (name: string) => boolean;
+
 export type Lazy = <A extends unknown[]>(
   load: () => Promise<(ctx: CommandContext, ...args: A) => Promise<number | undefined>>,
 ) => (...args: A) => Promise<void>;
@@ -13,15 +19,15 @@ export type Lazy = <A extends unknown[]>(
  * so `agentbox status` never pays for loading the pty or the supervisor. The help lists the
  * commands in the order they are added here.
  */
-export function addCommands(program: Command, lazy: Lazy): void {
-  setUp(program, lazy);
-  runs(program, lazy);
-  humanGate(program, lazy);
-  remote(program, lazy);
-  continueAndSteer(program, lazy);
-  stopAndRecover(program, lazy);
-  ledger(program, lazy);
-  engines(program, lazy);
+export function addCommands(program: Command, lazy: Lazy, wants: Wants): void {
+  setUp(program, lazy, wants);
+  runs(program, lazy, wants);
+  humanGate(program, lazy, wants);
+  remote(program, lazy, wants);
+  continueAndSteer(program, lazy, wants);
+  stopAndRecover(program, lazy, wants);
+  ledger(program, lazy, wants);
+  engines(program, lazy, wants);
 }
 
 /** The four run types; each command module is named after its type. */
@@ -32,37 +38,41 @@ const RUN_TYPES = {
   review: async () => (await import('../commands/review.js')).review,
 };
 
-function setUp(program: Command, lazy: Lazy): void {
+function setUp(program: Command, lazy: Lazy, wants: Wants): void {
   program.commandsGroup('Set up:');
-  program
-    .command('init')
-    .description('set up .agents/ and install the Claude Code hooks in this repository')
-    .option(
-      '--local',
-      'install into .claude/settings.local.json (personal, not committed) instead of settings.json',
-    )
-    .option('--ci <platform>', 'also write a CI pipeline that runs agentbox: github or gitlab (docs/ci.md)')
-    .option('--force', 'with --ci: replace a pipeline file agentbox wrote before, or your own')
-    .action(lazy(async () => (await import('../commands/init.js')).init));
+  if (wants('init'))
+    program
+      .command('init')
+      .description('set up .agents/ and install the Claude Code hooks in this repository')
+      .option(
+        '--local',
+        'install into .claude/settings.local.json (personal, not committed) instead of settings.json',
+      )
+      .option('--ci <platform>', 'also write a CI pipeline that runs agentbox: github or gitlab (docs/ci.md)')
+      .option('--force', 'with --ci: replace a pipeline file agentbox wrote before, or your own')
+      .action(lazy(async () => (await import('../commands/init.js')).init));
 
-  program
-    .command('uninstall')
-    .description('remove exactly what init added; keeps .agents/ (still ignored) unless --purge')
-    .option('--purge', "also delete .agents/ and every run's worktree, branch and refs (listed first)")
-    .option('--force', 'with --purge: delete runs whose changes were never merged or discarded too')
-    .action(lazy(async () => (await import('../commands/uninstall.js')).uninstall));
+  if (wants('uninstall'))
+    program
+      .command('uninstall')
+      .description('remove exactly what init added; keeps .agents/ (still ignored) unless --purge')
+      .option('--purge', "also delete .agents/ and every run's worktree, branch and refs (listed first)")
+      .option('--force', 'with --purge: delete runs whose changes were never merged or discarded too')
+      .action(lazy(async () => (await import('../commands/uninstall.js')).uninstall));
 
-  program
-    .command('doctor')
-    .description(
-      'check git, the Claude Code binary, the hooks and the config; prints the fix for each failure',
-    )
-    .option('--json', 'print the checks as JSON')
-    .action(lazy(async () => (await import('../commands/doctor.js')).doctor));
+  if (wants('doctor'))
+    program
+      .command('doctor')
+      .description(
+        'check git, the Claude Code binary, the hooks and the config; prints the fix for each failure',
+      )
+      .option('--json', 'print the checks as JSON')
+      .action(lazy(async () => (await import('../commands/doctor.js')).doctor));
 }
 
-function runs(program: Command, lazy: Lazy): void {
+function runs(program: Command, lazy: Lazy, wants: Wants): void {
   const runCommand = (name: 'scout' | 'plan' | 'fix' | 'review', description: string, argName: string) =>
+    wants(name) &&
     program
       .command(name)
       .description(description)
@@ -91,6 +101,7 @@ function runs(program: Command, lazy: Lazy): void {
   runCommand('fix', 'change code in an isolated git worktree; the result is changes.patch', 'task');
   runCommand('review', 'review code, read-only; the review goes to report.md', 'request');
 
+  if (!wants('templates')) return;
   const templates = program
     .command('templates')
     .description('the prompt templates each run type gets, and where each comes from')
@@ -104,153 +115,169 @@ function runs(program: Command, lazy: Lazy): void {
     .action(lazy(async () => (await import('../commands/templates.js')).show));
 }
 
-function humanGate(program: Command, lazy: Lazy): void {
+function humanGate(program: Command, lazy: Lazy, wants: Wants): void {
   program.commandsGroup('The human gate:');
-  program
-    .command('diff')
-    .description("a fix run's change as git shows it: through your pager, in colour")
-    .argument('<run>', 'a run name, its short id (or a unique prefix of it), or "latest"')
-    .option('--stat', 'only the diffstat')
-    .option('--name-only', 'only the names of the changed files')
-    .option('--color <when>', 'auto (in a terminal), always or never', 'auto')
-    .option('--no-pager', 'print straight to the terminal')
-    .action(lazy(async () => (await import('../commands/diff.js')).diff));
-  program
-    .command('merge')
-    .description("the human gate: apply a fix run's changes.patch to your working tree")
-    .argument('<run>', 'a run name, its short id (or a unique prefix of it), or "latest"')
-    .option('-y, --yes', 'do not ask for confirmation')
-    .option('--commit', 'commit the merged files with a message made from the task')
-    .option('--mark-merged', 'you applied the change yourself: only record the run as merged')
-    .option(
-      '--allow-sensitive',
-      'with --yes, apply sensitive changes too (agent config, git files, CI, hooks, executables, symlinks)',
-    )
-    .option('--json', 'print the outcome as JSON')
-    .action(lazy(async () => (await import('../commands/merge.js')).merge));
+  if (wants('diff'))
+    program
+      .command('diff')
+      .description("a fix run's change as git shows it: through your pager, in colour")
+      .argument('<run>', 'a run name, its short id (or a unique prefix of it), or "latest"')
+      .option('--stat', 'only the diffstat')
+      .option('--name-only', 'only the names of the changed files')
+      .option('--color <when>', 'auto (in a terminal), always or never', 'auto')
+      .option('--no-pager', 'print straight to the terminal')
+      .action(lazy(async () => (await import('../commands/diff.js')).diff));
+  if (wants('merge'))
+    program
+      .command('merge')
+      .description("the human gate: apply a fix run's changes.patch to your working tree")
+      .argument('<run>', 'a run name, its short id (or a unique prefix of it), or "latest"')
+      .option('-y, --yes', 'do not ask for confirmation')
+      .option('--commit', 'commit the merged files with a message made from the task')
+      .option('--mark-merged', 'you applied the change yourself: only record the run as merged')
+      .option(
+        '--allow-sensitive',
+        'with --yes, apply sensitive changes too (agent config, git files, CI, hooks, executables, symlinks)',
+      )
+      .option('--json', 'print the outcome as JSON')
+      .action(lazy(async () => (await import('../commands/merge.js')).merge));
 
-  program
-    .command('discard')
-    .description("remove a run's worktree and branch; keeps its folder and patch")
-    .argument('<run>', 'a run name, its short id (or a unique prefix of it), or "latest"')
-    .option('--remote [remote]', 'also delete the run from the remote it was published to')
-    .option('--json', 'print the outcome as JSON')
-    .action(lazy(async () => (await import('../commands/discard.js')).discard));
+  if (wants('discard'))
+    program
+      .command('discard')
+      .description("remove a run's worktree and branch; keeps its folder and patch")
+      .argument('<run>', 'a run name, its short id (or a unique prefix of it), or "latest"')
+      .option('--remote [remote]', 'also delete the run from the remote it was published to')
+      .option('--json', 'print the outcome as JSON')
+      .action(lazy(async () => (await import('../commands/discard.js')).discard));
 }
 
 /** Run control, first half: going on with a run, steering it, following it. */
-function continueAndSteer(program: Command, lazy: Lazy): void {
+function continueAndSteer(program: Command, lazy: Lazy, wants: Wants): void {
   program.commandsGroup('Run control:');
-  program
-    .command('resume')
-    .description('continue a crashed or aborted run in the same Claude Code session')
-    .argument('<run>', 'a run name, its short id (or a unique prefix of it), or "latest"')
-    .argument('[instructions]', 'more instructions for the agent')
-    .option('--force', "resume even if today's configuration would give the run a different envelope")
-    .option('--json', 'print the outcome as JSON')
-    .action(lazy(async () => (await import('../commands/resume.js')).resume));
+  if (wants('resume'))
+    program
+      .command('resume')
+      .description('continue a crashed or aborted run in the same Claude Code session')
+      .argument('<run>', 'a run name, its short id (or a unique prefix of it), or "latest"')
+      .argument('[instructions]', 'more instructions for the agent')
+      .option('--force', "resume even if today's configuration would give the run a different envelope")
+      .option('--json', 'print the outcome as JSON')
+      .action(lazy(async () => (await import('../commands/resume.js')).resume));
 
-  program
-    .command('inject')
-    .description('queue a message for a live run: its agent gets it at its next stop')
-    .argument('<run>', 'a run name, its short id (or a unique prefix of it), or "latest"')
-    .argument('<text>', 'the instruction to send, verbatim')
-    .option('--json', 'print the outcome as JSON')
-    .action(lazy(async () => (await import('../commands/inject.js')).inject));
+  if (wants('inject'))
+    program
+      .command('inject')
+      .description('queue a message for a live run: its agent gets it at its next stop')
+      .argument('<run>', 'a run name, its short id (or a unique prefix of it), or "latest"')
+      .argument('<text>', 'the instruction to send, verbatim')
+      .option('--json', 'print the outcome as JSON')
+      .action(lazy(async () => (await import('../commands/inject.js')).inject));
 
-  program
-    .command('start')
-    .description('an interactive Claude Code session behind agentbox: supervised, restarted after a crash')
-    .argument('[task]', 'a first message for claude (optional)')
-    .option(
-      '--workdir <dir>',
-      'where claude runs (default: config interactive.cwd, else the repository root)',
-    )
-    .option('--resume <run>', 'resume the session of an earlier interactive run')
-    .option('--supervisor <mode>', 'claude | rules | off (default: config supervisor.mode)')
-    .action(lazy(async () => (await import('../commands/start.js')).start));
+  if (wants('start'))
+    program
+      .command('start')
+      .description('an interactive Claude Code session behind agentbox: supervised, restarted after a crash')
+      .argument('[task]', 'a first message for claude (optional)')
+      .option(
+        '--workdir <dir>',
+        'where claude runs (default: config interactive.cwd, else the repository root)',
+      )
+      .option('--resume <run>', 'resume the session of an earlier interactive run')
+      .option('--supervisor <mode>', 'claude | rules | off (default: config supervisor.mode)')
+      .action(lazy(async () => (await import('../commands/start.js')).start));
 
-  program
-    .command('watch')
-    .description("follow a run live (its tool calls, the supervisor's decisions, refusals) until it ends")
-    .argument('<run>', 'a run name, its short id (or a unique prefix of it), or "latest"')
-    .action(lazy(async () => (await import('../commands/watch.js')).watch));
+  if (wants('watch'))
+    program
+      .command('watch')
+      .description("follow a run live (its tool calls, the supervisor's decisions, refusals) until it ends")
+      .argument('<run>', 'a run name, its short id (or a unique prefix of it), or "latest"')
+      .action(lazy(async () => (await import('../commands/watch.js')).watch));
 }
 
 /** Run control, second half: a session's claude, stopping, recovering after a crash. */
-function stopAndRecover(program: Command, lazy: Lazy): void {
-  program
-    .command('restart')
-    .description('restart claude in a running session')
-    .argument('<run>', 'a run name, its short id (or a unique prefix of it), or "latest"')
-    .option('--fresh', 'start a new conversation instead of resuming the session')
-    .action(lazy(async () => (await import('../commands/restart.js')).restart));
+function stopAndRecover(program: Command, lazy: Lazy, wants: Wants): void {
+  if (wants('restart'))
+    program
+      .command('restart')
+      .description('restart claude in a running session')
+      .argument('<run>', 'a run name, its short id (or a unique prefix of it), or "latest"')
+      .option('--fresh', 'start a new conversation instead of resuming the session')
+      .action(lazy(async () => (await import('../commands/restart.js')).restart));
 
-  program
-    .command('stop')
-    .description('end a running run or session cleanly: ABORTED, with its patch and report')
-    .argument('<run>', 'a run name, its short id (or a unique prefix of it), or "latest"')
-    .option('--force', 'a session: kill claude at once; a run: kill it after 10 s if it has not ended')
-    .action(lazy(async () => (await import('../commands/stop.js')).stop));
+  if (wants('stop'))
+    program
+      .command('stop')
+      .description('end a running run or session cleanly: ABORTED, with its patch and report')
+      .argument('<run>', 'a run name, its short id (or a unique prefix of it), or "latest"')
+      .option('--force', 'a session: kill claude at once; a run: kill it after 10 s if it has not ended')
+      .action(lazy(async () => (await import('../commands/stop.js')).stop));
 
-  program
-    .command('state')
-    .description("a running session's state: claude's pid, session, restarts, crash policy")
-    .argument('<run>', 'a run name, its short id (or a unique prefix of it), or "latest"')
-    .option('--json', 'print machine-readable JSON')
-    .action(lazy(async () => (await import('../commands/state.js')).state));
+  if (wants('state'))
+    program
+      .command('state')
+      .description("a running session's state: claude's pid, session, restarts, crash policy")
+      .argument('<run>', 'a run name, its short id (or a unique prefix of it), or "latest"')
+      .option('--json', 'print machine-readable JSON')
+      .action(lazy(async () => (await import('../commands/state.js')).state));
 
-  program
-    .command('recover')
-    .description('after a crash or reboot: resume, or roll back and replay, the runs that were running')
-    .argument('[run]', 'only this run (a run name, its short id, or "latest")')
-    .option('--dry-run', 'print the decisions, change nothing')
-    .option('--force', 'resume even if the configuration would now give a run another envelope')
-    .option('--json', 'print the decisions and outcomes as JSON')
-    .action(lazy(async () => (await import('../commands/recover.js')).recover));
+  if (wants('recover'))
+    program
+      .command('recover')
+      .description('after a crash or reboot: resume, or roll back and replay, the runs that were running')
+      .argument('[run]', 'only this run (a run name, its short id, or "latest")')
+      .option('--dry-run', 'print the decisions, change nothing')
+      .option('--force', 'resume even if the configuration would now give a run another envelope')
+      .option('--json', 'print the decisions and outcomes as JSON')
+      .action(lazy(async () => (await import('../commands/recover.js')).recover));
 }
 
-function ledger(program: Command, lazy: Lazy): void {
+function ledger(program: Command, lazy: Lazy, wants: Wants): void {
   program.commandsGroup('The ledger:');
-  program
-    .command('gc')
-    .description(
-      'remove worktrees and branches of merged and discarded runs; --older-than also old run folders',
-    )
-    .option(
-      '--older-than <duration>',
-      'also delete folders of finished runs that ended this long ago, e.g. 30d',
-    )
-    .option('--dry-run', 'list what would be removed, remove nothing')
-    .option('--json', 'print what was removed as JSON')
-    .action(lazy(async () => (await import('../commands/gc.js')).gc));
+  if (wants('gc'))
+    program
+      .command('gc')
+      .description(
+        'remove worktrees and branches of merged and discarded runs; --older-than also old run folders',
+      )
+      .option(
+        '--older-than <duration>',
+        'also delete folders of finished runs that ended this long ago, e.g. 30d',
+      )
+      .option('--dry-run', 'list what would be removed, remove nothing')
+      .option('--json', 'print what was removed as JSON')
+      .action(lazy(async () => (await import('../commands/gc.js')).gc));
 
-  program
-    .command('__exec', { hidden: true })
-    .argument('<run>')
-    .action(lazy(async () => (await import('../commands/exec.js')).exec));
+  if (wants('__exec'))
+    program
+      .command('__exec', { hidden: true })
+      .argument('<run>')
+      .action(lazy(async () => (await import('../commands/exec.js')).exec));
 
-  program
-    .command('status')
-    .description('list runs, newest first')
-    .option('--json', 'print machine-readable JSON')
-    .option('-a, --all', 'list every run, not only the newest')
-    .option('-w, --wide', 'full run names, and the task not cut to the terminal')
-    .addOption(new Option('-n, --limit <count>', 'how many runs to list').default('20'))
-    .action(lazy(async () => (await import('../commands/status.js')).status));
+  if (wants('status'))
+    program
+      .command('status')
+      .description('list runs, newest first')
+      .option('--json', 'print machine-readable JSON')
+      .option('-a, --all', 'list every run, not only the newest')
+      .option('-w, --wide', 'full run names, and the task not cut to the terminal')
+      .addOption(new Option('-n, --limit <count>', 'how many runs to list').default('20'))
+      .action(lazy(async () => (await import('../commands/status.js')).status));
 
-  program
-    .command('show')
-    .description('everything about one run')
-    .argument('<run>', 'a run name, its short id, "latest" or a pointer such as "last-fail"')
-    .option('--json', 'print machine-readable JSON')
-    .action(lazy(async () => (await import('../commands/show.js')).show));
-  program
-    .command('ui')
-    .description('a local web dashboard: watch, start, review and merge runs from the browser')
-    .option('--port <n>', 'the port to listen on (default: any free port)')
-    .option('--host <address>', 'listen on this address instead of 127.0.0.1 (the token is still needed)')
-    .option('--no-open', 'print the address, do not open a browser')
-    .option('--new-token', 'new secrets: the old address and every logged-in browser stop working')
-    .action(lazy(async () => (await import('../commands/ui.js')).ui));
+  if (wants('show'))
+    program
+      .command('show')
+      .description('everything about one run')
+      .argument('<run>', 'a run name, its short id, "latest" or a pointer such as "last-fail"')
+      .option('--json', 'print machine-readable JSON')
+      .action(lazy(async () => (await import('../commands/show.js')).show));
+  if (wants('ui'))
+    program
+      .command('ui')
+      .description('a local web dashboard: watch, start, review and merge runs from the browser')
+      .option('--port <n>', 'the port to listen on (default: any free port)')
+      .option('--host <address>', 'listen on this address instead of 127.0.0.1 (the token is still needed)')
+      .option('--no-open', 'print the address, do not open a browser')
+      .option('--new-token', 'new secrets: the old address and every logged-in browser stop working')
+      .action(lazy(async () => (await import('../commands/ui.js')).ui));
 }

@@ -22,7 +22,7 @@ export interface DoctorOptions {
 /** Runs every check it can, prints each with its fix, and fails (exit 1) if any failed. */
 export async function doctor(ctx: CommandContext, options: DoctorOptions = {}): Promise<number> {
   const results: CheckResult[] = [await checkGit(ctx.cwd, ctx.env)];
-  const { result: repoResult, repo } = await checkRepo(ctx.cwd);
+  const { result: repoResult, repo } = await checkRepo(ctx.cwd, ctx.env);
   results.push(repoResult);
   const { result: configResult, config } = checkConfig(repo, ctx.env);
   if (repo) results.push(...(await checkLedger(repo)));

@@ -19,6 +19,7 @@ import {
   type Spend,
 } from '../ledger/index.js';
 import { EventLog } from '../run/events.js';
+import { nextAction } from '../run/next-step.js';
 import { toolErrorsNote } from '../run/tool-errors.js';
 import { thousands } from '../util/number.js';
 import { type Styler, styler } from '../util/style.js';
@@ -39,28 +40,15 @@ export function formatBytes(bytes: number): string {
   return `${(bytes / 1024 / 1024).toFixed(1)} MB`;
 }
 
-/** What to do next with a run, by its status; null when nothing is left to do. Pure. */
-export function nextStep(name: string, state: RunState | null, files: readonly string[]): string | null {
+/** What is left to do with a run, in any state; null when nothing is. Pure. */
+export function showNext(name: string, state: RunState | null, files: readonly string[]): string | null {
   if (!state) return `the run has no state.json — it is being created, or creating it failed`;
-  // claude never started: there is no session to resume.
-  if (state.failure?.kind === 'setup')
-    return state.status === 'FAILED'
-      ? `fix runs.setup in agentbox.yaml (its output: .agents/runs/${name}/${state.setup?.log ?? 'raw/setup.log'}), then start the run again`
-      : 'start the run again';
-  switch (state.status) {
-    case 'ACTIVE':
-      return `it is still running — check again with: agentbox show ${runIdOf(name)}`;
-    case 'REVIEW':
-      return `review the changes (agentbox diff ${runIdOf(name)}), then: agentbox merge ${runIdOf(name)}`;
-    case 'CRASHED':
-    case 'STALLED':
-    case 'ABORTED':
-      return `agentbox resume ${runIdOf(name)}`;
-    case 'DONE':
-      return files.includes('report.md') ? `read the report: .agents/runs/${name}/report.md` : null;
-    default:
-      return null;
-  }
+  const id = runIdOf(name);
+  if (state.status === 'ACTIVE') return `it is still running — check again with: agentbox show ${id}`;
+  if (state.status === 'DONE' && state.failure?.kind !== 'setup')
+    return files.includes('report.md') ? `read the report: .agents/runs/${name}/report.md` : null;
+  const setupLog = `.agents/runs/${name}/${state.setup?.log ?? 'raw/setup.log'}`;
+  return nextAction(state.status, id, state.failure?.kind, setupLog);
 }
 
 /** Text from a run's files, safe for a terminal: escape sequences and other controls removed. */
@@ -245,7 +233,7 @@ export function renderRunDetails(
   if (state?.branch) field('branch', state.branch);
   if (state?.result_commit)
     field('commit', `${state.result_commit.slice(0, 12)} (the result on ${state.branch ?? 'its branch'})`);
-  const next = nextStep(run.name, state, run.files);
+  const next = showNext(run.name, state, run.files);
   if (next) lines.push('', `next: ${next}`);
   return `${lines.join('\n')}\n`;
 }

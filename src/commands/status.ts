@@ -84,10 +84,59 @@ const WHERE_MAX = 16;
 /** The narrowest the task column gets before the row is left to wrap. */
 const MIN_TASK = 12;
 
+/** Cells of a column with few distinct values (type, status): each padded (and coloured) once. */
+function cellCache(make: (text: string) => string): (text: string) => string {
+  const cells = new Map<string, string>();
+  return (text) => {
+    let cell = cells.get(text);
+    if (cell === undefined) {
+      cell = make(text);
+      cells.set(text, cell);
+    }
+    return cell;
+  };
+}
+
+/** The cells that vary per run, column by column, and each column's width. */
+function tableCells(runs: readonly RunSummary[], now: Date, wide: boolean, measure: Measure) {
+  const w = { run: wide ? 3 : 2, type: 4, status: 6, age: 3, cost: 4, where: 5 };
+  const ages: string[] = [];
+  const costs: string[] = [];
+  const tasks: string[] = [];
+  const wheres: string[] = [];
+  // A WHERE column only when some run ran elsewhere (agentbox fetch).
+  let elsewhere = false;
+  for (const run of runs) {
+    // Run names, types, statuses and costs are agentbox's own ASCII: their width is their length.
+    w.run = Math.max(w.run, (wide ? run.name : run.id).length);
+    w.type = Math.max(w.type, (run.type ?? '?').length);
+    w.status = Math.max(w.status, (run.status ?? '?').length);
+    const age = formatAge(run.started_at, now);
+    ages.push(age);
+    w.age = Math.max(w.age, measure(age));
+    const cost = run.cost_usd === null ? '—' : formatUsd(run.cost_usd);
+    costs.push(cost);
+    w.cost = Math.max(w.cost, cost.length);
+    tasks.push(run.problem && !run.status ? `(${run.problem})` : cleanTask(run.task));
+    if (run.ran_on === null) {
+      wheres.push('here');
+      continue;
+    }
+    // Untrusted text from another machine's publication: cleaned and cut like a task.
+    const where = cleanTask(run.ran_on).slice(0, WHERE_MAX) || '?';
+    wheres.push(where);
+    w.where = Math.max(w.where, measure(where));
+    elsewhere = true;
+  }
+  return { w, ages, costs, tasks, wheres, elsewhere };
+}
+
 /**
  * The table `agentbox status` prints, newest first, with a footer when runs were left out. Pure.
  * Each run is named by its short id (what every command accepts) unless `wide`; in a terminal,
- * each row fits its width, the task cut to what is left.
+ * each row fits its width, the task cut to what is left. NOTE: built for `status --all` with
+ * 10,000 rows in a process just started (code not yet optimised): one pass for the cells and
+ * widths, one for the lines, and nothing per row that can be done once per column value.
  */
 export function renderStatusTable(
   runs: readonly RunSummary[],
@@ -96,47 +145,31 @@ export function renderStatusTable(
   style: Styler,
   options: TableOptions = {},
 ): string {
-  const rows = runs.map((run) => ({
-    run: options.wide ? run.name : run.id,
-    type: run.type ?? '?',
-    status: run.status ?? '?',
-    colour: colourStatus(run.status, style),
-    age: formatAge(run.started_at, now),
-    cost: run.cost_usd === null ? '—' : formatUsd(run.cost_usd),
-    task: run.problem && !run.status ? `(${run.problem})` : cleanTask(run.task),
-    // Untrusted text from another machine's publication: cleaned and cut like a task.
-    where: run.ran_on === null ? 'here' : cleanTask(run.ran_on).slice(0, WHERE_MAX) || '?',
-  }));
-  // A WHERE column only when some run ran elsewhere (agentbox fetch).
-  const elsewhere = runs.some((run) => run.ran_on !== null);
-  const title = options.wide ? 'RUN' : 'ID';
+  const wide = options.wide === true;
   const measure = options.measure ?? plainMeasure;
-  const width = (key: 'run' | 'type' | 'status' | 'age' | 'cost' | 'where', head: string) =>
-    Math.max(head.length, ...rows.map((row) => measure(row[key])));
-  const w = { run: width('run', title), type: width('type', 'TYPE'), status: width('status', 'STATUS') };
-  const age = width('age', 'AGE');
-  const cost = width('cost', 'COST');
-  const where = elsewhere ? width('where', 'WHERE') : 0;
-  const whereCell = (text: string) => (elsewhere ? `${text.padEnd(where)}  ` : '');
-  const fixed = w.run + w.type + w.status + age + cost + 5 * 2 + (elsewhere ? where + 2 : 0);
+  const { w, ages, costs, tasks, wheres, elsewhere } = tableCells(runs, now, wide, measure);
   // Not a terminal: whole tasks, as `gh run list` and `git log` print to a pipe (one line each).
+  const fixed = w.run + w.type + w.status + w.age + w.cost + 5 * 2 + (elsewhere ? w.where + 2 : 0);
   const taskWidth =
-    options.wide || !options.columns ? Number.POSITIVE_INFINITY : Math.max(MIN_TASK, options.columns - fixed);
+    wide || !options.columns ? Number.POSITIVE_INFINITY : Math.max(MIN_TASK, options.columns - fixed);
+  const typeCell = cellCache((type) => type.padEnd(w.type));
+  const statusCell = cellCache((status) =>
+    colourStatus(status === '?' ? null : (status as RunStatus), style)(status.padEnd(w.status)),
+  );
+  const whereCell = (text: string) => (elsewhere ? `${text.padEnd(w.where)}  ` : '');
   const lines = [
     style.dim(
-      `${title.padEnd(w.run)}  ${'TYPE'.padEnd(w.type)}  ${'STATUS'.padEnd(w.status)}  ${'AGE'.padStart(age)}  ${'COST'.padStart(cost)}  ${whereCell('WHERE')}TASK`,
+      `${(wide ? 'RUN' : 'ID').padEnd(w.run)}  ${'TYPE'.padEnd(w.type)}  ${'STATUS'.padEnd(w.status)}  ${'AGE'.padStart(w.age)}  ${'COST'.padStart(w.cost)}  ${whereCell('WHERE')}TASK`,
     ),
   ];
-  for (const row of rows) {
-    const status = row.colour(row.status.padEnd(w.status));
-    lines.push(
-      `${row.run.padEnd(w.run)}  ${row.type.padEnd(w.type)}  ${status}  ${row.age.padStart(age)}  ${row.cost.padStart(cost)}  ${whereCell(row.where)}${fitColumns(row.task, taskWidth, measure)}`.trimEnd(),
-    );
+  for (let i = 0; i < runs.length; i++) {
+    const run = runs[i]!;
+    const task = fitColumns(tasks[i]!, taskWidth, measure);
+    const line = `${(wide ? run.name : run.id).padEnd(w.run)}  ${typeCell(run.type ?? '?')}  ${statusCell(run.status ?? '?')}  ${ages[i]!.padStart(w.age)}  ${costs[i]!.padStart(w.cost)}  ${whereCell(wheres[i]!)}${task}`;
+    lines.push(task ? line : line.trimEnd());
   }
   const hidden = total - runs.length;
-  if (hidden > 0) {
-    lines.push(style.dim(`… ${thousands(hidden)} more — agentbox status --all`));
-  }
+  if (hidden > 0) lines.push(style.dim(`… ${thousands(hidden)} more — agentbox status --all`));
   return `${lines.join('\n')}\n`;
 }
 
@@ -148,6 +181,20 @@ export function terminalColumns(
   const fromEnv = Number(env.COLUMNS);
   if (env.COLUMNS && Number.isInteger(fromEnv) && fromEnv > 0) return fromEnv;
   return io.isTTY && io.columns ? io.columns : null;
+}
+
+/**
+ * The texts the table measures: where each fetched run ran, and the tasks when it cuts them to the
+ * terminal (names, types, statuses and costs are ASCII). A generator: 10,000 runs with --all.
+ */
+function* measuredTexts(runs: readonly RunSummary[], cut: boolean): Generator<string> {
+  for (const run of runs) {
+    if (cut) {
+      yield run.task;
+      if (run.problem !== null) yield run.problem;
+    }
+    if (run.ran_on !== null) yield run.ran_on;
+  }
 }
 
 /** `agentbox status`: the runs of this repository, newest first. */
@@ -166,15 +213,9 @@ export async function status(ctx: CommandContext, opts: StatusOptions = {}): Pro
     ctx.io.out('No runs yet — start one with: agentbox scout "<question>"\n');
     return 0;
   }
-  const measure = await measureFor(
-    runs.flatMap((run) => [run.name, run.task, run.problem ?? '', run.ran_on ?? '']),
-  );
-  ctx.io.out(
-    renderStatusTable(runs, total, new Date(), styler(ctx.io), {
-      columns: terminalColumns(ctx.env, ctx.io),
-      wide: opts.wide === true,
-      measure,
-    }),
-  );
+  const columns = terminalColumns(ctx.env, ctx.io);
+  const wide = opts.wide === true;
+  const measure = await measureFor(measuredTexts(runs, !wide && columns !== null));
+  ctx.io.out(renderStatusTable(runs, total, new Date(), styler(ctx.io), { columns, wide, measure }));
   return 0;
 }

@@ -1,8 +1,9 @@
 import { formatDuration } from '../config/duration.js';
 import type { CommandContext } from '../context.js';
 import { runIdOf } from '../ledger/names.js';
+import { nextStep } from '../run/next-step.js';
 import { openRun } from '../run/open.js';
-import { nextStep, succeeded } from '../run/print.js';
+import { succeeded } from '../run/print.js';
 import { followRun } from '../run/watch.js';
 import { styler } from '../util/style.js';
 

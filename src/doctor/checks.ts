@@ -56,9 +56,9 @@ export async function checkGit(cwd: string, env: Env): Promise<CheckResult> {
   }
 }
 
-export async function checkRepo(cwd: string): Promise<{ result: CheckResult; repo?: Repo }> {
+export async function checkRepo(cwd: string, env?: Env): Promise<{ result: CheckResult; repo?: Repo }> {
   try {
-    const repo = await findRepo(cwd);
+    const repo = await findRepo(cwd, env);
     return { result: pass('repository', repo.root), repo };
   } catch (error) {
     return { result: fail('repository', message(error), hintOf(error, 'cd into your repository')) };

@@ -1,10 +1,7 @@
 import { AgentboxError } from '../errors.js';
+import { runGit } from '../git/exec.js';
 
-// Loaded when used: execa costs ~27 ms to load, which a command that never needs it should not pay.
-const git = async (cwd: string, args: string[]) => {
-  const { execa } = await import('execa');
-  return execa('git', args, { cwd, reject: false, env: { LC_ALL: 'C' } });
-};
+const git = (cwd: string, args: string[]) => runGit(args, { cwd });
 
 /** The URL of `remote` in the repository at `root`. */
 export async function remoteUrl(root: string, remote = 'origin'): Promise<string> {

@@ -21,8 +21,8 @@ export interface GitCall {
   readonly env?: Env;
   /** Variables for this call only, over `env` (a private index, agentbox's identity). */
   readonly vars?: Readonly<Record<string, string>>;
-  /** Written to git's stdin (`--pathspec-from-file=-`, `commit-tree -F -`). */
-  readonly input?: string;
+  /** Written to git's stdin (`--pathspec-from-file=-`, `commit-tree -F -`, blobs to hash). */
+  readonly input?: string | Uint8Array;
   /** What to do next when the call fails, for the person reading the error. */
   readonly hint?: string;
   /** git speaks the person's language: its output is shown to them, never matched. */

@@ -1,4 +1,3 @@
-import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { AgentboxError } from '../errors.js';
@@ -15,13 +14,15 @@ export interface Repo {
 /**
  * NOTE: the one git call outside src/git/exec.ts, a measured fast path: every command starts
  * here, and loading execa costs 70-90 ms on a 2-core machine (node -e 0 is ~70 ms), which
- * `agentbox status` would pay for this one call. Only stdout and the exit are read.
+ * `agentbox status` would pay for this one call. Only stdout and the exit are read. node:child_process
+ * itself is loaded here, not imported (~2 ms): the plain layouts never need it.
  */
-function git(
+async function git(
   args: string[],
   cwd: string,
   env?: Readonly<Record<string, string | undefined>>,
 ): Promise<{ ok: boolean; stdout: string }> {
+  const { execFile } = await import('node:child_process');
   return new Promise((resolve) => {
     execFile('git', args, { cwd, encoding: 'utf8', env: env && { ...env } }, (error, stdout) =>
       resolve({ ok: !error, stdout }),

@@ -1,15 +1,19 @@
 import fs from 'node:fs';
 import { errnoCode, fsError } from '../errors.js';
 import { isObj } from './check.js';
+import { runIdOf } from './names.js';
 import type { Ledger } from './paths.js';
 import { oneLine, shorten, shortTask } from './text.js';
 import {
   FAILURE_KINDS,
+  type FailureKind,
   type IndexEvent,
   RUN_STATUSES,
   RUN_TYPES,
   type RunMeta,
   type RunState,
+  type RunStatus,
+  type RunType,
   type RunUsage,
 } from './types.js';
 
@@ -69,6 +73,10 @@ export function appendIndexEvent(ledger: Ledger, event: IndexEvent): void {
   }
 }
 
+export const STATUSES: ReadonlySet<unknown> = new Set(RUN_STATUSES);
+export const TYPES: ReadonlySet<unknown> = new Set(RUN_TYPES);
+export const FAILURES: ReadonlySet<unknown> = new Set(FAILURE_KINDS);
+
 /** One parsed line, or null for a line that is not a valid event (skipped, never fatal). */
 export function parseIndexLine(line: string): IndexEvent | null {
   let raw: unknown;
@@ -78,10 +86,8 @@ export function parseIndexLine(line: string): IndexEvent | null {
     return null;
   }
   if (!isObj(raw) || raw.v !== 1 || typeof raw.run !== 'string' || typeof raw.ts !== 'string') return null;
-  if (!(RUN_STATUSES as readonly unknown[]).includes(raw.status)) return null;
-  if (!(RUN_TYPES as readonly unknown[]).includes(raw.type) || typeof raw.task !== 'string') return null;
-  if (raw.failure_kind != null && !(FAILURE_KINDS as readonly unknown[]).includes(raw.failure_kind))
-    return null;
+  if (!STATUSES.has(raw.status) || !TYPES.has(raw.type) || typeof raw.task !== 'string') return null;
+  if (raw.failure_kind != null && !FAILURES.has(raw.failure_kind)) return null;
   if (raw.ran_on !== undefined && typeof raw.ran_on !== 'string') return null;
   return raw as unknown as IndexEvent;
 }
@@ -103,32 +109,70 @@ export function readIndexLog(ledger: Ledger): IndexLog {
     throw fsError(error, 'read', ledger.indexJsonl);
   }
   const events: IndexEvent[] = [];
-  let skipped = 0;
-  for (const line of buf.toString('utf8').split('\n')) {
-    if (!line) continue;
-    const event = parseIndexLine(line);
-    if (event) events.push(event);
-    else skipped++;
-  }
+  const skipped = eachIndexLine(buf.toString('utf8'), (event) => events.push(event));
   return { events, bytes: buf.length, skipped };
 }
 
-export interface FoldedRun {
-  readonly last: IndexEvent;
-  /** When the run started: from the newest event that says, else the first event's time. */
-  readonly started_at: string;
+/** Calls `take` with each valid event of `text` (INDEX.jsonl lines); returns how many lines were skipped. */
+export function eachIndexLine(text: string, take: (event: IndexEvent) => void): number {
+  let skipped = 0;
+  for (const line of text.split('\n')) {
+    if (!line) continue;
+    const event = parseIndexLine(line);
+    if (event) take(event);
+    else skipped++;
+  }
+  return skipped;
 }
 
-/** The last event per run wins (INDEX.jsonl is in append order); a `deleted` run (agentbox gc) is gone. */
+/**
+ * What the log says of one run now: its last event's fields, typed (a hand-edited line cannot put
+ * a number where the table expects text), and when it started. Shaped (and its keys ordered) as
+ * a row of `agentbox status --json`, so `--all` lists these very objects.
+ */
+export interface FoldedRun {
+  readonly name: string;
+  readonly id: string;
+  readonly type: RunType;
+  readonly status: RunStatus;
+  readonly task: string;
+  /** From the newest event that says, else the first event's time. */
+  readonly started_at: string;
+  readonly ended_at: string | null;
+  readonly failure_kind: FailureKind | null;
+  readonly cost_usd: number | null;
+  readonly tool_calls: number | null;
+  readonly problem: null;
+  readonly ran_on: string | null;
+}
+
+const text = (value: unknown): string | null => (typeof value === 'string' ? value : null);
+const finite = (value: unknown): number | null => (Number.isFinite(value) ? (value as number) : null);
+
+/** Folds one more event (INDEX.jsonl is in append order): the last event per run wins; `deleted` (agentbox gc) removes. */
+export function foldEvent(runs: Map<string, FoldedRun>, event: IndexEvent): void {
+  if (event.event === 'deleted') {
+    runs.delete(event.run);
+    return;
+  }
+  runs.set(event.run, {
+    name: event.run,
+    id: runIdOf(event.run),
+    type: event.type,
+    status: event.status,
+    task: event.task,
+    started_at: text(event.started_at) ?? runs.get(event.run)?.started_at ?? event.ts,
+    ended_at: text(event.ended_at),
+    failure_kind: event.failure_kind ?? null,
+    cost_usd: finite(event.cost_usd),
+    tool_calls: finite(event.tool_calls),
+    problem: null,
+    ran_on: event.ran_on ?? null,
+  });
+}
+
 export function foldIndex(events: readonly IndexEvent[]): Map<string, FoldedRun> {
   const runs = new Map<string, FoldedRun>();
-  for (const event of events) {
-    if (event.event === 'deleted') {
-      runs.delete(event.run);
-      continue;
-    }
-    const before = runs.get(event.run);
-    runs.set(event.run, { last: event, started_at: event.started_at ?? before?.started_at ?? event.ts });
-  }
+  for (const event of events) foldEvent(runs, event);
   return runs;
 }

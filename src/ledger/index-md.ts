@@ -1,7 +1,8 @@
 import fs from 'node:fs';
 import { writeAtomic } from '../util/fs.js';
 import { thousands } from '../util/number.js';
-import { type FoldedRun, foldIndex, readIndexLog } from './index-log.js';
+import { readFoldedIndex } from './fold-cache.js';
+import type { FoldedRun } from './index-log.js';
 import type { Ledger } from './paths.js';
 import { shorten } from './text.js';
 
@@ -37,9 +38,8 @@ export function renderIndexMd(runs: ReadonlyMap<string, FoldedRun>, rows = INDEX
   }
   lines.push('| run | type | status | started (UTC) | task |', '| --- | --- | --- | --- | --- |');
   for (const [name, run] of sorted.slice(0, rows)) {
-    const { last } = run;
     lines.push(
-      `| [${name}](runs/${name}/) | ${last.type} | ${last.status} | ${when(run.started_at)} | ${cell(shorten(last.task, TASK_COLUMN))} |`,
+      `| [${name}](runs/${name}/) | ${run.type} | ${run.status} | ${when(run.started_at)} | ${cell(shorten(run.task, TASK_COLUMN))} |`,
     );
   }
   if (sorted.length > rows) {
@@ -64,8 +64,8 @@ function sizeOf(file: string): number {
  */
 export async function regenerateIndexMd(ledger: Ledger): Promise<void> {
   for (let pass = 0; pass < MAX_PASSES; pass++) {
-    const log = readIndexLog(ledger);
-    const md = renderIndexMd(foldIndex(log.events));
+    const log = readFoldedIndex(ledger);
+    const md = renderIndexMd(log.runs);
     if (sizeOf(ledger.indexJsonl) !== log.bytes) continue;
     await writeAtomic(ledger.indexMd, md);
     if (sizeOf(ledger.indexJsonl) === log.bytes) return;

@@ -1,10 +1,11 @@
 import type { Env } from '../context.js';
-import { AgentboxError } from '../errors.js';
+import { GitError, type GitCall as RunnerCall, runGitBytes } from '../git/exec.js';
 
 /*
- * The git calls of publishing and fetching. NOTE: push and fetch talk to the remote with the
- * person's own environment (ssh agent, credential helpers), so `env` is the command's, whole;
- * git never asks on a terminal (a CI job has none), it fails instead.
+ * The git calls of publishing and fetching, through the one runner (src/git/exec.ts). NOTE: push
+ * and fetch talk to the remote with the person's own environment (ssh agent, credential helpers),
+ * so `env` is the command's, whole; git never asks on a terminal (a CI job has none), it fails
+ * instead. Output comes back as bytes: blobs and `-z` listings are not text.
  */
 
 export interface GitCall {
@@ -21,29 +22,26 @@ export interface GitOutput {
   readonly stderr: string;
 }
 
-export async function gitRaw(call: GitCall, args: readonly string[]): Promise<GitOutput> {
-  // Loaded when used: execa costs ~27 ms to load, which a run that never needs it should not pay.
-  const { execa } = await import('execa');
-  const result = await execa('git', [...args], {
-    cwd: call.cwd,
-    env: { ...call.env, ...call.extra, LC_ALL: 'C', LANGUAGE: 'C', GIT_TERMINAL_PROMPT: '0' },
-    extendEnv: false,
-    reject: false,
-    encoding: 'buffer',
-    stripFinalNewline: false,
-    ...(call.input === undefined ? {} : { input: call.input }),
-  });
+function runnerCall(call: GitCall, hint?: string): RunnerCall {
   return {
-    code: result.exitCode ?? 1,
-    stdout: Buffer.from(result.stdout),
-    stderr: Buffer.from(result.stderr).toString('utf8').trim(),
+    cwd: call.cwd,
+    env: call.env,
+    vars: { ...call.extra, GIT_TERMINAL_PROMPT: '0' },
+    ...(call.input === undefined ? {} : { input: call.input }),
+    ...(hint === undefined ? {} : { hint }),
   };
 }
 
-/** git's output as text (trimmed); a failure throws GIT_FAILED with git's own words and `hint`. */
+/** git's exit code, stdout as bytes and stderr: a failure is data here. */
+export async function gitRaw(call: GitCall, args: readonly string[]): Promise<GitOutput> {
+  const out = await runGitBytes(args, runnerCall(call));
+  return { code: out.exitCode, stdout: out.stdout, stderr: out.stderr.trim() };
+}
+
+/** git's output as text (trimmed); a failure throws the runner's GitError with `hint`. */
 export async function git(call: GitCall, args: readonly string[], hint?: string): Promise<string> {
   const out = await gitRaw(call, args);
-  if (out.code !== 0) throw gitFailed(call.cwd, args, out.stderr, hint);
+  if (out.code !== 0) throw gitFailed(call.cwd, args, out.stderr, hint, out.code);
   return out.stdout.toString('utf8').trim();
 }
 
@@ -52,11 +50,9 @@ export function gitFailed(
   args: readonly string[],
   stderr: string,
   hint?: string,
-): AgentboxError {
-  const what = args.find((a) => !a.startsWith('-')) ?? args[0] ?? '';
-  return new AgentboxError('GIT_FAILED', `git ${what} failed in ${cwd}: ${stderr || 'no message'}`, {
-    hint: hint ?? `run "git -C ${cwd} ${args.slice(0, 2).join(' ')}" to see what git objects to`,
-  });
+  exitCode = 1,
+): GitError {
+  return new GitError(args, { cwd, ...(hint === undefined ? {} : { hint }) }, { exitCode, stderr });
 }
 
 /** The empty tree's id: diffing against it lists every file of a tree. */

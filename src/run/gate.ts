@@ -3,7 +3,7 @@ import path from 'node:path';
 import { type InsideRun, insideRun, procReader } from '../airlock/inside.js';
 import type { Env } from '../context.js';
 import { AgentboxError } from '../errors.js';
-import { findLedgerRoot } from '../watchdog/watchdog.js';
+import { findLedgerRoot } from '../watchdog/probe.js';
 import { EventLog } from './events.js';
 
 /**

@@ -9,7 +9,7 @@ import { type NotifySettings, notifyPerson } from '../notify/notify.js';
 import { notifyPayload } from '../notify/payload.js';
 import { EventLog } from './events.js';
 import type { Finalized } from './finalize.js';
-import { nextStep } from './print.js';
+import { nextStep } from './next-step.js';
 
 export function notifySettings(config: Config): NotifySettings {
   return {

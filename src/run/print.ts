@@ -2,46 +2,15 @@ import path from 'node:path';
 import { formatDuration } from '../config/duration.js';
 import type { Io } from '../context.js';
 import { runIdOf } from '../ledger/names.js';
-import type { FailureKind, RunStatus } from '../ledger/types.js';
+import type { RunStatus } from '../ledger/types.js';
 import { styler } from '../util/style.js';
 import type { Finalized } from './finalize.js';
+import { nextStep } from './next-step.js';
 
 export { liveLine, liveReporter } from './live.js';
 
 import { toolCalls } from './live.js';
 import { toolErrorsNote } from './tool-errors.js';
-
-/**
- * What to do next, by how the run ended: a failure's kind says whether resuming can help (an API
- * or login error needs the login first; a violation needs a look at what the agent did). Pure.
- */
-export function nextStep(status: RunStatus, name: string, failure?: FailureKind | null): string {
-  // claude never started: there is no session to resume.
-  if (failure === 'setup')
-    return status === 'FAILED'
-      ? 'fix runs.setup in agentbox.yaml (try the command in your own tree first), then start the run again'
-      : 'start the run again';
-  switch (status) {
-    case 'REVIEW':
-      return `agentbox diff ${name}, then agentbox merge ${name}`;
-    case 'CRASHED':
-    case 'ABORTED':
-    case 'STALLED':
-      switch (failure) {
-        case 'api_error':
-          return `check that Claude Code can reach the model (agentbox doctor; claude auth login or ANTHROPIC_API_KEY), then agentbox resume ${name}`;
-        case 'violation':
-        case 'agent_abort':
-          return `agentbox show ${name} (its patch and report are kept; resume only to go on with more instructions: agentbox resume ${name} "<more>")`;
-        case 'io_error':
-          return `free disk space or make .agents writable, then agentbox resume ${name}`;
-        default:
-          return `agentbox resume ${name}`;
-      }
-    default:
-      return `agentbox show ${name}`;
-  }
-}
 
 /** How many lines of a read-only run's answer the terminal shows before pointing at the file. */
 const ANSWER_LINES = 30;

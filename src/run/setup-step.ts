@@ -9,7 +9,7 @@ import { writeAtomic } from '../util/fs.js';
 import { EventLog } from './events.js';
 import type { Finalized } from './finalize.js';
 import type { Progress } from './live.js';
-import { nextStep } from './print.js';
+import { nextStep } from './next-step.js';
 import { renderEndReport } from './report.js';
 
 /** `runs.setup` as a run uses it. */

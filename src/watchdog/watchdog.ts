@@ -6,6 +6,7 @@ import { readState, type StatePatch } from '../ledger/state.js';
 import type { RunState } from '../ledger/types.js';
 import { isAlive, killMarked } from '../process/reap.js';
 import { createAtomicSync } from '../util/fs.js';
+import { COMMAND_DIR_RE } from './probe.js';
 
 /**
  * The watchdog, run at the start of every agentbox command: ACTIVE runs whose supervisor is gone
@@ -34,8 +35,6 @@ export interface WatchdogOptions {
 
 /** A heartbeat younger than this is never stale, whatever the configuration says: no config is read. */
 export const MIN_STALL_MS = 60_000;
-
-const COMMAND_DIR_RE = /^run_([0-9a-f]{6})$/;
 
 export async function runWatchdog(ledger: Ledger, options: WatchdogOptions): Promise<WatchdogFinding[]> {
   const now = options.now ?? Date.now();
@@ -259,19 +258,5 @@ function removeCommands(ledger: Ledger, name: string, state: RunState): void {
   const id = name.slice(-6);
   for (const dir of new Set([ledger.root, state.launch_dir, state.worktree_path])) {
     if (dir) fs.rmSync(path.join(dir, '.claude', 'commands', `run_${id}`), { recursive: true, force: true });
-  }
-}
-
-/**
- * The ledger around `cwd` without running git (this runs before every command): the nearest folder
- * up from `cwd` that holds both `.git` and `.agents/runs`. Null: none, and nothing to watch.
- */
-export function findLedgerRoot(cwd: string): string | null {
-  let dir = path.resolve(cwd);
-  for (;;) {
-    if (fs.existsSync(path.join(dir, '.agents', 'runs')) && fs.existsSync(path.join(dir, '.git'))) return dir;
-    const parent = path.dirname(dir);
-    if (parent === dir) return null;
-    dir = parent;
   }
 }

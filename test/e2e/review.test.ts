@@ -89,7 +89,7 @@ describe('review and merge, git-native', () => {
     expect(p.read(name, 'report.md')).toContain(`on branch \`${branch}\``);
     const shown = await p.agentbox(['show', id]);
     expect(shown.stdout).toMatch(new RegExp(`commit +${state.result_commit.slice(0, 12)}`));
-    expect(shown.stdout).toContain(`review the changes (agentbox diff ${id}), then: agentbox merge ${id}`);
+    expect(shown.stdout).toContain(`agentbox diff ${id}, then agentbox merge ${id}`);
   });
 
   it('agentbox diff: the patch as git shows it, --stat, --name-only, colour on request, clear errors', async () => {

@@ -35,9 +35,7 @@ describe('names fit the screen: short ids and their prefixes (issue 14, item 9)'
     const shown = await p.agentbox(['show', id.slice(0, 3)]);
     expect(shown.code).toBe(0);
     expect(shown.stdout.split('\n')[0]).toBe(name);
-    expect(shown.stdout).toContain(
-      `next: review the changes (agentbox diff ${id}), then: agentbox merge ${id}\n`,
-    );
+    expect(shown.stdout).toContain(`next: agentbox diff ${id}, then agentbox merge ${id}\n`);
 
     // Another run whose id shares the first three characters: ids are random, so this one is a
     // copy of the run folder under such a name.

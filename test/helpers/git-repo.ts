@@ -81,9 +81,12 @@ export function testRepoAt(dir: string, git: (...args: string[]) => string, clea
   };
 }
 
-/** Every file under `dir` with its bytes, for "nothing changed on disk" assertions. */
+/**
+ * Every file under `dir` with its bytes, for "nothing changed on disk" assertions. By default
+ * without `.git` and the ledger's derived `.agents/cache/`, which any reader may (re)write.
+ */
 export function snapshotTree(dir: string, options: { skip?: string[] } = {}): Map<string, string> {
-  const skip = new Set(options.skip ?? ['.git']);
+  const skip = new Set(options.skip ?? ['.git', '.agents/cache']);
   const out = new Map<string, string>();
   const walk = (rel: string) => {
     for (const entry of fs.readdirSync(path.join(dir, rel), { withFileTypes: true })) {

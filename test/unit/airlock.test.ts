@@ -123,6 +123,7 @@ describe('runDenyRules', () => {
     expect(rules).toContain(`Edit(/${root}/**)`);
     expect(rules).toContain(`Read(/${ledger}/INDEX.md)`);
     expect(rules).toContain(`Read(/${ledger}/ui/**)`);
+    expect(rules).toContain(`Read(/${ledger}/cache/**)`);
     expect(rules).toContain('Bash(agentbox merge:*)');
   });
 
@@ -135,6 +136,7 @@ describe('runDenyRules', () => {
     expect(rules).toContain(`Edit(/${root}/src/**)`);
     expect(rules).toContain(`Edit(/${root}/README.md)`);
     // A rule matching the .agents folder would cover the worktree under it (gitignore semantics).
+    expect(rules).toContain(`Edit(/${root}/.agents/cache/index-fold.json)`);
     expect(rules).not.toContain(`Edit(/${root}/*)`);
     expect(rules).not.toContain(`Edit(/${root}/**)`);
     expect(rules.some((r) => r.startsWith(`Edit(/${root}/.agents`) && r.endsWith('/**)'))).toBe(false);

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { run } from '../../src/cli/run.js';
+import { invokedCommand, run } from '../../src/cli/run.js';
 import { memoryIo } from '../../src/context.js';
 import { gitRepo, type TestRepo, tempDir } from '../helpers/git-repo.js';
 
@@ -102,6 +102,33 @@ describe('run', () => {
       const listed = [...result.stdout.matchAll(/^ {2}(\w+) /gm)].map((m) => m[1]);
       expect(listed).toEqual([...COMMANDS, 'help']);
       expect(result.stdout).toContain('-C, --cwd <dir>');
+    },
+  );
+
+  it.each(COMMANDS)('%s --help: the table defines the command it runs, by its own name', async (name) => {
+    const result = await cli([name, '--help']);
+    expect(result.stderr).toBe('');
+    expect(result.stdout).toMatch(new RegExp(`^Usage: agentbox ${name} `));
+  });
+
+  it('tells the command from argv without the table, or leaves it to the whole table', () => {
+    expect(invokedCommand(['status', '--all'])).toBe('status');
+    expect(invokedCommand(['-C', 'sub', 'show', 'latest'])).toBe('show');
+    expect(invokedCommand(['--cwd', 'sub', 'merge'])).toBe('merge');
+    expect(invokedCommand(['--cwd=sub', 'gc'])).toBe('gc');
+    expect(invokedCommand(['-Csub', 'diff'])).toBe('diff');
+    expect(invokedCommand(['--help', 'status'])).toBeUndefined();
+    expect(invokedCommand(['-v'])).toBeUndefined();
+    expect(invokedCommand(['-C', 'sub'])).toBeUndefined();
+    expect(invokedCommand([])).toBeUndefined();
+  });
+
+  it.each([[['help', 'status']], [['-C', '.', 'status', '--help']]])(
+    '%j prints the status help',
+    async (argv) => {
+      const result = await cli(argv);
+      expect(result.code).toBe(0);
+      expect(result.stdout).toMatch(/^Usage: agentbox status \[options\]\n/);
     },
   );
 

@@ -54,7 +54,7 @@ describe('INDEX.jsonl events', () => {
     ];
     const folded = foldIndex(events);
     expect(folded.size).toBe(2);
-    expect(folded.get(m.run_name)?.last.status).toBe('DONE');
+    expect(folded.get(m.run_name)?.status).toBe('DONE');
     expect(folded.get(m.run_name)?.started_at).toBe(NOW.toISOString());
   });
 });

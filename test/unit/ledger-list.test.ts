@@ -76,6 +76,26 @@ describe('listRuns', () => {
     expect(listRuns(ledger, { limit: -2 })).toEqual({ runs: [], total: 4 });
   });
 
+  it('--all orders a minute crowded with runs (a CI burst) by start time too', async () => {
+    const { ledger } = ledgerRepo();
+    // Slugs a00…a11 started in the reverse order: by name, each minute lists them backwards.
+    for (let i = 0; i < 12; i++) {
+      const id = String(i).padStart(6, '0');
+      await create(ledger, `a${id.slice(-2)}`, `2025-11-22T10:05:${String(40 - i).padStart(2, '0')}Z`, {
+        ids: idSequence(id),
+      });
+      await create(ledger, `b${id.slice(-2)}`, `2025-11-22T10:07:${String(40 - (i % 3)).padStart(2, '0')}Z`, {
+        ids: idSequence(`1${id.slice(1)}`),
+      });
+    }
+    const all = listRuns(ledger, {}).runs;
+    expect(all).toEqual(listRuns(ledger, { limit: 100 }).runs);
+    expect(all.map((r) => r.task).slice(12)).toEqual(
+      Array.from({ length: 12 }, (_, i) => `a${String(i).padStart(2, '0')}`),
+    );
+    expect(all.slice(0, 3).map((r) => r.started_at)).toEqual(Array(3).fill('2025-11-22T10:07:40.000Z'));
+  });
+
   it('without a limit (--all) answers from INDEX.jsonl, the same as the files say', async () => {
     const { ledger, runs } = await fixture();
     await updateState(ledger, runs.mid, {

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { NO_SPEND } from '../../src/budget/spend.js';
-import { nextStep, refusalsOf, show, spendLines } from '../../src/commands/show.js';
+import { refusalsOf, show, showNext, spendLines } from '../../src/commands/show.js';
 import { type RunState, type RunStatus, updateState } from '../../src/ledger/index.js';
 import { snapshotTree } from '../helpers/git-repo.js';
 import { cli, context, ledgerRepo, scratchDir, threeRuns } from './fixtures/ledger.js';
@@ -246,7 +246,7 @@ describe('agentbox show', () => {
   });
 
   it.each<[RunStatus | null, string[], string | null]>([
-    ['REVIEW', [], 'review the changes (agentbox diff R), then: agentbox merge R'],
+    ['REVIEW', [], 'agentbox diff R, then agentbox merge R'],
     ['CRASHED', [], 'agentbox resume R'],
     ['ABORTED', [], 'agentbox resume R'],
     ['STALLED', [], 'agentbox resume R'],
@@ -258,7 +258,7 @@ describe('agentbox show', () => {
     [null, [], 'the run has no state.json — it is being created, or creating it failed'],
   ])('next step for %s', (runStatus, files, expected) => {
     const state = runStatus ? ({ status: runStatus } as RunState) : null;
-    expect(nextStep('R', state, files)).toBe(expected);
+    expect(showNext('R', state, files)).toBe(expected);
   });
 });
 

@@ -11,8 +11,9 @@ import { RUN_STATUSES, type RunMeta, type RunStatus, type RunType } from '../../
 import type { Progress } from '../../src/run/execute.js';
 import { type Finalized, finalizeRun } from '../../src/run/finalize.js';
 import { toolLine, toolTarget } from '../../src/run/live.js';
+import { nextStep } from '../../src/run/next-step.js';
 import type { Outcome } from '../../src/run/outcome.js';
-import { liveLine, nextStep, printSummary, succeeded } from '../../src/run/print.js';
+import { liveLine, printSummary, succeeded } from '../../src/run/print.js';
 import { type ReportInput, renderReport } from '../../src/run/report.js';
 import { buildEnvelope } from '../../src/run/tier.js';
 import { GIT_ENV, gitRepo, tempDir } from '../helpers/git-repo.js';

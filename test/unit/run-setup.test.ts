@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { RunState } from '../../src/ledger/types.js';
-import { nextStep } from '../../src/run/print.js';
+import { nextStep } from '../../src/run/next-step.js';
 import { renderReport } from '../../src/run/report.js';
 import { setupDue, setupEnv, setupFailure, setupSandbox } from '../../src/run/setup-step.js';
 import { errorLine, NO_TOOL_ERRORS, recordToolResult, toolErrorsNote } from '../../src/run/tool-errors.js';

@@ -276,6 +276,22 @@ describe('where templates come from', () => {
     }
   });
 
+  // A project template is a file in the repository (.agentbox/templates/): one a cloned repository
+  // or a merged change brings. gray-matter runs a `---js` front matter through eval, in agentbox's
+  // own process, outside every sandbox: it must never get that far.
+  it.each(['---js', '---javascript', '--- JS', '---Javascript  '])(
+    'never runs a front matter in JavaScript (%s): refused, nothing ran',
+    (opening) => {
+      const dir = temp();
+      const mark = path.join(dir, 'ran');
+      const file = path.join(dir, 'scout.input.md');
+      const code = `({ x: require('fs').writeFileSync(${JSON.stringify(mark)}, 'ran') })`;
+      fs.writeFileSync(file, `${opening}\n${code}\n---\n{{task}}\n`);
+      expect(() => readTemplate(file)).toThrow(/front matter .*YAML/);
+      expect(fs.existsSync(mark)).toBe(false);
+    },
+  );
+
   it('refuses an output template without required_sections, or with an unknown key', () => {
     const project = temp();
     fs.writeFileSync(path.join(project, 'output.md'), '---\nrequired_section: [A]\n---\n## A\n');

@@ -13,7 +13,8 @@ import {
   updateState,
 } from '../../src/ledger/index.js';
 import { isAlive, MARK_VAR, processStartTime } from '../../src/process/reap.js';
-import { findLedgerRoot, runWatchdog } from '../../src/watchdog/watchdog.js';
+import { findLedgerRoot, watchdogHasWork } from '../../src/watchdog/probe.js';
+import { runWatchdog } from '../../src/watchdog/watchdog.js';
 import { create, ledgerRepo } from './fixtures/ledger.js';
 
 const children: ChildProcess[] = [];
@@ -275,6 +276,30 @@ describe('the watchdog', () => {
     fs.mkdirSync(path.join(repo.dir, 'a/b'), { recursive: true });
     expect(findLedgerRoot(path.join(repo.dir, 'a/b'))).toBe(repo.dir);
     expect(findLedgerRoot(path.dirname(repo.dir))).toBeNull();
+  });
+
+  it('is not loaded when there is nothing to look at: no marker, no run commands (the probe)', async () => {
+    const { repo, ledger } = ledgerRepo();
+    fs.mkdirSync(activeDir(ledger), { recursive: true });
+    expect(watchdogHasWork(repo.dir)).toBe(false);
+    // A ledger from before the markers: the watchdog migrates it.
+    fs.rmSync(activeDir(ledger), { recursive: true });
+    expect(watchdogHasWork(repo.dir)).toBe(true);
+    fs.mkdirSync(activeDir(ledger));
+    const run = await activeRun(ledger, { status: 'DONE' });
+    fs.writeFileSync(path.join(activeDir(ledger), run.name), '');
+    expect(watchdogHasWork(repo.dir)).toBe(true);
+    fs.rmSync(path.join(activeDir(ledger), run.name));
+    fs.mkdirSync(path.join(repo.dir, '.claude', 'commands', 'mine'), { recursive: true });
+    expect(watchdogHasWork(repo.dir)).toBe(false);
+    // A finished run's slash commands left behind: the watchdog (run by any command) removes them.
+    const left = path.join(repo.dir, '.claude', 'commands', `run_${run.name.slice(-6)}`);
+    fs.mkdirSync(left);
+    expect(watchdogHasWork(repo.dir)).toBe(true);
+    const io = memoryIo();
+    expect(await runCli(['status'], { cwd: repo.dir, env: { HOME: repo.dir }, io })).toBe(0);
+    expect(fs.existsSync(left)).toBe(false);
+    expect(fs.existsSync(path.join(repo.dir, '.claude', 'commands', 'mine'))).toBe(true);
   });
 
   it('runs before every command and tells the person what it found', async () => {

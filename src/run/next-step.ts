@@ -1,0 +1,45 @@
+import type { FailureKind, RunStatus } from '../ledger/types.js';
+
+/**
+ * What is left to do with a run that ended, by how it ended: a failure's kind says whether resuming
+ * can help (an API or login error needs the login first; a violation needs a look at what the agent
+ * did). Null: nothing is left (a read-only run that succeeded, a decided one). Pure: the end of a
+ * run, `watch`, the notification and `agentbox show` all say it with this.
+ */
+export function nextAction(
+  status: RunStatus,
+  id: string,
+  failure?: FailureKind | null,
+  setupLog?: string,
+): string | null {
+  // claude never started: there is no session to resume.
+  if (failure === 'setup')
+    return status === 'FAILED'
+      ? `fix runs.setup in agentbox.yaml (${setupLog ? `its output: ${setupLog}` : 'try the command in your own tree first'}), then start the run again`
+      : 'start the run again';
+  switch (status) {
+    case 'REVIEW':
+      return `agentbox diff ${id}, then agentbox merge ${id}`;
+    case 'CRASHED':
+    case 'ABORTED':
+    case 'STALLED':
+      switch (failure) {
+        case 'api_error':
+          return `check that Claude Code can reach the model (agentbox doctor; claude auth login or ANTHROPIC_API_KEY), then agentbox resume ${id}`;
+        case 'violation':
+        case 'agent_abort':
+          return `agentbox show ${id} (its patch and report are kept; resume only to go on with more instructions: agentbox resume ${id} "<more>")`;
+        case 'io_error':
+          return `free disk space or make .agents writable, then agentbox resume ${id}`;
+        default:
+          return `agentbox resume ${id}`;
+      }
+    default:
+      return null;
+  }
+}
+
+/** After a run ends (its summary, `watch`, the notification): what to do, else where to look. Pure. */
+export function nextStep(status: RunStatus, id: string, failure?: FailureKind | null): string {
+  return nextAction(status, id, failure) ?? `agentbox show ${id}`;
+}
