@@ -52,19 +52,6 @@ const commonJsPaths = {
   },
 };
 
-/**
- * js-yaml 3 (gray-matter's) loads esprima for its `!!js/function` type, which only its unsafe schema
- * reads: gray-matter parses with safeLoad, and agentbox refuses code in front matter besides
- * (src/templates/load.ts). Left out, it spares every run compiling 218 KB; js-yaml expects it to be
- * missing (its require sits in a try).
- */
-const noEsprima = {
-  name: 'no-esprima',
-  resolveId: (id) => (id === 'esprima' ? '\0no-esprima' : null),
-  load: (id) =>
-    id === '\0no-esprima' ? "throw new Error('esprima is left out of the agentbox bundle');\n" : null,
-};
-
 fs.rmSync('dist', { recursive: true, force: true });
 await build({
   input: { main: 'src/cli/main.ts' },
@@ -75,9 +62,7 @@ await build({
   resolve: { mainFields: ['module', 'main'] },
   // src/version.ts reads package.json only when this is not set (tsx, the tests' src runs).
   transform: { define: { AGENTBOX_BUILD_VERSION: JSON.stringify(version) } },
-  plugins: [lazyChildProcess, commonJsPaths, noEsprima],
-  // gray-matter's optional JavaScript front matter uses eval; agentbox never enables that engine.
-  onLog: (level, log, handler) => (log.code === 'EVAL' ? undefined : handler(level, log)),
+  plugins: [lazyChildProcess, commonJsPaths],
   output: {
     // NOTE: chunks stay in dist/cli/: code finds bin/, hooks/, templates/ and web/ two folders up.
     dir: 'dist/cli',
