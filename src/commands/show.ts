@@ -59,12 +59,19 @@ function clean(text: string): string {
 const list = (items: readonly string[]) => (items.length > 0 ? items.join(', ') : '(none)');
 
 const NO_PATCH: Inspection = { sensitive: [], refused: [] };
+const NO_EVENTS = { refusals: [], sandboxOff: null };
 
 /** One refused action of a run: who refused (guard, claude, sandbox, gate), the tool, what. */
 export interface Refusal {
   readonly by: string;
   readonly tool: string;
   readonly what: string;
+}
+
+/** Who turned the run's sandbox off (its `sandbox_off` event), or null. Pure. */
+export function sandboxOffOf(events: readonly Record<string, unknown>[]): string | null {
+  const off = events.find((e) => e.event === 'sandbox_off');
+  return off ? clean(String(off.by ?? 'unknown')) : null;
 }
 
 /** The refusals in a run's events.jsonl, in order. Pure. */
@@ -183,9 +190,10 @@ export function renderRunDetails(
   root: string,
   style: Styler,
   inspection: Inspection = NO_PATCH,
-  refusals: readonly Refusal[] = [],
+  events: { readonly refusals: readonly Refusal[]; readonly sandboxOff: string | null } = NO_EVENTS,
   report: string | null = null,
 ): string {
+  const { refusals, sandboxOff } = events;
   const { meta, state } = run;
   const lines: string[] = [style.bold(run.name)];
   const field = (label: string, value: string) => lines.push(`  ${label.padEnd(12)}${value}`);
@@ -202,6 +210,7 @@ export function renderRunDetails(
   field('tools', list(meta.tools_allowlist));
   field('safe cmds', list(meta.safe_commands));
   field('human-only', list(meta.human_only_commands));
+  if (sandboxOff) field('sandbox', style.warn(`off (${sandboxOff}): no kernel fence around its commands`));
   const drift = state && state.config_hash !== meta.config_hash;
   field('config', `${meta.config_hash}${drift ? style.warn(` (state.json says ${state.config_hash})`) : ''}`);
   field('repo start', meta.repo_sha_start ?? '—');
@@ -247,19 +256,29 @@ export async function show(ctx: CommandContext, runRef: string, opts: ShowOption
   const { sensitive, refused } = run.files.includes('changes.patch')
     ? await inspectPatchFile(repo.root, path.join(run.dir, 'changes.patch'))
     : NO_PATCH;
-  const refusals = refusalsOf(new EventLog(run.dir).read());
+  const events = new EventLog(run.dir).read();
+  const refusals = refusalsOf(events);
+  const sandboxOff = sandboxOffOf(events);
   const report = run.files.includes('report.md')
     ? fs.readFileSync(path.join(run.dir, 'report.md'), 'utf8')
     : null;
   if (opts.json) {
     const { name, dir, meta, state } = run;
     ctx.io.out(
-      `${JSON.stringify({ name, dir, meta, state, files, sensitive, refused, refusals, report }, null, 2)}\n`,
+      `${JSON.stringify({ name, dir, meta, state, files, sensitive, refused, refusals, sandbox_off: sandboxOff, report }, null, 2)}\n`,
     );
     return 0;
   }
   ctx.io.out(
-    renderRunDetails(run, files, repo.root, styler(ctx.io), { sensitive, refused }, refusals, report),
+    renderRunDetails(
+      run,
+      files,
+      repo.root,
+      styler(ctx.io),
+      { sensitive, refused },
+      { refusals, sandboxOff },
+      report,
+    ),
   );
   return 0;
 }

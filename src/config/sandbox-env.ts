@@ -21,3 +21,8 @@ export function sandboxFromEnv(sandbox: Config['sandbox'], env: Env): Config['sa
     hint: `use ${SANDBOX_VAR}=container (the container is the sandbox) or ${SANDBOX_VAR}=required, or unset it to follow agentbox.yaml`,
   });
 }
+
+/** Who turned a fix run's sandbox off, as its events.jsonl and `agentbox show` say it. */
+export function sandboxOffBy(env: Env): string {
+  return env[SANDBOX_VAR] === 'container' ? `${SANDBOX_VAR}=container` : 'sandbox.mode: off';
+}

@@ -1,5 +1,6 @@
 import path from 'node:path';
 import { spawnClaude } from '../claude/spawn.js';
+import { sandboxOffBy } from '../config/sandbox-env.js';
 import type { Config } from '../config/schema.js';
 import { AgentboxError } from '../errors.js';
 import type { Ledger, RunMeta, RunState } from '../ledger/index.js';
@@ -53,6 +54,9 @@ export interface ExecuteInput {
  */
 export async function executeRun(input: ExecuteInput): Promise<Finalized> {
   const run = await prepareRun(input);
+  // A fix run without its kernel fence says so where the person looks at it (show, the web UI).
+  if (run.worktree && !run.harness.privacy.sandbox)
+    run.log.append({ event: 'sandbox_off', by: sandboxOffBy(input.env) });
   try {
     const ended = await setupIfDue(input, run);
     if (ended) return ended;

@@ -260,6 +260,14 @@ describe('the GitLab job and the Kubernetes Job, their scripts run here without 
     expect(git(dir, 'remote', 'get-url', 'origin').trim()).toBe(`file://${work}/origin.git`);
     const [run] = runsIn(dir);
     expect(JSON.parse(readRunFile(dir, run!, 'state.json')).status).toBe('REVIEW');
+    // The run's own record says it had no sandbox, and why.
+    const events = readRunFile(dir, run!, 'events.jsonl')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
+    expect(events.filter((e) => e.event === 'sandbox_off')).toEqual([
+      expect.objectContaining({ event: 'sandbox_off', by: 'AGENTBOX_SANDBOX=container' }),
+    ]);
     expectPublished(run!, result);
     const after = await runBash(job.after_script[0], dir, env);
     expect(after.code).toBe(0);

@@ -120,8 +120,10 @@ describe('agentbox show', () => {
       'sensitive',
       'refused',
       'refusals',
+      'sandbox_off',
       'report',
     ]);
+    expect(out.sandbox_off).toBeNull();
     expect(out.report).toBe('# r\n');
     expect(out).toMatchObject({
       name: scout.name,
@@ -131,6 +133,27 @@ describe('agentbox show', () => {
     });
     expect(out.files).toEqual([{ path: 'report.md', bytes: 4 }]);
     expect(out).toMatchObject({ sensitive: [], refused: [] });
+  });
+
+  it('says a fix run ran without its sandbox, and who turned it off (its events.jsonl)', async () => {
+    const { repo, fix } = await threeRuns();
+    const events = path.join(fix.dir, 'events.jsonl');
+    const plain = context(repo.dir);
+    await show(plain.ctx, fix.name);
+    expect(plain.io.stdout).not.toContain('sandbox');
+    // The value is shown as text: a control sequence in it is cleaned away.
+    fs.appendFileSync(
+      events,
+      `${JSON.stringify({ event: 'sandbox_off', by: 'AGENTBOX_SANDBOX=container\u001b[2J' })}\n`,
+    );
+    const off = context(repo.dir);
+    await show(off.ctx, fix.name);
+    expect(off.io.stdout).toContain(
+      '  sandbox     off (AGENTBOX_SANDBOX=container [2J): no kernel fence around its commands\n',
+    );
+    const json = context(repo.dir);
+    await show(json.ctx, fix.name, { json: true });
+    expect(JSON.parse(json.io.stdout).sandbox_off).toBe('AGENTBOX_SANDBOX=container [2J');
   });
 
   describe('a run with a patch', () => {
