@@ -68,6 +68,22 @@ export interface Refusal {
   readonly what: string;
 }
 
+/** What the run was given: its model, tools and commands, and its sandbox if it had none. */
+function envelopeFields(
+  { meta, state }: RunDetails,
+  field: (label: string, value: string) => void,
+  style: Styler,
+  sandboxOff: string | null,
+): void {
+  field('model', meta.model ?? '(default)');
+  if (state?.model_used) field('model used', state.model_used);
+  if (state?.claude_version) field('claude', `Claude Code ${state.claude_version}`);
+  field('tools', list(meta.tools_allowlist));
+  field('safe cmds', list(meta.safe_commands));
+  field('human-only', list(meta.human_only_commands));
+  if (sandboxOff) field('sandbox', style.warn(`off (${sandboxOff}): no kernel fence around its commands`));
+}
+
 /** Who turned the run's sandbox off (its `sandbox_off` event), or null. Pure. */
 export function sandboxOffOf(events: readonly Record<string, unknown>[]): string | null {
   const off = events.find((e) => e.event === 'sandbox_off');
@@ -204,13 +220,7 @@ export function renderRunDetails(
   field('task', indentedTask);
   field('created', meta.created_at);
   if (state) stateFields(state, field, style);
-  field('model', meta.model ?? '(default)');
-  if (state?.model_used) field('model used', state.model_used);
-  if (state?.claude_version) field('claude', `Claude Code ${state.claude_version}`);
-  field('tools', list(meta.tools_allowlist));
-  field('safe cmds', list(meta.safe_commands));
-  field('human-only', list(meta.human_only_commands));
-  if (sandboxOff) field('sandbox', style.warn(`off (${sandboxOff}): no kernel fence around its commands`));
+  envelopeFields(run, field, style, sandboxOff);
   const drift = state && state.config_hash !== meta.config_hash;
   field('config', `${meta.config_hash}${drift ? style.warn(` (state.json says ${state.config_hash})`) : ''}`);
   field('repo start', meta.repo_sha_start ?? '—');

@@ -75,6 +75,24 @@ type Group = { matcher?: string; hooks: Hook[] };
  * cost a scout ~30-45 ms (bench/scout-overhead.bench.ts) for a line the stream's init gives anyway.
  * PreToolUse fails closed (onFailure: block): with the supervisor gone, guarded tools stop.
  */
+/** The `if` rules of the Bash guard: the commands that name what a run must not touch. */
+function bashGuardRules(repoRoot: string, writes: boolean): string[] {
+  // NOTE: not `*agentbox*`: the default worktree folder (~/.local/share/agentbox/…) would match it
+  // on every command that names a path of the worktree.
+  const rules = [
+    'Bash(*.agents*)',
+    'Bash(*agentbox merge*)',
+    'Bash(*agentbox discard*)',
+    'Bash(*agentbox apply*)',
+    'Bash(*agentbox.js*)',
+    // A run calling Claude Code or a model API itself (direct_execution): refused early and logged.
+    'Bash(*claude*)',
+    'Bash(*anthropic*)',
+  ];
+  if (writes) rules.push(`Bash(*${repoRoot}*)`);
+  return rules;
+}
+
 export function runSettings(input: RunSettingsInput): Record<string, unknown> {
   const http = (event: string, extra: Hook = {}): Hook => ({
     type: 'http',
@@ -87,19 +105,7 @@ export function runSettings(input: RunSettingsInput): Record<string, unknown> {
   const { ledgerDir, repoRoot, writes } = input.guard;
   const when = (rule: string) => ({ if: rule });
 
-  // NOTE: not `*agentbox*`: the default worktree folder (~/.local/share/agentbox/…) would match it
-  // on every command that names a path of the worktree.
-  const bashGuards = [
-    'Bash(*.agents*)',
-    'Bash(*agentbox merge*)',
-    'Bash(*agentbox discard*)',
-    'Bash(*agentbox apply*)',
-    'Bash(*agentbox.js*)',
-    // A run calling Claude Code or a model API itself (direct_execution): refused early and logged.
-    'Bash(*claude*)',
-    'Bash(*anthropic*)',
-  ];
-  if (writes) bashGuards.push(`Bash(*${repoRoot}*)`);
+  const bashGuards = bashGuardRules(repoRoot, writes);
   const pre: Group[] = [
     // A path the rule syntax cannot hold is guarded on every call instead: slower, never weaker.
     {
