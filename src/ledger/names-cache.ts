@@ -11,12 +11,12 @@ import type { Ledger } from './paths.js';
  * racy-timestamp rule: a change made in the same clock tick as the listing could leave the mtime
  * as it was, so a stamp is kept only when runs/ was last changed RACY_NS before the listing began.
  *
- * Two lines: the stamp, the count and the newest HEAD names, then every name. The default view
- * wants ~20 of 10,000: it parses the first line only (reading all of them cost as much as the
- * readdir they replace, measured).
+ * The stamp, the count and the newest HEAD names as JSON on the first line, then every name, one
+ * per line (run names hold no line break; splitting 10,000 of them takes a quarter of JSON.parse's
+ * time). The default view wants ~20 of 10,000: it reads the first line only.
  */
 
-const VERSION = 2;
+const VERSION = 3;
 const RACY_NS = 2_000_000_000n;
 const HEAD = 200;
 
@@ -48,7 +48,7 @@ export function cachedRunNames(
   const names = list();
   if (runsStat.mtimeNs + RACY_NS <= listedAt) {
     const head = asciiJson({ v: VERSION, stamp, total: names.length, head: names.slice(0, HEAD) });
-    writeCache(file, `${head}\n${asciiJson(names)}\n`);
+    writeCache(file, `${head}\n${names.join('\n')}`);
   }
   return { names, total: names.length };
 }
@@ -65,7 +65,7 @@ function readNames(file: string, stamp: string, want: number): RunNames | null {
     const { total, head } = first;
     if (typeof total !== 'number' || !Array.isArray(head)) return null;
     const enough = want <= head.length || head.length === total;
-    const names: unknown = enough ? head : JSON.parse(buf.toString('latin1', end + 1));
+    const names: unknown = enough ? head : total === 0 ? [] : buf.toString('latin1', end + 1).split('\n');
     if (!runNames(names) || (enough ? names.length !== Math.min(total, HEAD) : names.length !== total))
       return null;
     return { names, total };

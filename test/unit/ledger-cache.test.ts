@@ -216,11 +216,13 @@ describe('the cached list of run folders', () => {
     return ledger;
   }
 
-  /** The cache's two lines: the stamp, count and newest names; then every name. */
+  /** The cache: the stamp, count and newest names on its first line; then every name, one a line. */
   function readNamesCache(ledger: Ledger): { first: Record<string, unknown>; names: string[] } {
-    const [first, names] = fs.readFileSync(namesCache(ledger), 'utf8').split('\n');
-    return { first: JSON.parse(first!), names: JSON.parse(names!) };
+    const [first, ...names] = fs.readFileSync(namesCache(ledger), 'utf8').split('\n');
+    return { first: JSON.parse(first!), names };
   }
+
+  const namesLines = (names: unknown) => (Array.isArray(names) ? names.join('\n') : JSON.stringify(names));
 
   /** Applies `edit` to both lists of names in the cache, keeping its stamp. */
   function editNamesCache(ledger: Ledger, edit: (names: string[]) => unknown): void {
@@ -228,10 +230,7 @@ describe('the cached list of run folders', () => {
     const all = edit(names);
     const head = edit(first.head as string[]);
     const total = Array.isArray(all) ? all.length : first.total;
-    fs.writeFileSync(
-      namesCache(ledger),
-      `${JSON.stringify({ ...first, total, head })}\n${JSON.stringify(all)}\n`,
-    );
+    fs.writeFileSync(namesCache(ledger), `${JSON.stringify({ ...first, total, head })}\n${namesLines(all)}`);
   }
 
   /** Drops a name from the cache (still valid): a listing without it came from the cache. */
@@ -331,9 +330,10 @@ describe('the cached list of run folders', () => {
     const edited = [...plain.slice(0, 5), ...plain.slice(6, 201)];
     fs.writeFileSync(
       namesCache(ledger),
-      `${JSON.stringify({ ...head, head: edited })}\n${JSON.stringify(names)}\n`,
+      `${JSON.stringify({ ...head, total: 249, head: edited })}\n${namesLines(names.slice(0, 249))}`,
     );
     expect(listRuns(ledger, { limit: 20 }).runs.map((r) => r.name)).toEqual(edited.slice(0, 20));
-    expect(listRunNames(ledger)).toEqual(plain);
+    // (the oldest name left out of the second line: a listing of the folders would have it)
+    expect(listRunNames(ledger)).toEqual(plain.slice(0, 249));
   });
 });
