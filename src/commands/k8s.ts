@@ -82,10 +82,11 @@ export async function job(
 ): Promise<number> {
   const runType = check(type, task, options);
   const repo = await findRepo(ctx.cwd, ctx.env);
-  const clone = cloneUrl(options.repo ?? (await remoteUrl(repo.root)));
-  const commit = await commitOf(repo.root, options.commit ?? 'HEAD');
+  const origin = { root: repo.root, env: ctx.env };
+  const clone = cloneUrl(options.repo ?? (await remoteUrl(origin)));
+  const commit = await commitOf(origin, options.commit ?? 'HEAD');
   if (clone.note) ctx.io.err(`agentbox: ${clone.note}\n`);
-  if (!(await isOnRemote(repo.root, commit)))
+  if (!(await isOnRemote(origin, commit)))
     ctx.io.err(
       `agentbox: commit ${commit.slice(0, 12)} is on no remote branch: push it first, or the pod cannot check it out\n`,
     );

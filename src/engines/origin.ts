@@ -1,11 +1,19 @@
 import { AgentboxError } from '../errors.js';
 import { runGit } from '../git/exec.js';
+import type { Env } from '../util/env.js';
 
-const git = (cwd: string, args: string[]) => runGit(args, { cwd });
+/** The repository a Job is made from, and the command's environment git runs with. */
+export interface Origin {
+  readonly root: string;
+  readonly env: Env;
+}
+
+const git = (at: Origin, args: string[]) => runGit(args, { cwd: at.root, env: at.env });
 
 /** The URL of `remote` in the repository at `root`. */
-export async function remoteUrl(root: string, remote = 'origin'): Promise<string> {
-  const result = await git(root, ['remote', 'get-url', remote]);
+export async function remoteUrl(at: Origin, remote = 'origin'): Promise<string> {
+  const root = at.root;
+  const result = await git(at, ['remote', 'get-url', remote]);
   if (result.exitCode !== 0) {
     throw new AgentboxError('USAGE', `the repository ${root} has no remote "${remote}" to clone from`, {
       hint: 'add one (git remote add origin <url>), or pass the URL: agentbox k8s job … --repo <https-url>',
@@ -15,8 +23,9 @@ export async function remoteUrl(root: string, remote = 'origin'): Promise<string
 }
 
 /** `rev` as a full commit id. */
-export async function commitOf(root: string, rev: string): Promise<string> {
-  const result = await git(root, ['rev-parse', '-q', '--verify', `${rev}^{commit}`]);
+export async function commitOf(at: Origin, rev: string): Promise<string> {
+  const root = at.root;
+  const result = await git(at, ['rev-parse', '-q', '--verify', `${rev}^{commit}`]);
   if (result.exitCode !== 0) {
     throw new AgentboxError('BAD_REVISION', `"${rev}" is not a commit in ${root}`, {
       hint: 'pass a commit, branch or tag that exists: agentbox k8s job … --commit <rev>',
@@ -26,7 +35,7 @@ export async function commitOf(root: string, rev: string): Promise<string> {
 }
 
 /** Whether a remote-tracking branch holds `sha`: else a pod cloning the remote will not find it. */
-export async function isOnRemote(root: string, sha: string): Promise<boolean> {
-  const result = await git(root, ['branch', '--remotes', '--contains', sha]);
+export async function isOnRemote(at: Origin, sha: string): Promise<boolean> {
+  const result = await git(at, ['branch', '--remotes', '--contains', sha]);
   return result.exitCode === 0 && result.stdout.trim() !== '';
 }

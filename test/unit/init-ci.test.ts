@@ -1,4 +1,6 @@
 import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { GITHUB_WORKFLOW_FILE } from '../../src/engines/files.js';
 import { githubWorkflow } from '../../src/engines/github.js';
@@ -108,6 +110,22 @@ describe('agentbox k8s job', () => {
     expect(vars.AGENTBOX_TASK).toBe('cache the lookup');
     expect(result.stderr).toContain('cloned over https instead of git@github.com:team/app.git');
     expect(result.stderr).toContain('is on no remote branch: push it first');
+  });
+
+  it("asks git with the command's environment (its git config), not agentbox's own", async () => {
+    const r = withOrigin('git@github.com:team/app.git');
+    const config = path.join(r.dir, '.gitconfig-mirror');
+    fs.writeFileSync(config, '[url "https://mirror.example/"]\n\tinsteadOf = git@github.com:\n');
+    const result = await agentbox(['k8s', 'job', 'fix', 'x', '--json'], {
+      cwd: r.dir,
+      env: { ...env(r), GIT_CONFIG_GLOBAL: config },
+    });
+    expect(result.code).toBe(0);
+    const job = JSON.parse(result.stdout);
+    const vars = Object.fromEntries(
+      job.spec.template.spec.containers[0].env.map((e: any) => [e.name, e.value]),
+    );
+    expect(vars.AGENTBOX_REPO).toBe('https://mirror.example/team/app.git');
   });
 
   it('a pushed commit gets no note; the YAML says how to apply it', async () => {
