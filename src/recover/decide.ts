@@ -37,6 +37,18 @@ export const MAX_RECOVERIES = 3;
 /** Failures that mean "the process died", not a decision (timeout, budget, abort, API error). */
 const CRASH_KINDS: ReadonlySet<FailureKind> = new Set(['crashed', 'stalled', 'killed']);
 
+/**
+ * Whether a run with this status and failure kind can be resumed or replayed at all: the only
+ * runs decideRecovery can answer `resume` or `rollback_replay` for (test/unit/recover-decide.test.ts
+ * holds the two together). Lets a caller that wants only those skip reading every other run. Pure.
+ */
+export function mayResume(status: RunStatus | null, failureKind: FailureKind | null): boolean {
+  if (status === 'ACTIVE') return true;
+  return (
+    (status === 'CRASHED' || status === 'STALLED') && failureKind !== null && CRASH_KINDS.has(failureKind)
+  );
+}
+
 export function decideRecovery(f: RecoveryFacts): RecoveryAction {
   // Its session, worktree and processes are on that machine: nothing here can take it up.
   if (f.ranElsewhere) {

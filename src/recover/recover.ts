@@ -4,6 +4,7 @@ import { restoreCheckpoint } from '../git/checkpoint.js';
 import {
   listRuns,
   type RunDetails,
+  type RunSummary,
   reactivated,
   readRun,
   resolveRun,
@@ -17,7 +18,7 @@ import { continueSession } from '../run/continue.js';
 import { EventLog } from '../run/events.js';
 import { runHere } from '../run/start.js';
 import { endOrphan } from '../watchdog/watchdog.js';
-import { decideRecovery, type RecoveryAction } from './decide.js';
+import { decideRecovery, mayResume, type RecoveryAction } from './decide.js';
 import { recoveryFacts } from './facts.js';
 
 /** What the replayed agent is told, after the task itself. */
@@ -88,6 +89,16 @@ export async function carryOut(
   return runHere(ctx, rc, name, options.json, undefined, { note: replayNote(action.to, options.more) });
 }
 
+/** What `agentbox recover` looks at: runs that were running, and those that wait for review. */
+function looksInterrupted(run: RunSummary): boolean {
+  return run.status !== null && ['ACTIVE', 'CRASHED', 'STALLED', 'REVIEW'].includes(run.status);
+}
+
+/** Only the runs that could be resumed or replayed (what the web UI offers to recover). */
+export function resumable(run: RunSummary): boolean {
+  return mayResume(run.status, run.failure_kind);
+}
+
 /**
  * The runs `agentbox recover` looks at — the one named, else every run that was running or waits
  * for review, oldest first (the order they were started in) — each with its decision, recorded
@@ -98,11 +109,12 @@ export async function decideRecoveries(
   rc: RunContext,
   ref: string | undefined,
   record: boolean,
+  only: (run: RunSummary) => boolean = looksInterrupted,
 ): Promise<{ run: RunDetails; action: RecoveryAction }[]> {
   const names = ref
     ? [resolveRun(rc.ledger, ref)]
     : listRuns(rc.ledger, {})
-        .runs.filter((r) => r.status && ['ACTIVE', 'CRASHED', 'STALLED', 'REVIEW'].includes(r.status))
+        .runs.filter(only)
         .map((r) => r.name)
         .reverse();
   const decided = [];

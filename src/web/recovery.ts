@@ -3,8 +3,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { memoryIo } from '../context.js';
-import type { Ledger } from '../ledger/index.js';
-import { decideRecoveries } from '../recover/recover.js';
+import { type Ledger, listRuns, openLedger } from '../ledger/index.js';
+import { decideRecoveries, resumable } from '../recover/recover.js';
 import { loadRunContext } from '../run/context.js';
 import { assertHuman } from '../run/gate.js';
 import type { Env } from '../util/env.js';
@@ -22,7 +22,11 @@ export interface Interrupted {
 export async function interruptedRuns(root: string, env: Env): Promise<Interrupted[]> {
   const ctx = { cwd: root, env, io: memoryIo() };
   assertHuman(env, 'recover', root);
-  const decided = await decideRecoveries(ctx, await loadRunContext(ctx), undefined, false);
+  // NOTE: asked on every page load: most ledgers have no run to recover, and thousands waiting for
+  // review (decided from their files one by one, ~1 s for 10,000 runs, measured): those are not
+  // read, and without a candidate the run context (the claude binary's version) is not loaded.
+  if (!listRuns(openLedger(root), {}).runs.some(resumable)) return [];
+  const decided = await decideRecoveries(ctx, await loadRunContext(ctx), undefined, false, resumable);
   return decided
     .filter(({ action }) => action.kind === 'resume' || action.kind === 'rollback_replay')
     .map(({ run, action }) => ({ run: run.name, action: action.kind, reason: action.reason }));

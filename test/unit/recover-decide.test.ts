@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { decideRecovery, MAX_RECOVERIES, type RecoveryFacts } from '../../src/recover/decide.js';
+import { FAILURE_KINDS, RUN_STATUSES, RUN_TYPES } from '../../src/ledger/types.js';
+import { decideRecovery, MAX_RECOVERIES, mayResume, type RecoveryFacts } from '../../src/recover/decide.js';
 
 /** A fix run whose supervisor died (the watchdog marked it CRASHED) with everything consistent. */
 const base: RecoveryFacts = {
@@ -75,5 +76,31 @@ describe('decideRecovery', () => {
     const scout = decideRecovery({ ...incomplete, type: 'scout', worktree: null, hasCheckpoint: false });
     expect(scout).toMatchObject({ kind: 'rollback_replay', to: null });
     expect(scout.reason).toContain('nothing to roll back and the task is replayed in a new session');
+  });
+});
+
+describe('mayResume: what the web UI reads before it decides', () => {
+  it('is true for every status and failure kind decideRecovery can resume or replay, whatever the other facts', () => {
+    const kinds = [null, ...FAILURE_KINDS];
+    const others: Partial<RecoveryFacts>[] = [
+      {},
+      { sessionResumable: false },
+      { streamWhole: false },
+      { worktree: null, hasCheckpoint: false },
+      { worktree: { exists: true, busy: 'a rebase' } },
+    ];
+    let resumed = 0;
+    for (const status of RUN_STATUSES)
+      for (const failureKind of kinds)
+        for (const type of RUN_TYPES)
+          for (const other of others) {
+            const { kind } = decideRecovery({ ...base, status, failureKind, type, ...other });
+            if (kind !== 'resume' && kind !== 'rollback_replay') continue;
+            resumed++;
+            expect(mayResume(status, failureKind), `${status} ${failureKind} ${type}`).toBe(true);
+          }
+    expect(resumed).toBeGreaterThan(0);
+    expect(mayResume('REVIEW', null)).toBe(false);
+    expect(mayResume('CRASHED', 'timeout')).toBe(false);
   });
 });
