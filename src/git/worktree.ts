@@ -152,6 +152,8 @@ const TRANSIENT = [
   /cannot lock ref/,
   /could not lock config file/,
   /failed to read .*commondir/,
+  // Another worktree's admin folder removed while this git listed them (parallel removes).
+  /Invalid path '[^']*[\\/]worktrees[\\/][^']*': No such file or directory/,
 ];
 
 export function isTransientGitError(stderr: string): boolean {

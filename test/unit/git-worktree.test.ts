@@ -113,6 +113,8 @@ describe('lock retries', () => {
     ],
     ['error: could not lock config file .git/config', true],
     ['fatal: failed to read .git/worktrees/w3/commondir: Success', true],
+    ["fatal: Invalid path '/r/.git/worktrees/w2': No such file or directory", true],
+    ["fatal: Invalid path '/r/src/a.ts': No such file or directory", false],
     ["fatal: a branch named 'x' already exists", false],
     ["fatal: '/w' already exists", false],
   ])('%s → transient %s', (stderr, transient) => {
