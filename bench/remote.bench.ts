@@ -23,7 +23,7 @@ const { values: args } = parseArgs({
 });
 const COUNT = Number(args.runs);
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const bin = path.join(root, 'bin', 'agentbox.js');
+const bin = path.join(root, 'bin', 'agentbox.cjs');
 const env = { ...process.env, ...GIT_ENV, AGENTBOX_HOST: 'bench-runner' };
 const fmt = (n: number) => n.toLocaleString('en-US');
 const since = (start: number) => Math.round(performance.now() - start);
@@ -101,7 +101,7 @@ const origin = gitRepo({ bare: true });
 const work = tempDir('agentbox-bench-remote-');
 let missed = false;
 try {
-  if (!fs.existsSync(path.join(root, 'dist', 'cli', 'main.js'))) throw new Error('run "npm run build" first');
+  if (!fs.existsSync(path.join(root, 'dist', 'cli', 'main.cjs'))) throw new Error('run "npm run build" first');
   const seed = gitRepo({ files: { 'src/app.ts': 'export const x = 1;\n' } });
   seed.git('push', '--quiet', origin.dir, 'main');
   const base = seed.git('rev-parse', 'HEAD').trim();

@@ -4,7 +4,7 @@
  * new user would run them (default configuration: supervisor `rules`). Everything agentbox does
  * before claude starts (settings, endpoint, ledger entry) and after it exits (finalisation, the
  * report) is the difference. Target: ≤ 0.2 s. Alternating rounds, medians, one warm-up each.
- * Run: `npm run build && npx tsx bench/scout-overhead.bench.ts [--runs 7] [--bin <agentbox.js>]`
+ * Run: `npm run build && npx tsx bench/scout-overhead.bench.ts [--runs 7] [--bin <agentbox.cjs>]`
  * (`--bin`: time another build). Exits 1 on a miss.
  */
 import { spawn } from 'node:child_process';
@@ -21,7 +21,7 @@ const { values: args } = parseArgs({
 const RUNS = Number(args.runs);
 const TARGET_MS = 200;
 const BIN = path.resolve(
-  args.bin ?? path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'bin', 'agentbox.js'),
+  args.bin ?? path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'bin', 'agentbox.cjs'),
 );
 const QUESTION = 'what does greet() return?';
 

@@ -2,7 +2,7 @@
  * `agentbox --version` and `agentbox status` with 10,000 runs on disk, whole process, as ratios of
  * `node -e 0` timed in the same run: --version ≤ 1.2×, status ≤ 1.5×, status --all ≤ 2×; and
  * `status --all` once more with .agents/cache deleted before each run (the whole fold, no target).
- * Run: `npm run build && npx tsx bench/status.bench.ts [--runs 10000] [--keep] [--bin bin/agentbox.js]`.
+ * Run: `npm run build && npx tsx bench/status.bench.ts [--runs 10000] [--keep] [--bin bin/agentbox.cjs]`.
  * `--keep` leaves the fixture repo for profiling; `--bin` times another build of the CLI.
  * Exits 1 when a ratio misses its target.
  */
@@ -41,7 +41,7 @@ const CASES: ReadonlyArray<readonly [string[], number]> = [
 ];
 const RUNS = 7;
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const bin = path.resolve(args.bin ?? path.join(root, 'bin', 'agentbox.js'));
+const bin = path.resolve(args.bin ?? path.join(root, 'bin', 'agentbox.cjs'));
 
 function median(values: number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
@@ -78,8 +78,8 @@ const fmt = (n: number) => n.toLocaleString('en-US');
 const repo = gitRepo();
 let missed = false;
 try {
-  if (!args.bin && !fs.existsSync(path.join(root, 'dist', 'cli', 'main.js'))) {
-    throw new Error('dist/cli/main.js is missing — run "npm run build" first');
+  if (!args.bin && !fs.existsSync(path.join(root, 'dist', 'cli', 'main.cjs'))) {
+    throw new Error('dist/cli/main.cjs is missing — run "npm run build" first');
   }
   ensureLedger(repo.dir);
   const started = performance.now();
@@ -119,7 +119,7 @@ try {
   console.log(`  readdir runs/ and sort (no cache):         ${plainNames.toFixed(1)} ms`);
 
   console.log(
-    `\nwhole process, node bin/agentbox.js … (median of ${RUNS} after 1 warm-up), as ratios of node -e 0:`,
+    `\nwhole process, node bin/agentbox.cjs … (median of ${RUNS} after 1 warm-up), as ratios of node -e 0:`,
   );
   const floor = timeProcess(repo.dir, ['-e', '0']);
   console.log(`  node -e 0: ${Math.round(floor)} ms`);

@@ -20,7 +20,7 @@ const { values: args } = parseArgs({ options: { runs: { type: 'string', default:
 const COUNT = Number(args.runs);
 const ROUNDS = 7;
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const bin = path.join(root, 'bin', 'agentbox.js');
+const bin = path.join(root, 'bin', 'agentbox.cjs');
 const CHROMIUM =
   process.env.CHROMIUM_PATH ??
   ['/usr/bin/chromium', '/usr/bin/chromium-browser'].find((f) => fs.existsSync(f));
@@ -73,7 +73,7 @@ const results: { what: string; value: number; target: number; unit: string }[] =
 const repo = gitRepo();
 const ui = { child: undefined as ReturnType<typeof spawn> | undefined };
 try {
-  if (!fs.existsSync(path.join(root, 'dist', 'cli', 'main.js'))) throw new Error('run "npm run build" first');
+  if (!fs.existsSync(path.join(root, 'dist', 'cli', 'main.cjs'))) throw new Error('run "npm run build" first');
   ensureLedger(repo.dir);
   writeRuns(repo.dir, COUNT - 1);
   const ledger = openLedger(repo.dir);

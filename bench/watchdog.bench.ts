@@ -24,7 +24,7 @@ const ACTIVE = Number(args.active);
 const TARGET_MS = 20;
 const PROCESS_RUNS = 21;
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const bin = path.join(root, 'bin', 'agentbox.js');
+const bin = path.join(root, 'bin', 'agentbox.cjs');
 
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 
@@ -55,8 +55,8 @@ function timeStatus(cwd: string): { on: number; off: number } {
 const repo = gitRepo();
 let missed = false;
 try {
-  if (!fs.existsSync(path.join(root, 'dist', 'cli', 'main.js'))) {
-    throw new Error('dist/cli/main.js is missing — run "npm run build" first');
+  if (!fs.existsSync(path.join(root, 'dist', 'cli', 'main.cjs'))) {
+    throw new Error('dist/cli/main.cjs is missing — run "npm run build" first');
   }
   ensureLedger(repo.dir);
   writeRuns(repo.dir, COUNT);

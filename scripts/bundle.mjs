@@ -1,14 +1,18 @@
-// `npm run build`: the CLI as ES module chunks in dist/cli/ (rolldown), instead of the ~450 files
+// `npm run build`: the CLI as CommonJS chunks in dist/cli/ (rolldown), instead of the ~450 files
 // tsc would leave for node to find, open and link on every command. Commands are still loaded
-// lazily: each dynamic import becomes its own chunk. bin/agentbox.js imports main.js (and answers
-// --version itself).
+// lazily: each dynamic import becomes its own chunk. bin/agentbox.cjs requires main.cjs (and
+// answers --version itself).
 //
-// Why rolldown and these groups: on node 20 every ES module a command loads costs ~0.3 ms (resolve,
+// Why rolldown and these groups: on node 20 every module a command loads costs ~0.3 ms (resolve,
 // read, link), and ~25 ms per MB to compile (bench/status.bench.ts; docs/benchmarks.md). esbuild
 // splits code shared by the lazily loaded commands into one chunk per combination of commands: 21
 // modules for `agentbox status`. Rolldown's groups put what every command loads into one chunk
 // (`core`: main's static imports, commander included) and what `status` needs into another
 // (`read`): 5 modules. The rest is split automatically.
+//
+// Why CommonJS: node 20's ES module loader costs `agentbox status` ~7 ms more than require() for
+// the same chunks (an ES entry alone ~4 ms; the ES face of node:fs loads fs streams, ~2 ms). The
+// sources stay ES modules: `import.meta.url` becomes the chunk's own file URL, as it was.
 //
 // Kept outside the bundle: node-pty (a native addon), the sandbox runtime (started as its own CLI
 // by path) and playwright-core (tests only). The hook script in hooks/ is not bundled: it stays a
@@ -36,19 +40,21 @@ const lazyChildProcess = {
   },
   load(id) {
     if (id !== '\0lazy-child-process') return null;
-    return "import { createRequire } from 'node:module';\nconst require = createRequire(import.meta.url);\nexport default new Proxy({}, { get: (_, key) => require('node:child_process')[key] });\n";
+    // `require` is the CommonJS chunk's own.
+    return "export default new Proxy({}, { get: (_, key) => require('node:child_process')[key] });\n";
   },
 };
 
-/**
- * A bundled CommonJS package may read `__filename` or `__dirname` (write-file-atomic names its temp
- * files with it): ES modules have neither, so a chunk that mentions one gets both.
- */
-const commonJsPaths = {
-  name: 'commonjs-paths',
+/** What `import.meta.url` reads as in a chunk: the chunk's own file, as it was in an ES module. */
+const MODULE_URL = '__agentboxModuleUrl';
+const moduleUrl = {
+  name: 'module-url',
   renderChunk(code) {
-    if (!/\b__(file|dir)name\b/.test(code)) return null;
-    return `import { fileURLToPath as __agentboxPath } from 'node:url'; import { dirname as __agentboxDirname } from 'node:path'; const __filename = __agentboxPath(import.meta.url); const __dirname = __agentboxDirname(__filename);\n${code}`;
+    if (!code.includes(MODULE_URL)) return null;
+    // After the "use strict" directive, which must stay the first statement.
+    const strict = /^(?:#!.*\n)?"use strict";\n/.exec(code)?.[0] ?? '';
+    const url = `const ${MODULE_URL} = require('node:url').pathToFileURL(__filename).href;\n`;
+    return `${strict}${url}${code.slice(strict.length)}`;
   },
 };
 
@@ -61,17 +67,19 @@ await build({
   // ESM builds first (jsonc-parser's UMD main requires its files at run time).
   resolve: { mainFields: ['module', 'main'] },
   // src/version.ts reads package.json only when this is not set (tsx, the tests' src runs).
-  transform: { define: { AGENTBOX_BUILD_VERSION: JSON.stringify(version) } },
-  plugins: [lazyChildProcess, commonJsPaths],
+  transform: { define: { AGENTBOX_BUILD_VERSION: JSON.stringify(version), 'import.meta.url': MODULE_URL } },
+  plugins: [lazyChildProcess, moduleUrl],
   output: {
     // NOTE: chunks stay in dist/cli/: code finds bin/, hooks/, templates/ and web/ two folders up.
     dir: 'dist/cli',
-    format: 'esm',
-    entryFileNames: '[name].js',
-    chunkFileNames: '[name]-[hash].js',
+    format: 'cjs',
+    // The sources are ES modules, strict by definition: so is every chunk.
+    strict: true,
+    entryFileNames: '[name].cjs',
+    chunkFileNames: '[name]-[hash].cjs',
     codeSplitting: {
       groups: [
-        // The entry itself stays out: its top-level await must not wait on a chunk that imports it.
+        // The entry itself stays out: it is what bin/agentbox.cjs requires, and nothing else.
         {
           name: 'core',
           tags: ['$initial'],

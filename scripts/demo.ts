@@ -1,7 +1,7 @@
 /**
  * `npm run demo`: agentbox end to end in about a minute, with no API key and no network.
  *
- * A throwaway git repository with a bug, the real built CLI (`bin/agentbox.js`) and the real
+ * A throwaway git repository with a bug, the real built CLI (`bin/agentbox.cjs`) and the real
  * Claude Code from devDependencies; only the model is a stand-in: the scripted Messages API of
  * test/fixtures/model-server, on 127.0.0.1 and a free port. Claude Code runs with a throwaway HOME
  * and CLAUDE_CONFIG_DIR, so the user's ~/.claude is never read or written.
@@ -86,7 +86,7 @@ async function tour(ctx: Context, keep: boolean): Promise<string | undefined> {
 
 async function main(): Promise<number> {
   const { keep } = parseArgs(process.argv.slice(2));
-  if (!fs.existsSync(path.join(REPO_ROOT, 'dist/cli/main.js'))) {
+  if (!fs.existsSync(path.join(REPO_ROOT, 'dist/cli/main.cjs'))) {
     process.stderr.write('demo: agentbox is not built (no dist/). Run `npm run demo`, which builds first.\n');
     return 1;
   }

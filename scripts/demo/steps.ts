@@ -7,7 +7,7 @@ import pc from 'picocolors';
 import type { ModelServer } from '../../test/fixtures/model-server/index.js';
 
 export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-const AGENTBOX_BIN = path.join(REPO_ROOT, 'bin/agentbox.js');
+const AGENTBOX_BIN = path.join(REPO_ROOT, 'bin/agentbox.cjs');
 export const STEP_TIMEOUT_MS = 45_000;
 /** The steps demo() shows (scripts/demo/tour.ts). */
 const STEPS = 14;

@@ -32,7 +32,7 @@ export type Verdict =
 const ALLOW: Verdict = { allow: true };
 const WRITE_TOOLS = new Set(['Write', 'Edit', 'MultiEdit', 'NotebookEdit']);
 const READ_TOOLS = new Set(['Read', 'Grep', 'Glob', 'LS', 'NotebookRead']);
-const HUMAN_GATE = /\bagentbox(?:\.js)?["']?\s+(?:merge|discard|apply)\b/;
+const HUMAN_GATE = /\bagentbox(?:\.c?js)?["']?\s+(?:merge|discard|apply)\b/;
 const HUMAN_ONLY_COMMAND = /(?:^|[:/])(?:merge|apply)_[0-9a-f]{6}$/;
 
 const deny = (rule: DenyRule, reason: string): Verdict => ({

@@ -48,11 +48,12 @@ const onInterrupt: OnInterrupt = (handler) => {
 // job, a test), else this command's own, so everything a tree of agentbox commands started can be
 // found and ended, the supervisor's own `claude -p` included.
 const env = { ...process.env, [LINEAGE_VAR]: process.env[LINEAGE_VAR] || newLineage() };
-const code = await run(process.argv.slice(2), {
+void run(process.argv.slice(2), {
   cwd: process.cwd(),
   env,
   io: processIo(process, env),
   onInterrupt,
   terminal: processTerminal(process, env),
+}).then((code) => {
+  process.exitCode = signalCode ?? code;
 });
-process.exitCode = signalCode ?? code;

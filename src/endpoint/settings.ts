@@ -84,6 +84,7 @@ function bashGuardRules(repoRoot: string, writes: boolean): string[] {
     'Bash(*agentbox merge*)',
     'Bash(*agentbox discard*)',
     'Bash(*agentbox apply*)',
+    'Bash(*agentbox.cjs*)',
     'Bash(*agentbox.js*)',
     // A run calling Claude Code or a model API itself (direct_execution): refused early and logged.
     'Bash(*claude*)',

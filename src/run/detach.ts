@@ -7,7 +7,7 @@ import { type Ledger, runIdOf, updateState } from '../ledger/index.js';
 import { processStartTime } from '../process/reap.js';
 
 /** The built CLI entry, for starting a worker (`src/run` and `dist/run` both sit two levels down). */
-const BIN = fileURLToPath(new URL('../../bin/agentbox.js', import.meta.url));
+const BIN = fileURLToPath(new URL('../../bin/agentbox.cjs', import.meta.url));
 
 /**
  * Hands the run to a background worker (`agentbox __exec <run>`) in its own session, with its

@@ -159,7 +159,7 @@ export async function injectAction(ac: ActionContext, ref: string, body: Record<
 }
 
 /** The built CLI entry (`src/web` and `dist/web` both sit two levels down). */
-const BIN = fileURLToPath(new URL('../../bin/agentbox.js', import.meta.url));
+const BIN = fileURLToPath(new URL('../../bin/agentbox.cjs', import.meta.url));
 
 /**
  * `POST /api/runs/<run>/resume {instructions?}`: `agentbox resume` in the background (it lasts as

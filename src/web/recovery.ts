@@ -10,7 +10,7 @@ import { assertHuman } from '../run/gate.js';
 import type { Env } from '../util/env.js';
 
 /** The built CLI entry (`src/web` and `dist/web` both sit two levels down). */
-const BIN = fileURLToPath(new URL('../../bin/agentbox.js', import.meta.url));
+const BIN = fileURLToPath(new URL('../../bin/agentbox.cjs', import.meta.url));
 
 export interface Interrupted {
   readonly run: string;

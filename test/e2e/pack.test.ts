@@ -26,8 +26,8 @@ describe('npm pack', () => {
       { filename: string; files: { path: string }[] },
     ];
     const paths = files.map((f) => f.path);
-    expect(paths).toContain('bin/agentbox.js');
-    expect(paths).toContain('dist/cli/main.js');
+    expect(paths).toContain('bin/agentbox.cjs');
+    expect(paths).toContain('dist/cli/main.cjs');
     expect(paths).toContain('README.md');
     expect(paths.filter((p) => p.startsWith('test/') || p.startsWith('src/'))).toEqual([]);
 

@@ -33,7 +33,7 @@ describe('without a working node-pty', () => {
       'throw new Error("Cannot find module \'../build/Release/pty.node\'");\n',
     );
   });
-  const bin = () => path.join(install, 'bin/agentbox.js');
+  const bin = () => path.join(install, 'bin/agentbox.cjs');
 
   it('doctor names the broken check and how to fix it', async () => {
     const result = await runAgentbox(['doctor'], { cwd: p.repo.dir, env: p.env, bin: bin() });

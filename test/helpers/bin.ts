@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 
 export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 /** The built CLI, as `npx agentbox` runs it. `npm test` builds before the e2e suite. */
-export const AGENTBOX_BIN = path.join(REPO_ROOT, 'bin/agentbox.js');
+export const AGENTBOX_BIN = path.join(REPO_ROOT, 'bin/agentbox.cjs');
 
 export interface BinResult {
   readonly code: number | null;

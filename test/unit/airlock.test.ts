@@ -78,7 +78,15 @@ describe('judgeToolUse', () => {
     ],
     ['agentbox merge', fix, 'Bash', { command: 'agentbox merge latest --yes' }, worktree, 'human-gate'],
     ['npx agentbox discard', fix, 'Bash', { command: 'npx agentbox discard latest' }, worktree, 'human-gate'],
-    ['node bin merge', fix, 'Bash', { command: 'node ./bin/agentbox.js merge x' }, worktree, 'human-gate'],
+    ['node bin merge', fix, 'Bash', { command: 'node ./bin/agentbox.cjs merge x' }, worktree, 'human-gate'],
+    [
+      'node old bin merge',
+      fix,
+      'Bash',
+      { command: 'node ./bin/agentbox.js merge x' },
+      worktree,
+      'human-gate',
+    ],
     [
       'redirect into main tree',
       fix,

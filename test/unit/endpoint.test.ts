@@ -178,6 +178,7 @@ describe('runSettings', () => {
       'Bash(*agentbox merge*)',
       'Bash(*agentbox discard*)',
       'Bash(*agentbox apply*)',
+      'Bash(*agentbox.cjs*)',
       'Bash(*agentbox.js*)',
       'Bash(*claude*)',
       'Bash(*anthropic*)',
@@ -199,7 +200,7 @@ describe('runSettings', () => {
     const pre = hooksOf(runSettings({ ...base, guard: { ...base.guard, writes: false } })).PreToolUse!;
     expect(pre.map((g) => g.matcher)).toEqual(['Bash', 'Read', 'Skill|SlashCommand|Task|Agent']);
     expect(pre[0]!.hooks.map((h) => h.if)).not.toContain('Bash(*/repo*)');
-    expect(pre[0]!.hooks).toHaveLength(7);
+    expect(pre[0]!.hooks).toHaveLength(8);
   });
 
   it('leaves the write tools to Claude Code’s permission rules in a sandboxed fix run (no per-call hook)', () => {

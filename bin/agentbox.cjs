@@ -1,0 +1,14 @@
+#!/usr/bin/env node
+// `agentbox --version` answers here, before the bundle loads: most of what it would cost
+// (measured in bench/status.bench.ts). Everything else goes to dist/cli/main.cjs, the one place
+// that exits. CommonJS, like the bundle: on node 20 an ES module entry alone costs ~4 ms more.
+'use strict';
+const args = process.argv.slice(2);
+if (args.length === 1 && (args[0] === '--version' || args[0] === '-v')) {
+  const fs = require('node:fs');
+  const path = require('node:path');
+  const pkg = JSON.parse(fs.readFileSync(path.join(__dirname, '..', 'package.json'), 'utf8'));
+  process.stdout.write(`${pkg.version}\n`);
+} else {
+  require('../dist/cli/main.cjs');
+}
