@@ -33,6 +33,23 @@ for (const [signal, by, code] of [
     for (const handler of handlers) handler(by);
   });
 }
+// A reader that went away (`agentbox status --all | head`): no stack trace, and what is left to
+// print is dropped. A command that can stop cleanly (a run, a session, the web UI) stops as when
+// its terminal closes, also when it subscribes after; any other finishes its work and exits as it
+// would have, so a merge is never cut in half by a pager that closed.
+const READER_GONE = 'its output closing (EPIPE)';
+let readerGone = false;
+process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+  if (error.code !== 'EPIPE') throw error;
+  if (readerGone) return;
+  readerGone = true;
+  if (interrupted || handlers.size === 0) return;
+  interrupted = true;
+  for (const handler of handlers) handler(READER_GONE);
+});
+// Nowhere left to report a failure to write an error.
+process.stderr.on('error', () => {});
+
 const onInterrupt: OnInterrupt = (handler) => {
   handlers.add(handler);
   if (pendingStop) {
@@ -40,6 +57,9 @@ const onInterrupt: OnInterrupt = (handler) => {
     interrupted = true;
     signalCode = 143;
     setImmediate(() => handler('agentbox stop'));
+  } else if (readerGone && !interrupted) {
+    interrupted = true;
+    setImmediate(() => handler(READER_GONE));
   }
   return () => handlers.delete(handler);
 };
