@@ -101,7 +101,8 @@ const origin = gitRepo({ bare: true });
 const work = tempDir('agentbox-bench-remote-');
 let missed = false;
 try {
-  if (!fs.existsSync(path.join(root, 'dist', 'cli', 'main.cjs'))) throw new Error('run "npm run build" first');
+  if (!fs.existsSync(path.join(root, 'dist', 'cli', 'main.cjs')))
+    throw new Error('run "npm run build" first');
   const seed = gitRepo({ files: { 'src/app.ts': 'export const x = 1;\n' } });
   seed.git('push', '--quiet', origin.dir, 'main');
   const base = seed.git('rev-parse', 'HEAD').trim();

@@ -73,7 +73,8 @@ const results: { what: string; value: number; target: number; unit: string }[] =
 const repo = gitRepo();
 const ui = { child: undefined as ReturnType<typeof spawn> | undefined };
 try {
-  if (!fs.existsSync(path.join(root, 'dist', 'cli', 'main.cjs'))) throw new Error('run "npm run build" first');
+  if (!fs.existsSync(path.join(root, 'dist', 'cli', 'main.cjs')))
+    throw new Error('run "npm run build" first');
   ensureLedger(repo.dir);
   writeRuns(repo.dir, COUNT - 1);
   const ledger = openLedger(repo.dir);

@@ -45,9 +45,13 @@ export function processTerminal(
   env: Env = {},
 ): Terminal {
   // In CI nobody sits at the pseudo-terminal a runner may attach: no session is handed one.
-  const isTTY = !isCi(env) && Boolean(stream.stdin.isTTY && stream.stdout.isTTY);
+  // NOTE: stdout first, and stdin only when asked: node makes process.stdin on first use (~2 ms,
+  // fs or net streams), which a command that reads nothing should not pay for.
+  const isTTY = !isCi(env) && Boolean(stream.stdout.isTTY && stream.stdin.isTTY);
   return {
-    input: stream.stdin,
+    get input() {
+      return stream.stdin;
+    },
     output: stream.stdout,
     isTTY,
     size: () => ({ cols: stream.stdout.columns || 80, rows: stream.stdout.rows || 24 }),
@@ -111,6 +115,7 @@ export function processIo(
     ...(isTTY && stream.stdout.columns ? { columns: stream.stdout.columns } : {}),
     out: (text) => void stream.stdout.write(text),
     err: (text) => void stream.stderr.write(text),
-    ...(stream.stdin.isTTY && isTTY ? { ask } : {}),
+    // (isTTY first: process.stdin is made on first use, see processTerminal)
+    ...(isTTY && stream.stdin.isTTY ? { ask } : {}),
   };
 }

@@ -2,8 +2,9 @@ import fs from 'node:fs';
 import { errnoCode, fsError } from '../errors.js';
 import { asciiJson, CACHE_FILES, cacheFile, identityOf, readCache, writeCache } from './cache.js';
 import { isObj } from './check.js';
-import { eachIndexLine, FAILURES, type FoldedRun, foldEvent, STATUSES, TYPES } from './index-log.js';
-import { runIdOf } from './names.js';
+import { fromColumns, toColumns } from './fold-columns.js';
+import { eachIndexLine, type FoldedRun, foldEvent } from './index-log.js';
+import { inListingOrder } from './order.js';
 import type { Ledger } from './paths.js';
 
 /*
@@ -13,86 +14,131 @@ import type { Ledger } from './paths.js';
  * bytes there, only what was appended since is parsed (a log rewritten by hand fails the check
  * and is folded whole). A line not ended yet (a torn or unfinished write) is folded for this
  * reader but left out of the cache: it is read again next time, whole or joined to the next one.
+ *
+ * The runs are kept in listing order (newest first), and with `listed`: the stamp of runs/ (see
+ * names-cache.ts) under which they were exactly the run folders. While the log has not grown and
+ * runs/ still has that stamp, `agentbox status --all` is the cache alone: no listing of runs/, no
+ * fold, no sort. The stamp is carried over while folding new lines adds or drops no run.
  */
 
-const VERSION = 1;
+const VERSION = 2;
 const TAIL_BYTES = 256;
 
-/**
- * The runs by column, one array per field, each in the same run order: half the parse time of an
- * array per run (2.4 ms against 5.4 for 10,000 runs), and the names tell what each column is.
- */
-const COLUMNS = [
-  'name',
-  'type',
-  'status',
-  'task',
-  'started_at',
-  'ended_at',
-  'failure_kind',
-  'cost_usd',
-  'tool_calls',
-  'ran_on',
-] as const;
-type Columns = { [K in (typeof COLUMNS)[number]]: unknown[] };
-
-interface FoldCache {
+/** What the cache records: the runs of the log's whole lines, and where those lines end. */
+interface Whole {
+  readonly runs: Map<string, FoldedRun>;
+  readonly identity: string;
   readonly offset: number;
   readonly tail: Buffer;
-  readonly runs: Map<string, FoldedRun>;
 }
 
 export interface FoldedIndex {
+  /** What the log says of each run now (a torn last line included). */
   readonly runs: Map<string, FoldedRun>;
   /** The log's size when it was read (INDEX.md's writer checks it did not grow meanwhile). */
   readonly bytes: number;
 }
 
-/** foldIndex(readIndexLog(ledger).events), from the cache when it still holds. */
+export interface Fold extends FoldedIndex {
+  readonly whole: Whole;
+  /** Whole lines were folded that the cache does not hold yet: it needs writing. */
+  readonly changed: boolean;
+  /** The runs/ stamp the cache's runs were listed under, while they are still the same runs. */
+  readonly listed: string | null;
+}
+
+export type FoldRead =
+  /** The cache answered alone: the runs of runs/ at the stamp asked for, in listing order. */
+  { readonly kind: 'listed'; readonly runs: FoldedRun[] } | { readonly kind: 'folded'; readonly fold: Fold };
+
+/** foldIndex(readIndexLog(ledger).events), from the cache when it still holds (and kept up to date). */
 export function readFoldedIndex(ledger: Ledger): FoldedIndex {
+  const read = readFold(ledger, null);
+  // Without a stamp to match, the cache never answers alone.
+  if (read.kind === 'listed') throw new Error('fold-cache: listed without a stamp (this is a bug)');
+  if (read.fold.changed) saveFold(ledger, read.fold, read.fold.listed);
+  return read.fold;
+}
+
+/**
+ * The log folded, from the cache when it still holds; nothing is written. With `listedAt` (runs/'s
+ * stamp now): when the cache holds the whole log and was listed under that stamp, its runs.
+ */
+export function readFold(ledger: Ledger, listedAt: string | null): FoldRead {
   let fd: number;
   try {
     fd = fs.openSync(ledger.indexJsonl, 'r');
   } catch (error) {
-    if (errnoCode(error) === 'ENOENT') return { runs: new Map(), bytes: 0 };
-    throw fsError(error, 'read', ledger.indexJsonl);
+    if (errnoCode(error) !== 'ENOENT') throw fsError(error, 'read', ledger.indexJsonl);
+    const runs = new Map<string, FoldedRun>();
+    const whole = { runs, identity: '', offset: 0, tail: Buffer.alloc(0) };
+    return { kind: 'folded', fold: { runs, bytes: 0, whole, changed: false, listed: null } };
   }
   try {
-    return foldOpenLog(ledger, fd);
+    return foldOpenLog(ledger, fd, listedAt);
   } finally {
     fs.closeSync(fd);
   }
 }
 
-function foldOpenLog(ledger: Ledger, fd: number): FoldedIndex {
+/** Writes the cache of `fold`'s whole lines, in listing order; `listed`: see FoldRead. */
+export function saveFold(ledger: Ledger, fold: Fold, listed: string | null): void {
+  const { runs, identity, offset, tail } = fold.whole;
+  if (!identity) return;
+  const ordered = inListingOrder([...runs.values()]);
+  const cache = {
+    v: VERSION,
+    identity,
+    offset,
+    tail: tail.toString('base64'),
+    listed,
+    runs: toColumns(ordered),
+  };
+  writeCache(cacheFile(ledger, CACHE_FILES.fold), asciiJson(cache));
+}
+
+function foldOpenLog(ledger: Ledger, fd: number, listedAt: string | null): FoldRead {
   const stat = fs.fstatSync(fd, { bigint: true });
   const size = Number(stat.size);
-  const file = cacheFile(ledger, CACHE_FILES.fold);
   const identity = identityOf(stat);
-  const cache = loadCache(readCache(file), identity, size);
+  const cache = checkedCache(readCache(cacheFile(ledger, CACHE_FILES.fold)), identity, size);
   let from = cache ? cache.offset - cache.tail.length : 0;
   const read = (at: number) => readFrom(fd, at, size, ledger.indexJsonl);
   let buf = read(from);
+  const fits = cache !== null && buf.subarray(0, cache.tail.length).equals(cache.tail);
+  if (fits && cache.offset === size && listedAt !== null && cache.listed === listedAt) {
+    const runs = fromColumns(cache.columns, true);
+    if (runs) return { kind: 'listed', runs };
+  }
+  const cachedRuns = fits ? fromColumns(cache.columns, false) : null;
   let runs = new Map<string, FoldedRun>();
   let start = 0;
-  if (cache && buf.subarray(0, cache.tail.length).equals(cache.tail)) {
-    runs = cache.runs;
+  if (cache && cachedRuns) {
+    for (const run of cachedRuns) runs.set(run.name, run);
     start = cache.tail.length;
   } else if (from > 0) {
     from = 0;
     buf = read(0);
   }
-  const whole = Math.max(start, buf.lastIndexOf(0x0a) + 1);
-  const fold = (text: string) => eachIndexLine(text, (event) => foldEvent(runs, event));
-  if (whole > start) {
-    fold(buf.toString('utf8', start, whole));
-    writeCache(
-      file,
-      serialize(identity, from + whole, buf.subarray(Math.max(0, whole - TAIL_BYTES), whole), runs),
-    );
+  let sameRuns = cachedRuns !== null;
+  const fold = (text: string) =>
+    eachIndexLine(text, (event) => {
+      // A run added or dropped: the runs are no longer those listed.
+      const had = runs.has(event.run);
+      if (event.event === 'deleted' ? had : !had) sameRuns = false;
+      foldEvent(runs, event);
+    });
+  const end = Math.max(start, buf.lastIndexOf(0x0a) + 1);
+  if (end > start) fold(buf.toString('utf8', start, end));
+  const tail = buf.subarray(Math.max(0, end - TAIL_BYTES), end);
+  const whole = { runs, identity, offset: from + end, tail };
+  const listed = sameRuns && cache ? cache.listed : null;
+  if (end < buf.length) {
+    // A line not ended yet: this reader's alone, on a copy of what the cache will hold.
+    runs = new Map(runs);
+    fold(buf.toString('utf8', end));
   }
-  if (whole < buf.length) fold(buf.toString('utf8', whole));
-  return { runs, bytes: from + buf.length };
+  return { kind: 'folded', fold: { runs, bytes: from + buf.length, whole, changed: end > start, listed } };
 }
 
 /** Bytes [from, to) of the open file, fewer if it shrank meanwhile. */
@@ -111,78 +157,21 @@ function readFrom(fd: number, from: number, to: number, file: string): Buffer {
   return buf.subarray(0, got);
 }
 
-function serialize(
-  identity: string,
-  offset: number,
-  tail: Buffer,
-  runs: ReadonlyMap<string, FoldedRun>,
-): string {
-  const columns = Object.fromEntries(COLUMNS.map((key) => [key, [] as unknown[]])) as Columns;
-  for (const run of runs.values()) for (const key of COLUMNS) columns[key].push(run[key]);
-  return asciiJson({ v: VERSION, identity, offset, tail: tail.toString('base64'), runs: columns });
+interface CheckedCache {
+  readonly offset: number;
+  readonly tail: Buffer;
+  readonly listed: string | null;
+  /** Checked by fromColumns when used: the listing needs its run names checked too. */
+  readonly columns: unknown;
 }
 
 /** The cache when it is one of ours, for this log and no longer than it; else null (fold it all). */
-function loadCache(raw: unknown, identity: string, size: number): FoldCache | null {
+function checkedCache(raw: unknown, identity: string, size: number): CheckedCache | null {
   if (!isObj(raw) || raw.v !== VERSION || raw.identity !== identity) return null;
-  const { offset, tail } = raw;
+  const { offset, tail, listed } = raw;
   if (typeof offset !== 'number' || !Number.isSafeInteger(offset) || offset < 0 || offset > size) return null;
-  if (typeof tail !== 'string') return null;
+  if (typeof tail !== 'string' || (listed !== null && typeof listed !== 'string')) return null;
   const tailBytes = Buffer.from(tail, 'base64');
   if (tailBytes.length !== Math.min(TAIL_BYTES, offset)) return null;
-  const runs = runsOf(raw.runs);
-  return runs && { offset, tail: tailBytes, runs };
-}
-
-function runsOf(raw: unknown): Map<string, FoldedRun> | null {
-  if (!isObj(raw)) return null;
-  const c = raw as Columns;
-  const count = Array.isArray(c.name) ? c.name.length : -1;
-  for (const key of COLUMNS) if (!Array.isArray(c[key]) || c[key].length !== count) return null;
-  const runs = new Map<string, FoldedRun>();
-  for (let i = 0; i < count; i++) {
-    const run = runOf(c, i);
-    if (!run) return null;
-    runs.set(run.name, run);
-  }
-  return runs;
-}
-
-/**
- * Run `i` of the columns when every field is typed as the table expects it (a hand-edited cache
- * cannot put a number where text goes), else null. NOTE: one plain function, no callbacks: it runs
- * 10,000 times in a process that has just started, before the JIT has warmed up.
- */
-function runOf(c: Columns, i: number): FoldedRun | null {
-  const name = c.name[i];
-  const type = c.type[i];
-  const status = c.status[i];
-  const task = c.task[i];
-  const started_at = c.started_at[i];
-  const ended_at = c.ended_at[i];
-  const failure_kind = c.failure_kind[i];
-  const cost_usd = c.cost_usd[i];
-  const tool_calls = c.tool_calls[i];
-  const ran_on = c.ran_on[i];
-  if (typeof name !== 'string' || !TYPES.has(type) || !STATUSES.has(status)) return null;
-  if (typeof task !== 'string' || typeof started_at !== 'string') return null;
-  if (ended_at !== null && typeof ended_at !== 'string') return null;
-  if (failure_kind !== null && !FAILURES.has(failure_kind)) return null;
-  if (cost_usd !== null && typeof cost_usd !== 'number') return null;
-  if (tool_calls !== null && typeof tool_calls !== 'number') return null;
-  if (ran_on !== null && typeof ran_on !== 'string') return null;
-  return {
-    name,
-    id: runIdOf(name),
-    type,
-    status,
-    task,
-    started_at,
-    ended_at,
-    failure_kind,
-    cost_usd,
-    tool_calls,
-    problem: null,
-    ran_on,
-  } as FoldedRun;
+  return { offset, tail: tailBytes, listed, columns: raw.runs };
 }

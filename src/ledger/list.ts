@@ -1,11 +1,12 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { errnoCode, fsError } from '../errors.js';
-import { readFoldedIndex } from './fold-cache.js';
+import { readFold, saveFold } from './fold-cache.js';
 import { runCost } from './index-log.js';
 import { readMeta } from './meta.js';
 import { isRunName, runIdOf, STAMP_LENGTH } from './names.js';
-import { cachedRunNames, type RunNames } from './names-cache.js';
+import { cachedRunNames, clockNs, type RunNames, runsStamp, settled } from './names-cache.js';
+import { compareRuns, sortInsideMinutes } from './order.js';
 import { type Ledger, notInitialized } from './paths.js';
 import { readState } from './state.js';
 import { shortTask } from './text.js';
@@ -41,65 +42,30 @@ export function listRunNames(ledger: Ledger): string[] {
 
 /** The newest `want` run folder names at least (all of them by default), and how many there are. */
 export function newestRunNames(ledger: Ledger, want = Number.POSITIVE_INFINITY): RunNames {
-  const fail = (error: unknown) =>
-    errnoCode(error) === 'ENOENT' ? notInitialized(ledger.root) : fsError(error, 'list', ledger.runsDir);
-  let stat: fs.BigIntStats;
-  try {
-    stat = fs.statSync(ledger.runsDir, { bigint: true });
-  } catch (error) {
-    throw fail(error);
-  }
   return cachedRunNames(
     ledger,
-    stat,
+    statRuns(ledger),
     () => {
       try {
         return fs.readdirSync(ledger.runsDir).filter(isRunName).sort().reverse();
       } catch (error) {
-        throw fail(error);
+        throw runsFailure(ledger, error);
       }
     },
     want,
   );
 }
 
-/** Newest first: by start minute (the name), then start time inside the minute, then name. */
-export function compareRuns(a: RunSummary, b: RunSummary): number {
-  // NOTE: no slicing (sorting 10,000 runs calls this ~140,000 times). The stamp is a fixed-length
-  // prefix, so when stamps differ the whole names order the same way.
-  if (!sameStamp(a.name, b.name)) return a.name < b.name ? 1 : -1;
-  const ta = a.started_at ?? '';
-  const tb = b.started_at ?? '';
-  if (ta !== tb) return ta < tb ? 1 : -1;
-  return a.name < b.name ? 1 : a.name > b.name ? -1 : 0;
-}
-
-/**
- * `runs`, in name order (newest minute first), sorted by compareRuns: only runs sharing a minute
- * can be out of order, so only those are sorted (a whole sort of 10,000 runs costs ~8 ms). A
- * minute of a few runs by insertion; a crowded one (a burst of CI runs) by the built-in sort.
- */
-function sortInsideMinutes(runs: RunSummary[]): RunSummary[] {
-  for (let start = 0, end = 1; start < runs.length; start = end, end = start + 1) {
-    while (end < runs.length && sameStamp(runs[start]!.name, runs[end]!.name)) end++;
-    if (end - start > 8) {
-      runs.splice(start, end - start, ...runs.slice(start, end).sort(compareRuns));
-      continue;
-    }
-    for (let i = start + 1; i < end; i++) {
-      const run = runs[i]!;
-      let j = i;
-      for (; j > start && compareRuns(runs[j - 1]!, run) > 0; j--) runs[j] = runs[j - 1]!;
-      runs[j] = run;
-    }
+function statRuns(ledger: Ledger): fs.BigIntStats {
+  try {
+    return fs.statSync(ledger.runsDir, { bigint: true });
+  } catch (error) {
+    throw runsFailure(ledger, error);
   }
-  return runs;
 }
 
-/** Compared from the end: neighbouring runs differ in the minute first. */
-function sameStamp(a: string, b: string): boolean {
-  for (let i = STAMP_LENGTH - 1; i >= 0; i--) if (a.charCodeAt(i) !== b.charCodeAt(i)) return false;
-  return true;
+function runsFailure(ledger: Ledger, error: unknown): Error {
+  return errnoCode(error) === 'ENOENT' ? notInitialized(ledger.root) : fsError(error, 'list', ledger.runsDir);
 }
 
 /**
@@ -141,25 +107,14 @@ export function summaryFromFiles(ledger: Ledger, name: string): RunSummary {
  * Runs newest first, and how many there are. NOTE: built to stay fast with 10,000 runs:
  * - with a `limit`, one readdir plus the files of the newest `limit` runs only (plus the rest of
  *   the boundary minute, because names order runs only to the minute);
- * - without one (`--all`), INDEX.jsonl is folded instead of opening 20,000 files (the fold is
- *   cached: src/ledger/fold-cache.ts); a run the log does not know yet is read from its files.
- *   The log can lag state.json by one event if a process died between the two writes.
+ * - without one (`--all`), INDEX.jsonl is folded instead of opening 20,000 files (listAll).
  */
 export function listRuns(
   ledger: Ledger,
   opts: { limit?: number } = {},
 ): { runs: RunSummary[]; total: number } {
   const { limit } = opts;
-  if (limit === undefined) {
-    const names = listRunNames(ledger);
-    const total = names.length;
-    const folded = readFoldedIndex(ledger).runs;
-    const runs = names.map((name) => {
-      const run = folded.get(name);
-      return run ?? summaryFromFiles(ledger, name);
-    });
-    return { runs: sortInsideMinutes(runs), total };
-  }
+  if (limit === undefined) return listAll(ledger);
   const cap = Math.max(0, Math.floor(limit));
   let { names, total } = newestRunNames(ledger, cap + 1);
   let end = Math.min(cap, total);
@@ -172,4 +127,31 @@ export function listRuns(
   }
   const runs = names.slice(0, end).map((name) => summaryFromFiles(ledger, name));
   return { runs: runs.sort(compareRuns).slice(0, cap), total };
+}
+
+/**
+ * Every run, from the folded INDEX.jsonl (cached: src/ledger/fold-cache.ts); a run the log does not
+ * know yet is read from its files. The log can lag state.json by one event if a process died
+ * between the two writes. When the cache's runs are exactly runs/'s folders at runs/'s stamp, the
+ * cache alone answers; a listing that finds them so records it.
+ */
+function listAll(ledger: Ledger): { runs: RunSummary[]; total: number } {
+  const stat = statRuns(ledger);
+  const stamp = runsStamp(stat);
+  const read = readFold(ledger, stamp);
+  if (read.kind === 'listed') return { runs: read.runs, total: read.runs.length };
+  const { fold } = read;
+  const listedAt = clockNs();
+  const names = listRunNames(ledger);
+  let exact = names.length === fold.runs.size && fold.runs === fold.whole.runs;
+  const runs = names.map((name): RunSummary => {
+    const run = fold.runs.get(name);
+    if (run) return run;
+    exact = false;
+    return summaryFromFiles(ledger, name);
+  });
+  const listed = exact && settled(stat, listedAt) ? stamp : null;
+  if (fold.changed || (listed !== null && listed !== fold.listed))
+    saveFold(ledger, fold, listed ?? fold.listed);
+  return { runs: sortInsideMinutes(runs), total: names.length };
 }

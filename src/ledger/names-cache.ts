@@ -26,8 +26,19 @@ export interface RunNames {
   readonly total: number;
 }
 
-function stampOf(stat: fs.BigIntStats): string {
+/** runs/'s stamp: what changes when a run folder appears or goes, or runs/ is replaced. */
+export function runsStamp(stat: fs.BigIntStats): string {
   return `${identityOf(stat)}:${stat.mtimeNs}:${stat.nlink}`;
+}
+
+/** The clock now, as mtimes count it: taken BEFORE listing, for settled(). */
+export function clockNs(): bigint {
+  return BigInt(Date.now()) * 1_000_000n;
+}
+
+/** Whether runs/'s stamp can be kept for a listing begun at `listedAt`: the racy rule above. */
+export function settled(stat: fs.BigIntStats, listedAt: bigint): boolean {
+  return stat.mtimeNs + RACY_NS <= listedAt;
 }
 
 /**
@@ -41,12 +52,12 @@ export function cachedRunNames(
   want = Number.POSITIVE_INFINITY,
 ): RunNames {
   const file = cacheFile(ledger, CACHE_FILES.names);
-  const stamp = stampOf(runsStat);
+  const stamp = runsStamp(runsStat);
   const cached = readNames(file, stamp, want);
   if (cached) return cached;
-  const listedAt = BigInt(Date.now()) * 1_000_000n;
+  const listedAt = clockNs();
   const names = list();
-  if (runsStat.mtimeNs + RACY_NS <= listedAt) {
+  if (settled(runsStat, listedAt)) {
     const head = asciiJson({ v: VERSION, stamp, total: names.length, head: names.slice(0, HEAD) });
     writeCache(file, `${head}\n${names.join('\n')}`);
   }

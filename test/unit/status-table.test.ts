@@ -1,6 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { formatUsd } from '../../src/budget/format.js';
-import { colourStatus, formatAge, renderStatusTable, type TableOptions } from '../../src/commands/status.js';
+import {
+  ageFormatter,
+  colourStatus,
+  formatAge,
+  renderStatusTable,
+  type TableOptions,
+} from '../../src/commands/status.js';
 import { memoryIo } from '../../src/context.js';
 import type { RunSummary } from '../../src/ledger/list.js';
 import { RUN_STATUSES, RUN_TYPES } from '../../src/ledger/types.js';
@@ -89,6 +95,13 @@ const STARTS = [
   '2026-11-24T09:00:00Z',
   '2026-10-01T00:00:00Z',
   '2024-02-29T12:00:00Z',
+  // As agentbox writes them (toISOString): older than 30 days, just inside, an offset, a look-alike.
+  '2025-01-06T10:00:00.000Z',
+  '2026-10-25T12:00:00.001Z',
+  '2026-10-25T12:00:00.000Z',
+  '2026-10-25T11:59:59.999Z',
+  '2025-01-06T10:00:00.000+02:00',
+  '2025-01-06X10:00:00.000Z',
 ];
 const COSTS = [null, 0, 0.00004, 0.1234, 0.5, 1.75, 1234.56];
 const WHERE = [null, 'ci-runner-7\u001b[31m-with-a-very-long-name', 'laptop', '\u0001\u0002', 'ホスト'];
@@ -114,6 +127,21 @@ function fixture(count: number, elsewhere: boolean): RunSummary[] {
     };
   });
 }
+
+describe('ageFormatter', () => {
+  it('says what formatAge says, for every kind of time around the 30-day line', () => {
+    const monthAgo = NOW.getTime() - 30 * 86_400_000;
+    const times = [
+      ...STARTS,
+      ...[-2, -1, 0, 1, 2, 1000, -86_400_000].map((d) => new Date(monthAgo + d).toISOString()),
+      new Date(NOW.getTime() - 5000).toISOString(),
+      '1999-12-31T23:59:59.999Z',
+      '',
+    ];
+    const ageOf = ageFormatter(NOW);
+    for (const time of times) expect([time, ageOf(time)]).toEqual([time, formatAge(time, NOW)]);
+  });
+});
 
 describe('renderStatusTable', () => {
   const colours = styler({ ...memoryIo(), color: true });
