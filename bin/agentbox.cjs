@@ -8,7 +8,8 @@ if (args.length === 1 && (args[0] === '--version' || args[0] === '-v')) {
   const fs = require('node:fs');
   const path = require('node:path');
   const pkg = JSON.parse(fs.readFileSync(path.join(__dirname, '..', 'package.json'), 'utf8'));
-  process.stdout.write(`${pkg.version}\n`);
+  // (not process.stdout: making it for a pipe costs ~4 ms, more than the rest of this answer)
+  fs.writeSync(1, `${pkg.version}\n`);
 } else {
   require('../dist/cli/main.cjs');
 }

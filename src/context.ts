@@ -1,5 +1,6 @@
 import { isCi } from './util/ci.js';
 import type { Env } from './util/env.js';
+import { fdWriter, isPipeOrFile } from './util/fd-writer.js';
 /**
  * What every command receives instead of reading process globals: the directory it runs in, the
  * environment, and where to write. Tests build one in-process; the CLI builds the real one.
@@ -45,18 +46,26 @@ export function processTerminal(
   env: Env = {},
 ): Terminal {
   // In CI nobody sits at the pseudo-terminal a runner may attach: no session is handed one.
-  // NOTE: stdout first, and stdin only when asked: node makes process.stdin on first use (~2 ms,
-  // fs or net streams), which a command that reads nothing should not pay for.
-  const isTTY = !isCi(env) && Boolean(stream.stdout.isTTY && stream.stdin.isTTY);
+  // NOTE: all of it on first use: node makes process.stdin and process.stdout when first read
+  // (~2-4 ms each, fs or net streams), which a command that hands over no terminal should not pay.
+  let tty: boolean | undefined;
+  const isTTY = () => {
+    tty ??= !isCi(env) && Boolean(stream.stdout.isTTY && stream.stdin.isTTY);
+    return tty;
+  };
   return {
     get input() {
       return stream.stdin;
     },
-    output: stream.stdout,
-    isTTY,
+    get output() {
+      return stream.stdout;
+    },
+    get isTTY() {
+      return isTTY();
+    },
     size: () => ({ cols: stream.stdout.columns || 80, rows: stream.stdout.rows || 24 }),
     setRawMode: (on) => {
-      if (isTTY) stream.stdin.setRawMode(on);
+      if (isTTY()) stream.stdin.setRawMode(on);
     },
     onResize: (handler) => {
       process.on('SIGWINCH', handler);
@@ -93,12 +102,35 @@ export function memoryIo(
   return io;
 }
 
+export interface ProcessIoOptions {
+  /** stdout's descriptor: written to directly when it is a pipe or a file (src/util/fd-writer.ts). */
+  readonly outFd?: number;
+  /** stderr's, likewise. */
+  readonly errFd?: number;
+  /** The reader of stdout went away (EPIPE); what is left to print is dropped. */
+  readonly onReaderGone?: () => void;
+}
+
+/** The process's Io; `longLived()`: the command will run a while (output stops blocking, see fd-writer). */
 export function processIo(
   stream: { stdin: NodeJS.ReadStream; stdout: NodeJS.WriteStream; stderr: NodeJS.WriteStream },
   env: Env,
-): Io {
+  options: ProcessIoOptions = {},
+): Io & { longLived(): void } {
+  const onGone = options.onReaderGone ?? (() => {});
+  // A pipe or a file is no terminal: process.stdout is not made at all (NOTE: ~4 ms for a pipe).
+  const direct = options.outFd !== undefined && isPipeOrFile(options.outFd);
+  const writer = fdWriter(direct ? options.outFd! : -1, () => stream.stdout, onGone);
+  if (!direct) writer.toStream();
+  const errFd = options.errFd;
+  const errWriter = fdWriter(
+    errFd ?? -1,
+    () => stream.stderr,
+    () => {},
+  );
+  if (errFd === undefined || !isPipeOrFile(errFd)) errWriter.toStream();
   // In CI (see src/util/ci.ts) output is a log: plain lines, no colour, no live line, no prompt.
-  const isTTY = !isCi(env) && Boolean(stream.stdout.isTTY);
+  const isTTY = !direct && !isCi(env) && Boolean(stream.stdout.isTTY);
   const color = isTTY && env.NO_COLOR === undefined && env.TERM !== 'dumb';
   const ask = async (question: string) => {
     const { createInterface } = await import('node:readline/promises');
@@ -113,9 +145,13 @@ export function processIo(
     isTTY,
     color,
     ...(isTTY && stream.stdout.columns ? { columns: stream.stdout.columns } : {}),
-    out: (text) => void stream.stdout.write(text),
-    err: (text) => void stream.stderr.write(text),
+    out: (text) => writer.write(text),
+    err: (text) => errWriter.write(text),
     // (isTTY first: process.stdin is made on first use, see processTerminal)
     ...(isTTY && stream.stdin.isTTY ? { ask } : {}),
+    longLived: () => {
+      writer.toStream();
+      errWriter.toStream();
+    },
   };
 }

@@ -39,18 +39,23 @@ for (const [signal, by, code] of [
 // would have, so a merge is never cut in half by a pager that closed.
 const READER_GONE = 'its output closing (EPIPE)';
 let readerGone = false;
-process.stdout.on('error', (error: NodeJS.ErrnoException) => {
-  if (error.code !== 'EPIPE') throw error;
+const onReaderGone = () => {
   if (readerGone) return;
   readerGone = true;
   if (interrupted || handlers.size === 0) return;
   interrupted = true;
   for (const handler of handlers) handler(READER_GONE);
-});
-// Nowhere left to report a failure to write an error.
-process.stderr.on('error', () => {});
+};
+
+// Every process agentbox starts carries AGENTBOX_LINEAGE: inherited when the caller set one (a CI
+// job, a test), else this command's own, so everything a tree of agentbox commands started can be
+// found and ended, the supervisor's own `claude -p` included.
+const env = { ...process.env, [LINEAGE_VAR]: process.env[LINEAGE_VAR] || newLineage() };
+const io = processIo(process, env, { outFd: 1, errFd: 2, onReaderGone });
 
 const onInterrupt: OnInterrupt = (handler) => {
+  // A command that can be interrupted runs a while: its output must never block (src/util/fd-writer.ts).
+  io.longLived();
   handlers.add(handler);
   if (pendingStop) {
     pendingStop = false;
@@ -64,14 +69,10 @@ const onInterrupt: OnInterrupt = (handler) => {
   return () => handlers.delete(handler);
 };
 
-// Every process agentbox starts carries AGENTBOX_LINEAGE: inherited when the caller set one (a CI
-// job, a test), else this command's own, so everything a tree of agentbox commands started can be
-// found and ended, the supervisor's own `claude -p` included.
-const env = { ...process.env, [LINEAGE_VAR]: process.env[LINEAGE_VAR] || newLineage() };
 void run(process.argv.slice(2), {
   cwd: process.cwd(),
   env,
-  io: processIo(process, env),
+  io,
   onInterrupt,
   terminal: processTerminal(process, env),
 }).then((code) => {

@@ -1,0 +1,76 @@
+import fs from 'node:fs';
+
+/*
+ * Output written to a file descriptor the way process.stdout would, without making process.stdout.
+ * For a pipe, node makes a net.Socket and loads its whole stream stack on first use: ~4 ms of every
+ * short command (`agentbox status | …`, bench/status.bench.ts). Only for a pipe or a file: a
+ * terminal goes through its stream as before.
+ *
+ * A direct write blocks while a pipe is full: a short command can afford that, a long-lived one
+ * cannot (its hook endpoint must keep answering while nobody reads), so `toStream()` hands every
+ * later write to the stream, as does a descriptor someone else made non-blocking (EAGAIN).
+ */
+
+export interface FdWriter {
+  write(text: string): void;
+  /** From now on through the stream (which never blocks the event loop). */
+  toStream(): void;
+}
+
+/** Whether `fd` is a pipe or a regular file: the outputs a direct write serves. */
+export function isPipeOrFile(fd: number): boolean {
+  try {
+    const stat = fs.fstatSync(fd);
+    return stat.isFIFO() || stat.isFile();
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Writes to `fd` directly until toStream(), then to `stream()`. `onGone`: the reader went away
+ * (EPIPE), called once; what is left to write is dropped.
+ */
+export function fdWriter(fd: number, stream: () => NodeJS.WritableStream, onGone: () => void): FdWriter {
+  let streamed = false;
+  let gone = false;
+  const lost = () => {
+    if (gone) return;
+    gone = true;
+    onGone();
+  };
+  let opened: NodeJS.WritableStream | undefined;
+  const target = () => {
+    if (!opened) {
+      opened = stream();
+      opened.on('error', (error: NodeJS.ErrnoException) => {
+        if (error.code !== 'EPIPE') throw error;
+        lost();
+      });
+    }
+    return opened;
+  };
+  return {
+    write(text) {
+      if (gone) return;
+      if (streamed) {
+        target().write(text);
+        return;
+      }
+      const bytes = Buffer.from(text);
+      let at = 0;
+      try {
+        while (at < bytes.length) at += fs.writeSync(fd, bytes, at);
+      } catch (error) {
+        const code = (error as NodeJS.ErrnoException).code;
+        if (code === 'EPIPE') return lost();
+        if (code !== 'EAGAIN') throw error;
+        streamed = true;
+        target().write(bytes.subarray(at));
+      }
+    },
+    toStream() {
+      streamed = true;
+    },
+  };
+}
