@@ -59,6 +59,8 @@ const moduleUrl = {
 };
 
 fs.rmSync('dist', { recursive: true, force: true });
+// V8's code cache of the chunks removed above (bin/code-cache.cjs).
+fs.rmSync('.v8-cache', { recursive: true, force: true });
 await build({
   input: { main: 'src/cli/main.ts' },
   platform: 'node',
@@ -73,6 +75,11 @@ await build({
     // NOTE: chunks stay in dist/cli/: code finds bin/, hooks/, templates/ and web/ two folders up.
     dir: 'dist/cli',
     format: 'cjs',
+    // import() of what stays outside the bundle (node-pty, node:child_process) becomes require():
+    // a chunk compiled from V8's code cache (bin/code-cache.cjs) has no import() of its own.
+    dynamicImportInCjs: false,
+    // No JSDoc: less to compile, and none of its `import("…")` types for bin/code-cache.cjs to see.
+    comments: { legal: true, annotation: true, jsdoc: false },
     // The sources are ES modules, strict by definition: so is every chunk.
     strict: true,
     entryFileNames: '[name].cjs',
@@ -97,3 +104,10 @@ await build({
     },
   },
 });
+
+// bin/code-cache.cjs leaves a chunk that mentions import() to node (no code cache for it): say so.
+for (const name of fs.readdirSync('dist/cli')) {
+  if (fs.readFileSync(`dist/cli/${name}`, 'utf8').includes('import(')) {
+    console.warn(`bundle: dist/cli/${name} mentions import(): it will not use V8's code cache`);
+  }
+}

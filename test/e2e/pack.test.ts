@@ -27,6 +27,8 @@ describe('npm pack', () => {
     ];
     const paths = files.map((f) => f.path);
     expect(paths).toContain('bin/agentbox.cjs');
+    expect(paths).toContain('bin/code-cache.cjs');
+    expect(paths.filter((p) => p.startsWith('.v8-cache'))).toEqual([]);
     expect(paths).toContain('dist/cli/main.cjs');
     expect(paths).toContain('README.md');
     expect(paths.filter((p) => p.startsWith('test/') || p.startsWith('src/'))).toEqual([]);
@@ -49,5 +51,12 @@ describe('npm pack', () => {
     });
     expect(out).toContain('agentbox is set up');
     expect(fs.existsSync(path.join(repo.dir, '.agents/runs'))).toBe(true);
+    // The chunks init loaded are in V8's code cache, inside the installed package (bin/code-cache.cjs).
+    const cached = fs.readdirSync(path.join(project, 'node_modules/agentbox/.v8-cache'));
+    expect(cached.some((name) => name.startsWith('main.cjs.'))).toBe(true);
+    // Off, nothing more is written.
+    fs.rmSync(path.join(project, 'node_modules/agentbox/.v8-cache'), { recursive: true });
+    execFileSync(bin, ['--help'], { env: { ...process.env, AGENTBOX_CODE_CACHE: '0' } });
+    expect(fs.existsSync(path.join(project, 'node_modules/agentbox/.v8-cache'))).toBe(false);
   }, 240_000);
 });
