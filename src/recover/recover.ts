@@ -39,7 +39,7 @@ export function replayNote(to: 'checkpoint' | 'start' | null, more?: string): st
   ].join('\n');
 }
 
-/** The decision for one run, recorded in its events.jsonl (and INDEX.jsonl) unless it is "none". */
+/** The decision for one run, recorded in its events.jsonl unless it is "none" (only carrying it out changes the run). */
 async function decide(
   ledger: Ledger,
   env: Env,
