@@ -166,14 +166,18 @@ async function showRuns() {
         { class: 'muted' },
         data.total === 0 ? 'No runs yet — start one from “New run”.' : 'No run matches.',
       );
-  const banner = await recoverBanner();
+  const title = h('h1', {}, 'Runs');
   main.replaceChildren(
-    h('h1', {}, 'Runs'),
-    ...(banner ? [banner] : []),
+    title,
     filters,
     table,
     h('p', { class: 'muted' }, `${data.runs.length} of ${data.total}`),
   );
+  // Asked once the list is shown, never waited for: the server answers one request at a time.
+  recoverBanner().then((b) => {
+    // Not when the list it belongs to was replaced meanwhile (that render asked for its own).
+    if (b && title.isConnected) title.after(b);
+  });
 }
 
 /** Runs a crash or reboot interrupted (runs.restart_mode: ask): one button recovers them. */
@@ -371,7 +375,16 @@ async function showRun(id) {
 }
 
 let diffMode = 'line-by-line';
-function drawDiff(target, patch) {
+let diff2html;
+/** diff2html (300 KB) is loaded when a diff is first drawn, not with every page. */
+function loadDiff2Html() {
+  diff2html ??= new Promise((resolve) =>
+    document.head.append(h('script', { src: '/assets/diff2html.js', onload: resolve, onerror: resolve })),
+  );
+  return diff2html;
+}
+async function drawDiff(target, patch) {
+  await loadDiff2Html();
   if (!window.Diff2HtmlUI) {
     target.replaceChildren(h('pre', {}, patch));
     return;
@@ -663,11 +676,16 @@ let pending;
 function connect() {
   const live = document.getElementById('live');
   const source = new EventSource('/api/events');
+  // Each time the stream opens, the page is drawn: the first time too (no change falls between
+  // the two, and the server is asked once, not twice); without a stream, it is drawn all the same.
   source.onopen = () => {
     live.classList.add('on');
     render();
   };
-  source.onerror = () => live.classList.remove('on'); // EventSource reconnects by itself
+  source.onerror = () => {
+    live.classList.remove('on'); // EventSource reconnects by itself
+    if (!document.body.dataset.rendered) render();
+  };
   source.addEventListener('change', () => {
     clearTimeout(pending);
     pending = setTimeout(() => {
@@ -682,5 +700,4 @@ window.addEventListener('hashchange', () => {
   main.focus();
 });
 notifyEnded();
-render();
 connect();

@@ -35,15 +35,15 @@ export async function recover(
   const decided = await decideRecoveries(ctx, rc, ref, !dry);
   const results: { run: string; action: string; reason: string; status?: string }[] = [];
   let code = 0;
-  for (const { run, action } of decided) {
-    const line = `${run.name}: ${LABEL[action.kind]} — ${action.reason}`;
+  for (const { name, action } of decided) {
+    const line = `${name}: ${LABEL[action.kind]} — ${action.reason}`;
     if (!options.json) ctx.io.out(`${line}\n`);
-    const result: (typeof results)[number] = { run: run.name, action: action.kind, reason: action.reason };
+    const result: (typeof results)[number] = { run: name, action: action.kind, reason: action.reason };
     if (!dry && (action.kind === 'resume' || action.kind === 'rollback_replay')) {
       // In --json mode each run's own output is collected, and one document is printed at the end.
       const runCtx = options.json ? { ...ctx, io: memoryIo() } : ctx;
       try {
-        const exit = await carryOut(runCtx, rc, run.name, action, {
+        const exit = await carryOut(runCtx, rc, name, action, {
           json: false,
           force: options.force === true,
         });
@@ -51,10 +51,10 @@ export async function recover(
       } catch (error) {
         code = 1;
         const message = error instanceof Error ? error.message : String(error);
-        if (!options.json) ctx.io.err(`agentbox: recovering ${run.name} failed: ${message}\n`);
+        if (!options.json) ctx.io.err(`agentbox: recovering ${name} failed: ${message}\n`);
         result.reason = `${action.reason} (failed: ${message})`;
       }
-      result.status = readRun(rc.ledger, run.name).state?.status;
+      result.status = readRun(rc.ledger, name).state?.status;
     }
     results.push(result);
   }

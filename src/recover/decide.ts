@@ -32,17 +32,31 @@ export interface RecoveryFacts {
   readonly ranElsewhere?: string | null;
 }
 
+/** A run's decision with the facts it was made from. */
+export interface Decision {
+  readonly name: string;
+  readonly facts: RecoveryFacts;
+  readonly action: RecoveryAction;
+}
+
 export const MAX_RECOVERIES = 3;
 
 /** Failures that mean "the process died", not a decision (timeout, budget, abort, API error). */
 const CRASH_KINDS: ReadonlySet<FailureKind> = new Set(['crashed', 'stalled', 'killed']);
 
 /**
- * Whether a run with this status and failure kind can be resumed or replayed at all: the only
- * runs decideRecovery can answer `resume` or `rollback_replay` for (test/unit/recover-decide.test.ts
- * holds the two together). Lets a caller that wants only those skip reading every other run. Pure.
+ * Whether a run can be resumed or replayed at all, from what its summary says (status, failure
+ * kind, type, where it ran): the only runs decideRecovery can answer `resume` or `rollback_replay`
+ * for (test/unit/recover-decide.test.ts holds the two together). Lets a caller that wants only
+ * those skip reading every other run. A type not known (null) could be any. Pure.
  */
-export function mayResume(status: RunStatus | null, failureKind: FailureKind | null): boolean {
+export function mayResume(
+  status: RunStatus | null,
+  failureKind: FailureKind | null,
+  type: RunType | null,
+  ranElsewhere: string | null,
+): boolean {
+  if (type === 'interactive' || ranElsewhere) return false;
   if (status === 'ACTIVE') return true;
   return (
     (status === 'CRASHED' || status === 'STALLED') && failureKind !== null && CRASH_KINDS.has(failureKind)

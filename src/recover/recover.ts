@@ -1,9 +1,10 @@
+import path from 'node:path';
 import type { CommandContext } from '../context.js';
 import { AgentboxError } from '../errors.js';
 import { restoreCheckpoint } from '../git/checkpoint.js';
 import {
+  type Ledger,
   listRuns,
-  type RunDetails,
   type RunSummary,
   reactivated,
   readRun,
@@ -17,9 +18,11 @@ import type { RunContext } from '../run/context.js';
 import { continueSession } from '../run/continue.js';
 import { EventLog } from '../run/events.js';
 import { runHere } from '../run/start.js';
+import type { Env } from '../util/env.js';
 import { endOrphan } from '../watchdog/watchdog.js';
-import { decideRecovery, mayResume, type RecoveryAction } from './decide.js';
-import { recoveryFacts } from './facts.js';
+import { type Decision, decideRecovery, type RecoveryAction } from './decide.js';
+import { readRecoveryFacts } from './facts.js';
+import type { RecoveryMemo } from './memo.js';
 
 /** What the replayed agent is told, after the task itself. */
 export function replayNote(to: 'checkpoint' | 'start' | null, more?: string): string {
@@ -36,16 +39,26 @@ export function replayNote(to: 'checkpoint' | 'start' | null, more?: string): st
   ].join('\n');
 }
 
-/** The decision for one run, recorded in its events.jsonl (and INDEX.jsonl) unless it is "none". */
-async function decide(ctx: CommandContext, rc: RunContext, name: string, record: boolean) {
-  const run = readRun(rc.ledger, name);
-  if (!run.state) throw new AgentboxError('RUN_CORRUPT', `run ${name} has no state.json`);
-  const facts = await recoveryFacts(run.dir, run.meta, run.state, ctx.env);
-  const action = decideRecovery(facts);
-  if (record && action.kind !== 'none') {
-    new EventLog(run.dir).append({ event: 'recover', action: action.kind, reason: action.reason, facts });
+/** The decision for one run, recorded in its events.jsonl unless it is "none" (only carrying it out changes the run). */
+async function decide(
+  ledger: Ledger,
+  env: Env,
+  name: string,
+  record: boolean,
+  memo?: RecoveryMemo,
+): Promise<Decision> {
+  let decided: Decision;
+  if (memo) decided = await memo.decision(ledger, name, env);
+  else {
+    const facts = await readRecoveryFacts(ledger, name, env);
+    decided = { name, facts, action: decideRecovery(facts) };
   }
-  return { run, action };
+  const { action, facts } = decided;
+  if (record && action.kind !== 'none') {
+    const event = { event: 'recover', action: action.kind, reason: action.reason, facts };
+    new EventLog(path.join(ledger.runsDir, name)).append(event);
+  }
+  return decided;
 }
 
 /**
@@ -94,30 +107,30 @@ function looksInterrupted(run: RunSummary): boolean {
   return run.status !== null && ['ACTIVE', 'CRASHED', 'STALLED', 'REVIEW'].includes(run.status);
 }
 
-/** Only the runs that could be resumed or replayed (what the web UI offers to recover). */
-export function resumable(run: RunSummary): boolean {
-  return mayResume(run.status, run.failure_kind);
-}
-
 /**
  * The runs `agentbox recover` looks at — the one named, else every run that was running or waits
  * for review, oldest first (the order they were started in) — each with its decision, recorded
- * in its events.jsonl unless `record` is false (a dry run).
+ * in its events.jsonl unless `record` is false (a dry run). `memo` keeps what was read for the
+ * next call (src/recover/memo.ts), for a caller that asks again and again.
  */
 export async function decideRecoveries(
-  ctx: CommandContext,
-  rc: RunContext,
+  ctx: { readonly env: Env },
+  rc: { readonly ledger: Ledger },
   ref: string | undefined,
   record: boolean,
   only: (run: RunSummary) => boolean = looksInterrupted,
-): Promise<{ run: RunDetails; action: RecoveryAction }[]> {
+  memo?: RecoveryMemo,
+): Promise<Decision[]> {
+  const { ledger } = rc;
   const names = ref
-    ? [resolveRun(rc.ledger, ref)]
-    : listRuns(rc.ledger, {})
-        .runs.filter(only)
-        .map((r) => r.name)
-        .reverse();
+    ? [resolveRun(ledger, ref)]
+    : memo
+      ? memo.names(ledger, only)
+      : listRuns(ledger, {})
+          .runs.filter(only)
+          .map((r) => r.name)
+          .reverse();
   const decided = [];
-  for (const name of names) decided.push(await decide(ctx, rc, name, record));
+  for (const name of names) decided.push(await decide(ledger, ctx.env, name, record, memo));
   return decided;
 }

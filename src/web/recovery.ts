@@ -3,8 +3,10 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { memoryIo } from '../context.js';
-import { type Ledger, listRuns, openLedger } from '../ledger/index.js';
-import { decideRecoveries, resumable } from '../recover/recover.js';
+import { type Ledger, openLedger, type RunSummary } from '../ledger/index.js';
+import { type Decision, mayResume } from '../recover/decide.js';
+import { RecoveryMemo } from '../recover/memo.js';
+import { decideRecoveries } from '../recover/recover.js';
 import { loadRunContext } from '../run/context.js';
 import { assertHuman } from '../run/gate.js';
 import type { Env } from '../util/env.js';
@@ -18,18 +20,33 @@ export interface Interrupted {
   readonly reason: string;
 }
 
+/** Only the runs that could be resumed or replayed: what the page offers to recover. */
+const offered = (run: RunSummary) => mayResume(run.status, run.failure_kind, run.type, run.ran_on);
+
+/** Per ledger, while the server runs (the command and the page share it): what was read, and the last answer. */
+const kept = new Map<string, { memo: RecoveryMemo; decided: readonly Decision[]; runs: Interrupted[] }>();
+
 /** What `agentbox recover --dry-run` would do: the runs it would resume or replay. Changes nothing. */
 export async function interruptedRuns(root: string, env: Env): Promise<Interrupted[]> {
   const ctx = { cwd: root, env, io: memoryIo() };
   assertHuman(env, 'recover', root);
-  // NOTE: asked on every page load: most ledgers have no run to recover, and thousands waiting for
-  // review (decided from their files one by one, ~1 s for 10,000 runs, measured): those are not
-  // read, and without a candidate the run context (the claude binary's version) is not loaded.
-  if (!listRuns(openLedger(root), {}).runs.some(resumable)) return [];
-  const decided = await decideRecoveries(ctx, await loadRunContext(ctx), undefined, false, resumable);
-  return decided
+  const ledger = openLedger(root);
+  const last = kept.get(ledger.dir) ?? { memo: new RecoveryMemo(), decided: [], runs: [] };
+  kept.set(ledger.dir, last);
+  // NOTE: asked on every page load, with thousands of runs: only those that could be resumed or
+  // replayed are read, what was read is kept (src/recover/memo.ts), and without a candidate the
+  // run context (config, the claude binary) is not loaded.
+  if (last.memo.names(ledger, offered).length === 0) return [];
+  const rc = await loadRunContext(ctx);
+  const decided = await decideRecoveries(ctx, rc, undefined, false, offered, last.memo);
+  // The same decisions (the memo gives the same objects): the same answer, nothing new to make.
+  if (decided.length === last.decided.length && decided.every((d, i) => d === last.decided[i]))
+    return last.runs;
+  last.decided = decided;
+  last.runs = decided
     .filter(({ action }) => action.kind === 'resume' || action.kind === 'rollback_replay')
-    .map(({ run, action }) => ({ run: run.name, action: action.kind, reason: action.reason }));
+    .map(({ name, action }) => ({ run: name, action: action.kind, reason: action.reason }));
+  return last.runs;
 }
 
 /**

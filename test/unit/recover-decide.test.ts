@@ -80,7 +80,7 @@ describe('decideRecovery', () => {
 });
 
 describe('mayResume: what the web UI reads before it decides', () => {
-  it('is true for every status and failure kind decideRecovery can resume or replay, whatever the other facts', () => {
+  it('is true for every status, failure kind, type and origin decideRecovery can resume or replay, whatever the other facts', () => {
     const kinds = [null, ...FAILURE_KINDS];
     const others: Partial<RecoveryFacts>[] = [
       {},
@@ -93,14 +93,26 @@ describe('mayResume: what the web UI reads before it decides', () => {
     for (const status of RUN_STATUSES)
       for (const failureKind of kinds)
         for (const type of RUN_TYPES)
-          for (const other of others) {
-            const { kind } = decideRecovery({ ...base, status, failureKind, type, ...other });
-            if (kind !== 'resume' && kind !== 'rollback_replay') continue;
-            resumed++;
-            expect(mayResume(status, failureKind), `${status} ${failureKind} ${type}`).toBe(true);
-          }
+          for (const ranElsewhere of [null, 'build-box'])
+            for (const other of others) {
+              const facts = { ...base, status, failureKind, type, ranElsewhere, ...other };
+              const { kind } = decideRecovery(facts);
+              if (kind !== 'resume' && kind !== 'rollback_replay') continue;
+              resumed++;
+              const what = `${status} ${failureKind} ${type} ${ranElsewhere}`;
+              expect(mayResume(status, failureKind, type, ranElsewhere), what).toBe(true);
+              // A run whose type is not known (no readable meta.yaml) could be any.
+              expect(mayResume(status, failureKind, null, ranElsewhere), what).toBe(true);
+            }
     expect(resumed).toBeGreaterThan(0);
-    expect(mayResume('REVIEW', null)).toBe(false);
-    expect(mayResume('CRASHED', 'timeout')).toBe(false);
+  });
+
+  it.each<[string, Parameters<typeof mayResume>]>([
+    ['waiting for review', ['REVIEW', null, 'fix', null]],
+    ['a timeout', ['CRASHED', 'timeout', 'fix', null]],
+    ['an interactive session', ['CRASHED', 'crashed', 'interactive', null]],
+    ['a run fetched from elsewhere', ['CRASHED', 'crashed', 'fix', 'build-box']],
+  ])('is false for %s', (_, args) => {
+    expect(mayResume(...args)).toBe(false);
   });
 });
