@@ -5,6 +5,7 @@ import { AgentboxError } from '../errors.js';
 import { findRepo } from '../git/repo.js';
 import { type Ledger, openLedger } from '../ledger/index.js';
 import { assertHuman } from '../run/gate.js';
+import { thousands } from '../util/number.js';
 import { interruptedRuns, startRecover } from '../web/recovery.js';
 import { loadUiState, saveUiState } from '../web/secrets.js';
 import { startUiServer, type UiServer } from '../web/server.js';
@@ -57,7 +58,7 @@ async function applyRestartMode(ctx: CommandContext, root: string, ledger: Ledge
   if (mode === 'off') return;
   const runs = await interruptedRuns(root, ctx.env);
   if (runs.length === 0) return;
-  const names = runs.map((r) => r.run).join(', ');
+  const names = someNames(runs.map((r) => r.run));
   if (mode === 'ask') {
     ctx.io.out(`  ${runs.length} interrupted run(s) can be recovered from the page: ${names}\n`);
     return;
@@ -114,4 +115,12 @@ export async function ui(ctx: CommandContext, options: UiOptions): Promise<numbe
   });
   await server.close();
   return 0;
+}
+
+/** The names of the runs, the first `max` of them when there are more (thousands fill a screen). */
+export function someNames(names: readonly string[], max = 5): string {
+  const shown = names.slice(0, max).join(', ');
+  return names.length > max
+    ? `${shown} and ${thousands(names.length - max)} more (agentbox recover --dry-run lists them)`
+    : shown;
 }
