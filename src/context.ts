@@ -1,6 +1,6 @@
 import { isCi } from './util/ci.js';
 import type { Env } from './util/env.js';
-import { fdWriter, isPipeOrFile } from './util/fd-writer.js';
+import { fdWriter } from './util/fd-writer.js';
 /**
  * What every command receives instead of reading process globals: the directory it runs in, the
  * environment, and where to write. Tests build one in-process; the CLI builds the real one.
@@ -117,20 +117,11 @@ export function processIo(
   env: Env,
   options: ProcessIoOptions = {},
 ): Io & { longLived(): void } {
-  const onGone = options.onReaderGone ?? (() => {});
   // A pipe or a file is no terminal: process.stdout is not made at all (NOTE: ~4 ms for a pipe).
-  const direct = options.outFd !== undefined && isPipeOrFile(options.outFd);
-  const writer = fdWriter(direct ? options.outFd! : -1, () => stream.stdout, onGone);
-  if (!direct) writer.toStream();
-  const errFd = options.errFd;
-  const errWriter = fdWriter(
-    errFd ?? -1,
-    () => stream.stderr,
-    () => {},
-  );
-  if (errFd === undefined || !isPipeOrFile(errFd)) errWriter.toStream();
+  const writer = fdWriter(options.outFd, () => stream.stdout, options.onReaderGone);
+  const errWriter = fdWriter(options.errFd, () => stream.stderr);
   // In CI (see src/util/ci.ts) output is a log: plain lines, no colour, no live line, no prompt.
-  const isTTY = !direct && !isCi(env) && Boolean(stream.stdout.isTTY);
+  const isTTY = !writer.direct && !isCi(env) && Boolean(stream.stdout.isTTY);
   const color = isTTY && env.NO_COLOR === undefined && env.TERM !== 'dumb';
   const ask = async (question: string) => {
     const { createInterface } = await import('node:readline/promises');

@@ -151,7 +151,6 @@ function listAll(ledger: Ledger): { runs: RunSummary[]; total: number } {
     return summaryFromFiles(ledger, name);
   });
   const listed = exact && settled(stat, listedAt) ? stamp : null;
-  if (fold.changed || (listed !== null && listed !== fold.listed))
-    saveFold(ledger, fold, listed ?? fold.listed);
+  if (fold.changed || listed !== fold.listed) saveFold(ledger, fold, listed);
   return { runs: sortInsideMinutes(runs), total: names.length };
 }

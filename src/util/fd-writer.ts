@@ -13,6 +13,8 @@ import fs from 'node:fs';
 
 export interface FdWriter {
   write(text: string): void;
+  /** Whether writes still go to the descriptor itself (a pipe or a file, until toStream()). */
+  readonly direct: boolean;
   /** From now on through the stream (which never blocks the event loop). */
   toStream(): void;
 }
@@ -28,11 +30,15 @@ export function isPipeOrFile(fd: number): boolean {
 }
 
 /**
- * Writes to `fd` directly until toStream(), then to `stream()`. `onGone`: the reader went away
- * (EPIPE), called once; what is left to write is dropped.
+ * Writes to `fd` directly when it is a pipe or a file, until toStream(); else, and then, to
+ * `stream()`. `onGone`: the reader went away (EPIPE), called once; what is left is dropped.
  */
-export function fdWriter(fd: number, stream: () => NodeJS.WritableStream, onGone: () => void): FdWriter {
-  let streamed = false;
+export function fdWriter(
+  fd: number | undefined,
+  stream: () => NodeJS.WritableStream,
+  onGone: () => void = () => {},
+): FdWriter {
+  let streamed = fd === undefined || !isPipeOrFile(fd);
   let gone = false;
   const lost = () => {
     if (gone) return;
@@ -60,7 +66,7 @@ export function fdWriter(fd: number, stream: () => NodeJS.WritableStream, onGone
       const bytes = Buffer.from(text);
       let at = 0;
       try {
-        while (at < bytes.length) at += fs.writeSync(fd, bytes, at);
+        while (at < bytes.length) at += fs.writeSync(fd!, bytes, at);
       } catch (error) {
         const code = (error as NodeJS.ErrnoException).code;
         if (code === 'EPIPE') return lost();
@@ -68,6 +74,9 @@ export function fdWriter(fd: number, stream: () => NodeJS.WritableStream, onGone
         streamed = true;
         target().write(bytes.subarray(at));
       }
+    },
+    get direct() {
+      return !streamed;
     },
     toStream() {
       streamed = true;

@@ -105,6 +105,12 @@ describe('fdWriter', () => {
   it('a terminal or a missing descriptor is not written to directly', () => {
     const devNull = fs.openSync('/dev/null', 'w');
     expect(isPipeOrFile(devNull)).toBe(false);
+    const rec = recordingStream();
+    const writer = fdWriter(devNull, rec.stream);
+    expect(writer.direct).toBe(false);
+    writer.write('to the stream\n');
+    expect(rec.text()).toBe('to the stream\n');
+    expect(fdWriter(undefined, rec.stream).direct).toBe(false);
     fs.closeSync(devNull);
     expect(isPipeOrFile(987_654)).toBe(false);
   });
