@@ -82,6 +82,27 @@ describe('the code cache of the bundle', () => {
     expect(fs.statSync(file).mode & 0o777).toBe(0o644);
   });
 
+  it('nor through a symlink to such a file, nor a file of another user', () => {
+    const { dist, cache } = chunks('hello');
+    load(dist, cache);
+    const file = cacheOf(cache, 'a.cjs');
+    // A link in the cache folder to a copy anyone may write: the target is what counts.
+    const shared = path.join(tempDir(), 'shared.bin');
+    fs.copyFileSync(file, shared);
+    fs.chmodSync(shared, 0o666);
+    fs.rmSync(file);
+    fs.symlinkSync(shared, file);
+    expect(load(dist, cache).value).toBe('hello!');
+    expect(fs.lstatSync(file).isSymbolicLink()).toBe(false);
+    // Owned by someone else (the tests run as root in CI, which may give a file away).
+    if (process.getuid?.() !== 0) return;
+    const before = version(file);
+    fs.chownSync(file, 12345, 12345);
+    expect(load(dist, cache).value).toBe('hello!');
+    expect(version(file)).not.toBe(before);
+    expect(fs.statSync(file).uid).toBe(0);
+  });
+
   it('leaves a chunk with import() to node: it runs, and is not cached', () => {
     const { dist, cache } = chunks('hello');
     expect(load(dist, cache).sep).toBe('/');
