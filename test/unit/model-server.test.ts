@@ -1,3 +1,4 @@
+import http from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   bash,
@@ -286,6 +287,29 @@ describe('other endpoints', () => {
       { method: 'POST', path: '/v1/messages/count_tokens' },
       { method: 'GET', path: '/v2/unknown' },
     ]);
+  });
+
+  it("keeps an idle kept-alive connection open past node's 5 s default, as an API gateway does", async () => {
+    const s = await start([{ reply: text('hi') }]);
+    const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+    const post = () =>
+      new Promise<{ status: number; reused: boolean }>((resolve, reject) => {
+        const req = http.request(`${s.url}/v1/messages`, { method: 'POST', agent }, (res) => {
+          res.resume();
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, reused: req.reusedSocket }));
+        });
+        req.on('error', reject);
+        req.end(JSON.stringify(messagesBody()));
+      });
+    try {
+      expect(await post()).toEqual({ status: 200, reused: false });
+      // Past node's default keepAliveTimeout (5 s, and the grace node adds to it): a server with the
+      // default has closed the socket by then (measured: open at 5.6 s, closed at 6.5 s).
+      await new Promise((r) => setTimeout(r, 7_500));
+      expect(await post()).toEqual({ status: 200, reused: true });
+    } finally {
+      agent.destroy();
+    }
   });
 
   it('listens on 127.0.0.1 and a fresh port each time', async () => {
