@@ -345,6 +345,20 @@ async function showRun(id) {
       ),
     );
   }
+  if (run.nested?.length) {
+    parts.push(
+      h(
+        'div',
+        { class: 'panel warn', id: 'nested' },
+        h('strong', {}, 'Nested repositories — never followed, left out of the patch, set aside'),
+        h(
+          'ul',
+          {},
+          run.nested.map((n) => h('li', {}, `${n.path}/ (.git ${n.kind}) → ${n.moved_to ?? 'not moved'}`)),
+        ),
+      ),
+    );
+  }
   if (run.patch) {
     const target = h('div', { id: 'diff' });
     const toggle = h(

@@ -19,6 +19,7 @@ import {
   type Spend,
 } from '../ledger/index.js';
 import { EventLog } from '../run/events.js';
+import { type NestedRecord, nestedLines, nestedOfEvents } from '../run/finalize-nested.js';
 import { nextAction } from '../run/next-step.js';
 import { toolErrorsNote } from '../run/tool-errors.js';
 import { thousands } from '../util/number.js';
@@ -173,6 +174,7 @@ function findingLines(
   inspection: Inspection,
   refusals: readonly Refusal[],
   report: string | null,
+  nested: readonly NestedRecord[],
 ): string[] {
   const out: string[] = [];
   if (refusals.length > 0) {
@@ -180,6 +182,7 @@ function findingLines(
     for (const r of refusals)
       out.push(`  ${r.by.padEnd(8)}  ${r.tool.padEnd(6)}  ${clean(r.what).slice(0, 100)}`);
   }
+  out.push(...nestedLines(nested, style.warn));
   if (inspection.refused.length > 0) {
     out.push('', style.bad('refused changes — agentbox merge will not apply this patch'));
     out.push(...sensitiveLines(inspection.refused));
@@ -208,6 +211,7 @@ export function renderRunDetails(
   inspection: Inspection = NO_PATCH,
   events: { readonly refusals: readonly Refusal[]; readonly sandboxOff: string | null } = NO_EVENTS,
   report: string | null = null,
+  nested: readonly NestedRecord[] = [],
 ): string {
   const { refusals, sandboxOff } = events;
   const { meta, state } = run;
@@ -245,7 +249,7 @@ export function renderRunDetails(
   if (files.length === 0) lines.push(style.dim('  (no artifacts yet)'));
   const width = Math.max(0, ...files.map((f) => f.path.length));
   for (const f of files) lines.push(`  ${f.path.padEnd(width)}  ${formatBytes(f.bytes).padStart(9)}`);
-  lines.push(...findingLines(style, inspection, refusals, report));
+  lines.push(...findingLines(style, inspection, refusals, report, nested));
   lines.push('', 'paths');
   field('run folder', run.dir);
   if (state?.worktree_path) field('worktree', path.resolve(root, state.worktree_path));
@@ -269,13 +273,14 @@ export async function show(ctx: CommandContext, runRef: string, opts: ShowOption
   const events = new EventLog(run.dir).read();
   const refusals = refusalsOf(events);
   const sandboxOff = sandboxOffOf(events);
+  const nested = nestedOfEvents(events);
   const report = run.files.includes('report.md')
     ? fs.readFileSync(path.join(run.dir, 'report.md'), 'utf8')
     : null;
   if (opts.json) {
     const { name, dir, meta, state } = run;
     ctx.io.out(
-      `${JSON.stringify({ name, dir, meta, state, files, sensitive, refused, refusals, sandbox_off: sandboxOff, report }, null, 2)}\n`,
+      `${JSON.stringify({ name, dir, meta, state, files, sensitive, refused, refusals, nested, sandbox_off: sandboxOff, report }, null, 2)}\n`,
     );
     return 0;
   }
@@ -288,6 +293,7 @@ export async function show(ctx: CommandContext, runRef: string, opts: ShowOption
       { sensitive, refused },
       { refusals, sandboxOff },
       report,
+      nested,
     ),
   );
   return 0;

@@ -111,11 +111,14 @@ export async function applyMerge(
   options: { readonly commit: boolean },
 ): Promise<MergeResult> {
   const { root, run, patch, sensitive } = plan;
-  const { files } = await applyPatch(root, patch);
-  const changed = fs
-    .readFileSync(patch, 'latin1')
-    .split('\n')
-    .filter((l) => l.startsWith('diff --git ')).length;
+  // A gitlink never lands (git apply leaves an empty folder): it is neither committed nor counted.
+  const gitlinks = new Set(sensitive.filter((c) => c.kind === 'gitlink').map((c) => c.path));
+  const files = (await applyPatch(root, patch)).files.filter((f) => !gitlinks.has(f));
+  const changed =
+    fs
+      .readFileSync(patch, 'latin1')
+      .split('\n')
+      .filter((l) => l.startsWith('diff --git ')).length - gitlinks.size;
   const hookFiles = [...new Set(sensitive.filter((c) => c.kind === 'hooks').map((c) => c.path))];
   const hooks = hookFiles.length === 0;
   const commit = options.commit

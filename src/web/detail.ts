@@ -3,6 +3,7 @@ import path from 'node:path';
 import { inspectPatchFile } from '../git/apply.js';
 import { type Ledger, readRun, resolveRun } from '../ledger/index.js';
 import { EventLog } from '../run/events.js';
+import { nestedOfEvents } from '../run/finalize-nested.js';
 import { renderMarkdown } from './markdown.js';
 import { activity } from './runs.js';
 
@@ -20,13 +21,15 @@ export async function runDetail(ledger: Ledger, root: string, ref: string) {
   const patch = read('changes.patch');
   const inspection =
     patch !== null ? await inspectPatchFile(root, path.join(run.dir, 'changes.patch')) : null;
+  const events = new EventLog(run.dir).read();
   return {
     name: run.name,
     id: run.meta.run_id,
     meta: run.meta,
     state: run.state,
     files: run.files,
-    events: new EventLog(run.dir).read(),
+    events,
+    nested: nestedOfEvents(events),
     prompt: read('prompt.md'),
     report,
     report_html: report === null ? null : renderMarkdown(report),
