@@ -153,7 +153,11 @@ function git(cwd: string, args: string[], input?: string, personHooks = false): 
  */
 export async function inspectPatchFile(repoRoot: string, patchFile: string): Promise<Inspection> {
   const patch = readPatch(path.resolve(repoRoot, patchFile));
-  const hooks = await runGit(['config', '--path', '--get', 'core.hooksPath'], { cwd: repoRoot });
+  // The person's hooksPath, not the runner's own /dev/null (inert.ts), which would hide it.
+  const hooks = await runGit(['config', '--path', '--get', 'core.hooksPath'], {
+    cwd: repoRoot,
+    personHooks: true,
+  });
   const configured = hooks.exitCode === 0 ? hooks.stdout.trim() : '';
   // The root is a real path; so must an absolute hooksPath be to compare (/tmp → /private/tmp).
   const hooksPath =

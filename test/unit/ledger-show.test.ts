@@ -120,6 +120,7 @@ describe('agentbox show', () => {
       'sensitive',
       'refused',
       'refusals',
+      'nested',
       'sandbox_off',
       'report',
     ]);
