@@ -1,8 +1,9 @@
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bash, text } from '../fixtures/model-server/index.js';
+import { AGENTBOX_BIN } from '../helpers/bin.js';
 import { GIT_ENV, gitRepo, tempDir } from '../helpers/git-repo.js';
 import { expectNoProcessesLeft } from '../helpers/processes.js';
 import { type Project, project } from '../helpers/project.js';
@@ -15,6 +16,14 @@ import { type Project, project } from '../helpers/project.js';
  * the patch. The marker lives where the sandbox cannot write: only a command run as the person,
  * outside the box, can create it.
  */
+const waitFor = async (check: () => boolean, ms = 30_000) => {
+  const deadline = Date.now() + ms;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error('timed out waiting for turn 1');
+    await new Promise((r) => setTimeout(r, 100));
+  }
+};
+
 describe('agent-written nested repositories are inert (the real sandbox)', () => {
   let p: Project;
   let root: string;
@@ -79,9 +88,53 @@ describe('agent-written nested repositories are inert (the real sandbox)', () =>
     plainGit(worktree, 'status');
     plainGit(worktree, 'diff');
     expect(fs.existsSync(marker)).toBe(false);
+  });
 
-    // A nested repository in the worktree when `uninstall --purge` looks at it (say, one left by
-    // a run that never reached its end): purge's git does not enter it either.
+  it('at resume of a crashed run, a nested repository planted since runs nothing either', async () => {
+    const task = 'nest then hang';
+    const g = 'env -u GIT_DIR -u GIT_WORK_TREE git';
+    p.server.setRules([
+      {
+        when: { turn: 0, anyText: task },
+        reply: bash(`${g} init -q inner2 && echo z > inner2/z.txt && echo ok > done.txt`),
+      },
+      { when: { turn: 1, anyText: task }, reply: { text: 'never', delayMs: 120_000 } },
+      { when: { anyText: 'please wrap up' }, reply: text('Wrapped up.') },
+    ]);
+    const child = spawn(process.execPath, [AGENTBOX_BIN, 'fix', task], {
+      cwd: root,
+      env: p.env,
+      stdio: 'ignore',
+    });
+    const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
+    await waitFor(() => p.server.requests.some((r) => r.view.turn === 1 && r.view.allText.includes(task)));
+    const name = p.newest();
+    process.kill(p.state(name).claude_pid, 'SIGKILL');
+    expect(await exited).toBe(1);
+    expect(p.state(name)).toMatchObject({ status: 'CRASHED', failure: { kind: 'killed' } });
+    const worktree = path.resolve(root, p.state(name).worktree_path);
+    // Planted between the crash and the resume: a repository with a commit in the submodule folder.
+    const sm = path.join(worktree, 'sm');
+    plainGit(sm, 'init', '-q');
+    plainGit(sm, 'commit', '-q', '--allow-empty', '-m', 'x');
+    plainGit(sm, 'config', 'core.fsmonitor', `touch ${marker}; false`);
+    const resumed = await p.agentbox(['resume', name, 'please wrap up']);
+    expect(resumed.code, resumed.stderr).toBe(0);
+    expect(fs.existsSync(marker)).toBe(false);
+    expect(p.state(name).status).not.toBe('CRASHED');
+    const nested = p.events(name).filter((e) => e.event === 'nested_git');
+    expect(nested.map((e) => e.path).sort()).toEqual(['inner2', 'sm']);
+    expect(p.read(name, 'changes.patch')).toContain('done.txt');
+    expect(p.read(name, 'changes.patch')).not.toMatch(/inner2|\bsm\b/);
+    plainGit(worktree, 'status');
+    expect(fs.existsSync(marker)).toBe(false);
+  });
+
+  it('uninstall --purge does not enter a nested repository', async () => {
+    // A nested repository in a worktree when `uninstall --purge` looks at it (say, one left by a
+    // run that never reached its end): purge's git does not enter it either.
+    const name = p.runs()[0]!;
+    const worktree = path.resolve(root, p.state(name).worktree_path);
     plainGit(path.join(worktree, 'sm'), 'init', '-q');
     plainGit(path.join(worktree, 'sm'), 'commit', '-q', '--allow-empty', '-m', 'x');
     plainGit(path.join(worktree, 'sm'), 'config', 'core.fsmonitor', `touch ${marker}; false`);
