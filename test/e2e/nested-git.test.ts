@@ -61,6 +61,7 @@ describe('agent-written nested repositories are inert (the real sandbox)', () =>
     ]);
     const first = p.server.requests.length;
     const result = await p.agentbox(['fix', task]);
+    expect(fs.existsSync(marker), 'a planted command ran at the end of the run').toBe(false);
     expect(result.code, result.stderr).toBe(0);
     const name = p.newest();
     // Each planting step worked inside the box (else this test proves nothing).
@@ -92,6 +93,7 @@ describe('agent-written nested repositories are inert (the real sandbox)', () =>
 
   it('at resume of a crashed run, a nested repository planted since runs nothing either', async () => {
     const task = 'nest then hang';
+    const fired = `${marker}-resume`;
     const g = 'env -u GIT_DIR -u GIT_WORK_TREE git';
     p.server.setRules([
       {
@@ -117,31 +119,32 @@ describe('agent-written nested repositories are inert (the real sandbox)', () =>
     const sm = path.join(worktree, 'sm');
     plainGit(sm, 'init', '-q');
     plainGit(sm, 'commit', '-q', '--allow-empty', '-m', 'x');
-    plainGit(sm, 'config', 'core.fsmonitor', `touch ${marker}; false`);
+    plainGit(sm, 'config', 'core.fsmonitor', `touch ${fired}; false`);
     const resumed = await p.agentbox(['resume', name, 'please wrap up']);
+    expect(fs.existsSync(fired), 'a planted command ran at resume').toBe(false);
     expect(resumed.code, resumed.stderr).toBe(0);
-    expect(fs.existsSync(marker)).toBe(false);
     expect(p.state(name).status).not.toBe('CRASHED');
     const nested = p.events(name).filter((e) => e.event === 'nested_git');
     expect(nested.map((e) => e.path).sort()).toEqual(['inner2', 'sm']);
     expect(p.read(name, 'changes.patch')).toContain('done.txt');
     expect(p.read(name, 'changes.patch')).not.toMatch(/inner2|\bsm\b/);
     plainGit(worktree, 'status');
-    expect(fs.existsSync(marker)).toBe(false);
+    expect(fs.existsSync(fired)).toBe(false);
   });
 
   it('uninstall --purge does not enter a nested repository', async () => {
     // A nested repository in a worktree when `uninstall --purge` looks at it (say, one left by a
     // run that never reached its end): purge's git does not enter it either.
+    const fired = `${marker}-purge`;
     const name = p.runs()[0]!;
     const worktree = path.resolve(root, p.state(name).worktree_path);
     plainGit(path.join(worktree, 'sm'), 'init', '-q');
     plainGit(path.join(worktree, 'sm'), 'commit', '-q', '--allow-empty', '-m', 'x');
-    plainGit(path.join(worktree, 'sm'), 'config', 'core.fsmonitor', `touch ${marker}; false`);
-    expect(fs.existsSync(marker)).toBe(false);
+    plainGit(path.join(worktree, 'sm'), 'config', 'core.fsmonitor', `touch ${fired}; false`);
+    expect(fs.existsSync(fired)).toBe(false);
     const purged = await p.agentbox(['uninstall', '--purge', '--force']);
     expect(purged.code, purged.stderr).toBe(0);
-    expect(fs.existsSync(marker)).toBe(false);
+    expect(fs.existsSync(fired)).toBe(false);
   });
 
   it('leaves no process behind', async () => {
