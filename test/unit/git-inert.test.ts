@@ -10,9 +10,17 @@ import { findNestedGit } from '../../src/git/nested.js';
 import { exportPatch } from '../../src/git/patch.js';
 import { inspectPatch } from '../../src/git/sensitive.js';
 import { addWorktree } from '../../src/git/worktree.js';
-import { createRun, ensureLedger, openLedger, readState } from '../../src/ledger/index.js';
+import {
+  createRun,
+  ensureLedger,
+  openLedger,
+  readRun,
+  readState,
+  updateState,
+} from '../../src/ledger/index.js';
 import { EventLog } from '../../src/run/events.js';
 import { finalizeRun } from '../../src/run/finalize.js';
+import { applyMerge, prepareMerge } from '../../src/run/merge.js';
 import { GIT_ENV, gitRepo, tempDir } from '../helpers/git-repo.js';
 import { ENVELOPE } from './fixtures/ledger.js';
 
@@ -193,6 +201,45 @@ describe('a .git below the worktree’s root is never followed', () => {
 });
 
 describe('gitlinks', () => {
+  it('merge lists a gitlink as sensitive, and counts and commits only what landed', async () => {
+    for (const [key, value] of Object.entries(GIT_ENV)) vi.stubEnv(key, value);
+    const repo = gitRepo();
+    ensureLedger(repo.dir);
+    const ledger = openLedger(repo.dir);
+    const base = repo.git('rev-parse', 'HEAD').trim();
+    const run = await createRun(ledger, {
+      type: 'fix',
+      task: 'link',
+      envelope: ENVELOPE,
+      repoShaStart: base,
+    });
+    const sha = '1'.repeat(40);
+    const blob = 'e69de29bb2d1d6434b8b29ae775ad8c2e48c5391'; // the empty file
+    fs.writeFileSync(
+      path.join(run.dir, 'changes.patch'),
+      [
+        'diff --git a/sm b/sm',
+        'new file mode 160000',
+        `index 0000000..${sha}`,
+        '--- /dev/null',
+        '+++ b/sm',
+        '@@ -0,0 +1 @@',
+        `+Subproject commit ${sha}`,
+        'diff --git a/f.txt b/f.txt',
+        'new file mode 100644',
+        `index 0000000..${blob}`,
+        '',
+      ].join('\n'),
+    );
+    await updateState(ledger, run.name, { status: 'REVIEW' });
+    const plan = await prepareMerge(repo.dir, readRun(ledger, run.name));
+    expect(plan.sensitive.map((c) => [c.path, c.kind])).toEqual([['sm', 'gitlink']]);
+    const done = await applyMerge(plan, { commit: true });
+    expect(done.changed).toBe(1);
+    expect(done.files).toEqual(['f.txt']);
+    expect(repo.git('show', '--name-only', '--format=', 'HEAD').trim()).toBe('f.txt');
+  });
+
   it('a gitlink in a patch is sensitive: merge does not apply it', () => {
     const sha = '1'.repeat(40);
     const patch = [
