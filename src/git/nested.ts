@@ -12,13 +12,16 @@ import path from 'node:path';
 export interface NestedGit {
   /** The folder holding the `.git`, relative to the worktree, `/`-separated. */
   readonly path: string;
-  /** A `.git` folder (a repository) or a `.git` file (a gitlink to a git dir elsewhere). */
-  readonly kind: 'folder' | 'file';
+  /**
+   * A `.git` folder (a repository), a `.git` file (naming a git dir elsewhere), or a symlink
+   * (git follows one named `.git` to a git dir).
+   */
+  readonly kind: 'folder' | 'file' | 'link';
 }
 
 /**
- * Every `.git` below `worktree`'s root, in path order. Symlinks are not followed (git does not
- * follow them either); a `.git` is not entered. NOTE: the name is compared without case: on a
+ * Every `.git` below `worktree`'s root (folder, file or symlink), in path order. Symlinked folders
+ * are not walked into (git does not walk them either); a `.git` is not entered. NOTE: the name is compared without case: on a
  * case-insensitive file system `.GIT` is the same entry to git.
  */
 export function findNestedGit(worktree: string): NestedGit[] {
@@ -33,8 +36,7 @@ export function findNestedGit(worktree: string): NestedGit[] {
     for (const entry of entries.sort((a, b) => (a.name < b.name ? -1 : 1))) {
       const child = rel ? `${rel}/${entry.name}` : entry.name;
       if (entry.name.toLowerCase() === '.git') {
-        if (rel && (entry.isDirectory() || entry.isFile()))
-          found.push({ path: rel, kind: entry.isDirectory() ? 'folder' : 'file' });
+        if (rel) found.push({ path: rel, kind: kindOf(entry) });
       } else if (entry.isDirectory()) {
         walk(child);
       }
@@ -43,6 +45,9 @@ export function findNestedGit(worktree: string): NestedGit[] {
   walk('');
   return found;
 }
+
+const kindOf = (entry: fs.Dirent): NestedGit['kind'] =>
+  entry.isDirectory() ? 'folder' : entry.isSymbolicLink() ? 'link' : 'file';
 
 /** The pathspecs that keep nested repositories' folders out of a `git add`. Pure. */
 export function nestedExcludes(nested: readonly NestedGit[]): string[] {

@@ -45,7 +45,7 @@ export function nestedOfEvents(events: readonly Record<string, unknown>[]): Nest
     if (e.event !== 'nested_git' || typeof e.path !== 'string') continue;
     byPath.set(e.path, {
       path: e.path,
-      kind: e.kind === 'file' ? 'file' : 'folder',
+      kind: e.kind === 'file' || e.kind === 'link' ? e.kind : 'folder',
       moved_to: typeof e.moved_to === 'string' ? e.moved_to : null,
       ...(typeof e.error === 'string' ? { error: e.error } : {}),
     });

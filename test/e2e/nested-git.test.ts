@@ -48,8 +48,8 @@ describe('agent-written nested repositories are inert (the real sandbox)', () =>
       // a repository without a commit, its fsmonitor and hooks planted. NOTE: in one command: the
       // sandbox makes a `.git/config` that exists when a command starts read-only (measured).
       `${g} init -q inner && ${g} -C inner config core.fsmonitor ${plant} && ${g} -C inner config core.hooksPath hooks && mkdir -p inner/hooks && printf '#!/bin/sh\\ntouch ${marker}\\n' > inner/hooks/pre-commit && chmod +x inner/hooks/pre-commit && echo x > inner/f.txt`,
-      // a .git file pointing at a git dir elsewhere in the tree
-      `mkdir linked && ${g} init -q --separate-git-dir="$PWD/linked/gd" linked && ${g} -C linked config core.fsmonitor ${plant}`,
+      // a .git file pointing at a git dir elsewhere in the tree, and a .git symlink to it
+      `mkdir linked && ${g} init -q --separate-git-dir="$PWD/linked/gd" linked && ${g} -C linked config core.fsmonitor ${plant} && mkdir viasym && ln -s ../linked/gd viasym/.git`,
       // git init in the empty submodule folder, with a filter driver and the attributes naming it
       `(cd sm && ${g} init -q && ${g} config core.fsmonitor ${plant} && ${g} config filter.x.clean ${plant} && echo '* filter=x' > .gitattributes && echo y > y.txt)`,
       'echo fixed > fixed.txt',
@@ -74,10 +74,10 @@ describe('agent-written nested repositories are inert (the real sandbox)', () =>
     expect(fs.existsSync(marker)).toBe(false);
 
     const nested = p.events(name).filter((e) => e.event === 'nested_git');
-    expect(nested.map((e) => e.path).sort()).toEqual(['inner', 'linked', 'sm']);
+    expect(nested.map((e) => e.path).sort()).toEqual(['inner', 'linked', 'sm', 'viasym']);
     const patch = p.read(name, 'changes.patch');
     expect(patch).toContain('fixed.txt');
-    expect(patch).not.toMatch(/inner|linked|\bsm\b/);
+    expect(patch).not.toMatch(/inner|linked|viasym|\bsm\b/);
     expect(p.read(name, 'report.md')).toContain('## Nested repositories');
     const show = await p.agentbox(['show', name]);
     expect(show.stdout).toContain('nested repositories, never followed');

@@ -113,11 +113,14 @@ describe('a .git below the worktree’s root is never followed', () => {
     fs.mkdirSync(path.join(dir, 'f'));
     fs.writeFileSync(path.join(dir, 'f', '.git'), 'gitdir: /elsewhere\n');
     fs.symlinkSync(path.join(dir, 'real'), path.join(dir, 'link'));
+    fs.mkdirSync(path.join(dir, 'g'));
+    fs.symlinkSync(path.join(dir, 'real', '.git'), path.join(dir, 'g', '.git'));
     expect(findNestedGit(dir)).toEqual([
       { path: 'a', kind: 'folder' },
       { path: 'a/deeper', kind: 'folder' },
       { path: 'b/c', kind: 'folder' },
       { path: 'f', kind: 'file' },
+      { path: 'g', kind: 'link' },
       { path: 'real', kind: 'folder' },
     ]);
   });
