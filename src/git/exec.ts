@@ -177,7 +177,7 @@ function endRunning(): void {
  * an agent or a cloned repository wrote runs. Without one, agentbox's own (at the CLI the same
  * environment), as a child inherits it.
  */
-export function gitEnv(call: GitCall): NodeJS.ProcessEnv {
+function gitEnv(call: GitCall): NodeJS.ProcessEnv {
   const env = { ...(call.env ?? process.env), ...call.vars, ...(call.keepLocale ? {} : C_LOCALE) };
   return inertEnv(env, { personHooks: call.personHooks === true });
 }
