@@ -182,11 +182,11 @@ function findingLines(
   }
   if (inspection.refused.length > 0) {
     out.push('', style.bad('refused changes — agentbox merge will not apply this patch'));
-    out.push(...sensitiveLines(inspection.refused));
+    out.push(...sensitiveLines(inspection.refused).map(clean));
   }
   if (inspection.sensitive.length > 0) {
     out.push('', style.warn('sensitive changes — merge lists them and asks; --yes needs --allow-sensitive'));
-    out.push(...sensitiveLines(inspection.sensitive));
+    out.push(...sensitiveLines(inspection.sensitive).map(clean));
   }
   if (report !== null) {
     const text = terminalText(report).trimEnd().split('\n');
