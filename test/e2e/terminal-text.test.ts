@@ -1,9 +1,11 @@
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bash, type RequestView, text, tool } from '../fixtures/model-server/index.js';
+import { GIT_ENV } from '../helpers/git-repo.js';
 import { expectNoProcessesLeft } from '../helpers/processes.js';
 import { type Project, project } from '../helpers/project.js';
 import { startPty, waitFor } from '../helpers/pty.js';
+import { origin } from '../helpers/remote.js';
 
 /**
  * Issue 27 item 6, as a hostile model: what the agent writes reaches the person's terminal only as
@@ -117,4 +119,41 @@ describe('text an agent wrote, on the terminal', () => {
     expect(p.state(name).status).toBe('REVIEW');
     await expectNoProcessesLeft(p.tag, 10_000);
   }, 180_000);
+
+  it("a fetched run's task and report: a stranger's publication is shown as text", async () => {
+    // The runner is this test's project, publishing to a bare origin; the laptop clones and fetches.
+    const world = origin();
+    try {
+      p.repo.git('remote', 'add', 'origin', world.dir);
+      p.repo.git('push', '--quiet', '--force', 'origin', 'HEAD:main');
+      const task = `TASK-HOSTILE-REMOTE ${TITLE}${CURSOR}what is here?`;
+      p.server.setRules([
+        { when: { anyText: 'TASK-HOSTILE-REMOTE' }, reply: text(`REMOTE-START ${HOSTILE}`) },
+      ]);
+      const pushed = await p.agentbox(['scout', task, '--push'], { env: GIT_ENV });
+      expect(pushed.code, pushed.stderr).toBe(0);
+      const id = p.newest().slice(-6);
+      const laptop = world.clone('laptop');
+      const env = { ...p.env, ...GIT_ENV };
+      const on = async (args: string[]) => {
+        const s = startPty(args, { cwd: laptop.dir, env, cols: 160 });
+        const code = await s.exited;
+        return { code, out: s.output() };
+      };
+      expect((await on(['init'])).code).toBe(0);
+      const fetched = await on(['fetch']);
+      expect(fetched.code, fetched.out).toBe(0);
+      expectInert(fetched.out, 'fetch');
+      const show = await on(['show', id]);
+      expect(show.code, show.out).toBe(0);
+      expect(show.out).toContain('REMOTE-START');
+      expect(show.out).toContain('TASK-HOSTILE-REMOTE');
+      expectInert(show.out, 'show of a fetched run');
+      const status = await on(['status']);
+      expect(status.out).toContain('TASK-HOSTILE-REMOTE');
+      expectInert(status.out, 'status of a fetched run');
+    } finally {
+      world.cleanup();
+    }
+  }, 120_000);
 });
