@@ -1,3 +1,4 @@
+import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bash, type RequestView, text, tool } from '../fixtures/model-server/index.js';
@@ -117,6 +118,15 @@ describe('text an agent wrote, on the terminal', () => {
     expect(merge.out).toContain('Nothing changed.');
     expectInert(merge.out, 'merge summary');
     expect(p.state(name).status).toBe('REVIEW');
+
+    // An error that quotes the name: the same file, made here meanwhile, is a conflict.
+    fs.mkdirSync(path.join(p.repo.dir, '.github/workflows'), { recursive: true });
+    fs.writeFileSync(path.join(p.repo.dir, evilName), 'mine\n');
+    const conflict = await pty(['merge', id, '--yes', '--allow-sensitive']);
+    expect(conflict.code).not.toBe(0);
+    expect(conflict.out).toContain('do not apply');
+    expectInert(conflict.out, 'merge conflict error');
+    fs.rmSync(path.join(p.repo.dir, '.github'), { recursive: true });
     await expectNoProcessesLeft(p.tag, 10_000);
   }, 180_000);
 
