@@ -60,7 +60,7 @@ export async function merge(ctx: CommandContext, ref: string, options: MergeOpti
   if (!options.json) {
     // The run's status comes first: a person deciding on the diff must know it did not pass.
     if (plan.notPassing)
-      ctx.io.out(`${s.bad(`✗ ${`this run did not pass: ${notPassingLine(plan.notPassing)}`}`)}\n\n`);
+      ctx.io.out(`${s.bad(`✗ this run did not pass: ${notPassingLine(plan.notPassing)}`)}\n\n`);
     ctx.io.out(
       `${s.bold(run.name)}: ${terminalLine(run.meta.task.split('\n')[0] ?? '')}\n${terminalText(plan.stat).trimEnd()}\n`,
     );
