@@ -19,10 +19,12 @@ import {
   type Spend,
 } from '../ledger/index.js';
 import { EventLog } from '../run/events.js';
+import { gateOf, type NotPassing, notPassingLine } from '../run/merge-gate.js';
 import { nextAction } from '../run/next-step.js';
 import { toolErrorsNote } from '../run/tool-errors.js';
 import { thousands } from '../util/number.js';
 import { type Styler, styler } from '../util/style.js';
+import { terminalLine, terminalText } from '../util/terminal-text.js';
 import { colourStatus } from './status.js';
 
 export interface ShowOptions {
@@ -51,10 +53,8 @@ export function showNext(name: string, state: RunState | null, files: readonly s
   return nextAction(state.status, id, state.failure?.kind, setupLog);
 }
 
-/** Text from a run's files, safe for a terminal: escape sequences and other controls removed. */
-function clean(text: string): string {
-  return text.replace(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f]+/g, ' ');
-}
+/** One line of text from a run's files (the agent's, a publication's), safe for a terminal. */
+const clean = terminalLine;
 
 const list = (items: readonly string[]) => (items.length > 0 ? items.join(', ') : '(none)');
 
@@ -178,18 +178,18 @@ function findingLines(
   if (refusals.length > 0) {
     out.push('', style.warn(`refused actions (${refusals.length})`));
     for (const r of refusals)
-      out.push(`  ${r.by.padEnd(8)}  ${r.tool.padEnd(6)}  ${clean(r.what).slice(0, 100)}`);
+      out.push(`  ${clean(r.by).padEnd(8)}  ${clean(r.tool).padEnd(6)}  ${clean(r.what).slice(0, 100)}`);
   }
   if (inspection.refused.length > 0) {
     out.push('', style.bad('refused changes — agentbox merge will not apply this patch'));
-    out.push(...sensitiveLines(inspection.refused));
+    out.push(...sensitiveLines(inspection.refused).map(clean));
   }
   if (inspection.sensitive.length > 0) {
     out.push('', style.warn('sensitive changes — merge lists them and asks; --yes needs --allow-sensitive'));
-    out.push(...sensitiveLines(inspection.sensitive));
+    out.push(...sensitiveLines(inspection.sensitive).map(clean));
   }
   if (report !== null) {
-    const text = report.trimEnd().split('\n');
+    const text = terminalText(report).trimEnd().split('\n');
     out.push(
       '',
       `report${text.length > REPORT_LINES ? ` (first ${REPORT_LINES} of ${text.length} lines)` : ''}`,
@@ -208,12 +208,15 @@ export function renderRunDetails(
   inspection: Inspection = NO_PATCH,
   events: { readonly refusals: readonly Refusal[]; readonly sandboxOff: string | null } = NO_EVENTS,
   report: string | null = null,
+  failed: NotPassing | null = null,
 ): string {
   const { refusals, sandboxOff } = events;
   const { meta, state } = run;
   const lines: string[] = [style.bold(run.name)];
+  // First, before anything a person might read as a go-ahead: this run did not pass.
+  if (failed) lines.push(style.bad(`  ✗ did not pass: ${notPassingLine(failed)}`));
   const field = (label: string, value: string) => lines.push(`  ${label.padEnd(12)}${value}`);
-  const indentedTask = clean(meta.task).replace(/\n/g, `\n${' '.repeat(14)}`);
+  const indentedTask = terminalText(meta.task).replace(/\n/g, `\n${' '.repeat(14)}`);
   field('id', meta.run_id);
   field('type', meta.type);
   field('status', state ? colourStatus(state.status, style)(state.status) : style.dim('(no state.json)'));
@@ -228,7 +231,7 @@ export function renderRunDetails(
     const o = meta.origin;
     field(
       'ran on',
-      `${clean(o.host)} — fetched from ${o.remote}${o.run === meta.run_name ? '' : ` (published as ${o.run})`}`,
+      `${clean(o.host)} — fetched from ${clean(o.remote)}${o.run === meta.run_name ? '' : ` (published as ${clean(o.run)})`}`,
     );
   }
   if (state?.output) field('output', outputLine(state.output));
@@ -269,13 +272,14 @@ export async function show(ctx: CommandContext, runRef: string, opts: ShowOption
   const events = new EventLog(run.dir).read();
   const refusals = refusalsOf(events);
   const sandboxOff = sandboxOffOf(events);
+  const gate = gateOf(run, events);
   const report = run.files.includes('report.md')
     ? fs.readFileSync(path.join(run.dir, 'report.md'), 'utf8')
     : null;
   if (opts.json) {
     const { name, dir, meta, state } = run;
     ctx.io.out(
-      `${JSON.stringify({ name, dir, meta, state, files, sensitive, refused, refusals, sandbox_off: sandboxOff, report }, null, 2)}\n`,
+      `${JSON.stringify({ name, dir, meta, state, not_passing: gate, files, sensitive, refused, refusals, sandbox_off: sandboxOff, report }, null, 2)}\n`,
     );
     return 0;
   }
@@ -288,6 +292,7 @@ export async function show(ctx: CommandContext, runRef: string, opts: ShowOption
       { sensitive, refused },
       { refusals, sandboxOff },
       report,
+      gate,
     ),
   );
   return 0;
