@@ -21,6 +21,7 @@ import {
 import { EventLog } from '../../src/run/events.js';
 import { finalizeRun } from '../../src/run/finalize.js';
 import { applyMerge, prepareMerge } from '../../src/run/merge.js';
+import { runDetail } from '../../src/web/detail.js';
 import { GIT_ENV, gitRepo, tempDir } from '../helpers/git-repo.js';
 import { ENVELOPE } from './fixtures/ledger.js';
 
@@ -193,6 +194,8 @@ describe('a .git below the worktree’s root is never followed', () => {
     const report = fs.readFileSync(path.join(run.dir, 'report.md'), 'utf8');
     expect(report).toContain('## Nested repositories');
     expect(report).toContain('- `inner/` (a .git folder) → raw/nested-git/');
+    const page = await runDetail(ledger, repo.dir, run.name);
+    expect(page.nested.map((n) => n.path)).toEqual(['cloned', 'inner', 'linked', 'sm']);
     expect(findNestedGit(wt)).toEqual([]);
     expect(fs.readFileSync(path.join(wt, 'inner', 'f.txt'), 'utf8')).toBe('x\n');
     expect(readState(run.dir)?.failure?.kind).not.toBe('io_error');
