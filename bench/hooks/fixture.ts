@@ -61,12 +61,13 @@ export const BOX: RunSandbox = {
   tmpDir: path.join(runDir, 'tmp'),
   mainGitDir: path.join(repo.dir, '.git'),
   denyRead: [],
+  runtimeWritable: [],
   allowedDomains: [],
 };
 
 /** Claude Code's sandbox as a fix run gets it (src/sandbox/settings.ts), for its own figure. */
 export const SANDBOX_BLOCK = sandboxSettings({
-  writable: [worktree, BOX.gitDir, BOX.tmpDir],
+  writable: [worktree, BOX.gitDir!, BOX.tmpDir],
   denyWrite: [BOX.mainGitDir],
   denyRead: [canonical(ledgerDir)],
   autoAllowBash: true,

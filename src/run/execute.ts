@@ -54,9 +54,8 @@ export interface ExecuteInput {
  */
 export async function executeRun(input: ExecuteInput): Promise<Finalized> {
   const run = await prepareRun(input);
-  // A fix run without its kernel fence says so where the person looks at it (agentbox show).
-  if (run.worktree && !run.harness.privacy.sandbox)
-    run.log.append({ event: 'sandbox_off', by: sandboxOffBy(input.env) });
+  // A run without its kernel fence says so where the person looks at it (agentbox show).
+  if (!run.harness.privacy.sandbox) run.log.append({ event: 'sandbox_off', by: sandboxOffBy(input.env) });
   try {
     const ended = await setupIfDue(input, run);
     if (ended) return ended;

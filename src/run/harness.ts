@@ -110,6 +110,8 @@ export async function openRunHarness(input: HarnessInput): Promise<RunHarness> {
       runName: meta.run_name,
       repoRoot: ledger.root,
       worktree: scope.worktree,
+      // Every headless run's shell is fenced; a person's session asks them instead.
+      fenced: !input.interactive,
       config: input.sandbox,
     });
     releases.defer(() => privacy.area.dispose());

@@ -6,9 +6,10 @@ import { buildClaudeArgs } from '../claude/args.js';
 import { buildAgentEnv } from '../claude/env.js';
 import { runSettings } from '../endpoint/settings.js';
 import type { RunMeta } from '../ledger/index.js';
-import type { RunSandbox, RunSecrets } from '../sandbox/prepare.js';
+import { fixWritable, type RunSandbox, type RunSecrets } from '../sandbox/prepare.js';
 import { sandboxSettings } from '../sandbox/settings.js';
 import type { Env } from '../util/env.js';
+import { agentboxStateDir } from '../util/state-dir.js';
 import { agentRunDir } from './artifacts.js';
 import { resumePrompt, systemPromptAddition } from './prompt.js';
 import { allowedTools } from './tier.js';
@@ -82,6 +83,9 @@ function denyRules(input: LaunchInput): string[] {
     // Every run's secrets (its settings carry the endpoint's token): not for the Read tool either.
     `Read(/${input.secrets.root}/**)`,
     `Edit(/${input.secrets.root}/**)`,
+    // agentbox's state in the person's home: the web UI's token and session, the trusted repositories.
+    `Read(/${agentboxStateDir(input.parentEnv)}/**)`,
+    `Edit(/${agentboxStateDir(input.parentEnv)}/**)`,
   ];
 }
 
@@ -115,9 +119,7 @@ function launchSettings(input: LaunchInput): Record<string, unknown> {
     endpointUrl: input.endpoint.url,
     token: input.endpoint.token,
     hookFile: input.secrets.hookFile,
-    ...(box && scope.worktree
-      ? { sandbox: launchSandbox(scope.worktree, scope.ledgerDir, box, input.endpoint.url) }
-      : {}),
+    ...(box ? { sandbox: launchSandbox(scope.worktree, scope.ledgerDir, box, input.endpoint.url) } : {}),
     deny: denyRules(input),
     stopTimeoutSeconds: Math.ceil((input.supervisorTimeoutMs * 3 + (input.verifyTimeoutMs ?? 0)) / 1000) + 30,
     guard: {
@@ -136,13 +138,30 @@ function launchSettings(input: LaunchInput): Record<string, unknown> {
   });
 }
 
-/** Claude Code's sandbox around a fix run's commands. */
-function launchSandbox(worktree: string, ledgerDir: string, box: RunSandbox, endpointUrl: string) {
+/** Claude Code's sandbox around a run's commands: a fix run's, or a read-only run's (worktree null). */
+function launchSandbox(worktree: string | null, ledgerDir: string, box: RunSandbox, endpointUrl: string) {
+  // NOTE: with the sandbox on, Claude Code sends its own http hooks through the sandbox's proxy,
+  // which refuses (403) every host:port not listed, loopback included (NO_PROXY is not honoured
+  // there). So the endpoint's host:port is listed: a sandboxed command can then reach it too, but
+  // never has its token (401, logged).
+  const endpoint = new URL(endpointUrl).host;
+  if (!worktree) {
+    return sandboxSettings({
+      writable: [box.tmpDir],
+      denyWrite: [box.mainGitDir, ...box.runtimeWritable],
+      denyRead: [ledgerDir, ...box.denyRead],
+      // Claude Code's own read-only classifier still decides which commands run without asking.
+      autoAllowBash: false,
+      // A read-only run reaches nothing but its own endpoint: sandbox.allowed_domains is for fix runs.
+      allowedDomains: [endpoint],
+    });
+  }
   return sandboxSettings({
-    writable: [worktree, box.gitDir, box.tmpDir],
+    writable: fixWritable(worktree, box),
     // The run's commands, settings and templates in its worktree are agentbox's.
     denyWrite: [
       box.mainGitDir,
+      ...box.runtimeWritable,
       `${worktree}/.claude/settings.json`,
       `${worktree}/.claude/settings.local.json`,
       `${worktree}/.claude/commands`,
@@ -150,11 +169,7 @@ function launchSandbox(worktree: string, ledgerDir: string, box: RunSandbox, end
     ],
     denyRead: [ledgerDir, ...box.denyRead],
     autoAllowBash: true,
-    // NOTE: with the sandbox on, Claude Code sends its own http hooks through the
-    // sandbox's proxy, which refuses (403) every host:port not listed, loopback included
-    // (NO_PROXY is not honoured there). So the endpoint's host:port is listed: a sandboxed
-    // command can then reach it too, but never has its token (401, logged).
-    allowedDomains: [new URL(endpointUrl).host, ...box.allowedDomains],
+    allowedDomains: [endpoint, ...box.allowedDomains],
   });
 }
 
@@ -171,14 +186,9 @@ function launchEnv(input: LaunchInput): Record<string, string> {
       // (the ledger is out of its reach), else the run's ledger folder.
       AGENTBOX_RUN_DIR: agentRunDir(scope.worktree, input.runDir),
       // The agent's git works on its own repository (src/git/private.ts); the main one is read-only.
-      ...(box && scope.worktree
-        ? {
-            GIT_DIR: box.gitDir,
-            GIT_WORK_TREE: scope.worktree,
-            // Claude Code's own temp folder (TMPDIR inside the sandbox), one per run, not shared.
-            CLAUDE_CODE_TMPDIR: box.tmpDir,
-          }
-        : {}),
+      ...(box?.gitDir && scope.worktree ? { GIT_DIR: box.gitDir, GIT_WORK_TREE: scope.worktree } : {}),
+      // Claude Code's own temp folder (TMPDIR inside the sandbox), one per run, not shared.
+      ...(box ? { CLAUDE_CODE_TMPDIR: box.tmpDir } : {}),
     },
   });
   // Nothing of the endpoint reaches the agent's environment, whatever the parent had.

@@ -4,7 +4,7 @@ import { removeWorktree } from '../git/worktree.js';
 import type { Failure, Ledger, RunMeta, RunSetup, RunState, RunStatus } from '../ledger/index.js';
 import { HEARTBEAT_MS, heartbeat, readState, updateState } from '../ledger/index.js';
 import { type CommandResult, type CommandSandbox, runProjectCommand } from '../sandbox/command.js';
-import type { RunSandbox } from '../sandbox/prepare.js';
+import { fixWritable, type RunSandbox } from '../sandbox/prepare.js';
 import { writeAtomic } from '../util/fs.js';
 import { EventLog } from './events.js';
 import type { Finalized } from './finalize.js';
@@ -49,8 +49,12 @@ export function setupSandbox(
 ): CommandSandbox {
   const own = ['.claude/settings.json', '.claude/settings.local.json', '.claude/commands', '.agentbox'];
   return {
-    writable: [worktree, box.gitDir, box.tmpDir],
-    denyWrite: [box.mainGitDir, ...own.map((p) => path.join(worktree, p)).filter((p) => fs.existsSync(p))],
+    writable: fixWritable(worktree, box),
+    denyWrite: [
+      box.mainGitDir,
+      ...box.runtimeWritable,
+      ...own.map((p) => path.join(worktree, p)).filter((p) => fs.existsSync(p)),
+    ],
     denyRead: [ledgerDir, ...box.denyRead],
     allowedDomains: [...new Set([...box.allowedDomains, ...domains])],
   };

@@ -56,8 +56,8 @@ export async function startRun(
   // Before anything is created: the project's Claude Code settings must load (a broken file is
   // dropped whole by Claude Code, and the project's guard with it), and a fix run needs its sandbox.
   assertProjectSettings(rc.repo.root);
+  assertSandboxUsable(ctx.env, rc.config.sandbox, type);
   if (fix) {
-    assertSandboxUsable(ctx.env, rc.config.sandbox);
     assertVerifyUsable(ctx.env, rc.config.sandbox, rc.config.runs.verify);
     assertVerifyUsable(ctx.env, rc.config.sandbox, rc.config.runs.setup, 'runs.setup');
   }
@@ -154,7 +154,7 @@ export async function runHere(
   if (!details.state) throw new AgentboxError('RUN_NOT_FOUND', `run ${name} has no state.json`);
   // Checked when the run was created too; a run read back may have waited since.
   assertProjectSettings(rc.repo.root);
-  if (needsWorktree(details.meta.type)) assertSandboxUsable(ctx.env, rc.config.sandbox);
+  assertSandboxUsable(ctx.env, rc.config.sandbox, details.meta.type);
   return runLoaded(ctx, rc, { ...details, state: details.state }, { json, resume, replay, worker });
 }
 

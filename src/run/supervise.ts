@@ -1,6 +1,6 @@
 import path from 'node:path';
 import type { AirlockScope } from '../airlock/guard.js';
-import type { RunPrivacy } from '../sandbox/prepare.js';
+import { fixWritable, type RunPrivacy } from '../sandbox/prepare.js';
 import type { ModelReply } from '../supervisor/model.js';
 import { askSupervisorModel } from '../supervisor/model.js';
 import type { SupervisorMode } from '../supervisor/rules.js';
@@ -115,8 +115,8 @@ export function verifier(input: {
       env: input.env,
       sandbox: box
         ? {
-            writable: [scope.worktree!, box.gitDir, box.tmpDir],
-            denyWrite: [box.mainGitDir],
+            writable: fixWritable(scope.worktree!, box),
+            denyWrite: [box.mainGitDir, ...box.runtimeWritable],
             denyRead: [scope.ledgerDir, ...box.denyRead],
             allowedDomains: box.allowedDomains,
           }

@@ -9,12 +9,13 @@ import path from 'node:path';
 export function leftoverCandidates(opts: {
   readonly repoRoot: string;
   readonly mainGitDir: string;
-  readonly worktree: string;
+  /** null: a read-only run, whose commands run in the repository itself. */
+  readonly worktree: string | null;
   readonly worktreeGitDir: string | null;
 }): string[] {
   return [
     path.join(opts.repoRoot, '.claude', '.cc-writes'),
-    path.join(opts.worktree, '.claude', '.cc-writes'),
+    ...(opts.worktree ? [path.join(opts.worktree, '.claude', '.cc-writes')] : []),
     path.join(opts.mainGitDir, 'glab-cli'),
     path.join(opts.mainGitDir, 'config.worktree'),
     path.join(opts.mainGitDir, 'info', '.claude-sandbox-noreplace'),

@@ -4,23 +4,25 @@ import type { Config } from '../config/schema.js';
 import { AgentboxError } from '../errors.js';
 import { git } from '../git/exec.js';
 import { createPrivateGit } from '../git/private.js';
+import { agentboxStateDir } from '../util/state-dir.js';
 import { probeSandbox, probeVerifySandbox, type SandboxEnv } from './available.js';
 import { absentBefore, leftoverCandidates, removeEmpty } from './leftovers.js';
 import { createPrivateArea, type PrivateArea, privateBase } from './private.js';
-import { HOME_SECRETS } from './settings.js';
+import { HOME_SECRETS, RUNTIME_WRITABLE } from './settings.js';
 
 /**
- * Fail closed: a fix run (it runs shell commands without asking) starts only where Claude Code's
- * sandbox works, unless the person opted out in agentbox.yaml (`sandbox.mode: off`). Checked before
- * any run folder exists.
+ * Fail closed: a headless run (a fix run runs shell commands without asking; a read-only run's
+ * "read-only" commands could read the ledger and the person's secrets) starts only where Claude
+ * Code's sandbox works, unless the person opted out in agentbox.yaml (`sandbox.mode: off`).
+ * Checked before any run folder exists.
  */
-export function assertSandboxUsable(env: SandboxEnv, config: Config['sandbox']): void {
+export function assertSandboxUsable(env: SandboxEnv, config: Config['sandbox'], type = 'fix'): void {
   if (config.mode === 'off') return;
   const probe = probeSandbox(env);
   if (!probe.ok) {
     throw new AgentboxError(
       'SANDBOX_UNAVAILABLE',
-      `fix runs need Claude Code's sandbox, and it cannot work here: ${probe.problem}`,
+      `${type} runs need Claude Code's sandbox, and it cannot work here: ${probe.problem}`,
       {
         hint: `${probe.fix}; or, where this machine is itself the sandbox, opt out in agentbox.yaml (sandbox: { mode: off }), or for one CI job or container with AGENTBOX_SANDBOX=container in its environment. agentbox doctor checks this`,
       },
@@ -53,6 +55,29 @@ function expand(p: string, home: string | undefined, repoRoot: string): string {
   return path.resolve(repoRoot, p);
 }
 
+/**
+ * What no run's shell may read, where it exists (see src/sandbox/settings.ts): the person's
+ * credentials, `sandbox.deny_read`, every run's secrets and agentbox's state in the person's home
+ * (the web UI's token, the trusted repositories).
+ */
+function deniedReads(
+  opts: { readonly env: SandboxEnv; readonly repoRoot: string; readonly config: Config['sandbox'] },
+  secretsRoot: string,
+): string[] {
+  const wanted = [
+    ...HOME_SECRETS.map((p) => path.join(opts.env.HOME ?? '/', p)),
+    ...opts.config.deny_read.map((p) => expand(p, opts.env.HOME, opts.repoRoot)),
+    secretsRoot,
+    agentboxStateDir(opts.env),
+  ];
+  return [...new Set(wanted)].filter((p) => fs.existsSync(p));
+}
+
+/** Where a fix run's commands may write: its worktree, its private git dir and its temp dir. */
+export function fixWritable(worktree: string, box: RunSandbox): string[] {
+  return [worktree, ...(box.gitDir ? [box.gitDir] : []), box.tmpDir];
+}
+
 /** Where a run's settings (they carry the token) and the hook script's address book go. */
 export interface RunSecrets {
   readonly root: string;
@@ -60,19 +85,22 @@ export interface RunSecrets {
   readonly hookFile: string;
 }
 
-/** What the sandbox of a fix run must fence. Paths exist (see src/sandbox/settings.ts). */
+/** What the sandbox of a run must fence. Paths exist (see src/sandbox/settings.ts). */
 export interface RunSandbox {
-  readonly gitDir: string;
+  /** The agent's private git dir (a fix run); null for a read-only run, which has none. */
+  readonly gitDir: string | null;
   readonly tmpDir: string;
   readonly mainGitDir: string;
   readonly denyRead: readonly string[];
+  /** What Anthropic's sandbox runtime makes writable by itself, denied where it exists (RUNTIME_WRITABLE). */
+  readonly runtimeWritable: readonly string[];
   readonly allowedDomains: readonly string[];
 }
 
 export interface RunPrivacy {
   readonly area: PrivateArea;
   readonly secrets: RunSecrets;
-  /** null: no sandbox (a read-only run or session, or the person opted out). */
+  /** null: no sandbox (a person's session, or the person opted out). */
   readonly sandbox: RunSandbox | null;
 }
 
@@ -85,6 +113,8 @@ export async function prepareRunPrivacy(opts: {
   readonly runName: string;
   readonly repoRoot: string;
   readonly worktree: string | null;
+  /** Whether the run's shell is fenced: every headless run (fix, scout, plan, review), not a session. */
+  readonly fenced: boolean;
   readonly config: Config['sandbox'];
 }): Promise<RunPrivacy> {
   const uid = process.getuid?.() ?? 0;
@@ -94,10 +124,29 @@ export async function prepareRunPrivacy(opts: {
     settingsFile: path.join(area.secretsDir, 'settings.json'),
     hookFile: path.join(area.secretsDir, 'hook.json'),
   };
-  if (!opts.worktree || opts.config.mode === 'off') return { area, secrets, sandbox: null };
+  if (!opts.fenced || opts.config.mode === 'off') return { area, secrets, sandbox: null };
   try {
     const common = await git(['rev-parse', '--git-common-dir'], { cwd: opts.repoRoot });
     const mainGitDir = fs.realpathSync(path.resolve(opts.repoRoot, common.trim()));
+    const denyRead = deniedReads(opts, area.secretsRoot);
+    const runtimeWritable = RUNTIME_WRITABLE.map((p) => path.join(opts.env.HOME ?? '/', p)).filter((p) =>
+      fs.existsSync(p),
+    );
+    const fence = {
+      tmpDir: area.tmpDir,
+      mainGitDir,
+      denyRead,
+      runtimeWritable,
+      allowedDomains: opts.config.allowed_domains,
+    };
+    // A read-only run has no worktree and no git of its own: its only writable place is its temp dir.
+    if (!opts.worktree) {
+      const leftovers = absentBefore(
+        leftoverCandidates({ repoRoot: opts.repoRoot, mainGitDir, worktree: null, worktreeGitDir: null }),
+      );
+      area.onDispose(() => removeEmpty(leftovers));
+      return { area, secrets, sandbox: { ...fence, gitDir: null } };
+    }
     const own = await git(['rev-parse', '--git-dir'], { cwd: opts.worktree });
     const leftovers = absentBefore(
       leftoverCandidates({
@@ -113,24 +162,7 @@ export async function prepareRunPrivacy(opts: {
       gitDir: area.gitDir,
       branch: `agentbox/${opts.runName}`,
     });
-    const wanted = [
-      ...HOME_SECRETS.map((p) => path.join(opts.env.HOME ?? '/', p)),
-      ...opts.config.deny_read.map((p) => expand(p, opts.env.HOME, opts.repoRoot)),
-      area.secretsRoot,
-    ];
-    // Only paths that exist (see src/sandbox/settings.ts).
-    const denyRead = [...new Set(wanted)].filter((p) => fs.existsSync(p));
-    return {
-      area,
-      secrets,
-      sandbox: {
-        gitDir: area.gitDir,
-        tmpDir: area.tmpDir,
-        mainGitDir,
-        denyRead,
-        allowedDomains: opts.config.allowed_domains,
-      },
-    };
+    return { area, secrets, sandbox: { ...fence, gitDir: area.gitDir } };
   } catch (error) {
     area.dispose();
     throw error;

@@ -62,3 +62,9 @@ export const HOME_SECRETS: readonly string[] = [
   '.git-credentials',
   '.config/git/credentials',
 ];
+
+/**
+ * Folders Anthropic's sandbox runtime makes writable whatever the configuration (its own
+ * convenience, for npm's and Claude Code's logs), relative to HOME: denied again where they exist.
+ */
+export const RUNTIME_WRITABLE: readonly string[] = ['.npm/_logs', '.claude/debug'];

@@ -289,10 +289,45 @@ describe('parseStreamLine on odd lines', () => {
     ['the proxy', 'Connection blocked by network allowlist', true],
     ['an ordinary failure', 'Error: ENOENT: no such file or directory', false],
     ['a word that merely contains the code', 'see XEPERMY for details', false],
+    [
+      'a file that mentions the words, then an unrelated failure',
+      'Exit code 1\nRead-only file system\nOperation not permitted\ncat: missing: No such file or directory',
+      false,
+    ],
+    [
+      'a transcript quoting a violations note, then an unrelated failure',
+      'Exit code 1\n{"content":"x\\n<sandbox_violations>\\ndeny y\\n</sandbox_violations>"}\ncat: missing: No such file or directory',
+      false,
+    ],
   ])('a failed command that names the sandbox: %s → %s', (_label, text, sandbox) => {
     const line = JSON.stringify({
       type: 'user',
       message: { content: [{ type: 'tool_result', tool_use_id: 't', is_error: true, content: text }] },
+    });
+    const [event] = parseStreamLine(line);
+    expect(event && 'refusedBy' in event ? event.refusedBy : undefined).toBe(sandbox ? 'sandbox' : undefined);
+  });
+
+  it.each([
+    [
+      "Claude Code's violations note at the end (curl exits 0 on the proxy's answer)",
+      'Connection blocked by network allowlist\ncurl-exit-0\n<sandbox_violations>\ndeny network-outbound example.com:80 (user denied)\n</sandbox_violations>',
+      true,
+    ],
+    [
+      'a file that mentions the words and the tag, printed by a command that succeeded',
+      'notes: Read-only file system\nOperation not permitted\n<sandbox_violations>\ndeny x\n</sandbox_violations>\nmore notes',
+      false,
+    ],
+    [
+      'a transcript line quoting the tag',
+      '{"content":"<sandbox_violations>\\ndeny y\\n</sandbox_violations>"}',
+      false,
+    ],
+  ])('a command that succeeded: %s → %s', (_label, text, sandbox) => {
+    const line = JSON.stringify({
+      type: 'user',
+      message: { content: [{ type: 'tool_result', tool_use_id: 't', is_error: false, content: text }] },
     });
     const [event] = parseStreamLine(line);
     expect(event && 'refusedBy' in event ? event.refusedBy : undefined).toBe(sandbox ? 'sandbox' : undefined);

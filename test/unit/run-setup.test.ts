@@ -39,6 +39,7 @@ describe('the setup is fenced like the agent', () => {
     tmpDir: '/p/tmp',
     mainGitDir: '/repo/.git',
     denyRead: ['/home/u/.ssh'],
+    runtimeWritable: [],
     allowedDomains: ['example.com'],
   };
   it('writes only its worktree, private git and temp dir; the network is the run’s plus runs.setup_domains', () => {

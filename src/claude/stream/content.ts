@@ -29,19 +29,26 @@ function refusals(meta: unknown): Map<string, 'config' | 'hook' | 'other'> {
 const SKILL_REFUSAL = 'cannot be used with Skill tool due to disable-model-invocation';
 /**
  * A failed command the sandbox stopped (measured on 2.1.330): a write outside the writable paths
- * (EROFS; node spells it in lower case), a forbidden operation (EPERM, e.g. a unix socket), a host not allowed (its proxy's
- * answer), and the note Claude Code appends about sandbox violations. Only for the log: the kernel
- * already refused.
+ * (EROFS; node spells it in lower case), a forbidden operation (EPERM, e.g. a unix socket), a host
+ * not allowed (its proxy's answer). Only for the log: the kernel already refused.
+ * NOTE: the words alone are not a refusal: a command that printed a file saying "Operation not
+ * permitted" and then failed for another reason refused nothing. So the words must stand where a
+ * program reports its own error: after `name: ` (`touch: cannot touch 'x': Read-only file system`),
+ * after `[Errno 30] `, as an errno code (`EROFS:`), or as the proxy's whole line.
  */
 const SANDBOX_REFUSAL =
-  /read-only file system|operation not permitted|\bEROFS\b|\bEPERM\b|connection blocked by network allowlist/i;
+  /(?:: |\[Errno \d+\] )(?:read-only file system|operation not permitted)|\b(?:EROFS|EPERM)\b[:,']|^connection blocked by network allowlist$/im;
 /**
  * agentbox's human gate refusing to run inside the run (src/run/gate.ts). It logs itself where it
  * can; from inside a sandbox it cannot, and the stream is the record.
  */
 const GATE_REFUSAL = 'is the human gate and does not run inside';
-/** Claude Code's own report of what its sandbox denied, also when the command exited 0. */
-const SANDBOX_VIOLATIONS = '<sandbox_violations>';
+/**
+ * Claude Code's own report of what its sandbox denied, also when the command exited 0: a block it
+ * appends at the very end of the output. The tag anywhere else is text the command printed (a
+ * transcript, a source file), not a refusal.
+ */
+const SANDBOX_VIOLATIONS = /\n<sandbox_violations>\n[^<]*<\/sandbox_violations>\s*$/;
 
 /** Assistant lines carry text and tool_use blocks, user lines tool_result blocks. */
 export function contentEvents(type: 'assistant' | 'user', message: unknown, meta?: unknown): StreamEvent[] {
@@ -70,7 +77,7 @@ export function contentEvents(type: 'assistant' | 'user', message: unknown, meta
           ? 'skill'
           : result.isError && text.includes(GATE_REFUSAL)
             ? 'gate'
-            : text.includes(SANDBOX_VIOLATIONS) || (result.isError && SANDBOX_REFUSAL.test(text))
+            : SANDBOX_VIOLATIONS.test(text) || (result.isError && SANDBOX_REFUSAL.test(text))
               ? 'sandbox'
               : undefined);
       if (by) result.refusedBy = by;
