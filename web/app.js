@@ -512,7 +512,8 @@ async function showSettings() {
               enabled: d.enabled === 'on',
               timeout_profile: orNull(d.timeout_profile),
             },
-            runs: { verify: orNull(d.verify), setup: orNull(d.setup), restart_mode: d.restart_mode },
+            // runs.verify and runs.setup run commands: the server never changes them (403).
+            runs: { restart_mode: d.restart_mode },
           });
           toast('saved: it applies to the next run');
           render();
@@ -555,9 +556,15 @@ async function showSettings() {
       ].map(([m, l]) => h('option', { value: m, selected: m === e.runs.restart_mode }, l)),
     ),
     h('label', { for: 's-verify' }, 'Verify command'),
-    h('input', { id: 's-verify', name: 'verify', value: e.runs.verify ?? '', placeholder: 'e.g. npm test' }),
+    h('input', { id: 's-verify', value: e.runs.verify ?? '', placeholder: '(none)', readOnly: true }),
     h('label', { for: 's-setup' }, 'Setup command'),
-    h('input', { id: 's-setup', name: 'setup', value: e.runs.setup ?? '', placeholder: 'e.g. npm ci' }),
+    h('input', { id: 's-setup', value: e.runs.setup ?? '', placeholder: '(none)', readOnly: true }),
+    h('span'),
+    h(
+      'small',
+      {},
+      'Commands (verify, setup, notify) and the sandbox are changed in agentbox.yaml or your user config only: the page never runs what its token could set.',
+    ),
     h('span'),
     h('button', { class: 'primary', type: 'submit' }, 'Save'),
   );

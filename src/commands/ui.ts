@@ -84,7 +84,8 @@ export async function ui(ctx: CommandContext, options: UiOptions): Promise<numbe
       `agentbox ui: listening on ${host}, not only this machine: anyone who can reach it and has the token can merge\n`,
     );
   }
-  const kept = loadUiState(ledger, options.newToken === true);
+  const place = { env: ctx.env, root: repo.root, ledger };
+  const kept = loadUiState(place, (line) => ctx.io.err(`${line}\n`), options.newToken === true);
   const base = { root: repo.root, ledger, env: ctx.env, host, secrets: kept };
   let server: UiServer;
   try {
@@ -102,7 +103,7 @@ export async function ui(ctx: CommandContext, options: UiOptions): Promise<numbe
     }
     server = await startUiServer({ ...base, port: 0 });
   }
-  saveUiState(ledger, { ...kept, port: server.port });
+  saveUiState(place, { ...kept, port: server.port });
   ctx.io.out(`agentbox ui: ${server.loginUrl}\n  (Ctrl-C to stop; runs go on without it)\n`);
   await applyRestartMode(ctx, repo.root, ledger);
   if (options.open !== false) openBrowser(server.loginUrl);

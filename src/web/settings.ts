@@ -21,6 +21,25 @@ export function readSettings(root: string, env: Env) {
 }
 
 /**
+ * Settings that run a command as the person or widen what a run may do: the web UI never changes
+ * them. Its token is a bearer secret; a stolen one (a browser extension, a shared screen, a log)
+ * must not become code execution (`runs.notify`, then start a run). They are edited in the file.
+ */
+export const GUARDED_SETTINGS: readonly string[] = [
+  'claude.bin',
+  'supervisor.bin',
+  'runs.setup',
+  'runs.verify',
+  'runs.notify',
+  'runs.env_pass',
+  'runs.fix_allowed_tools',
+  'runs.setup_domains',
+  'sandbox.mode',
+  'sandbox.allowed_domains',
+  'sandbox.deny_read',
+];
+
+/**
  * `PUT /api/settings {scope, <section>: {<key>: value}}`: sets those keys in agentbox.yaml
  * (project) or the user config (global), each value replaced in place so every comment and line
  * around it stays (src/config/edit.ts); a null value empties a key (back to the default). The result is validated by the CLI's schema
@@ -43,6 +62,14 @@ export async function writeSettings(root: string, env: Env, body: Record<string,
       throw new HttpError(400, `"${section}" must be an object of settings, not ${JSON.stringify(values)}`);
     }
     for (const [key, value] of Object.entries(values)) changes.push({ section, key, value });
+  }
+  const guarded = changes.map((c) => `${c.section}.${c.key}`).filter((k) => GUARDED_SETTINGS.includes(k));
+  if (guarded.length > 0) {
+    throw new HttpError(
+      403,
+      `${guarded.join(', ')} ${guarded.length > 1 ? 'run commands or widen' : 'runs a command or widens'} what a run may do: the web UI does not change ${guarded.length > 1 ? 'them' : 'it'}; edit ${file} yourself`,
+      { key: guarded[0] },
+    );
   }
   const edited = editConfigText(text, changes);
   const doc = parseDocument(edited);

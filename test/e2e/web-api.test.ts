@@ -282,12 +282,24 @@ describe('agentbox ui: server and API', () => {
     expect(before).toMatch(/^#/m);
     const ok = await api('/api/settings', {
       method: 'PUT',
-      body: { scope: 'project', supervisor: { mode: 'rules' }, runs: { verify: 'true' } },
+      body: { scope: 'project', supervisor: { mode: 'rules' }, runs: { timeout: '45m' } },
     });
     expect(ok.status, ok.text).toBe(200);
     const after = fs.readFileSync(file, 'utf8');
     expect(after).toMatch(/mode: rules/);
-    expect(after).toMatch(/verify: "?true"?/);
+    expect(after).toMatch(/timeout: "?45m"?/);
+    // A setting that runs a command (or widens a run) is never changed through the UI's token.
+    for (const body of [
+      { scope: 'project', runs: { notify: 'touch /tmp/agentbox-ui-pwned' } },
+      { scope: 'global', runs: { verify: 'true' } },
+      { scope: 'project', supervisor: { mode: 'off' }, sandbox: { mode: 'off' } },
+      { scope: 'project', claude: { bin: '/tmp/evil' } },
+    ]) {
+      const refused = await api('/api/settings', { method: 'PUT', body });
+      expect(refused.status, refused.text).toBe(403);
+      expect(refused.json().error).toMatch(/the web UI does not change it; edit .* yourself/);
+      expect(fs.readFileSync(file, 'utf8')).toBe(after);
+    }
     // Every comment line is still there.
     for (const line of before.split('\n').filter((l) => l.trim().startsWith('#')))
       expect(after).toContain(line);
@@ -326,9 +338,14 @@ describe('agentbox ui: server and API', () => {
     ui = await startUi(p.repo.dir, p.env);
     expect({ port: ui.port, token: ui.token }).toEqual(before);
     expect((await request(ui.port, '/api/runs', { headers: { cookie: session } })).status).toBe(200);
-    const kept = path.join(p.repo.dir, '.agents', 'ui', 'state.json');
+    // Kept in the person's state dir, not in the repository.
+    const uiDir = path.join(p.home.home, '.local', 'state', 'agentbox', 'ui');
+    const [id] = fs.readdirSync(uiDir);
+    const kept = path.join(uiDir, id!, 'state.json');
+    expect(JSON.parse(fs.readFileSync(kept, 'utf8')).token).toBe(ui.token);
     expect(fs.statSync(kept).mode & 0o777).toBe(0o600);
     expect(fs.statSync(path.dirname(kept)).mode & 0o777).toBe(0o700);
+    expect(fs.existsSync(path.join(p.repo.dir, '.agents', 'ui', 'state.json'))).toBe(false);
     const detail = (await api(`/api/runs/${name.slice(-6)}`)).json();
     expect(detail.state.status).toBe('DONE');
     expect(detail.report).toContain('finished without the UI');
