@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -175,6 +176,52 @@ describe('the fence of a read-only run (the real sandbox)', () => {
     // The scout ran fenced: no sandbox_off in its log.
     expect(p.events(name).filter((e) => e.event === 'sandbox_off')).toEqual([]);
   }, 360_000);
+
+  it.each(['plan', 'review'])(
+    'a %s run is fenced the same way',
+    async (type) => {
+      const task = `hostile ${type} attempt`;
+      const steps = [
+        bash('head -c 300 .a*/ui/state.json'),
+        bash('cat .a?ents/runs/*/report.md .a?ents/runs/*/raw/stream.jsonl'),
+        bash(`rg -uuu -e ${SECRET.slice(0, 9)}`),
+        bash(`grep -r ${SECRET.slice(0, 9)} .`),
+        tool('Grep', { pattern: 'token', path: `${root}/.agents/ui`, output_mode: 'content' }),
+        tool('Glob', { pattern: '**/*', path: `${root}/.agents/runs/${other}` }),
+      ];
+      p.server.setRules([
+        ...steps.map((reply, turn) => ({ when: { turn, anyText: task }, reply })),
+        { when: { turn: steps.length, anyText: task }, reply: text('1. Nothing found.') },
+      ]);
+      const first = p.server.requests.length;
+      const result = await p.agentbox([type, task], { timeoutMs: 180_000 });
+      expect(result.code, result.stderr).toBe(0);
+      const requests = p.server.requests.slice(first);
+      expect(requests.length).toBeGreaterThan(steps.length);
+      expect(requests.map((r) => r.view.allText).join('\n')).not.toContain(SECRET);
+      expect(p.events(p.newest()).filter((e) => e.event === 'sandbox_off')).toEqual([]);
+    },
+    240_000,
+  );
+
+  it('a scout fails closed where the sandbox cannot work; sandbox.mode off (here: the container switch) runs it unfenced and logs it', async () => {
+    const bin = path.join(p.home.home, 'nobwrap-bin');
+    fs.mkdirSync(bin, { recursive: true });
+    for (const name of ['node', 'git', 'sh', 'env']) {
+      const real = execFileSync('sh', ['-c', `command -v ${name}`], { encoding: 'utf8' }).trim();
+      if (!fs.existsSync(path.join(bin, name))) fs.symlinkSync(real, path.join(bin, name));
+    }
+    const runsBefore = p.runs().length;
+    const refused = await p.agentbox(['scout', 'needs a sandbox'], { env: { PATH: bin } });
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain("scout runs need Claude Code's sandbox");
+    expect(refused.stderr).toContain('apt-get install bubblewrap socat');
+    expect(p.runs()).toHaveLength(runsBefore);
+    p.server.setRules([{ when: { anyText: 'unfenced scout' }, reply: text('ok') }]);
+    const off = await p.agentbox(['scout', 'unfenced scout'], { env: { AGENTBOX_SANDBOX: 'container' } });
+    expect(off.code, off.stderr).toBe(0);
+    expect(p.events(p.newest()).filter((e) => e.event === 'sandbox_off')).toHaveLength(1);
+  });
 
   it('a fix run cannot write the folders the sandbox runtime opens by itself (~/.npm/_logs, ~/.claude/debug)', async () => {
     const home = p.home.home;
