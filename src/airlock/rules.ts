@@ -39,8 +39,10 @@ export function runDenyRules(scope: AirlockScope, topLevel: readonly TopLevelEnt
     return rules;
   }
   if (scope.worktree === null) {
-    // A read-only run: nothing in the repository may be written, by any tool or redirect.
-    rules.push(`Edit(${abs(scope.repoRoot)}/**)`);
+    // A read-only run: nothing in the repository may be written, by any tool or redirect; and no
+    // part of the ledger is its to read (another run's worktree under it included), as its
+    // sandbox hides the whole ledger from its shell.
+    rules.push(`Edit(${abs(scope.repoRoot)}/**)`, `Read(${abs(ledger)}/**)`);
     return rules;
   }
   if (!isInside(scope.worktree, scope.repoRoot)) {

@@ -132,6 +132,7 @@ describe('runDenyRules', () => {
     expect(rules).toContain(`Read(/${ledger}/INDEX.md)`);
     expect(rules).toContain(`Read(/${ledger}/ui/**)`);
     expect(rules).toContain(`Read(/${ledger}/cache/**)`);
+    expect(rules).toContain(`Read(/${ledger}/**)`);
     expect(rules).toContain('Bash(agentbox merge:*)');
   });
 
