@@ -223,7 +223,7 @@ describe('the fence of a read-only run (the real sandbox)', () => {
     expect(p.events(p.newest()).filter((e) => e.event === 'sandbox_off')).toHaveLength(1);
   });
 
-  it('a fix run cannot write the folders the sandbox runtime opens by itself (~/.npm/_logs, ~/.claude/debug)', async () => {
+  it('a fix run cannot write the folders the sandbox runtime opens by itself (~/.npm/_logs, ~/.claude/debug), nor read the UI state dir', async () => {
     const home = p.home.home;
     const opened = [path.join(home, '.npm', '_logs'), path.join(home, '.claude', 'debug')];
     for (const dir of opened) fs.mkdirSync(dir, { recursive: true });
@@ -234,9 +234,14 @@ describe('the fence of a read-only run (the real sandbox)', () => {
       bash('curl -sS -m 5 http://example.com; echo curl-exit-$?'),
       bash('echo out > ../escape-fix.txt'),
     ];
+    // Not refusals the kernel reports (a hidden path reads as missing): the secret must not come back.
+    const reads = [
+      bash(`cat ${stateDir}/ui/*/state.json; grep -r token ${stateDir}`),
+      tool('Read', { file_path: `${stateDir}/ui/x/state.json` }),
+    ];
     p.server.setRules([
-      ...steps.map((reply, turn) => ({ when: { turn, anyText: task }, reply })),
-      { when: { turn: steps.length, anyText: task }, reply: text('done') },
+      ...[...steps, ...reads].map((reply, turn) => ({ when: { turn, anyText: task }, reply })),
+      { when: { turn: steps.length + reads.length, anyText: task }, reply: text('done') },
     ]);
     const first = p.server.requests.length;
     const result = await p.agentbox(['fix', task], { timeoutMs: 180_000 });
@@ -244,6 +249,8 @@ describe('the fence of a read-only run (the real sandbox)', () => {
     const requests = p.server.requests.slice(first);
     const resultOf = (turn: number) => requests.find((r) => r.view.turn === turn + 1)?.view.toolResults[0];
     if (process.env.FENCE_DEBUG) for (const i of steps.keys()) console.log(JSON.stringify(resultOf(i)));
+    expect(requests.length).toBeGreaterThan(steps.length + reads.length);
+    expect(requests.map((r) => r.view.allText).join('\n')).not.toContain(SECRET);
     for (const dir of opened)
       expect(
         fs.readdirSync(dir).filter((f) => f.startsWith('planted')),
