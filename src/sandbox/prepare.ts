@@ -73,6 +73,24 @@ function deniedReads(
   return [...new Set(wanted)].filter((p) => fs.existsSync(p));
 }
 
+/**
+ * The folders the sandbox runtime opens for writing by itself, made first where missing so they
+ * can be denied: only an existing path can be (see src/sandbox/settings.ts), and the runtime makes
+ * `~/.npm/_logs` during the run when it is missing (measured: it was then writable). Both are the
+ * tools' own log folders; one that cannot be made (a read-only home) is not opened either.
+ */
+function runtimeFolders(env: SandboxEnv): string[] {
+  const wanted = RUNTIME_WRITABLE.map((p) => path.join(env.HOME ?? '/', p));
+  for (const dir of wanted) {
+    try {
+      fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
+    } catch {
+      // Not ours to make: left out below.
+    }
+  }
+  return wanted.filter((p) => fs.existsSync(p));
+}
+
 /** Where a fix run's commands may write: its worktree, its private git dir and its temp dir. */
 export function fixWritable(worktree: string, box: RunSandbox): string[] {
   return [worktree, ...(box.gitDir ? [box.gitDir] : []), box.tmpDir];
@@ -129,9 +147,7 @@ export async function prepareRunPrivacy(opts: {
     const common = await git(['rev-parse', '--git-common-dir'], { cwd: opts.repoRoot });
     const mainGitDir = fs.realpathSync(path.resolve(opts.repoRoot, common.trim()));
     const denyRead = deniedReads(opts, area.secretsRoot);
-    const runtimeWritable = RUNTIME_WRITABLE.map((p) => path.join(opts.env.HOME ?? '/', p)).filter((p) =>
-      fs.existsSync(p),
-    );
+    const runtimeWritable = runtimeFolders(opts.env);
     const fence = {
       tmpDir: area.tmpDir,
       mainGitDir,

@@ -226,11 +226,13 @@ describe('the fence of a read-only run (the real sandbox)', () => {
   it('a fix run cannot write the folders the sandbox runtime opens by itself (~/.npm/_logs, ~/.claude/debug), nor read the UI state dir', async () => {
     const home = p.home.home;
     const opened = [path.join(home, '.npm', '_logs'), path.join(home, '.claude', 'debug')];
-    for (const dir of opened) fs.mkdirSync(dir, { recursive: true });
+    // Absent before the run: the runtime makes ~/.npm/_logs during it (measured), so agentbox makes
+    // both first, to deny them.
+    for (const dir of [path.join(home, '.npm'), opened[1]!]) fs.rmSync(dir, { recursive: true, force: true });
     const task = 'runtime folders';
     const steps = [
-      bash(`touch ${opened[0]}/planted.log`),
-      bash(`touch ${opened[1]}/planted.txt`),
+      bash(`mkdir -p ${opened[0]} && touch ${opened[0]}/planted.log`),
+      bash(`mkdir -p ${opened[1]} && touch ${opened[1]}/planted.txt`),
       bash('curl -sS -m 5 http://example.com; echo curl-exit-$?'),
       bash('echo out > ../escape-fix.txt'),
     ];
