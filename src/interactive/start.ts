@@ -10,6 +10,7 @@ import { openRunHarness, type RunHarness } from '../run/harness.js';
 import { notifySession } from '../run/notify-end.js';
 import { assertProjectSettings } from '../settings/startup.js';
 import { SUPERVISOR_MODES, type SupervisorMode } from '../supervisor/rules.js';
+import { untrustedNotice } from '../trust/index.js';
 import { newSession, type SessionSetup, sessionSettings, sessionSupervisor } from './assemble.js';
 import { resolveCwd } from './cwd.js';
 import { finish, sessionBanner, writeSessionReport } from './end.js';
@@ -44,6 +45,7 @@ export async function startSession(
     );
   }
   const rc = await loadRunContext(ctx);
+  ctx.io.err(untrustedNotice(rc.trust));
   // Checked before anything is created: a settings file Claude Code would drop (the project's guard
   // with it), and node-pty, without which there is no session to run.
   assertProjectSettings(rc.repo.root);

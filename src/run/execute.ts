@@ -28,6 +28,8 @@ export interface ExecuteInput {
   readonly env: Env;
   readonly claudeBin: string;
   readonly envPass: readonly string[];
+  /** The repository is trusted: claude loads its settings and MCP servers. Absent: it does not. */
+  readonly projectSettings?: boolean;
   /** `sandbox` of the configuration: the kernel boundary of fix runs. */
   readonly sandbox: Config['sandbox'];
   readonly timeoutMs: number;

@@ -4,7 +4,7 @@ import { isInside } from '../airlock/paths.js';
 import { runDenyRules, type TopLevelEntry } from '../airlock/rules.js';
 import { buildClaudeArgs } from '../claude/args.js';
 import { buildAgentEnv } from '../claude/env.js';
-import { runSettings } from '../endpoint/settings.js';
+import { runSettings, withRepoGuard } from '../endpoint/settings.js';
 import type { RunMeta } from '../ledger/index.js';
 import type { RunSandbox, RunSecrets } from '../sandbox/prepare.js';
 import { sandboxSettings } from '../sandbox/settings.js';
@@ -35,6 +35,8 @@ export interface LaunchInput {
   readonly verifyTimeoutMs?: number;
   readonly parentEnv: Env;
   readonly envPass: readonly string[];
+  /** The repository is trusted: claude may load its own settings and MCP servers (src/trust/). Absent: no. */
+  readonly projectSettings?: boolean;
 }
 
 /** The repository's top-level entries, for the deny rules around a worktree that lives inside it. */
@@ -104,6 +106,7 @@ function launchArgs(input: LaunchInput, prompt: string): string[] {
     }),
     settingsFile: input.secrets.settingsFile,
     model: meta.model,
+    projectSettings: input.projectSettings === true,
   });
 }
 
@@ -111,7 +114,7 @@ function launchArgs(input: LaunchInput, prompt: string): string[] {
 function launchSettings(input: LaunchInput): Record<string, unknown> {
   const { scope } = input;
   const box = input.sandbox;
-  return runSettings({
+  const settings = runSettings({
     endpointUrl: input.endpoint.url,
     token: input.endpoint.token,
     hookFile: input.secrets.hookFile,
@@ -134,6 +137,8 @@ function launchSettings(input: LaunchInput): Record<string, unknown> {
     // A headless run reads its stream anyway: the tool history comes from there, not from hooks.
     history: 'stream',
   });
+  // Without the project's settings, the guard init put there comes with the run's own.
+  return input.projectSettings ? settings : withRepoGuard(settings);
 }
 
 /** Claude Code's sandbox around a fix run's commands. */

@@ -155,6 +155,7 @@ function launchFor(
     supervisorTimeoutMs: input.supervisor.timeoutMs,
     parentEnv: input.env,
     envPass: input.envPass,
+    projectSettings: input.projectSettings === true,
   });
   run.harness.writeSecrets(settings);
   return launch;

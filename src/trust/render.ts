@@ -1,0 +1,38 @@
+import type { TrustEntry } from './entries.js';
+import type { TrustStatus } from './status.js';
+
+const MAX_TEXT = 200;
+
+/** One entry on one line: its file, its key, its text (cut, control characters shown escaped). */
+export function entryLine(entry: TrustEntry): string {
+  const text = JSON.stringify(entry.text).slice(1, -1);
+  const cut = text.length > MAX_TEXT ? `${text.slice(0, MAX_TEXT)}…` : text;
+  return `  ${entry.file}  ${entry.key}: ${cut}`;
+}
+
+/**
+ * What a command says, every time, when the repository's entries are not used: each of them, and
+ * the command that trusts them. Empty when there is nothing to say.
+ */
+export function untrustedNotice(status: TrustStatus): string {
+  // The trust file's problem matters only where there is something to trust.
+  if (status.trusted) return '';
+  const why = status.state === 'changed' ? 'changed since you trusted this repository' : 'not trusted yet';
+  return [
+    ...(status.storeProblem ? [`agentbox: ${status.storeProblem}`] : []),
+    `agentbox: this repository carries settings that run commands or weaken the box, ${why}; they are NOT used:`,
+    ...status.entries.map(entryLine),
+    'agentbox: review them, then run `agentbox trust` to use them',
+    '',
+  ].join('\n');
+}
+
+/** The event a run logs when it goes without the repository's entries. */
+export function trustEvent(status: TrustStatus): Record<string, unknown> {
+  return {
+    type: 'trust_required',
+    state: status.state,
+    entries: status.entries.map((e) => ({ file: e.file, key: e.key, text: e.text })),
+    hint: 'agentbox trust',
+  };
+}
