@@ -30,7 +30,7 @@ export function untrustedNotice(status: TrustStatus): string {
 /** The event a run logs when it goes without the repository's entries. */
 export function trustEvent(status: TrustStatus): Record<string, unknown> {
   return {
-    type: 'trust_required',
+    event: 'trust_required',
     state: status.state,
     entries: status.entries.map((e) => ({ file: e.file, key: e.key, text: e.text })),
     hint: 'agentbox trust',
