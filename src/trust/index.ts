@@ -5,7 +5,7 @@ import { type TrustStatus, trustStatus } from './status.js';
 export { decideTrust, hashEntries, isTrusted, type TrustState } from './decide.js';
 export type { TrustEntry } from './entries.js';
 export { entryLine, trustEvent, untrustedNotice } from './render.js';
-export { type TrustStatus, trustStatus } from './status.js';
+export { launchTrusted, type TrustStatus, trustStatus } from './status.js';
 
 /** The configuration in effect: the project file's trust-needing keys only when the repository is trusted. */
 export function loadTrustedConfig(options: {

@@ -47,14 +47,29 @@ function settingsFileEntries(root: string, file: string): TrustEntry[] {
   }
 }
 
-/** Everything in the repository at `root` that needs trust, in a fixed order. */
-export function repoEntries(root: string): TrustEntry[] {
+/**
+ * Everything in the repository at `root` that needs trust, in a fixed order: its agentbox.yaml, and
+ * the Claude Code files of `claudeDir` (where claude starts: the root, or a fix run's worktree).
+ */
+export function repoEntries(root: string, claudeDir = root): TrustEntry[] {
   return [
     ...configEntries(PROJECT_CONFIG_FILE, readConfigFile(path.join(root, PROJECT_CONFIG_FILE))),
-    ...settingsFileEntries(root, SETTINGS_FILES.shared),
-    ...settingsFileEntries(root, SETTINGS_FILES.local),
-    ...mcpFileEntries(root),
+    ...settingsFileEntries(claudeDir, SETTINGS_FILES.shared),
+    ...settingsFileEntries(claudeDir, SETTINGS_FILES.local),
+    ...mcpFileEntries(claudeDir),
   ];
+}
+
+/**
+ * Whether claude, started in `dir`, may load the Claude Code files it finds there: the repository
+ * is trusted and those files say what the person trusted (a fix run's worktree holds the committed
+ * files, and whatever was written there since: those ask again).
+ */
+export function launchTrusted(status: TrustStatus, dir: string): boolean {
+  if (!status.trusted) return false;
+  const real = fs.realpathSync(dir);
+  if (real === status.root) return true;
+  return hashEntries(repoEntries(status.root, real)) === status.hash;
 }
 
 /** The repository's standing, from its files and the person's trust file. */

@@ -8,7 +8,7 @@ import { memoryIo } from '../../src/context.js';
 import { inertSettings } from '../../src/doctor/probe-copy.js';
 import { GUARD_GROUP } from '../../src/settings/guard.js';
 import { configEntries, mcpEntries, settingsEntries } from '../../src/trust/entries.js';
-import { decideTrust, hashEntries, trustStatus } from '../../src/trust/index.js';
+import { decideTrust, hashEntries, launchTrusted, trustStatus } from '../../src/trust/index.js';
 import { gitRepo, tempDir } from '../helpers/git-repo.js';
 
 const Y = 'agentbox.yaml';
@@ -214,6 +214,20 @@ describe('agentbox trust, in-process on a real repository', () => {
 
     expect((await run({ revoke: true })).code).toBe(0);
     expect(trustStatus(repo.dir, env).state).toBe('untrusted');
+  });
+
+  it("a worktree's Claude Code files count only when they are what was trusted", async () => {
+    const { repo, env, run } = setUp();
+    await run({ yes: true });
+    const status = trustStatus(repo.dir, env);
+    const worktree = tempDir('agentbox-wt-');
+    fs.mkdirSync(path.join(worktree, '.claude'));
+    fs.copyFileSync(path.join(repo.dir, S), path.join(worktree, S));
+    expect(launchTrusted(status, repo.dir)).toBe(true);
+    expect(launchTrusted(status, worktree)).toBe(true);
+    fs.writeFileSync(path.join(worktree, '.mcp.json'), '{"mcpServers":{"x":{"command":"sh"}}}');
+    expect(launchTrusted(status, worktree)).toBe(false);
+    expect(launchTrusted({ ...status, trusted: false }, repo.dir)).toBe(false);
   });
 
   it('a trust file with a wider mode is not used, said, and replaced', async () => {
