@@ -1,12 +1,15 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { buildClaudeArgs, buildInteractiveArgs } from '../../src/claude/args.js';
+import { init } from '../../src/commands/init.js';
 import { trust } from '../../src/commands/trust.js';
 import { loadConfig } from '../../src/config/load.js';
 import { withoutTrustKeys } from '../../src/config/trust-keys.js';
 import { memoryIo } from '../../src/context.js';
 import { inertSettings } from '../../src/doctor/probe-copy.js';
-import { GUARD_GROUP } from '../../src/settings/guard.js';
+import { withRepoGuard } from '../../src/endpoint/settings.js';
+import { DENY_RULES, GUARD_GROUP } from '../../src/settings/guard.js';
 import { configEntries, mcpEntries, settingsEntries } from '../../src/trust/entries.js';
 import { decideTrust, hashEntries, launchTrusted, trustStatus } from '../../src/trust/index.js';
 import { gitRepo, tempDir } from '../helpers/git-repo.js';
@@ -151,6 +154,50 @@ describe('hash and decision', () => {
   });
 });
 
+describe('launching claude for an untrusted repository', () => {
+  const launch = {
+    prompt: 'x',
+    sessionId: '00000000-0000-4000-8000-000000000000',
+    tools: [],
+    allowedTools: [],
+  };
+  it.each([
+    [undefined, false],
+    [true, false],
+    [false, true],
+  ])('projectSettings %s → flags %s', (projectSettings, flags) => {
+    const args = buildClaudeArgs({
+      ...launch,
+      ...(projectSettings === undefined ? {} : { projectSettings }),
+    });
+    expect(args.includes('--setting-sources=user') && args.includes('--strict-mcp-config')).toBe(flags);
+    const interactive = buildInteractiveArgs({
+      ...launch,
+      ...(projectSettings === undefined ? {} : { projectSettings }),
+    });
+    expect(interactive.includes('--setting-sources=user')).toBe(flags);
+  });
+  it.each(['--setting-sources=user,project', '--strict-mcp-config', '--mcp-config=x.json'])(
+    'the config may not pass %s itself',
+    (arg) => {
+      expect(() => buildClaudeArgs({ ...launch, extraArgs: [arg] })).toThrow(/set by agentbox itself/);
+    },
+  );
+  it("init's guard comes with the run's own settings, beside them", () => {
+    const own = {
+      permissions: { deny: ['Bash(git push:*)'] },
+      hooks: { PreToolUse: [{ matcher: 'Read', hooks: [] }] },
+    };
+    const guarded = withRepoGuard(own) as {
+      permissions: { deny: string[] };
+      hooks: { PreToolUse: unknown[] };
+    };
+    expect(guarded.permissions.deny).toEqual(['Bash(git push:*)', ...DENY_RULES]);
+    expect(guarded.hooks.PreToolUse).toEqual([{ matcher: 'Read', hooks: [] }, GUARD_GROUP]);
+    expect(own.permissions.deny).toEqual(['Bash(git push:*)']);
+  });
+});
+
 describe('inertSettings: what doctor probe loads', () => {
   it('keeps the shape, runs nothing', () => {
     expect(
@@ -228,6 +275,20 @@ describe('agentbox trust, in-process on a real repository', () => {
     fs.writeFileSync(path.join(worktree, '.mcp.json'), '{"mcpServers":{"x":{"command":"sh"}}}');
     expect(launchTrusted(status, worktree)).toBe(false);
     expect(launchTrusted({ ...status, trusted: false }, repo.dir)).toBe(false);
+  });
+
+  it('init says what awaits trust, beside the guard it merges into that file', async () => {
+    const { repo, env, run } = setUp();
+    const io = memoryIo();
+    expect(await init({ cwd: repo.dir, env, io })).toBe(0);
+    expect(io.stdout).toContain('.claude/settings.json (beside 1 entries of that file that await your trust');
+    expect(io.stdout).toContain('  .claude/settings.json  hooks.SessionStart: touch x');
+    expect(io.stdout).toContain('  agentbox.yaml  runs.notify: echo hi');
+    expect(io.stdout).toContain('run "agentbox trust"');
+    await run({ yes: true });
+    const again = memoryIo();
+    await init({ cwd: repo.dir, env, io: again });
+    expect(again.stdout).not.toContain('trust');
   });
 
   it('a trust file with a wider mode is not used, said, and replaced', async () => {
