@@ -33,6 +33,7 @@ describe('workspace trust against a hostile repository (real Claude Code)', () =
     ];
     p = await project({
       trusted: false,
+      cloned: true,
       files: {
         'agentbox.yaml': config(),
         '.claude/settings.json': `${JSON.stringify({
@@ -152,5 +153,17 @@ describe('workspace trust against a hostile repository (real Claude Code)', () =
     expect(again.stderr).toContain('notify-changed');
     await new Promise((r) => setTimeout(r, 500));
     expect(planted()).toEqual([]);
+  });
+  it('trusted runs.setup / runs.verify run in the fix run (in its sandbox)', async () => {
+    p.repo.write('agentbox.yaml', config('  setup: touch .setup-ran\n  verify: test -f .setup-ran\n'));
+    expect((await p.agentbox(['fix', 'TASK-TRUST-NOPE x'])).code).toBe(1);
+    expect((await p.agentbox(['trust', '--yes'])).code).toBe(0);
+    p.server.setRules([{ when: { anyText: 'TASK-TRUST-CHECKED' }, reply: text('Nothing to change.') }]);
+    const fix = await p.agentbox(['fix', 'TASK-TRUST-CHECKED look']);
+    expect(fix.stderr).not.toContain('agentbox trust');
+    const events = p.events(p.newest());
+    expect(events.some((e) => e.event === 'setup_started' && e.command === 'touch .setup-ran')).toBe(true);
+    expect(events.some((e) => e.event === 'verify' && e.ok === true)).toBe(true);
+    expect(events.some((e) => e.event === 'trust_required')).toBe(false);
   });
 });

@@ -8,6 +8,7 @@ import { CLAUDE_BIN, type ClaudeHome, claudeEnv, claudeHome } from './claude.js'
 import { cleanupLater } from './cleanup.js';
 import { gitRepo, type TestRepo } from './git-repo.js';
 import { killTagged, newTestTag } from './processes.js';
+import { origin } from './remote.js';
 
 /**
  * One end-to-end test project: a real git repository set up with `agentbox init` (committed), a
@@ -59,12 +60,15 @@ export async function project(
      * tests that configure runs.* mean what they say.
      */
     trusted?: boolean;
+    /** The files are committed in another repository, which is cloned: the project is that clone. */
+    cloned?: boolean;
   } = {},
 ): Promise<Project> {
   const tag = newTestTag();
   const server = await startModelServer(options.rules ?? []);
   const home = claudeHome();
-  const repo = gitRepo(options.files ? { files: options.files } : {});
+  const upstream = options.cloned ? origin(options.files ?? {}) : undefined;
+  const repo = upstream ? upstream.clone('clone') : gitRepo(options.files ? { files: options.files } : {});
   const env = {
     ...claudeEnv({ home, modelUrl: server.url, extra: { AGENTBOX_TEST_TAG: tag, AGENTBOX_LINEAGE: tag } }),
     AGENTBOX_CLAUDE_BIN: CLAUDE_BIN,
@@ -78,6 +82,7 @@ export async function project(
     await server.close();
     home.cleanup();
     repo.cleanup();
+    upstream?.cleanup();
   };
   cleanupLater(cleanup);
   const agentbox = (args: string[], o: { timeoutMs?: number; env?: Record<string, string> } = {}) => {
