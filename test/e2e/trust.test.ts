@@ -5,6 +5,8 @@ import { bash, text, tool } from '../fixtures/model-server/index.js';
 import { tempDir } from '../helpers/git-repo.js';
 import { expectNoProcessesLeft } from '../helpers/processes.js';
 import { type Project, project } from '../helpers/project.js';
+import { waitFor } from '../helpers/pty.js';
+import { request, startUi } from '../helpers/ui.js';
 
 /**
  * A repository that plants what would run as the person: agentbox.yaml's runs.notify and
@@ -99,6 +101,48 @@ describe('workspace trust against a hostile repository (real Claude Code)', () =
     expect(events[0].entries.map((e: any) => e.key)).toContain('mcpServers.planted');
     await new Promise((r) => setTimeout(r, 500));
     expect(planted()).toEqual([]);
+  });
+
+  it('untrusted, through the web UI: settings list what awaits trust; a run started there (after a settings write) runs none of it', async () => {
+    const ui = await startUi(p.repo.dir, p.env);
+    try {
+      const api = (pathname: string, options: { method?: string; body?: unknown } = {}) =>
+        request(ui.port, pathname, {
+          method: options.method ?? 'GET',
+          headers: { authorization: `Bearer ${ui.token}`, 'content-type': 'application/json' },
+          ...(options.body === undefined ? {} : { body: JSON.stringify(options.body) }),
+        });
+      const settings = (await api('/api/settings')).json();
+      expect(settings.effective.runs.notify).toBeNull();
+      expect(settings.effective.sandbox.mode).toBe('required');
+      expect(settings.awaiting_trust.map((e: any) => e.key)).toEqual(
+        expect.arrayContaining(['runs.notify', 'sandbox.mode', 'hooks.SessionStart', 'mcpServers.planted']),
+      );
+      // A stolen session writes a command into the project's config: it is one more untrusted entry.
+      const put = await api('/api/settings', {
+        method: 'PUT',
+        body: { scope: 'project', runs: { notify: touch('ui-notify') } },
+      });
+      expect(put.status, put.text).toBe(200);
+      p.server.setRules(scoutRules('TASK-TRUST-UI'));
+      const started = await api('/api/runs', {
+        method: 'POST',
+        body: { type: 'scout', task: 'TASK-TRUST-UI what is a?' },
+      });
+      expect(started.status, started.text).toBe(201);
+      expect(started.json().notice).toContain('agentbox trust');
+      expect(started.json().notice).toContain('ui-notify');
+      const name = started.json().run as string;
+      await waitFor(() => ['DONE', 'FAILED', 'CRASHED'].includes(p.state(name).status), 'the UI run to end', {
+        timeoutMs: 60_000,
+      });
+      expect(p.events(name).some((e) => e.event === 'trust_required')).toBe(true);
+      await new Promise((r) => setTimeout(r, 500));
+      expect(planted()).toEqual([]);
+    } finally {
+      await ui.stop();
+      p.repo.write('agentbox.yaml', config());
+    }
   });
 
   it('untrusted: sandbox.mode off does not turn the sandbox off (a write outside the worktree is refused)', async () => {
