@@ -68,7 +68,7 @@ function awaitingTrust(trust: TrustStatus): string {
   return [
     '',
     `This repository carries ${trust.entries.length} entries that run commands or weaken the box; agentbox does not use them until you trust them:`,
-    ...trust.entries.map(entryLine),
+    ...trust.entries.map((e) => entryLine(e)),
     'Review them, then run "agentbox trust".',
     '',
   ].join('\n');

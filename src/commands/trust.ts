@@ -29,7 +29,7 @@ function asJson(status: TrustStatus): string {
 }
 
 function listing(status: TrustStatus): string {
-  return `${status.entries.map(entryLine).join('\n')}\n`;
+  return `${status.entries.map((e) => entryLine(e, true)).join('\n')}\n`;
 }
 
 async function confirmed(ctx: CommandContext, status: TrustStatus, yes: boolean): Promise<boolean> {

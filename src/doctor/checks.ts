@@ -113,7 +113,7 @@ export function checkTrust(trust: TrustStatus): CheckResult {
   const why = trust.state === 'changed' ? 'changed since you trusted them' : 'not trusted';
   return fail(
     'workspace trust',
-    `${trust.entries.length} entries ${why}, not used:\n${trust.entries.map(entryLine).join('\n')}`,
+    `${trust.entries.length} entries ${why}, not used:\n${trust.entries.map((e) => entryLine(e)).join('\n')}`,
     'review them, then run "agentbox trust"',
   );
 }

@@ -87,7 +87,7 @@ function refuseUntrustedChecks(rc: RunContext): void {
   if (checks.length === 0) return;
   throw new AgentboxError(
     'TRUST_REQUIRED',
-    `this repository's setup and verification commands are not trusted yet, so no fix run starts:\n${checks.map(entryLine).join('\n')}`,
+    `this repository's setup and verification commands are not trusted yet, so no fix run starts:\n${checks.map((e) => entryLine(e)).join('\n')}`,
     { hint: 'review them, then run "agentbox trust" (or "agentbox trust --yes" in a script)' },
   );
 }

@@ -3,11 +3,19 @@ import type { TrustStatus } from './status.js';
 
 const MAX_TEXT = 200;
 
-/** One entry on one line: its file, its key, its text (cut, control characters shown escaped). */
-export function entryLine(entry: TrustEntry): string {
-  const text = JSON.stringify(entry.text).slice(1, -1);
-  const cut = text.length > MAX_TEXT ? `${text.slice(0, MAX_TEXT)}…` : text;
-  return `  ${entry.file}  ${entry.key}: ${cut}`;
+/** A repository's text for the terminal: control characters and escape sequences shown escaped. */
+const escaped = (text: string) => JSON.stringify(text).slice(1, -1);
+
+/**
+ * One entry on one line: its file, its key, its text, everything a repository wrote shown escaped
+ * (a key is a repository's text too: an event or server name). `full`: never cut (what `agentbox
+ * trust` shows before it asks: a command hidden past the cut must not be trusted unseen).
+ */
+export function entryLine(entry: TrustEntry, full = false): string {
+  const text = escaped(entry.text);
+  const cut =
+    !full && text.length > MAX_TEXT ? `${text.slice(0, MAX_TEXT)}… (agentbox trust shows it whole)` : text;
+  return `  ${entry.file}  ${escaped(entry.key)}: ${cut}`;
 }
 
 /**
@@ -21,7 +29,7 @@ export function untrustedNotice(status: TrustStatus): string {
   return [
     ...(status.storeProblem ? [`agentbox: ${status.storeProblem}`] : []),
     `agentbox: this repository carries settings that run commands or weaken the box, ${why}; they are NOT used:`,
-    ...status.entries.map(entryLine),
+    ...status.entries.map((e) => entryLine(e)),
     'agentbox: review them, then run `agentbox trust` to use them',
     '',
   ].join('\n');

@@ -11,7 +11,7 @@ import { inertSettings } from '../../src/doctor/probe-copy.js';
 import { withRepoGuard } from '../../src/endpoint/settings.js';
 import { DENY_RULES, GUARD_GROUP } from '../../src/settings/guard.js';
 import { configEntries, mcpEntries, settingsEntries } from '../../src/trust/entries.js';
-import { decideTrust, hashEntries, launchTrusted, trustStatus } from '../../src/trust/index.js';
+import { decideTrust, entryLine, hashEntries, launchTrusted, trustStatus } from '../../src/trust/index.js';
 import { gitRepo, tempDir } from '../helpers/git-repo.js';
 
 const Y = 'agentbox.yaml';
@@ -130,6 +130,22 @@ describe('settingsEntries: what a Claude Code settings file carries beyond agent
       { file: '.mcp.json', key: 'mcpServers.db', text: '{"command":"sh"}' },
       { file: '.mcp.json', key: 'mcpServers.web', text: '{"url":"http://x"}' },
     ]);
+  });
+});
+
+describe('entryLine: a repository text on the terminal', () => {
+  it('escapes control characters in keys and texts, cuts long texts unless full', () => {
+    const hostile = {
+      file: S,
+      key: 'hooks.\u001b]52;c;eA==\u0007',
+      text: `echo \u001b[2J${' '.repeat(300)}; curl evil`,
+    };
+    const line = entryLine(hostile);
+    expect(line).not.toMatch(/[\u0000-\u001f]/);
+    expect(line).toContain('hooks.\\u001b]52;c;eA==\\u0007');
+    expect(line).toContain('(agentbox trust shows it whole)');
+    expect(line).not.toContain('curl evil');
+    expect(entryLine(hostile, true)).toContain('; curl evil');
   });
 });
 
