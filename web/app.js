@@ -63,6 +63,10 @@ function toast(text) {
 const badge = (status) =>
   h('span', { class: `badge s-${status || 'unknown'}`, 'data-status': status || '' }, status || '?');
 
+/** `it ended ABORTED — agent_abort: …`: why a run did not pass (src/run/merge-gate.ts). */
+const notPassingText = (np) =>
+  `${np.status === 'REVIEW' ? 'it ended REVIEW but its checks failed' : `it ended ${np.status}`}${np.reasons.length ? ` — ${np.reasons.join('; ')}` : ''}`;
+
 function age(iso) {
   if (!iso) return '';
   const s = Math.max(0, Math.round((Date.now() - Date.parse(iso)) / 1000));
@@ -222,7 +226,7 @@ async function showRun(id) {
         'button',
         {
           class: cls,
-          'data-action': label.toLowerCase(),
+          'data-action': label.split(' ')[0].toLowerCase(),
           onclick: async () => {
             if (confirmText && !window.confirm(confirmText)) return;
             try {
@@ -236,18 +240,23 @@ async function showRun(id) {
         label,
       ),
     );
-  if (status === 'REVIEW' && run.files.includes('changes.patch')) {
+  // A run that did not pass (not REVIEW, or runs.verify failed) can be merged too, but the button
+  // says so and the confirmation names its status first (as `agentbox merge` does).
+  const failed = run.not_passing;
+  if ((status === 'REVIEW' || failed) && run.files.includes('changes.patch')) {
     const sensitive = run.sensitive.length
       ? `\n\nSensitive changes:\n${run.sensitive.map((s) => `  ${s.path} (${s.kind})`).join('\n')}`
       : '';
+    const warning = failed ? `This run did not pass: ${notPassingText(failed)}\n\n` : '';
     act(
-      'Merge',
-      'primary',
-      `Apply the changes of ${run.name} to your working tree and commit them?${sensitive}`,
+      failed ? `Merge (${failed.status})` : 'Merge',
+      failed ? 'danger' : 'primary',
+      `${warning}Apply the changes of ${run.name} to your working tree and commit them${failed ? ' anyway' : ''}?${sensitive}`,
       async () => {
         const r = await api('POST', `/api/runs/${run.id}/merge`, {
           commit: true,
           allow_sensitive: run.sensitive.length > 0,
+          force: Boolean(failed),
         });
         return `merged${r.commit ? ` — commit ${String(r.commit).slice(0, 12)}` : ''}`;
       },
@@ -329,6 +338,15 @@ async function showRun(id) {
   if (run.state?.failure)
     parts.push(h('div', { class: 'panel warn' }, `${run.state.failure.kind}: ${run.state.failure.message}`));
   parts.push(actions);
+  if (run.not_passing)
+    parts.push(
+      h(
+        'div',
+        { class: 'panel warn', id: 'not-passing' },
+        h('strong', {}, 'This run did not pass — read why before you merge: '),
+        notPassingText(run.not_passing),
+      ),
+    );
   if (run.sensitive.length || run.refused.length) {
     parts.push(
       h(
@@ -341,6 +359,20 @@ async function showRun(id) {
           [...run.refused, ...run.sensitive].map((s) =>
             h('li', {}, `${s.path} — ${s.kind}${s.detail ? ` (${s.detail})` : ''}`),
           ),
+        ),
+      ),
+    );
+  }
+  if (run.nested?.length) {
+    parts.push(
+      h(
+        'div',
+        { class: 'panel warn', id: 'nested' },
+        h('strong', {}, 'Nested repositories — never followed, left out of the patch, set aside'),
+        h(
+          'ul',
+          {},
+          run.nested.map((n) => h('li', {}, `${n.path}/ (.git ${n.kind}) → ${n.moved_to ?? 'not moved'}`)),
         ),
       ),
     );

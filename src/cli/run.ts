@@ -2,6 +2,7 @@ import path from 'node:path';
 import { Command, CommanderError } from 'commander';
 import type { CommandContext } from '../context.js';
 import { AgentboxError, isAgentboxError } from '../errors.js';
+import { terminalText } from '../util/terminal-text.js';
 import { VERSION } from '../version.js';
 import { findLedgerRoot, watchdogHasWork } from '../watchdog/probe.js';
 import { addCommands } from './table.js';
@@ -141,12 +142,14 @@ function report(error: unknown, ctx: CommandContext, argv: readonly string[]): n
     return 2;
   }
   if (isAgentboxError(error)) {
-    // A message that already starts with "agentbox …" is not prefixed again.
-    ctx.io.err(`${error.message.startsWith('agentbox ') ? '' : 'agentbox: '}${error.message}\n`);
-    if (error.hint) ctx.io.err(`  → ${error.hint}\n`);
+    // A message that already starts with "agentbox …" is not prefixed again. A message may quote
+    // what an agent or a repository wrote (a file name, git's stderr, a failure): made safe here.
+    const message = terminalText(error.message);
+    ctx.io.err(`${message.startsWith('agentbox ') ? '' : 'agentbox: '}${message}\n`);
+    if (error.hint) ctx.io.err(`  → ${terminalText(error.hint)}\n`);
     return error.exitCode;
   }
-  const detail = error instanceof Error ? (error.stack ?? error.message) : String(error);
+  const detail = terminalText(error instanceof Error ? (error.stack ?? error.message) : String(error));
   ctx.io.err(
     `agentbox: unexpected error — this is a bug in agentbox ${VERSION}.\n${detail}\n` +
       'Please report it with the command you ran and the output above.\n',

@@ -3,6 +3,7 @@ import { findRepo } from '../git/repo.js';
 import { openLedger } from '../ledger/paths.js';
 import { type FetchResult, fetchRuns } from '../remote/fetch.js';
 import { checkRemoteName, DEFAULT_REMOTE } from '../remote/refs.js';
+import { terminalLine } from '../util/terminal-text.js';
 
 /** `agentbox fetch [<remote>]`: brings every run published to the remote into this ledger. */
 export async function fetchRemote(
@@ -13,8 +14,10 @@ export async function fetchRemote(
   const repo = await findRepo(ctx.cwd, ctx.env);
   const ledger = openLedger(repo.root);
   const result = await fetchRuns(ledger, checkRemoteName(remote ?? DEFAULT_REMOTE), ctx.env);
-  // Every refusal is reported, on stderr so that --json stays one document.
-  for (const s of result.skipped) ctx.io.err(`agentbox: not imported: ${JSON.stringify(s.run)}: ${s.why}\n`);
+  // Every refusal is reported, on stderr so that --json stays one document; the name and the reason
+  // quote the remote's publication, which a stranger may have written.
+  for (const s of result.skipped)
+    ctx.io.err(`agentbox: not imported: ${terminalLine(JSON.stringify(s.run))}: ${terminalLine(s.why)}\n`);
   if (options.json) ctx.io.out(`${JSON.stringify(result)}\n`);
   else ctx.io.out(renderFetch(result));
   return 0;
@@ -26,8 +29,8 @@ export function renderFetch(r: FetchResult): string {
     `${r.remote}: ${r.published} published run(s) — ${r.imported.length} new, ${r.updated.length} updated` +
       `${r.kept.length ? `, ${r.kept.length} already decided here` : ''}` +
       `${r.own ? `, ${r.own} from this clone` : ''}${r.skipped.length ? `, ${r.skipped.length} not imported` : ''}`,
-    ...r.imported.slice(0, 20).map((name) => `  new      ${name}`),
-    ...r.updated.slice(0, 20).map((name) => `  updated  ${name}`),
+    ...r.imported.slice(0, 20).map((name) => `  new      ${terminalLine(name)}`),
+    ...r.updated.slice(0, 20).map((name) => `  updated  ${terminalLine(name)}`),
   ];
   const more =
     r.imported.length + r.updated.length - Math.min(r.imported.length, 20) - Math.min(r.updated.length, 20);

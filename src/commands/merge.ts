@@ -3,6 +3,7 @@ import { AgentboxError } from '../errors.js';
 import { type SensitiveChange, sensitiveLines } from '../git/sensitive.js';
 import type { RunDetails } from '../ledger/index.js';
 import { showDiff } from '../review/diff.js';
+import { EventLog } from '../run/events.js';
 import { assertHuman } from '../run/gate.js';
 import {
   applyMerge,
@@ -12,9 +13,11 @@ import {
   prepareMerge,
   recordMergedByHand,
 } from '../run/merge.js';
+import { type NotPassing, notPassingLine } from '../run/merge-gate.js';
 import { openRun } from '../run/open.js';
 import { mergeMessage } from '../run/result-message.js';
 import { styler } from '../util/style.js';
+import { terminalLine, terminalText } from '../util/terminal-text.js';
 
 export interface MergeOptions {
   readonly yes?: boolean;
@@ -22,6 +25,8 @@ export interface MergeOptions {
   readonly json?: boolean;
   /** With --yes: apply a patch with sensitive changes too (the prompt shows them instead). */
   readonly allowSensitive?: boolean;
+  /** With --yes: merge a run that did not pass (see src/run/merge-gate.ts). */
+  readonly force?: boolean;
   /** The person applied the change by hand: only record MERGED. */
   readonly markMerged?: boolean;
 }
@@ -41,10 +46,11 @@ export async function merge(ctx: CommandContext, ref: string, options: MergeOpti
   }
   const plan = await prepareMerge(root, run);
   const { sensitive } = plan;
+  if (plan.notPassing && options.yes && !options.force) refuseNotPassing(run, plan.notPassing);
   if (sensitive.length > 0 && options.yes && !options.allowSensitive) {
     throw new AgentboxError(
       'MERGE_REFUSED',
-      `refusing to merge ${run.name} with --yes: it has ${sensitive.length} sensitive change(s)\n${sensitiveLines(sensitive).join('\n')}`,
+      `refusing to merge ${run.name} with --yes: it has ${sensitive.length} sensitive change(s)\n${sensitiveLines(sensitive).map(terminalLine).join('\n')}`,
       {
         hint: `nothing was changed. Review them (agentbox show ${run.meta.run_id}), then: agentbox merge ${run.meta.run_id} --yes --allow-sensitive`,
       },
@@ -52,7 +58,12 @@ export async function merge(ctx: CommandContext, ref: string, options: MergeOpti
   }
   const s = styler(ctx.io);
   if (!options.json) {
-    ctx.io.out(`${s.bold(run.name)}: ${run.meta.task.split('\n')[0]}\n${plan.stat.trimEnd()}\n`);
+    // The run's status comes first: a person deciding on the diff must know it did not pass.
+    if (plan.notPassing)
+      ctx.io.out(`${s.bad(`✗ this run did not pass: ${notPassingLine(plan.notPassing)}`)}\n\n`);
+    ctx.io.out(
+      `${s.bold(run.name)}: ${terminalLine(run.meta.task.split('\n')[0] ?? '')}\n${terminalText(plan.stat).trimEnd()}\n`,
+    );
     if (sensitive.length > 0) ctx.io.out(`\n${sensitiveBlock(sensitive, s.warn)}`);
   }
   if (!options.yes && !(await confirmed(ctx, plan))) {
@@ -61,6 +72,19 @@ export async function merge(ctx: CommandContext, ref: string, options: MergeOpti
   }
   printMerged(ctx, plan, await applyMerge(plan, { commit: options.commit === true }), options.json === true);
   return 0;
+}
+
+/** `merge --yes` on a run that did not pass: refused (and logged) unless --force. */
+function refuseNotPassing(run: RunDetails, np: NotPassing): never {
+  new EventLog(run.dir).append({ event: 'merge_refused', reason: 'not_passing', detail: notPassingLine(np) });
+  const id = run.meta.run_id;
+  throw new AgentboxError(
+    'MERGE_REFUSED',
+    `refusing to merge ${run.name} with --yes: it did not pass: ${notPassingLine(np)}`,
+    {
+      hint: `nothing was changed. See why: agentbox show ${id}; to merge it anyway, pass --force: agentbox merge ${id} --yes --force`,
+    },
+  );
 }
 
 /** Asks the person; `d` shows the whole diff (through the pager) and asks again. */
@@ -72,9 +96,12 @@ async function confirmed(ctx: CommandContext, plan: MergePlan): Promise<boolean>
     });
   }
   const which = sensitive.length > 0 ? `, the ${sensitive.length} sensitive one(s) included,` : '';
+  const of = plan.notPassing ? ` of a run that did not pass (${plan.notPassing.status})` : '';
   let answer = '';
   for (;;) {
-    answer = (await ctx.io.ask(`Apply these changes${which} to ${root}? [y/N/d = show the diff] `)).trim();
+    answer = (
+      await ctx.io.ask(`Apply these changes${of}${which} to ${root}? [y/N/d = show the diff] `)
+    ).trim();
     if (!/^d(iff)?$/i.test(answer)) break;
     await showDiff(ctx, root, run, {});
   }
@@ -94,7 +121,9 @@ function printMerged(ctx: CommandContext, plan: MergePlan, done: MergeResult, js
     `${styler(ctx.io).ok('✓')} merged ${done.changed} file(s) into ${root}${done.commit ? ` — commit ${done.commit.slice(0, 12)}` : ' (not committed)'}\n`,
   );
   if (done.commit && done.hooksRan === false)
-    ctx.io.out(`  git hooks were not run for this commit: the patch changes ${done.hookFiles.join(', ')}\n`);
+    ctx.io.out(
+      `  git hooks were not run for this commit: the patch changes ${done.hookFiles.map(terminalLine).join(', ')}\n`,
+    );
   ctx.io.out(`  next: ${mergedNext(Boolean(done.commit), run.meta.run_id)}\n`);
 }
 
@@ -108,10 +137,10 @@ async function markMerged(
   run: RunDetails,
   options: MergeOptions,
 ): Promise<number> {
-  if (options.commit || options.yes || options.allowSensitive) {
+  if (options.commit || options.yes || options.allowSensitive || options.force) {
     throw new AgentboxError(
       'USAGE',
-      '--mark-merged changes no file: it takes no --commit, --yes or --allow-sensitive',
+      '--mark-merged changes no file: it takes no --commit, --yes, --allow-sensitive or --force',
       {
         hint: `agentbox merge ${run.meta.run_id} --mark-merged`,
       },
@@ -141,7 +170,7 @@ export function sensitiveBlock(
   warn: (text: string) => string = (t) => t,
 ): string {
   const title = `sensitive changes (${changes.length}): agent config, git files, CI, hooks, executables, symlinks`;
-  return `${warn(title)}\n${sensitiveLines(changes).join('\n')}\n\n`;
+  return `${warn(title)}\n${sensitiveLines(changes).map(terminalLine).join('\n')}\n\n`;
 }
 
 /** The commit `merge --commit` makes (see src/run/result-message.ts). */

@@ -4,6 +4,7 @@ import type { RecoveryAction } from '../recover/decide.js';
 import { carryOut, decideRecoveries } from '../recover/recover.js';
 import { loadRunContext } from '../run/context.js';
 import { assertHuman } from '../run/gate.js';
+import { terminalLine, terminalText } from '../util/terminal-text.js';
 
 export interface RecoverOptions {
   readonly dryRun?: boolean;
@@ -36,7 +37,7 @@ export async function recover(
   const results: { run: string; action: string; reason: string; status?: string }[] = [];
   let code = 0;
   for (const { name, action } of decided) {
-    const line = `${name}: ${LABEL[action.kind]} — ${action.reason}`;
+    const line = `${name}: ${LABEL[action.kind]} — ${terminalLine(action.reason)}`;
     if (!options.json) ctx.io.out(`${line}\n`);
     const result: (typeof results)[number] = { run: name, action: action.kind, reason: action.reason };
     if (!dry && (action.kind === 'resume' || action.kind === 'rollback_replay')) {
@@ -51,7 +52,7 @@ export async function recover(
       } catch (error) {
         code = 1;
         const message = error instanceof Error ? error.message : String(error);
-        if (!options.json) ctx.io.err(`agentbox: recovering ${name} failed: ${message}\n`);
+        if (!options.json) ctx.io.err(`agentbox: recovering ${name} failed: ${terminalText(message)}\n`);
         result.reason = `${action.reason} (failed: ${message})`;
       }
       result.status = readRun(rc.ledger, name).state?.status;

@@ -19,11 +19,17 @@ import {
   type Spend,
 } from '../ledger/index.js';
 import { EventLog } from '../run/events.js';
+import { type NestedRecord, nestedLines, nestedOfEvents } from '../run/finalize-nested.js';
+import { gateOf, type NotPassing, notPassingLine } from '../run/merge-gate.js';
 import { nextAction } from '../run/next-step.js';
 import { toolErrorsNote } from '../run/tool-errors.js';
 import { thousands } from '../util/number.js';
 import { type Styler, styler } from '../util/style.js';
+import { terminalLine, terminalText } from '../util/terminal-text.js';
+import { type Refusal, refusalsOf, sandboxOffOf } from './show-events.js';
 import { colourStatus } from './status.js';
+
+export { refusalsOf, sandboxOffOf } from './show-events.js';
 
 export interface ShowOptions {
   readonly json?: boolean;
@@ -51,22 +57,13 @@ export function showNext(name: string, state: RunState | null, files: readonly s
   return nextAction(state.status, id, state.failure?.kind, setupLog);
 }
 
-/** Text from a run's files, safe for a terminal: escape sequences and other controls removed. */
-function clean(text: string): string {
-  return text.replace(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f]+/g, ' ');
-}
+/** One line of text from a run's files (the agent's, a publication's), safe for a terminal. */
+const clean = terminalLine;
 
 const list = (items: readonly string[]) => (items.length > 0 ? items.join(', ') : '(none)');
 
 const NO_PATCH: Inspection = { sensitive: [], refused: [] };
 const NO_EVENTS = { refusals: [], sandboxOff: null };
-
-/** One refused action of a run: who refused (guard, claude, sandbox, gate), the tool, what. */
-export interface Refusal {
-  readonly by: string;
-  readonly tool: string;
-  readonly what: string;
-}
 
 /** What the run was given: its model, tools and commands, and its sandbox if it had none. */
 function envelopeFields(
@@ -82,24 +79,6 @@ function envelopeFields(
   field('safe cmds', list(meta.safe_commands));
   field('human-only', list(meta.human_only_commands));
   if (sandboxOff) field('sandbox', style.warn(`off (${sandboxOff}): no kernel fence around its commands`));
-}
-
-/** Who turned the run's sandbox off (its `sandbox_off` event), or null. Pure. */
-export function sandboxOffOf(events: readonly Record<string, unknown>[]): string | null {
-  const off = events.find((e) => e.event === 'sandbox_off');
-  return off ? clean(String(off.by ?? 'unknown')) : null;
-}
-
-/** The refusals in a run's events.jsonl, in order. Pure. */
-export function refusalsOf(events: readonly Record<string, unknown>[]): Refusal[] {
-  const text = (v: unknown) => (typeof v === 'string' ? v : v === undefined ? '' : JSON.stringify(v));
-  return events.flatMap((e): Refusal[] => {
-    if (e.event === 'human_gate_refused') return [{ by: 'gate', tool: 'Bash', what: text(e.reason) }];
-    if (e.event === 'refused')
-      return [{ by: text(e.source) || 'claude', tool: text(e.tool), what: text(e.reason) }];
-    if (e.decision === 'deny') return [{ by: 'guard', tool: text(e.tool), what: text(e.reason) }];
-    return [];
-  });
 }
 
 const tokens = (n: number) => thousands(n);
@@ -173,23 +152,25 @@ function findingLines(
   inspection: Inspection,
   refusals: readonly Refusal[],
   report: string | null,
+  nested: readonly NestedRecord[],
 ): string[] {
   const out: string[] = [];
   if (refusals.length > 0) {
     out.push('', style.warn(`refused actions (${refusals.length})`));
     for (const r of refusals)
-      out.push(`  ${r.by.padEnd(8)}  ${r.tool.padEnd(6)}  ${clean(r.what).slice(0, 100)}`);
+      out.push(`  ${clean(r.by).padEnd(8)}  ${clean(r.tool).padEnd(6)}  ${clean(r.what).slice(0, 100)}`);
   }
+  out.push(...nestedLines(nested, style.warn));
   if (inspection.refused.length > 0) {
     out.push('', style.bad('refused changes — agentbox merge will not apply this patch'));
-    out.push(...sensitiveLines(inspection.refused));
+    out.push(...sensitiveLines(inspection.refused).map(clean));
   }
   if (inspection.sensitive.length > 0) {
     out.push('', style.warn('sensitive changes — merge lists them and asks; --yes needs --allow-sensitive'));
-    out.push(...sensitiveLines(inspection.sensitive));
+    out.push(...sensitiveLines(inspection.sensitive).map(clean));
   }
   if (report !== null) {
-    const text = report.trimEnd().split('\n');
+    const text = terminalText(report).trimEnd().split('\n');
     out.push(
       '',
       `report${text.length > REPORT_LINES ? ` (first ${REPORT_LINES} of ${text.length} lines)` : ''}`,
@@ -208,12 +189,16 @@ export function renderRunDetails(
   inspection: Inspection = NO_PATCH,
   events: { readonly refusals: readonly Refusal[]; readonly sandboxOff: string | null } = NO_EVENTS,
   report: string | null = null,
+  failed: NotPassing | null = null,
+  nested: readonly NestedRecord[] = [],
 ): string {
   const { refusals, sandboxOff } = events;
   const { meta, state } = run;
   const lines: string[] = [style.bold(run.name)];
+  // First, before anything a person might read as a go-ahead: this run did not pass.
+  if (failed) lines.push(style.bad(`  ✗ did not pass: ${notPassingLine(failed)}`));
   const field = (label: string, value: string) => lines.push(`  ${label.padEnd(12)}${value}`);
-  const indentedTask = clean(meta.task).replace(/\n/g, `\n${' '.repeat(14)}`);
+  const indentedTask = terminalText(meta.task).replace(/\n/g, `\n${' '.repeat(14)}`);
   field('id', meta.run_id);
   field('type', meta.type);
   field('status', state ? colourStatus(state.status, style)(state.status) : style.dim('(no state.json)'));
@@ -228,7 +213,7 @@ export function renderRunDetails(
     const o = meta.origin;
     field(
       'ran on',
-      `${clean(o.host)} — fetched from ${o.remote}${o.run === meta.run_name ? '' : ` (published as ${o.run})`}`,
+      `${clean(o.host)} — fetched from ${clean(o.remote)}${o.run === meta.run_name ? '' : ` (published as ${clean(o.run)})`}`,
     );
   }
   if (state?.output) field('output', outputLine(state.output));
@@ -245,7 +230,7 @@ export function renderRunDetails(
   if (files.length === 0) lines.push(style.dim('  (no artifacts yet)'));
   const width = Math.max(0, ...files.map((f) => f.path.length));
   for (const f of files) lines.push(`  ${f.path.padEnd(width)}  ${formatBytes(f.bytes).padStart(9)}`);
-  lines.push(...findingLines(style, inspection, refusals, report));
+  lines.push(...findingLines(style, inspection, refusals, report, nested));
   lines.push('', 'paths');
   field('run folder', run.dir);
   if (state?.worktree_path) field('worktree', path.resolve(root, state.worktree_path));
@@ -269,13 +254,15 @@ export async function show(ctx: CommandContext, runRef: string, opts: ShowOption
   const events = new EventLog(run.dir).read();
   const refusals = refusalsOf(events);
   const sandboxOff = sandboxOffOf(events);
+  const nested = nestedOfEvents(events);
+  const gate = gateOf(run, events);
   const report = run.files.includes('report.md')
     ? fs.readFileSync(path.join(run.dir, 'report.md'), 'utf8')
     : null;
   if (opts.json) {
     const { name, dir, meta, state } = run;
     ctx.io.out(
-      `${JSON.stringify({ name, dir, meta, state, files, sensitive, refused, refusals, sandbox_off: sandboxOff, report }, null, 2)}\n`,
+      `${JSON.stringify({ name, dir, meta, state, not_passing: gate, files, sensitive, refused, refusals, nested, sandbox_off: sandboxOff, report }, null, 2)}\n`,
     );
     return 0;
   }
@@ -288,6 +275,8 @@ export async function show(ctx: CommandContext, runRef: string, opts: ShowOption
       { sensitive, refused },
       { refusals, sandboxOff },
       report,
+      gate,
+      nested,
     ),
   );
   return 0;

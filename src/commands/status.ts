@@ -9,6 +9,7 @@ import type { RunStatus } from '../ledger/types.js';
 import { fitColumns, type Measure, measureFor, plainMeasure } from '../util/columns.js';
 import { thousands } from '../util/number.js';
 import { type Styler, styler } from '../util/style.js';
+import { terminalLine } from '../util/terminal-text.js';
 
 export interface StatusOptions {
   readonly json?: boolean;
@@ -79,12 +80,12 @@ export function colourStatus(status: RunStatus | null, style: Styler): (text: st
   }
 }
 
-const UNCLEAN = /[\u0000-\u001f\u007f-\u009f]|^\s|\s$/;
+const UNCLEAN = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]|^\s|\s$/;
 
-/** Task text safe for a terminal: no control characters (escape sequences), one line. */
+/** Task text safe for a terminal (src/util/terminal-text.ts), one line. */
 function cleanTask(task: string): string {
-  // NOTE: tested first: a task the ledger wrote is clean already, and replacing costs twice as much.
-  return UNCLEAN.test(task) ? task.replace(/[\u0000-\u001f\u007f-\u009f]+/g, ' ').trim() : task;
+  // NOTE: tested first: a task the ledger wrote is clean already, and cleaning costs twice as much.
+  return UNCLEAN.test(task) ? terminalLine(task.replace(/[\n\t]+/g, ' ').trim()) : task;
 }
 
 export interface TableOptions {

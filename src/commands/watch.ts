@@ -6,16 +6,27 @@ import { openRun } from '../run/open.js';
 import { succeeded } from '../run/print.js';
 import { followRun } from '../run/watch.js';
 import { styler } from '../util/style.js';
+import { terminalLine, terminalText } from '../util/terminal-text.js';
 
 const first = (text: unknown, max = 120) => {
-  const line = String(text ?? '')
-    .split('\n')[0]!
-    .trim();
+  const line = terminalLine(
+    String(text ?? '')
+      .split('\n')[0]!
+      .trim(),
+  );
   return line.length > max ? `${line.slice(0, max - 1)}…` : line;
 };
 
-/** One line of events.jsonl as `watch` shows it, or null for what it leaves out. Pure. */
+/**
+ * One line of events.jsonl as `watch` shows it, or null for what it leaves out; every field may be
+ * the agent's text, so the line is safe for a terminal as a whole. Pure.
+ */
 export function eventLine(e: Record<string, unknown>): string | null {
+  const line = rawEventLine(e);
+  return line === null ? null : terminalLine(line);
+}
+
+function rawEventLine(e: Record<string, unknown>): string | null {
   switch (e.event) {
     case 'Stop':
       return e.decision
@@ -61,7 +72,8 @@ export async function watch(
   };
   ctx.io.out(`${s.bold(run.name)} — ${run.meta.type}: ${first(run.meta.task, 100)}\n`);
   for await (const seen of followRun(run, options.pollMs)) {
-    if (seen.kind === 'tool') ctx.io.out(`${clock()} ${seen.name}${seen.target ? ` ${seen.target}` : ''}\n`);
+    if (seen.kind === 'tool')
+      ctx.io.out(`${clock()} ${terminalLine(`${seen.name}${seen.target ? ` ${seen.target}` : ''}`)}\n`);
     else if (seen.kind === 'event') {
       const text = eventLine(seen.event);
       if (text) ctx.io.out(`${clock(seen.event.ts)} ${text}\n`);
@@ -72,7 +84,7 @@ export async function watch(
       return 1;
     } else {
       const ok = succeeded(seen.status);
-      const why = seen.failure ? ` (${seen.failure.kind}): ${seen.failure.message}` : '';
+      const why = seen.failure ? ` (${seen.failure.kind}): ${terminalText(seen.failure.message)}` : '';
       const code = ok ? 0 : 1;
       ctx.io.out(`${ok ? s.ok('✓') : s.bad('✗')} ${run.name} — ${seen.status}${why} · exit ${code}\n`);
       ctx.io.out(`  next ${nextStep(seen.status, runIdOf(run.name), seen.failure?.kind)}\n`);

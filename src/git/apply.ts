@@ -114,11 +114,11 @@ export async function commitFiles(
   const fresh = [...onDisk].filter((f) => !known.has(f));
   const wanted = files.filter((f) => known.has(f) || onDisk.has(f));
   if (fresh.length > 0) await git(repoRoot, ['add', '-N', '-f', ...FROM_STDIN], nul(fresh));
-  // `hooks: false` points git at a hooks folder that cannot exist: no hook runs at all, not even
-  // post-commit, which --no-verify would still run.
-  const noHooks = options.hooks === false ? ['-c', 'core.hooksPath=/dev/null'] : [];
+  // `hooks: false` keeps the runner's hooks folder that cannot exist (inert.ts): no hook runs at
+  // all, not even post-commit, which --no-verify would still run.
+  const personHooks = options.hooks !== false;
   try {
-    await git(repoRoot, ['commit', '--only', '-q', '-m', message, ...FROM_STDIN], nul(wanted), noHooks);
+    await git(repoRoot, ['commit', '--only', '-q', '-m', message, ...FROM_STDIN], nul(wanted), personHooks);
   } catch (error) {
     // Leave the index as it was: the new files go back to untracked.
     if (fresh.length > 0) await git(repoRoot, ['reset', '-q', ...FROM_STDIN], nul(fresh)).catch(() => {});
@@ -133,11 +133,12 @@ function nul(paths: string[]): string {
   return paths.map((p) => `${p}\0`).join('');
 }
 
-function git(cwd: string, args: string[], input?: string, config: string[] = []): Promise<string> {
+function git(cwd: string, args: string[], input?: string, personHooks = false): Promise<string> {
   // Literal pathspecs: a file named `*.ts` is that file, not a glob.
-  return runGitText(['--literal-pathspecs', ...config, ...args], {
+  return runGitText(['--literal-pathspecs', ...args], {
     cwd,
     input,
+    personHooks,
     hint:
       args[0] === 'commit'
         ? 'a commit hook may have refused it; the merged files are in your working tree, commit them by hand'
@@ -152,7 +153,11 @@ function git(cwd: string, args: string[], input?: string, config: string[] = [])
  */
 export async function inspectPatchFile(repoRoot: string, patchFile: string): Promise<Inspection> {
   const patch = readPatch(path.resolve(repoRoot, patchFile));
-  const hooks = await runGit(['config', '--path', '--get', 'core.hooksPath'], { cwd: repoRoot });
+  // The person's hooksPath, not the runner's own /dev/null (inert.ts), which would hide it.
+  const hooks = await runGit(['config', '--path', '--get', 'core.hooksPath'], {
+    cwd: repoRoot,
+    personHooks: true,
+  });
   const configured = hooks.exitCode === 0 ? hooks.stdout.trim() : '';
   // The root is a real path; so must an absolute hooksPath be to compare (/tmp → /private/tmp).
   const hooksPath =

@@ -4,6 +4,7 @@ import path from 'node:path';
 import { AgentboxError } from '../errors.js';
 import type { Env } from '../util/env.js';
 import { git as runGit } from './exec.js';
+import { findNestedGit, nestedExcludes } from './nested.js';
 import { AGENTBOX_IDENTITY } from './result-commit.js';
 
 /**
@@ -51,7 +52,12 @@ export async function takeCheckpoint(
     } catch {
       await git(['read-tree', head], vars);
     }
-    const excludes = (options.exclude ?? []).map((p) => `:(exclude)${p}`);
+    // A nested repository is never followed (nested.ts): the agent may still be using it, so it is
+    // left in place, only kept out.
+    const excludes = [
+      ...(options.exclude ?? []).map((p) => `:(exclude)${p}`),
+      ...nestedExcludes(findNestedGit(worktree)),
+    ];
     await git(['add', '-A', '--', '.', ...excludes], vars);
     const tree = await git(['write-tree'], vars);
     const commit = await git(

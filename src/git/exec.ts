@@ -1,10 +1,12 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { AgentboxError } from '../errors.js';
 import type { Env } from '../util/env.js';
+import { inertEnv } from './inert.js';
 
 /**
  * The one way agentbox runs git (except findRepo's fast path in repo.ts): argument arrays, never
- * a shell; git's messages in the C locale, so they can be matched; a non-zero exit is data
+ * a shell; settings that keep anything an agent or a repository wrote from running (inert.ts);
+ * git's messages in the C locale, so they can be matched; a non-zero exit is data
  * (`runGit`) or one error shape (`git`, `GitError`).
  *
  * NOTE: node's own spawn, not simple-git: what happens next depends on the exit code and git's
@@ -29,6 +31,11 @@ export interface GitCall {
   readonly keepLocale?: boolean;
   /** false: keep the final newline (output passed on as it is). */
   readonly stripFinalNewline?: boolean;
+  /**
+   * The person's own hooks run (merge's commit in the main tree, when the patch touches no hook);
+   * every other call runs none (src/git/inert.ts).
+   */
+  readonly personHooks?: boolean;
 }
 
 export interface GitResult {
@@ -166,9 +173,11 @@ function endRunning(): void {
 }
 
 /**
- * The passed environment exactly, plus `vars` and the C locale. Without one, agentbox's own
- * (at the CLI the same environment), as a child inherits it.
+ * The passed environment, plus `vars` and the C locale, made inert (src/git/inert.ts): nothing
+ * an agent or a cloned repository wrote runs. Without one, agentbox's own (at the CLI the same
+ * environment), as a child inherits it.
  */
 function gitEnv(call: GitCall): NodeJS.ProcessEnv {
-  return { ...(call.env ?? process.env), ...call.vars, ...(call.keepLocale ? {} : C_LOCALE) };
+  const env = { ...(call.env ?? process.env), ...call.vars, ...(call.keepLocale ? {} : C_LOCALE) };
+  return inertEnv(env, { personHooks: call.personHooks === true });
 }

@@ -19,6 +19,8 @@ export interface Entry {
 
 export const LINK = '120000';
 export const EXECUTABLE = '100755';
+/** A submodule's commit, not a file (git's gitlink). */
+export const GITLINK = '160000';
 
 /**
  * The `diff --git` sections of a patch: headers parsed, hunks kept only as the new side's lines.

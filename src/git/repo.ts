@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { AgentboxError } from '../errors.js';
+import { inertEnv } from './inert.js';
 
 export interface Repo {
   /** The main working tree's root (also when called from inside a linked worktree). */
@@ -24,7 +25,7 @@ async function git(
 ): Promise<{ ok: boolean; stdout: string }> {
   const { execFile } = await import('node:child_process');
   return new Promise((resolve) => {
-    execFile('git', args, { cwd, encoding: 'utf8', env: env && { ...env } }, (error, stdout) =>
+    execFile('git', args, { cwd, encoding: 'utf8', env: inertEnv(env ?? process.env) }, (error, stdout) =>
       resolve({ ok: !error, stdout }),
     );
   });

@@ -1,5 +1,7 @@
 import path from 'node:path';
-import { type Entry, EXECUTABLE, LINK, parseEntries } from './patch-entries.js';
+import { type Entry, EXECUTABLE, GITLINK, LINK, parseEntries } from './patch-entries.js';
+
+const GITLINK_DETAIL = 'a submodule commit (mode 160000): merge does not apply it';
 
 /**
  * What a change is, when it is more than code: something that steers agents, git, CI or hooks, or
@@ -15,7 +17,8 @@ export type SensitiveKind =
   | 'ledger'
   | 'git-meta'
   | 'executable'
-  | 'symlink';
+  | 'symlink'
+  | 'gitlink';
 
 export interface SensitiveChange {
   readonly path: string;
@@ -104,6 +107,13 @@ export function inspectPatch(
   for (const entry of entries) {
     for (const change of locationChanges(entry, hooksPath))
       (change.kind === 'git-dir' ? refused : sensitive).push(change);
+    // A gitlink (mode 160000) is a commit of another repository: git apply leaves an empty folder,
+    // so it never lands; a person must know that before merging.
+    if (entry.newMode === GITLINK || entry.oldMode === GITLINK) {
+      const file = entry.newPath ?? entry.oldPath ?? '';
+      sensitive.push({ path: file, kind: 'gitlink', detail: GITLINK_DETAIL });
+      continue;
+    }
     const file = entry.newPath;
     if (file === null) continue;
     if (entry.newMode === EXECUTABLE && (entry.oldMode !== EXECUTABLE || entry.copy)) {

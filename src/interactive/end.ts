@@ -4,6 +4,7 @@ import { readMeta, runIdOf, updateState } from '../ledger/index.js';
 import type { RunContext } from '../run/context.js';
 import { renderEndReport } from '../run/report.js';
 import { writeAtomic } from '../util/fs.js';
+import { terminalText } from '../util/terminal-text.js';
 import type { SessionLog } from './log.js';
 import type { SessionOutcome } from './session.js';
 
@@ -36,7 +37,7 @@ export async function finish(
         { event: 'halted' },
       );
       ctx.io.err(
-        `\r\nagentbox: ${outcome.message}; the session is halted and will not be restarted.\n  → when the cause is fixed, resume it: agentbox start --resume ${runIdOf(name)}\n`,
+        `\r\nagentbox: ${terminalText(outcome.message)}; the session is halted and will not be restarted.\n  → when the cause is fixed, resume it: agentbox start --resume ${runIdOf(name)}\n`,
       );
       return 1;
     case 'aborted':
@@ -53,7 +54,7 @@ export async function finish(
         { event: 'aborted' },
       );
       ctx.io.err(
-        `\r\nagentbox: the supervisor aborted the session: ${outcome.reason}\n  → ${resumeHint(name)}\n`,
+        `\r\nagentbox: the supervisor aborted the session: ${terminalText(outcome.reason)}\n  → ${resumeHint(name)}\n`,
       );
       return 1;
     default:

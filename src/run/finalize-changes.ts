@@ -8,6 +8,7 @@ import { commandDirName } from '../slash/index.js';
 import { writeAtomic } from '../util/fs.js';
 import { AGENT_RUN_DIR } from './artifacts.js';
 import { EventLog } from './events.js';
+import { nestedOfRun, setAsideNested } from './finalize-nested.js';
 import { resultMessage } from './result-message.js';
 
 /** What a fix run changed, as finalisation keeps it: changes.patch and a commit on the run's branch. */
@@ -27,10 +28,14 @@ export async function exportChanges(input: RunPlace): Promise<{
 }> {
   const { meta, runDir } = input;
   if (meta.type !== 'fix' || !input.worktree || !meta.repo_sha_start) return { changes: null, files: [] };
+  // Before any git runs in the worktree: a nested `.git` is never followed (src/git/nested.ts), and
+  // its folder stays out of the patch also after its `.git` was set aside at an earlier end.
+  setAsideNested(runDir, input.worktree);
+  const nested = nestedOfRun(runDir).map((n) => n.path);
   try {
     const changes = await exportPatch(input.worktree, {
       base: meta.repo_sha_start,
-      exclude: [path.join('.claude', 'commands', commandDirName(meta.run_id)), AGENT_RUN_DIR],
+      exclude: [path.join('.claude', 'commands', commandDirName(meta.run_id)), AGENT_RUN_DIR, ...nested],
     });
     if (changes.patch.length === 0) return { changes, files: [] };
     const file = path.join(runDir, 'changes.patch');

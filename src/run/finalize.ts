@@ -15,6 +15,7 @@ import { templateValues } from './compose.js';
 import { allDenials, loggedGateRefusals } from './denials.js';
 import { EventLog } from './events.js';
 import { commitResult, exportChanges } from './finalize-changes.js';
+import { nestedOfRun } from './finalize-nested.js';
 import { classify, type Outcome, type StopReason } from './outcome.js';
 import { renderReport } from './report.js';
 import { NO_TOOL_ERRORS, type ToolErrors } from './tool-errors.js';
@@ -186,6 +187,7 @@ function reportOf(
     stat: r.changes?.stat ?? '',
     denials: r.denials,
     inspection: r.inspection,
+    nested: nestedOfRun(input.runDir),
     ...(r.resultFile ? { resultFile: r.resultFile } : {}),
     ...(r.formatted ? { formatted: r.formatted } : {}),
     ...(input.checks ? { checks: input.checks } : {}),

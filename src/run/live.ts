@@ -1,5 +1,6 @@
 import { formatDuration } from '../config/duration.js';
 import type { Io } from '../context.js';
+import { terminalLine } from '../util/terminal-text.js';
 
 /** What a run is doing, as the executor reports it on every stream line. */
 export interface Progress {
@@ -26,13 +27,16 @@ const TARGET_KEYS = [
   'description',
 ];
 
-/** What a tool call works on, in one short line: its command, file, pattern… Pure. */
+/**
+ * What a tool call works on, in one short line: its command, file, pattern… The agent wrote it:
+ * it comes out safe for a terminal (src/util/terminal-text.ts), cut after cleaning. Pure.
+ */
 export function toolTarget(input: unknown): string | null {
   if (typeof input !== 'object' || input === null) return null;
   for (const key of TARGET_KEYS) {
     const v = (input as Record<string, unknown>)[key];
     if (typeof v === 'string' && v.trim() !== '') {
-      const line = v.replace(/\s+/g, ' ').trim();
+      const line = terminalLine(v.replace(/\s+/g, ' ').trim());
       if (line.length <= 60) return line;
       // A path is told by its end, a command by its start.
       return PATH_KEYS.has(key) ? `…${line.slice(-59)}` : `${line.slice(0, 59)}…`;
@@ -51,7 +55,7 @@ export const toolCalls = (n: number) => `${n} tool call${n === 1 ? '' : 's'}`;
 export function liveLine(progress: Progress, frame: number, now: number, since: number): string {
   const elapsed = progress.elapsedMs + Math.max(0, now - since);
   const doing = progress.tool
-    ? `${progress.tool}${progress.target ? ` ${progress.target}` : ''}`
+    ? `${terminalLine(progress.tool)}${progress.target ? ` ${terminalLine(progress.target)}` : ''}`
     : 'waiting for the model';
   const started = progress.toolSince ?? since - progress.elapsedMs;
   const how =
@@ -62,7 +66,7 @@ export function liveLine(progress: Progress, frame: number, now: number, since: 
 /** The plain line piped output gets for each tool call (a CI log is never silent for long). Pure. */
 export function toolLine(progress: Progress): string {
   const clock = formatDuration(progress.elapsedMs);
-  return `[${clock}] ${progress.tool ?? '?'}${progress.target ? ` ${progress.target}` : ''}`;
+  return `[${clock}] ${terminalLine(`${progress.tool ?? '?'}${progress.target ? ` ${progress.target}` : ''}`)}`;
 }
 
 /**

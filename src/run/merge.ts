@@ -7,6 +7,8 @@ import { type SensitiveChange, sensitiveLines } from '../git/sensitive.js';
 import { removeWorktree } from '../git/worktree.js';
 import { openLedger, type RunDetails, updateState } from '../ledger/index.js';
 import { isAlive } from '../process/reap.js';
+import { EventLog } from './events.js';
+import { type NotPassing, notPassing, notPassingLine } from './merge-gate.js';
 import { mergeMessage } from './result-message.js';
 
 /*
@@ -23,6 +25,8 @@ export interface MergePlan {
   /** git's `--stat` of the patch. */
   readonly stat: string;
   readonly sensitive: readonly SensitiveChange[];
+  /** The run did not end REVIEW with its checks passing: shown first; `--yes` needs `--force`. */
+  readonly notPassing: NotPassing | null;
 }
 
 export interface MergeResult {
@@ -68,7 +72,7 @@ export async function prepareMerge(root: string, run: RunDetails): Promise<Merge
       },
     );
   }
-  return { root, run, patch, stat, sensitive };
+  return { root, run, patch, stat, sensitive, notPassing: notPassing(run, new EventLog(run.dir).read()) };
 }
 
 /** The checks before anything else: a fix run, ended, not merged or discarded, with a patch. */
@@ -111,17 +115,22 @@ export async function applyMerge(
   options: { readonly commit: boolean },
 ): Promise<MergeResult> {
   const { root, run, patch, sensitive } = plan;
-  const { files } = await applyPatch(root, patch);
-  const changed = fs
-    .readFileSync(patch, 'latin1')
-    .split('\n')
-    .filter((l) => l.startsWith('diff --git ')).length;
+  // A gitlink never lands (git apply leaves an empty folder): it is neither committed nor counted.
+  const gitlinks = new Set(sensitive.filter((c) => c.kind === 'gitlink').map((c) => c.path));
+  const files = (await applyPatch(root, patch)).files.filter((f) => !gitlinks.has(f));
+  const changed =
+    fs
+      .readFileSync(patch, 'latin1')
+      .split('\n')
+      .filter((l) => l.startsWith('diff --git ')).length - gitlinks.size;
   const hookFiles = [...new Set(sensitive.filter((c) => c.kind === 'hooks').map((c) => c.path))];
   const hooks = hookFiles.length === 0;
   const commit = options.commit
     ? await commitFiles(root, files, mergeMessage(run.name, run.meta.task), { hooks })
     : null;
-  const accepted = sensitive.length > 0 ? ` · ${sensitive.length} sensitive change(s) accepted` : '';
+  const accepted = `${sensitive.length > 0 ? ` · ${sensitive.length} sensitive change(s) accepted` : ''}${
+    plan.notPassing ? ` · merged though it did not pass: ${notPassingLine(plan.notPassing)}` : ''
+  }`;
   await updateState(
     openLedger(root),
     run.name,

@@ -4,6 +4,7 @@ import type { Io } from '../context.js';
 import { runIdOf } from '../ledger/names.js';
 import type { RunStatus } from '../ledger/types.js';
 import { styler } from '../util/style.js';
+import { terminalLine, terminalText } from '../util/terminal-text.js';
 import type { Finalized } from './finalize.js';
 import { nextStep } from './next-step.js';
 
@@ -46,9 +47,9 @@ export function printSummary(io: Io, runDir: string, root: string, done: Finaliz
   }
   const s = styler(io);
   const ok = succeeded(done.status);
-  const why = done.failure ? ` (${done.failure.kind}): ${done.failure.message}` : '';
+  const why = done.failure ? ` (${done.failure.kind}): ${terminalText(done.failure.message)}` : '';
   // A failed tool call is never hidden under a green tick: the mark warns and the line says it.
-  const failed = toolErrorsNote(done.toolErrors);
+  const failed = toolErrorsNote(done.toolErrors, terminalLine);
   const mark = !ok ? s.bad('✗') : failed ? s.warn('⚠') : s.ok('✓');
   io.out(
     `${mark} ${s.bold(done.name)} — ${ok ? s.ok(done.status) : s.bad(done.status)}${why}${failed ? ` · ${s.warn(failed)}` : ''}\n` +
@@ -57,7 +58,7 @@ export function printSummary(io: Io, runDir: string, root: string, done: Finaliz
   // A read-only run answers here: its answer (the first screen of it), then where the rest is.
   const answerFile = done.files.includes('plan.md') ? 'plan.md' : 'report.md';
   if (done.result && !done.changes) {
-    const lines = done.result.trimEnd().split('\n');
+    const lines = terminalText(done.result).trimEnd().split('\n');
     io.out(`\n${lines.slice(0, ANSWER_LINES).join('\n')}\n`);
     if (lines.length > ANSWER_LINES)
       io.out(s.dim(`… ${lines.length - ANSWER_LINES} more line(s) in ${answerFile}\n`));
@@ -65,7 +66,7 @@ export function printSummary(io: Io, runDir: string, root: string, done: Finaliz
   }
   const changed = done.changes?.files.length ?? 0;
   if (changed > 0)
-    io.out(`  ${changed} file(s) changed → changes.patch\n${indent(done.changes?.stat ?? '')}`);
+    io.out(`  ${changed} file(s) changed → changes.patch\n${indent(terminalText(done.changes?.stat ?? ''))}`);
   const rel = path.relative(root, runDir);
   for (const file of done.files) io.out(`  ${s.dim(file.padEnd(13))} ${path.join(rel, file)}\n`);
   if (done.resultCommit)

@@ -4,6 +4,7 @@ import type { Inspection, SensitiveChange } from '../git/sensitive.js';
 import type { RunMeta } from '../ledger/index.js';
 import type { Denial } from '../supervisor/hooks.js';
 import type { CheckRecord } from '../supervisor/supervisor.js';
+import type { NestedRecord } from './finalize-nested.js';
 import type { Outcome } from './outcome.js';
 import type { ToolErrors } from './tool-errors.js';
 
@@ -19,6 +20,8 @@ export interface ReportInput {
   readonly changes: readonly PatchFile[];
   readonly stat: string;
   readonly denials: readonly Denial[];
+  /** The `.git`s found below the worktree's root, set aside and left out of the patch. */
+  readonly nested?: readonly NestedRecord[];
   /** What is sensitive in the patch (fix runs); absent when it could not be inspected. */
   readonly inspection?: Inspection | undefined;
   /** For plan runs: the result went to plan.md; the report only points at it. */
@@ -36,7 +39,13 @@ export function renderReport(input: ReportInput): string {
   const parts = [
     ...headSection(input),
     ...checksSection(input.checks),
-    ...(input.meta.type === 'fix' ? [...changesSection(input), ...sensitiveSection(input.inspection)] : []),
+    ...(input.meta.type === 'fix'
+      ? [
+          ...changesSection(input),
+          ...nestedSection(input.nested ?? []),
+          ...sensitiveSection(input.inspection),
+        ]
+      : []),
     ...refusedSection(input.denials),
   ];
   return `${parts.join('\n').trimEnd()}\n`;
@@ -120,6 +129,20 @@ function sensitiveSection(inspection: Inspection | undefined): string[] {
     parts.push('');
   }
   return parts;
+}
+
+function nestedSection(nested: readonly NestedRecord[]): string[] {
+  if (nested.length === 0) return [];
+  return [
+    '## Nested repositories',
+    '',
+    `${nested.length} \`.git\` below the worktree's root, never followed by agentbox: left out of the patch, and set aside into the run folder so no git runs what its config says (docs/security.md#agent-written-git-is-inert).`,
+    '',
+    ...nested.map(
+      (n) => `- \`${n.path}/\` (a .git ${n.kind}) → ${n.moved_to ?? `not moved: ${n.error ?? 'unknown'}`}`,
+    ),
+    '',
+  ];
 }
 
 function refusedSection(denials: readonly Denial[]): string[] {

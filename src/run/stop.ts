@@ -3,6 +3,7 @@ import { type Failure, type RunDetails, type RunStatus, readState } from '../led
 import { isAlive } from '../process/reap.js';
 import { catchesSignal } from '../process/signals.js';
 import type { Styler } from '../util/style.js';
+import { terminalText } from '../util/terminal-text.js';
 import { EventLog } from './events.js';
 import { STOP_SIGNAL } from './signals.js';
 
@@ -83,6 +84,6 @@ export function stoppedLine(run: RunDetails, o: StopOutcome, s: Styler): string 
   if (o.kind === 'gone') {
     return `${s.warn('!')} ${run.name}: its process is gone; agentbox status marks it and agentbox resume ${run.meta.run_id} finishes it\n`;
   }
-  const why = o.failure ? ` (${o.failure.kind}): ${o.failure.message}` : '';
+  const why = o.failure ? ` (${o.failure.kind}): ${terminalText(o.failure.message)}` : '';
   return `${s.ok('✓')} ${run.name} — ${o.status}${why}\n  next: agentbox show ${run.meta.run_id}\n`;
 }

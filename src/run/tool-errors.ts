@@ -42,8 +42,14 @@ export function recordToolResult(
   return { count: errors.count + 1, last: `${what}: ${errorLine(result.text)}` };
 }
 
-/** `3 tool calls failed (last: Bash npm test: …)`, or null when none did. Pure. */
-export function toolErrorsNote(errors: ToolErrors | null | undefined): string | null {
+/**
+ * `3 tool calls failed (last: Bash npm test: …)`, or null when none did; `clean` makes the agent's
+ * part safe for where it goes (src/util/terminal-text.ts for a terminal). Pure.
+ */
+export function toolErrorsNote(
+  errors: ToolErrors | null | undefined,
+  clean: (text: string) => string = (t) => t,
+): string | null {
   if (!errors || errors.count === 0) return null;
-  return `${toolCalls(errors.count)} failed${errors.last ? ` (last: ${errors.last})` : ''}`;
+  return `${toolCalls(errors.count)} failed${errors.last ? ` (last: ${clean(errors.last)})` : ''}`;
 }

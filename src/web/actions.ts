@@ -6,9 +6,11 @@ import { memoryIo } from '../context.js';
 import { AgentboxError, type ErrorCode, isAgentboxError } from '../errors.js';
 import { controlSession, restartingLine, sessionJson } from '../interactive/control.js';
 import { type Ledger, readRun, resolveRun } from '../ledger/index.js';
+import { EventLog } from '../run/events.js';
 import { assertHuman } from '../run/gate.js';
 import { checkMessage, deliveredJson, deliverMessage } from '../run/inject.js';
 import { applyMerge, discardRun, prepareMerge } from '../run/merge.js';
+import { notPassingLine } from '../run/merge-gate.js';
 import { type RunOptions, startRun } from '../run/start.js';
 import { awaitStop, requestStop, stopExitCode, stoppedLine, stoppingLine } from '../run/stop.js';
 import type { HeadlessType } from '../run/tier.js';
@@ -89,15 +91,23 @@ async function domain<T>(work: () => Promise<T>): Promise<T> {
 }
 
 /**
- * `POST /api/runs/<run>/merge {commit?, allow_sensitive?}`: the page confirmed (showing the
+ * `POST /api/runs/<run>/merge {commit?, allow_sensitive?, force?}`: the page confirmed (showing the
  * sensitive changes); a patch with sensitive changes still needs `allow_sensitive`, as `--yes` needs
- * `--allow-sensitive`. The same checks and merge as the CLI's (src/run/merge.ts), as data.
+ * `--allow-sensitive`, and a run that did not pass needs `force`, as `--yes` needs `--force`. The same checks and merge as the CLI's (src/run/merge.ts), as data.
  */
 export async function mergeAction(ac: ActionContext, ref: string, body: Record<string, unknown>) {
   return domain(async () => {
     assertHuman(ac.env, 'merge', ac.root);
     const run = readRun(ac.ledger, resolveRun(ac.ledger, ref));
     const plan = await prepareMerge(ac.root, run);
+    if (plan.notPassing && body.force !== true) {
+      const detail = notPassingLine(plan.notPassing);
+      new EventLog(run.dir).append({ event: 'merge_refused', reason: 'not_passing', detail, by: 'ui' });
+      throw new HttpError(409, `${run.name} did not pass: ${detail} — confirm to merge it anyway`, {
+        code: 'MERGE_REFUSED',
+        not_passing: plan.notPassing,
+      });
+    }
     if (plan.sensitive.length > 0 && body.allow_sensitive !== true) {
       throw new HttpError(409, `${run.name} has ${plan.sensitive.length} sensitive change(s): confirm them`, {
         code: 'MERGE_REFUSED',

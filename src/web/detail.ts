@@ -3,6 +3,8 @@ import path from 'node:path';
 import { inspectPatchFile } from '../git/apply.js';
 import { type Ledger, readRun, resolveRun } from '../ledger/index.js';
 import { EventLog } from '../run/events.js';
+import { nestedOfEvents } from '../run/finalize-nested.js';
+import { gateOf } from '../run/merge-gate.js';
 import { renderMarkdown } from './markdown.js';
 import { activity } from './runs.js';
 
@@ -17,6 +19,7 @@ export async function runDetail(ledger: Ledger, root: string, ref: string) {
     return fs.statSync(full).size > max ? null : fs.readFileSync(full, 'utf8');
   };
   const report = read('report.md');
+  const events = new EventLog(run.dir).read();
   const patch = read('changes.patch');
   const inspection =
     patch !== null ? await inspectPatchFile(root, path.join(run.dir, 'changes.patch')) : null;
@@ -26,7 +29,10 @@ export async function runDetail(ledger: Ledger, root: string, ref: string) {
     meta: run.meta,
     state: run.state,
     files: run.files,
-    events: new EventLog(run.dir).read(),
+    events,
+    nested: nestedOfEvents(events),
+    /** A fix run waiting for the gate that did not pass: the page says so above the patch. */
+    not_passing: gateOf(run, events),
     prompt: read('prompt.md'),
     report,
     report_html: report === null ? null : renderMarkdown(report),

@@ -127,7 +127,8 @@ describe('notifications: the bell and runs.notify', () => {
     const startedAt = Date.now();
     const r = await p.agentbox(['scout', task]);
     expect(r.code).toBe(0);
-    expect(Date.now() - startedAt).toBeLessThan(30_000);
+    // Under the 60 s the command would take, however slow the machine.
+    expect(Date.now() - startedAt).toBeLessThan(55_000);
     expect(r.stderr).toContain('agentbox: runs.notify failed (stopped after 1 s)');
     expect(p.events(p.newest()).find((e) => e.event === 'notify_failed')).toMatchObject({
       timed_out: true,
@@ -146,7 +147,7 @@ describe('notifications: the bell and runs.notify', () => {
     const startedAt = Date.now();
     const r = await p.agentbox(['scout', task]);
     expect(r.code, r.stderr).toBe(0);
-    expect(Date.now() - startedAt).toBeLessThan(30_000);
+    expect(Date.now() - startedAt).toBeLessThan(55_000);
     expect(received()).toMatchObject([{ event: 'ended', status: 'DONE', task }]);
     expect(p.events(p.newest()).some((e) => e.event === 'notified')).toBe(true);
     await expectNoProcessesLeft(p.tag);

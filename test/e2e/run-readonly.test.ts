@@ -108,18 +108,17 @@ describe('read-only runs (scout, plan) on the real Claude Code', () => {
 
   it('--detach returns at once and the run finishes in the background', async () => {
     p.server.setRules([
-      { when: { anyText: 'detached question' }, reply: { text: 'later answer', delayMs: 1500 } },
+      { when: { anyText: 'detached question' }, reply: { text: 'later answer', delayMs: 8000 } },
     ]);
     const before = p.runs().length;
-    const started = Date.now();
     const result = await p.agentbox(['scout', 'detached question', '--detach']);
     expect(result.code).toBe(0);
-    expect(Date.now() - started).toBeLessThan(1500 + 5000);
     const name = p.newest();
     expect(p.runs()).toHaveLength(before + 1);
     expect(result.stdout).toContain(name);
+    // Still waiting for the model's answer, so --detach returned before the run ended (no clock).
     expect(p.state(name).status).toBe('ACTIVE');
-    const deadline = Date.now() + 30_000;
+    const deadline = Date.now() + 90_000;
     while (p.state(name).status === 'ACTIVE' && Date.now() < deadline)
       await new Promise((r) => setTimeout(r, 200));
     expect(p.state(name).status).toBe('DONE');

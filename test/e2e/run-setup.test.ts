@@ -199,7 +199,8 @@ describe('runs.setup and failed tool calls', () => {
       stdio: 'ignore',
     });
     const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
-    const deadline = Date.now() + 30_000;
+    // Generous: a loaded machine takes long to get there; only a hang should fail here.
+    const deadline = Date.now() + 120_000;
     while (!p.server.requests.some((r) => r.view.turn === 1 && r.view.allText.includes(task))) {
       if (Date.now() > deadline) throw new Error('timed out waiting for turn 1');
       await new Promise((r) => setTimeout(r, 100));
@@ -219,13 +220,12 @@ describe('runs.setup and failed tool calls', () => {
     expect(state.last_tool_error).toMatch(/^Bash ls \/no\/such\/place: .*No such file or directory/);
     expect(resumed.stdout).toContain(`⚠ ${name} — DONE · 1 tool call failed`);
     config('');
-  });
+  }, 400_000);
 
   it('agentbox stop during the setup ends it and the run (ABORTED, setup) without claude', async () => {
-    config('runs:\n  setup: echo begun; sleep 60\n');
+    config('runs:\n  setup: echo begun; sleep 600\n');
     const task = 'TASK-SETUP-STOPPED anything';
     p.server.setRules(script(task, 'true', 'never asked'));
-    const from = p.server.requests.length;
     const started = Date.now();
     trustAsIs(p.repo.dir, p.env);
     const child = spawn(process.execPath, [AGENTBOX_BIN, 'fix', task], {
@@ -234,7 +234,7 @@ describe('runs.setup and failed tool calls', () => {
       stdio: 'ignore',
     });
     const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
-    const deadline = Date.now() + 30_000;
+    const deadline = Date.now() + 120_000;
     const begun = () => {
       const name = p.runs().find((n) => n.includes('task-setup-stopped'));
       return name && fs.existsSync(path.join(p.runDir(name), 'raw/setup.log'))
@@ -249,17 +249,19 @@ describe('runs.setup and failed tool calls', () => {
     const stopped = await p.agentbox(['stop', name]);
     expect(stopped.code, stopped.stderr).toBe(0);
     expect(await exited).toBe(143);
-    expect(Date.now() - started).toBeLessThan(30_000);
-    expect(p.server.requests.length).toBe(from);
+    // The setup would sleep 10 minutes: the stop cut it short, however slow the machine.
+    expect(Date.now() - started).toBeLessThan(300_000);
+    // Counted by task: a straggler of an earlier test's claude may still reach the server.
+    expect(p.server.requests.filter((r) => r.view.allText.includes(task))).toEqual([]);
     const state = p.state(name);
     expect(state).toMatchObject({ status: 'ABORTED', worktree_path: null, branch: null });
     expect(state.failure).toEqual({
       kind: 'setup',
-      message: `runs.setup "echo begun; sleep 60" was stopped by agentbox stop; its output is in .agents/runs/${name}/raw/setup.log; claude was not started`,
+      message: `runs.setup "echo begun; sleep 600" was stopped by agentbox stop; its output is in .agents/runs/${name}/raw/setup.log; claude was not started`,
     });
     expect(git(root, 'branch', '--list', `agentbox/${name}`)).toBe('');
     config('');
-  });
+  }, 400_000);
 
   it('leaves no process behind', async () => {
     await expectNoProcessesLeft(p.tag);

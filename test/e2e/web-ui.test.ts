@@ -161,6 +161,45 @@ describe('agentbox ui in Chromium', () => {
     }
   });
 
+  it('a run that did not pass: a banner above the patch, and its merge button and confirmation say so', async () => {
+    const task = 'TASK-WEB-GATE make app return 5';
+    const config = path.join(p.repo.dir, 'agentbox.yaml');
+    const before = fs.readFileSync(config, 'utf8');
+    fs.writeFileSync(config, 'runs:\n  verify: "echo CHECK-FAILED; exit 1"\n');
+    p.server.setRules([
+      { when: { anyText: task, turn: 0 }, reply: bash("printf 'module.exports = 5;\\n' > src/app.js") },
+      { when: { anyText: task }, reply: text('Done; all checks pass.') },
+    ]);
+    try {
+      expect((await p.agentbox(['fix', task])).code).toBe(1);
+    } finally {
+      fs.writeFileSync(config, before);
+    }
+    const name = p.newest();
+    expect(p.state(name).status).toBe('ABORTED');
+    await page.goto(ui.loginUrl);
+    await page.goto(`${ui.url}/#/run/${name.slice(-6)}`);
+    const banner = page.locator('#not-passing');
+    await banner.waitFor();
+    expect(await banner.textContent()).toMatch(/did not pass.*it ended ABORTED.*runs\.verify FAILED/);
+    // Above the patch.
+    expect(await page.locator('#not-passing ~ #diff, #not-passing ~ h2').count()).toBeGreaterThan(0);
+    await shoot('run-not-passing');
+    let asked = '';
+    page.once('dialog', (dialog) => {
+      asked = dialog.message();
+      void dialog.dismiss();
+    });
+    await page.getByRole('button', { name: 'Merge (ABORTED)' }).click();
+    await page.waitForTimeout(300);
+    expect(asked).toMatch(/^This run did not pass: it ended ABORTED/);
+    expect(fs.readFileSync(path.join(p.repo.dir, 'src/app.js'), 'utf8')).not.toContain('5');
+    page.once('dialog', (dialog) => void dialog.accept());
+    await page.getByRole('button', { name: 'Merge (ABORTED)' }).click();
+    await page.locator('[data-status="MERGED"]').waitFor();
+    expect(fs.readFileSync(path.join(p.repo.dir, 'src/app.js'), 'utf8')).toBe('module.exports = 5;\n');
+  }, 120_000);
+
   it('the keyboard reaches every run and its buttons', async () => {
     await page.goto(`${ui.url}/#/`);
     await page.locator('tbody tr').first().waitFor();

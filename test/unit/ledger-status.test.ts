@@ -210,7 +210,7 @@ describe('status fits the terminal', () => {
       .trimEnd()
       .split('\n');
     expect(lines[0]).toMatch(/ {2}COST {2}WHERE {13}TASK$/);
-    expect(lines[1]).toMatch(/ {2}ci-runner-7 \[31m {2}fixed on a runner$/);
+    expect(lines[1]).toMatch(/ {2}ci-runner-7-with {2}fixed on a runner$/);
     expect(lines[2]).toMatch(/ {2}here {14}short$/);
     expect(lines.join('\n')).not.toContain('\u001b');
     for (const line of lines) expect(stringWidth(line)).toBeLessThanOrEqual(80);

@@ -13,6 +13,7 @@ import { RUN_STATUSES, RUN_TYPES } from '../../src/ledger/types.js';
 import { fitColumns, measureFor, plainMeasure } from '../../src/util/columns.js';
 import { thousands } from '../../src/util/number.js';
 import { type Styler, styler } from '../../src/util/style.js';
+import { terminalLine } from '../../src/util/terminal-text.js';
 
 /*
  * renderStatusTable was rewritten for speed (one pass for cells and widths, no spread of 10,000
@@ -21,8 +22,9 @@ import { type Styler, styler } from '../../src/util/style.js';
 
 const WHERE_MAX = 16;
 const MIN_TASK = 12;
+/** Issue 27: the one sanitiser (escape sequences removed, other controls shown), on one line. */
 function cleanTask(task: string): string {
-  return task.replace(/[\u0000-\u001f\u007f-\u009f]+/g, ' ').trim();
+  return terminalLine(task.replace(/[\n\t]+/g, ' ').trim());
 }
 
 // biome-ignore format: a verbatim copy

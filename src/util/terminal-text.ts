@@ -1,0 +1,57 @@
+/*
+ * Text agentbox did not write — an agent's answer, a tool call's input, a task, a file name, a
+ * fetched publication — made safe for a terminal. Escape sequences are removed whole (a clipboard
+ * write, a link, a title, a cursor move, colours); every control character left after that is
+ * shown escaped (`\x1b`, `\x9b`, `\u202e`), so nothing that reaches the terminal is an instruction
+ * to it, and nothing hidden stays invisible. agentbox's own colours are added after this.
+ *
+ * NOTE: hand-written, not strip-ansi: strip-ansi only removes the sequences its regex (ansi-regex)
+ * knows, and leaves lone controls (a bare ESC, BEL, a C1 byte, CR, a bidi override) in place; the
+ * forms it knows changed a lot between the 6.x versions a lock file may resolve to. The invariant
+ * here does not depend on recognising every sequence: the final pass escapes any control left, so
+ * a sequence the first pass misses reaches the terminal as visible text, never as a sequence.
+ */
+
+/** A terminated string sequence: OSC, DCS, SOS, PM, APC (7-bit or C1 introducer), up to BEL or ST. */
+const STRING_SEQ = String.raw`(?:\x1b[\]PX^_]|[\x90\x98\x9d\x9e\x9f])[^\x07\x18\x1a\x1b\x80-\x9f]*(?:\x07|\x1b\\|\x9c)`;
+/** A CSI sequence: ESC [ or the C1 CSI 0x9b, parameters, intermediates, one final byte. */
+const CSI_SEQ = String.raw`(?:\x1b\[|\x9b)[\x30-\x3f]*[\x20-\x2f]*[\x40-\x7e]`;
+/** Any other escape: ESC, intermediates, a final byte (ESC 7, ESC ( B, ESC c; an unterminated ESC ] too). */
+const ESC_SEQ = String.raw`\x1b[\x20-\x2f]*[\x30-\x7e]`;
+const SEQUENCES = new RegExp(`${STRING_SEQ}|${CSI_SEQ}|${ESC_SEQ}`, 'g');
+
+/**
+ * What is shown escaped: C0 controls but \n and \t, DEL, C1 controls, and the invisible
+ * bidirectional controls that reorder what a line seems to say (Trojan Source, CVE-2021-42574):
+ * the embeddings and overrides U+202A–U+202E, the isolates U+2066–U+2069, and the marks
+ * U+061C, U+200E, U+200F.
+ */
+const CONTROLS = /[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
+const QUICK = /[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/;
+
+const escaped = (c: string): string => {
+  const code = c.charCodeAt(0);
+  return code < 0x100
+    ? `\\x${code.toString(16).padStart(2, '0')}`
+    : `\\u${code.toString(16).padStart(4, '0')}`;
+};
+
+/**
+ * Text for the terminal, lines kept: escape sequences removed, other controls shown escaped, CRLF
+ * read as a line end. Pure.
+ */
+export function terminalText(text: string): string {
+  // NOTE: tested first: nearly all text is clean already, and the replaces cost twice as much.
+  if (!QUICK.test(text)) return text;
+  return text.replace(/\r\n/g, '\n').replace(SEQUENCES, '').replace(CONTROLS, escaped);
+}
+
+/**
+ * Text for one line of the terminal (a file name, a task in a column, a tool's target): as
+ * terminalText, and a line end or tab in it is shown escaped, so it cannot start a line of its own
+ * that looks like agentbox's. Pure.
+ */
+export function terminalLine(text: string): string {
+  const clean = terminalText(text);
+  return /[\n\t]/.test(clean) ? clean.replace(/\n/g, '\\n').replace(/\t/g, '\\t') : clean;
+}

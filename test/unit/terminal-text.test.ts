@@ -1,0 +1,78 @@
+import { describe, expect, it } from 'vitest';
+import { terminalLine, terminalText } from '../../src/util/terminal-text.js';
+
+const ESC = '\x1b';
+const BEL = '\x07';
+const ST = `${ESC}\\`;
+
+/** Every character a terminal may take as an instruction; none may survive. */
+const UNSAFE = /[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/;
+
+describe('terminalText', () => {
+  it.each([
+    ['plain text stays', 'fixed the bug in src/a.ts', 'fixed the bug in src/a.ts'],
+    ['lines and tabs stay', 'a\n\tb\n', 'a\n\tb\n'],
+    ['CRLF is a line end', 'a\r\nb', 'a\nb'],
+    ['unicode stays', 'café — ✓ 日本', 'café — ✓ 日本'],
+    ['OSC 52 clipboard write (BEL)', `a${ESC}]52;c;Y3VybCBldmlsLnNofHNo${BEL}b`, 'ab'],
+    ['OSC 52 clipboard write (ST)', `a${ESC}]52;c;Y3Vy+/=${ST}b`, 'ab'],
+    ['OSC 8 link', `${ESC}]8;;https://evil.example${ST}docs${ESC}]8;;${ST}`, 'docs'],
+    ['title change', `${ESC}]0;pwned${BEL}x`, 'x'],
+    ['title change, C1 OSC and C1 ST', `\x9d2;pwned\x9cx`, 'x'],
+    ['cursor movement', `ok${ESC}[2A${ESC}[1;1H${ESC}[2Kdone`, 'okdone'],
+    ['colours', `${ESC}[31mred${ESC}[0m`, 'red'],
+    ['8-bit CSI', `a\x9b2Jb`, 'ab'],
+    ['DCS', `a${ESC}Pq#0;2;0;0;0${ST}b`, 'ab'],
+    ['APC, PM, SOS', `${ESC}_x${ST}${ESC}^y${ST}${ESC}Xz${ST}!`, '!'],
+    ['save/restore cursor, charset, reset', `${ESC}7${ESC}(0${ESC}c${ESC}8.`, '.'],
+    ['an unterminated OSC loses its introducer only', `${ESC}]52;c;abc`, '52;c;abc'],
+    ['a lone ESC is shown', `a${ESC}`, 'a\\x1b'],
+    ['a sequence made by removing another is shown', `${ESC}${ESC}[0m[31m`, '\\x1b[31m'],
+    ['BEL, backspace, CR are shown', `a${BEL}b\bc\rd`, 'a\\x07b\\x08c\\x0dd'],
+    ['DEL and C1 are shown', 'a\x7fb\x85c', 'a\\x7fb\\x85c'],
+    ['bidi override is shown', 'x = 1 \u202e// ok\u202c', 'x = 1 \\u202e// ok\\u202c'],
+    ['isolates are shown', '\u2066a\u2069', '\\u2066a\\u2069'],
+  ])('%s', (_, input, expected) => {
+    expect(terminalText(input)).toBe(expected);
+  });
+
+  it('leaves no control in any mix of sequences and bytes', () => {
+    const parts = [
+      ESC,
+      '[',
+      ']',
+      'P',
+      '\\',
+      BEL,
+      '\x9b',
+      '\x9c',
+      '\x9d',
+      '0',
+      ';',
+      'm',
+      'a',
+      '\n',
+      '\r',
+      '\u202e',
+    ];
+    let seed = 7;
+    const next = () => {
+      seed = (seed * 1103515245 + 12345) % 2 ** 31;
+      return seed;
+    };
+    for (let i = 0; i < 3000; i++) {
+      const s = Array.from({ length: 1 + (next() % 12) }, () => parts[next() % parts.length]).join('');
+      expect(terminalText(s), JSON.stringify(s)).not.toMatch(UNSAFE);
+    }
+  });
+});
+
+describe('terminalLine', () => {
+  it.each([
+    ['a name stays', 'src/a.ts', 'src/a.ts'],
+    ['a line end is shown', 'a\nb\tc', 'a\\nb\\tc'],
+    ['escapes go too', `evil${ESC}]0;t${BEL}.ts`, 'evil.ts'],
+  ])('%s', (_, input, expected) => {
+    expect(terminalLine(input)).toBe(expected);
+  });
+});
