@@ -3,8 +3,18 @@ import type { TrustStatus } from './status.js';
 
 const MAX_TEXT = 200;
 
-/** A repository's text for the terminal: control characters and escape sequences shown escaped. */
-const escaped = (text: string) => JSON.stringify(text).slice(1, -1);
+/** C1 controls, and the invisible and reordering characters (bidi overrides, zero widths, BOM). */
+const HIDDEN = /[\u0080-\u009f\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff]/g;
+
+/**
+ * A repository's text for the terminal, every character of it visible: controls, escape sequences
+ * and invisible characters shown escaped. NOTE: not util/terminal-text.ts, which removes a sequence
+ * whole: what a person is asked to trust must hide nothing, not even inside a sequence.
+ */
+const escaped = (text: string) =>
+  JSON.stringify(text)
+    .slice(1, -1)
+    .replace(HIDDEN, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 
 /**
  * One entry on one line: its file, its key, its text, everything a repository wrote shown escaped

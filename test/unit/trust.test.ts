@@ -146,6 +146,8 @@ describe('entryLine: a repository text on the terminal', () => {
     expect(line).toContain('(agentbox trust shows it whole)');
     expect(line).not.toContain('curl evil');
     expect(entryLine(hostile, true)).toContain('; curl evil');
+    const c1 = entryLine({ file: S, key: 'env', text: 'a\u009b2Jb\u202ec\u200bd' });
+    expect(c1).toBe('  .claude/settings.json  env: a\\u009b2Jb\\u202ec\\u200bd');
   });
 });
 
