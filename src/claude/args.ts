@@ -28,7 +28,17 @@ export interface ClaudeLaunch {
   /** The user's extra flags (config). They may not take over the flags listed in OWNED_FLAGS. */
   extraArgs?: string[];
   includeHookEvents?: boolean;
+  /**
+   * false: claude loads no project or local settings and no `.mcp.json` (`--setting-sources=user
+   * --strict-mcp-config`): the repository is not trusted, so its hooks, env, helpers, allow rules
+   * and MCP servers must not load. Measured with 2.1.330: project hooks, apiKeyHelper and `.mcp.json`
+   * servers do not run, `--settings` hooks still fire, and project slash commands are not offered.
+   */
+  projectSettings?: boolean;
 }
+
+/** The flags that keep a repository's own Claude Code settings out of a launch (see projectSettings). */
+export const NO_PROJECT_SETTINGS = ['--setting-sources=user', '--strict-mcp-config'] as const;
 
 /**
  * Flags whose meaning agentbox owns: letting config set them would break the stream parser, the
@@ -57,6 +67,9 @@ export const OWNED_FLAGS: readonly string[] = [
   '--permission-mode',
   '--model',
   '--append-system-prompt',
+  '--setting-sources',
+  '--strict-mcp-config',
+  '--mcp-config',
 ];
 
 // Linux refuses a single argv string longer than MAX_ARG_STRLEN (128 KiB, terminating NUL included)
@@ -122,6 +135,7 @@ export function buildClaudeArgs(launch: ClaudeLaunch): string[] {
   if (launch.model) args.push(`--model=${launch.model}`);
   if (launch.permissionMode) args.push(`--permission-mode=${launch.permissionMode}`);
   if (launch.includeHookEvents) args.push('--include-hook-events');
+  if (launch.projectSettings === false) args.push(...NO_PROJECT_SETTINGS);
   args.push(...extra);
   if (!launch.promptOnStdin) args.push('--', launch.prompt);
 
@@ -159,6 +173,8 @@ export interface InteractiveLaunch {
   /** A settings file instead (wins over `settings`): for settings that hold a secret. */
   readonly settingsFile?: string;
   readonly model?: string | null;
+  /** false: no project or local settings, no `.mcp.json` (see ClaudeLaunch.projectSettings). */
+  readonly projectSettings?: boolean;
 }
 
 /**
@@ -175,6 +191,7 @@ export function buildInteractiveArgs(launch: InteractiveLaunch): string[] {
   if (launch.settingsFile) args.push(`--settings=${launch.settingsFile}`);
   else if (launch.settings !== undefined) args.push(`--settings=${JSON.stringify(launch.settings)}`);
   if (launch.model) args.push(`--model=${launch.model}`);
+  if (launch.projectSettings === false) args.push(...NO_PROJECT_SETTINGS);
   if (launch.prompt?.trim()) args.push('--', launch.prompt);
   for (const arg of args) checkArg(arg);
   return args;

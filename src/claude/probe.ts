@@ -1,6 +1,8 @@
 /**
  * `claude -p /cost` in a folder: loads that folder's settings and exits without a model call;
- * its debug log says which settings it dropped (`doctor` reads it). Never throws.
+ * its debug log says which settings it dropped (`doctor` reads it). No `.mcp.json` server starts
+ * (`--strict-mcp-config`); the caller gives a folder whose settings run nothing (doctor/probe-copy.ts).
+ * Never throws.
  */
 export async function probeSettings(
   bin: string,
@@ -15,7 +17,7 @@ export async function probeSettings(
 }> {
   // Loaded when used: execa costs ~27 ms to load, which a run that never needs it should not pay.
   const { execa } = await import('execa');
-  const run = await execa(bin, ['-p', '/cost', '--debug-file', debugFile], {
+  const run = await execa(bin, ['-p', '/cost', '--strict-mcp-config', '--debug-file', debugFile], {
     cwd,
     env: { ...env, CLAUDE_CODE_MAX_RETRIES: '0' },
     extendEnv: false,

@@ -60,6 +60,17 @@ function setUp(program: Command, lazy: Lazy, wants: Wants): void {
       .option('--force', 'with --purge: delete runs whose changes were never merged or discarded too')
       .action(lazy(async () => (await import('../commands/uninstall.js')).uninstall));
 
+  if (wants('trust'))
+    program
+      .command('trust')
+      .description(
+        "show what this repository's config and Claude Code settings would run or allow, and trust it",
+      )
+      .option('--yes', 'trust without asking (scripts, CI); the entries are still printed')
+      .option('--json', 'print the entries and whether they are trusted, as JSON')
+      .option('--revoke', 'take the trust back')
+      .action(lazy(async () => (await import('../commands/trust.js')).trust));
+
   if (wants('doctor'))
     program
       .command('doctor')

@@ -1,3 +1,6 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import type { CommandContext } from '../context.js';
 import { checkAuth } from '../doctor/auth.js';
 import {
@@ -11,6 +14,7 @@ import {
   checkPty,
   checkRepo,
   checkSandbox,
+  checkTrust,
 } from '../doctor/checks.js';
 import { checkTemplates, checkVerify } from '../doctor/templates.js';
 import { styler } from '../util/style.js';
@@ -19,19 +23,34 @@ export interface DoctorOptions {
   readonly json?: boolean;
 }
 
+/**
+ * checkAuth in `cwd`, or (undefined: an untrusted repository, whose apiKeyHelper and the like must
+ * not run) in a new empty folder of our own.
+ */
+async function authCheck(bin: string, cwd: string | undefined, env: CommandContext['env']) {
+  if (cwd) return checkAuth(bin, cwd, env);
+  const empty = fs.mkdtempSync(path.join(os.tmpdir(), 'agentbox-auth-'));
+  try {
+    return await checkAuth(bin, empty, env);
+  } finally {
+    fs.rmSync(empty, { recursive: true, force: true });
+  }
+}
+
 /** Runs every check it can, prints each with its fix, and fails (exit 1) if any failed. */
 export async function doctor(ctx: CommandContext, options: DoctorOptions = {}): Promise<number> {
   const results: CheckResult[] = [await checkGit(ctx.cwd, ctx.env)];
   const { result: repoResult, repo } = await checkRepo(ctx.cwd, ctx.env);
   results.push(repoResult);
-  const { result: configResult, config } = checkConfig(repo, ctx.env);
+  const { result: configResult, config, trust } = checkConfig(repo, ctx.env);
   if (repo) results.push(...(await checkLedger(repo)));
   results.push(configResult);
+  if (trust) results.push(checkTrust(trust));
   const { result: claudeResult, bin } = await checkClaude(ctx.env, config, repo, ctx.cwd);
   results.push(claudeResult);
   results.push(
     bin
-      ? await checkAuth(bin, repo?.root ?? ctx.cwd, ctx.env)
+      ? await authCheck(bin, trust?.trusted === false ? undefined : (repo?.root ?? ctx.cwd), ctx.env)
       : { name: 'claude login', ok: false, skipped: true, detail: 'needs the Claude Code binary' },
   );
   results.push(await checkPty());

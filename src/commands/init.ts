@@ -4,6 +4,7 @@ import { planCi } from '../engines/files.js';
 import { findRepo } from '../git/repo.js';
 import type { SettingsScope } from '../settings/file.js';
 import { planSetup } from '../setup/plan.js';
+import { entryLine, type TrustStatus, trustStatus } from '../trust/index.js';
 import { styler } from '../util/style.js';
 import { FileTransaction } from '../util/transaction.js';
 import { VERSION } from '../version.js';
@@ -32,6 +33,7 @@ export async function init(ctx: CommandContext, options: InitOptions = {}): Prom
 
   if (plan.steps.length === 0) {
     ctx.io.out(`agentbox is already set up in ${repo.root} — nothing changed.\n${notes}`);
+    ctx.io.out(awaitingTrust(trustStatus(repo.root, ctx.env)));
     return 0;
   }
   FileTransaction.run((tx) => {
@@ -41,12 +43,33 @@ export async function init(ctx: CommandContext, options: InitOptions = {}): Prom
     }
   });
   ctx.io.out(`${s.ok('✓')} agentbox is set up in ${repo.root}\n`);
-  for (const step of plan.steps) ctx.io.out(`  ${step.summary}\n`);
   const settingsRel = path.relative(repo.root, plan.settingsFile);
+  const trust = trustStatus(repo.root, ctx.env);
+  const beside = trust.trusted ? 0 : trust.entries.filter((e) => e.file === settingsRel).length;
+  for (const step of plan.steps) {
+    const note =
+      step.path === plan.settingsFile && beside > 0
+        ? ` (beside ${beside} entries of that file that await your trust, listed below)`
+        : '';
+    ctx.io.out(`  ${step.summary}${note}\n`);
+  }
   ctx.io.out(
     `\n${scope === 'shared' ? `Commit ${settingsRel}, .gitignore and agentbox.yaml so teammates get the same guard rails.\n` : ''}` +
       `Next: ${s.bold('agentbox doctor')} to check everything, then ${s.bold('agentbox scout "<question>"')}.\n` +
       (ci ? `CI: commit the pipeline file and create the secrets it names (docs/ci.md).\n${notes}` : ''),
   );
+  ctx.io.out(awaitingTrust(trust));
   return 0;
+}
+
+/** What the repository carries that agentbox will not use until the person trusts it; '' when nothing. */
+function awaitingTrust(trust: TrustStatus): string {
+  if (trust.trusted) return '';
+  return [
+    '',
+    `This repository carries ${trust.entries.length} entries that run commands or weaken the box; agentbox does not use them until you trust them:`,
+    ...trust.entries.map((e) => entryLine(e)),
+    'Review them, then run "agentbox trust".',
+    '',
+  ].join('\n');
 }

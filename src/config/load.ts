@@ -7,6 +7,7 @@ import { readTextIfExists } from '../util/fs.js';
 import { closest } from '../util/suggest.js';
 import { sandboxFromEnv } from './sandbox-env.js';
 import { type Config, type ConfigFile, DEFAULT_CONFIG, fileSchema, KNOWN_KEYS } from './schema.js';
+import { withoutTrustKeys } from './trust-keys.js';
 
 export const PROJECT_CONFIG_FILE = 'agentbox.yaml';
 
@@ -93,8 +94,16 @@ function merge(base: Config, file: ConfigFile | undefined): Config {
   return out as unknown as Config;
 }
 
-/** Defaults, then the user file, then the project file (the nearer file wins). */
-export function loadConfig(options: { repoRoot: string | undefined; env: Env }): LoadedConfig {
+/**
+ * Defaults, then the user file, then the project file (the nearer file wins). The project file's
+ * keys that run commands or weaken the box (config/trust-keys.ts) count only when `projectTrusted`
+ * (src/trust/ decides): by default a cloned repository's agentbox.yaml cannot use them.
+ */
+export function loadConfig(options: {
+  repoRoot: string | undefined;
+  env: Env;
+  projectTrusted?: boolean;
+}): LoadedConfig {
   const sources: ConfigSource[] = [];
   let config = DEFAULT_CONFIG;
   const userFile = userConfigPath(options.env);
@@ -107,7 +116,7 @@ export function loadConfig(options: { repoRoot: string | undefined; env: Env }):
     const projectFile = projectConfigPath(options.repoRoot);
     const file = readConfigFile(projectFile);
     sources.push({ kind: 'project', path: projectFile, exists: file !== undefined });
-    config = merge(config, file);
+    config = merge(config, file && !options.projectTrusted ? withoutTrustKeys(file) : file);
   }
   // The environment has the last word on the sandbox (see sandbox-env.ts), and on nothing else.
   return { config: { ...config, sandbox: sandboxFromEnv(config.sandbox, options.env) }, sources };

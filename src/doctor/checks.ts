@@ -3,7 +3,6 @@ import os from 'node:os';
 import path from 'node:path';
 import { claudeVersion, findClaudeBin } from '../claude/bin.js';
 import { probeSettings } from '../claude/probe.js';
-import { loadConfig } from '../config/load.js';
 import type { Config } from '../config/schema.js';
 import { isAgentboxError } from '../errors.js';
 import { runGit } from '../git/exec.js';
@@ -14,7 +13,9 @@ import { probeSandbox } from '../sandbox/available.js';
 import { isObject, readSettings, SETTINGS_FILES, settingsPath } from '../settings/file.js';
 import { DENY_RULES, GUARD_EVENT, GUARD_MARK } from '../settings/managed.js';
 import { validateSettings } from '../settings/validate.js';
+import { entryLine, loadTrustedConfig, type TrustStatus } from '../trust/index.js';
 import type { Env } from '../util/env.js';
+import { probeCopy } from './probe-copy.js';
 
 export interface CheckResult {
   readonly name: string;
@@ -85,17 +86,36 @@ export async function checkLedger(repo: Repo): Promise<CheckResult[]> {
   return [pass('ledger', ledger.dir), ignored];
 }
 
-export function checkConfig(repo: Repo | undefined, env: Env): { result: CheckResult; config?: Config } {
+export function checkConfig(
+  repo: Repo | undefined,
+  env: Env,
+): { result: CheckResult; config?: Config; trust?: TrustStatus } {
   try {
-    const { config, sources } = loadConfig({ repoRoot: repo?.root, env });
+    const { config, sources, trust } = loadTrustedConfig({ repoRoot: repo?.root, env });
     const found = sources.filter((s) => s.exists).map((s) => `${s.kind} ${s.path}`);
     return {
       result: pass('config', found.length > 0 ? found.join('; ') : 'defaults (no config file)'),
       config,
+      ...(trust ? { trust } : {}),
     };
   } catch (error) {
     return { result: fail('config', message(error), hintOf(error, 'fix the config file')) };
   }
+}
+
+/** What the repository carries that awaits the person's trust: listed, each entry, until trusted. */
+export function checkTrust(trust: TrustStatus): CheckResult {
+  if (trust.trusted)
+    return pass(
+      'workspace trust',
+      trust.state === 'nothing' ? 'nothing here needs trust' : `trusted (${trust.entries.length} entries)`,
+    );
+  const why = trust.state === 'changed' ? 'changed since you trusted them' : 'not trusted';
+  return fail(
+    'workspace trust',
+    `${trust.entries.length} entries ${why}, not used:\n${trust.entries.map((e) => entryLine(e)).join('\n')}`,
+    'review them, then run "agentbox trust"',
+  );
 }
 
 export async function checkClaude(
@@ -197,15 +217,18 @@ export async function checkHooksAccepted(repo: Repo, bin: string, env: Env): Pro
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'agentbox-doctor-'));
   const debugFile = path.join(dir, 'debug.log');
   try {
-    const run = await probeSettings(bin, repo.root, env, debugFile);
+    // NOTE: never in the repository itself: its hooks, helpers and MCP servers would run (even
+    // trusted ones: a check runs nothing of the project's). An inert copy fails the same way.
+    const copy = probeCopy(repo.root, dir);
+    const run = await probeSettings(bin, copy, env, debugFile);
     const log = fs.existsSync(debugFile) ? fs.readFileSync(debugFile, 'utf8') : '';
     const skipped = log
       .split('\n')
-      .find((line) => line.includes('Invalid setting skipped') && line.includes(repo.root));
+      .find((line) => line.includes('Invalid setting skipped') && line.includes(copy));
     if (skipped) {
       return fail(
         'hooks accepted',
-        `Claude Code dropped a settings file: ${skipped.replace(/^.*Invalid setting skipped[^:]*: /, '')}`,
+        `Claude Code dropped a settings file: ${skipped.replace(/^.*Invalid setting skipped[^:]*: /, '').replaceAll(copy, repo.root)}`,
         'fix that entry by hand; Claude Code ignores the whole file meanwhile',
       );
     }

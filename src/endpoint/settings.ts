@@ -1,4 +1,5 @@
 import { fileURLToPath } from 'node:url';
+import { DENY_RULES, GUARD_EVENT, GUARD_GROUP } from '../settings/guard.js';
 
 /**
  * The run's address book for the command-hook script: `{ "url", "token" }`, in a file of the run's
@@ -143,4 +144,21 @@ export function runSettings(input: RunSettingsInput): Record<string, unknown> {
     SessionEnd: [{ hooks: [http('SessionEnd')] }],
   };
   return { permissions: { deny: [...input.deny] }, hooks, ...input.sandbox };
+}
+
+/**
+ * A launch's settings with agentbox's repository guard added (init's deny rules and Bash guard hook,
+ * src/settings/guard.ts): for a launch that does not load the project's settings file (an untrusted
+ * repository, see src/trust/), where init's copy of them would be left out with everything else.
+ */
+export function withRepoGuard(settings: Record<string, unknown>): Record<string, unknown> {
+  const permissions = (settings.permissions ?? {}) as { deny?: string[] };
+  const hooks = (settings.hooks ?? {}) as Record<string, unknown[]>;
+  const deny = [...(permissions.deny ?? [])];
+  for (const rule of DENY_RULES) if (!deny.includes(rule)) deny.push(rule);
+  return {
+    ...settings,
+    permissions: { ...permissions, deny },
+    hooks: { ...hooks, [GUARD_EVENT]: [...(hooks[GUARD_EVENT] ?? []), GUARD_GROUP] },
+  };
 }

@@ -47,6 +47,9 @@ args=("$AGENTBOX_TYPE")
 if [ -n "\${AGENTBOX_MODEL:-}" ]; then args+=("--model=$AGENTBOX_MODEL"); fi
 if [ -n "\${AGENTBOX_BUDGET:-}" ]; then args+=("--max-cost=$AGENTBOX_BUDGET"); fi
 agentbox init
+# CI runs the repository's own code on purpose (runs.setup, runs.verify, its Claude Code hooks), at
+# the commit this pipeline checked out: it grants workspace trust explicitly (agentbox docs/security.md).
+agentbox trust --yes
 status=0
 agentbox "\${args[@]}" --push -- "$AGENTBOX_TASK" || status=$?
 ${after}exit "$status"

@@ -6,7 +6,7 @@ import { buildAgentEnv } from '../claude/env.js';
 import { type SpawnPty, spawnClaudePty } from '../claude/pty.js';
 import { parseDuration } from '../config/duration.js';
 import type { CommandContext, Terminal } from '../context.js';
-import { runSettings } from '../endpoint/settings.js';
+import { runSettings, withRepoGuard } from '../endpoint/settings.js';
 import type { RunMeta } from '../ledger/index.js';
 import type { RunContext } from '../run/context.js';
 import type { EventLog } from '../run/events.js';
@@ -76,7 +76,7 @@ export function sessionSupervisor(
 export function sessionSettings(harness: RunHarness, rc: RunContext): Record<string, unknown> {
   const { scope, endpoint, privacy } = harness;
   const supervisorTimeoutMs = ms(rc.config.supervisor.timeout);
-  return runSettings({
+  const settings = runSettings({
     endpointUrl: endpoint.url,
     token: endpoint.token,
     hookFile: privacy.secrets.hookFile,
@@ -90,6 +90,8 @@ export function sessionSettings(harness: RunHarness, rc: RunContext): Record<str
     guard: { ledgerDir: scope.ledgerDir, repoRoot: scope.repoRoot, writes: true },
     history: 'hooks',
   });
+  // An untrusted repository's settings file is not loaded (src/trust/): init's guard comes along here.
+  return rc.trust.trusted ? settings : withRepoGuard(settings);
 }
 
 /** The pty session, launching claude with the run's envelope, hooks and whitelisted environment. */
@@ -132,6 +134,7 @@ export function newSession(s: SessionSetup, harness: RunHarness): InteractiveSes
         appendSystemPrompt: system,
         settingsFile: harness.privacy.secrets.settingsFile,
         model: meta.model,
+        projectSettings: rc.trust.trusted,
       }),
       env: buildAgentEnv(ctx.env, {
         cwd: s.cwd,

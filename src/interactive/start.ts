@@ -4,12 +4,13 @@ import { loadPty } from '../claude/pty.js';
 import type { CommandContext } from '../context.js';
 import { AgentboxError } from '../errors.js';
 import { readRun, updateState } from '../ledger/index.js';
-import { loadRunContext } from '../run/context.js';
+import { loadRunContext, type RunContext } from '../run/context.js';
 import { EventLog } from '../run/events.js';
 import { openRunHarness, type RunHarness } from '../run/harness.js';
 import { notifySession } from '../run/notify-end.js';
 import { assertProjectSettings } from '../settings/startup.js';
 import { SUPERVISOR_MODES, type SupervisorMode } from '../supervisor/rules.js';
+import { launchTrusted, trustEvent, untrustedNotice } from '../trust/index.js';
 import { newSession, type SessionSetup, sessionSettings, sessionSupervisor } from './assemble.js';
 import { resolveCwd } from './cwd.js';
 import { finish, sessionBanner, writeSessionReport } from './end.js';
@@ -22,6 +23,14 @@ export interface StartOptions {
   readonly workdir?: string;
   readonly resume?: string;
   readonly supervisor?: string;
+}
+
+/**
+ * claude loads the Claude Code files of where it starts (interactive.cwd may be a subfolder with
+ * its own): they count only when they are what the person trusted.
+ */
+function trustedAt(rc: RunContext, cwd: string): RunContext {
+  return { ...rc, trust: { ...rc.trust, trusted: launchTrusted(rc.trust, cwd) } };
 }
 
 /**
@@ -44,6 +53,7 @@ export async function startSession(
     );
   }
   const rc = await loadRunContext(ctx);
+  ctx.io.err(untrustedNotice(rc.trust));
   // Checked before anything is created: a settings file Claude Code would drop (the project's guard
   // with it), and node-pty, without which there is no session to run.
   assertProjectSettings(rc.repo.root);
@@ -68,7 +78,20 @@ export async function startSession(
   const log = new SessionLog(path.join(runDir, 'supervisor.log'));
   log.write('session_start', { run: opened.name, task: task ?? null });
   log.write('cwd_resolved', { path: cwd, source: cwdSource });
-  const setup = { ...opened, ctx, rc, terminal, spawn, cwd, cwdSource, mode, meta, runDir, log, task };
+  const setup = {
+    ...opened,
+    ctx,
+    rc: trustedAt(rc, cwd),
+    terminal,
+    spawn,
+    cwd,
+    cwdSource,
+    mode,
+    meta,
+    runDir,
+    log,
+    task,
+  };
   const outcome = await runSupervised(setup);
   const code = await finish(ctx, rc, opened.name, outcome, log);
   await notifySession(ctx, rc.config, rc.ledger.root, runDir, readRun(rc.ledger, opened.name).meta, 'ended');
@@ -86,6 +109,8 @@ async function runSupervised(s: SessionSetup): Promise<SessionOutcome> {
   try {
     let session: InteractiveSession | undefined;
     const events = new EventLog(s.runDir);
+    // The session goes without the repository's entries: said on stderr at start, logged here.
+    if (rc.trust.state === 'untrusted' || rc.trust.state === 'changed') events.append(trustEvent(rc.trust));
     harness = await openRunHarness({
       ledger: rc.ledger,
       meta,

@@ -8,6 +8,7 @@ import { updateState } from '../ledger/index.js';
 import type { OwnedExit } from '../process/owned.js';
 import { killMarked, processStartTime } from '../process/reap.js';
 import { loadLexer } from '../templates/sections.js';
+import type { TrustStatus } from '../trust/index.js';
 import type { Env } from '../util/env.js';
 import { type Finalized, finalizeRun, pauseSeam } from './finalize.js';
 import type { Progress } from './live.js';
@@ -28,6 +29,8 @@ export interface ExecuteInput {
   readonly env: Env;
   readonly claudeBin: string;
   readonly envPass: readonly string[];
+  /** The repository's trust (src/trust/): claude loads its settings and MCP servers only when trusted. */
+  readonly trust?: TrustStatus;
   /** `sandbox` of the configuration: the kernel boundary of fix runs. */
   readonly sandbox: Config['sandbox'];
   readonly timeoutMs: number;

@@ -4,7 +4,7 @@ import { isInside } from '../airlock/paths.js';
 import { runDenyRules, type TopLevelEntry } from '../airlock/rules.js';
 import { buildClaudeArgs } from '../claude/args.js';
 import { buildAgentEnv } from '../claude/env.js';
-import { runSettings } from '../endpoint/settings.js';
+import { runSettings, withRepoGuard } from '../endpoint/settings.js';
 import type { RunMeta } from '../ledger/index.js';
 import { fixWritable, type RunSandbox, type RunSecrets } from '../sandbox/prepare.js';
 import { sandboxSettings } from '../sandbox/settings.js';
@@ -36,6 +36,8 @@ export interface LaunchInput {
   readonly verifyTimeoutMs?: number;
   readonly parentEnv: Env;
   readonly envPass: readonly string[];
+  /** The repository is trusted: claude may load its own settings and MCP servers (src/trust/). Absent: no. */
+  readonly projectSettings?: boolean;
 }
 
 /** The repository's top-level entries, for the deny rules around a worktree that lives inside it. */
@@ -108,6 +110,7 @@ function launchArgs(input: LaunchInput, prompt: string): string[] {
     }),
     settingsFile: input.secrets.settingsFile,
     model: meta.model,
+    projectSettings: input.projectSettings === true,
   });
 }
 
@@ -115,7 +118,7 @@ function launchArgs(input: LaunchInput, prompt: string): string[] {
 function launchSettings(input: LaunchInput): Record<string, unknown> {
   const { scope } = input;
   const box = input.sandbox;
-  return runSettings({
+  const settings = runSettings({
     endpointUrl: input.endpoint.url,
     token: input.endpoint.token,
     hookFile: input.secrets.hookFile,
@@ -136,6 +139,8 @@ function launchSettings(input: LaunchInput): Record<string, unknown> {
     // A headless run reads its stream anyway: the tool history comes from there, not from hooks.
     history: 'stream',
   });
+  // Without the project's settings, the guard init put there comes with the run's own.
+  return input.projectSettings ? settings : withRepoGuard(settings);
 }
 
 /** Claude Code's sandbox around a run's commands: a fix run's, or a read-only run's (worktree null). */

@@ -120,6 +120,7 @@ export function executionOf(
     env: ctx.env,
     claudeBin: rc.claudeBin,
     envPass: config.runs.env_pass,
+    trust: rc.trust,
     sandbox: config.sandbox,
     timeoutMs: stored.timeout_ms,
     maxCostUsd: stored.max_cost_usd,

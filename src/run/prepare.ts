@@ -7,6 +7,7 @@ import { type Ledger, type RunMeta, updateState } from '../ledger/index.js';
 import type { Denial } from '../supervisor/hooks.js';
 import type { Supervisor } from '../supervisor/supervisor.js';
 import type { OutputContract } from '../templates/contract.js';
+import { launchTrusted } from '../trust/index.js';
 import { AGENT_RUN_DIR } from './artifacts.js';
 import { readRunContract, readRunPrompt } from './compose.js';
 import { EventLog } from './events.js';
@@ -155,6 +156,8 @@ function launchFor(
     supervisorTimeoutMs: input.supervisor.timeoutMs,
     parentEnv: input.env,
     envPass: input.envPass,
+    // NOTE: judged where claude starts: a worktree's files may differ from what was trusted.
+    projectSettings: input.trust ? launchTrusted(input.trust, run.launchDir) : false,
   });
   run.harness.writeSecrets(settings);
   return launch;

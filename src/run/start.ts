@@ -8,9 +8,11 @@ import { createRun, type RunMeta, type RunState, readRun, readState } from '../l
 import { assertSandboxUsable, assertVerifyUsable } from '../sandbox/prepare.js';
 import { assertProjectSettings } from '../settings/startup.js';
 import type { RunTemplates } from '../templates/load.js';
+import { entryLine, trustEvent, untrustedNotice } from '../trust/index.js';
 import { composeRunPrompt, runTemplates, templateValues, writeRunPrompt } from './compose.js';
 import { type RunContext, runContextIn } from './context.js';
 import { detachRun } from './detach.js';
+import { EventLog } from './events.js';
 import { executeRun } from './execute.js';
 import { notifyRunEnd } from './notify-end.js';
 import {
@@ -45,6 +47,7 @@ export async function startRun(
   // NOTE: awaited below; until then a failure must not count as unhandled (a bad config throws first).
   head.catch(() => {});
   const rc = runContextIn(ctx, repo);
+  ctx.io.err(untrustedNotice(rc.trust));
   const flags = checkFlags(rc, options);
   const base = await head;
   const fix = needsWorktree(type);
@@ -58,10 +61,12 @@ export async function startRun(
   assertProjectSettings(rc.repo.root);
   assertSandboxUsable(ctx.env, rc.config.sandbox, type);
   if (fix) {
+    refuseUntrustedChecks(rc);
     assertVerifyUsable(ctx.env, rc.config.sandbox, rc.config.runs.verify);
     assertVerifyUsable(ctx.env, rc.config.sandbox, rc.config.runs.setup, 'runs.setup');
   }
   const run = await createHeadlessRun(ctx, rc, { type, task, base, options, flags });
+  logTrust(rc, run.dir);
   if (fix) await addRunWorktree(rc, run, worktreePath(rc, ctx.env, run.name), base!);
   if (options.detach) return detachRun(ctx, rc.ledger, run.name, options.json === true);
   // The run as just created, not read back (parsing meta.yaml again cost ~8 ms before claude
@@ -69,6 +74,27 @@ export async function startRun(
   const state = fix ? readState(run.dir) : run.state;
   if (!state) throw new AgentboxError('RUN_NOT_FOUND', `run ${run.name} has no state.json`);
   return runLoaded(ctx, rc, { ...run, state }, { json: options.json === true });
+}
+
+/**
+ * A fix run is made for the project's own setup and verification: without them it would not be
+ * what the project asked for, and a run whose verification was left out must not look verified.
+ * So while they await trust the run does not start.
+ */
+function refuseUntrustedChecks(rc: RunContext): void {
+  if (rc.trust.trusted) return;
+  const checks = rc.trust.entries.filter((e) => e.key === 'runs.setup' || e.key === 'runs.verify');
+  if (checks.length === 0) return;
+  throw new AgentboxError(
+    'TRUST_REQUIRED',
+    `this repository's setup and verification commands are not trusted yet, so no fix run starts:\n${checks.map((e) => entryLine(e)).join('\n')}`,
+    { hint: 'review them, then run "agentbox trust" (or "agentbox trust --yes" in a script)' },
+  );
+}
+
+/** A run that goes without the repository's entries says so in its log, naming each. */
+function logTrust(rc: RunContext, runDir: string): void {
+  if (!rc.trust.trusted) new EventLog(runDir).append(trustEvent(rc.trust));
 }
 
 /** The options as typed, checked against the configuration (bad input: an error before the run exists). */
@@ -154,6 +180,10 @@ export async function runHere(
   if (!details.state) throw new AgentboxError('RUN_NOT_FOUND', `run ${name} has no state.json`);
   // Checked when the run was created too; a run read back may have waited since.
   assertProjectSettings(rc.repo.root);
+  if (!worker) {
+    ctx.io.err(untrustedNotice(rc.trust));
+    logTrust(rc, details.dir);
+  }
   assertSandboxUsable(ctx.env, rc.config.sandbox, details.meta.type);
   return runLoaded(ctx, rc, { ...details, state: details.state }, { json, resume, replay, worker });
 }

@@ -41,6 +41,8 @@ const STATUS_OF: Partial<Record<ErrorCode, number>> = {
   RUN_ACTIVE: 409,
   UNSAVED_CHANGES: 409,
   HUMAN_GATE: 403,
+  // The page cannot grant trust: only the person at a terminal can (agentbox trust).
+  TRUST_REQUIRED: 403,
 };
 
 /** The answers quote the CLI's lines without colour. */
@@ -66,10 +68,12 @@ export async function startRunAction(ac: ActionContext, body: Record<string, unk
   // startRun prints how it started (src/run/start.ts): with --detach --json, one JSON line.
   const io = memoryIo();
   await domain(() => startRun({ cwd: ac.root, env: ac.env, io }, type as HeadlessType, task, options));
+  // What the run goes without, as the CLI says it on stderr: the page shows it every time too.
+  const notice = io.stderr.trim() ? { notice: io.stderr.trim() } : {};
   try {
-    return JSON.parse(io.stdout) as Record<string, unknown>;
+    return { ...(JSON.parse(io.stdout) as Record<string, unknown>), ...notice };
   } catch {
-    return { output: io.stdout.trim() };
+    return { output: io.stdout.trim(), ...notice };
   }
 }
 

@@ -1,17 +1,23 @@
 import path from 'node:path';
 import { parseDocument } from 'yaml';
 import { editConfigText, type SettingChange } from '../config/edit.js';
-import { loadConfig, projectConfigPath, userConfigPath } from '../config/load.js';
+import { projectConfigPath, userConfigPath } from '../config/load.js';
 import { fileSchema } from '../config/schema.js';
+import { loadTrustedConfig } from '../trust/index.js';
 import type { Env } from '../util/env.js';
 import { mkdirp, readTextIfExists, writeAtomic } from '../util/fs.js';
 import { HttpError } from './http.js';
 
-/** `GET /api/settings`: the effective configuration and each file's own text. */
+/**
+ * `GET /api/settings`: the effective configuration, each file's own text, and what the repository
+ * carries that is not used until the person trusts it at a terminal (`agentbox trust`; the page
+ * cannot: a stolen session must not be able to run a command).
+ */
 export function readSettings(root: string, env: Env) {
-  const { config, sources } = loadConfig({ repoRoot: root, env });
+  const { config, sources, trust } = loadTrustedConfig({ repoRoot: root, env });
   return {
     effective: config,
+    awaiting_trust: trust && !trust.trusted ? trust.entries : [],
     files: sources.map((s) => ({
       scope: s.kind === 'user' ? 'global' : 'project',
       path: s.path,

@@ -5,7 +5,7 @@ import { editConfigText } from '../../src/config/edit.js';
 import { bash, text } from '../fixtures/model-server/index.js';
 import { prepareInteractiveConfig, TEST_API_KEY } from '../helpers/claude.js';
 import { expectNoProcessesLeft } from '../helpers/processes.js';
-import { type Project, project } from '../helpers/project.js';
+import { type Project, project, trustAsIs } from '../helpers/project.js';
 import { type PtySession, sleep, startPty, waitFor } from '../helpers/pty.js';
 
 /**
@@ -191,6 +191,7 @@ describe('notifications: the bell and runs.notify', () => {
       { when: { lastUserText: 'TASK-NOTIFY interactive' }, reply: text('done, your turn') },
     ]);
     const before = p.runs().length;
+    trustAsIs(p.repo.dir, p.env);
     session = startPty(['start', 'TASK-NOTIFY interactive'], {
       cwd: p.repo.dir,
       env: { ...p.env, TERM_PROGRAM: 'iTerm.app' },

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bash, type RequestView, text, tool } from '../fixtures/model-server/index.js';
 import { AGENTBOX_BIN } from '../helpers/bin.js';
 import { expectNoProcessesLeft } from '../helpers/processes.js';
-import { type Project, project } from '../helpers/project.js';
+import { type Project, project, trustAsIs } from '../helpers/project.js';
 
 /**
  * Issue 14, item 5 on the real Claude Code: a fix run's worktree has no ignored files (no
@@ -192,6 +192,7 @@ describe('runs.setup and failed tool calls', () => {
       // The first attempt's turn 1 never answers: claude is killed while it waits.
       { when: { turn: 1, anyText: task }, reply: { text: 'never', delayMs: 120_000 } },
     ]);
+    trustAsIs(p.repo.dir, p.env);
     const child = spawn(process.execPath, [AGENTBOX_BIN, 'fix', task], {
       cwd: p.repo.dir,
       env: p.env,
@@ -226,6 +227,7 @@ describe('runs.setup and failed tool calls', () => {
     const task = 'TASK-SETUP-STOPPED anything';
     p.server.setRules(script(task, 'true', 'never asked'));
     const started = Date.now();
+    trustAsIs(p.repo.dir, p.env);
     const child = spawn(process.execPath, [AGENTBOX_BIN, 'fix', task], {
       cwd: p.repo.dir,
       env: p.env,

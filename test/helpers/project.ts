@@ -1,11 +1,14 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import { trustStatus } from '../../src/trust/index.js';
+import { writeRecord } from '../../src/trust/store.js';
 import { type ModelServer, type Rule, startModelServer } from '../fixtures/model-server/index.js';
 import { type BinResult, runAgentbox } from './bin.js';
 import { CLAUDE_BIN, type ClaudeHome, claudeEnv, claudeHome } from './claude.js';
 import { cleanupLater } from './cleanup.js';
 import { gitRepo, type TestRepo } from './git-repo.js';
 import { killTagged, newTestTag } from './processes.js';
+import { origin } from './remote.js';
 
 /**
  * One end-to-end test project: a real git repository set up with `agentbox init` (committed), a
@@ -32,13 +35,40 @@ export interface Project {
   cleanup(): Promise<void>;
 }
 
+/**
+ * The person trusts their own test repository as it is now (src/trust/): what its agentbox.yaml
+ * and .claude/ files say takes effect, as it would after `agentbox trust --yes`. Written straight to
+ * the project's isolated state folder (under its HOME), so no process is spent on it.
+ */
+export function trustAsIs(dir: string, env: Record<string, string>): void {
+  const status = trustStatus(dir, env);
+  if (status.state === 'untrusted' || status.state === 'changed')
+    writeRecord(env, status.root, {
+      hash: status.hash,
+      trusted_at: new Date().toISOString(),
+      entries: status.entries,
+    });
+}
+
 export async function project(
-  options: { files?: Record<string, string>; rules?: Rule[] } = {},
+  options: {
+    files?: Record<string, string>;
+    rules?: Rule[];
+    /**
+     * false: the repository is left untrusted, as a freshly cloned one (the trust tests). Default:
+     * each command first trusts what the repository holds at that moment (see trustAsIs), so the
+     * tests that configure runs.* mean what they say.
+     */
+    trusted?: boolean;
+    /** The files are committed in another repository, which is cloned: the project is that clone. */
+    cloned?: boolean;
+  } = {},
 ): Promise<Project> {
   const tag = newTestTag();
   const server = await startModelServer(options.rules ?? []);
   const home = claudeHome();
-  const repo = gitRepo(options.files ? { files: options.files } : {});
+  const upstream = options.cloned ? origin(options.files ?? {}) : undefined;
+  const repo = upstream ? upstream.clone('clone') : gitRepo(options.files ? { files: options.files } : {});
   const env = {
     ...claudeEnv({ home, modelUrl: server.url, extra: { AGENTBOX_TEST_TAG: tag, AGENTBOX_LINEAGE: tag } }),
     AGENTBOX_CLAUDE_BIN: CLAUDE_BIN,
@@ -52,10 +82,20 @@ export async function project(
     await server.close();
     home.cleanup();
     repo.cleanup();
+    upstream?.cleanup();
   };
   cleanupLater(cleanup);
-  const agentbox = (args: string[], o: { timeoutMs?: number; env?: Record<string, string> } = {}) =>
-    runAgentbox(args, { cwd: repo.dir, env: { ...env, ...o.env }, timeoutMs: o.timeoutMs ?? 90_000 });
+  const agentbox = (args: string[], o: { timeoutMs?: number; env?: Record<string, string> } = {}) => {
+    const runEnv = { ...env, ...o.env };
+    if (options.trusted !== false) {
+      try {
+        trustAsIs(repo.dir, runEnv);
+      } catch {
+        // A config the test broke on purpose: the command itself reports it.
+      }
+    }
+    return runAgentbox(args, { cwd: repo.dir, env: runEnv, timeoutMs: o.timeoutMs ?? 90_000 });
+  };
   const init = await agentbox(['init']);
   if (init.code !== 0) throw new Error(`agentbox init failed: ${init.stderr}`);
   repo.commit('agentbox init');

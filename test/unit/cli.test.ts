@@ -14,6 +14,7 @@ const PACKAGE_VERSION = (
 const COMMANDS = [
   'init',
   'uninstall',
+  'trust',
   'doctor',
   'scout',
   'plan',

@@ -30,6 +30,7 @@ const context = (change: ConfigChange = {}): RunContext => ({
   ledger: ledgerPaths(ROOT),
   config: config(change),
   claudeBin: '/usr/local/bin/claude',
+  trust: { root: ROOT, entries: [], hash: '', state: 'nothing', trusted: true, storeFile: '' },
 });
 
 /** meta.yaml as startRun writes it: the envelope from the config of the day, `--model` in options. */
