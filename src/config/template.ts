@@ -98,9 +98,10 @@ runs:
   notify_bell: # true
 
 sandbox:
-  # Every shell command of a fix run runs in Claude Code's sandbox (bubblewrap + socat on Linux,
-  # Seatbelt on macOS): it can write only in its worktree, cannot read the ledger or your
-  # credentials, and has no network. Where the sandbox cannot work, fix runs refuse to start.
+  # Every shell command of a scout, plan, review or fix run runs in Claude Code's sandbox
+  # (bubblewrap + socat on Linux, Seatbelt on macOS): a fix run writes only in its worktree, a
+  # read-only run only in its temp dir; none reads the ledger or your credentials or has network.
+  # Where the sandbox cannot work, those runs refuse to start. Interactive sessions are yours.
   # "off" is the explicit opt-out, for a machine or container that is itself the sandbox.
   mode: # required
   # Hosts the shell commands may reach, e.g. [registry.npmjs.org] for npm install.

@@ -257,10 +257,10 @@ export function checkSandbox(env: Env, config: Config | undefined): CheckResult 
       env.AGENTBOX_SANDBOX === 'container'
         ? 'AGENTBOX_SANDBOX=container: the container is the sandbox'
         : 'sandbox.mode: off in agentbox.yaml';
-    return pass('sandbox', `off (${why}): fix runs run shell commands unsandboxed`);
+    return pass('sandbox', `off (${why}): scout, plan, review and fix runs run shell commands unsandboxed`);
   }
   const probe = probeSandbox(env);
   return probe.ok
-    ? pass('sandbox', `${probe.detail}: fix runs' shell commands are fenced by the kernel`)
-    : fail('sandbox', `fix runs cannot start: ${probe.problem}`, probe.fix);
+    ? pass('sandbox', `${probe.detail}: every run's shell commands are fenced by the kernel`)
+    : fail('sandbox', `scout, plan, review and fix runs cannot start: ${probe.problem}`, probe.fix);
 }

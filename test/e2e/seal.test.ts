@@ -553,7 +553,7 @@ describe('the seal of a fix run (the real sandbox)', () => {
     expect(refused.stderr).toContain('apt-get install bubblewrap socat');
     expect(p.runs()).toHaveLength(runsBefore);
     const doctor = await p.agentbox(['doctor'], { env });
-    expect(doctor.stdout).toMatch(/✗ sandbox\s+fix runs cannot start/);
+    expect(doctor.stdout).toMatch(/✗ sandbox\s+scout, plan, review and fix runs cannot start/);
     expect(doctor.stdout).toContain('fix: install bubblewrap socat');
   });
 
