@@ -458,7 +458,8 @@ function showNew() {
         for (const k of Object.keys(data)) if (data[k] === '') delete data[k];
         try {
           const r = await api('POST', '/api/runs', data);
-          toast(`started ${r.run}`);
+          // What the repository carries that this run left out until `agentbox trust`.
+          toast(r.notice ? `started ${r.run}\n${r.notice}` : `started ${r.run}`);
           location.hash = `#/run/${String(r.run).slice(-6)}`;
         } catch (err) {
           toast(`could not start: ${err.message}`);
@@ -571,8 +572,24 @@ async function showSettings() {
   const files = s.files.map((f) =>
     h('details', {}, h('summary', {}, `${f.scope}: ${f.path}`), h('pre', {}, f.text ?? '(no file)')),
   );
+  const waiting = s.awaiting_trust.length
+    ? [
+        h('h2', {}, 'Awaiting your trust'),
+        h(
+          'p',
+          { id: 'awaiting-trust' },
+          'This repository carries these entries; no run uses them until you run `agentbox trust` in a terminal (the page cannot grant trust).',
+        ),
+        h(
+          'ul',
+          {},
+          s.awaiting_trust.map((t) => h('li', {}, h('code', {}, `${t.file} ${t.key}`), ': ', t.text)),
+        ),
+      ]
+    : [];
   main.replaceChildren(
     h('h1', {}, 'Settings'),
+    ...waiting,
     form,
     h('h2', {}, 'Templates'),
     await templatesEditor(),

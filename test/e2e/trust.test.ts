@@ -1,12 +1,13 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import { chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bash, text, tool } from '../fixtures/model-server/index.js';
 import { tempDir } from '../helpers/git-repo.js';
 import { expectNoProcessesLeft } from '../helpers/processes.js';
 import { type Project, project } from '../helpers/project.js';
 import { waitFor } from '../helpers/pty.js';
-import { request, startUi } from '../helpers/ui.js';
+import { CHROMIUM, request, startUi } from '../helpers/ui.js';
 
 /**
  * A repository that plants what would run as the person: agentbox.yaml's runs.notify and
@@ -118,12 +119,32 @@ describe('workspace trust against a hostile repository (real Claude Code)', () =
       expect(settings.awaiting_trust.map((e: any) => e.key)).toEqual(
         expect.arrayContaining(['runs.notify', 'sandbox.mode', 'hooks.SessionStart', 'mcpServers.planted']),
       );
-      // A stolen session writes a command into the project's config: it is one more untrusted entry.
-      const put = await api('/api/settings', {
-        method: 'PUT',
-        body: { scope: 'project', runs: { notify: touch('ui-notify') } },
-      });
-      expect(put.status, put.text).toBe(200);
+      // A stolen session cannot write a command into either config (and one written in the file
+      // would be one more untrusted entry).
+      const before = fs.readFileSync(path.join(p.repo.dir, 'agentbox.yaml'), 'utf8');
+      for (const scope of ['project', 'global']) {
+        const put = await api('/api/settings', {
+          method: 'PUT',
+          body: { scope, runs: { notify: touch('ui-notify') } },
+        });
+        expect(put.status, put.text).toBe(403);
+      }
+      expect(fs.readFileSync(path.join(p.repo.dir, 'agentbox.yaml'), 'utf8')).toBe(before);
+      // The page says what awaits trust, and that only a terminal grants it.
+      const browser = await chromium.launch({ executablePath: CHROMIUM!, args: ['--no-sandbox'] });
+      try {
+        const page = await browser.newPage();
+        await page.goto(ui.loginUrl);
+        await page.goto(`${ui.url}/#/settings`);
+        const waiting = page.locator('#awaiting-trust');
+        await waiting.waitFor();
+        expect(await waiting.textContent()).toContain('agentbox trust');
+        const listed = await page.locator('#awaiting-trust + ul').textContent();
+        expect(listed).toContain('runs.notify');
+        expect(listed).toContain('hooks.SessionStart');
+      } finally {
+        await browser.close();
+      }
       p.server.setRules(scoutRules('TASK-TRUST-UI'));
       const started = await api('/api/runs', {
         method: 'POST',
@@ -131,7 +152,7 @@ describe('workspace trust against a hostile repository (real Claude Code)', () =
       });
       expect(started.status, started.text).toBe(201);
       expect(started.json().notice).toContain('agentbox trust');
-      expect(started.json().notice).toContain('ui-notify');
+      expect(started.json().notice).toContain('runs.notify');
       const name = started.json().run as string;
       await waitFor(() => ['DONE', 'FAILED', 'CRASHED'].includes(p.state(name).status), 'the UI run to end', {
         timeoutMs: 60_000,

@@ -8,12 +8,8 @@ import { prepareInteractiveConfig, TEST_API_KEY } from '../helpers/claude.js';
 import { expectNoProcessesLeft } from '../helpers/processes.js';
 import { type Project, project } from '../helpers/project.js';
 import { startPty, waitFor } from '../helpers/pty.js';
-import { startUi, type Ui } from '../helpers/ui.js';
+import { CHROMIUM, startUi, type Ui } from '../helpers/ui.js';
 
-/** Debian's Chromium (`.ci/run` installs it when missing); CHROMIUM_PATH names another. */
-const CHROMIUM =
-  process.env.CHROMIUM_PATH ??
-  ['/usr/bin/chromium', '/usr/bin/chromium-browser'].find((f) => fs.existsSync(f));
 /** Where the screenshots go (git-ignored): the README's two are copies of these. */
 const SHOTS = path.join(REPO_ROOT, 'test-output', 'screenshots');
 

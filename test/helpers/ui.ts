@@ -1,4 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
+import fs from 'node:fs';
 import http from 'node:http';
 import { AGENTBOX_BIN } from './bin.js';
 
@@ -87,3 +88,8 @@ export function request(
     req.end(options.body);
   });
 }
+
+/** Debian's Chromium (`.ci/run` installs it when missing); CHROMIUM_PATH names another. */
+export const CHROMIUM: string | undefined =
+  process.env.CHROMIUM_PATH ??
+  ['/usr/bin/chromium', '/usr/bin/chromium-browser'].find((f) => fs.existsSync(f));
