@@ -1,6 +1,6 @@
 // The groups of the command table for runs beyond this machine (src/cli/table.ts calls them in help order).
 import type { Command } from 'commander';
-import type { Lazy, Wants } from './table.js';
+import type { Lazy, Wants } from './table-types.js';
 
 /** Runs on other machines: published and fetched through git (docs/scaling.md). */
 export function remote(program: Command, lazy: Lazy, wants: Wants): void {

@@ -1,17 +1,6 @@
 import { type Command, Option } from 'commander';
-import type { CommandContext } from '../context.js';
 import { engines, remote } from './table-remote.js';
-
-/** Wraps a command's loader: the module is imported, and the watchdog run, when the command runs. */
-/**
- * Whether the table defines a command: only the one being run when that is known (building all ~35
- * costs ~3 ms on every command, bench/status.bench.ts); every command for the help and suggestions.
- */
-export type Wants = (name: string) => boolean;
-
-export type Lazy = <A extends unknown[]>(
-  load: () => Promise<(ctx: CommandContext, ...args: A) => Promise<number | undefined>>,
-) => (...args: A) => Promise<void>;
+import type { Lazy, Wants } from './table-types.js';
 
 /**
  * The command table: each command's arguments and options, and the module that runs it —

@@ -1,54 +1,23 @@
 import path from 'node:path';
 import { spawnClaude } from '../claude/spawn.js';
 import { sandboxOffBy } from '../config/sandbox-env.js';
-import type { Config } from '../config/schema.js';
 import { AgentboxError } from '../errors.js';
-import type { Ledger, RunMeta, RunState } from '../ledger/index.js';
 import { updateState } from '../ledger/index.js';
 import type { OwnedExit } from '../process/owned.js';
 import { killMarked, processStartTime } from '../process/reap.js';
 import { loadLexer } from '../templates/sections.js';
-import type { TrustStatus } from '../trust/index.js';
-import type { Env } from '../util/env.js';
 import { type Finalized, finalizeRun, pauseSeam } from './finalize.js';
-import type { Progress } from './live.js';
 import { type PreparedRun, prepareRun } from './prepare.js';
-import { runSetupStep, type SetupConfig, setupDue, setupEnv, setupSandbox } from './setup-step.js';
+import { runSetupStep, setupDue, setupEnv, setupSandbox } from './setup-step.js';
 import { RunSink } from './sink.js';
-import type { RunChecks, SupervisorSettings } from './supervise.js';
+import type { RunChecks } from './supervise.js';
 import { NO_TOOL_ERRORS } from './tool-errors.js';
 
 export type { Progress } from './live.js';
-export type { RunChecks } from './supervise.js';
 
-export interface ExecuteInput {
-  readonly ledger: Ledger;
-  readonly meta: RunMeta;
-  readonly state: RunState;
-  /** The environment the agent's whitelist is taken from. */
-  readonly env: Env;
-  readonly claudeBin: string;
-  readonly envPass: readonly string[];
-  /** The repository's trust (src/trust/): claude loads its settings and MCP servers only when trusted. */
-  readonly trust?: TrustStatus;
-  /** `sandbox` of the configuration: the kernel boundary of fix runs. */
-  readonly sandbox: Config['sandbox'];
-  readonly timeoutMs: number;
-  /** USD the run may cost, agent and supervisor together; passing it ends the run (ABORTED, budget). */
-  readonly maxCostUsd?: number | null;
-  readonly supervisor: SupervisorSettings;
-  /** Resume the run's session instead of starting it (`more`: extra instructions). */
-  readonly resume?: { readonly more?: string };
-  /** Start the task again in a new session (after a crash left nothing to resume); `note` says why. */
-  readonly replay?: { readonly note: string };
-  /** The output contract and the verification (from supervisor.* and runs.verify). */
-  readonly checks?: RunChecks;
-  /** runs.setup: run in a fix run's worktree before claude first starts there (src/run/setup-step.ts). */
-  readonly setup?: SetupConfig | null;
-  /** Subscribes to Ctrl-C / SIGTERM; the returned function unsubscribes. */
-  readonly onInterrupt?: (stop: (by: string) => void) => () => void;
-  readonly onProgress?: (progress: Progress) => void;
-}
+import type { ExecuteInput } from './input.js';
+
+export type { RunChecks } from './supervise.js';
 
 /**
  * Runs claude for one run, from its ledger entry to its end: the harness (slash commands, hook

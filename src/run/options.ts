@@ -5,7 +5,7 @@ import { AgentboxError } from '../errors.js';
 import type { RunMeta, RunState } from '../ledger/index.js';
 import { SUPERVISOR_MODES, type SupervisorMode } from '../supervisor/rules.js';
 import type { RunContext } from './context.js';
-import type { ExecuteInput } from './execute.js';
+import type { ExecuteInput } from './input.js';
 import { needsWorktree } from './tier.js';
 
 // A run's options: as typed on the command line (checked), as stored in meta.yaml, and what they

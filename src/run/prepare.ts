@@ -11,7 +11,7 @@ import { launchTrusted } from '../trust/index.js';
 import { AGENT_RUN_DIR } from './artifacts.js';
 import { readRunContract, readRunPrompt } from './compose.js';
 import { EventLog } from './events.js';
-import type { ExecuteInput } from './execute.js';
+import type { ExecuteInput } from './input.js';
 import { Halt } from './halt.js';
 import { openRunHarness, type RunHarness } from './harness.js';
 import { planLaunch } from './launch.js';
