@@ -1,7 +1,7 @@
 import type { OnInterrupt } from '../context.js';
 import { processIo, processTerminal } from '../context.js';
+import { STOP_SIGNAL } from '../gate/signals.js';
 import { LINEAGE_VAR, newLineage } from '../process/reap.js';
-import { STOP_SIGNAL } from '../run/signals.js';
 import { run } from './run.js';
 
 // The one place that reads process globals and exits.

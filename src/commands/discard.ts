@@ -1,9 +1,9 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { CommandContext } from '../context.js';
+import { assertHuman } from '../gate/gate.js';
+import { discardRun } from '../gate/merge.js';
 import { openLedger } from '../ledger/index.js';
-import { assertHuman } from '../run/gate.js';
-import { discardRun } from '../run/merge.js';
 import { openRun } from '../run/open.js';
 
 /** `agentbox discard <run>`: removes the worktree and its branch, keeps the run folder and patch. */

@@ -2,9 +2,9 @@ import path from 'node:path';
 import { parseDuration } from '../config/duration.js';
 import type { CommandContext } from '../context.js';
 import { AgentboxError } from '../errors.js';
+import { assertHuman } from '../gate/gate.js';
+import { collectGarbage, type GcItem } from '../gate/gc.js';
 import { findRepo } from '../git/repo.js';
-import { assertHuman } from '../run/gate.js';
-import { collectGarbage, type GcItem } from '../run/gc.js';
 
 export interface GcOptions {
   readonly olderThan?: string;
@@ -14,7 +14,7 @@ export interface GcOptions {
 
 /**
  * `agentbox gc [--older-than <duration>] [--dry-run]`: removes the worktrees and branches of MERGED
- * and DISCARDED runs, and with --older-than old run folders too (src/run/gc.ts decides what);
+ * and DISCARDED runs, and with --older-than old run folders too (src/gate/gc.ts decides what);
  * --dry-run lists.
  */
 export async function gc(ctx: CommandContext, options: GcOptions): Promise<number> {

@@ -1,10 +1,10 @@
 import type { CommandContext } from '../context.js';
-import { assertHuman } from '../run/gate.js';
-import { checkMessage, deliveredJson, deliverMessage } from '../run/inject.js';
+import { assertHuman } from '../gate/gate.js';
+import { checkMessage, deliveredJson, deliverMessage } from '../gate/inject.js';
 import { openRun } from '../run/open.js';
 import { styler } from '../util/style.js';
 
-/** `agentbox inject <run> "<text>"`: queues a message for a live run (see src/run/inject.ts). */
+/** `agentbox inject <run> "<text>"`: queues a message for a live run (see src/gate/inject.ts). */
 export async function inject(
   ctx: CommandContext,
   ref: string,

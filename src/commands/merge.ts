@@ -1,10 +1,6 @@
 import type { CommandContext } from '../context.js';
 import { AgentboxError } from '../errors.js';
-import { type SensitiveChange, sensitiveLines } from '../git/sensitive.js';
-import type { RunDetails } from '../ledger/index.js';
-import { showDiff } from '../review/diff.js';
-import { EventLog } from '../run/events.js';
-import { assertHuman } from '../run/gate.js';
+import { assertHuman } from '../gate/gate.js';
 import {
   applyMerge,
   type MergePlan,
@@ -12,8 +8,12 @@ import {
   mergeablePatch,
   prepareMerge,
   recordMergedByHand,
-} from '../run/merge.js';
-import { type NotPassing, notPassingLine } from '../run/merge-gate.js';
+} from '../gate/merge.js';
+import { type NotPassing, notPassingLine } from '../gate/merge-gate.js';
+import { type SensitiveChange, sensitiveLines } from '../git/sensitive.js';
+import type { RunDetails } from '../ledger/index.js';
+import { showDiff } from '../review/diff.js';
+import { EventLog } from '../run/events.js';
 import { openRun } from '../run/open.js';
 import { mergeMessage } from '../run/result-message.js';
 import { styler } from '../util/style.js';
@@ -25,7 +25,7 @@ export interface MergeOptions {
   readonly json?: boolean;
   /** With --yes: apply a patch with sensitive changes too (the prompt shows them instead). */
   readonly allowSensitive?: boolean;
-  /** With --yes: merge a run that did not pass (see src/run/merge-gate.ts). */
+  /** With --yes: merge a run that did not pass (see src/gate/merge-gate.ts). */
   readonly force?: boolean;
   /** The person applied the change by hand: only record MERGED. */
   readonly markMerged?: boolean;
@@ -34,7 +34,7 @@ export interface MergeOptions {
 /**
  * `agentbox merge <run>`: shows the diffstat and the sensitive changes, asks (or takes --yes, which
  * needs --allow-sensitive for sensitive changes), applies changes.patch to the main working tree
- * all or nothing, and records MERGED. The checks and the merge itself are src/run/merge.ts (the web
+ * all or nothing, and records MERGED. The checks and the merge itself are src/gate/merge.ts (the web
  * UI calls them too); this confirms and prints.
  */
 export async function merge(ctx: CommandContext, ref: string, options: MergeOptions): Promise<number> {

@@ -1,9 +1,9 @@
 import { type CommandContext, memoryIo } from '../context.js';
+import { assertHuman } from '../gate/gate.js';
 import { readRun } from '../ledger/index.js';
 import type { RecoveryAction } from '../recover/decide.js';
 import { carryOut, decideRecoveries } from '../recover/recover.js';
 import { loadRunContext } from '../run/context.js';
-import { assertHuman } from '../run/gate.js';
 import { terminalLine, terminalText } from '../util/terminal-text.js';
 
 export interface RecoverOptions {

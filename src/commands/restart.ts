@@ -1,6 +1,6 @@
 import type { CommandContext } from '../context.js';
+import { assertHuman } from '../gate/gate.js';
 import { controlSession, restartingLine } from '../interactive/control.js';
-import { assertHuman } from '../run/gate.js';
 import { openRun } from '../run/open.js';
 import { styler } from '../util/style.js';
 

@@ -1,8 +1,8 @@
 import type { CommandContext } from '../context.js';
+import { assertHuman } from '../gate/gate.js';
 import { readRun, resolveRun, runIdOf } from '../ledger/index.js';
 import { loadRunContext } from '../run/context.js';
 import { continueSession } from '../run/continue.js';
-import { assertHuman } from '../run/gate.js';
 import { resumeBlocker } from '../run/resume.js';
 
 export interface ResumeOptions {

@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { formatUsd } from '../budget/format.js';
 import type { CommandContext } from '../context.js';
+import { gateOf, type NotPassing, notPassingLine } from '../gate/merge-gate.js';
 import { inspectPatchFile } from '../git/apply.js';
 import { findRepo } from '../git/repo.js';
 import { type Inspection, sensitiveLines } from '../git/sensitive.js';
@@ -20,7 +21,6 @@ import {
 } from '../ledger/index.js';
 import { EventLog } from '../run/events.js';
 import { type NestedRecord, nestedLines, nestedOfEvents } from '../run/finalize-nested.js';
-import { gateOf, type NotPassing, notPassingLine } from '../run/merge-gate.js';
 import { nextAction } from '../run/next-step.js';
 import { toolErrorsNote } from '../run/tool-errors.js';
 import { thousands } from '../util/number.js';

@@ -1,7 +1,5 @@
 import type { CommandContext } from '../context.js';
-import { controlSession } from '../interactive/control.js';
-import { assertHuman } from '../run/gate.js';
-import { openRun } from '../run/open.js';
+import { assertHuman } from '../gate/gate.js';
 import {
   awaitStop,
   requestStop,
@@ -9,7 +7,9 @@ import {
   stopExitCode,
   stoppedLine,
   stoppingLine,
-} from '../run/stop.js';
+} from '../gate/stop.js';
+import { controlSession } from '../interactive/control.js';
+import { openRun } from '../run/open.js';
 import { styler } from '../util/style.js';
 
 /**

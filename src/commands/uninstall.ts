@@ -4,11 +4,7 @@ import { projectConfigPath } from '../config/load.js';
 import { PROJECT_CONFIG_TEMPLATE } from '../config/template.js';
 import type { CommandContext } from '../context.js';
 import { AgentboxError, fsError } from '../errors.js';
-import { ignoreFilePath, LEDGER_IGNORES, planIgnoreRemoval, unignored } from '../git/ignore.js';
-import { findRepo, type Repo } from '../git/repo.js';
-import { ledgerPaths } from '../ledger/index.js';
-import { runIdOf } from '../ledger/names.js';
-import { assertHuman } from '../run/gate.js';
+import { assertHuman } from '../gate/gate.js';
 import {
   findTraces,
   type PurgeItem,
@@ -16,7 +12,11 @@ import {
   type Traces,
   type Unsettled,
   unsettledChanges,
-} from '../run/purge.js';
+} from '../gate/purge.js';
+import { ignoreFilePath, LEDGER_IGNORES, planIgnoreRemoval, unignored } from '../git/ignore.js';
+import { findRepo, type Repo } from '../git/repo.js';
+import { ledgerPaths } from '../ledger/index.js';
+import { runIdOf } from '../ledger/names.js';
 import { readSettings, settingsPath } from '../settings/file.js';
 import { planUninstall } from '../settings/managed.js';
 import { readTextIfExists } from '../util/fs.js';

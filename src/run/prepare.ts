@@ -11,9 +11,9 @@ import { launchTrusted } from '../trust/index.js';
 import { AGENT_RUN_DIR } from './artifacts.js';
 import { readRunContract, readRunPrompt } from './compose.js';
 import { EventLog } from './events.js';
-import type { ExecuteInput } from './input.js';
 import { Halt } from './halt.js';
 import { openRunHarness, type RunHarness } from './harness.js';
+import type { ExecuteInput } from './input.js';
 import { planLaunch } from './launch.js';
 import { headlessSupervisor, type Verify, verifier } from './supervise.js';
 

@@ -4,15 +4,15 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { memoryIo } from '../context.js';
 import { AgentboxError, type ErrorCode, isAgentboxError } from '../errors.js';
+import { assertHuman } from '../gate/gate.js';
+import { checkMessage, deliveredJson, deliverMessage } from '../gate/inject.js';
+import { applyMerge, discardRun, prepareMerge } from '../gate/merge.js';
+import { notPassingLine } from '../gate/merge-gate.js';
+import { awaitStop, requestStop, stopExitCode, stoppedLine, stoppingLine } from '../gate/stop.js';
 import { controlSession, restartingLine, sessionJson } from '../interactive/control.js';
 import { type Ledger, readRun, resolveRun } from '../ledger/index.js';
 import { EventLog } from '../run/events.js';
-import { assertHuman } from '../run/gate.js';
-import { checkMessage, deliveredJson, deliverMessage } from '../run/inject.js';
-import { applyMerge, discardRun, prepareMerge } from '../run/merge.js';
-import { notPassingLine } from '../run/merge-gate.js';
 import { type RunOptions, startRun } from '../run/start.js';
-import { awaitStop, requestStop, stopExitCode, stoppedLine, stoppingLine } from '../run/stop.js';
 import type { HeadlessType } from '../run/tier.js';
 import type { Env } from '../util/env.js';
 import { styler } from '../util/style.js';
@@ -93,7 +93,7 @@ async function domain<T>(work: () => Promise<T>): Promise<T> {
 /**
  * `POST /api/runs/<run>/merge {commit?, allow_sensitive?, force?}`: the page confirmed (showing the
  * sensitive changes); a patch with sensitive changes still needs `allow_sensitive`, as `--yes` needs
- * `--allow-sensitive`, and a run that did not pass needs `force`, as `--yes` needs `--force`. The same checks and merge as the CLI's (src/run/merge.ts), as data.
+ * `--allow-sensitive`, and a run that did not pass needs `force`, as `--yes` needs `--force`. The same checks and merge as the CLI's (src/gate/merge.ts), as data.
  */
 export async function mergeAction(ac: ActionContext, ref: string, body: Record<string, unknown>) {
   return domain(async () => {

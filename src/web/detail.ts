@@ -1,10 +1,10 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import { gateOf } from '../gate/merge-gate.js';
 import { inspectPatchFile } from '../git/apply.js';
 import { type Ledger, readRun, resolveRun } from '../ledger/index.js';
 import { EventLog } from '../run/events.js';
 import { nestedOfEvents } from '../run/finalize-nested.js';
-import { gateOf } from '../run/merge-gate.js';
 import { renderMarkdown } from './markdown.js';
 import { activity } from './runs.js';
 

@@ -3,12 +3,12 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { memoryIo } from '../context.js';
+import { assertHuman } from '../gate/gate.js';
 import { type Ledger, openLedger, type RunSummary } from '../ledger/index.js';
 import { type Decision, mayResume } from '../recover/decide.js';
 import { RecoveryMemo } from '../recover/memo.js';
 import { decideRecoveries } from '../recover/recover.js';
 import { loadRunContext } from '../run/context.js';
-import { assertHuman } from '../run/gate.js';
 import type { Env } from '../util/env.js';
 
 /** The built CLI entry (`src/web` and `dist/web` both sit two levels down). */

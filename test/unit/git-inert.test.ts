@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { EMPTY_SUMMARY } from '../../src/claude/stream.js';
+import { applyMerge, prepareMerge } from '../../src/gate/merge.js';
 import { takeCheckpoint } from '../../src/git/checkpoint.js';
 import { runGit } from '../../src/git/exec.js';
 import { inertEnv } from '../../src/git/inert.js';
@@ -20,7 +21,6 @@ import {
 } from '../../src/ledger/index.js';
 import { EventLog } from '../../src/run/events.js';
 import { finalizeRun } from '../../src/run/finalize.js';
-import { applyMerge, prepareMerge } from '../../src/run/merge.js';
 import { runDetail } from '../../src/web/detail.js';
 import { GIT_ENV, gitRepo, tempDir } from '../helpers/git-repo.js';
 import { ENVELOPE } from './fixtures/ledger.js';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import { gateOf, notPassing, notPassingLine } from '../../src/gate/merge-gate.js';
 import type { RunDetails } from '../../src/ledger/index.js';
-import { gateOf, notPassing, notPassingLine } from '../../src/run/merge-gate.js';
 
 const run = (state: Record<string, unknown> | null, type = 'fix'): RunDetails =>
   ({ name: 'r', dir: '/nowhere', files: [], meta: { type }, state }) as unknown as RunDetails;

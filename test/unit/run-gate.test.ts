@@ -6,12 +6,12 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { commitMessage, merge, mergedNext } from '../../src/commands/merge.js';
 import { type CommandContext, type Env, memoryIo } from '../../src/context.js';
 import { AgentboxError } from '../../src/errors.js';
+import { assertHuman } from '../../src/gate/gate.js';
 import { exportPatch } from '../../src/git/patch.js';
 import { addWorktree } from '../../src/git/worktree.js';
 import { ensureLedger, openLedger, readRun, updateState } from '../../src/ledger/index.js';
 import { isAlive, processStartTime } from '../../src/process/reap.js';
 import { EventLog } from '../../src/run/events.js';
-import { assertHuman } from '../../src/run/gate.js';
 import { GIT_ENV, gitRepo, snapshotTree, type TestRepo, tempDir } from '../helpers/git-repo.js';
 import { cli, create, idSequence } from './fixtures/ledger.js';
 

@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { AgentboxError } from '../../src/errors.js';
+import { checkMessage, deliveredJson, deliverMessage } from '../../src/gate/inject.js';
 import { readRun, updateState } from '../../src/ledger/index.js';
 import { processStartTime } from '../../src/process/reap.js';
-import { checkMessage, deliveredJson, deliverMessage } from '../../src/run/inject.js';
 import { create, errorOf, idSequence, ledgerRepo } from './fixtures/ledger.js';
 
-describe('inject (src/run/inject.ts)', () => {
+describe('inject (src/gate/inject.ts)', () => {
   it('refuses an empty message before anything else', () => {
     expect(() => checkMessage(' \n')).toThrow('the message is empty');
     expect(() => checkMessage('go on')).not.toThrow();

@@ -2,9 +2,7 @@ import { spawn } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { memoryIo } from '../../src/context.js';
 import { AgentboxError } from '../../src/errors.js';
-import { type RunDetails, readRun, updateState } from '../../src/ledger/index.js';
-import { processStartTime } from '../../src/process/reap.js';
-import { STOP_SIGNAL } from '../../src/run/signals.js';
+import { STOP_SIGNAL } from '../../src/gate/signals.js';
 import {
   awaitStop,
   requestStop,
@@ -12,13 +10,15 @@ import {
   stopExitCode,
   stoppedLine,
   stoppingLine,
-} from '../../src/run/stop.js';
+} from '../../src/gate/stop.js';
+import { type RunDetails, readRun, updateState } from '../../src/ledger/index.js';
+import { processStartTime } from '../../src/process/reap.js';
 import { styler } from '../../src/util/style.js';
 import { create, errorOf, idSequence, ledgerRepo } from './fixtures/ledger.js';
 
 const PLAIN = styler(memoryIo());
 
-describe('stop (src/run/stop.ts)', () => {
+describe('stop (src/gate/stop.ts)', () => {
   it('refuses a run that is not running, naming the next command', async () => {
     const { ledger } = ledgerRepo();
     const run = await create(ledger, 'why?', '2026-01-01T09:00:00Z', { ids: idSequence('aaaaaa') });

@@ -2,11 +2,11 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { unsettledReasons } from '../../src/gate/purge.js';
 import { IGNORE_MARK, planIgnoreRemoval } from '../../src/git/ignore.js';
 import { addWorktree, headSha } from '../../src/git/worktree.js';
 import { type Ledger, type RunStatus, updateState } from '../../src/ledger/index.js';
 import { processStartTime } from '../../src/process/reap.js';
-import { unsettledReasons } from '../../src/run/purge.js';
 import { snapshotTree } from '../helpers/git-repo.js';
 import { cli, create, idSequence, ledgerRepo, scratchDir } from './fixtures/ledger.js';
 

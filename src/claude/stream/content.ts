@@ -39,7 +39,7 @@ const SKILL_REFUSAL = 'cannot be used with Skill tool due to disable-model-invoc
 const SANDBOX_REFUSAL =
   /(?:: |\[Errno \d+\] )(?:read-only file system|operation not permitted)|\b(?:EROFS|EPERM)\b[:,']|^connection blocked by network allowlist$/im;
 /**
- * agentbox's human gate refusing to run inside the run (src/run/gate.ts). It logs itself where it
+ * agentbox's human gate refusing to run inside the run (src/gate/gate.ts). It logs itself where it
  * can; from inside a sandbox it cannot, and the stream is the record.
  */
 const GATE_REFUSAL = 'is the human gate and does not run inside';

@@ -7,9 +7,9 @@ import { type SensitiveChange, sensitiveLines } from '../git/sensitive.js';
 import { removeWorktree } from '../git/worktree.js';
 import { openLedger, type RunDetails, updateState } from '../ledger/index.js';
 import { isAlive } from '../process/reap.js';
-import { EventLog } from './events.js';
+import { EventLog } from '../run/events.js';
+import { mergeMessage } from '../run/result-message.js';
 import { type NotPassing, notPassing, notPassingLine } from './merge-gate.js';
-import { mergeMessage } from './result-message.js';
 
 /*
  * The human gate's domain half: what a merge or a discard would do, and doing it, as data. The

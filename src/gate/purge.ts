@@ -14,8 +14,8 @@ import { listWorktrees, removeWorktree } from '../git/worktree.js';
 import { type Ledger, listRunNames, type RunState, readState } from '../ledger/index.js';
 import { isRunName, runIdOf } from '../ledger/names.js';
 import { isAlive } from '../process/reap.js';
+import { AGENT_RUN_DIR } from '../run/artifacts.js';
 import { listRunCommandDirs, runCommandsDir } from '../slash/index.js';
-import { AGENT_RUN_DIR } from './artifacts.js';
 
 /**
  * `agentbox uninstall --purge`, the part outside the ledger: every worktree, `agentbox/<run>`

@@ -3,8 +3,8 @@ import path from 'node:path';
 import { type InsideRun, insideRun, procReader } from '../airlock/inside.js';
 import type { Env } from '../context.js';
 import { AgentboxError } from '../errors.js';
+import { EventLog } from '../run/events.js';
 import { findLedgerRoot } from '../watchdog/probe.js';
-import { EventLog } from './events.js';
 
 /**
  * The human gate refuses to run inside an agent: when this process or any of its ancestors is a
