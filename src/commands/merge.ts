@@ -12,10 +12,10 @@ import {
 import { type NotPassing, notPassingLine } from '../gate/merge-gate.js';
 import { type SensitiveChange, sensitiveLines } from '../git/sensitive.js';
 import type { RunDetails } from '../ledger/index.js';
+import { mergeMessage } from '../present/result-message.js';
 import { showDiff } from '../review/diff.js';
 import { EventLog } from '../run/events.js';
 import { openRun } from '../run/open.js';
-import { mergeMessage } from '../run/result-message.js';
 import { styler } from '../util/style.js';
 import { terminalLine, terminalText } from '../util/terminal-text.js';
 
@@ -173,5 +173,5 @@ export function sensitiveBlock(
   return `${warn(title)}\n${sensitiveLines(changes).map(terminalLine).join('\n')}\n\n`;
 }
 
-/** The commit `merge --commit` makes (see src/run/result-message.ts). */
+/** The commit `merge --commit` makes (see src/present/result-message.ts). */
 export const commitMessage = mergeMessage;

@@ -19,10 +19,10 @@ import {
   runIdOf,
   type Spend,
 } from '../ledger/index.js';
+import { nextAction } from '../present/next-step.js';
+import { toolErrorsNote } from '../present/tool-errors.js';
 import { EventLog } from '../run/events.js';
 import { type NestedRecord, nestedLines, nestedOfEvents } from '../run/finalize-nested.js';
-import { nextAction } from '../run/next-step.js';
-import { toolErrorsNote } from '../run/tool-errors.js';
 import { thousands } from '../util/number.js';
 import { type Styler, styler } from '../util/style.js';
 import { terminalLine, terminalText } from '../util/terminal-text.js';

@@ -1,10 +1,10 @@
 import { formatDuration } from '../config/duration.js';
 import type { CommandContext } from '../context.js';
 import { runIdOf } from '../ledger/names.js';
-import { nextStep } from '../run/next-step.js';
+import { nextStep } from '../present/next-step.js';
+import { succeeded } from '../present/print.js';
+import { followRun } from '../present/watch.js';
 import { openRun } from '../run/open.js';
-import { succeeded } from '../run/print.js';
-import { followRun } from '../run/watch.js';
 import { styler } from '../util/style.js';
 import { terminalLine, terminalText } from '../util/terminal-text.js';
 

@@ -6,9 +6,9 @@ import { runGit } from '../git/exec.js';
 import { type SensitiveChange, sensitiveLines } from '../git/sensitive.js';
 import { removeWorktree } from '../git/worktree.js';
 import { openLedger, type RunDetails, updateState } from '../ledger/index.js';
+import { mergeMessage } from '../present/result-message.js';
 import { isAlive } from '../process/reap.js';
 import { EventLog } from '../run/events.js';
-import { mergeMessage } from '../run/result-message.js';
 import { type NotPassing, notPassing, notPassingLine } from './merge-gate.js';
 
 /*

@@ -3,6 +3,7 @@ import { spawnClaude } from '../claude/spawn.js';
 import { sandboxOffBy } from '../config/sandbox-env.js';
 import { AgentboxError } from '../errors.js';
 import { updateState } from '../ledger/index.js';
+import { NO_TOOL_ERRORS } from '../present/tool-errors.js';
 import type { OwnedExit } from '../process/owned.js';
 import { killMarked, processStartTime } from '../process/reap.js';
 import { loadLexer } from '../templates/sections.js';
@@ -11,9 +12,8 @@ import { type PreparedRun, prepareRun } from './prepare.js';
 import { runSetupStep, setupDue, setupEnv, setupSandbox } from './setup-step.js';
 import { RunSink } from './sink.js';
 import type { RunChecks } from './supervise.js';
-import { NO_TOOL_ERRORS } from './tool-errors.js';
 
-export type { Progress } from './live.js';
+export type { Progress } from '../present/live.js';
 
 import type { ExecuteInput } from './input.js';
 

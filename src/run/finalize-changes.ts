@@ -4,12 +4,12 @@ import { type ExportedPatch, exportPatch } from '../git/patch.js';
 import { recordResultCommit } from '../git/result-commit.js';
 import type { Inspection } from '../git/sensitive.js';
 import { type Ledger, type RunMeta, type RunStatus, readState } from '../ledger/index.js';
+import { resultMessage } from '../present/result-message.js';
 import { commandDirName } from '../slash/index.js';
 import { writeAtomic } from '../util/fs.js';
 import { AGENT_RUN_DIR } from './artifacts.js';
 import { EventLog } from './events.js';
 import { nestedOfRun, setAsideNested } from './finalize-nested.js';
-import { resultMessage } from './result-message.js';
 
 /** What a fix run changed, as finalisation keeps it: changes.patch and a commit on the run's branch. */
 export interface RunPlace {

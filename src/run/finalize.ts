@@ -5,6 +5,7 @@ import type { ExportedPatch } from '../git/patch.js';
 import type { Inspection } from '../git/sensitive.js';
 import type { Failure, Ledger, RunMeta, RunStatus } from '../ledger/index.js';
 import { readState, updateState } from '../ledger/index.js';
+import { NO_TOOL_ERRORS, type ToolErrors } from '../present/tool-errors.js';
 import type { OwnedExit } from '../process/owned.js';
 import type { Denial } from '../supervisor/hooks.js';
 import type { CheckRecord } from '../supervisor/supervisor.js';
@@ -18,7 +19,6 @@ import { commitResult, exportChanges } from './finalize-changes.js';
 import { nestedOfRun } from './finalize-nested.js';
 import { classify, type Outcome, type StopReason } from './outcome.js';
 import { renderReport } from './report.js';
-import { NO_TOOL_ERRORS, type ToolErrors } from './tool-errors.js';
 
 export interface FinalizeInput {
   readonly ledger: Ledger;

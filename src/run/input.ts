@@ -1,8 +1,8 @@
 import type { Config } from '../config/schema.js';
 import type { Ledger, RunMeta, RunState } from '../ledger/index.js';
+import type { Progress } from '../present/live.js';
 import type { TrustStatus } from '../trust/index.js';
 import type { Env } from '../util/env.js';
-import type { Progress } from './live.js';
 import type { SetupConfig } from './setup-step.js';
 import type { RunChecks, SupervisorSettings } from './supervise.js';
 

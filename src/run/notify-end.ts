@@ -7,9 +7,9 @@ import { readState, runIdOf } from '../ledger/index.js';
 import type { RunMeta } from '../ledger/types.js';
 import { type NotifySettings, notifyPerson } from '../notify/notify.js';
 import { notifyPayload } from '../notify/payload.js';
+import { nextStep } from '../present/next-step.js';
 import { EventLog } from './events.js';
 import type { Finalized } from './finalize.js';
-import { nextStep } from './next-step.js';
 
 export function notifySettings(config: Config): NotifySettings {
   return {

@@ -11,13 +11,13 @@ import {
   summarize,
 } from '../claude/stream.js';
 import { HEARTBEAT_MS, heartbeat, type Ledger, updateState } from '../ledger/index.js';
+import { type Progress, toolTarget } from '../present/live.js';
+import { recordToolResult, type ToolErrors } from '../present/tool-errors.js';
 import { toolExcerpt } from '../supervisor/prompt.js';
 import { violationMessage } from '../supervisor/violations.js';
 import type { EventLog } from './events.js';
 import type { Halt } from './halt.js';
-import { type Progress, toolTarget } from './live.js';
 import { type SessionLaunch, sessionStartEntry } from './session-start.js';
-import { recordToolResult, type ToolErrors } from './tool-errors.js';
 
 const HEARTBEAT_MIN_GAP_MS = 2_000;
 

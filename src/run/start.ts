@@ -5,6 +5,7 @@ import { AgentboxError } from '../errors.js';
 import { findRepo } from '../git/repo.js';
 import { headSha } from '../git/worktree.js';
 import { createRun, type RunMeta, type RunState, readRun, readState } from '../ledger/index.js';
+import { liveReporter, printSummary, succeeded } from '../present/print.js';
 import { assertSandboxUsable, assertVerifyUsable } from '../sandbox/prepare.js';
 import { assertProjectSettings } from '../settings/startup.js';
 import type { RunTemplates } from '../templates/load.js';
@@ -23,7 +24,6 @@ import {
   supervisorMode,
   timeoutMs,
 } from './options.js';
-import { liveReporter, printSummary, succeeded } from './print.js';
 import { buildEnvelope, type HeadlessType, needsWorktree, withTemplates } from './tier.js';
 import { addRunWorktree, worktreePath } from './worktree.js';
 

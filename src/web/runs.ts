@@ -4,7 +4,7 @@ import { parseStreamLine } from '../claude/stream.js';
 import { type Ledger, readMeta, readState } from '../ledger/index.js';
 import { listRuns, type RunSummary } from '../ledger/list.js';
 import { RUN_STATUSES, RUN_TYPES } from '../ledger/types.js';
-import { toolTarget } from '../run/live.js';
+import { toolTarget } from '../present/live.js';
 import { HttpError } from './http.js';
 
 /** What `GET /api/runs` answers: a page of runs, newest first, and how many match. */

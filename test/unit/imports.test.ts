@@ -65,6 +65,27 @@ function circles(graph: ReadonlyMap<string, readonly string[]>): string[][] {
   return out;
 }
 
+/**
+ * The rooms (issue 28, docs/internals.md): the human gate (gate/) may import a run and what a person
+ * sees; a run (run/, run/begin/, run/end/) may import what a person sees but never the gate; what a
+ * person sees (present/) formats what it is given and imports neither.
+ */
+const ROOMS: readonly (readonly [from: string, never: readonly string[]])[] = [
+  ['present/', ['run/', 'gate/']],
+  ['run/', ['gate/']],
+];
+
+/** Each import that goes against a room's rule, as `from → to`. Pure. */
+function againstRooms(g: ReadonlyMap<string, readonly string[]>, rooms: typeof ROOMS): string[] {
+  return [...g].flatMap(([from, to]) =>
+    rooms
+      .filter(([room]) => from.startsWith(room))
+      .flatMap(([, never]) =>
+        to.filter((t) => never.some((n) => t.startsWith(n))).map((t) => `${from} → ${t}`),
+      ),
+  );
+}
+
 const graph = new Map(
   sources(SRC).map((file) => {
     const rel = path.relative(SRC, file).split(path.sep).join('/');
@@ -104,6 +125,10 @@ describe('imports (issue 16)', () => {
     expect(names.filter((name) => !graph.has(`commands/${name}.ts`))).toEqual([]);
   });
 
+  it('the rooms import one way: gate → run → present (issue 28)', () => {
+    expect(againstRooms(graph, ROOMS)).toEqual([]);
+  });
+
   it('no import circles', () => {
     expect(circles(graph)).toEqual([]);
   });
@@ -122,5 +147,14 @@ describe('imports (issue 16)', () => {
     ]);
     expect(circles(loop)).toEqual([['a.ts', 'b.ts', 'c.ts']]);
     expect(circles(new Map([['a.ts', ['a.ts']]]))).toEqual([['a.ts']]);
+    const rooms = new Map([
+      ['present/print.ts', ['run/end/finalize.ts', 'util/style.ts']],
+      ['run/begin/prepare.ts', ['gate/stop.ts', 'present/live.ts']],
+      ['gate/merge.ts', ['run/events.ts', 'present/result-message.ts']],
+    ]);
+    expect(againstRooms(rooms, ROOMS)).toEqual([
+      'present/print.ts → run/end/finalize.ts',
+      'run/begin/prepare.ts → gate/stop.ts',
+    ]);
   });
 });

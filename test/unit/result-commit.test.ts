@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { recordResultCommit, resultTree } from '../../src/git/result-commit.js';
-import { resultMessage, subjectOf } from '../../src/run/result-message.js';
+import { resultMessage, subjectOf } from '../../src/present/result-message.js';
 import { gitRepo, type TestRepo } from '../helpers/git-repo.js';
 
 /** A patch of the worktree's changes against HEAD, written to a file; the worktree then reset. */

@@ -3,10 +3,15 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { RunState } from '../../src/ledger/types.js';
-import { nextStep } from '../../src/run/next-step.js';
+import { nextStep } from '../../src/present/next-step.js';
+import {
+  errorLine,
+  NO_TOOL_ERRORS,
+  recordToolResult,
+  toolErrorsNote,
+} from '../../src/present/tool-errors.js';
 import { renderReport } from '../../src/run/report.js';
 import { setupDue, setupEnv, setupFailure, setupSandbox } from '../../src/run/setup-step.js';
-import { errorLine, NO_TOOL_ERRORS, recordToolResult, toolErrorsNote } from '../../src/run/tool-errors.js';
 import { type CommandResult, runProjectCommand } from '../../src/sandbox/command.js';
 
 const state = (setup?: RunState['setup']): RunState =>

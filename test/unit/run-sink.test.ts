@@ -4,11 +4,11 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { Tally } from '../../src/budget/tally.js';
 import { type Ledger, type RunHandle, readState } from '../../src/ledger/index.js';
+import type { Progress } from '../../src/present/live.js';
+import { NO_TOOL_ERRORS } from '../../src/present/tool-errors.js';
 import { EventLog } from '../../src/run/events.js';
 import { Halt } from '../../src/run/halt.js';
-import type { Progress } from '../../src/run/live.js';
 import { RunSink } from '../../src/run/sink.js';
-import { NO_TOOL_ERRORS } from '../../src/run/tool-errors.js';
 import { create, ledgerRepo } from './fixtures/ledger.js';
 
 // Real output of Claude Code 2.1.330 (regenerate: npx tsx test/fixtures/stream/record.ts).

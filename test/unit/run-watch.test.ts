@@ -3,8 +3,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { readRun, updateState } from '../../src/ledger/index.js';
+import { followRun, type RunSighting } from '../../src/present/watch.js';
 import { EventLog } from '../../src/run/events.js';
-import { followRun, type RunSighting } from '../../src/run/watch.js';
 import { cli, create, idSequence, ledgerRepo } from './fixtures/ledger.js';
 
 async function sightings(iterable: AsyncIterable<RunSighting>): Promise<RunSighting[]> {
@@ -16,7 +16,7 @@ async function sightings(iterable: AsyncIterable<RunSighting>): Promise<RunSight
 const toolUse = (name: string, input: object) =>
   JSON.stringify({ type: 'assistant', message: { content: [{ type: 'tool_use', id: 't', name, input }] } });
 
-describe('followRun (src/run/watch.ts)', () => {
+describe('followRun (src/present/watch.ts)', () => {
   it('a finished run: its tool calls, its events, then how it ended, as data', async () => {
     const { repo, ledger } = ledgerRepo();
     const run = await create(ledger, 'why?', '2026-01-01T09:00:00Z', { ids: idSequence('aaaaaa') });

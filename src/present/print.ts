@@ -1,24 +1,43 @@
 import path from 'node:path';
 import { formatDuration } from '../config/duration.js';
 import type { Io } from '../context.js';
+import type { ExportedPatch } from '../git/patch.js';
 import { runIdOf } from '../ledger/names.js';
-import type { RunStatus } from '../ledger/types.js';
+import type { Failure, RunStatus } from '../ledger/types.js';
+import type { Denial } from '../supervisor/hooks.js';
 import { styler } from '../util/style.js';
 import { terminalLine, terminalText } from '../util/terminal-text.js';
-import type { Finalized } from './finalize.js';
 import { nextStep } from './next-step.js';
 
 export { liveLine, liveReporter } from './live.js';
 
 import { toolCalls } from './live.js';
-import { toolErrorsNote } from './tool-errors.js';
+import { type ToolErrors, toolErrorsNote } from './tool-errors.js';
 
 /** How many lines of a read-only run's answer the terminal shows before pointing at the file. */
 const ANSWER_LINES = 30;
 
 export const succeeded = (status: RunStatus): boolean => status === 'DONE' || status === 'REVIEW';
 
-export function printSummary(io: Io, runDir: string, root: string, done: Finalized, json: boolean): void {
+/**
+ * What the summary of an ended run shows: what src/run/end/finalize.ts returns (`Finalized`), written
+ * out here so that what prints imports nothing of the run it prints (docs/internals.md, the rooms).
+ */
+export interface RunEnd {
+  readonly name: string;
+  readonly status: RunStatus;
+  readonly failure: Failure | null;
+  readonly files: readonly string[];
+  readonly changes: Pick<ExportedPatch, 'files' | 'stat'> | null;
+  readonly result: string | null;
+  readonly toolCalls: number;
+  readonly toolErrors?: ToolErrors;
+  readonly denials: readonly Denial[];
+  readonly durationMs: number;
+  readonly resultCommit: string | null;
+}
+
+export function printSummary(io: Io, runDir: string, root: string, done: RunEnd, json: boolean): void {
   const next = nextStep(done.status, runIdOf(done.name), done.failure?.kind);
   if (json) {
     io.out(
