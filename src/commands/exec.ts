@@ -1,6 +1,6 @@
 import type { CommandContext } from '../context.js';
 import { resolveRun } from '../ledger/index.js';
-import { loadRunContext } from '../run/context.js';
+import { loadRunContext } from '../run/begin/context.js';
 import { runHere } from '../run/start.js';
 
 /** The detached worker's entry (`agentbox __exec <run>`): runs a run that `--detach` created. */

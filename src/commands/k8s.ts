@@ -8,7 +8,7 @@ import { renderYaml } from '../engines/render.js';
 import { cloneUrl } from '../engines/repo-url.js';
 import { AgentboxError } from '../errors.js';
 import { findRepo } from '../git/repo.js';
-import { HEADLESS_TYPES, type HeadlessType } from '../run/tier.js';
+import { HEADLESS_TYPES, type HeadlessType } from '../run/begin/tier.js';
 import { VERSION } from '../version.js';
 
 export interface K8sJobOptions {

@@ -3,7 +3,7 @@ import { assertHuman } from '../gate/gate.js';
 import { readRun } from '../ledger/index.js';
 import type { RecoveryAction } from '../recover/decide.js';
 import { carryOut, decideRecoveries } from '../recover/recover.js';
-import { loadRunContext } from '../run/context.js';
+import { loadRunContext } from '../run/begin/context.js';
 import { terminalLine, terminalText } from '../util/terminal-text.js';
 
 export interface RecoverOptions {

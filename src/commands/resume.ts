@@ -1,7 +1,7 @@
 import type { CommandContext } from '../context.js';
 import { assertHuman } from '../gate/gate.js';
 import { readRun, resolveRun, runIdOf } from '../ledger/index.js';
-import { loadRunContext } from '../run/context.js';
+import { loadRunContext } from '../run/begin/context.js';
 import { continueSession } from '../run/continue.js';
 import { resumeBlocker } from '../run/resume.js';
 

@@ -21,8 +21,8 @@ import {
 } from '../ledger/index.js';
 import { nextAction } from '../present/next-step.js';
 import { toolErrorsNote } from '../present/tool-errors.js';
+import { type NestedRecord, nestedLines, nestedOfEvents } from '../run/end/finalize-nested.js';
 import { EventLog } from '../run/events.js';
-import { type NestedRecord, nestedLines, nestedOfEvents } from '../run/finalize-nested.js';
 import { thousands } from '../util/number.js';
 import { type Styler, styler } from '../util/style.js';
 import { terminalLine, terminalText } from '../util/terminal-text.js';

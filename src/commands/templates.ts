@@ -3,8 +3,8 @@ import { loadConfig } from '../config/load.js';
 import type { CommandContext } from '../context.js';
 import { AgentboxError } from '../errors.js';
 import { findRepo } from '../git/repo.js';
-import { composeRunPrompt, runTemplates } from '../run/compose.js';
-import { HEADLESS_TYPES, type HeadlessType } from '../run/tier.js';
+import { composeRunPrompt, runTemplates } from '../run/begin/compose.js';
+import { HEADLESS_TYPES, type HeadlessType } from '../run/begin/tier.js';
 import { TEMPLATE_VARIABLES } from '../templates/compose.js';
 import { BUILTIN_DIR, templateDirs } from '../templates/locate.js';
 

@@ -1,7 +1,7 @@
 import type { Config } from '../config/schema.js';
 import { isAgentboxError } from '../errors.js';
 import type { Repo } from '../git/repo.js';
-import { HEADLESS_TYPES } from '../run/tier.js';
+import { HEADLESS_TYPES } from '../run/begin/tier.js';
 import { probeVerifySandbox } from '../sandbox/available.js';
 import { loadRunTemplates } from '../templates/load.js';
 import { templateDirs } from '../templates/locate.js';

@@ -46,7 +46,7 @@ export interface RunSettingsInput {
   /**
    * Where the run learns what claude's stream also says: the stream (headless runs, which read it
    * anyway: the tool history, and the session's start from its init line, see
-   * src/run/session-start.ts) or hooks (interactive sessions, which have no stream: PostToolUse,
+   * src/run/begin/session-start.ts) or hooks (interactive sessions, which have no stream: PostToolUse,
    * and SessionStart through the command-hook script).
    */
   readonly history: 'stream' | 'hooks';

@@ -1,4 +1,4 @@
-import type { HeadlessType } from '../run/tier.js';
+import type { HeadlessType } from '../run/begin/tier.js';
 import { GIT_SETUP, runScript, STRICT } from './script.js';
 
 /** The runner image's user (docker/runner/Dockerfile): the pod runs as it, never as root. */

@@ -14,7 +14,7 @@ import { listWorktrees, removeWorktree } from '../git/worktree.js';
 import { type Ledger, listRunNames, type RunState, readState } from '../ledger/index.js';
 import { isRunName, runIdOf } from '../ledger/names.js';
 import { isAlive } from '../process/reap.js';
-import { AGENT_RUN_DIR } from '../run/artifacts.js';
+import { AGENT_RUN_DIR } from '../run/end/artifacts.js';
 import { listRunCommandDirs, runCommandsDir } from '../slash/index.js';
 
 /**

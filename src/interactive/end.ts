@@ -1,8 +1,8 @@
 import path from 'node:path';
 import type { CommandContext } from '../context.js';
 import { readMeta, runIdOf, updateState } from '../ledger/index.js';
-import type { RunContext } from '../run/context.js';
-import { renderEndReport } from '../run/report.js';
+import type { RunContext } from '../run/begin/context.js';
+import { renderEndReport } from '../run/end/report.js';
 import { writeAtomic } from '../util/fs.js';
 import { terminalText } from '../util/terminal-text.js';
 import type { SessionLog } from './log.js';

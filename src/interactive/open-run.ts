@@ -2,9 +2,9 @@ import type { CommandContext } from '../context.js';
 import { AgentboxError } from '../errors.js';
 import { headSha } from '../git/worktree.js';
 import { createRun, reactivated, readRun, resolveRun, updateState } from '../ledger/index.js';
-import { composeRunPrompt, runTemplates, templateValues, writeRunPrompt } from '../run/compose.js';
-import type { RunContext } from '../run/context.js';
-import { buildEnvelope, withTemplates } from '../run/tier.js';
+import { composeRunPrompt, runTemplates, templateValues, writeRunPrompt } from '../run/begin/compose.js';
+import type { RunContext } from '../run/begin/context.js';
+import { buildEnvelope, withTemplates } from '../run/begin/tier.js';
 import type { SupervisorMode } from '../supervisor/rules.js';
 import { clearStaleSocket } from './ipc.js';
 

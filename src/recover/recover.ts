@@ -13,9 +13,9 @@ import {
   updateState,
 } from '../ledger/index.js';
 import { isAlive } from '../process/reap.js';
-import { AGENT_RUN_DIR } from '../run/artifacts.js';
-import type { RunContext } from '../run/context.js';
+import type { RunContext } from '../run/begin/context.js';
 import { continueSession } from '../run/continue.js';
+import { AGENT_RUN_DIR } from '../run/end/artifacts.js';
 import { EventLog } from '../run/events.js';
 import { runHere } from '../run/start.js';
 import type { Env } from '../util/env.js';

@@ -1,10 +1,10 @@
 import type { CommandContext, Env } from '../context.js';
 import { AgentboxError } from '../errors.js';
 import { configHash, type RunMeta, reactivated, readRun, updateState } from '../ledger/index.js';
-import { runTemplates } from './compose.js';
-import type { RunContext } from './context.js';
+import { runTemplates } from './begin/compose.js';
+import type { RunContext } from './begin/context.js';
+import { allowedTools, buildEnvelope, withTemplates } from './begin/tier.js';
 import { runHere } from './start.js';
-import { allowedTools, buildEnvelope, withTemplates } from './tier.js';
 
 /*
  * Going on with a stopped run in its own session: what `agentbox resume` and `agentbox recover`

@@ -7,15 +7,15 @@ import { NO_TOOL_ERRORS } from '../present/tool-errors.js';
 import type { OwnedExit } from '../process/owned.js';
 import { killMarked, processStartTime } from '../process/reap.js';
 import { loadLexer } from '../templates/sections.js';
-import { type Finalized, finalizeRun, pauseSeam } from './finalize.js';
-import { type PreparedRun, prepareRun } from './prepare.js';
-import { runSetupStep, setupDue, setupEnv, setupSandbox } from './setup-step.js';
+import { type PreparedRun, prepareRun } from './begin/prepare.js';
+import { runSetupStep, setupDue, setupEnv, setupSandbox } from './begin/setup-step.js';
+import { type Finalized, finalizeRun, pauseSeam } from './end/finalize.js';
 import { RunSink } from './sink.js';
 import type { RunChecks } from './supervise.js';
 
 export type { Progress } from '../present/live.js';
 
-import type { ExecuteInput } from './input.js';
+import type { ExecuteInput } from './begin/input.js';
 
 export type { RunChecks } from './supervise.js';
 

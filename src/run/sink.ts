@@ -15,9 +15,9 @@ import { type Progress, toolTarget } from '../present/live.js';
 import { recordToolResult, type ToolErrors } from '../present/tool-errors.js';
 import { toolExcerpt } from '../supervisor/prompt.js';
 import { violationMessage } from '../supervisor/violations.js';
+import { type SessionLaunch, sessionStartEntry } from './begin/session-start.js';
 import type { EventLog } from './events.js';
 import type { Halt } from './halt.js';
-import { type SessionLaunch, sessionStartEntry } from './session-start.js';
 
 const HEARTBEAT_MIN_GAP_MS = 2_000;
 

@@ -10,12 +10,8 @@ import { assertSandboxUsable, assertVerifyUsable } from '../sandbox/prepare.js';
 import { assertProjectSettings } from '../settings/startup.js';
 import type { RunTemplates } from '../templates/load.js';
 import { entryLine, trustEvent, untrustedNotice } from '../trust/index.js';
-import { composeRunPrompt, runTemplates, templateValues, writeRunPrompt } from './compose.js';
-import { type RunContext, runContextIn } from './context.js';
-import { detachRun } from './detach.js';
-import { EventLog } from './events.js';
-import { executeRun } from './execute.js';
-import { notifyRunEnd } from './notify-end.js';
+import { composeRunPrompt, runTemplates, templateValues, writeRunPrompt } from './begin/compose.js';
+import { type RunContext, runContextIn } from './begin/context.js';
 import {
   checkTask,
   executionOf,
@@ -23,12 +19,16 @@ import {
   type RunOptions,
   supervisorMode,
   timeoutMs,
-} from './options.js';
-import { buildEnvelope, type HeadlessType, needsWorktree, withTemplates } from './tier.js';
-import { addRunWorktree, worktreePath } from './worktree.js';
+} from './begin/options.js';
+import { buildEnvelope, type HeadlessType, needsWorktree, withTemplates } from './begin/tier.js';
+import { addRunWorktree, worktreePath } from './begin/worktree.js';
+import { detachRun } from './detach.js';
+import { notifyRunEnd } from './end/notify-end.js';
+import { EventLog } from './events.js';
+import { executeRun } from './execute.js';
 
-export { type RunOptions, type StoredOptions, storedOptions } from './options.js';
-export { worktreeBase } from './worktree.js';
+export { type RunOptions, type StoredOptions, storedOptions } from './begin/options.js';
+export { worktreeBase } from './begin/worktree.js';
 
 /**
  * `agentbox scout|plan|fix|review "<task>"`: creates the run, gives a fix run its worktree, then

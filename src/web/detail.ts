@@ -3,8 +3,8 @@ import path from 'node:path';
 import { gateOf } from '../gate/merge-gate.js';
 import { inspectPatchFile } from '../git/apply.js';
 import { type Ledger, readRun, resolveRun } from '../ledger/index.js';
+import { nestedOfEvents } from '../run/end/finalize-nested.js';
 import { EventLog } from '../run/events.js';
-import { nestedOfEvents } from '../run/finalize-nested.js';
 import { renderMarkdown } from './markdown.js';
 import { activity } from './runs.js';
 

@@ -8,7 +8,7 @@ import { type Ledger, openLedger, type RunSummary } from '../ledger/index.js';
 import { type Decision, mayResume } from '../recover/decide.js';
 import { RecoveryMemo } from '../recover/memo.js';
 import { decideRecoveries } from '../recover/recover.js';
-import { loadRunContext } from '../run/context.js';
+import { loadRunContext } from '../run/begin/context.js';
 import type { Env } from '../util/env.js';
 
 /** The built CLI entry (`src/web` and `dist/web` both sit two levels down). */

@@ -25,7 +25,7 @@ export interface UiStatePlace {
  * `$XDG_STATE_HOME/agentbox/ui/<hash of the repository's canonical root>/state.json` (or under
  * `~/.local/state`): the person's, outside every repository, so a cloned repository can neither
  * choose the token (a committed file) nor leave it readable, and no run reaches it (its sandbox
- * and deny rules hide agentbox's state dir, src/sandbox/prepare.ts and src/run/launch.ts).
+ * and deny rules hide agentbox's state dir, src/sandbox/prepare.ts and src/run/begin/launch.ts).
  */
 export function uiStateFile(place: Pick<UiStatePlace, 'env' | 'root'>): string {
   const root = fs.realpathSync(place.root);

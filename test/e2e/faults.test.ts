@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FINALIZE_PARTS } from '../../src/run/finalize.js';
+import { FINALIZE_PARTS } from '../../src/run/end/finalize.js';
 import { bash, type RequestView, text } from '../fixtures/model-server/index.js';
 import { AGENTBOX_BIN } from '../helpers/bin.js';
 import type { Row } from '../helpers/fault-table.js';

@@ -136,7 +136,7 @@ describe('runSettings', () => {
     expect(validateSettings(settings as never)).toEqual([]);
     expect(settings.permissions).toEqual({ deny: ['Read(//x/**)'] });
     const hooks = hooksOf(settings);
-    // A headless run's session start comes from its stream (src/run/session-start.ts).
+    // A headless run's session start comes from its stream (src/run/begin/session-start.ts).
     expect(Object.keys(hooks)).toEqual([
       'UserPromptSubmit',
       'PreToolUse',

@@ -19,8 +19,8 @@ import {
   readState,
   updateState,
 } from '../../src/ledger/index.js';
+import { finalizeRun } from '../../src/run/end/finalize.js';
 import { EventLog } from '../../src/run/events.js';
-import { finalizeRun } from '../../src/run/finalize.js';
 import { runDetail } from '../../src/web/detail.js';
 import { GIT_ENV, gitRepo, tempDir } from '../helpers/git-repo.js';
 import { ENVELOPE } from './fixtures/ledger.js';

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { EMPTY_SUMMARY, type StreamSummary } from '../../src/claude/stream.js';
 import type { RunType } from '../../src/ledger/types.js';
-import { classify, type ExitInfo, type Outcome, type StopReason } from '../../src/run/outcome.js';
+import { classify, type ExitInfo, type Outcome, type StopReason } from '../../src/run/end/outcome.js';
 
 type Result = NonNullable<StreamSummary['result']>;
 

@@ -6,7 +6,7 @@ import {
   resumePrompt,
   systemPromptAddition,
   taskPrompt,
-} from '../../src/run/prompt.js';
+} from '../../src/run/begin/prompt.js';
 
 const ID = '0a1b2c';
 const NAME = `26-01-02_0304__fix-the-login__${ID}`;

@@ -11,11 +11,11 @@ import { RUN_STATUSES, type RunMeta, type RunStatus, type RunType } from '../../
 import { toolLine, toolTarget } from '../../src/present/live.js';
 import { nextStep } from '../../src/present/next-step.js';
 import { liveLine, printSummary, succeeded } from '../../src/present/print.js';
+import { buildEnvelope } from '../../src/run/begin/tier.js';
+import { type Finalized, finalizeRun } from '../../src/run/end/finalize.js';
+import type { Outcome } from '../../src/run/end/outcome.js';
+import { type ReportInput, renderReport } from '../../src/run/end/report.js';
 import type { Progress } from '../../src/run/execute.js';
-import { type Finalized, finalizeRun } from '../../src/run/finalize.js';
-import type { Outcome } from '../../src/run/outcome.js';
-import { type ReportInput, renderReport } from '../../src/run/report.js';
-import { buildEnvelope } from '../../src/run/tier.js';
 import { GIT_ENV, gitRepo, tempDir } from '../helpers/git-repo.js';
 import { ENVELOPE } from './fixtures/ledger.js';
 

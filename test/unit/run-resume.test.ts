@@ -3,9 +3,9 @@ import { type Config, DEFAULT_CONFIG } from '../../src/config/schema.js';
 import { buildMeta, configHash } from '../../src/ledger/meta.js';
 import { ledgerPaths } from '../../src/ledger/paths.js';
 import type { RunMeta, RunType } from '../../src/ledger/types.js';
-import type { RunContext } from '../../src/run/context.js';
+import type { RunContext } from '../../src/run/begin/context.js';
+import { buildEnvelope } from '../../src/run/begin/tier.js';
 import { envelopeDrift } from '../../src/run/continue.js';
-import { buildEnvelope } from '../../src/run/tier.js';
 
 const ID = '0a1b2c';
 const ROOT = '/repo';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { parseStreamLine } from '../../src/claude/stream.js';
-import { type SessionLaunch, sessionStartEntry } from '../../src/run/session-start.js';
+import { type SessionLaunch, sessionStartEntry } from '../../src/run/begin/session-start.js';
 
 const INIT = JSON.stringify({
   type: 'system',

@@ -10,8 +10,8 @@ import {
   recordToolResult,
   toolErrorsNote,
 } from '../../src/present/tool-errors.js';
-import { renderReport } from '../../src/run/report.js';
-import { setupDue, setupEnv, setupFailure, setupSandbox } from '../../src/run/setup-step.js';
+import { setupDue, setupEnv, setupFailure, setupSandbox } from '../../src/run/begin/setup-step.js';
+import { renderReport } from '../../src/run/end/report.js';
 import { type CommandResult, runProjectCommand } from '../../src/sandbox/command.js';
 
 const state = (setup?: RunState['setup']): RunState =>

@@ -6,7 +6,7 @@ import {
   HEADLESS_TYPES,
   needsWorktree,
   type TierInput,
-} from '../../src/run/tier.js';
+} from '../../src/run/begin/tier.js';
 
 const ID = '0a1b2c';
 const WORKTREE = '/repo/.agents/worktrees/26-01-02_0304__fix-it__0a1b2c';

@@ -1,4 +1,4 @@
-import type { RunType } from '../ledger/types.js';
+import type { RunType } from '../../ledger/types.js';
 
 export interface PromptInput {
   readonly type: RunType;

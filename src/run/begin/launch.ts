@@ -1,16 +1,16 @@
 import fs from 'node:fs';
-import type { AirlockScope } from '../airlock/guard.js';
-import { isInside } from '../airlock/paths.js';
-import { runDenyRules, type TopLevelEntry } from '../airlock/rules.js';
-import { buildClaudeArgs } from '../claude/args.js';
-import { buildAgentEnv } from '../claude/env.js';
-import { runSettings, withRepoGuard } from '../endpoint/settings.js';
-import type { RunMeta } from '../ledger/index.js';
-import { fixWritable, type RunSandbox, type RunSecrets } from '../sandbox/prepare.js';
-import { sandboxSettings } from '../sandbox/settings.js';
-import type { Env } from '../util/env.js';
-import { agentboxStateDir } from '../util/state-dir.js';
-import { agentRunDir } from './artifacts.js';
+import type { AirlockScope } from '../../airlock/guard.js';
+import { isInside } from '../../airlock/paths.js';
+import { runDenyRules, type TopLevelEntry } from '../../airlock/rules.js';
+import { buildClaudeArgs } from '../../claude/args.js';
+import { buildAgentEnv } from '../../claude/env.js';
+import { runSettings, withRepoGuard } from '../../endpoint/settings.js';
+import type { RunMeta } from '../../ledger/index.js';
+import { fixWritable, type RunSandbox, type RunSecrets } from '../../sandbox/prepare.js';
+import { sandboxSettings } from '../../sandbox/settings.js';
+import type { Env } from '../../util/env.js';
+import { agentboxStateDir } from '../../util/state-dir.js';
+import { agentRunDir } from '../end/artifacts.js';
 import { resumePrompt, systemPromptAddition } from './prompt.js';
 import { allowedTools } from './tier.js';
 

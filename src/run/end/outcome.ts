@@ -1,5 +1,5 @@
-import type { StreamSummary } from '../claude/stream.js';
-import type { Failure, RunStatus, RunType } from '../ledger/types.js';
+import type { StreamSummary } from '../../claude/stream.js';
+import type { Failure, RunStatus, RunType } from '../../ledger/types.js';
 
 export interface ExitInfo {
   readonly code: number | null;

@@ -1,4 +1,4 @@
-import type { StreamEvent } from '../claude/stream.js';
+import type { StreamEvent } from '../../claude/stream.js';
 
 /** How claude was launched for this process of the run: a new session, or `--resume` of its own. */
 export type SessionLaunch = 'startup' | 'resume';

@@ -1,14 +1,14 @@
-import type { Config } from '../config/schema.js';
-import type { Ledger, RunMeta, RunState } from '../ledger/index.js';
-import type { Progress } from '../present/live.js';
-import type { TrustStatus } from '../trust/index.js';
-import type { Env } from '../util/env.js';
+import type { Config } from '../../config/schema.js';
+import type { Ledger, RunMeta, RunState } from '../../ledger/index.js';
+import type { Progress } from '../../present/live.js';
+import type { TrustStatus } from '../../trust/index.js';
+import type { Env } from '../../util/env.js';
+import type { RunChecks, SupervisorSettings } from '../supervise.js';
 import type { SetupConfig } from './setup-step.js';
-import type { RunChecks, SupervisorSettings } from './supervise.js';
 
 /**
  * What one run is started with: its ledger entry, its envelope and its checks. Its own module so
- * that the run's beginning (src/run/prepare.ts) and its middle (src/run/execute.ts) both take it
+ * that the run's beginning (src/run/begin/prepare.ts) and its middle (src/run/execute.ts) both take it
  * without importing each other.
  */
 export interface ExecuteInput {
@@ -33,7 +33,7 @@ export interface ExecuteInput {
   readonly replay?: { readonly note: string };
   /** The output contract and the verification (from supervisor.* and runs.verify). */
   readonly checks?: RunChecks;
-  /** runs.setup: run in a fix run's worktree before claude first starts there (src/run/setup-step.ts). */
+  /** runs.setup: run in a fix run's worktree before claude first starts there (src/run/begin/setup-step.ts). */
   readonly setup?: SetupConfig | null;
   /** Subscribes to Ctrl-C / SIGTERM; the returned function unsubscribes. */
   readonly onInterrupt?: (stop: (by: string) => void) => () => void;

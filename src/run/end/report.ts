@@ -1,10 +1,10 @@
-import { formatDuration } from '../config/duration.js';
-import type { PatchFile } from '../git/patch.js';
-import type { Inspection, SensitiveChange } from '../git/sensitive.js';
-import type { RunMeta } from '../ledger/index.js';
-import type { ToolErrors } from '../present/tool-errors.js';
-import type { Denial } from '../supervisor/hooks.js';
-import type { CheckRecord } from '../supervisor/supervisor.js';
+import { formatDuration } from '../../config/duration.js';
+import type { PatchFile } from '../../git/patch.js';
+import type { Inspection, SensitiveChange } from '../../git/sensitive.js';
+import type { RunMeta } from '../../ledger/index.js';
+import type { ToolErrors } from '../../present/tool-errors.js';
+import type { Denial } from '../../supervisor/hooks.js';
+import type { CheckRecord } from '../../supervisor/supervisor.js';
 import type { NestedRecord } from './finalize-nested.js';
 import type { Outcome } from './outcome.js';
 

@@ -1,14 +1,14 @@
 import path from 'node:path';
-import { inspectPatchFile } from '../git/apply.js';
-import { type ExportedPatch, exportPatch } from '../git/patch.js';
-import { recordResultCommit } from '../git/result-commit.js';
-import type { Inspection } from '../git/sensitive.js';
-import { type Ledger, type RunMeta, type RunStatus, readState } from '../ledger/index.js';
-import { resultMessage } from '../present/result-message.js';
-import { commandDirName } from '../slash/index.js';
-import { writeAtomic } from '../util/fs.js';
+import { inspectPatchFile } from '../../git/apply.js';
+import { type ExportedPatch, exportPatch } from '../../git/patch.js';
+import { recordResultCommit } from '../../git/result-commit.js';
+import type { Inspection } from '../../git/sensitive.js';
+import { type Ledger, type RunMeta, type RunStatus, readState } from '../../ledger/index.js';
+import { resultMessage } from '../../present/result-message.js';
+import { commandDirName } from '../../slash/index.js';
+import { writeAtomic } from '../../util/fs.js';
+import { EventLog } from '../events.js';
 import { AGENT_RUN_DIR } from './artifacts.js';
-import { EventLog } from './events.js';
 import { nestedOfRun, setAsideNested } from './finalize-nested.js';
 
 /** What a fix run changed, as finalisation keeps it: changes.patch and a commit on the run's branch. */

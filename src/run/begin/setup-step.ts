@@ -1,16 +1,16 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { removeWorktree } from '../git/worktree.js';
-import type { Failure, Ledger, RunMeta, RunSetup, RunState, RunStatus } from '../ledger/index.js';
-import { HEARTBEAT_MS, heartbeat, readState, updateState } from '../ledger/index.js';
-import type { Progress } from '../present/live.js';
-import { nextStep } from '../present/next-step.js';
-import { type CommandResult, type CommandSandbox, runProjectCommand } from '../sandbox/command.js';
-import { fixWritable, type RunSandbox } from '../sandbox/prepare.js';
-import { writeAtomic } from '../util/fs.js';
-import { EventLog } from './events.js';
-import type { Finalized } from './finalize.js';
-import { renderEndReport } from './report.js';
+import { removeWorktree } from '../../git/worktree.js';
+import type { Failure, Ledger, RunMeta, RunSetup, RunState, RunStatus } from '../../ledger/index.js';
+import { HEARTBEAT_MS, heartbeat, readState, updateState } from '../../ledger/index.js';
+import type { Progress } from '../../present/live.js';
+import { nextStep } from '../../present/next-step.js';
+import { type CommandResult, type CommandSandbox, runProjectCommand } from '../../sandbox/command.js';
+import { fixWritable, type RunSandbox } from '../../sandbox/prepare.js';
+import { writeAtomic } from '../../util/fs.js';
+import type { Finalized } from '../end/finalize.js';
+import { renderEndReport } from '../end/report.js';
+import { EventLog } from '../events.js';
 
 /** `runs.setup` as a run uses it. */
 export interface SetupConfig {

@@ -1,18 +1,18 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import type { Config } from '../config/schema.js';
-import type { RunMeta } from '../ledger/index.js';
+import type { Config } from '../../config/schema.js';
+import type { RunMeta } from '../../ledger/index.js';
 import {
   type ComposedPrompt,
   composePrompt,
   fillVariables,
   type TemplateValues,
-} from '../templates/compose.js';
-import type { OutputContract } from '../templates/contract.js';
-import { contractOf, loadRunTemplates, type RunTemplates, readTemplate } from '../templates/load.js';
-import { templateDirs } from '../templates/locate.js';
-import type { Env } from '../util/env.js';
-import { writeAtomic } from '../util/fs.js';
+} from '../../templates/compose.js';
+import type { OutputContract } from '../../templates/contract.js';
+import { contractOf, loadRunTemplates, type RunTemplates, readTemplate } from '../../templates/load.js';
+import { templateDirs } from '../../templates/locate.js';
+import type { Env } from '../../util/env.js';
+import { writeAtomic } from '../../util/fs.js';
 import { taskPrompt } from './prompt.js';
 
 /** Where a run keeps its composed prompt, its parts and a copy of its output template. */

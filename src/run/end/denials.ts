@@ -1,9 +1,9 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import type { StreamSummary } from '../claude/stream.js';
-import type { Denial } from '../supervisor/hooks.js';
+import type { StreamSummary } from '../../claude/stream.js';
+import type { Denial } from '../../supervisor/hooks.js';
+import { EventLog } from '../events.js';
 import { AGENT_RUN_DIR } from './artifacts.js';
-import { EventLog } from './events.js';
 
 /**
  * Refusals the human gate logged when the agent ran it anyway: into this run's events.jsonl, or —

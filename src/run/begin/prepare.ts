@@ -1,21 +1,21 @@
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
-import { Tally } from '../budget/tally.js';
-import type { HookHandler } from '../endpoint/server.js';
-import { takeCheckpoint } from '../git/checkpoint.js';
-import { type Ledger, type RunMeta, updateState } from '../ledger/index.js';
-import type { Denial } from '../supervisor/hooks.js';
-import type { Supervisor } from '../supervisor/supervisor.js';
-import type { OutputContract } from '../templates/contract.js';
-import { launchTrusted } from '../trust/index.js';
-import { AGENT_RUN_DIR } from './artifacts.js';
+import { Tally } from '../../budget/tally.js';
+import type { HookHandler } from '../../endpoint/server.js';
+import { takeCheckpoint } from '../../git/checkpoint.js';
+import { type Ledger, type RunMeta, updateState } from '../../ledger/index.js';
+import type { Denial } from '../../supervisor/hooks.js';
+import type { Supervisor } from '../../supervisor/supervisor.js';
+import type { OutputContract } from '../../templates/contract.js';
+import { launchTrusted } from '../../trust/index.js';
+import { AGENT_RUN_DIR } from '../end/artifacts.js';
+import { EventLog } from '../events.js';
+import { Halt } from '../halt.js';
+import { headlessSupervisor, type Verify, verifier } from '../supervise.js';
 import { readRunContract, readRunPrompt } from './compose.js';
-import { EventLog } from './events.js';
-import { Halt } from './halt.js';
 import { openRunHarness, type RunHarness } from './harness.js';
 import type { ExecuteInput } from './input.js';
 import { planLaunch } from './launch.js';
-import { headlessSupervisor, type Verify, verifier } from './supervise.js';
 
 /** A headless run with everything set up that claude needs, not yet started. */
 export interface PreparedRun {

@@ -1,6 +1,6 @@
-import type { Envelope, RunType } from '../ledger/types.js';
-import { commandNames, skillRules } from '../slash/index.js';
-import { type RunTemplates, templateRecord } from '../templates/load.js';
+import type { Envelope, RunType } from '../../ledger/types.js';
+import { commandNames, skillRules } from '../../slash/index.js';
+import { type RunTemplates, templateRecord } from '../../templates/load.js';
 
 /** Run types a user starts from the command line (interactive sessions have their own command). */
 export const HEADLESS_TYPES = ['scout', 'plan', 'fix', 'review'] as const;

@@ -1,9 +1,9 @@
-import { findClaudeBin } from '../claude/bin.js';
-import { parseDuration } from '../config/duration.js';
-import type { CommandContext } from '../context.js';
-import { AgentboxError } from '../errors.js';
-import type { RunMeta, RunState } from '../ledger/index.js';
-import { SUPERVISOR_MODES, type SupervisorMode } from '../supervisor/rules.js';
+import { findClaudeBin } from '../../claude/bin.js';
+import { parseDuration } from '../../config/duration.js';
+import type { CommandContext } from '../../context.js';
+import { AgentboxError } from '../../errors.js';
+import type { RunMeta, RunState } from '../../ledger/index.js';
+import { SUPERVISOR_MODES, type SupervisorMode } from '../../supervisor/rules.js';
 import type { RunContext } from './context.js';
 import type { ExecuteInput } from './input.js';
 import { needsWorktree } from './tier.js';

@@ -1,9 +1,9 @@
-import { findClaudeBin } from '../claude/bin.js';
-import type { Config } from '../config/schema.js';
-import type { CommandContext } from '../context.js';
-import { findRepo, type Repo } from '../git/repo.js';
-import { type Ledger, openLedger } from '../ledger/index.js';
-import { loadTrustedConfig, type TrustStatus } from '../trust/index.js';
+import { findClaudeBin } from '../../claude/bin.js';
+import type { Config } from '../../config/schema.js';
+import type { CommandContext } from '../../context.js';
+import { findRepo, type Repo } from '../../git/repo.js';
+import { type Ledger, openLedger } from '../../ledger/index.js';
+import { loadTrustedConfig, type TrustStatus } from '../../trust/index.js';
 
 export interface RunContext {
   readonly repo: Repo;

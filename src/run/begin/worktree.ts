@@ -1,13 +1,13 @@
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { canonical } from '../airlock/paths.js';
-import type { CommandContext } from '../context.js';
-import { addWorktree } from '../git/worktree.js';
-import { type RunHandle, updateState } from '../ledger/index.js';
-import { writeAtomic } from '../util/fs.js';
+import { canonical } from '../../airlock/paths.js';
+import type { CommandContext } from '../../context.js';
+import { addWorktree } from '../../git/worktree.js';
+import { type RunHandle, updateState } from '../../ledger/index.js';
+import { writeAtomic } from '../../util/fs.js';
+import { renderEndReport } from '../end/report.js';
 import type { RunContext } from './context.js';
-import { renderEndReport } from './report.js';
 
 /**
  * Where a fix run's worktree goes: `runs.worktree_dir` (relative to the repository root), else
