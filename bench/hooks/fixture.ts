@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { AirlockScope } from '../../src/airlock/guard.js';
 import { canonical, isInside } from '../../src/airlock/paths.js';
-import { EventLog } from '../../src/run/events.js';
+import { EventLog } from '../../src/ledger/events.js';
 import type { RunSandbox } from '../../src/sandbox/prepare.js';
 import { sandboxSettings } from '../../src/sandbox/settings.js';
 import { GUARD_GROUP } from '../../src/settings/managed.js';

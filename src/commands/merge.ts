@@ -11,10 +11,10 @@ import {
 } from '../gate/merge.js';
 import { type NotPassing, notPassingLine } from '../gate/merge-gate.js';
 import { type SensitiveChange, sensitiveLines } from '../git/sensitive.js';
+import { EventLog } from '../ledger/events.js';
 import type { RunDetails } from '../ledger/index.js';
 import { mergeMessage } from '../present/result-message.js';
 import { showDiff } from '../review/diff.js';
-import { EventLog } from '../run/events.js';
 import { openRun } from '../run/open.js';
 import { styler } from '../util/style.js';
 import { terminalLine, terminalText } from '../util/terminal-text.js';

@@ -6,6 +6,7 @@ import { gateOf, type NotPassing, notPassingLine } from '../gate/merge-gate.js';
 import { inspectPatchFile } from '../git/apply.js';
 import { findRepo } from '../git/repo.js';
 import { type Inspection, sensitiveLines } from '../git/sensitive.js';
+import { EventLog } from '../ledger/events.js';
 import {
   fileSizes,
   openLedger,
@@ -22,7 +23,6 @@ import {
 import { nextAction } from '../present/next-step.js';
 import { toolErrorsNote } from '../present/tool-errors.js';
 import { type NestedRecord, nestedLines, nestedOfEvents } from '../run/end/finalize-nested.js';
-import { EventLog } from '../run/events.js';
 import { thousands } from '../util/number.js';
 import { type Styler, styler } from '../util/style.js';
 import { terminalLine, terminalText } from '../util/terminal-text.js';

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { type InsideRun, insideRun, procReader } from '../airlock/inside.js';
 import type { Env } from '../context.js';
 import { AgentboxError } from '../errors.js';
-import { EventLog } from '../run/events.js';
+import { EventLog } from '../ledger/events.js';
 import { findLedgerRoot } from '../watchdog/probe.js';
 
 /**

@@ -5,10 +5,10 @@ import { applyPatch, checkPatch, commitFiles, inspectPatchFile, patchStat } from
 import { runGit } from '../git/exec.js';
 import { type SensitiveChange, sensitiveLines } from '../git/sensitive.js';
 import { removeWorktree } from '../git/worktree.js';
+import { EventLog } from '../ledger/events.js';
 import { openLedger, type RunDetails, updateState } from '../ledger/index.js';
 import { mergeMessage } from '../present/result-message.js';
 import { isAlive } from '../process/reap.js';
-import { EventLog } from '../run/events.js';
 import { type NotPassing, notPassing, notPassingLine } from './merge-gate.js';
 
 /*

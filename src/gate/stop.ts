@@ -1,8 +1,8 @@
 import { AgentboxError } from '../errors.js';
+import { EventLog } from '../ledger/events.js';
 import { type Failure, type RunDetails, type RunStatus, readState } from '../ledger/index.js';
 import { isAlive } from '../process/reap.js';
 import { catchesSignal } from '../process/signals.js';
-import { EventLog } from '../run/events.js';
 import type { Styler } from '../util/style.js';
 import { terminalText } from '../util/terminal-text.js';
 import { STOP_SIGNAL } from './signals.js';

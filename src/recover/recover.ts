@@ -2,6 +2,7 @@ import path from 'node:path';
 import type { CommandContext } from '../context.js';
 import { AgentboxError } from '../errors.js';
 import { restoreCheckpoint } from '../git/checkpoint.js';
+import { EventLog } from '../ledger/events.js';
 import {
   type Ledger,
   listRuns,
@@ -16,7 +17,6 @@ import { isAlive } from '../process/reap.js';
 import type { RunContext } from '../run/begin/context.js';
 import { continueSession } from '../run/continue.js';
 import { AGENT_RUN_DIR } from '../run/end/artifacts.js';
-import { EventLog } from '../run/events.js';
 import { runHere } from '../run/start.js';
 import type { Env } from '../util/env.js';
 import { endOrphan } from '../watchdog/watchdog.js';

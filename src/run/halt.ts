@@ -1,8 +1,8 @@
 import path from 'node:path';
 import type { Tally } from '../budget/tally.js';
+import type { EventLog } from '../ledger/events.js';
 import type { SupervisorEnd } from '../supervisor/supervisor.js';
 import type { StopReason } from './end/outcome.js';
-import type { EventLog } from './events.js';
 
 /**
  * Why a run is ending, decided once: the first reason wins (the timeout excepted: it is the last

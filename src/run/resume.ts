@@ -1,10 +1,10 @@
 import fs from 'node:fs';
 import type { Env } from '../context.js';
 import { AgentboxError } from '../errors.js';
+import { EventLog } from '../ledger/events.js';
 import type { RunDetails } from '../ledger/index.js';
 import { isAlive } from '../process/reap.js';
 import type { RecoveryAction } from '../recover/decide.js';
-import { EventLog } from './events.js';
 
 const RESUMABLE = new Set(['CRASHED', 'ABORTED', 'STALLED']);
 

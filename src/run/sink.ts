@@ -10,13 +10,13 @@ import {
   type StreamSummary,
   summarize,
 } from '../claude/stream.js';
+import type { EventLog } from '../ledger/events.js';
 import { HEARTBEAT_MS, heartbeat, type Ledger, updateState } from '../ledger/index.js';
 import { type Progress, toolTarget } from '../present/live.js';
 import { recordToolResult, type ToolErrors } from '../present/tool-errors.js';
 import { toolExcerpt } from '../supervisor/prompt.js';
 import { violationMessage } from '../supervisor/violations.js';
 import { type SessionLaunch, sessionStartEntry } from './begin/session-start.js';
-import type { EventLog } from './events.js';
 import type { Halt } from './halt.js';
 
 const HEARTBEAT_MIN_GAP_MS = 2_000;

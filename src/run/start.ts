@@ -4,6 +4,7 @@ import type { CommandContext } from '../context.js';
 import { AgentboxError } from '../errors.js';
 import { findRepo } from '../git/repo.js';
 import { headSha } from '../git/worktree.js';
+import { EventLog } from '../ledger/events.js';
 import { createRun, type RunMeta, type RunState, readRun, readState } from '../ledger/index.js';
 import { liveReporter, printSummary, succeeded } from '../present/print.js';
 import { assertSandboxUsable, assertVerifyUsable } from '../sandbox/prepare.js';
@@ -24,7 +25,6 @@ import { buildEnvelope, type HeadlessType, needsWorktree, withTemplates } from '
 import { addRunWorktree, worktreePath } from './begin/worktree.js';
 import { detachRun } from './detach.js';
 import { notifyRunEnd } from './end/notify-end.js';
-import { EventLog } from './events.js';
 import { executeRun } from './execute.js';
 
 export { type RunOptions, type StoredOptions, storedOptions } from './begin/options.js';

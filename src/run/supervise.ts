@@ -1,5 +1,6 @@
 import path from 'node:path';
 import type { AirlockScope } from '../airlock/guard.js';
+import type { EventLog } from '../ledger/events.js';
 import { fixWritable, type RunPrivacy } from '../sandbox/prepare.js';
 import type { ModelReply } from '../supervisor/model.js';
 import { askSupervisorModel } from '../supervisor/model.js';
@@ -9,7 +10,6 @@ import type { StopChecks } from '../supervisor/violations.js';
 import { checkAnswer, DEFAULT_ACTIONS, type OutputContract } from '../templates/contract.js';
 import type { Env } from '../util/env.js';
 import { runVerify } from '../verify/run.js';
-import type { EventLog } from './events.js';
 
 /** The supervisor of a headless run, as the configuration and the run's options set it. */
 export interface SupervisorSettings {

@@ -1,6 +1,6 @@
 import { type AirlockScope, judgeToolUse } from '../airlock/guard.js';
 import type { HookAnswer, HookHandler, HookInput } from '../endpoint/server.js';
-import type { EventLog } from '../run/events.js';
+import type { EventLog } from '../ledger/events.js';
 import type { Supervisor } from './supervisor.js';
 
 export interface Denial {

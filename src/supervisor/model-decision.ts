@@ -1,4 +1,4 @@
-import type { EventLog } from '../run/events.js';
+import type { EventLog } from '../ledger/events.js';
 import { block, type Decision, type LogBase } from './decision.js';
 import type { ModelReply } from './model.js';
 import { parseAnswer, type SupervisorAnswer } from './parse.js';

@@ -1,4 +1,4 @@
-import type { EventLog } from '../run/events.js';
+import type { EventLog } from '../ledger/events.js';
 import { correctionText } from '../templates/contract.js';
 import { block, type CheckRecord, type Decision, type LogBase } from './decision.js';
 import { judgeViolations, type StopChecks, violationMessage } from './violations.js';

@@ -1,5 +1,5 @@
 import type { HookAnswer, HookInput } from '../endpoint/server.js';
-import type { EventLog } from '../run/events.js';
+import type { EventLog } from '../ledger/events.js';
 import { block, type CheckRecord, type Decision, type SupervisorEnd } from './decision.js';
 import { pendingCount, takePending } from './inbox.js';
 import type { ModelReply } from './model.js';

@@ -2,9 +2,9 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { gateOf } from '../gate/merge-gate.js';
 import { inspectPatchFile } from '../git/apply.js';
+import { EventLog } from '../ledger/events.js';
 import { type Ledger, readRun, resolveRun } from '../ledger/index.js';
 import { nestedOfEvents } from '../run/end/finalize-nested.js';
-import { EventLog } from '../run/events.js';
 import { renderMarkdown } from './markdown.js';
 import { activity } from './runs.js';
 

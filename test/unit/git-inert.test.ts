@@ -11,6 +11,7 @@ import { findNestedGit } from '../../src/git/nested.js';
 import { exportPatch } from '../../src/git/patch.js';
 import { inspectPatch } from '../../src/git/sensitive.js';
 import { addWorktree } from '../../src/git/worktree.js';
+import { EventLog } from '../../src/ledger/events.js';
 import {
   createRun,
   ensureLedger,
@@ -20,7 +21,6 @@ import {
   updateState,
 } from '../../src/ledger/index.js';
 import { finalizeRun } from '../../src/run/end/finalize.js';
-import { EventLog } from '../../src/run/events.js';
 import { runDetail } from '../../src/web/detail.js';
 import { GIT_ENV, gitRepo, tempDir } from '../helpers/git-repo.js';
 import { ENVELOPE } from './fixtures/ledger.js';

@@ -150,7 +150,7 @@ describe('imports (issue 16)', () => {
     const rooms = new Map([
       ['present/print.ts', ['run/end/finalize.ts', 'util/style.ts']],
       ['run/begin/prepare.ts', ['gate/stop.ts', 'present/live.ts']],
-      ['gate/merge.ts', ['run/events.ts', 'present/result-message.ts']],
+      ['gate/merge.ts', ['ledger/events.ts', 'present/result-message.ts']],
     ]);
     expect(againstRooms(rooms, ROOMS)).toEqual([
       'present/print.ts → run/end/finalize.ts',

@@ -9,9 +9,9 @@ import { AgentboxError } from '../../src/errors.js';
 import { assertHuman } from '../../src/gate/gate.js';
 import { exportPatch } from '../../src/git/patch.js';
 import { addWorktree } from '../../src/git/worktree.js';
+import { EventLog } from '../../src/ledger/events.js';
 import { ensureLedger, openLedger, readRun, updateState } from '../../src/ledger/index.js';
 import { isAlive, processStartTime } from '../../src/process/reap.js';
-import { EventLog } from '../../src/run/events.js';
 import { GIT_ENV, gitRepo, snapshotTree, type TestRepo, tempDir } from '../helpers/git-repo.js';
 import { cli, create, idSequence } from './fixtures/ledger.js';
 

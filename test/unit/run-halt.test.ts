@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { Tally } from '../../src/budget/tally.js';
-import { EventLog } from '../../src/run/events.js';
+import { EventLog } from '../../src/ledger/events.js';
 import { Halt } from '../../src/run/halt.js';
 import { scratchDir } from './fixtures/ledger.js';
 

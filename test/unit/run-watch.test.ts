@@ -2,9 +2,9 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { EventLog } from '../../src/ledger/events.js';
 import { readRun, updateState } from '../../src/ledger/index.js';
 import { followRun, type RunSighting } from '../../src/present/watch.js';
-import { EventLog } from '../../src/run/events.js';
 import { cli, create, idSequence, ledgerRepo } from './fixtures/ledger.js';
 
 async function sightings(iterable: AsyncIterable<RunSighting>): Promise<RunSighting[]> {

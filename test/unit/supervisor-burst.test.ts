@@ -3,7 +3,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { AirlockScope } from '../../src/airlock/guard.js';
 import { type Endpoint, startEndpoint } from '../../src/endpoint/server.js';
-import { EventLog } from '../../src/run/events.js';
+import { EventLog } from '../../src/ledger/events.js';
 import { createRunHookHandler } from '../../src/supervisor/hooks.js';
 import { Supervisor } from '../../src/supervisor/supervisor.js';
 import { cleanupLater } from '../helpers/cleanup.js';

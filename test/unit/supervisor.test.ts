@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { HookInput } from '../../src/endpoint/server.js';
-import { EventLog } from '../../src/run/events.js';
+import { EventLog } from '../../src/ledger/events.js';
 import { enqueue, pendingCount } from '../../src/supervisor/inbox.js';
 import type { ModelReply } from '../../src/supervisor/model.js';
 import type { SupervisorConfig } from '../../src/supervisor/rules.js';

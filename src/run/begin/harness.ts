@@ -5,6 +5,7 @@ import { canonical } from '../../airlock/paths.js';
 import type { Config } from '../../config/schema.js';
 import { type Endpoint, type HookHandler, startEndpoint } from '../../endpoint/server.js';
 import { hookAddressBook } from '../../endpoint/settings.js';
+import type { EventLog } from '../../ledger/events.js';
 import type { Ledger, RunMeta } from '../../ledger/index.js';
 import { prepareRunPrivacy, type RunPrivacy } from '../../sandbox/prepare.js';
 import { commandsRoot, removeRunCommands, writeRunCommands } from '../../slash/index.js';
@@ -12,7 +13,6 @@ import { createRunHookHandler, type Denial } from '../../supervisor/hooks.js';
 import type { Supervisor } from '../../supervisor/supervisor.js';
 import type { Env } from '../../util/env.js';
 import { agentRunDir } from '../end/artifacts.js';
-import type { EventLog } from '../events.js';
 
 /**
  * What a run holds while it runs, released in reverse order of acquisition: every release runs

@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { removeWorktree } from '../../git/worktree.js';
+import { EventLog } from '../../ledger/events.js';
 import type { Failure, Ledger, RunMeta, RunSetup, RunState, RunStatus } from '../../ledger/index.js';
 import { HEARTBEAT_MS, heartbeat, readState, updateState } from '../../ledger/index.js';
 import type { Progress } from '../../present/live.js';
@@ -10,7 +11,6 @@ import { fixWritable, type RunSandbox } from '../../sandbox/prepare.js';
 import { writeAtomic } from '../../util/fs.js';
 import type { Finalized } from '../end/finalize.js';
 import { renderEndReport } from '../end/report.js';
-import { EventLog } from '../events.js';
 
 /** `runs.setup` as a run uses it. */
 export interface SetupConfig {

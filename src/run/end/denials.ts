@@ -1,8 +1,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { StreamSummary } from '../../claude/stream.js';
+import { EventLog } from '../../ledger/events.js';
 import type { Denial } from '../../supervisor/hooks.js';
-import { EventLog } from '../events.js';
 import { AGENT_RUN_DIR } from './artifacts.js';
 
 /**

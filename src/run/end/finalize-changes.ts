@@ -3,11 +3,11 @@ import { inspectPatchFile } from '../../git/apply.js';
 import { type ExportedPatch, exportPatch } from '../../git/patch.js';
 import { recordResultCommit } from '../../git/result-commit.js';
 import type { Inspection } from '../../git/sensitive.js';
+import { EventLog } from '../../ledger/events.js';
 import { type Ledger, type RunMeta, type RunStatus, readState } from '../../ledger/index.js';
 import { resultMessage } from '../../present/result-message.js';
 import { commandDirName } from '../../slash/index.js';
 import { writeAtomic } from '../../util/fs.js';
-import { EventLog } from '../events.js';
 import { AGENT_RUN_DIR } from './artifacts.js';
 import { nestedOfRun, setAsideNested } from './finalize-nested.js';
 

@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { findNestedGit, type NestedGit, setAsideNestedGit } from '../../git/nested.js';
-import { EventLog } from '../events.js';
+import { EventLog } from '../../ledger/events.js';
 
 /** A `.git` the agent left below its worktree's root, as events.jsonl records it (`nested_git`). */
 export interface NestedRecord {

@@ -3,12 +3,12 @@ import path from 'node:path';
 import { parseDuration } from '../../config/duration.js';
 import type { Config } from '../../config/schema.js';
 import type { CommandContext } from '../../context.js';
+import { EventLog } from '../../ledger/events.js';
 import { readState, runIdOf } from '../../ledger/index.js';
 import type { RunMeta } from '../../ledger/types.js';
 import { type NotifySettings, notifyPerson } from '../../notify/notify.js';
 import { notifyPayload } from '../../notify/payload.js';
 import { nextStep } from '../../present/next-step.js';
-import { EventLog } from '../events.js';
 import type { Finalized } from './finalize.js';
 
 export function notifySettings(config: Config): NotifySettings {
