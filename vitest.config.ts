@@ -1,8 +1,12 @@
 import { defineConfig } from 'vitest/config';
 
-// Two layers: `unit` (pure functions and in-process commands on real temp repos) is the fast
-// loop; `e2e` drives the built bin against the real Claude Code CLI and the scripted model.
-// `npm test` runs both.
+// Three groups, one after another: `unit` (pure functions and in-process commands on real temp
+// repos; the fast loop), then `e2e` (the built bin against the real Claude Code CLI and the
+// scripted model), two files at a time, then `e2e-alone`: the fault suite, which starts 20 runs at
+// once and kills processes at random points, with the machine to itself. `npm test` runs all.
+// NOTE: two e2e files at once took the e2e group from ~14 to ~N minutes on a 2-core machine; each
+// file has its own repositories, model server, HOME and process tag, so they do not meet.
+const ALONE = ['test/e2e/faults.test.ts'];
 export default defineConfig({
   test: {
     projects: [
@@ -11,16 +15,28 @@ export default defineConfig({
           name: 'unit',
           include: ['test/unit/**/*.test.ts'],
           testTimeout: 30_000,
+          sequence: { groupOrder: 0 },
         },
       },
       {
         test: {
           name: 'e2e',
           include: ['test/e2e/**/*.test.ts'],
+          exclude: ALONE,
           testTimeout: 120_000,
           hookTimeout: 60_000,
-          // Each e2e file starts real claude processes; two cores do not take more at once.
+          maxWorkers: 2,
+          sequence: { groupOrder: 1 },
+        },
+      },
+      {
+        test: {
+          name: 'e2e-alone',
+          include: ALONE,
+          testTimeout: 120_000,
+          hookTimeout: 60_000,
           fileParallelism: false,
+          sequence: { groupOrder: 2 },
         },
       },
     ],

@@ -3,6 +3,7 @@ import { parseDocument } from 'yaml';
 import { editConfigText, type SettingChange } from '../config/edit.js';
 import { projectConfigPath, userConfigPath } from '../config/load.js';
 import { fileSchema } from '../config/schema.js';
+import { TRUST_KEYS } from '../config/trust-keys.js';
 import { loadTrustedConfig } from '../trust/index.js';
 import type { Env } from '../util/env.js';
 import { mkdirp, readTextIfExists, writeAtomic } from '../util/fs.js';
@@ -32,16 +33,9 @@ export function readSettings(root: string, env: Env) {
  * must not become code execution (`runs.notify`, then start a run). They are edited in the file.
  */
 export const GUARDED_SETTINGS: readonly string[] = [
-  'claude.bin',
-  'supervisor.bin',
-  'runs.setup',
-  'runs.verify',
-  'runs.notify',
-  'runs.env_pass',
-  'runs.fix_allowed_tools',
-  'runs.setup_domains',
-  'sandbox.mode',
-  'sandbox.allowed_domains',
+  // What a repository's own agentbox.yaml may set only once trusted (src/config/trust-keys.ts)…
+  ...TRUST_KEYS,
+  // …and, through the page, also the paths a run may not read (emptying them widens a run).
   'sandbox.deny_read',
 ];
 

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bash, type RequestView, text, tool } from '../fixtures/model-server/index.js';
+import { bash, hang, type RequestView, text, tool } from '../fixtures/model-server/index.js';
 import { expectNoProcessesLeft } from '../helpers/processes.js';
 import { type Project, project } from '../helpers/project.js';
 
@@ -232,6 +232,83 @@ describe('the output contract', () => {
     expect(direct.length).toBeGreaterThanOrEqual(3);
     expect(direct.map((e) => e.action)).toEqual(direct.map(() => 'refused'));
     expect(p.read(name, 'report.md')).toContain('## Refused actions');
+  });
+
+  describe('the supervisor settings reach a real run', () => {
+    /** A scout whose every answer lacks `## Evidence`: a missing_section at every Stop. */
+    const lacking = (task: string) => {
+      p.server.setRules([{ when: { anyText: task }, reply: text('## Summary\nx is in src/app.ts.') }]);
+    };
+    const violations = (name: string) => p.events(name).filter((e) => e.event === 'violation');
+    const shown = async (name: string) => JSON.parse((await p.agentbox(['show', name, '--json'])).stdout);
+
+    it('supervisor.fail_on_violation: true ends the run at the first violation, with no correction', async () => {
+      config('supervisor:\n  fail_on_violation: true\n');
+      const task = 'TASK-FAIL-ON-VIOLATION where is x?';
+      lacking(task);
+      const from = p.server.requests.length;
+      const result = await p.agentbox(['scout', task]);
+      expect(result.code).toBe(1);
+      const name = p.newest();
+      expect(p.state(name)).toMatchObject({
+        status: 'ABORTED',
+        failure: { kind: 'violation', message: 'Supervisor violation: missing_section' },
+      });
+      expect(violations(name).map((e) => e.action)).toEqual(['fail']);
+      expect(p.server.requests.slice(from).some((r) => corrected(r.view))).toBe(false);
+    });
+
+    it('supervisor.enabled: false checks and logs the answer, never enforces it', async () => {
+      config('supervisor:\n  enabled: false\n');
+      const task = 'TASK-NOT-ENFORCED where is x?';
+      lacking(task);
+      const from = p.server.requests.length;
+      const result = await p.agentbox(['scout', task]);
+      expect(result.code, result.stderr).toBe(0);
+      const name = p.newest();
+      expect(p.state(name)).toMatchObject({ status: 'DONE', failure: null });
+      expect(violations(name)).toEqual([
+        expect.objectContaining({ type: 'missing_section', detail: '## Evidence', action: 'logged' }),
+      ]);
+      expect(p.server.requests.slice(from).some((r) => corrected(r.view))).toBe(false);
+    });
+
+    it('supervisor.require_format_validation: false does not check the answer; timeout_profile sets the run timeout', async () => {
+      config('supervisor:\n  require_format_validation: false\n  timeout_profile: long\n');
+      const task = 'TASK-NO-FORMAT-CHECK where is x?';
+      lacking(task);
+      const result = await p.agentbox(['scout', task]);
+      expect(result.code, result.stderr).toBe(0);
+      const name = p.newest();
+      expect(p.state(name).status).toBe('DONE');
+      expect(violations(name)).toEqual([]);
+      // The run recorded the profile's timeout (long: 2h) as the one it runs under.
+      expect((await shown(name)).meta.options.timeout_ms).toBe(2 * 3_600_000);
+      config('supervisor:\n  timeout_profile: extended\n');
+      const extended = 'TASK-EXTENDED where is x?';
+      p.server.setRules([
+        { when: { anyText: extended }, reply: text('## Summary\nhere\n\n## Evidence\nsrc/app.ts:1') },
+      ]);
+      expect((await p.agentbox(['scout', extended])).code).toBe(0);
+      expect((await shown(p.newest())).meta.options.timeout_ms).toBe(6 * 3_600_000);
+    });
+
+    it('the recorded timeout is enforced: a run still going after it is stopped, CRASHED, kind "timeout"', async () => {
+      config('runs:\n  timeout: 3s\n');
+      const task = 'TASK-TIMES-OUT where is x?';
+      p.server.setRules([{ when: { anyText: task }, reply: hang() }]);
+      const started = Date.now();
+      const result = await p.agentbox(['scout', task]);
+      expect(result.code).toBe(1);
+      expect(Date.now() - started).toBeLessThan(30_000);
+      const name = p.newest();
+      expect((await shown(name)).meta.options.timeout_ms).toBe(3000);
+      expect(p.state(name)).toMatchObject({
+        status: 'CRASHED',
+        failure: { kind: 'timeout', message: 'still running after 3s' },
+      });
+      config('');
+    }, 60_000);
   });
 
   it('leaves no process behind', async () => {

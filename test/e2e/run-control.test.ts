@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bash, type RequestView, text, tool } from '../fixtures/model-server/index.js';
+import { bash, hang, type RequestView, text, tool } from '../fixtures/model-server/index.js';
 import { expectNoProcessesLeft } from '../helpers/processes.js';
 import { type Project, project } from '../helpers/project.js';
 import { sleep, startPty, waitFor } from '../helpers/pty.js';
@@ -134,13 +134,16 @@ describe('run control', () => {
 
   it('stop right after --detach waits for the worker to start, then ends it cleanly', async () => {
     const task = 'TASK-DETACHED stopped at once';
-    p.server.setRules([{ when: { anyText: task }, reply: text('done') }]);
+    // The model never answers: only the stop can end this run.
+    p.server.setRules([{ when: { anyText: task }, reply: hang() }]);
     const started = await p.agentbox(['fix', task, '--detach', '--json']);
     const name = JSON.parse(started.stdout).run as string;
     const stopped = await p.agentbox(['stop', name.slice(-6)]);
     expect(stopped.code, `${stopped.stdout}${stopped.stderr}`).toBe(0);
     expect(stopped.stdout).not.toContain('its process is gone');
-    expect(['ABORTED', 'REVIEW', 'DONE']).toContain(p.state(name).status);
+    expect(stopped.stdout).toContain(`${name} — ABORTED (killed): stopped by agentbox stop`);
+    expect(p.state(name)).toMatchObject({ status: 'ABORTED', failure: { kind: 'killed' } });
+    expect(p.read(name, 'report.md')).toContain('ABORTED');
   }, 120_000);
 
   it('leaves no process behind', async () => {

@@ -62,6 +62,45 @@ describe('agentbox ui in Chromium', () => {
     await page.setViewportSize({ width: 1280, height: 800 });
   };
 
+  /** What has the keyboard focus: its tag, the run its row shows, and its text if it is a button. */
+  interface Stop {
+    readonly tag: string;
+    readonly run: string | null;
+    readonly text: string | null;
+  }
+  const focused = (): Promise<Stop> =>
+    page.evaluate(() => {
+      const el = (globalThis as any).document.activeElement; // the page's DOM: this Node project has no DOM types
+      return {
+        tag: el?.tagName ?? '',
+        run: el?.getAttribute('data-run') ?? null,
+        text: el?.tagName === 'BUTTON' ? (el.textContent ?? '') : null,
+      };
+    });
+
+  /** Presses Tab from the top of the page until the focus leaves the page; returns each stop. */
+  const tabStops = async (max = 80): Promise<Stop[]> => {
+    await page.evaluate('document.activeElement?.blur()');
+    const stops: Stop[] = [];
+    for (let i = 0; i < max; i++) {
+      await page.keyboard.press('Tab');
+      const stop = await focused();
+      if (stop.tag === 'BODY' || stop.tag === '') break;
+      stops.push(stop);
+    }
+    return stops;
+  };
+
+  /** Presses Tab from the top of the page until the focused element matches. */
+  const tabUntil = async (match: (s: Stop) => boolean, max = 80): Promise<void> => {
+    await page.evaluate('document.activeElement?.blur()');
+    for (let i = 0; i < max; i++) {
+      await page.keyboard.press('Tab');
+      if (match(await focused())) return;
+    }
+    throw new Error(`no Tab stop matched within ${max} presses`);
+  };
+
   it('logs in with the printed address and lands on the clean URL', async () => {
     await page.goto(ui.loginUrl);
     expect(page.url()).toBe(`${ui.url}/`);
@@ -197,24 +236,63 @@ describe('agentbox ui in Chromium', () => {
   }, 120_000);
 
   it('the keyboard reaches every run and its buttons', async () => {
+    // A fix run in REVIEW: its page carries the most buttons (Merge, Discard, Unified / split).
+    const task = 'TASK-WEB-KEYS make app return 7';
+    p.server.setRules([
+      { when: { anyText: task, turn: 0 }, reply: bash("printf 'module.exports = 7;\\n' > src/app.js") },
+      { when: { anyText: task }, reply: text('app.js returns 7.') },
+    ]);
+    expect((await p.agentbox(['fix', task])).code).toBe(0);
+    const name = p.newest();
+    expect(p.state(name).status).toBe('REVIEW');
+
     await page.goto(`${ui.url}/#/`);
-    await page.locator('tbody tr').first().waitFor();
+    await page.locator(`tr[data-run="${name}"]`).waitFor();
     await shoot('runs');
     await page.emulateMedia({ colorScheme: 'dark' });
     expect(await page.evaluate('getComputedStyle(document.body).backgroundColor')).toBe('rgb(13, 17, 23)');
     await shoot('runs-dark');
     await page.emulateMedia({ colorScheme: 'light' });
     expect(await page.evaluate('getComputedStyle(document.body).backgroundColor')).toBe('rgb(255, 255, 255)');
-    await page.locator('tbody tr').first().focus();
+
+    // Every run's row is a Tab stop; Enter on one opens its page.
+    const rows = await page
+      .locator('tbody tr')
+      .evaluateAll((trs) => trs.map((tr) => tr.getAttribute('data-run')));
+    expect(rows).toContain(name);
+    const listStops = await tabStops();
+    expect(new Set(listStops.map((s) => s.run).filter(Boolean))).toEqual(new Set(rows));
+    await tabUntil((s) => s.run === name && s.tag === 'TR');
     await page.keyboard.press('Enter');
-    await page.waitForURL(/#\/run\//);
-    // The page's own title; a report rendered below it may bring headings of its own.
+    await page.waitForURL(new RegExp(`#/run/${name.slice(-6)}$`));
     await page.getByRole('heading', { level: 1 }).first().waitFor();
+    await page.locator('.d2h-file-wrapper').first().waitFor();
     await shoot('run-detail');
+
+    // Every button of the run page is a Tab stop, and the keyboard operates them.
+    const buttons = await page.getByRole('button').allTextContents();
+    expect(buttons).toEqual(expect.arrayContaining(['Merge', 'Discard', 'Unified / split']));
+    const pageStops = await tabStops();
+    expect(new Set(pageStops.filter((s) => s.tag === 'BUTTON').map((s) => s.text))).toEqual(new Set(buttons));
+    expect(await page.locator('.d2h-file-side-diff').count()).toBe(0);
+    await tabUntil((s) => s.text === 'Unified / split');
+    await page.keyboard.press('Enter');
+    await page.locator('.d2h-file-side-diff').first().waitFor();
+    let asked = '';
+    page.once('dialog', (dialog) => {
+      asked = dialog.message();
+      void dialog.accept();
+    });
+    await tabUntil((s) => s.text === 'Discard');
+    await page.keyboard.press('Space');
+    await page.locator('[data-status="DISCARDED"]').waitFor();
+    expect(asked).toContain(`Remove the worktree and branch of ${name}?`);
+    expect(p.state(name).status).toBe('DISCARDED');
+
     await page.goto(`${ui.url}/#/settings`);
     await page.getByLabel('Supervisor mode').waitFor();
     await shoot('settings');
-  });
+  }, 120_000);
 
   it('the settings panel writes agentbox.yaml and a template', async () => {
     await page.goto(`${ui.url}/#/settings`);

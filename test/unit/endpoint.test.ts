@@ -111,9 +111,15 @@ describe('hook endpoint', () => {
   });
 
   it('close() is idempotent', async () => {
-    await start();
-    await endpoint!.close();
-    await endpoint!.close();
+    const { post } = await start();
+    // A kept-alive connection (as Claude Code's hooks hold one) must not keep either close waiting.
+    expect((await post('/hook/Stop', '{"x":4}')).status).toBe(200);
+    const first = endpoint!.close();
+    const second = endpoint!.close();
+    expect(second).toBe(first);
+    await expect(Promise.all([first, second])).resolves.toEqual([undefined, undefined]);
+    await expect(endpoint!.close()).resolves.toBeUndefined();
+    await expect(post('/hook/Stop', '{}')).rejects.toThrow();
   });
 });
 

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { PROJECT_CONFIG_TEMPLATE } from '../../src/config/template.js';
 import { IGNORE_MARK } from '../../src/git/ignore.js';
-import { DENY_RULES, GUARD_MARK, MARKER_KEY } from '../../src/settings/managed.js';
+import { GUARD_MARK, MARKER_KEY } from '../../src/settings/managed.js';
 import { agentbox } from '../helpers/cli.js';
 import { gitRepo, snapshotTree, type TestRepo, tempDir } from '../helpers/git-repo.js';
 import { makeReadOnly } from '../helpers/read-only.js';
@@ -12,6 +12,14 @@ function repo(options?: Parameters<typeof gitRepo>[0]): TestRepo {
   const r = gitRepo(options);
   return r;
 }
+/** Written out, not imported from src: a rule dropped or reworded in src must fail here. */
+const DENY_RULES = [
+  'Read(./.agents/**)',
+  'Bash(agentbox merge:*)',
+  'Bash(agentbox discard:*)',
+  'Bash(npx agentbox merge:*)',
+  'Bash(npx agentbox discard:*)',
+];
 const settingsOf = (r: TestRepo, file = '.claude/settings.json') => JSON.parse(r.read(file));
 
 describe('agentbox init', () => {
@@ -29,9 +37,9 @@ describe('agentbox init', () => {
     fs.writeFileSync(path.join(r.dir, '.agents/runs/probe'), 'x');
     expect(r.git('status', '--porcelain', '--untracked-files=all')).not.toContain('.agents');
     const settings = settingsOf(r);
-    expect(settings.permissions.deny).toEqual([...DENY_RULES]);
+    expect(settings.permissions.deny).toEqual(DENY_RULES);
     expect(JSON.stringify(settings.hooks.PreToolUse)).toContain(GUARD_MARK);
-    expect(settings[MARKER_KEY].deny).toEqual([...DENY_RULES]);
+    expect(settings[MARKER_KEY].deny).toEqual(DENY_RULES);
     expect(r.read('agentbox.yaml')).toBe(PROJECT_CONFIG_TEMPLATE);
     expect(result.stdout).toContain(`agentbox is set up in ${r.dir}`);
   });
@@ -99,7 +107,7 @@ describe('agentbox init', () => {
     const result = await agentbox(['init', '--local'], { cwd: r.dir });
     expect(result.code).toBe(0);
     expect(r.exists('.claude/settings.json')).toBe(false);
-    expect(settingsOf(r, '.claude/settings.local.json').permissions.deny).toEqual([...DENY_RULES]);
+    expect(settingsOf(r, '.claude/settings.local.json').permissions.deny).toEqual(DENY_RULES);
     expect(r.exists('.gitignore')).toBe(false);
     expect(r.read('.git/info/exclude')).toContain(
       `${IGNORE_MARK}\n.agents/\n.claude/commands/run_*/\nagentbox.yaml\n`,

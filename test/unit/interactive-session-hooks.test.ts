@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { SessionLog } from '../../src/interactive/log.js';
 import { InteractiveSession } from '../../src/interactive/session.js';
 
@@ -35,7 +35,15 @@ function session() {
   });
 }
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+// The session's own timers and clock are driven from here: a slow machine cannot move them.
+beforeEach(() => {
+  vi.useFakeTimers({ now: 0 });
+});
+afterEach(() => {
+  vi.useRealTimers();
+});
+/** Moves the session's clock on, running the timers that fall due (and what they await). */
+const sleep = (ms: number) => vi.advanceTimersByTimeAsync(ms);
 const none = async () => ({});
 const SID = '11111111-2222-3333-4444-555555555555';
 
@@ -43,12 +51,14 @@ describe('interactive session: hooks and compaction', () => {
   it('a compaction mid-turn keeps the session busy until the turn’s Stop', async () => {
     const s = session();
     await s.onHook(none, 'SessionStart', { session_id: SID, source: 'startup' });
-    await sleep(1100); // ready after start: idle
+    await sleep(700); // claude is still drawing its prompt
+    expect(s.state().idle).toBe(false);
+    await sleep(400); // ready after start: idle
     expect(s.state().idle).toBe(true);
     await s.onHook(none, 'UserPromptSubmit', { session_id: SID, prompt: 'a long task' });
     expect(s.state().idle).toBe(false);
     await s.onHook(none, 'SessionStart', { session_id: SID, source: 'compact' });
-    await sleep(1100); // what a SessionStart used to turn into "idle"
+    await sleep(5000); // what a SessionStart used to turn into "idle", and long after
     expect(s.state().idle).toBe(false);
     await s.onHook(none, 'Stop', { session_id: SID, stop_hook_active: false });
     expect(s.state().idle).toBe(true);

@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import {
   type PromptInput,
   supervisorPrompt,
@@ -21,6 +21,34 @@ const tool = (i: number, ok = true): ToolRecord => ({ name: `Tool${i}`, ok, exce
 
 /** The numbered tool lines of a prompt. */
 const toolLines = (prompt: string) => prompt.split('\n').filter((l) => /^\d+\. /.test(l));
+
+/** The whole prompt of the determinism test, written out: any clock, counter or random part shows here. */
+const EXPECTED_PROMPT = [
+  'You supervise a Claude Code agent working on a task for a user. The agent has just stopped;',
+  'decide whether its work is done.',
+  '',
+  '<task>',
+  'write the parser',
+  '</task>',
+  '',
+  'Run type: scout',
+  'Iteration 1/50',
+  'Elapsed: 1m 1s',
+  '',
+  'Last tool calls (oldest first, at most 15):',
+  '1. Tool1 [OK] excerpt 1',
+  '2. Tool2 [ERROR] excerpt 2',
+  '',
+  "The agent's last message:",
+  '<message>',
+  'I am done.',
+  '</message>',
+  '',
+  'Answer with exactly one of these, and nothing else:',
+  '[COMPLETE] <one-line summary>   — the task is done as asked',
+  '[ABORT] <reason>                — something is wrong and continuing would make it worse',
+  '[CONTINUE] <exact text to send> — the agent must go on; this text is sent to it verbatim as its next instruction',
+].join('\n');
 
 describe('supervisorPrompt', () => {
   it.each<[string, string]>([
@@ -111,9 +139,17 @@ describe('supervisorPrompt', () => {
     ]);
   });
 
-  it('is deterministic', () => {
-    const input = base({ tools: [tool(1), tool(2, false)], elapsedMs: 61_000 });
-    expect(supervisorPrompt(input)).toBe(supervisorPrompt(input));
+  it('is deterministic: the same input gives the same text, whenever and however often it is asked', () => {
+    const input = () => base({ tools: [tool(1), tool(2, false)], elapsedMs: 61_000 });
+    vi.useFakeTimers({ now: new Date('2026-01-01T00:00:00Z') });
+    try {
+      const first = supervisorPrompt(input());
+      vi.setSystemTime(new Date('2031-06-15T12:34:56Z'));
+      expect(supervisorPrompt(input())).toBe(first);
+      expect(first).toBe(EXPECTED_PROMPT);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });
 

@@ -1,0 +1,62 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { writeSettings } from '../../src/web/settings.js';
+import { gitRepo, type TestRepo } from '../helpers/git-repo.js';
+
+/**
+ * The web UI's settings write never changes what runs a command or widens a run, in either file:
+ * the keys written out here (not taken from src), each refused with 403, nothing written.
+ */
+const GUARDED: [string, string, unknown][] = [
+  ['claude', 'bin', '/tmp/evil'],
+  ['supervisor', 'bin', '/tmp/evil'],
+  ['runs', 'setup', 'touch /tmp/x'],
+  ['runs', 'verify', 'touch /tmp/x'],
+  ['runs', 'notify', 'touch /tmp/x'],
+  ['runs', 'env_pass', ['AWS_SECRET_ACCESS_KEY']],
+  ['runs', 'fix_allowed_tools', ['WebFetch']],
+  ['runs', 'worktree_dir', '/tmp/elsewhere'],
+  ['runs', 'setup_domains', ['evil.example']],
+  ['sandbox', 'allowed_domains', ['evil.example']],
+  ['sandbox', 'mode', 'off'],
+  ['sandbox', 'deny_read', []],
+];
+
+describe('PUT /api/settings (writeSettings)', () => {
+  let repo: TestRepo;
+  let home: string;
+  beforeEach(() => {
+    repo = gitRepo();
+    home = fs.mkdtempSync(path.join(os.tmpdir(), 'agentbox-settings-home-'));
+  });
+  afterEach(() => {
+    repo.cleanup();
+    fs.rmSync(home, { recursive: true, force: true });
+  });
+
+  it.each(
+    GUARDED.flatMap(([section, key, value]) =>
+      ['project', 'global'].map((scope) => [scope, section, key, value]),
+    ),
+  )('refuses %s %s.%s with 403 and writes nothing', async (scope, section, key, value) => {
+    const project = path.join(repo.dir, 'agentbox.yaml');
+    fs.writeFileSync(project, 'supervisor:\n  mode: rules\n');
+    await expect(
+      writeSettings(repo.dir, { HOME: home }, { scope, [section as string]: { [key as string]: value } }),
+    ).rejects.toMatchObject({ status: 403 });
+    expect(fs.readFileSync(project, 'utf8')).toBe('supervisor:\n  mode: rules\n');
+    expect(fs.existsSync(path.join(home, '.config'))).toBe(false);
+  });
+
+  it('writes a setting that only narrows a run', async () => {
+    const result = await writeSettings(
+      repo.dir,
+      { HOME: home },
+      { scope: 'project', supervisor: { mode: 'off' } },
+    );
+    expect(result.changed).toEqual(['supervisor.mode']);
+    expect(fs.readFileSync(path.join(repo.dir, 'agentbox.yaml'), 'utf8')).toContain('mode: off');
+  });
+});
