@@ -44,7 +44,7 @@ const onPty = async (args: string[], env: Record<string, string>) => {
 describe('CI set, on a terminal', () => {
   it('merge does not ask: it fails at once and names --yes; without CI it asks', async () => {
     const ci = await onPty(['merge', review], { CI: 'true' });
-    expect(ci.code).toBe(2);
+    expect(ci.code, ci.out).toBe(2);
     expect(ci.out).toContain('refusing to merge without a confirmation');
     expect(ci.out).toContain(`agentbox merge ${review} --yes`);
     expect(ci.out).not.toContain('Apply these changes');
@@ -58,7 +58,7 @@ describe('CI set, on a terminal', () => {
 
   it('a run prints plain lines: no colour, no live line; without CI it draws', async () => {
     const ci = await onPty(['scout', 'what is here, in CI'], { CI: 'true' });
-    expect(ci.code).toBe(0);
+    expect(ci.code, ci.out).toBe(0);
     expect(ci.out).toContain('A README.');
     expect(ci.out).not.toContain('\x1b');
     const local = await onPty(['scout', 'what is here, locally'], {});
@@ -69,7 +69,7 @@ describe('CI set, on a terminal', () => {
 
   it('start refuses: an interactive session needs a person at the terminal', async () => {
     const ci = await onPty(['start'], { CI: 'true' });
-    expect(ci.code).toBe(2);
+    expect(ci.code, ci.out).toBe(2);
     expect(ci.out).toContain('agentbox start needs a terminal');
   }, 60_000);
 });
