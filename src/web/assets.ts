@@ -46,10 +46,14 @@ export function webAssets(webDir = WEB_DIR): ReadonlyMap<string, Asset> {
   return assets;
 }
 
-/** The names in `web/`; none when it is missing (a broken install: the page answers 500 and says so). */
+/** The files (not folders, not links) in `web/`; none when it is missing (a broken install: the page answers 500 and says so). */
 function pageFiles(webDir: string): string[] {
   try {
-    return fs.readdirSync(webDir).sort();
+    return fs
+      .readdirSync(webDir, { withFileTypes: true })
+      .filter((entry) => entry.isFile())
+      .map((entry) => entry.name)
+      .sort();
   } catch {
     return [];
   }
