@@ -46,6 +46,17 @@ export function webAssets(webDir = WEB_DIR): ReadonlyMap<string, Asset> {
   return assets;
 }
 
+/**
+ * `<link rel="modulepreload">` for every page module but the entry: the browser asks for them all
+ * at once with the page, instead of one level of imports after another (each a round trip).
+ */
+export function modulePreloads(assets: ReadonlyMap<string, Asset>): string {
+  return [...assets.keys()]
+    .filter((url) => url.endsWith('.js') && url !== '/assets/app.js' && url !== '/assets/diff2html.js')
+    .map((url) => `<link rel="modulepreload" href="${url}">`)
+    .join('\n  ');
+}
+
 /** The files (not folders, not links) in `web/`; none when it is missing (a broken install: the page answers 500 and says so). */
 function pageFiles(webDir: string): string[] {
   try {

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { listenLocal } from '../endpoint/listen.js';
 import type { Ledger } from '../ledger/index.js';
 import type { Env } from '../util/env.js';
-import { WEB_DIR, webAssets } from './assets.js';
+import { modulePreloads, WEB_DIR, webAssets } from './assets.js';
 import { checkRequest, hostAllowed, SESSION_COOKIE, type Secrets, sameSecret } from './auth.js';
 import { LedgerWatcher, serveEvents } from './events.js';
 import { BASE_HEADERS, HttpError, send } from './http.js';
@@ -54,6 +54,7 @@ export async function startUiServer(options: UiServerOptions): Promise<UiServer>
   const watcher = new LedgerWatcher(options.ledger);
   let served = { hosts: [] as string[], origins: [] as string[] };
   const assets = webAssets();
+  const preloads = modulePreloads(assets);
 
   const refuse = (req: http.IncomingMessage, res: http.ServerResponse, status: number, reason: string) => {
     options.onProblem?.({ status, reason, method: req.method ?? '?', path: (req.url ?? '/').split('?')[0]! });
@@ -80,7 +81,7 @@ export async function startUiServer(options: UiServerOptions): Promise<UiServer>
       if (url.pathname === '/' && verdict.status === 401) return sendLoginHint(res);
       return refuse(req, res, verdict.status, verdict.reason);
     }
-    if (url.pathname === '/' && method === 'GET') return sendPage(res, secrets.csrf);
+    if (url.pathname === '/' && method === 'GET') return sendPage(res, secrets.csrf, preloads);
     if (url.pathname === '/api/events' && method === 'GET') return serveEvents(req, res, watcher);
     answerApi(req, res, url, options, limit);
   });
@@ -115,7 +116,7 @@ function sendFile(res: http.ServerResponse, file: string, type: string): void {
   });
 }
 
-function sendPage(res: http.ServerResponse, csrf: string): void {
+function sendPage(res: http.ServerResponse, csrf: string, preloads: string): void {
   fs.readFile(path.join(WEB_DIR, 'index.html'), 'utf8', (error, html) => {
     if (error) {
       send(res, { status: 500, body: { error: 'missing web/index.html: a broken install' } });
@@ -126,7 +127,7 @@ function sendPage(res: http.ServerResponse, csrf: string): void {
       'content-type': 'text/html; charset=utf-8',
       'content-security-policy': CSP,
     });
-    res.end(html.replace('__CSRF__', csrf));
+    res.end(html.replace('__CSRF__', csrf).replace('__PRELOADS__', preloads));
   });
 }
 

@@ -52,6 +52,11 @@ describe('agentbox ui: the page modules and nothing else', () => {
       expect(answer.headers['x-content-type-options'], name).toBe('nosniff');
       expect(answer.text, name).toBe(fs.readFileSync(path.join(WEB_DIR, name), 'utf8'));
     }
+    // The page asks for every module at once (modulepreload), not one level of imports at a time.
+    const served = await request(ui.port, '/', { headers: { authorization: `Bearer ${SECRETS.token}` } });
+    const preloaded = [...served.text.matchAll(/<link rel="modulepreload" href="\/assets\/([\w-]+\.js)">/g)];
+    expect(preloaded.map((m) => m[1]).sort()).toEqual(modules.filter((name) => name !== 'app.js').sort());
+    expect(served.text).not.toContain('__PRELOADS__');
     const css = await request(ui.port, '/assets/app.css');
     expect([css.status, css.headers['content-type']]).toEqual([200, 'text/css; charset=utf-8']);
   });
