@@ -1,11 +1,10 @@
 import fs from 'node:fs';
 import http from 'node:http';
-import { createRequire } from 'node:module';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { listenLocal } from '../endpoint/listen.js';
 import type { Ledger } from '../ledger/index.js';
 import type { Env } from '../util/env.js';
+import { modulePreloads, WEB_DIR, webAssets } from './assets.js';
 import { checkRequest, hostAllowed, SESSION_COOKIE, type Secrets, sameSecret } from './auth.js';
 import { LedgerWatcher, serveEvents } from './events.js';
 import { BASE_HEADERS, HttpError, send } from './http.js';
@@ -36,27 +35,6 @@ export interface UiServer {
   close(): Promise<void>;
 }
 
-/** The page and its script and styles: `web/` beside `dist/` in the package. */
-const WEB_DIR = fileURLToPath(new URL('../../web/', import.meta.url));
-const DIFF2HTML = path.join(
-  path.dirname(createRequire(import.meta.url).resolve('diff2html/package.json')),
-  'bundles',
-);
-
-/** Static files by URL path: what the page loads, all shipped in the package, nothing from a CDN. */
-const ASSETS: Readonly<Record<string, { file: string; type: string }>> = {
-  '/assets/app.js': { file: path.join(WEB_DIR, 'app.js'), type: 'text/javascript; charset=utf-8' },
-  '/assets/app.css': { file: path.join(WEB_DIR, 'app.css'), type: 'text/css; charset=utf-8' },
-  '/assets/diff2html.js': {
-    file: path.join(DIFF2HTML, 'js', 'diff2html-ui-slim.min.js'),
-    type: 'text/javascript; charset=utf-8',
-  },
-  '/assets/diff2html.css': {
-    file: path.join(DIFF2HTML, 'css', 'diff2html.min.css'),
-    type: 'text/css; charset=utf-8',
-  },
-};
-
 /** No inline script, nothing from another origin: what the page may load and run. */
 const CSP =
   "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
@@ -75,6 +53,8 @@ export async function startUiServer(options: UiServerOptions): Promise<UiServer>
   const limit = options.maxBodyBytes ?? 1024 * 1024;
   const watcher = new LedgerWatcher(options.ledger);
   let served = { hosts: [] as string[], origins: [] as string[] };
+  const assets = webAssets();
+  const preloads = modulePreloads(assets);
 
   const refuse = (req: http.IncomingMessage, res: http.ServerResponse, status: number, reason: string) => {
     options.onProblem?.({ status, reason, method: req.method ?? '?', path: (req.url ?? '/').split('?')[0]! });
@@ -89,7 +69,7 @@ export async function startUiServer(options: UiServerOptions): Promise<UiServer>
     if (!hostAllowed(req.headers.host, served.hosts)) {
       return refuse(req, res, 403, `Host ${req.headers.host ?? '(none)'} is not this server`);
     }
-    const asset = ASSETS[url.pathname];
+    const asset = assets.get(url.pathname);
     if (asset && method === 'GET') return sendFile(res, asset.file, asset.type);
     if (url.pathname === '/' && method === 'GET' && url.searchParams.has('token')) {
       if (!sameSecret(url.searchParams.get('token') ?? '', secrets.token))
@@ -101,7 +81,7 @@ export async function startUiServer(options: UiServerOptions): Promise<UiServer>
       if (url.pathname === '/' && verdict.status === 401) return sendLoginHint(res);
       return refuse(req, res, verdict.status, verdict.reason);
     }
-    if (url.pathname === '/' && method === 'GET') return sendPage(res, secrets.csrf);
+    if (url.pathname === '/' && method === 'GET') return sendPage(res, secrets.csrf, preloads);
     if (url.pathname === '/api/events' && method === 'GET') return serveEvents(req, res, watcher);
     answerApi(req, res, url, options, limit);
   });
@@ -136,7 +116,7 @@ function sendFile(res: http.ServerResponse, file: string, type: string): void {
   });
 }
 
-function sendPage(res: http.ServerResponse, csrf: string): void {
+function sendPage(res: http.ServerResponse, csrf: string, preloads: string): void {
   fs.readFile(path.join(WEB_DIR, 'index.html'), 'utf8', (error, html) => {
     if (error) {
       send(res, { status: 500, body: { error: 'missing web/index.html: a broken install' } });
@@ -147,7 +127,7 @@ function sendPage(res: http.ServerResponse, csrf: string): void {
       'content-type': 'text/html; charset=utf-8',
       'content-security-policy': CSP,
     });
-    res.end(html.replace('__CSRF__', csrf));
+    res.end(html.replace('__CSRF__', csrf).replace('__PRELOADS__', preloads));
   });
 }
 

@@ -4,6 +4,7 @@ import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { REPO_ROOT } from '../helpers/bin.js';
 import { GIT_ENV, gitRepo, tempDir } from '../helpers/git-repo.js';
+import { request, startUi } from '../helpers/ui.js';
 
 /**
  * The published shape: `npm pack` → install the tarball into a fresh project → `npx agentbox`.
@@ -20,7 +21,7 @@ describe('npm pack', () => {
       env: { ...process.env },
     });
 
-  it('produces a package that installs and runs with npx', () => {
+  it('produces a package that installs, runs with npx and serves the whole page', async () => {
     const packed = npm(['pack', '--json', '--pack-destination', dir], REPO_ROOT);
     const [{ filename, files }] = JSON.parse(packed.slice(packed.indexOf('['))) as [
       { filename: string; files: { path: string }[] },
@@ -32,6 +33,8 @@ describe('npm pack', () => {
     expect(paths).toContain('dist/cli/main.cjs');
     expect(paths).toContain('README.md');
     expect(paths.filter((p) => p.startsWith('test/') || p.startsWith('src/'))).toEqual([]);
+    const web = fs.readdirSync(path.join(REPO_ROOT, 'web')).map((name) => `web/${name}`);
+    expect(paths.filter((p) => p.startsWith('web/')).sort()).toEqual(web.sort());
 
     const project = path.join(dir, 'consumer');
     fs.mkdirSync(project);
@@ -54,6 +57,23 @@ describe('npm pack', () => {
     // The chunks init loaded are in V8's code cache, inside the installed package (bin/code-cache.cjs).
     const cached = fs.readdirSync(path.join(project, 'node_modules/agentbox/.v8-cache'));
     expect(cached.some((name) => name.startsWith('main.cjs.'))).toBe(true);
+    // The installed UI serves every module of the page, and diff2html from its own dependency.
+    const home = tempDir('agentbox-pack-home-');
+    const installedBin = path.join(project, 'node_modules/agentbox/bin/agentbox.cjs');
+    const env = { ...(process.env as Record<string, string>), ...GIT_ENV, HOME: home, XDG_STATE_HOME: home };
+    const ui = await startUi(repo.dir, env, [], installedBin);
+    try {
+      const assets = [...web.filter((p) => /\.(js|css)$/.test(p)), 'diff2html.js', 'diff2html.css'];
+      for (const asset of assets.map((p) => p.replace(/^web\//, ''))) {
+        const answer = await request(ui.port, `/assets/${asset}`);
+        expect(answer.status, asset).toBe(200);
+        if (!asset.startsWith('diff2html'))
+          expect(answer.text, asset).toBe(fs.readFileSync(path.join(REPO_ROOT, 'web', asset), 'utf8'));
+      }
+    } finally {
+      await ui.stop();
+    }
+
     // Off, nothing more is written.
     fs.rmSync(path.join(project, 'node_modules/agentbox/.v8-cache'), { recursive: true });
     execFileSync(bin, ['--help'], { env: { ...process.env, AGENTBOX_CODE_CACHE: '0' } });

@@ -15,9 +15,14 @@ export interface Ui {
   stop(): Promise<number | null>;
 }
 
-/** Starts `agentbox ui --no-open` in `cwd` and waits for the address it prints. */
-export function startUi(cwd: string, env: Record<string, string>, args: string[] = []): Promise<Ui> {
-  const child = spawn(process.execPath, [AGENTBOX_BIN, 'ui', '--no-open', ...args], {
+/** Starts `agentbox ui --no-open` in `cwd` (the built bin, or another `bin`) and waits for the address it prints. */
+export function startUi(
+  cwd: string,
+  env: Record<string, string>,
+  args: string[] = [],
+  bin = AGENTBOX_BIN,
+): Promise<Ui> {
+  const child = spawn(process.execPath, [bin, 'ui', '--no-open', ...args], {
     cwd,
     env,
     stdio: ['ignore', 'pipe', 'pipe'],

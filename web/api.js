@@ -1,0 +1,24 @@
+// The JSON API, as the page's only way to the server: every request carries the CSRF token the
+// server put in the page, and a failure is thrown with its status and the server's `{ error }`.
+
+const CSRF = document.querySelector('meta[name="csrf"]').content;
+
+export async function api(method, path, body) {
+  const res = await fetch(path, {
+    method,
+    credentials: 'same-origin',
+    headers:
+      body === undefined
+        ? { 'x-agentbox-csrf': CSRF }
+        : { 'content-type': 'application/json', 'x-agentbox-csrf': CSRF },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const data = await res.json().catch(() => ({}));
+  if (!res.ok) {
+    const err = new Error(data.error || `${res.status}`);
+    err.status = res.status;
+    err.data = data;
+    throw err;
+  }
+  return data;
+}

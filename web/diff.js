@@ -1,0 +1,47 @@
+// A fix run's patch drawn by diff2html (served from the package), unified or split.
+import { h } from './dom.js';
+
+/** Kept across redraws: the person's choice holds while the run changes. */
+let diffMode = 'line-by-line';
+let diff2html;
+
+/** diff2html (300 KB) is loaded when a diff is first drawn, not with every page. */
+function loadDiff2Html() {
+  diff2html ??= new Promise((resolve) =>
+    document.head.append(h('script', { src: '/assets/diff2html.js', onload: resolve, onerror: resolve })),
+  );
+  return diff2html;
+}
+
+async function drawDiff(target, patch) {
+  await loadDiff2Html();
+  if (!window.Diff2HtmlUI) {
+    target.replaceChildren(h('pre', {}, patch));
+    return;
+  }
+  const ui = new window.Diff2HtmlUI(target, patch, {
+    drawFileList: true,
+    matching: 'lines',
+    outputFormat: diffMode,
+    highlight: true,
+  });
+  ui.draw();
+  ui.highlightCode();
+}
+
+/** The "Changes" section: its heading, the unified/split toggle and the diff, drawn once shown. */
+export function diffSection(patch) {
+  const target = h('div', { id: 'diff' });
+  const toggle = h(
+    'button',
+    {
+      onclick: () => {
+        diffMode = diffMode === 'line-by-line' ? 'side-by-side' : 'line-by-line';
+        drawDiff(target, patch);
+      },
+    },
+    'Unified / split',
+  );
+  queueMicrotask(() => drawDiff(target, patch));
+  return [h('h2', {}, 'Changes'), toggle, target];
+}

@@ -1,0 +1,139 @@
+// The run page (#/run/<id>): its status and what it does now, the gate's buttons, the warnings
+// to read before a merge, the diff, the report, the timeline and the prompt.
+import { api } from './api.js';
+import { diffSection } from './diff.js';
+import { age, badge, doing, h, main, usd } from './dom.js';
+import { notPassingText, runActions } from './run-actions.js';
+
+export async function showRun(id, redraw) {
+  const run = await api('GET', `/api/runs/${encodeURIComponent(id)}`);
+  const session =
+    run.meta.type === 'interactive' && run.state?.status === 'ACTIVE'
+      ? await api('GET', `/api/runs/${run.id}/session`).catch(() => null)
+      : null;
+  main.replaceChildren(
+    ...heading(run),
+    ...nowLines(run, session),
+    run.state?.failure
+      ? h('div', { class: 'panel warn' }, `${run.state.failure.kind}: ${run.state.failure.message}`)
+      : '',
+    runActions(run, redraw),
+    ...warnings(run),
+    ...changes(run),
+    ...report(run),
+    h('h2', {}, 'Timeline'),
+    h('ol', { class: 'timeline', id: 'timeline' }, run.events.map(eventItem)),
+    run.prompt ? h('details', {}, h('summary', {}, 'Prompt'), h('pre', {}, run.prompt)) : '',
+  );
+}
+
+function heading(run) {
+  const usage = run.state?.usage;
+  const cost = usage ? (usage.agent?.cost_usd ?? 0) + (usage.supervisor?.cost_usd ?? 0) : null;
+  return [
+    h('p', {}, h('a', { href: '#/' }, '← Runs')),
+    h('h1', {}, `${run.meta.type}: `, h('span', { class: 'task' }, run.meta.task.split('\n')[0])),
+    h(
+      'p',
+      {},
+      badge(run.state?.status),
+      ' ',
+      h('code', {}, run.name),
+      ' ',
+      h('span', { class: 'muted' }, `· ${run.state?.tool_calls ?? 0} tool calls · ${usd(cost)}`),
+    ),
+  ];
+}
+
+function nowLines(run, session) {
+  const lines = [];
+  const now = run.now;
+  if (now)
+    lines.push(
+      h(
+        'p',
+        { class: 'now', id: 'now' },
+        `now: ${doing(now)} · ${now.tool_calls} tool calls · iteration ${now.iteration}${now.max_iterations ? `/${now.max_iterations}` : ''} · started ${age(now.since)} ago`,
+      ),
+    );
+  if (session)
+    lines.push(
+      h(
+        'p',
+        { class: 'now', id: 'session' },
+        `session: ${session.idle ? 'waiting for you' : 'working'} · claude pid ${session.pid ?? '—'} · restarts ${session.restart_count ?? 0} · queued ${session.queued ?? 0}`,
+      ),
+    );
+  return lines;
+}
+
+/** What to read before a merge: why the run did not pass, sensitive paths, nested repositories. */
+function warnings(run) {
+  const panels = [];
+  if (run.not_passing)
+    panels.push(
+      h(
+        'div',
+        { class: 'panel warn', id: 'not-passing' },
+        h('strong', {}, 'This run did not pass — read why before you merge: '),
+        notPassingText(run.not_passing),
+      ),
+    );
+  if (run.sensitive.length || run.refused.length)
+    panels.push(
+      h(
+        'div',
+        { class: 'panel warn', id: 'sensitive' },
+        h('strong', {}, 'Sensitive changes — read them before you merge'),
+        h(
+          'ul',
+          {},
+          [...run.refused, ...run.sensitive].map((s) =>
+            h('li', {}, `${s.path} — ${s.kind}${s.detail ? ` (${s.detail})` : ''}`),
+          ),
+        ),
+      ),
+    );
+  if (run.nested?.length)
+    panels.push(
+      h(
+        'div',
+        { class: 'panel warn', id: 'nested' },
+        h('strong', {}, 'Nested repositories — never followed, left out of the patch, set aside'),
+        h(
+          'ul',
+          {},
+          run.nested.map((n) => h('li', {}, `${n.path}/ (.git ${n.kind}) → ${n.moved_to ?? 'not moved'}`)),
+        ),
+      ),
+    );
+  return panels;
+}
+
+function changes(run) {
+  if (run.patch) return diffSection(run.patch);
+  if (run.patch_too_large)
+    return [h('p', { class: 'muted' }, `The patch is too large to show here: agentbox diff ${run.id}`)];
+  return [];
+}
+
+function report(run) {
+  if (run.report_html === null) return [];
+  const panel = h('div', { class: 'panel report', id: 'report' });
+  panel.innerHTML = run.report_html; // sanitised by the server (sanitize-html allow-list)
+  return [h('h2', {}, 'Report'), panel];
+}
+
+function eventItem(e) {
+  const when = e.ts ? new Date(e.ts).toLocaleTimeString() : '';
+  const what = e.detail ?? e.reason ?? e.text ?? e.tool ?? e.decision ?? '';
+  return h(
+    'li',
+    {},
+    h('span', { class: 'muted' }, when),
+    ' ',
+    h('span', { class: 'ev' }, e.event ?? '?'),
+    ' ',
+    typeof what === 'string' ? what : JSON.stringify(what),
+  );
+}
