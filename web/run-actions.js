@@ -3,7 +3,7 @@
 import { api } from './api.js';
 import { h, toast } from './dom.js';
 
-/** `it ended ABORTED — agent_abort: …`: why a run did not pass (src/run/merge-gate.ts). */
+/** `it ended ABORTED — agent_abort: …`: why a run did not pass (src/gate/merge-gate.ts). */
 export const notPassingText = (np) =>
   `${np.status === 'REVIEW' ? 'it ended REVIEW but its checks failed' : `it ended ${np.status}`}${np.reasons.length ? ` — ${np.reasons.join('; ')}` : ''}`;
 

@@ -22,7 +22,9 @@ describe('npm pack', () => {
     });
 
   it('produces a package that installs, runs with npx and serves the whole page', async () => {
-    const packed = npm(['pack', '--json', '--pack-destination', dir], REPO_ROOT);
+    // NOTE: --ignore-scripts: `prepare` would rebuild dist/ (deleting it first) under the e2e
+    // files running beside this one; `npm test` has just built it.
+    const packed = npm(['pack', '--json', '--ignore-scripts', '--pack-destination', dir], REPO_ROOT);
     const [{ filename, files }] = JSON.parse(packed.slice(packed.indexOf('['))) as [
       { filename: string; files: { path: string }[] },
     ];
