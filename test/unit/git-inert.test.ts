@@ -22,7 +22,7 @@ import {
 } from '../../src/ledger/index.js';
 import { finalizeRun } from '../../src/run/end/finalize.js';
 import { runDetail } from '../../src/web/detail.js';
-import { GIT_ENV, gitRepo, tempDir } from '../helpers/git-repo.js';
+import { GIT_ENV, gitRepo, type TestRepo, tempDir } from '../helpers/git-repo.js';
 import { ENVELOPE } from './fixtures/ledger.js';
 
 /*
@@ -36,6 +36,15 @@ const plain = (cwd: string, ...args: string[]) =>
   execFileSync('git', args, { cwd, env, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
 /** A command for a git config value that leaves `marker` behind, whatever git makes of its result. */
 const plant = (marker: string) => `touch ${marker}; false`;
+
+/** A fix run's ledger entry in `repo`, started at its HEAD. */
+async function fixRunIn(repo: TestRepo, task: string) {
+  ensureLedger(repo.dir);
+  const ledger = openLedger(repo.dir);
+  const base = repo.git('rev-parse', 'HEAD').trim();
+  const run = await createRun(ledger, { type: 'fix', task, envelope: ENVELOPE, repoShaStart: base });
+  return { ledger, base, run };
+}
 
 afterEach(() => vi.unstubAllEnvs());
 
@@ -142,15 +151,7 @@ describe('a .git below the worktree’s root is never followed', () => {
     const repo = gitRepo({ files: { 'sm/.keep': '' } });
     const sub = gitRepo();
     const marker = path.join(tempDir('agentbox-marks-'), 'fired');
-    ensureLedger(repo.dir);
-    const ledger = openLedger(repo.dir);
-    const base = repo.git('rev-parse', 'HEAD').trim();
-    const run = await createRun(ledger, {
-      type: 'fix',
-      task: 'fix it',
-      envelope: ENVELOPE,
-      repoShaStart: base,
-    });
+    const { ledger, base, run } = await fixRunIn(repo, 'fix it');
     const wt = path.join(tempDir('agentbox-wt-'), 'wt');
     await addWorktree(repo.dir, { path: wt, branch: 'run', base });
     // Four spellings: a repository without a commit, one with a commit (a gitlink to git add), a
@@ -210,15 +211,7 @@ describe('gitlinks', () => {
   it('merge lists a gitlink as sensitive, and counts and commits only what landed', async () => {
     for (const [key, value] of Object.entries(GIT_ENV)) vi.stubEnv(key, value);
     const repo = gitRepo();
-    ensureLedger(repo.dir);
-    const ledger = openLedger(repo.dir);
-    const base = repo.git('rev-parse', 'HEAD').trim();
-    const run = await createRun(ledger, {
-      type: 'fix',
-      task: 'link',
-      envelope: ENVELOPE,
-      repoShaStart: base,
-    });
+    const { ledger, run } = await fixRunIn(repo, 'link');
     const sha = '1'.repeat(40);
     const blob = 'e69de29bb2d1d6434b8b29ae775ad8c2e48c5391'; // the empty file
     fs.writeFileSync(
