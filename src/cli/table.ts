@@ -110,7 +110,7 @@ function runs(program: Command, lazy: Lazy, wants: Wants): void {
   templates
     .command('show')
     .description('print the prompt a run would get, without running anything')
-    .argument('<type>', 'scout, plan, fix or review')
+    .argument('<type>', 'scout, plan, fix, review or interactive (the first task of agentbox start)')
     .argument('<task>', 'the task, as you would give it to the run')
     .action(lazy(async () => (await import('../commands/templates.js')).show));
 }
