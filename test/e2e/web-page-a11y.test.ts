@@ -157,9 +157,23 @@ describe('the page in Chromium: accessible in both themes, one run per Start, se
     await open('#/new', '#new-run');
     await page.getByLabel('Type').selectOption('scout');
     await page.getByLabel('Task').fill('TASK-ONCE from the page');
-    await page.getByRole('button', { name: 'Start' }).dblclick();
+    // The page's requests, held back a moment: the button is seen disabled while one is pending.
+    const keys: string[] = [];
+    await page.route('**/api/runs', async (route) => {
+      if (route.request().method() === 'POST') {
+        keys.push(route.request().headers()['idempotency-key'] ?? '(none)');
+        await new Promise((resolve) => setTimeout(resolve, 400));
+      }
+      await route.continue();
+    });
+    const start = page.getByRole('button', { name: 'Start' });
+    await start.dblclick();
+    expect(await start.isDisabled()).toBe(true);
     await page.waitForURL(/#\/run\/[0-9a-f]{6}$/);
+    await page.unroute('**/api/runs');
     await page.waitForTimeout(1500);
+    expect(keys).toHaveLength(1);
+    expect(keys[0]).toMatch(/^[0-9a-f]{32}$/);
     expect(p.runs().length - before).toBe(1);
 
     const body = { type: 'scout', task: 'TASK-ONCE through the API' };
@@ -220,6 +234,15 @@ describe('the page in Chromium: accessible in both themes, one run per Start, se
         body: { scope: 'project', supervisor: { mode: 'off' } },
       });
       expect(again.json().changed).toEqual([]);
+      // A key the page never changes is refused even with the value the file holds (no "unchanged" way past the 403).
+      for (const body of [
+        { runs: { verify: null } },
+        { runs: { notify: null } },
+        { sandbox: { deny_read: null } },
+      ]) {
+        const refused = await api('/api/settings', { method: 'PUT', body: { scope: 'project', ...body } });
+        expect(refused.status, refused.text).toBe(403);
+      }
       expect(fs.readFileSync(projectFile, 'utf8')).toBe(after);
     } finally {
       fs.writeFileSync(projectFile, before);
