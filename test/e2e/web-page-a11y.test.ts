@@ -258,6 +258,13 @@ describe('the page in Chromium: accessible in both themes, one run per Start, se
     expect(await page.getByText(`100 of ${total}`).count()).toBe(1);
     await page.getByRole('button', { name: /^Show \d+ more$/ }).click();
     await expect.poll(() => page.locator('tbody tr').count()).toBe(200);
+    // The keyboard lands on the first run it brought, not on <body>.
+    expect(
+      await page.evaluate(() => {
+        const doc = (globalThis as any).document;
+        return [...doc.querySelectorAll('tbody tr')].indexOf(doc.activeElement);
+      }),
+    ).toBe(100);
     await page.getByLabel('Status').selectOption('DONE');
     await expect.poll(() => page.getByText(/^\d+ of \d+$/).textContent()).toMatch(/^100 of \d+$/);
     const done = (await api('/api/runs?status=DONE&limit=1')).json().total as number;
