@@ -151,6 +151,7 @@ describe('docs/getting-started.md', () => {
 
   it('every command runs and prints what the page shows; the merged change passes npm test', async () => {
     const steps = tourSteps(PAGE, 'docs/getting-started.md');
+    let workflow = '';
     const results = await playTour(steps, repo.dir, async ([cmd, ...args], command) => {
       if (cmd === 'git') return repo.git(...args);
       if (cmd === 'npm') {
@@ -164,6 +165,7 @@ describe('docs/getting-started.md', () => {
       if (cmd !== 'agentbox') throw new Error(`the page runs agentbox, git and npm only, not: ${command}`);
       const r = await runAgentbox(args, { cwd: repo.dir, env, timeoutMs: 60_000 });
       expect(r.code, `${command}\n${r.stdout}${r.stderr}`).toBe(0);
+      if (args.includes('--ci')) workflow = repo.read('.github/workflows/agentbox.yml');
       return r.stdout + r.stderr;
     });
     const shown = {
@@ -185,6 +187,9 @@ describe('docs/getting-started.md', () => {
     for (const { step, printed } of results) {
       expect(normalize(printed, shown), step.command).toEqual(normalize(step.output.join('\n'), shown));
     }
+    // The workflow installs agentbox from the source the page names, as one quoted word.
+    expect(workflow).toContain('# Installs agentbox from: https://files.example/agentbox-0.1.0.tgz ');
+    expect(workflow).toContain(" 'https://files.example/agentbox-0.1.0.tgz' ");
     // The agent's own `npm test` ran in its sandbox, on its edits, and passed.
     const toolResults = server.requests.flatMap((r) => r.view.toolResults);
     expect(toolResults.find((r) => r.content.includes('> kebab@1.0.0 test'))?.content).toContain('ℹ pass 2');
