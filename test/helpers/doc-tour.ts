@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { parseDocument } from 'yaml';
+import { parse, parseDocument, stringify } from 'yaml';
 
 /**
  * A page's tour, kept true by a test (the README's, docs/getting-started.md's): the commands in its
@@ -102,13 +102,49 @@ export async function playTour(
   return results;
 }
 
-/** Sets each leaf of `values` (YAML) in the YAML file, as a person edits it: comments stay. */
+/**
+ * Sets each leaf of `values` (YAML) in a YAML file, as a person fills in a key: its line gets the
+ * value and every other line stays (a YAML library would move the comment under an empty key onto
+ * it). A key the file does not have is an error: the page says to fill in keys that are there.
+ */
 function setYaml(file: string, values: string): void {
-  const doc = parseDocument(fs.readFileSync(file, 'utf8'));
+  const lines = fs.readFileSync(file, 'utf8').split('\n');
   const leaves = (value: unknown, at: string[]): [string[], unknown][] =>
     value !== null && typeof value === 'object' && !Array.isArray(value)
       ? Object.entries(value).flatMap(([key, inner]) => leaves(inner, [...at, key]))
       : [[at, value]];
-  for (const [at, value] of leaves(parseDocument(values).toJS(), [])) doc.setIn(at, value);
-  fs.writeFileSync(file, doc.toString());
+  for (const [at, value] of leaves(parse(values), [])) {
+    const index = keyLine(lines, at);
+    if (index < 0) throw new Error(`${file} has no key ${at.join('.')} to fill in`);
+    const [, key, comment] = /^(\s*[^\s#:][^:]*:)\s*[^#]*?(\s#.*)?$/.exec(lines[index]!)!;
+    lines[index] = `${key} ${stringify(value).trim()}${comment ?? ''}`;
+  }
+  const text = lines.join('\n');
+  for (const [at, value] of leaves(parse(values), []))
+    if (parseDocument(text).getIn(at) !== value)
+      throw new Error(`${file}: ${at.join('.')} did not take ${value}`);
+  fs.writeFileSync(file, text);
+}
+
+/** The line of the key at `at` (a path of mapping keys), found by indentation; -1 if absent. */
+function keyLine(lines: string[], at: string[]): number {
+  let from = 0;
+  let parentIndent = -1;
+  for (const key of at) {
+    // A mapping's keys share the indentation of its first one; a line indented less ends it.
+    let childIndent: number | undefined;
+    let found = -1;
+    for (let i = from; i < lines.length && found < 0; i++) {
+      const line = lines[i]!;
+      if (line.trim() === '' || line.trim().startsWith('#')) continue;
+      const indent = line.length - line.trimStart().length;
+      if (indent <= parentIndent) break;
+      childIndent ??= indent;
+      if (indent === childIndent && line.trimStart().startsWith(`${key}:`)) found = i;
+    }
+    if (found < 0) return -1;
+    from = found + 1;
+    parentIndent = childIndent!;
+  }
+  return from - 1;
 }
