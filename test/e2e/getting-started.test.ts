@@ -14,7 +14,7 @@ import { expectNoProcessesLeft, killTagged, newTestTag } from '../helpers/proces
  * Node package (a lockfile, a `node --test` suite) made here, with the real Claude Code and the
  * scripted model playing the agent; each prints what the page shows (run names, ids, hashes, times,
  * costs and paths aside). The change it merges passes the package's own `npm test`.
- * `TOUR_WRITE=<file>` writes what the commands printed, to paste into the page.
+ * `TOUR_WRITE=<file>` writes what the commands printed (with the page's paths), to paste into it.
  */
 const PAGE = fs.readFileSync(path.join(REPO_ROOT, 'docs/getting-started.md'), 'utf8');
 
@@ -149,25 +149,38 @@ describe('docs/getting-started.md', () => {
     home.cleanup();
   });
 
+  /** What the page shows for this test's folders: a person's repository, home and Claude Code. */
+  const asShown = (printed: string) =>
+    printed
+      .replaceAll(`worktrees/${path.basename(repo.dir)}-`, 'worktrees/kebab-')
+      .replaceAll(repo.dir, '/home/me/kebab')
+      .replaceAll(home.home, '/home/me')
+      .replaceAll(path.join(bin, 'claude'), '/usr/local/bin/claude');
+
   it('every command runs and prints what the page shows; the merged change passes npm test', async () => {
     const steps = tourSteps(PAGE, 'docs/getting-started.md');
     let workflow = '';
-    const results = await playTour(steps, repo.dir, async ([cmd, ...args], command) => {
-      if (cmd === 'git') return repo.git(...args);
-      if (cmd === 'npm') {
-        return execFileSync('npm', args, {
-          cwd: repo.dir,
-          env,
-          encoding: 'utf8',
-          stdio: ['ignore', 'pipe', 'pipe'],
-        });
-      }
-      if (cmd !== 'agentbox') throw new Error(`the page runs agentbox, git and npm only, not: ${command}`);
-      const r = await runAgentbox(args, { cwd: repo.dir, env, timeoutMs: 60_000 });
-      expect(r.code, `${command}\n${r.stdout}${r.stderr}`).toBe(0);
-      if (args.includes('--ci')) workflow = repo.read('.github/workflows/agentbox.yml');
-      return r.stdout + r.stderr;
-    });
+    const results = await playTour(
+      steps,
+      repo.dir,
+      async ([cmd, ...args], command) => {
+        if (cmd === 'git') return repo.git(...args);
+        if (cmd === 'npm') {
+          return execFileSync('npm', args, {
+            cwd: repo.dir,
+            env,
+            encoding: 'utf8',
+            stdio: ['ignore', 'pipe', 'pipe'],
+          });
+        }
+        if (cmd !== 'agentbox') throw new Error(`the page runs agentbox, git and npm only, not: ${command}`);
+        const r = await runAgentbox(args, { cwd: repo.dir, env, timeoutMs: 60_000 });
+        expect(r.code, `${command}\n${r.stdout}${r.stderr}`).toBe(0);
+        if (args.includes('--ci')) workflow = repo.read('.github/workflows/agentbox.yml');
+        return r.stdout + r.stderr;
+      },
+      { asShown },
+    );
     const shown = {
       '<repo>': /\/home\/me\/kebab/g,
       '<claude>': new RegExp(`${path.join(bin, 'claude')}|/usr/local/bin/claude`, 'g'),

@@ -9,7 +9,8 @@ import { type Project, project } from '../helpers/project.js';
 /**
  * The README's tour is true (issue 16): every command in its fenced block runs, in a temporary
  * repository with the scripted model, and prints what the README shows — run names, ids, commit
- * hashes, times, costs and paths aside. `TOUR_WRITE=<file>` writes what it printed, to paste.
+ * hashes, times, costs and paths aside. `TOUR_WRITE=<file>` writes what it printed (the repository
+ * as /home/me/greet), to paste.
  */
 const README = fs.readFileSync(path.join(REPO_ROOT, 'README.md'), 'utf8');
 
@@ -44,13 +45,18 @@ describe('the README tour', () => {
     const steps = tourSteps(README, 'README.md');
     expect(steps.length).toBeGreaterThanOrEqual(5);
     p.server.setRules(RULES);
-    const results = await playTour(steps, p.repo.dir, async ([bin, ...args], command) => {
-      if (bin === 'git') return p.repo.git(...args);
-      if (bin !== 'agentbox') throw new Error(`the tour runs agentbox and git only, not: ${command}`);
-      const r = await p.agentbox(args, { timeoutMs: 120_000 });
-      expect(r.code, `${command}\n${r.stdout}${r.stderr}`).toBe(0);
-      return r.stdout + r.stderr;
-    });
+    const results = await playTour(
+      steps,
+      p.repo.dir,
+      async ([bin, ...args], command) => {
+        if (bin === 'git') return p.repo.git(...args);
+        if (bin !== 'agentbox') throw new Error(`the tour runs agentbox and git only, not: ${command}`);
+        const r = await p.agentbox(args, { timeoutMs: 120_000 });
+        expect(r.code, `${command}\n${r.stdout}${r.stderr}`).toBe(0);
+        return r.stdout + r.stderr;
+      },
+      { asShown: (printed) => printed.replaceAll(p.repo.dir, '/home/me/greet') },
+    );
     for (const { step, printed } of results) {
       expect(normalize(printed, SHOWN), step.command).toEqual(normalize(step.output.join('\n'), SHOWN));
     }

@@ -78,20 +78,21 @@ export function normalize(out: string, also: Record<string, RegExp> = {}): strin
 /**
  * Plays the steps: `run` runs one command (its words) and returns what it printed; a file step
  * changes the file under `dir`. Returns each command's output, in order. `TOUR_WRITE=<file>` writes
- * the whole transcript, to paste into the page.
+ * the whole transcript, to paste into the page; `asShown` puts the page's paths in it.
  */
 export async function playTour(
   steps: TourStep[],
   dir: string,
   run: (words: string[], command: string) => Promise<string>,
-  env: NodeJS.ProcessEnv = process.env,
+  options: { env?: NodeJS.ProcessEnv; asShown?: (printed: string) => string } = {},
 ): Promise<{ step: TourStep & { kind: 'command' }; printed: string }[]> {
+  const { env = process.env, asShown = (printed: string) => printed } = options;
   const transcript: string[] = [];
   const results: { step: TourStep & { kind: 'command' }; printed: string }[] = [];
   for (const step of steps) {
     if (step.kind === 'command') {
       const printed = await run(words(step.command), step.command);
-      transcript.push(`$ ${step.command}`, printed.replace(/\n+$/, ''), '');
+      transcript.push(`$ ${step.command}`, asShown(printed).replace(/\n+$/, ''), '');
       results.push({ step, printed });
     } else {
       setYaml(path.join(dir, step.file), step.content);
