@@ -39,6 +39,10 @@ function setUp(program: Command, lazy: Lazy, wants: Wants): void {
       )
       .option('--ci <platform>', 'also write a CI pipeline that runs agentbox: github or gitlab (docs/ci.md)')
       .option('--force', 'with --ci: replace a pipeline file agentbox wrote before, or your own')
+      .option(
+        '--agentbox-from <source>',
+        'with --ci: where runners install agentbox from: npm spec, tarball URL or git URL (default: agentbox@<version>, if the registry has it)',
+      )
       .action(lazy(async () => (await import('../commands/init.js')).init));
 
   if (wants('uninstall'))
