@@ -3,6 +3,7 @@
 import { api } from './api.js';
 import { diffSection } from './diff.js';
 import { age, badge, doing, h, main, usd } from './dom.js';
+import { liveDiffSection } from './live-diff.js';
 import { notPassingText, runActions } from './run-actions.js';
 
 export async function showRun(id, redraw) {
@@ -111,6 +112,7 @@ function warnings(run) {
 }
 
 function changes(run) {
+  if (run.meta.type === 'fix' && run.state?.status === 'ACTIVE') return liveDiffSection(run);
   if (run.patch) return diffSection(run.patch);
   if (run.patch_too_large)
     return [h('p', { class: 'muted' }, `The patch is too large to show here: agentbox diff ${run.id}`)];

@@ -130,6 +130,7 @@ function humanGate(program: Command, lazy: Lazy, wants: Wants): void {
       .option('--name-only', 'only the names of the changed files')
       .option('--color <when>', 'auto (in a terminal), always or never', 'auto')
       .option('--no-pager', 'print straight to the terminal')
+      .option('--json', 'the change as JSON: { run, in_progress, base, files, stat, patch }')
       .action(lazy(async () => (await import('../commands/diff.js')).diff));
   if (wants('merge'))
     program

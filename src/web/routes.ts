@@ -14,6 +14,7 @@ const detail = () => import('./detail.js');
 const settings = () => import('./settings.js');
 const recovery = () => import('./recovery.js');
 const templates = () => import('./templates.js');
+const liveDiff = () => import('./live-diff.js');
 
 export interface RouteContext {
   readonly root: string;
@@ -82,6 +83,9 @@ export async function route(ctx: RouteContext, req: http.IncomingMessage, url: U
     }
     if (parts[1] === 'runs' && parts.length === 3 && method === 'GET') {
       return json(await (await detail()).runDetail(ctx.ledger, ctx.root, parts[2]!));
+    }
+    if (parts[1] === 'runs' && parts.length === 4 && parts[3] === 'diff' && method === 'GET') {
+      return json(await (await liveDiff()).liveDiffs.answer(ctx.ledger, ctx.root, parts[2]!, ctx.env));
     }
     if (parts[1] === 'runs' && parts.length === 4 && parts[3] === 'session' && method === 'GET') {
       return json(await (await actions()).sessionState(ac, parts[2]!));
