@@ -249,6 +249,11 @@ export function onlyIgnoredExcludes(stderr: string, exclude: readonly string[]):
   const lines = stderr.split('\n').filter((l) => l.trim() !== '' && !l.startsWith('hint:'));
   if (lines[0] !== 'The following paths are ignored by one of your .gitignore files:') return false;
   return (
-    lines.length > 1 && lines.slice(1).every((l) => exclude.some((e) => l === e || l.startsWith(`${e}/`)))
+    lines.length > 1 &&
+    // git names the ignored folder an excluded path lies in (node_modules for node_modules/pkg,
+    // a nested repository there) as well as the path itself or a file in it.
+    lines
+      .slice(1)
+      .every((l) => exclude.some((e) => l === e || l.startsWith(`${e}/`) || e.startsWith(`${l}/`)))
   );
 }

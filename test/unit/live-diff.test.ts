@@ -77,7 +77,10 @@ describe('the live diff of an ACTIVE fix run', () => {
     fs.writeFileSync(path.join(slash, 'x.md'), 'run command\n');
     plain(wt, 'init', '-q', 'inner');
     fs.writeFileSync(path.join(wt, 'inner', 'f.txt'), 'x\n');
-    fs.mkdirSync(path.join(wt, 'node_modules', 'pkg'), { recursive: true });
+    // A package with its own .git in the ignored node_modules/: the end sets it aside and leaves
+    // it out (git then names node_modules as ignored, which once failed the export).
+    fs.mkdirSync(path.join(wt, 'node_modules'));
+    plain(path.join(wt, 'node_modules'), 'init', '-q', 'pkg');
     fs.writeFileSync(path.join(wt, 'node_modules', 'pkg', 'index.js'), 'x\n');
     const index = path.join(repo.dir, '.git', 'worktrees', 'wt', 'index');
     const indexBefore = fs.readFileSync(index);
