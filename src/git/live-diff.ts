@@ -8,18 +8,24 @@ import { type ExportedPatch, exportPatch } from './patch.js';
 
 /** A worktree's changes so far: the patch changes.patch would hold now, and the same as a tree. */
 export interface LiveTree extends ExportedPatch {
-  /** A tree object in the main repository: `git diff <base> <tree>` shows the change. */
+  /** A tree object: `git diff <base> <tree>` shows the change, with `objects` among git's vars. */
   readonly tree: string;
+  /** GIT_OBJECT_DIRECTORY and its alternates: where `tree` and the new blobs are, until dispose. */
+  readonly objects: Readonly<Record<string, string>>;
+  /** Removes the temp folder (index and objects); safe twice. */
+  dispose(): void;
 }
 
 /**
  * The changes in a worktree an agent is working in right now, against `base`, exactly as
- * exportPatch (changes.patch) takes them, without touching the worktree or its index: the files
- * are staged into a private index in a temp folder (GIT_INDEX_FILE), seeded from the worktree's
- * own index for its stat cache.
+ * exportPatch (changes.patch) takes them, without touching the worktree, its index or the main
+ * repository: the files are staged into a private index in a temp folder (GIT_INDEX_FILE), seeded
+ * from the worktree's own index for its stat cache, and their blobs go to objects in that folder
+ * too (the main repository's are borrowed read-only), so a page refreshing the diff of a growing
+ * file does not fill the person's repository.
  *
- * NOTE: git is never pointed at the worktree's `.git` file (the agent can rewrite it to name a git
- * dir whose config it wrote: a filter, a textconv): GIT_DIR is the main repository's git dir,
+ * NOTE: git is never pointed at the worktree's `.git` (the agent may rewrite it to name a git dir
+ * whose config it wrote: a filter, a textconv): GIT_DIR is the main repository's git dir,
  * read-only to the sandbox, and GIT_WORK_TREE the worktree. Every call goes through the one runner
  * (exec.ts, inert.ts). `exclude` is the caller's (changesExcludes); nested repositories found
  * now are left out as well, as the run's end will set them aside.
@@ -32,9 +38,21 @@ export async function liveTree(input: {
   readonly env?: Env;
 }): Promise<LiveTree> {
   const temp = fs.mkdtempSync(path.join(os.tmpdir(), 'agentbox-live-'));
+  const dispose = () => fs.rmSync(temp, { recursive: true, force: true });
   try {
+    const objects = {
+      GIT_OBJECT_DIRECTORY: path.join(temp, 'objects'),
+      GIT_ALTERNATE_OBJECT_DIRECTORIES: path.join(input.commonDir, 'objects'),
+    };
+    fs.mkdirSync(path.join(temp, 'objects', 'info'), { recursive: true });
+    fs.mkdirSync(path.join(temp, 'objects', 'pack'));
     const index = path.join(temp, 'index');
-    const vars = { GIT_DIR: input.commonDir, GIT_WORK_TREE: input.worktree, GIT_INDEX_FILE: index };
+    const vars = {
+      GIT_DIR: input.commonDir,
+      GIT_WORK_TREE: input.worktree,
+      GIT_INDEX_FILE: index,
+      ...objects,
+    };
     const call = { cwd: input.worktree, vars, ...(input.env ? { env: input.env } : {}) };
     const own = worktreeIndex(input.commonDir, input.worktree);
     if (own) copyIndex(own, index);
@@ -43,9 +61,10 @@ export async function liveTree(input: {
     const exclude = [...new Set([...input.exclude, ...nested])];
     const changes = await exportPatch(input.worktree, { base: input.base, exclude, vars });
     const tree = await git(['write-tree'], call);
-    return { ...changes, tree };
-  } finally {
-    fs.rmSync(temp, { recursive: true, force: true });
+    return { ...changes, tree, objects, dispose };
+  } catch (error) {
+    dispose();
+    throw error;
   }
 }
 

@@ -94,11 +94,30 @@ export async function showDiff(
   options: DiffOptions,
 ): Promise<void> {
   const live = await liveChanges(root, run, ctx.env);
-  if (options.json) return showJson(ctx, run, live);
-  const { from, to } = live ? { from: live.base, to: live.tree } : await resultOf(root, run);
+  try {
+    if (options.json) return await showJson(ctx, run, live);
+    const { from, to } = live ? { from: live.base, to: live.tree } : await resultOf(root, run);
+    await runDiff(ctx, root, { run, live, options, from, to });
+  } finally {
+    live?.dispose();
+  }
+}
+
+/** git diff `from` `to` in the main repository: paged on a terminal, else captured and printed. */
+async function runDiff(
+  ctx: CommandContext,
+  root: string,
+  input: { run: RunDetails; live: LiveChanges | null; options: DiffOptions; from: string; to: string },
+): Promise<void> {
+  const { run, live, options, from, to } = input;
   const paged = ctx.io.isTTY && options.pager !== false;
   const args = diffArgs(from, to, options, paged);
-  const call = { cwd: root, env: ctx.env, hint: 'the change is also in the run folder as changes.patch' };
+  const call = {
+    cwd: root,
+    env: ctx.env,
+    hint: 'the change is also in the run folder as changes.patch',
+    ...(live ? { vars: live.objects } : {}),
+  };
   const mark = live ? inProgressLine(run, live) : null;
   const listed = options.stat || options.nameOnly;
   if (mark && ctx.io.isTTY) ctx.io.out(`${mark}\n`);

@@ -65,6 +65,7 @@ export class LiveDiffs {
 async function liveAnswer(root: string, run: RunDetails, env?: Env): Promise<DiffAnswer> {
   const live = await liveChanges(root, run, env);
   if (!live) return finishedAnswer(run);
+  live.dispose(); // the patch is all the page needs
   const large = live.patch.length > LIVE_PATCH_MAX;
   return {
     run: run.name,

@@ -103,7 +103,14 @@ describe('the live diff of an ACTIVE fix run', () => {
     expect(walked.some((p) => p.endsWith('/wt'))).toBe(true);
     expect(fs.readFileSync(index).equals(indexBefore)).toBe(true);
     expect(snapshotTree(wt)).toEqual(treeBefore);
-    expect(plain(repo.dir, 'diff', '--stat', base, live!.tree)).toContain('new.txt');
+    // The tree and the new blobs are in the diff's own objects, not in the main repository.
+    const objects = { ...env, ...live!.objects };
+    const tree = (...args: string[]) =>
+      execFileSync('git', args, { cwd: repo.dir, env: objects, encoding: 'utf8' });
+    expect(tree('diff', '--stat', base, live!.tree)).toContain('new.txt');
+    expect(() => plain(repo.dir, 'cat-file', '-e', live!.tree)).toThrow();
+    live!.dispose();
+    expect(fs.existsSync(live!.objects.GIT_OBJECT_DIRECTORY!)).toBe(false);
     // The run's end exports the very same patch.
     const done = await exportChanges({ ledger, meta: handle.meta, runDir: handle.dir, worktree: wt });
     expect(done.error).toBeUndefined();
