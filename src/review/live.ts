@@ -1,5 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import { AgentboxError } from '../errors.js';
 import { git } from '../git/exec.js';
 import { type LiveTree, liveTree } from '../git/live-diff.js';
 import type { RunDetails } from '../ledger/index.js';
@@ -66,6 +67,11 @@ export async function liveChanges(root: string, run: RunDetails, env?: Env): Pro
   if (!isLive(run)) return null;
   const base = run.meta.repo_sha_start!;
   const worktree = run.state!.worktree_path!;
+  if (!fs.existsSync(worktree)) {
+    throw new AgentboxError('USAGE', `run ${run.name} is ACTIVE but its worktree is gone: ${worktree}`, {
+      hint: `see what happened: agentbox show ${run.meta.run_id}, then agentbox recover`,
+    });
+  }
   const call = { cwd: root, ...(env ? { env } : {}) };
   const commonDir = await git(['rev-parse', '--path-format=absolute', '--git-common-dir'], call);
   const nested = nestedOfRun(run.dir).map((n) => n.path);

@@ -143,6 +143,10 @@ describe('the live diff of an ACTIVE fix run', () => {
     const data = JSON.parse(json.io.stdout);
     expect(data).toMatchObject({ in_progress: true, files: [{ path: 'a.txt' }, { path: 'new.txt' }] });
     expect(data.patch).toContain('+new');
+    fs.rmSync(wt, { recursive: true, force: true });
+    await expect(showDiff(ctx(false), repo.dir, run(), {})).rejects.toThrow(
+      /is ACTIVE but its worktree is gone: .*wt/,
+    );
   });
 
   it('runs nothing the agent planted: a .git file, link or folder naming its own config, a nested repository, attributes', async () => {
