@@ -1,6 +1,6 @@
 // The runs list (#/): filters, one row per run, and the banner of runs an interruption left.
 import { api } from './api.js';
-import { age, badge, doing, h, main, select, toast, usd } from './dom.js';
+import { age, badge, doing, draw, h, main, select, toast, usd } from './dom.js';
 import { enableNotifications } from './notify.js';
 
 const STATUSES = [
@@ -24,17 +24,19 @@ export async function showRuns(redraw) {
   const params = new URLSearchParams({ limit: '100' });
   for (const [k, v] of Object.entries(listState)) if (v) params.set(k, v);
   const data = await api('GET', `/api/runs?${params}`);
-  const title = h('h1', {}, 'Runs');
-  main.replaceChildren(
-    title,
+  // In place (dom.js draw): a live update keeps the focus, the text being typed in the search box.
+  draw(main, [
+    h('h1', {}, 'Runs'),
+    // Filled by the answer below alone: the list's redraws keep it (a constant data-sig).
+    h('div', { id: 'recover-slot', 'data-sig': '' }),
     filters(redraw),
     data.runs.length ? runsTable(data.runs) : h('p', { class: 'muted' }, emptyText(data.total)),
     h('p', { class: 'muted' }, `${data.runs.length} of ${data.total}`),
-  );
+  ]);
   // Asked once the list is shown, never waited for: the server answers one request at a time.
   recoverBanner(redraw).then((b) => {
-    // Not when the list it belongs to was replaced meanwhile (that render asked for its own).
-    if (b && title.isConnected) title.after(b);
+    const slot = document.getElementById('recover-slot');
+    if (slot) draw(slot, [b]);
   });
 }
 
@@ -97,6 +99,7 @@ function runRow(run) {
     {
       tabindex: '0',
       'data-run': run.name,
+      'data-key': run.name,
       onclick: open,
       onkeydown: (e) => {
         if (e.key === 'Enter') open();
