@@ -32,11 +32,14 @@ function render() {
 }
 
 let pending;
+const GONE = 'agentbox ui is not answering — reconnecting…';
+/** A server that answers but no longer knows this browser (`agentbox ui --new-token`). */
+const LOGGED_OUT = 'agentbox ui no longer knows this page — open the address it printed';
+
 /** The connection, said in words beside the dot: a grey dot alone told nobody the server was gone. */
-function showLive(on) {
+function showLive(on, text = GONE) {
   document.getElementById('live').classList.toggle('on', on);
-  const said = document.getElementById('live-text');
-  said.textContent = on ? '' : 'agentbox ui is not answering — reconnecting…';
+  document.getElementById('live-text').textContent = on ? '' : text;
 }
 
 function connect() {
@@ -52,7 +55,11 @@ function connect() {
     if (!document.body.dataset.rendered) render();
     // EventSource reconnects by itself, except after an answer that was not a stream (a server
     // that was starting or stopping): then a new one, until the server answers.
-    if (source.readyState === EventSource.CLOSED) setTimeout(connect, 1000);
+    if (source.readyState !== EventSource.CLOSED) return;
+    fetch('/api/runs?limit=1', { credentials: 'same-origin' }).then(
+      (res) => (res.status === 401 ? showLive(false, LOGGED_OUT) : setTimeout(connect, 1000)),
+      () => setTimeout(connect, 1000),
+    );
   };
   source.addEventListener('change', () => {
     clearTimeout(pending);

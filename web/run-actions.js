@@ -11,6 +11,9 @@ export const notPassingText = (np) =>
 /** The last failed action of each run: `{ label, action, text }`, shown until dismissed. */
 const failures = new Map();
 
+/** The runs with an action under way: their buttons wait for its answer. */
+const pending = new Set();
+
 /** The sensitive changes the person ticked, by run (`path\0kind`): Merge waits for all of them. */
 const acknowledged = new Map();
 
@@ -59,13 +62,20 @@ export function runActions(run, redraw) {
           class: cls,
           'data-action': label.split(' ')[0].toLowerCase(),
           ...attrs,
+          'aria-busy': pending.has(run.id) ? 'true' : undefined,
           onclick: async () => {
+            // One action at a time (a Stop waits for the run to end): not `disabled`, which
+            // would take the keyboard focus off the button.
+            if (pending.has(run.id)) return;
             if (confirmText && !window.confirm(confirmText)) return;
             failures.delete(run.id);
+            pending.add(run.id);
             try {
               toast(await fn());
             } catch (e) {
               failures.set(run.id, { label, action: label.split(' ')[0].toLowerCase(), text: errorText(e) });
+            } finally {
+              pending.delete(run.id);
             }
             redraw();
           },

@@ -335,7 +335,7 @@ describe('the live page in Chromium', () => {
     expect(fs.readFileSync(path.join(p.repo.dir, '.github/workflows/x.yml'), 'utf8')).toBe('on: push\n');
   }, 120_000);
 
-  it('the server gone: the page says so in words, and reconnects when it is back', async () => {
+  it('the server gone: the page says so in words, and reconnects when it is back (or says why it cannot)', async () => {
     await page.goto(`${page.url().split('#')[0]}#/`);
     await page.locator('#live.on').waitFor();
     expect(await page.locator('#live-text').textContent()).toBe('');
@@ -350,6 +350,14 @@ describe('the live page in Chromium', () => {
     expect(ui.port).toBe(port);
     await page.locator('#live.on').waitFor({ timeout: 30_000 });
     expect(await page.locator('#live-text').textContent()).toBe('');
+    // Started again with new secrets, it answers but no longer knows this page: said so, not "reconnecting".
+    await ui.stop();
+    ui = await startUi(p.repo.dir, p.env, ['--new-token', '--port', String(port)]);
+    await page
+      .locator('#live-text', {
+        hasText: 'agentbox ui no longer knows this page — open the address it printed',
+      })
+      .waitFor({ timeout: 15_000 });
   }, 60_000);
 
   it('no process is left behind', async () => {
