@@ -1,4 +1,5 @@
 import fs from 'node:fs';
+import { createRequire } from 'node:module';
 import path from 'node:path';
 import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -7,6 +8,9 @@ import { expectNoProcessesLeft } from '../helpers/processes.js';
 import { type Project, project } from '../helpers/project.js';
 import { waitFor } from '../helpers/pty.js';
 import { CHROMIUM, startUi, type Ui } from '../helpers/ui.js';
+
+/** axe-core from npm, put into the page by the test (the page's CSP runs no inline script). */
+const AXE = fs.readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 
 /** An agent's turn as a real session reports it: enough tokens for a cost agentbox estimates. */
 const TURN: Usage = { input_tokens: 1200, cache_read_input_tokens: 30_000, output_tokens: 150 };
@@ -100,6 +104,26 @@ describe('the live page in Chromium', () => {
     await page.waitForFunction((b) => (globalThis as any).document.body.dataset.rendered !== b, before, {
       timeout: 10_000,
     });
+  };
+
+  /** axe-core's serious and critical violations on the page as it is now, light and dark. */
+  const violations = async (): Promise<string[]> => {
+    const found: string[] = [];
+    for (const colorScheme of ['light', 'dark'] as const) {
+      await page.emulateMedia({ colorScheme });
+      if (!(await page.evaluate('typeof axe === "object"'))) await page.evaluate(AXE);
+      const lines: string[] = await page.evaluate(async () => {
+        const result = await (globalThis as any).axe.run((globalThis as any).document, {
+          resultTypes: ['violations'],
+        });
+        return result.violations
+          .filter((v: any) => v.impact === 'serious' || v.impact === 'critical')
+          .flatMap((v: any) => v.nodes.map((n: any) => `${v.id} ${n.target.join(' ')}: ${n.failureSummary}`));
+      });
+      found.push(...lines.map((line) => `${colorScheme}: ${line}`));
+    }
+    await page.emulateMedia({ colorScheme: 'light' });
+    return found;
   };
 
   /** A POST from the page itself (its session cookie and CSRF token): its status and answer. */
@@ -265,6 +289,7 @@ describe('the live page in Chromium', () => {
     await page.waitForTimeout(6500);
     await liveUpdate();
     expect(await error.isVisible()).toBe(true);
+    expect(await violations()).toEqual([]);
     // Selectable, and Copy (by the keyboard) puts the exact text on the clipboard.
     const selectable = await page.evaluate(
       "getComputedStyle(document.getElementById('action-error-text')).userSelect",
@@ -297,6 +322,7 @@ describe('the live page in Chromium', () => {
     await page.goto(`${page.url().split('#')[0]}#/run/${id}`);
     await page.locator('#sensitive').waitFor();
     const merge = page.getByRole('button', { name: 'Merge' });
+    expect(await violations()).toEqual([]);
     expect(await merge.isDisabled()).toBe(true);
 
     // The server holds the gate whatever the page sends: every spelling but the path itself.
@@ -349,6 +375,7 @@ describe('the live page in Chromium', () => {
     const said = page.locator('#live-text', { hasText: 'agentbox ui is not answering — reconnecting…' });
     await said.waitFor({ timeout: 15_000 });
     expect(await said.isVisible()).toBe(true);
+    expect(await violations()).toEqual([]);
     // Started again, it listens where it did (the port it keeps), and the open page finds it.
     ui = await startUi(p.repo.dir, p.env);
     expect(ui.port).toBe(port);
