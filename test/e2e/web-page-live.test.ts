@@ -222,19 +222,29 @@ describe('the live page in Chromium', () => {
     expect(Number(filtered.slice(1))).toBeGreaterThanOrEqual(Number(cost!.slice(1)));
 
     // Ages tick from the browser's clock: the text changes with no redraw (no request) between.
-    // (The run's heartbeat redraws the page every 15 s: a tick that met one is tried again.)
+    // The row's age is set to a few seconds ago in the page (the run itself may be minutes old on
+    // a slow machine, when its age changes once a minute); a heartbeat redraw every 15 s puts the
+    // real one back, and a tick that met one is tried again.
     let ticked = false;
     for (let attempt = 0; attempt < 3 && !ticked; attempt++) {
       const before = await page.evaluate(() => {
         const d = (globalThis as any).document;
-        return { rendered: d.body.dataset.rendered, age: d.querySelector('tbody time')?.textContent };
+        const el = d.querySelector('tbody time');
+        el.setAttribute('data-since', new Date(Date.now() - 3000).toISOString());
+        return { rendered: d.body.dataset.rendered, age: el.textContent };
       });
-      await page.waitForFunction(
-        (was) => (globalThis as any).document.querySelector('tbody time')?.textContent !== was,
-        before.age,
-        { timeout: 5000 },
-      );
-      ticked = (await page.evaluate('document.body.dataset.rendered')) === before.rendered;
+      const changed = await page
+        .waitForFunction(
+          (was) => {
+            const text = (globalThis as any).document.querySelector('tbody time')?.textContent;
+            return text !== was && /^\d+s$/.test(text) ? text : false;
+          },
+          before.age,
+          { timeout: 5000 },
+        )
+        .then(() => true)
+        .catch(() => false);
+      ticked = changed && (await page.evaluate('document.body.dataset.rendered')) === before.rendered;
     }
     expect(ticked).toBe(true);
 
