@@ -104,6 +104,7 @@ describe('agentbox init --ci', () => {
     const result = await agentbox(['init', '--ci', 'github'], { cwd: r.dir, env: env(r) });
     expect(result.code).toBe(2);
     expect(result.stderr).toContain(`agentbox@${VERSION} is not on the npm registry this machine uses`);
+    expect(result.stderr).toContain(`npm view agentbox@${VERSION} failed (ECONNREFUSED)`);
     expect(result.stderr).toContain('agentbox init --ci github --agentbox-from <source>');
     expect(result.stderr).toContain('git+https://');
     expect(result.stderr).toContain('.tgz');
