@@ -270,7 +270,12 @@ function ledger(program: Command, lazy: Lazy, wants: Wants): void {
       .command('show')
       .description('everything about one run')
       .argument('<run>', 'a run name, its short id, "latest" or a pointer such as "last-fail"')
-      .option('--json', 'print machine-readable JSON')
+      .option('--json', 'print machine-readable JSON (with --transcript: one entry per line)')
+      .option(
+        '--transcript',
+        'what the agent said and did: text, tool calls and results, refusals, decisions',
+      )
+      .option('--no-pager', 'with --transcript: print straight to the terminal')
       .action(lazy(async () => (await import('../commands/show.js')).show));
   if (wants('ui'))
     program
