@@ -138,13 +138,14 @@ describe('the transcript of a run (real Claude Code)', () => {
 
   it('the route answers only this server, with its token: no token, a wrong one, a cookie of another, another Host', async () => {
     const at = `/api/runs/${name}/transcript`;
-    for (const headers of [
+    const spellings: Record<string, string>[] = [
       {},
       { authorization: `Bearer ${ui!.token}x` },
       { authorization: `bearer ${ui!.token}` },
       { cookie: `agentbox_session=${ui!.token}` },
       { authorization: ui!.token },
-    ]) {
+    ];
+    for (const headers of spellings) {
       const answer = await request(ui!.port, at, { headers });
       expect(answer.status, JSON.stringify(headers)).toBe(401);
       expect(answer.text).not.toContain('tool_call');
