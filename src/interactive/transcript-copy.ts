@@ -8,9 +8,10 @@ import { EventLog } from '../ledger/events.js';
  * into the run folder as raw/transcript.jsonl when the session ends: Claude Code deletes its
  * sessions after a while, the run keeps what it did (`agentbox show --transcript` reads it).
  * Streamed, in constant memory, to a temp file renamed into place.
- * NOTE: only a regular file is copied, opened without following a link: the agent can write in
- * the config folder, and a link there must not pull another file (a key) into the ledger, which
- * may be pushed to a remote. Such a refusal is logged.
+ * NOTE: only a regular file is copied, opened without following a link and without waiting (a
+ * fifo would hang the session's end): the agent can write in the config folder, and a link there
+ * must not pull another file (a key) into the ledger, which may be pushed to a remote. Such a
+ * refusal is logged.
  */
 export function copySessionTranscript(
   runDir: string,
@@ -24,7 +25,7 @@ export function copySessionTranscript(
   const temp = `${target}.${process.pid}.tmp`;
   let from: number | undefined;
   try {
-    from = fs.openSync(source, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW);
+    from = fs.openSync(source, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW | fs.constants.O_NONBLOCK);
     if (!fs.fstatSync(from).isFile())
       throw Object.assign(new Error('not a regular file'), { code: 'EFTYPE' });
     fs.mkdirSync(path.dirname(target), { recursive: true });
