@@ -44,11 +44,16 @@ export async function showTranscript(
   return 0;
 }
 
-/** Straight to the command's output (a pipe or a file is written synchronously: constant memory). */
+/**
+ * Straight to the command's output: a pipe or a file is written synchronously, anything else is
+ * awaited when backed up (constant memory either way).
+ */
 function direct(ctx: CommandContext): LineSink {
   return {
     write: async (text) => {
       ctx.io.out(text);
+      const backedUp = ctx.io.drained?.();
+      if (backedUp) await backedUp;
       return true;
     },
     close: async () => {},

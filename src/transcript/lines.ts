@@ -50,6 +50,13 @@ export class LineReader {
       }
       const nl = this.buf.indexOf(10, this.from);
       const end = nl === -1 || nl >= this.to ? this.to : nl;
+      if (end < this.to && parts.length === 0 && !oversized) {
+        // The whole line is in this chunk (most are): decoded from it, with no copy to collect.
+        const text = this.buf.toString('utf8', this.from, end);
+        this.from = end + 1;
+        this.position = this.chunkAt + this.from;
+        return { offset: start, bytes: this.position - start, text: text.endsWith('\r') ? text.slice(0, -1) : text };
+      }
       if (!oversized) {
         parts.push(Buffer.from(this.buf.subarray(this.from, end)));
         held += end - this.from;

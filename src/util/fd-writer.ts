@@ -17,6 +17,12 @@ export interface FdWriter {
   readonly direct: boolean;
   /** From now on through the stream (which never blocks the event loop). */
   toStream(): void;
+  /**
+   * When the stream holds more than its high-water mark, a promise of its drain; else null. A
+   * writer of long output awaits it so that nothing piles up in memory while a slow reader reads
+   * (a socket, as node makes a child's stdio, is no pipe: writes to it go through the stream).
+   */
+  drained(): Promise<void> | null;
 }
 
 /** Whether `fd` is a pipe or a regular file: the outputs a direct write serves. */
@@ -80,6 +86,19 @@ export function fdWriter(
     },
     toStream() {
       streamed = true;
+    },
+    drained() {
+      const s = opened as (NodeJS.WritableStream & { writableNeedDrain?: boolean }) | undefined;
+      if (!streamed || gone || !s?.writableNeedDrain) return null;
+      return new Promise((resolve) => {
+        const done = () => {
+          s.off('drain', done);
+          s.off('close', done);
+          resolve();
+        };
+        s.on('drain', done);
+        s.on('close', done);
+      });
     },
   };
 }
