@@ -87,18 +87,20 @@ export function fdWriter(
     toStream() {
       streamed = true;
     },
-    drained() {
-      const s = opened as (NodeJS.WritableStream & { writableNeedDrain?: boolean }) | undefined;
-      if (!streamed || gone || !s?.writableNeedDrain) return null;
-      return new Promise((resolve) => {
-        const done = () => {
-          s.off('drain', done);
-          s.off('close', done);
-          resolve();
-        };
-        s.on('drain', done);
-        s.on('close', done);
-      });
-    },
+    drained: () => (streamed && !gone && opened ? drainOf(opened) : null),
   };
+}
+
+/** A promise of the stream's drain when it holds more than its high-water mark, else null. */
+function drainOf(stream: NodeJS.WritableStream & { writableNeedDrain?: boolean }): Promise<void> | null {
+  if (!stream.writableNeedDrain) return null;
+  return new Promise((resolve) => {
+    const done = () => {
+      stream.off('drain', done);
+      stream.off('close', done);
+      resolve();
+    };
+    stream.on('drain', done);
+    stream.on('close', done);
+  });
 }
