@@ -1,6 +1,7 @@
 import type { CommandContext } from '../context.js';
 import { openRun } from '../run/open.js';
 import { START } from '../transcript/cursor.js';
+import { liveTranscript } from '../transcript/live.js';
 import { gitPager, type LineSink, pagerSink } from '../transcript/pager.js';
 import { transcriptEntries } from '../transcript/read.js';
 import { entryLine } from '../transcript/render.js';
@@ -29,7 +30,7 @@ export async function showTranscript(
   const width = ctx.io.isTTY && !pager ? (ctx.io.columns ?? 100) : Number.POSITIVE_INFINITY;
   let count = 0;
   try {
-    for (const { entry } of transcriptEntries(run.dir, START)) {
+    for (const { entry } of transcriptEntries(run.dir, START, liveTranscript(run, ctx.env))) {
       count++;
       const text = opts.json ? JSON.stringify(entry) : entryLine(entry, width, marks);
       if (!(await sink.write(`${text}\n`))) break;

@@ -8,8 +8,8 @@ import { lineEntries } from './stream-entries.js';
  * One entry of claude's lines read back whole (a tool result the transcript cut), by its id
  * (`s<offset>.<n>`). The line is read again from its offset: nothing is kept between requests.
  */
-export function fullEntry(runDir: string, id: string): Entry {
-  const src = claudeFile(runDir);
+export function fullEntry(runDir: string, id: string, live: string | null = null): Entry {
+  const src = claudeFile(runDir, live);
   const m = /^([st])(\d{1,15})\.(\d{1,6})$/.exec(id);
   if (!m || m[1] !== src.prefix) {
     throw new AgentboxError('USAGE', `not an entry of this run's ${src.rel}: "${id.slice(0, 80)}"`, {
@@ -17,7 +17,7 @@ export function fullEntry(runDir: string, id: string): Entry {
     });
   }
   const offset = Number(m[2]);
-  const reader = new LineReader(src.file, offset, MAX_LINE);
+  const reader = new LineReader(src.file, offset, MAX_LINE, src.noFollow);
   let line: ReturnType<LineReader['next']>;
   try {
     line = reader.next();

@@ -30,6 +30,8 @@ export class LineReader {
     /** Where the next line starts. */
     public position: number,
     private readonly maxLine = MAX_LINE,
+    /** Refuse a symbolic link (ELOOP): the file is in a folder someone else can write. */
+    private readonly noFollow = false,
   ) {
     this.chunkAt = position;
   }
@@ -55,7 +57,11 @@ export class LineReader {
         const text = this.buf.toString('utf8', this.from, end);
         this.from = end + 1;
         this.position = this.chunkAt + this.from;
-        return { offset: start, bytes: this.position - start, text: text.endsWith('\r') ? text.slice(0, -1) : text };
+        return {
+          offset: start,
+          bytes: this.position - start,
+          text: text.endsWith('\r') ? text.slice(0, -1) : text,
+        };
       }
       if (!oversized) {
         parts.push(Buffer.from(this.buf.subarray(this.from, end)));
@@ -86,9 +92,16 @@ export class LineReader {
   private open(): number | null {
     if (this.fd !== undefined) return this.fd;
     try {
-      this.fd = fs.openSync(this.file, 'r');
+      const flags =
+        fs.constants.O_RDONLY | (this.noFollow ? fs.constants.O_NOFOLLOW | fs.constants.O_NONBLOCK : 0);
+      this.fd = fs.openSync(this.file, flags);
+      if (this.noFollow && !fs.fstatSync(this.fd).isFile()) {
+        fs.closeSync(this.fd);
+        this.fd = null;
+      }
     } catch {
       // No file yet (a run that has not started claude) reads as empty; it is tried again later.
+      // A link where a no-follow file should be reads as empty too.
       return null;
     }
     return this.fd;

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { type Cursor, START } from './cursor.js';
 import { CUT_AT, type Entry } from './entry.js';
 import { eventEntry } from './event-entries.js';
-import { LineReader } from './lines.js';
+import { LineReader, MAX_LINE } from './lines.js';
 import { lineEntries } from './stream-entries.js';
 
 /**
@@ -19,10 +19,23 @@ export interface Positioned {
   readonly after: Cursor;
 }
 
-/** Which of claude's files a run has: the interactive copy, else the headless stream. */
-export function claudeFile(runDir: string): { file: string; rel: string; prefix: string } {
+/** The file of claude's lines a transcript reads, how the ledger names it, and its ids' prefix. */
+export interface ClaudeSource {
+  readonly file: string;
+  readonly rel: string;
+  readonly prefix: string;
+  /** Claude Code's own live file, in a folder the agent can write: a link there is not followed. */
+  readonly noFollow?: boolean;
+}
+
+/**
+ * Which of claude's files a run has: the interactive copy, else (`live`: a session still running)
+ * Claude Code's own file it will be copied from, byte for byte (so ids stay), else the stream.
+ */
+export function claudeFile(runDir: string, live: string | null = null): ClaudeSource {
   const copy = path.join(runDir, 'raw', 'transcript.jsonl');
   if (fs.existsSync(copy)) return { file: copy, rel: 'raw/transcript.jsonl', prefix: 't' };
+  if (live) return { file: live, rel: 'raw/transcript.jsonl', prefix: 't', noFollow: true };
   return { file: path.join(runDir, 'raw', 'stream.jsonl'), rel: 'raw/stream.jsonl', prefix: 's' };
 }
 
@@ -38,10 +51,10 @@ class ClaudeSide {
   private skip: number;
 
   constructor(
-    private readonly src: { file: string; rel: string; prefix: string },
+    private readonly src: ClaudeSource,
     from: Cursor,
   ) {
-    this.reader = new LineReader(src.file, from.s);
+    this.reader = new LineReader(src.file, from.s, MAX_LINE, src.noFollow);
     this.lastAt = from.t;
     this.lastBefore = from.t;
     this.skip = from.i;
@@ -124,9 +137,16 @@ class EventSide {
 
 const timeOf = (e: Entry) => (e.at === null ? Number.NEGATIVE_INFINITY : Date.parse(e.at));
 
-/** Every entry from `from` on, in time order (claude's first on a tie). Close it by breaking out. */
-export function* transcriptEntries(runDir: string, from: Cursor = START): Generator<Positioned> {
-  const claude = new ClaudeSide(claudeFile(runDir), from);
+/**
+ * Every entry from `from` on, in time order (claude's first on a tie). Close it by breaking out.
+ * `live`: an ACTIVE interactive session's own transcript (src/transcript/live.ts).
+ */
+export function* transcriptEntries(
+  runDir: string,
+  from: Cursor = START,
+  live: string | null = null,
+): Generator<Positioned> {
+  const claude = new ClaudeSide(claudeFile(runDir, live), from);
   const events = new EventSide(path.join(runDir, 'events.jsonl'), from.e);
   try {
     for (;;) {
@@ -155,11 +175,16 @@ export interface Page {
 }
 
 /** Up to `limit` entries after `from`. */
-export function transcriptPage(runDir: string, from: Cursor, limit: number): Page {
+export function transcriptPage(
+  runDir: string,
+  from: Cursor,
+  limit: number,
+  live: string | null = null,
+): Page {
   const entries: Entry[] = [];
   let next = from;
   let more = false;
-  for (const { entry, after } of transcriptEntries(runDir, from)) {
+  for (const { entry, after } of transcriptEntries(runDir, from, live)) {
     if (entries.length === limit) {
       more = true;
       break;

@@ -67,9 +67,9 @@ export async function route(ctx: RouteContext, req: http.IncomingMessage, url: U
     }
     if (parts[1] === 'runs' && parts[3] === 'transcript' && method === 'GET') {
       if (parts.length === 4)
-        return json((await transcript()).transcriptOf(ctx.ledger, parts[2]!, url.searchParams));
+        return json((await transcript()).transcriptOf(ctx.ledger, ctx.env, parts[2]!, url.searchParams));
       if (parts.length === 5)
-        return json((await transcript()).transcriptEntryOf(ctx.ledger, parts[2]!, parts[4]!));
+        return json((await transcript()).transcriptEntryOf(ctx.ledger, ctx.env, parts[2]!, parts[4]!));
     }
     if (parts[1] === 'runs' && parts.length === 4 && parts[3] === 'session' && method === 'GET') {
       return json(await (await actions()).sessionState(ac, parts[2]!));

@@ -1,7 +1,9 @@
 import { type Ledger, readRun, resolveRun } from '../ledger/index.js';
 import { formatCursor, parseCursor } from '../transcript/cursor.js';
 import { fullEntry } from '../transcript/full.js';
+import { liveTranscript } from '../transcript/live.js';
 import { claudeFile, transcriptPage } from '../transcript/read.js';
+import type { Env } from '../util/env.js';
 import { HttpError } from './http.js';
 
 const LIMIT = 200;
@@ -26,13 +28,14 @@ function limitOf(text: string | null): number {
  * While the run is ACTIVE, `/api/events` sends a `change` for it as its files grow: ask again then
  * with the last `next` (docs/web-ui.md).
  */
-export function transcriptOf(ledger: Ledger, ref: string, params: URLSearchParams) {
+export function transcriptOf(ledger: Ledger, env: Env, ref: string, params: URLSearchParams) {
   const run = readRun(ledger, resolveRun(ledger, ref));
   const from = parseCursor(params.get('after'));
-  const page = transcriptPage(run.dir, from, limitOf(params.get('limit')));
+  const live = liveTranscript(run, env);
+  const page = transcriptPage(run.dir, from, limitOf(params.get('limit')), live);
   return {
     name: run.name,
-    source: claudeFile(run.dir).rel,
+    source: claudeFile(run.dir, live).rel,
     active: run.state?.status === 'ACTIVE',
     entries: page.entries,
     next: formatCursor(page.next),
@@ -41,7 +44,7 @@ export function transcriptOf(ledger: Ledger, ref: string, params: URLSearchParam
 }
 
 /** `GET /api/runs/<run>/transcript/<entry id>`: one entry whose text was cut, whole. */
-export function transcriptEntryOf(ledger: Ledger, ref: string, id: string) {
+export function transcriptEntryOf(ledger: Ledger, env: Env, ref: string, id: string) {
   const run = readRun(ledger, resolveRun(ledger, ref));
-  return { name: run.name, entry: fullEntry(run.dir, id) };
+  return { name: run.name, entry: fullEntry(run.dir, id, liveTranscript(run, env)) };
 }

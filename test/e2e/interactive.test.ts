@@ -142,6 +142,12 @@ describe('agentbox start: an interactive Claude Code behind a pty', () => {
     const pid = await p.agentbox(['state', name]);
     expect(pid.stdout).toContain(`pid        ${state.pid}`);
 
+    // While it runs, its transcript is read from Claude Code's own file (issue 30).
+    await waitFor(
+      async () => (await p.agentbox(['show', id, '--transcript'])).stdout.includes('REPLY-TO-INJECT'),
+      'the live transcript',
+      { context },
+    );
     const stopped = await p.agentbox(['stop', name]);
     expect(stopped.code).toBe(0);
     expect(await s.exited).toBe(0);

@@ -262,6 +262,24 @@ describe('the transcript of a run', () => {
     },
   );
 
+  it("reads a running session's live file from Claude Code's folder, with the ids its copy will have; a link there is not followed", () => {
+    const dir = runDir([]);
+    fs.rmSync(path.join(dir, 'raw', 'stream.jsonl'));
+    const live = path.join(root, `live-${n}.jsonl`);
+    fs.writeFileSync(
+      live,
+      `${JSON.stringify({ type: 'user', timestamp: at(1), message: { role: 'user', content: 'go' } })}\n`,
+    );
+    const page = transcriptPage(dir, START, 5, live);
+    expect(page.entries).toEqual([{ kind: 'user', text: 'go', id: 't0.0', at: at(1) }]);
+    const link = path.join(root, `link-${n}.jsonl`);
+    fs.symlinkSync(live, link);
+    expect(transcriptPage(dir, START, 5, link).entries).toEqual([]);
+    // Once copied, the copy is read, and the same ids name the same entries.
+    fs.copyFileSync(live, path.join(dir, 'raw', 'transcript.jsonl'));
+    expect(transcriptPage(dir, START, 5, null).entries).toEqual(page.entries);
+  });
+
   it('reads a run with no files yet as empty', () => {
     const dir = path.join(root, 'empty');
     fs.mkdirSync(dir);
