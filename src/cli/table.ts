@@ -39,6 +39,10 @@ function setUp(program: Command, lazy: Lazy, wants: Wants): void {
       )
       .option('--ci <platform>', 'also write a CI pipeline that runs agentbox: github or gitlab (docs/ci.md)')
       .option('--force', 'with --ci: replace a pipeline file agentbox wrote before, or your own')
+      .option(
+        '--agentbox-from <source>',
+        'with --ci: where runners install agentbox from: npm spec, tarball URL or git URL (default: agentbox@<version>, if the registry has it)',
+      )
       .action(lazy(async () => (await import('../commands/init.js')).init));
 
   if (wants('uninstall'))
@@ -110,7 +114,7 @@ function runs(program: Command, lazy: Lazy, wants: Wants): void {
   templates
     .command('show')
     .description('print the prompt a run would get, without running anything')
-    .argument('<type>', 'scout, plan, fix or review')
+    .argument('<type>', 'scout, plan, fix, review or interactive (the first task of agentbox start)')
     .argument('<task>', 'the task, as you would give it to the run')
     .action(lazy(async () => (await import('../commands/templates.js')).show));
 }

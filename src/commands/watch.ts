@@ -1,6 +1,7 @@
 import { formatDuration } from '../config/duration.js';
 import type { CommandContext } from '../context.js';
 import { runIdOf } from '../ledger/names.js';
+import { stepText } from '../present/live.js';
 import { nextStep } from '../present/next-step.js';
 import { succeeded } from '../present/print.js';
 import { followRun } from '../present/watch.js';
@@ -40,6 +41,22 @@ function rawEventLine(e: Record<string, unknown>): string | null {
       return e.decision === 'deny' ? `refused: ${e.tool} by agentbox's guard — ${first(e.reason)}` : null;
     case 'human_gate_refused':
       return `refused: the human gate — ${first(e.reason)}`;
+    case 'setup_started':
+    case 'setup_finished':
+      return stepText({
+        step: 'setup',
+        command: String(e.command ?? ''),
+        ...(e.event === 'setup_finished'
+          ? {
+              end: {
+                ok: e.ok === true,
+                exitCode: typeof e.exit_code === 'number' ? e.exit_code : null,
+                timedOut: e.timed_out === true,
+                durationMs: typeof e.duration_ms === 'number' ? e.duration_ms : 0,
+              },
+            }
+          : {}),
+      });
     case 'verify':
       return `verify: ${e.ok ? 'passed' : 'FAILED'} — ${first(e.detail)}`;
     case 'budget':
@@ -65,18 +82,17 @@ export async function watch(
   const { run } = await openRun(ctx.cwd, ref, ctx.env);
   const s = styler(ctx.io);
   const started = Date.parse(run.state?.started_at ?? run.meta.created_at);
-  // An event carries its own time (a finished run replays at its times); a stream line has none.
-  const clock = (at?: unknown) => {
-    const t = typeof at === 'string' && Number.isFinite(Date.parse(at)) ? Date.parse(at) : Date.now();
-    return s.dim(`[${formatDuration(Math.max(0, t - started))}]`);
-  };
+  // Each line at its own time since the run started, live and in a replay alike.
+  const clock = (at: number) => s.dim(`[${formatDuration(Math.max(0, at - started))}]`);
   ctx.io.out(`${s.bold(run.name)} — ${run.meta.type}: ${first(run.meta.task, 100)}\n`);
   for await (const seen of followRun(run, options.pollMs)) {
     if (seen.kind === 'tool')
-      ctx.io.out(`${clock()} ${terminalLine(`${seen.name}${seen.target ? ` ${seen.target}` : ''}`)}\n`);
+      ctx.io.out(
+        `${clock(seen.at)} ${terminalLine(`${seen.name}${seen.target ? ` ${seen.target}` : ''}`)}\n`,
+      );
     else if (seen.kind === 'event') {
       const text = eventLine(seen.event);
-      if (text) ctx.io.out(`${clock(seen.event.ts)} ${text}\n`);
+      if (text) ctx.io.out(`${clock(seen.at)} ${text}\n`);
     } else if (seen.kind === 'gone') {
       ctx.io.out(
         `${s.bad('✗')} ${run.name}: its agentbox process is gone (agentbox status marks it; agentbox resume ${run.meta.run_id} continues it)\n`,

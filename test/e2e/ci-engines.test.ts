@@ -163,7 +163,7 @@ function expectPublished(run: string, result: StepResult): void {
 }
 
 describe('the GitHub workflow, its scripts run here', () => {
-  const steps: any[] = parse(githubWorkflow(VERSION)).jobs.run.steps;
+  const steps: any[] = parse(githubWorkflow(VERSION, `agentbox@${VERSION}`)).jobs.run.steps;
   const step = (name: string) => steps.find((s) => s.name === name);
 
   it('an /agentbox comment with shell in it: the task arrives verbatim, nothing runs, the outcome is posted', async () => {
@@ -228,7 +228,7 @@ describe('in CI a failed run exits with its failure kind', () => {
 });
 
 describe('the GitLab job and the Kubernetes Job, their scripts run here without a usable sandbox', () => {
-  const job = parse(gitlabJob(VERSION)).agentbox;
+  const job = parse(gitlabJob(VERSION, `agentbox@${VERSION}`)).agentbox;
   const gitlabEnv = (extra: Record<string, string>) =>
     runnerEnv({
       PATH: noSandboxPath,
