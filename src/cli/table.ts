@@ -197,6 +197,7 @@ function continueAndSteer(program: Command, lazy: Lazy, wants: Wants): void {
       .command('watch')
       .description("follow a run live (its tool calls, the supervisor's decisions, refusals) until it ends")
       .argument('<run>', 'a run name, its short id (or a unique prefix of it), or "latest"')
+      .option('--transcript', "the whole transcript as it comes: the agent's text, each call and its result")
       .action(lazy(async () => (await import('../commands/watch.js')).watch));
 }
 

@@ -83,6 +83,13 @@ describe('the transcript of a run (real Claude Code)', () => {
     ];
     expect(order).toEqual([...order].sort((a, b) => a - b));
     expect(shown.stdout).not.toMatch(/[\x1b\x07\u202e]/);
+
+    // watch --transcript prints the same lines, then the run's end.
+    const watched = await p.agentbox(['watch', name.slice(-6), '--transcript']);
+    expect(watched.code, watched.stderr).toBe(0);
+    const seen = watched.stdout.trimEnd().split('\n');
+    expect(seen.slice(1, -2)).toEqual(lines);
+    expect(seen.at(-2)).toContain(`${name} — REVIEW · exit 0`);
   });
 
   it('--json gives one entry per line; the API pages the same entries by cursor, and gives a cut result whole', async () => {
