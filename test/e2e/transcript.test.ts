@@ -99,6 +99,8 @@ describe('the transcript of a run (real Claude Code)', () => {
       .trimEnd()
       .split('\n')
       .map((l) => JSON.parse(l));
+    expect(json.stdout).not.toMatch(/[\x1b\x07\u202e]/);
+    expect(entries.find((e) => e.kind === 'text')?.text).toContain('\u001b[31mred\u001b[0m \u202eevil');
     const calls = entries.filter((e) => e.kind === 'tool_call').map((e) => e.tool);
     expect(calls).toEqual(['Read', 'Edit', 'Bash', 'Read']);
     const refused = entries.find((e) => e.kind === 'tool_result' && e.refused_by);
