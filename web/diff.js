@@ -16,6 +16,8 @@ function loadDiff2Html() {
 }
 
 async function drawDiff(target, patch) {
+  // A live update that kept the diff already shown (same data-sig) drew this one for nothing.
+  if (!target.isConnected) return;
   await loadDiff2Html();
   if (!window.Diff2HtmlUI) {
     target.replaceChildren(h('pre', {}, patch));
@@ -46,7 +48,7 @@ export function diffSection(patch) {
     {
       onclick: () => {
         diffMode = diffMode === 'line-by-line' ? 'side-by-side' : 'line-by-line';
-        drawDiff(target, patch);
+        drawDiff(document.getElementById('diff'), patch);
       },
     },
     'Unified / split',

@@ -1,6 +1,6 @@
 // The runs list (#/): filters, one row per run, and the banner of runs an interruption left.
 import { api } from './api.js';
-import { age, badge, doing, h, main, select, toast, usd } from './dom.js';
+import { age, badge, doing, draw, h, main, select, toast, usd } from './dom.js';
 import { enableNotifications } from './notify.js';
 
 const STATUSES = [
@@ -29,21 +29,23 @@ const listState = { status: '', type: '', q: '', shown: PAGE, focus: -1 };
 /** Draws the list; `redraw` draws the current view again (a filter changed, runs recovered). */
 export async function showRuns(redraw) {
   const data = await fetchRuns(listState.shown);
-  const title = h('h1', {}, 'Runs');
-  const table = data.runs.length ? runsTable(data.runs) : null;
-  main.replaceChildren(
-    title,
+  // In place (dom.js draw): a live update keeps the focus, the text being typed in the search box.
+  draw(main, [
+    h('h1', {}, 'Runs'),
+    // Filled by the answer below alone: the list's redraws keep it (a constant data-sig).
+    h('div', { id: 'recover-slot', 'data-sig': '' }),
     filters(redraw),
-    table ?? h('p', { class: 'muted' }, emptyText(data.total)),
+    data.runs.length ? runsTable(data.runs) : h('p', { class: 'muted' }, emptyText(data.total)),
     h('p', { class: 'muted', id: 'runs-count' }, `${data.runs.length} of ${data.total}`),
     moreButton(data, redraw),
-  );
-  if (listState.focus >= 0) table?.querySelectorAll('tbody tr')[listState.focus]?.focus();
+  ]);
+  // The page's own rows (draw keeps the rows already there, not the ones just built).
+  if (listState.focus >= 0) main.querySelectorAll('tbody tr')[listState.focus]?.focus();
   listState.focus = -1;
   // Asked once the list is shown, never waited for: the server answers one request at a time.
   recoverBanner(redraw).then((b) => {
-    // Not when the list it belongs to was replaced meanwhile (that render asked for its own).
-    if (b && title.isConnected) title.after(b);
+    const slot = document.getElementById('recover-slot');
+    if (slot) draw(slot, [b]);
   });
 }
 
@@ -150,6 +152,7 @@ function runRow(run) {
     {
       tabindex: '0',
       'data-run': run.name,
+      'data-key': run.name,
       onclick: open,
       onkeydown: (e) => {
         if (e.key === 'Enter') open();

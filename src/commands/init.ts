@@ -4,7 +4,6 @@ import { type CiPlan, checkPlatform, planCi, sourceRecordedIn } from '../engines
 import { defaultSourceOrStop } from '../engines/resolve.js';
 import { checkSource } from '../engines/source.js';
 import { AgentboxError } from '../errors.js';
-
 import { findRepo, type Repo } from '../git/repo.js';
 import type { SettingsScope } from '../settings/file.js';
 import { planSetup } from '../setup/plan.js';
@@ -43,7 +42,11 @@ export async function init(ctx: CommandContext, options: InitOptions = {}): Prom
   const ci = options.ci ? await ciPlan(ctx, repo, options.ci, options) : null;
   const plan = { ...setup, steps: [...setup.steps, ...(ci?.steps ?? [])] };
   const s = styler(ctx.io);
-  const notes = (ci?.notes ?? []).map((n) => `Next: ${n}\n`).join('');
+  // Said each time, also when nothing changed: a cloned repository's file may name a source of its own.
+  const installFrom = ci
+    ? `CI runners install agentbox from ${ci.source} (--agentbox-from changes it).\n`
+    : '';
+  const notes = installFrom + (ci?.notes ?? []).map((n) => `Next: ${n}\n`).join('');
 
   if (plan.steps.length === 0) {
     ctx.io.out(`agentbox is already set up in ${repo.root} — nothing changed.\n${notes}`);
@@ -80,14 +83,19 @@ export async function init(ctx: CommandContext, options: InitOptions = {}): Prom
  * The pipeline files, installing agentbox from: --agentbox-from, else what the file an earlier
  * init wrote records, else `agentbox@<version>` once the registry has it.
  */
-async function ciPlan(ctx: CommandContext, repo: Repo, ci: string, options: InitOptions): Promise<CiPlan> {
+async function ciPlan(
+  ctx: CommandContext,
+  repo: Repo,
+  ci: string,
+  options: InitOptions,
+): Promise<CiPlan & { readonly source: string }> {
   const platform = checkPlatform(ci);
   if (options.agentboxFrom !== undefined) checkSource(options.agentboxFrom);
   const source =
     options.agentboxFrom ??
     sourceRecordedIn(repo.root, platform) ??
     (await defaultSourceOrStop(VERSION, `agentbox init --ci ${platform}`, repo.root, ctx.env));
-  return planCi(repo.root, platform, { version: VERSION, source }, options.force === true);
+  return { ...planCi(repo.root, platform, { version: VERSION, source }, options.force === true), source };
 }
 
 /** What the repository carries that agentbox will not use until the person trusts it; '' when nothing. */

@@ -104,6 +104,7 @@ describe('agentbox init --ci', () => {
     const result = await agentbox(['init', '--ci', 'github'], { cwd: r.dir, env: env(r) });
     expect(result.code).toBe(2);
     expect(result.stderr).toContain(`agentbox@${VERSION} is not on the npm registry this machine uses`);
+    expect(result.stderr).toContain(`npm view agentbox@${VERSION} failed (ECONNREFUSED)`);
     expect(result.stderr).toContain('agentbox init --ci github --agentbox-from <source>');
     expect(result.stderr).toContain('git+https://');
     expect(result.stderr).toContain('.tgz');
@@ -119,6 +120,7 @@ describe('agentbox init --ci', () => {
     r.write(GITLAB_JOB_FILE, `${r.read(GITLAB_JOB_FILE)}# my edit\n`);
     const kept = await agentbox(['init', '--ci', 'gitlab', '--force'], { cwd: r.dir, env: env(r) });
     expect(kept.code).toBe(0);
+    expect(kept.stdout).toContain(`CI runners install agentbox from ${FROM} (--agentbox-from changes it).`);
     expect(r.read(GITLAB_JOB_FILE)).toBe(gitlabJob(VERSION, FROM));
     const changed = await agentbox(['init', '--ci', 'gitlab', '--agentbox-from', other], {
       cwd: r.dir,
