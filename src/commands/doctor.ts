@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { CommandContext } from '../context.js';
-import { checkAuth } from '../doctor/auth.js';
+import { checkAuth, checkModel } from '../doctor/auth.js';
 import {
   type CheckResult,
   checkClaude,
@@ -48,10 +48,14 @@ export async function doctor(ctx: CommandContext, options: DoctorOptions = {}): 
   if (trust) results.push(checkTrust(trust));
   const { result: claudeResult, bin } = await checkClaude(ctx.env, config, repo, ctx.cwd);
   results.push(claudeResult);
+  const login = bin
+    ? await authCheck(bin, trust?.trusted === false ? undefined : (repo?.root ?? ctx.cwd), ctx.env)
+    : { name: 'claude login', ok: false, skipped: true, detail: 'needs the Claude Code binary' };
   results.push(
-    bin
-      ? await authCheck(bin, trust?.trusted === false ? undefined : (repo?.root ?? ctx.cwd), ctx.env)
-      : { name: 'claude login', ok: false, skipped: true, detail: 'needs the Claude Code binary' },
+    login,
+    login.ok
+      ? await checkModel(ctx.env, config?.claude.model ?? null)
+      : { name: 'model reachable', ok: false, skipped: true, detail: 'needs a login or an API key' },
   );
   results.push(await checkPty());
   results.push(checkSandbox(ctx.env, config));
