@@ -187,6 +187,23 @@ describe('agentbox init, seen by the real Claude Code', () => {
     expect(out.stdout).toContain('claude auth login');
     expect(server.requests.length).toBe(before);
 
+    // runs.setup: npm ci, and no lockfile committed: doctor fails before a fix run would (issue 29).
+    const configFile = path.join(repo.dir, 'agentbox.yaml');
+    const config = fs.readFileSync(configFile, 'utf8');
+    fs.writeFileSync(configFile, config.replace(/^ {2}setup:.*$/m, '  setup: npm ci'));
+    try {
+      expect((await runAgentbox(['trust', '--yes'], { cwd: repo.dir, env: doctorEnv })).code).toBe(0);
+      const setup = await runAgentbox(['doctor'], { cwd: repo.dir, env: doctorEnv });
+      expect(setup.code).toBe(1);
+      expect(setup.stdout).toMatch(
+        /✗ setup +runs\.setup "npm ci": npm ci needs package-lock\.json or npm-shrinkwrap\.json committed, and HEAD has none/,
+      );
+      expect(setup.stdout).toContain('cp -a --reflink=auto "$AGENTBOX_REPO_ROOT/node_modules" .');
+      expect(setup.stdout).toContain('1 check(s) failed.');
+    } finally {
+      fs.writeFileSync(configFile, config);
+    }
+
     const file = path.join(repo.dir, '.claude/settings.json');
     const original = fs.readFileSync(file, 'utf8');
     const broken = JSON.parse(original);
