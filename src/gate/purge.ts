@@ -182,7 +182,10 @@ export async function removePurgeItems(
       await timed(wt, () => removeWorktree(root, { path: wt.path, deleteBranch: false }));
     }
   };
-  await Promise.all(Array.from({ length: Math.min(PARALLEL_WORKTREES, queue.length) }, worker));
+  // Settled, not raced: a failure is thrown once every git started has ended, none left running.
+  const workers = Array.from({ length: Math.min(PARALLEL_WORKTREES, queue.length) }, worker);
+  const failed = (await Promise.allSettled(workers)).find((r) => r.status === 'rejected');
+  if (failed) throw failed.reason;
   for (const dir of new Set(worktrees.map((i) => path.dirname(i.path)))) removeEmptyBase(dir);
   const order = (i: PurgeItem) => REMOVAL_ORDER.indexOf(i.what);
   for (const item of [...items].sort((a, b) => order(a) - order(b))) {
