@@ -8,7 +8,8 @@
  * Then it times git removing one set and the built CLI purging the other (whole process: the
  * search, the check for unsaved changes, the removal, the branches), each after `sync`, the two
  * taking turns going first. Medians of `--runs` rounds; the ratio is printed.
- * Run: `npm run build && npx tsx bench/purge.bench.ts [--worktrees 4] [--files 20000] [--runs 3]`.
+ * Run: `npm run build && npx tsx bench/purge.bench.ts [--worktrees 4] [--files 20000] [--runs 3]`
+ * (`--bin <file>`: time another build, e.g. an older `bin/agentbox.cjs` with its `dist/`).
  * Exits 1 when the ratio is over 1.5, 2 when a purge left something behind.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
@@ -21,7 +22,7 @@ import { parseArgs } from 'node:util';
 import { GIT_ENV } from '../test/helpers/git-repo.js';
 
 const TARGET = 1.5;
-const BIN = fileURLToPath(new URL('../bin/agentbox.cjs', import.meta.url));
+const BUILT = fileURLToPath(new URL('../bin/agentbox.cjs', import.meta.url));
 
 interface Fixture {
   readonly home: string;
@@ -70,10 +71,10 @@ function timeGit(f: Fixture): number {
   return performance.now() - started;
 }
 
-function timePurge(f: Fixture): number {
+function timePurge(f: Fixture, bin: string): number {
   spawnSync('sync');
   const started = performance.now();
-  const run = spawnSync(process.execPath, [BIN, 'uninstall', '--purge'], {
+  const run = spawnSync(process.execPath, [bin, 'uninstall', '--purge'], {
     cwd: f.repo,
     env: { ...process.env, HOME: f.home, XDG_DATA_HOME: '', AGENTBOX_WATCHDOG: '0' },
     encoding: 'utf8',
@@ -96,6 +97,7 @@ async function main(): Promise<void> {
       worktrees: { type: 'string', default: '4' },
       files: { type: 'string', default: '20000' },
       runs: { type: 'string', default: '3' },
+      bin: { type: 'string', default: BUILT },
     },
   });
   const [worktrees, files, runs] = [values.worktrees, values.files, values.runs].map(Number) as [
@@ -103,10 +105,11 @@ async function main(): Promise<void> {
     number,
     number,
   ];
-  if (!fs.existsSync(path.join(path.dirname(BIN), '..', 'dist')))
-    throw new Error('run "npm run build" first');
+  const bin = path.resolve(values.bin);
+  if (!fs.existsSync(path.join(path.dirname(bin), '..', 'dist')))
+    throw new Error(`no dist/ beside ${bin}: run "npm run build" first`);
   console.log(
-    `purge: ${worktrees} worktrees × ${files} files each, ${runs} rounds; load ${os.loadavg()[0]!.toFixed(1)}`,
+    `purge: ${bin}, ${worktrees} worktrees × ${files} files each, ${runs} rounds; load ${os.loadavg()[0]!.toFixed(1)}`,
   );
   const gitMs: number[] = [];
   const purgeMs: number[] = [];
@@ -116,7 +119,7 @@ async function main(): Promise<void> {
       const forGit = makeFixture(path.join(dir, 'git'), worktrees, files);
       const forPurge = makeFixture(path.join(dir, 'purge'), worktrees, files);
       if (round % 2 === 0) gitMs.push(timeGit(forGit));
-      purgeMs.push(timePurge(forPurge));
+      purgeMs.push(timePurge(forPurge, bin));
       if (round % 2 === 1) gitMs.push(timeGit(forGit));
       console.log(
         `  round ${round + 1}: git ${(gitMs.at(-1)! / 1000).toFixed(2)} s, agentbox ${(purgeMs.at(-1)! / 1000).toFixed(2)} s; load ${os.loadavg()[0]!.toFixed(1)}`,
