@@ -191,6 +191,11 @@ describe('docs/getting-started.md', () => {
       '…<run>': /…[\d_-]*__[a-z0-9-]+__[0-9a-f]{6}/g,
       // A run's slash commands are named with its id.
       '$1_<id>': /\b(fix|report|merge|apply)_[0-9a-f]{6}\b/g,
+      // The page's model is Anthropic's API; the test's, the scripted model on a loopback port.
+      '<api>': /http:\/\/127\.0\.0\.1:\d+|https:\/\/api\.anthropic\.com/g,
+      'answered HTTP 200 in <time>': /answered HTTP 200 in \d+ ms/g,
+      // uninstall's progress: how long each removal took.
+      ', <seconds>)': /, \d+\.\d s\)/g,
       '<uuid>': /\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b/g,
       '<date>': /\b\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z/g,
       '<size>': /\b\d+(\.\d+)? (B|KB|MB)\b/g,
