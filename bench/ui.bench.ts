@@ -166,8 +166,8 @@ try {
     }
   } else console.log('  no Chromium: the page-load figure is skipped (apt-get install -y chromium)');
 
-  // 4. Idle memory. V8 hands freed heap back to the system only after some idle seconds (its
-  // memory reducer): measured 2 s and 20 s after the last request; the second is the idle figure.
+  // 4. Idle memory. The server gives V8's grown heap back after 5 s without a request
+  // (src/web/idle-memory.ts): measured 2 s and 20 s after the last request; the second is the idle figure.
   await new Promise((r) => setTimeout(r, 2000));
   console.log(`  (not gated) RSS 2 s after the last request: ${rss().toFixed(1)} MB`);
   await new Promise((r) => setTimeout(r, 18_000));

@@ -106,6 +106,8 @@ export async function ui(ctx: CommandContext, options: UiOptions): Promise<numbe
   saveUiState(place, { ...kept, port: server.port });
   ctx.io.out(`agentbox ui: ${server.loginUrl}\n  (Ctrl-C to stop; runs go on without it)\n`);
   await applyRestartMode(ctx, repo.root, ledger);
+  // With thousands of interrupted runs that check grows the heap: given back once things are quiet.
+  server.worked();
   if (options.open !== false) openBrowser(server.loginUrl);
   await new Promise<void>((resolve) => {
     if (!ctx.onInterrupt) return;

@@ -8,6 +8,7 @@ import { modulePreloads, WEB_DIR, webAssets } from './assets.js';
 import { checkRequest, hostAllowed, SESSION_COOKIE, type Secrets, sameSecret } from './auth.js';
 import { LedgerWatcher, serveEvents } from './events.js';
 import { BASE_HEADERS, HttpError, send } from './http.js';
+import { IdleRelease, type IdleReleaseOptions } from './idle-memory.js';
 import { route } from './routes.js';
 
 export interface UiServerOptions {
@@ -23,6 +24,8 @@ export interface UiServerOptions {
   readonly maxBodyBytes?: number;
   /** Every refused request, with its status and reason; never throws into the server. */
   readonly onProblem?: (problem: { status: number; reason: string; method: string; path: string }) => void;
+  /** When the heap is given back after a quiet spell (src/web/idle-memory.ts). */
+  readonly idleRelease?: IdleReleaseOptions;
 }
 
 export interface UiServer {
@@ -32,6 +35,8 @@ export interface UiServer {
   readonly loginUrl: string;
   readonly token: string;
   readonly port: number;
+  /** Work done outside a request (the recovery check at start) ended: memory may be given back after it. */
+  worked(): void;
   close(): Promise<void>;
 }
 
@@ -55,6 +60,7 @@ export async function startUiServer(options: UiServerOptions): Promise<UiServer>
   let served = { hosts: [] as string[], origins: [] as string[] };
   const assets = webAssets();
   const preloads = modulePreloads(assets);
+  const idle = new IdleRelease(options.idleRelease);
 
   const refuse = (req: http.IncomingMessage, res: http.ServerResponse, status: number, reason: string) => {
     options.onProblem?.({ status, reason, method: req.method ?? '?', path: (req.url ?? '/').split('?')[0]! });
@@ -63,6 +69,7 @@ export async function startUiServer(options: UiServerOptions): Promise<UiServer>
   };
 
   const server = http.createServer((req, res) => {
+    idle.during(res);
     const url = new URL(req.url ?? '/', 'http://x');
     const method = req.method ?? 'GET';
     const facts = { method, headers: req.headers };
@@ -85,8 +92,7 @@ export async function startUiServer(options: UiServerOptions): Promise<UiServer>
     if (url.pathname === '/api/events' && method === 'GET') return serveEvents(req, res, watcher);
     answerApi(req, res, url, options, limit);
   });
-  const listening = await listenLocal(server, { host, port: options.port ?? 0 });
-  const port = listening.port;
+  const { port, ...listening } = await listenLocal(server, { host, port: options.port ?? 0 });
   const names = host === '127.0.0.1' ? ['127.0.0.1', 'localhost'] : [host];
   served = {
     hosts: names.map((name) => `${name}:${port}`.toLowerCase()),
@@ -98,7 +104,9 @@ export async function startUiServer(options: UiServerOptions): Promise<UiServer>
     loginUrl: `${url}/?token=${secrets.token}`,
     token: secrets.token,
     port,
+    worked: () => idle.busy(),
     close() {
+      idle.close();
       watcher.close();
       return listening.close();
     },
