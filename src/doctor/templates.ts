@@ -1,21 +1,23 @@
 import type { Config } from '../config/schema.js';
 import { isAgentboxError } from '../errors.js';
 import type { Repo } from '../git/repo.js';
-import { HEADLESS_TYPES } from '../run/begin/tier.js';
 import { probeVerifySandbox } from '../sandbox/available.js';
 import { loadRunTemplates } from '../templates/load.js';
-import { templateDirs } from '../templates/locate.js';
+import { TEMPLATE_TYPES, templateDirs } from '../templates/locate.js';
 import type { Env } from '../util/env.js';
 import type { CheckResult } from './checks.js';
 
-/** Every run type's templates read and checked, as a run would before it starts. */
+/**
+ * Every run type's templates read and checked, as a run would before it starts; `interactive`'s
+ * too (the first task of `agentbox start`), which has no output contract to count.
+ */
 export function checkTemplates(repo: Repo, env: Env, config: Config): CheckResult {
   const dirs = templateDirs(env, repo.root);
   let outputs = 0;
-  for (const type of HEADLESS_TYPES) {
+  for (const type of TEMPLATE_TYPES) {
     try {
       const t = loadRunTemplates(dirs, type, { builtinOutput: !config.supervisor.allow_raw_output });
-      if (t.output) outputs++;
+      if (t.output && type !== 'interactive') outputs++;
     } catch (error) {
       return {
         name: 'templates',

@@ -23,6 +23,23 @@ describe('doctor: templates and runs.verify', () => {
     expect(bad.fix).toContain('did you mean {{branch}}');
   });
 
+  it("checks interactive's templates too (agentbox start's first task), and counts no output contract for it", async () => {
+    repo = gitRepo();
+    const found = await findRepo(repo.dir);
+    const home = tempDir();
+    const contract = {
+      ...DEFAULT_CONFIG,
+      supervisor: { ...DEFAULT_CONFIG.supervisor, allow_raw_output: false },
+    };
+    expect(checkTemplates(found, { HOME: home }, contract).detail).toContain('(4 with an output contract)');
+    const dir = path.join(repo.dir, '.agentbox', 'templates');
+    fs.mkdirSync(dir, { recursive: true });
+    fs.writeFileSync(path.join(dir, 'interactive.input.md'), 'start with {{tsak}}\n');
+    const bad = checkTemplates(found, { HOME: home }, DEFAULT_CONFIG);
+    expect(bad.ok).toBe(false);
+    expect(bad.detail).toContain(path.join(dir, 'interactive.input.md'));
+  });
+
   it.each([
     ['no runs.verify', null, 'required', '/usr/bin:/bin', true],
     ['sandbox off: runs unsandboxed', 'npm test', 'off', '', true],
