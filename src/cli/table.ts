@@ -197,6 +197,7 @@ function continueAndSteer(program: Command, lazy: Lazy, wants: Wants): void {
       .command('watch')
       .description("follow a run live (its tool calls, the supervisor's decisions, refusals) until it ends")
       .argument('<run>', 'a run name, its short id (or a unique prefix of it), or "latest"')
+      .option('--transcript', "the whole transcript as it comes: the agent's text, each call and its result")
       .action(lazy(async () => (await import('../commands/watch.js')).watch));
 }
 
@@ -274,7 +275,12 @@ function ledger(program: Command, lazy: Lazy, wants: Wants): void {
       .command('show')
       .description('everything about one run')
       .argument('<run>', 'a run name, its short id, "latest" or a pointer such as "last-fail"')
-      .option('--json', 'print machine-readable JSON')
+      .option('--json', 'print machine-readable JSON (with --transcript: one entry per line)')
+      .option(
+        '--transcript',
+        'what the agent said and did: text, tool calls and results, refusals, decisions',
+      )
+      .option('--no-pager', 'with --transcript: print straight to the terminal')
       .action(lazy(async () => (await import('../commands/show.js')).show));
   if (wants('ui'))
     program

@@ -14,6 +14,7 @@ const detail = () => import('./detail.js');
 const settings = () => import('./settings.js');
 const recovery = () => import('./recovery.js');
 const templates = () => import('./templates.js');
+const transcript = () => import('./transcript.js');
 
 export interface RouteContext {
   readonly root: string;
@@ -82,6 +83,12 @@ export async function route(ctx: RouteContext, req: http.IncomingMessage, url: U
     }
     if (parts[1] === 'runs' && parts.length === 3 && method === 'GET') {
       return json(await (await detail()).runDetail(ctx.ledger, ctx.root, parts[2]!));
+    }
+    if (parts[1] === 'runs' && parts[3] === 'transcript' && method === 'GET') {
+      if (parts.length === 4)
+        return json((await transcript()).transcriptOf(ctx.ledger, ctx.env, parts[2]!, url.searchParams));
+      if (parts.length === 5)
+        return json((await transcript()).transcriptEntryOf(ctx.ledger, ctx.env, parts[2]!, parts[4]!));
     }
     if (parts[1] === 'runs' && parts.length === 4 && parts[3] === 'session' && method === 'GET') {
       return json(await (await actions()).sessionState(ac, parts[2]!));
