@@ -4,6 +4,7 @@ import { api } from './api.js';
 import { diffSection } from './diff.js';
 import { age, badge, doing, draw, fingerprint, h, main, usd } from './dom.js';
 import { notPassingText, runActions, sensitiveItem } from './run-actions.js';
+import { followTranscript, transcriptSection } from './transcript.js';
 
 export async function showRun(id, redraw) {
   const run = await api('GET', `/api/runs/${encodeURIComponent(id)}`);
@@ -29,7 +30,9 @@ export async function showRun(id, redraw) {
     h('h2', { id: 'timeline-title' }, 'Timeline'),
     h('ol', { class: 'timeline', id: 'timeline' }, run.events.map(eventItem)),
     run.prompt ? h('details', { id: 'prompt' }, h('summary', {}, 'Prompt'), h('pre', {}, run.prompt)) : '',
+    transcriptSection(run),
   ]);
+  followTranscript(run);
 }
 
 /**
