@@ -4,9 +4,10 @@ import { api } from './api.js';
 import { diffSection } from './diff.js';
 import { age, badge, doing, draw, fingerprint, h, main, usd } from './dom.js';
 import { notPassingText, runActions, sensitiveItem } from './run-actions.js';
-import { followTranscript, transcriptSection } from './transcript.js';
+import { followTranscript, prefetchTranscript, transcriptSection } from './transcript.js';
 
 export async function showRun(id, redraw) {
+  prefetchTranscript(id);
   const run = await api('GET', `/api/runs/${encodeURIComponent(id)}`);
   const session =
     run.meta.type === 'interactive' && run.state?.status === 'ACTIVE'

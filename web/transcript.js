@@ -5,7 +5,7 @@
 // (an SSE `change`) asks only for what came after the last cursor and appends it; what is on the
 // page is never drawn again, so an opened call stays open and the scroll stays where it is.
 import { api } from './api.js';
-import { h } from './dom.js';
+import { h, main } from './dom.js';
 import { entryItem } from './transcript-entry.js';
 
 const FIRST = 200;
@@ -26,6 +26,19 @@ export function transcriptSection(run) {
     'aria-labelledby': 'transcript-title',
   });
 }
+
+/** The first page, asked for while the run itself is (run.js), when this page has none yet. */
+let early = null;
+
+/** Called as the run page is asked for: its first page comes in the same round trip as the run. */
+export function prefetchTranscript(ref) {
+  if (document.getElementById('transcript') && main.dataset.page === location.hash) return;
+  early = { ref, page: api('GET', pageUrl(ref, '')).catch(() => null) };
+}
+
+/** The first page, or the one after `cursor`. */
+const pageUrl = (run, cursor) =>
+  `/api/runs/${encodeURIComponent(run)}/transcript?limit=${cursor ? `${PAGE}&after=${encodeURIComponent(cursor)}` : FIRST}`;
 
 /** Called after each draw of the run page: the first page once, then what came since. */
 export function followTranscript(run) {
@@ -110,12 +123,18 @@ function load(s) {
   return s.loading;
 }
 
+/** The first page asked for early for this run, once; else null. */
+function earlyPage(s) {
+  const mine = early && !s.cursor && (s.run === early.ref || s.run.endsWith(early.ref));
+  const page = mine ? early.page : null;
+  early = null;
+  return page;
+}
+
 async function fetchPage(s) {
-  const limit = s.cursor ? PAGE : FIRST;
-  const query = `limit=${limit}${s.cursor ? `&after=${encodeURIComponent(s.cursor)}` : ''}`;
   let page;
   try {
-    page = await api('GET', `/api/runs/${encodeURIComponent(s.run)}/transcript?${query}`);
+    page = (await earlyPage(s)) ?? (await api('GET', pageUrl(s.run, s.cursor)));
   } catch (e) {
     s.error.textContent = `Could not load the transcript: ${e.message} (it is asked again at the next update)`;
     return;
