@@ -4,7 +4,7 @@ import { START } from '../transcript/cursor.js';
 import { liveTranscript } from '../transcript/live.js';
 import { gitPager, type LineSink, pagerSink } from '../transcript/pager.js';
 import { transcriptEntries } from '../transcript/read.js';
-import { entryLine } from '../transcript/render.js';
+import { entryJson, entryLine } from '../transcript/render.js';
 import { styler } from '../util/style.js';
 
 export interface TranscriptOptions {
@@ -32,7 +32,7 @@ export async function showTranscript(
   try {
     for (const { entry } of transcriptEntries(run.dir, START, liveTranscript(run, ctx.env))) {
       count++;
-      const text = opts.json ? JSON.stringify(entry) : entryLine(entry, width, marks);
+      const text = opts.json ? entryJson(entry) : entryLine(entry, width, marks);
       if (!(await sink.write(`${text}\n`))) break;
     }
     if (count === 0 && !opts.json)

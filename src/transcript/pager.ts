@@ -1,5 +1,4 @@
-import { spawn } from 'node:child_process';
-import { runGit } from '../git/exec.js';
+import { execFile, spawn } from 'node:child_process';
 import type { Env } from '../util/env.js';
 
 /** Where lines go: written in order; a false return from write means the reader went away. */
@@ -14,8 +13,16 @@ export interface LineSink {
  * (`cat`, or git could not say).
  */
 export async function gitPager(root: string, env: Env): Promise<string | null> {
-  const result = await runGit(['var', 'GIT_PAGER'], { cwd: root, env, keepLocale: true });
-  const pager = result.exitCode === 0 ? result.stdout.trim() : '';
+  // NOTE: not through src/git/exec.ts: its inert git names no pager. This is the person's own git
+  // in their own repository, as `agentbox diff` runs it to page (src/review/diff.ts).
+  const pager = await new Promise<string>((resolve) => {
+    execFile(
+      'git',
+      ['var', 'GIT_PAGER'],
+      { cwd: root, env: env as NodeJS.ProcessEnv, timeout: 10_000 },
+      (error, stdout) => resolve(error ? '' : stdout.trim()),
+    );
+  });
   return pager === '' || pager === 'cat' ? null : pager;
 }
 

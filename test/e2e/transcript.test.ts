@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bash, type RequestView, type Rule, text, tool } from '../fixtures/model-server/index.js';
 import { expectNoProcessesLeft } from '../helpers/processes.js';
 import { type Project, project } from '../helpers/project.js';
+import { startPty } from '../helpers/pty.js';
 import { request, startUi, type Ui } from '../helpers/ui.js';
 
 const SUPERVISOR = 'You supervise a Claude Code agent';
@@ -84,6 +85,20 @@ describe('the transcript of a run (real Claude Code)', () => {
     expect(order).toEqual([...order].sort((a, b) => a - b));
     expect(shown.stdout).not.toMatch(/[\x1b\x07\u202e]/);
 
+    // In a terminal it goes through git's pager, as agentbox diff does; --no-pager prints straight out.
+    const env = { ...p.env, GIT_PAGER: "sed 's/^/paged: /'" };
+    const paged = startPty(['show', name, '--transcript'], { cwd: p.repo.dir, env, cols: 200 });
+    expect(await paged.exited).toBe(0);
+    expect(paged.output()).toMatch(/paged: .*→ Edit/);
+    const straight = startPty(['show', name, '--transcript', '--no-pager'], {
+      cwd: p.repo.dir,
+      env,
+      cols: 200,
+    });
+    expect(await straight.exited).toBe(0);
+    expect(straight.output()).toMatch(/→ Edit/);
+    expect(straight.output()).not.toContain('paged: ');
+
     // watch --transcript prints the same lines, then the run's end.
     const watched = await p.agentbox(['watch', name.slice(-6), '--transcript']);
     expect(watched.code, watched.stderr).toBe(0);
@@ -99,6 +114,8 @@ describe('the transcript of a run (real Claude Code)', () => {
       .trimEnd()
       .split('\n')
       .map((l) => JSON.parse(l));
+    expect(json.stdout).not.toMatch(/[\x1b\x07\u202e]/);
+    expect(entries.find((e) => e.kind === 'text')?.text).toContain('\u001b[31mred\u001b[0m \u202eevil');
     const calls = entries.filter((e) => e.kind === 'tool_call').map((e) => e.tool);
     expect(calls).toEqual(['Read', 'Edit', 'Bash', 'Read']);
     const refused = entries.find((e) => e.kind === 'tool_result' && e.refused_by);

@@ -8,7 +8,7 @@ import type { Entry } from '../../src/transcript/entry.js';
 import { fullEntry } from '../../src/transcript/full.js';
 import { LineReader } from '../../src/transcript/lines.js';
 import { transcriptEntries, transcriptPage } from '../../src/transcript/read.js';
-import { entryLine } from '../../src/transcript/render.js';
+import { entryJson, entryLine } from '../../src/transcript/render.js';
 
 const FIXTURES = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../fixtures/stream');
 const root = fs.mkdtempSync(path.join(os.tmpdir(), 'agentbox-transcript-'));
@@ -166,6 +166,11 @@ describe('the transcript of a run', () => {
     const line = entryLine(entry!);
     expect(line).toBe('14:00:01  café ✓ 日本 🙂\\u202eevil next line\\x07');
     expect(line).not.toMatch(/[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e]/);
+    // As JSON too: every control escaped, the same text after parsing (an 8-bit CSI included).
+    const c1 = { ...entry!, text: `${text}\x9b2J\u2066` } as Entry;
+    const json = entryJson(c1);
+    expect(json).not.toMatch(/[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]/);
+    expect(JSON.parse(json)).toEqual(c1);
   });
 
   it('pages by cursor through entries of one line and both files, each page following the one before', () => {
