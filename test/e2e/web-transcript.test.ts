@@ -159,9 +159,16 @@ describe('the transcript on the run page (real Claude Code, Chromium)', () => {
         .endsWith('2999\n3000'),
     );
 
-    // The rest comes in while the call stays open: the note, the correction, the end.
+    // The rest comes in while the call stays open: the note, the correction, the end. A person at
+    // the bottom of the page stays at the bottom: the page follows what comes.
     const entry = (re: RegExp) => list.locator('.t-entry', { hasText: re }).first();
+    const bottom = 'innerHeight + scrollY >= document.documentElement.scrollHeight - 40';
+    expect(await page.evaluate('document.documentElement.scrollHeight > innerHeight')).toBe(true);
+    await page.evaluate('window.scrollTo(0, document.documentElement.scrollHeight)');
+    expect(await page.evaluate(bottom)).toBe(true);
     await entry(new RegExp(`injected ${NOTE}`)).waitFor({ timeout: 90_000 });
+    expect(p.state(name).status).toBe('ACTIVE');
+    expect(await page.evaluate(bottom)).toBe(true);
     await entry(/correction \(claude.*check the edit once more/).waitFor({ timeout: 90_000 });
     await entry(/supervisor: complete/).waitFor({ timeout: 90_000 });
     expect(await bashCall.getAttribute('open')).not.toBeNull();
