@@ -5,8 +5,10 @@ import { diffSection } from './diff.js';
 import { age, badge, doing, draw, fingerprint, h, main, usd } from './dom.js';
 import { liveDiffSection } from './live-diff.js';
 import { notPassingText, runActions, sensitiveItem } from './run-actions.js';
+import { followTranscript, prefetchTranscript, transcriptSection } from './transcript.js';
 
 export async function showRun(id, redraw) {
+  prefetchTranscript(id);
   const run = await api('GET', `/api/runs/${encodeURIComponent(id)}`);
   const session =
     run.meta.type === 'interactive' && run.state?.status === 'ACTIVE'
@@ -30,7 +32,9 @@ export async function showRun(id, redraw) {
     h('h2', { id: 'timeline-title' }, 'Timeline'),
     h('ol', { class: 'timeline', id: 'timeline' }, run.events.map(eventItem)),
     run.prompt ? h('details', { id: 'prompt' }, h('summary', {}, 'Prompt'), h('pre', {}, run.prompt)) : '',
+    transcriptSection(run),
   ]);
+  followTranscript(run);
 }
 
 /**

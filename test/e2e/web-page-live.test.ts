@@ -160,9 +160,14 @@ describe('the live page in Chromium', () => {
     });
     await liveUpdate();
 
-    // The keyboard: every button and the Prompt, in the page's order, each a Tab stop.
+    // The keyboard: every button and the Prompt, in the page's order, each a Tab stop; then the
+    // transcript's tool calls (web/transcript.js), each a summary to open: both Bash calls with
+    // their results (the third turn hangs).
+    const answered = page.locator('#transcript summary .t-mark-ok');
+    await expect.poll(() => answered.count(), { timeout: 60_000 }).toBe(2);
+    const calls = await page.locator('#transcript summary').allTextContents();
     const stops = (await tabStops()).filter((s) => s.tag === 'BUTTON' || s.tag === 'SUMMARY');
-    expect(stops.map((s) => s.text)).toEqual(['Stop', 'Inject', 'Prompt']);
+    expect(stops.map((s) => s.text)).toEqual(['Stop', 'Inject', 'Prompt', ...calls]);
 
     // Focus on Inject: a live update keeps it, on the very same button.
     await tabUntil('Inject');

@@ -1,0 +1,196 @@
+// One transcript entry as the run page shows it (transcript.js pages and follows them). Every
+// word the agent, a tool or the repository wrote is hostile: it goes in as a text node (dom.js
+// `h`), never as HTML, and inside an isolated direction run (transcript.css) so a bidi control
+// in it cannot turn the page's own words around.
+import { h } from './dom.js';
+
+const TARGET_KEYS = [
+  'command',
+  'file_path',
+  'notebook_path',
+  'pattern',
+  'path',
+  'url',
+  'skill',
+  'description',
+];
+const PATH_KEYS = new Set(['file_path', 'notebook_path', 'path']);
+
+/** What a tool call works on, in one short line (as src/present/live.ts toolTarget says it). */
+export function target(input) {
+  if (typeof input !== 'object' || input === null) return '';
+  for (const key of TARGET_KEYS) {
+    const v = input[key];
+    if (typeof v !== 'string' || v.trim() === '') continue;
+    const line = v.replace(/\s+/g, ' ').trim();
+    if (line.length <= 80) return line;
+    // A path is told by its end, a command by its start.
+    return PATH_KEYS.has(key) ? `…${line.slice(-79)}` : `${line.slice(0, 79)}…`;
+  }
+  return '';
+}
+
+/** A tool's input, a key a line; a string as it is (a command, a file's new text), the rest as JSON. */
+function inputText(input) {
+  if (typeof input !== 'object' || input === null) return JSON.stringify(input) ?? '';
+  return Object.entries(input)
+    .map(([k, v]) => `${k}: ${typeof v === 'string' ? v : JSON.stringify(v, null, 2)}`)
+    .join('\n');
+}
+
+const when = (at) =>
+  at
+    ? h('time', { datetime: at, class: 't-time' }, new Date(at).toLocaleTimeString())
+    : h('span', { class: 't-time' }, '');
+
+/** Agent text, kept as written (line ends too), cut ones with a button that fetches them whole. */
+function agentText(e, ctx, tag = 'div') {
+  // A <pre> scrolls when long: a Tab stop, so the keyboard can scroll it too.
+  const box = h(tag, { class: 't-agent', tabindex: tag === 'pre' ? 0 : undefined }, e.text);
+  if (!e.cut) return [box];
+  const more = h(
+    'button',
+    {
+      type: 'button',
+      class: 't-all',
+      onclick: async () => {
+        more.disabled = true;
+        try {
+          box.textContent = (await ctx.whole(e.id)).text;
+          more.remove();
+        } catch (err) {
+          more.disabled = false;
+          more.textContent = `Show all failed (${err.message}) — try again`;
+        }
+      },
+    },
+    `Show all (${e.cut.length.toLocaleString()} characters)`,
+  );
+  return [box, more];
+}
+
+const item = (e, cls, ...children) =>
+  h('li', { class: `t-entry t-${e.kind} ${cls}`.trim(), 'data-key': e.id }, when(e.at), ' ', ...children);
+
+const label = (text) => h('span', { class: 't-label' }, text);
+
+/** `tool`, the mark of its result (refused, error, ok) and where the result goes. */
+function toolCall(e, ctx) {
+  const mark = h('span', { class: 't-mark t-pending' }, 'no result yet');
+  const result = h('div', { class: 't-result' });
+  const li = item(
+    e,
+    '',
+    h(
+      'details',
+      { class: 't-call' },
+      h(
+        'summary',
+        {},
+        h('span', { class: 't-tool' }, e.tool),
+        ' ',
+        h('span', { class: 't-target t-agent' }, target(e.input)),
+        ' ',
+        mark,
+      ),
+      h('div', { class: 't-head' }, 'Input'),
+      h('pre', { class: 't-input t-agent', tabindex: 0 }, inputText(e.input)),
+      h('div', { class: 't-head' }, 'Result'),
+      result,
+    ),
+  );
+  ctx.calls.set(e.tool_use_id, { li, mark, result });
+  ctx.callCount++;
+  return li;
+}
+
+/** A result goes into its call's <details>; one whose call is not on the page stands alone. */
+function toolResult(e, ctx) {
+  const how = e.refused_by ? `refused (${e.refused_by})` : e.is_error ? 'error' : 'ok';
+  const cls = e.refused_by ? 't-refused' : e.is_error ? 't-failed' : '';
+  if (e.refused_by) ctx.refused++;
+  const call = ctx.calls.get(e.tool_use_id);
+  if (!call) return item(e, cls, label(`result: ${how}`), ' ', ...agentText(e, ctx, 'pre'));
+  ctx.calls.delete(e.tool_use_id);
+  call.mark.className = `t-mark ${e.refused_by ? 't-mark-refused' : e.is_error ? 't-mark-error' : 't-mark-ok'}`;
+  call.mark.textContent = e.refused_by ? `✗ ${how}` : e.is_error ? '! error' : '✓';
+  if (cls) call.li.classList.add(cls);
+  call.result.replaceChildren(...agentText(e, ctx, 'pre'));
+  return null;
+}
+
+/** The element for entry `e` (null when it went into one already on the page). */
+export function entryItem(e, ctx) {
+  switch (e.kind) {
+    case 'text':
+      return item(e, '', label('assistant'), ' ', ...agentText(e, ctx));
+    case 'user':
+      return item(e, '', label('user'), ' ', ...agentText(e, ctx));
+    case 'tool_call':
+      return toolCall(e, ctx);
+    case 'tool_result':
+      return toolResult(e, ctx);
+    case 'refusal':
+      ctx.refused++;
+      return item(
+        e,
+        't-refused',
+        label(`✗ refused (${e.by})`),
+        ' ',
+        h('span', { class: 't-agent' }, `${e.tool}: ${e.reason}`),
+      );
+    case 'decision':
+      return item(
+        e,
+        't-super',
+        label(`supervisor: ${e.decision}`),
+        ' ',
+        h('span', { class: 't-agent' }, `(${e.source}) ${e.reason}`),
+      );
+    case 'correction':
+      return item(
+        e,
+        't-super',
+        label(`correction (${e.source}${e.reason ? `, ${e.reason}` : ''})`),
+        ' ',
+        h('span', { class: 't-agent' }, e.text),
+      );
+    case 'inject':
+      return item(e, 't-super', label('injected'), ' ', h('span', { class: 't-agent' }, e.text));
+    case 'verify':
+      return e.ok
+        ? item(e, 't-okline', label('✓ verification passed'))
+        : item(e, 't-failed', label('✗ verification failed'), ' ', h('span', { class: 't-agent' }, e.detail));
+    case 'violation':
+      return item(
+        e,
+        't-failed',
+        label(`violation ${e.type} (${e.action})`),
+        ' ',
+        h('span', { class: 't-agent' }, e.detail),
+      );
+    case 'budget':
+      return item(e, 't-failed', label('budget'), ' ', e.reason);
+    case 'result': {
+      const cost = e.cost_usd === null ? '' : ` ($${e.cost_usd.toFixed(4)})`;
+      return item(
+        e,
+        e.is_error ? 't-failed' : '',
+        label(`${e.is_error ? 'ended with an error' : 'answer'}${cost}`),
+        ' ',
+        ...agentText(e, ctx),
+      );
+    }
+    case 'event':
+      return item(e, 't-dim', label(e.event), ' ', h('span', { class: 't-agent' }, e.detail));
+    case 'oversized':
+      return item(
+        e,
+        't-dim',
+        label('not read'),
+        ` a line of ${e.bytes} bytes: ${e.file} at byte ${e.offset}`,
+      );
+    default:
+      return item(e, 't-dim', label(String(e.kind)));
+  }
+}
