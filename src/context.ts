@@ -13,6 +13,11 @@ export interface Io {
   readonly color: boolean;
   /** The terminal's width in columns, when stdout is one. */
   readonly columns?: number;
+  /**
+   * A promise to await before writing more when output is backed up (a slow reader of a socket);
+   * null when it is not. Absent: writes never back up (tests' memory Io).
+   */
+  readonly drained?: () => Promise<void> | null;
   /** Asks a person and returns the answer; absent when nobody can answer (stdin is not a terminal). */
   readonly ask?: (question: string) => Promise<string>;
 }
@@ -138,6 +143,7 @@ export function processIo(
     ...(isTTY && stream.stdout.columns ? { columns: stream.stdout.columns } : {}),
     out: (text) => writer.write(text),
     err: (text) => errWriter.write(text),
+    drained: () => writer.drained(),
     // (isTTY first: process.stdin is made on first use, see processTerminal)
     ...(isTTY && stream.stdin.isTTY ? { ask } : {}),
     longLived: () => {

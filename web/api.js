@@ -3,14 +3,15 @@
 
 const CSRF = document.querySelector('meta[name="csrf"]').content;
 
-export async function api(method, path, body) {
+/** `headers`: more request headers (the new-run form's Idempotency-Key). */
+export async function api(method, path, body, headers = {}) {
   const res = await fetch(path, {
     method,
     credentials: 'same-origin',
     headers:
       body === undefined
-        ? { 'x-agentbox-csrf': CSRF }
-        : { 'content-type': 'application/json', 'x-agentbox-csrf': CSRF },
+        ? { ...headers, 'x-agentbox-csrf': CSRF }
+        : { ...headers, 'content-type': 'application/json', 'x-agentbox-csrf': CSRF },
     body: body === undefined ? undefined : JSON.stringify(body),
   });
   const data = await res.json().catch(() => ({}));

@@ -2,7 +2,7 @@
 // is its own module (runs.js, run.js, new-run.js, settings.js), drawn with the helpers of dom.js
 // and api.js. This one routes the hash to a view and redraws it when the ledger changes (SSE).
 // The page's Content-Security-Policy runs no inline script, and nothing from another origin.
-import { h, main } from './dom.js';
+import { h, main, tickAges } from './dom.js';
 import { showNew } from './new-run.js';
 import { notifyEnded } from './notify.js';
 import { showRun } from './run.js';
@@ -24,6 +24,7 @@ function render() {
       } else await showRuns(render);
       document.body.dataset.rendered = String(Date.now());
     } catch (e) {
+      delete main.dataset.page;
       main.replaceChildren(h('p', { class: 'panel warn' }, `Could not load: ${e.message}`));
     }
   });
@@ -31,18 +32,34 @@ function render() {
 }
 
 let pending;
+const GONE = 'agentbox ui is not answering — reconnecting…';
+/** A server that answers but no longer knows this browser (`agentbox ui --new-token`). */
+const LOGGED_OUT = 'agentbox ui no longer knows this page — open the address it printed';
+
+/** The connection, said in words beside the dot: a grey dot alone told nobody the server was gone. */
+function showLive(on, text = GONE) {
+  document.getElementById('live').classList.toggle('on', on);
+  document.getElementById('live-text').textContent = on ? '' : text;
+}
+
 function connect() {
-  const live = document.getElementById('live');
   const source = new EventSource('/api/events');
   // Each time the stream opens, the page is drawn: the first time too (no change falls between
   // the two, and the server is asked once, not twice); without a stream, it is drawn all the same.
   source.onopen = () => {
-    live.classList.add('on');
+    showLive(true);
     render();
   };
   source.onerror = () => {
-    live.classList.remove('on'); // EventSource reconnects by itself
+    showLive(false);
     if (!document.body.dataset.rendered) render();
+    // EventSource reconnects by itself, except after an answer that was not a stream (a server
+    // that was starting or stopping): then a new one, until the server answers.
+    if (source.readyState !== EventSource.CLOSED) return;
+    fetch('/api/runs?limit=1', { credentials: 'same-origin' }).then(
+      (res) => (res.status === 401 ? showLive(false, LOGGED_OUT) : setTimeout(connect, 1000)),
+      () => setTimeout(connect, 1000),
+    );
   };
   source.addEventListener('change', () => {
     clearTimeout(pending);
@@ -54,8 +71,12 @@ function connect() {
 }
 
 window.addEventListener('hashchange', () => {
+  delete main.dataset.page;
   render();
   main.focus();
 });
+document.getElementById('live').after(h('span', { id: 'live-text', class: 'live-text', role: 'status' }));
 notifyEnded();
 connect();
+// Ages count up between updates, from the browser's clock.
+setInterval(tickAges, 1000);

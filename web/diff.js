@@ -1,4 +1,6 @@
-// A fix run's patch drawn by diff2html (served from the package), unified or split.
+// A fix run's patch drawn by diff2html (served from the package), unified or split, in the page's
+// theme: diff2html's "auto" follows prefers-color-scheme as app.css does (its default, "light",
+// drew dark-mode text on pale green); a page that sets <html data-theme> has the diff follow that.
 import { h } from './dom.js';
 
 /** Kept across redraws: the person's choice holds while the run changes. */
@@ -14,6 +16,8 @@ function loadDiff2Html() {
 }
 
 async function drawDiff(target, patch) {
+  // A live update that kept the diff already shown (same data-sig) drew this one for nothing.
+  if (!target.isConnected) return;
   await loadDiff2Html();
   if (!window.Diff2HtmlUI) {
     target.replaceChildren(h('pre', {}, patch));
@@ -24,9 +28,16 @@ async function drawDiff(target, patch) {
     matching: 'lines',
     outputFormat: diffMode,
     highlight: true,
+    colorScheme: theme(),
   });
   ui.draw();
   ui.highlightCode();
+}
+
+/** 'light' or 'dark' when the page has its theme set by hand, else 'auto' (the system's). */
+function theme() {
+  const chosen = document.documentElement.dataset.theme;
+  return chosen === 'light' || chosen === 'dark' ? chosen : 'auto';
 }
 
 /** The "Changes" section: its heading, the unified/split toggle and the diff, drawn once shown. */
@@ -37,7 +48,7 @@ export function diffSection(patch) {
     {
       onclick: () => {
         diffMode = diffMode === 'line-by-line' ? 'side-by-side' : 'line-by-line';
-        drawDiff(target, patch);
+        drawDiff(document.getElementById('diff'), patch);
       },
     },
     'Unified / split',

@@ -2,7 +2,19 @@
 import { api } from './api.js';
 import { h, main, toast } from './dom.js';
 
+/**
+ * One key per opened form, sent as `Idempotency-Key`: a second submit of the same form (a double
+ * click, a retry after a lost answer) gets the run the first one started (docs/web-ui.md).
+ * getRandomValues, not randomUUID: the page may be served on a non-loopback --host (no secure context).
+ */
+function newKey() {
+  const bytes = crypto.getRandomValues(new Uint8Array(16));
+  return Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('');
+}
+
 export function showNew() {
+  const key = newKey();
+  const start = h('button', { class: 'primary', type: 'submit' }, 'Start');
   const form = h(
     'form',
     {
@@ -10,15 +22,19 @@ export function showNew() {
       id: 'new-run',
       onsubmit: async (e) => {
         e.preventDefault();
+        // Disabled until answered: a double click submits once.
+        if (start.disabled) return;
+        start.disabled = true;
         const data = Object.fromEntries(new FormData(form).entries());
         for (const k of Object.keys(data)) if (data[k] === '') delete data[k];
         try {
-          const r = await api('POST', '/api/runs', data);
+          const r = await api('POST', '/api/runs', data, { 'idempotency-key': key });
           // What the repository carries that this run left out until `agentbox trust`.
           toast(r.notice ? `started ${r.run}\n${r.notice}` : `started ${r.run}`);
           location.hash = `#/run/${String(r.run).slice(-6)}`;
         } catch (err) {
           toast(`could not start: ${err.message}`);
+          start.disabled = false;
         }
       },
     },
@@ -43,7 +59,7 @@ export function showNew() {
     h('label', { for: 'n-cost' }, 'Budget (USD)'),
     h('input', { id: 'n-cost', name: 'max_cost', inputmode: 'decimal', placeholder: 'e.g. 2.50' }),
     h('span'),
-    h('button', { class: 'primary', type: 'submit' }, 'Start'),
+    start,
   );
   main.replaceChildren(h('h1', {}, 'New run'), form);
 }

@@ -1,5 +1,6 @@
 // The run page's buttons: what the gate offers for the run's status (merge, discard, restart,
-// stop, inject, resume), each the CLI's command behind a POST, most behind a confirmation.
+// stop, inject, resume), each the CLI's command behind a POST, most behind a confirmation. A
+// failure stays next to the buttons, copyable, until the person dismisses it.
 import { api } from './api.js';
 import { h, toast } from './dom.js';
 
@@ -7,22 +8,74 @@ import { h, toast } from './dom.js';
 export const notPassingText = (np) =>
   `${np.status === 'REVIEW' ? 'it ended REVIEW but its checks failed' : `it ended ${np.status}`}${np.reasons.length ? ` — ${np.reasons.join('; ')}` : ''}`;
 
-/** The buttons for `run` (GET /api/runs/:id); each redraws the page once it is answered. */
+/** The last failed action of each run: `{ label, action, text }`, shown until dismissed. */
+const failures = new Map();
+
+/** The runs with an action under way: their buttons wait for its answer. */
+const pending = new Set();
+
+/** The sensitive changes the person ticked, by run (`path\0kind`): Merge waits for all of them. */
+const acknowledged = new Map();
+
+const ackKey = (change) => `${change.path}\0${change.kind}`;
+const acksOf = (run) => acknowledged.get(run.id) ?? new Set();
+const allAcknowledged = (run) => run.sensitive.every((s) => acksOf(run).has(ackKey(s)));
+
+/** Merge is offered for a fix run in REVIEW, or one that did not pass, with a patch. */
+const offersMerge = (run) =>
+  (run.state?.status === 'REVIEW' || Boolean(run.not_passing)) && run.files.includes('changes.patch');
+
+/** A sensitive change, listed; a checkbox to acknowledge it when the run can be merged. */
+export function sensitiveItem(run, change, i, redraw) {
+  const text = `${change.path} — ${change.kind}${change.detail ? ` (${change.detail})` : ''}`;
+  if (!offersMerge(run)) return h('li', {}, text);
+  const id = `ack-${i}`;
+  return h(
+    'li',
+    {},
+    h('input', {
+      type: 'checkbox',
+      id,
+      class: 'ack',
+      checked: acksOf(run).has(ackKey(change)),
+      onchange: (e) => {
+        const acks = acksOf(run);
+        if (e.target.checked) acks.add(ackKey(change));
+        else acks.delete(ackKey(change));
+        acknowledged.set(run.id, acks);
+        redraw();
+      },
+    }),
+    ' ',
+    h('label', { for: id }, 'I have read this: ', text),
+  );
+}
+
+/** The buttons for `run` (GET /api/runs/:id), and the last failure under them. */
 export function runActions(run, redraw) {
-  const actions = h('div', { class: 'actions' });
-  const act = (label, cls, confirmText, fn) =>
-    actions.append(
+  const buttons = h('div', { class: 'actions' });
+  const act = (label, cls, confirmText, fn, attrs = {}) =>
+    buttons.append(
       h(
         'button',
         {
           class: cls,
           'data-action': label.split(' ')[0].toLowerCase(),
+          ...attrs,
+          'aria-busy': pending.has(run.id) ? 'true' : undefined,
           onclick: async () => {
+            // One action at a time (a Stop waits for the run to end): not `disabled`, which
+            // would take the keyboard focus off the button.
+            if (pending.has(run.id)) return;
             if (confirmText && !window.confirm(confirmText)) return;
+            failures.delete(run.id);
+            pending.add(run.id);
             try {
               toast(await fn());
             } catch (e) {
-              toast(`${label} failed: ${e.message}${e.data?.hint ? ` — ${e.data.hint}` : ''}`);
+              failures.set(run.id, { label, action: label.split(' ')[0].toLowerCase(), text: errorText(e) });
+            } finally {
+              pending.delete(run.id);
             }
             redraw();
           },
@@ -32,21 +85,68 @@ export function runActions(run, redraw) {
     );
   mergeAction(run, act);
   lifeActions(run, act);
-  return actions;
+  return h('div', { id: 'actions' }, buttons, failurePanel(run, redraw));
+}
+
+/** The server's error and its hint (the next command), as the CLI prints them. */
+const errorText = (e) => `${e.message}${e.data?.hint ? `\n\n${e.data.hint}` : ''}`;
+
+function failurePanel(run, redraw) {
+  const failure = failures.get(run.id);
+  if (!failure) return null;
+  const text = h('pre', { class: 'error-text', id: 'action-error-text' }, failure.text);
+  return h(
+    'div',
+    { class: 'panel action-error', id: 'action-error', role: 'alert', 'data-for': failure.action },
+    h('strong', {}, `${failure.label} failed`),
+    text,
+    h(
+      'div',
+      { class: 'actions' },
+      h('button', { 'data-action': 'copy-error', onclick: () => copy(failure.text) }, 'Copy'),
+      h(
+        'button',
+        {
+          'data-action': 'dismiss-error',
+          onclick: async () => {
+            failures.delete(run.id);
+            await redraw();
+            document.querySelector(`#actions [data-action="${failure.action}"]`)?.focus();
+          },
+        },
+        'Dismiss',
+      ),
+    ),
+  );
+}
+
+/** To the clipboard; where the browser refuses, the text is selected for Ctrl-C. */
+async function copy(text) {
+  try {
+    await navigator.clipboard.writeText(text);
+    toast('copied');
+  } catch {
+    const range = document.createRange();
+    range.selectNodeContents(document.getElementById('action-error-text'));
+    getSelection().removeAllRanges();
+    getSelection().addRange(range);
+    toast('selected: press Ctrl-C to copy');
+  }
 }
 
 /**
  * A run that did not pass (not REVIEW, or runs.verify failed) can be merged too, but the button
- * says so and the confirmation names its status first (as `agentbox merge` does).
+ * says so and the confirmation names its status first (as `agentbox merge` does). With sensitive
+ * changes, the button waits until each is ticked, and the server is told which were.
  */
 function mergeAction(run, act) {
-  const status = run.state?.status;
+  if (!offersMerge(run)) return;
   const failed = run.not_passing;
-  if (!((status === 'REVIEW' || failed) && run.files.includes('changes.patch'))) return;
   const sensitive = run.sensitive.length
-    ? `\n\nSensitive changes:\n${run.sensitive.map((s) => `  ${s.path} (${s.kind})`).join('\n')}`
+    ? `\n\nSensitive changes (acknowledged):\n${run.sensitive.map((s) => `  ${s.path} (${s.kind})`).join('\n')}`
     : '';
   const warning = failed ? `This run did not pass: ${notPassingText(failed)}\n\n` : '';
+  const waiting = !allAcknowledged(run);
   act(
     failed ? `Merge (${failed.status})` : 'Merge',
     failed ? 'danger' : 'primary',
@@ -54,11 +154,12 @@ function mergeAction(run, act) {
     async () => {
       const r = await api('POST', `/api/runs/${run.id}/merge`, {
         commit: true,
-        allow_sensitive: run.sensitive.length > 0,
+        acknowledged: [...new Set(run.sensitive.map((s) => s.path))],
         force: Boolean(failed),
       });
       return `merged${r.commit ? ` — commit ${String(r.commit).slice(0, 12)}` : ''}`;
     },
+    waiting ? { disabled: true, title: 'tick each sensitive change above first' } : {},
   );
 }
 

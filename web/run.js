@@ -2,8 +2,9 @@
 // to read before a merge, the diff, the report, the timeline and the prompt.
 import { api } from './api.js';
 import { diffSection } from './diff.js';
-import { age, badge, doing, h, main, usd } from './dom.js';
-import { notPassingText, runActions } from './run-actions.js';
+import { age, badge, doing, draw, fingerprint, h, main, usd } from './dom.js';
+import { liveDiffSection } from './live-diff.js';
+import { notPassingText, runActions, sensitiveItem } from './run-actions.js';
 
 export async function showRun(id, redraw) {
   const run = await api('GET', `/api/runs/${encodeURIComponent(id)}`);
@@ -11,36 +12,59 @@ export async function showRun(id, redraw) {
     run.meta.type === 'interactive' && run.state?.status === 'ACTIVE'
       ? await api('GET', `/api/runs/${run.id}/session`).catch(() => null)
       : null;
-  main.replaceChildren(
+  // In place (dom.js draw): a live update keeps the focus, an opened Prompt, the scroll.
+  draw(main, [
     ...heading(run),
     ...nowLines(run, session),
     run.state?.failure
-      ? h('div', { class: 'panel warn' }, `${run.state.failure.kind}: ${run.state.failure.message}`)
+      ? h(
+          'div',
+          { class: 'panel warn', id: 'failure' },
+          `${run.state.failure.kind}: ${run.state.failure.message}`,
+        )
       : '',
     runActions(run, redraw),
-    ...warnings(run),
+    ...warnings(run, redraw),
     ...changes(run),
     ...report(run),
-    h('h2', {}, 'Timeline'),
+    h('h2', { id: 'timeline-title' }, 'Timeline'),
     h('ol', { class: 'timeline', id: 'timeline' }, run.events.map(eventItem)),
-    run.prompt ? h('details', {}, h('summary', {}, 'Prompt'), h('pre', {}, run.prompt)) : '',
-  );
+    run.prompt ? h('details', { id: 'prompt' }, h('summary', {}, 'Prompt'), h('pre', {}, run.prompt)) : '',
+  ]);
+}
+
+/**
+ * The run's cost: agent and supervisor. `≈` while part of it is agentbox's estimate from list
+ * prices (src/budget/meter.ts): Claude Code states the cost at the end of a process, and that
+ * stated cost replaces the estimate, lower or higher.
+ */
+function costText(usage) {
+  if (!usage) return usd(null);
+  const cost = (usage.agent?.cost_usd ?? 0) + (usage.supervisor?.cost_usd ?? 0);
+  return `${usage.agent?.estimated || usage.supervisor?.estimated ? '≈' : ''}${usd(cost)}`;
 }
 
 function heading(run) {
-  const usage = run.state?.usage;
-  const cost = usage ? (usage.agent?.cost_usd ?? 0) + (usage.supervisor?.cost_usd ?? 0) : null;
   return [
-    h('p', {}, h('a', { href: '#/' }, '← Runs')),
-    h('h1', {}, `${run.meta.type}: `, h('span', { class: 'task' }, run.meta.task.split('\n')[0])),
+    h('p', { id: 'back' }, h('a', { href: '#/' }, '← Runs')),
+    h(
+      'h1',
+      { id: 'title' },
+      `${run.meta.type}: `,
+      h('span', { class: 'task' }, run.meta.task.split('\n')[0]),
+    ),
     h(
       'p',
-      {},
+      { id: 'summary' },
       badge(run.state?.status),
       ' ',
       h('code', {}, run.name),
       ' ',
-      h('span', { class: 'muted' }, `· ${run.state?.tool_calls ?? 0} tool calls · ${usd(cost)}`),
+      h(
+        'span',
+        { class: 'muted', id: 'cost' },
+        `· ${run.state?.tool_calls ?? 0} tool calls · ${costText(run.state?.usage)}`,
+      ),
     ),
   ];
 }
@@ -53,7 +77,9 @@ function nowLines(run, session) {
       h(
         'p',
         { class: 'now', id: 'now' },
-        `now: ${doing(now)} · ${now.tool_calls} tool calls · iteration ${now.iteration}${now.max_iterations ? `/${now.max_iterations}` : ''} · started ${age(now.since)} ago`,
+        `now: ${doing(now)} · ${now.tool_calls} tool calls · iteration ${now.iteration}${now.max_iterations ? `/${now.max_iterations}` : ''} · started `,
+        age(now.since),
+        ' ago',
       ),
     );
   if (session)
@@ -68,7 +94,7 @@ function nowLines(run, session) {
 }
 
 /** What to read before a merge: why the run did not pass, sensitive paths, nested repositories. */
-function warnings(run) {
+function warnings(run, redraw) {
   const panels = [];
   if (run.not_passing)
     panels.push(
@@ -88,9 +114,8 @@ function warnings(run) {
         h(
           'ul',
           {},
-          [...run.refused, ...run.sensitive].map((s) =>
-            h('li', {}, `${s.path} — ${s.kind}${s.detail ? ` (${s.detail})` : ''}`),
-          ),
+          run.refused.map((s) => h('li', {}, `${s.path} — ${s.kind}${s.detail ? ` (${s.detail})` : ''}`)),
+          run.sensitive.map((s, i) => sensitiveItem(run, s, i, redraw)),
         ),
       ),
     );
@@ -111,7 +136,13 @@ function warnings(run) {
 }
 
 function changes(run) {
-  if (run.patch) return diffSection(run.patch);
+  if (run.meta.type === 'fix' && run.state?.status === 'ACTIVE') return liveDiffSection(run);
+  if (run.patch) {
+    const section = diffSection(run.patch);
+    // diff2html's box is kept whole while the patch is the same (dom.js draw), redrawn when it changes.
+    section.find((el) => el.id === 'diff')?.setAttribute('data-sig', fingerprint(run.patch));
+    return section;
+  }
   if (run.patch_too_large)
     return [h('p', { class: 'muted' }, `The patch is too large to show here: agentbox diff ${run.id}`)];
   return [];

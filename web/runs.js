@@ -1,6 +1,6 @@
 // The runs list (#/): filters, one row per run, and the banner of runs an interruption left.
 import { api } from './api.js';
-import { age, badge, doing, h, main, select, toast, usd } from './dom.js';
+import { age, badge, doing, draw, h, main, select, toast, usd } from './dom.js';
 import { enableNotifications } from './notify.js';
 
 const STATUSES = [
@@ -16,26 +16,79 @@ const STATUSES = [
 ];
 const TYPES = ['scout', 'plan', 'fix', 'review', 'interactive'];
 
-/** The filters outlive a redraw: the list is drawn again on every change of the ledger. */
-const listState = { status: '', type: '', q: '' };
+/** Runs per page of the list; the server answers at most 500 a request (src/web/runs.ts). */
+const PAGE = 100;
+const SERVER_MAX = 500;
+
+/**
+ * The filters and how many runs are shown outlive a redraw: the list is drawn again on every
+ * change of the ledger. `focus`: the row to focus once drawn (the first one "Show more" brought).
+ */
+const listState = { status: '', type: '', q: '', shown: PAGE, focus: -1 };
 
 /** Draws the list; `redraw` draws the current view again (a filter changed, runs recovered). */
 export async function showRuns(redraw) {
-  const params = new URLSearchParams({ limit: '100' });
-  for (const [k, v] of Object.entries(listState)) if (v) params.set(k, v);
-  const data = await api('GET', `/api/runs?${params}`);
-  const title = h('h1', {}, 'Runs');
-  main.replaceChildren(
-    title,
+  const data = await fetchRuns(listState.shown);
+  // In place (dom.js draw): a live update keeps the focus, the text being typed in the search box.
+  draw(main, [
+    h('h1', {}, 'Runs'),
+    // Filled by the answer below alone: the list's redraws keep it (a constant data-sig).
+    h('div', { id: 'recover-slot', 'data-sig': '' }),
     filters(redraw),
     data.runs.length ? runsTable(data.runs) : h('p', { class: 'muted' }, emptyText(data.total)),
-    h('p', { class: 'muted' }, `${data.runs.length} of ${data.total}`),
-  );
+    h('p', { class: 'muted', id: 'runs-count' }, `${data.runs.length} of ${data.total}`),
+    moreButton(data, redraw),
+  ]);
+  // The page's own rows (draw keeps the rows already there, not the ones just built).
+  if (listState.focus >= 0) main.querySelectorAll('tbody tr')[listState.focus]?.focus();
+  listState.focus = -1;
   // Asked once the list is shown, never waited for: the server answers one request at a time.
   recoverBanner(redraw).then((b) => {
-    // Not when the list it belongs to was replaced meanwhile (that render asked for its own).
-    if (b && title.isConnected) title.after(b);
+    const slot = document.getElementById('recover-slot');
+    if (slot) draw(slot, [b]);
   });
+}
+
+/** The newest `count` runs that pass the filters, fetched by pages of at most SERVER_MAX. */
+async function fetchRuns(count) {
+  const params = new URLSearchParams();
+  for (const key of ['status', 'type', 'q']) if (listState[key]) params.set(key, listState[key]);
+  const runs = [];
+  const seen = new Set();
+  let total = 0;
+  while (runs.length < count) {
+    const limit = Math.min(SERVER_MAX, count - runs.length);
+    params.set('offset', String(runs.length));
+    params.set('limit', String(limit));
+    const page = await api('GET', `/api/runs?${params}`);
+    total = page.total;
+    // A run started between two pages shifts the next one: it is not shown twice.
+    for (const run of page.runs) {
+      if (seen.has(run.name)) continue;
+      seen.add(run.name);
+      runs.push(run);
+    }
+    if (page.runs.length < limit) break;
+  }
+  return { runs, total };
+}
+
+/** "Show 100 more" under a list that has more runs than it shows. */
+function moreButton(data, redraw) {
+  const rest = data.total - data.runs.length;
+  if (rest <= 0) return '';
+  return h(
+    'button',
+    {
+      id: 'runs-more',
+      onclick: () => {
+        listState.focus = data.runs.length;
+        listState.shown = data.runs.length + PAGE;
+        redraw();
+      },
+    },
+    `Show ${Math.min(rest, PAGE)} more`,
+  );
 }
 
 const emptyText = (total) => (total === 0 ? 'No runs yet — start one from “New run”.' : 'No run matches.');
@@ -43,6 +96,8 @@ const emptyText = (total) => (total === 0 ? 'No runs yet — start one from “N
 function filters(redraw) {
   const set = (key) => (value) => {
     listState[key] = value;
+    // Another filter is another list: it starts again at its first page.
+    listState.shown = PAGE;
     redraw();
   };
   return h(
@@ -97,6 +152,7 @@ function runRow(run) {
     {
       tabindex: '0',
       'data-run': run.name,
+      'data-key': run.name,
       onclick: open,
       onkeydown: (e) => {
         if (e.key === 'Enter') open();

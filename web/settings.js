@@ -20,7 +20,29 @@ export async function showSettings(redraw) {
   );
 }
 
+/** The settings the form changes: its field's name → the config's section and key. */
+const KEYS = {
+  enabled: ['supervisor', 'enabled'],
+  mode: ['supervisor', 'mode'],
+  timeout_profile: ['supervisor', 'timeout_profile'],
+  restart_mode: ['runs', 'restart_mode'],
+};
+
+/** The form's values as settings: '' is null (back to the default), the checkbox a boolean. */
+function values(form) {
+  const out = {};
+  for (const name of Object.keys(KEYS)) {
+    const field = form.elements[name];
+    out[name] = field.type === 'checkbox' ? field.checked : field.value === '' ? null : field.value;
+  }
+  return out;
+}
+
 function settingsForm(e, redraw) {
+  // What the page loaded (the effective config): only what the person changed from it is sent,
+  // so a save never pins the rest into the file over the user config (runs.verify and runs.setup
+  // run commands: the server never changes them, 403).
+  let loaded;
   const form = h(
     'form',
     {
@@ -28,19 +50,19 @@ function settingsForm(e, redraw) {
       id: 'settings',
       onsubmit: async (ev) => {
         ev.preventDefault();
-        const d = Object.fromEntries(new FormData(form).entries());
-        const orNull = (v) => (v === '' ? null : v);
+        const now = values(form);
+        const body = { scope: form.elements.scope.value };
+        for (const [name, [section, key]] of Object.entries(KEYS)) {
+          if (now[name] === loaded[name]) continue;
+          body[section] = { ...body[section], [key]: now[name] };
+        }
+        if (Object.keys(body).length === 1) {
+          toast('nothing changed: nothing saved');
+          return;
+        }
         try {
-          await api('PUT', '/api/settings', {
-            scope: d.scope,
-            supervisor: {
-              mode: orNull(d.mode),
-              enabled: d.enabled === 'on',
-              timeout_profile: orNull(d.timeout_profile),
-            },
-            // runs.verify and runs.setup run commands: the server never changes them (403).
-            runs: { restart_mode: d.restart_mode },
-          });
+          await api('PUT', '/api/settings', body);
+          loaded = now;
           toast('saved: it applies to the next run');
           redraw();
         } catch (err) {
@@ -52,6 +74,7 @@ function settingsForm(e, redraw) {
     h('span'),
     h('button', { class: 'primary', type: 'submit' }, 'Save'),
   );
+  loaded = values(form);
   return form;
 }
 

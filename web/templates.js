@@ -13,7 +13,7 @@ const NAMES = [
 ];
 
 export async function templatesEditor() {
-  const t = await api('GET', '/api/templates');
+  let t = await api('GET', '/api/templates');
   const level = h(
     'select',
     { id: 't-level', 'aria-label': 'template level' },
@@ -27,15 +27,27 @@ export async function templatesEditor() {
   );
   const textarea = h('textarea', { id: 't-text', 'aria-label': 'template text', rows: '12' });
   const note = h('span', { class: 'muted', id: 't-note' });
-  const load = () => {
+  let types = typesList(t.types);
+  const describe = () => {
     const own = t.files[level.value].find((f) => f.name === name.value);
     const builtin = t.builtin.find((f) => f.name === name.value);
-    textarea.value = own?.text ?? builtin?.text ?? '';
     note.textContent = own
       ? 'this level has the file'
       : builtin
         ? 'not at this level: the built-in default is shown'
         : 'not at this level';
+    return own?.text ?? builtin?.text ?? '';
+  };
+  const load = () => {
+    textarea.value = describe();
+  };
+  /** After a save or a removal: the note and the list say what the server now holds. */
+  const reread = async () => {
+    t = await api('GET', '/api/templates');
+    const fresh = typesList(t.types);
+    types.replaceWith(fresh);
+    types = fresh;
+    describe();
   };
   level.addEventListener('change', load);
   name.addEventListener('change', load);
@@ -43,10 +55,10 @@ export async function templatesEditor() {
   return h(
     'div',
     { id: 'templates' },
-    typesList(t.types),
+    types,
     h('div', { class: 'filters' }, level, name, note),
     textarea,
-    h('div', { class: 'actions' }, ...buttons(level, name, textarea)),
+    h('div', { class: 'actions' }, ...buttons(level, name, textarea, reread, load)),
   );
 }
 
@@ -64,7 +76,7 @@ const typesList = (types) =>
     ),
   );
 
-function buttons(level, name, textarea) {
+function buttons(level, name, textarea, reread, load) {
   const save = h(
     'button',
     {
@@ -73,6 +85,7 @@ function buttons(level, name, textarea) {
         try {
           await api('PUT', '/api/templates', { level: level.value, name: name.value, text: textarea.value });
           toast('template saved: it applies to the next run');
+          await reread();
         } catch (err) {
           toast(`not saved: ${err.message}`);
         }
@@ -86,8 +99,14 @@ function buttons(level, name, textarea) {
       class: 'danger',
       onclick: async () => {
         if (!window.confirm(`Remove ${name.value} from the ${level.value} templates?`)) return;
-        await api('PUT', '/api/templates', { level: level.value, name: name.value, text: null });
-        toast('template removed');
+        try {
+          await api('PUT', '/api/templates', { level: level.value, name: name.value, text: null });
+          toast('template removed');
+          await reread();
+          load();
+        } catch (err) {
+          toast(`not removed: ${err.message}`);
+        }
       },
     },
     'Remove',

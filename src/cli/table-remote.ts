@@ -58,6 +58,10 @@ function k8sJob(program: Command, lazy: Lazy): void {
     .option('--model <model>', 'the model for this run (default: config claude.model)')
     .option('--max-cost <usd>', 'end the run once it has cost more than this, in USD')
     .option('--name <name>', 'the Job name (default: agentbox-<type>-<random>)')
+    .option(
+      '--agentbox-from <source>',
+      "install this agentbox at pod start over the image's own: npm spec, tarball URL or git URL",
+    )
     .option('--json', 'print the manifest as JSON')
     .action(lazy(async () => (await import('../commands/k8s.js')).job));
 }

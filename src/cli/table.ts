@@ -39,6 +39,10 @@ function setUp(program: Command, lazy: Lazy, wants: Wants): void {
       )
       .option('--ci <platform>', 'also write a CI pipeline that runs agentbox: github or gitlab (docs/ci.md)')
       .option('--force', 'with --ci: replace a pipeline file agentbox wrote before, or your own')
+      .option(
+        '--agentbox-from <source>',
+        'with --ci: where runners install agentbox from: npm spec, tarball URL or git URL (default: agentbox@<version>, if the registry has it)',
+      )
       .action(lazy(async () => (await import('../commands/init.js')).init));
 
   if (wants('uninstall'))
@@ -110,7 +114,7 @@ function runs(program: Command, lazy: Lazy, wants: Wants): void {
   templates
     .command('show')
     .description('print the prompt a run would get, without running anything')
-    .argument('<type>', 'scout, plan, fix or review')
+    .argument('<type>', 'scout, plan, fix, review or interactive (the first task of agentbox start)')
     .argument('<task>', 'the task, as you would give it to the run')
     .action(lazy(async () => (await import('../commands/templates.js')).show));
 }
@@ -126,6 +130,7 @@ function humanGate(program: Command, lazy: Lazy, wants: Wants): void {
       .option('--name-only', 'only the names of the changed files')
       .option('--color <when>', 'auto (in a terminal), always or never', 'auto')
       .option('--no-pager', 'print straight to the terminal')
+      .option('--json', 'the change as JSON: { run, in_progress, base, files, stat, patch }')
       .action(lazy(async () => (await import('../commands/diff.js')).diff));
   if (wants('merge'))
     program
@@ -193,6 +198,7 @@ function continueAndSteer(program: Command, lazy: Lazy, wants: Wants): void {
       .command('watch')
       .description("follow a run live (its tool calls, the supervisor's decisions, refusals) until it ends")
       .argument('<run>', 'a run name, its short id (or a unique prefix of it), or "latest"')
+      .option('--transcript', "the whole transcript as it comes: the agent's text, each call and its result")
       .action(lazy(async () => (await import('../commands/watch.js')).watch));
 }
 
@@ -270,7 +276,12 @@ function ledger(program: Command, lazy: Lazy, wants: Wants): void {
       .command('show')
       .description('everything about one run')
       .argument('<run>', 'a run name, its short id, "latest" or a pointer such as "last-fail"')
-      .option('--json', 'print machine-readable JSON')
+      .option('--json', 'print machine-readable JSON (with --transcript: one entry per line)')
+      .option(
+        '--transcript',
+        'what the agent said and did: text, tool calls and results, refusals, decisions',
+      )
+      .option('--no-pager', 'with --transcript: print straight to the terminal')
       .action(lazy(async () => (await import('../commands/show.js')).show));
   if (wants('ui'))
     program

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { CommandContext } from '../context.js';
-import { checkAuth } from '../doctor/auth.js';
+import { checkAuth, checkModel } from '../doctor/auth.js';
 import {
   type CheckResult,
   checkClaude,
@@ -16,6 +16,7 @@ import {
   checkSandbox,
   checkTrust,
 } from '../doctor/checks.js';
+import { checkSetup } from '../doctor/setup.js';
 import { checkTemplates, checkVerify } from '../doctor/templates.js';
 import { styler } from '../util/style.js';
 
@@ -37,6 +38,24 @@ async function authCheck(bin: string, cwd: string | undefined, env: CommandConte
   }
 }
 
+/** The login, then one request to where Claude Code sends its model calls (only with a login). */
+async function modelChecks(
+  env: CommandContext['env'],
+  bin: string | undefined,
+  cwd: string | undefined,
+  model: string | null,
+): Promise<CheckResult[]> {
+  const login = bin
+    ? await authCheck(bin, cwd, env)
+    : { name: 'claude login', ok: false, skipped: true, detail: 'needs the Claude Code binary' };
+  return [
+    login,
+    login.ok
+      ? await checkModel(env, model)
+      : { name: 'model reachable', ok: false, skipped: true, detail: 'needs a login or an API key' },
+  ];
+}
+
 /** Runs every check it can, prints each with its fix, and fails (exit 1) if any failed. */
 export async function doctor(ctx: CommandContext, options: DoctorOptions = {}): Promise<number> {
   const results: CheckResult[] = [await checkGit(ctx.cwd, ctx.env)];
@@ -48,14 +67,17 @@ export async function doctor(ctx: CommandContext, options: DoctorOptions = {}): 
   if (trust) results.push(checkTrust(trust));
   const { result: claudeResult, bin } = await checkClaude(ctx.env, config, repo, ctx.cwd);
   results.push(claudeResult);
-  results.push(
-    bin
-      ? await authCheck(bin, trust?.trusted === false ? undefined : (repo?.root ?? ctx.cwd), ctx.env)
-      : { name: 'claude login', ok: false, skipped: true, detail: 'needs the Claude Code binary' },
-  );
+  // An untrusted repository's apiKeyHelper and the like must not run: asked outside it then.
+  const authCwd = trust?.trusted === false ? undefined : (repo?.root ?? ctx.cwd);
+  results.push(...(await modelChecks(ctx.env, bin, authCwd, config?.claude.model ?? null)));
   results.push(await checkPty());
   results.push(checkSandbox(ctx.env, config));
-  if (repo && config) results.push(checkTemplates(repo, ctx.env, config), checkVerify(ctx.env, config));
+  if (repo && config)
+    results.push(
+      checkTemplates(repo, ctx.env, config),
+      checkVerify(ctx.env, config),
+      await checkSetup(repo, ctx.env, config),
+    );
   if (repo) {
     const installed = checkHooksInstalled(repo);
     results.push(installed.result);

@@ -1,7 +1,10 @@
 import path from 'node:path';
 import type { CommandContext } from '../context.js';
-import { planCi } from '../engines/files.js';
-import { findRepo } from '../git/repo.js';
+import { type CiPlan, checkPlatform, planCi, sourceRecordedIn } from '../engines/files.js';
+import { defaultSourceOrStop } from '../engines/resolve.js';
+import { checkSource } from '../engines/source.js';
+import { AgentboxError } from '../errors.js';
+import { findRepo, type Repo } from '../git/repo.js';
 import type { SettingsScope } from '../settings/file.js';
 import { planSetup } from '../setup/plan.js';
 import { entryLine, type TrustStatus, trustStatus } from '../trust/index.js';
@@ -15,6 +18,8 @@ export interface InitOptions {
   readonly ci?: string;
   /** With --ci: replace a pipeline file that differs from the one agentbox writes. */
   readonly force?: boolean;
+  /** With --ci: where runners install agentbox from (an npm spec, a tarball URL or a git URL). */
+  readonly agentboxFrom?: string;
 }
 
 /**
@@ -23,13 +28,25 @@ export interface InitOptions {
  * rolls back the ones before it.
  */
 export async function init(ctx: CommandContext, options: InitOptions = {}): Promise<number> {
+  if (options.agentboxFrom !== undefined && !options.ci)
+    throw new AgentboxError(
+      'USAGE',
+      '--agentbox-from goes with --ci: it says where CI runners install agentbox from',
+      {
+        hint: `agentbox init --ci github --agentbox-from ${JSON.stringify(options.agentboxFrom)}`,
+      },
+    );
   const repo = await findRepo(ctx.cwd, ctx.env);
   const scope: SettingsScope = options.local ? 'local' : 'shared';
   const setup = await planSetup(repo, scope);
-  const ci = options.ci ? planCi(repo.root, options.ci, VERSION, options.force === true) : null;
+  const ci = options.ci ? await ciPlan(ctx, repo, options.ci, options) : null;
   const plan = { ...setup, steps: [...setup.steps, ...(ci?.steps ?? [])] };
   const s = styler(ctx.io);
-  const notes = (ci?.notes ?? []).map((n) => `Next: ${n}\n`).join('');
+  // Said each time, also when nothing changed: a cloned repository's file may name a source of its own.
+  const installFrom = ci
+    ? `CI runners install agentbox from ${ci.source} (--agentbox-from changes it).\n`
+    : '';
+  const notes = installFrom + (ci?.notes ?? []).map((n) => `Next: ${n}\n`).join('');
 
   if (plan.steps.length === 0) {
     ctx.io.out(`agentbox is already set up in ${repo.root} — nothing changed.\n${notes}`);
@@ -60,6 +77,25 @@ export async function init(ctx: CommandContext, options: InitOptions = {}): Prom
   );
   ctx.io.out(awaitingTrust(trust));
   return 0;
+}
+
+/**
+ * The pipeline files, installing agentbox from: --agentbox-from, else what the file an earlier
+ * init wrote records, else `agentbox@<version>` once the registry has it.
+ */
+async function ciPlan(
+  ctx: CommandContext,
+  repo: Repo,
+  ci: string,
+  options: InitOptions,
+): Promise<CiPlan & { readonly source: string }> {
+  const platform = checkPlatform(ci);
+  if (options.agentboxFrom !== undefined) checkSource(options.agentboxFrom);
+  const source =
+    options.agentboxFrom ??
+    sourceRecordedIn(repo.root, platform) ??
+    (await defaultSourceOrStop(VERSION, `agentbox init --ci ${platform}`, repo.root, ctx.env));
+  return { ...planCi(repo.root, platform, { version: VERSION, source }, options.force === true), source };
 }
 
 /** What the repository carries that agentbox will not use until the person trusts it; '' when nothing. */

@@ -6,6 +6,7 @@ import { jobManifest } from '../engines/k8s.js';
 import { commitOf, isOnRemote, remoteUrl } from '../engines/origin.js';
 import { renderYaml } from '../engines/render.js';
 import { cloneUrl } from '../engines/repo-url.js';
+import { checkSource } from '../engines/source.js';
 import { AgentboxError } from '../errors.js';
 import { findRepo } from '../git/repo.js';
 import { HEADLESS_TYPES, type HeadlessType } from '../run/begin/tier.js';
@@ -27,6 +28,8 @@ export interface K8sJobOptions {
   readonly maxCost?: string;
   readonly name?: string;
   readonly json?: boolean;
+  /** Install this agentbox at pod start over the image's own (npm spec, tarball URL, git URL). */
+  readonly agentboxFrom?: string;
 }
 
 /** A Kubernetes quantity, as `--cpu` and `--memory` take it: 500m, 2, 4Gi, 1.5G. */
@@ -60,6 +63,7 @@ function check(type: string, task: string, options: K8sJobOptions): HeadlessType
       'container (the pod is the sandbox) or required (bubblewrap in the pod)',
     );
   if (options.maxCost !== undefined) parseMaxCost(options.maxCost);
+  if (options.agentboxFrom !== undefined) checkSource(options.agentboxFrom);
   for (const [flag, value] of [
     ['--cpu', options.cpu],
     ['--memory', options.memory],
@@ -106,6 +110,7 @@ export async function job(
     sandbox: (options.sandbox ?? 'container') as 'container' | 'required',
     model: options.model,
     budget: options.maxCost,
+    agentboxFrom: options.agentboxFrom,
   });
   if (options.json) ctx.io.out(`${JSON.stringify(manifest, null, 2)}\n`);
   else

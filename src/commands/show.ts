@@ -33,6 +33,10 @@ export { refusalsOf, sandboxOffOf } from './show-events.js';
 
 export interface ShowOptions {
   readonly json?: boolean;
+  /** What the agent said and did instead (src/commands/show-transcript.ts). */
+  readonly transcript?: boolean;
+  /** false: `--no-pager` (the transcript only). */
+  readonly pager?: boolean;
 }
 
 export interface SizedFile {
@@ -244,6 +248,7 @@ export function renderRunDetails(
 
 /** `agentbox show <run>`: everything about one run. Reads only. */
 export async function show(ctx: CommandContext, runRef: string, opts: ShowOptions = {}): Promise<number> {
+  if (opts.transcript) return (await import('./show-transcript.js')).showTranscript(ctx, runRef, opts);
   const repo = await findRepo(ctx.cwd, ctx.env);
   const ledger = openLedger(repo.root);
   const run = readRun(ledger, resolveRun(ledger, runRef));

@@ -1,15 +1,26 @@
 import path from 'node:path';
 import { loadConfig } from '../config/load.js';
+import type { Config } from '../config/schema.js';
 import type { CommandContext } from '../context.js';
 import { AgentboxError } from '../errors.js';
 import { findRepo } from '../git/repo.js';
+import { RUN_TYPES } from '../ledger/types.js';
 import { composeRunPrompt, runTemplates } from '../run/begin/compose.js';
-import { HEADLESS_TYPES, type HeadlessType } from '../run/begin/tier.js';
 import { TEMPLATE_VARIABLES } from '../templates/compose.js';
+import type { RunTemplates } from '../templates/load.js';
 import { BUILTIN_DIR, templateDirs } from '../templates/locate.js';
 
 export interface TemplatesOptions {
   readonly json?: boolean;
+}
+
+/**
+ * Each run type's templates, `interactive` included (the first task of `agentbox start`). A person's
+ * own session has no output contract: only its input templates apply (src/interactive/open-run.ts).
+ */
+function templatesOf(ctx: CommandContext, repoRoot: string, type: string, config: Config): RunTemplates {
+  const templates = runTemplates(ctx.env, repoRoot, type, config);
+  return type === 'interactive' ? { ...templates, output: null } : templates;
 }
 
 /** Where a template file comes from, as a person reads it. */
@@ -23,8 +34,8 @@ function source(file: string | null, repoRoot: string): string {
 export async function list(ctx: CommandContext, options: TemplatesOptions): Promise<number> {
   const repo = await findRepo(ctx.cwd, ctx.env);
   const { config } = loadConfig({ repoRoot: repo.root, env: ctx.env });
-  const rows = HEADLESS_TYPES.map((type) => {
-    const t = runTemplates(ctx.env, repo.root, type, config);
+  const rows = RUN_TYPES.map((type) => {
+    const t = templatesOf(ctx, repo.root, type, config);
     return {
       type,
       global_input: t.globalInput?.path ?? null,
@@ -48,7 +59,7 @@ export async function list(ctx: CommandContext, options: TemplatesOptions): Prom
     lines.push(`  input, global:  ${source(r.global_input, repo.root)}`);
     lines.push(`  input, project: ${source(r.project_input, repo.root)}`);
     lines.push(
-      `  output:         ${r.output ? `${source(r.output, repo.root)} (required: ${r.required_sections.join(', ')})` : '— (the raw answer is the report)'}`,
+      `  output:         ${r.output ? `${source(r.output, repo.root)} (required: ${r.required_sections.join(', ')})` : r.type === 'interactive' ? '— (a session of your own has no output contract)' : '— (the raw answer is the report)'}`,
     );
   }
   lines.push('', `variables: ${TEMPLATE_VARIABLES.map((v) => `{{${v}}}`).join(' ')}`);
@@ -59,15 +70,15 @@ export async function list(ctx: CommandContext, options: TemplatesOptions): Prom
 
 /** `agentbox templates show <type> "<task>"`: the prompt a run would get, without running anything. */
 export async function show(ctx: CommandContext, type: string, task: string): Promise<number> {
-  if (!(HEADLESS_TYPES as readonly string[]).includes(type)) {
+  if (!(RUN_TYPES as readonly string[]).includes(type)) {
     throw new AgentboxError('USAGE', `unknown run type "${type}"`, {
-      hint: `use one of: ${HEADLESS_TYPES.join(', ')}`,
+      hint: `use one of: ${RUN_TYPES.join(', ')}`,
     });
   }
   const repo = await findRepo(ctx.cwd, ctx.env);
   const { config } = loadConfig({ repoRoot: repo.root, env: ctx.env });
-  const templates = runTemplates(ctx.env, repo.root, type, config);
-  const fix = (type as HeadlessType) === 'fix';
+  const templates = templatesOf(ctx, repo.root, type, config);
+  const fix = type === 'fix';
   const composed = composeRunPrompt(templates, {
     task,
     run: '<run>',

@@ -85,13 +85,7 @@ export async function uninstall(ctx: CommandContext, options: UninstallOptions =
     return 0;
   }
   const done: string[] = [];
-  if (purge && traces.items.length > 0) {
-    // Listed before anything goes, so a removal that fails half way leaves a record of the rest.
-    ctx.io.out(`removing what agentbox made in git:\n`);
-    for (const item of traces.items) ctx.io.out(`  ${describe(item, rel)}\n`);
-    await removePurgeItems(root, traces.items);
-    done.push(`removed ${countItems(traces.items)} agentbox made`);
-  }
+  if (purge && traces.items.length > 0) done.push(await removeTraces(ctx, traces.items, root, rel));
   FileTransaction.run((tx) => {
     for (const step of steps) step.apply(tx);
     // init made .claude/ only when it made the settings file in it.
@@ -101,9 +95,48 @@ export async function uninstall(ctx: CommandContext, options: UninstallOptions =
   // Deleting the ledger cannot be undone, so it comes last, after everything else succeeded.
   if (purge && hasLedger) done.push(...deleteLedger(ledger.dir, traces, lost, rel));
   if (!purge) notes.push(...(await leftovers(root, hasLedger, traces)));
+  const ccWrites = claudeIgnoreNote(ctx.env);
+  if (ccWrites) notes.push(ccWrites);
   ctx.io.out(`${s.ok('✓')} agentbox uninstalled from ${root}\n`);
   for (const line of [...done, ...notes]) ctx.io.out(`  ${line}\n`);
   return 0;
+}
+
+/** The line Claude Code's sandbox adds to the person's global git ignore file (measured, 2.1.330). */
+export const CC_WRITES_IGNORE = '**/.claude/.cc-writes/';
+
+/**
+ * A note when the person's global git ignore file holds Claude Code's line. It stays: Claude Code
+ * wrote it, for every repository it sandboxes a session in (agentbox or not), and writes it again
+ * at its next sandboxed session; without it, its bookkeeping folders show up in `git status`.
+ */
+function claudeIgnoreNote(env: CommandContext['env']): string | null {
+  const config = env.XDG_CONFIG_HOME || (env.HOME ? path.join(env.HOME, '.config') : null);
+  if (!config) return null;
+  const file = path.join(config, 'git', 'ignore');
+  const lines = readTextIfExists(file)?.split('\n') ?? [];
+  if (!lines.includes(CC_WRITES_IGNORE)) return null;
+  return `kept "${CC_WRITES_IGNORE}" in ${file}: Claude Code's sandbox added it, not agentbox (it keeps Claude Code's own folders out of git in every repository) — delete that line by hand if you no longer use Claude Code's sandbox`;
+}
+
+/** `--purge`'s removals in git, listed first, then a line as each goes; the summary line. */
+async function removeTraces(
+  ctx: CommandContext,
+  items: readonly PurgeItem[],
+  root: string,
+  rel: (p: string) => string,
+): Promise<string> {
+  // Listed before anything goes, so a removal that fails half way leaves a record of the rest.
+  ctx.io.out(`removing what agentbox made in git:\n`);
+  for (const item of items) ctx.io.out(`  ${describe(item, rel)}\n`);
+  // Plain lines as each goes, on a terminal and in a pipe alike: a worktree holding node_modules
+  // takes seconds, and a silent minute reads as a hang.
+  let removed = 0;
+  await removePurgeItems(root, items, (item, ms) => {
+    removed++;
+    ctx.io.out(`  removed ${progressLabel(item)} (${removed}/${items.length}, ${seconds(ms)})\n`);
+  });
+  return `removed ${countItems(items)} agentbox made`;
 }
 
 /** agentbox.yaml goes when it is still init's template; a note says why when it stays. */
@@ -249,6 +282,13 @@ function countItems(items: readonly PurgeItem[]): string {
   if (n('commands') > 0) parts.push(`${n('commands')} run command folder(s)`);
   return parts.join(', ');
 }
+
+function progressLabel(item: PurgeItem): string {
+  if (item.what === 'worktree') return `worktree ${item.run ? runIdOf(item.run) : item.path}`;
+  return `${item.what === 'commands' ? 'commands' : item.what} ${item.path}`;
+}
+
+const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
 
 function describe(item: PurgeItem, rel: (p: string) => string): string {
   const label = item.what === 'commands' ? 'commands' : item.what;

@@ -1,10 +1,14 @@
 import { formatDuration } from '../config/duration.js';
 import type { CommandContext } from '../context.js';
+import type { RunDetails } from '../ledger/index.js';
 import { runIdOf } from '../ledger/names.js';
+import { stepText } from '../present/live.js';
 import { nextStep } from '../present/next-step.js';
 import { succeeded } from '../present/print.js';
-import { followRun } from '../present/watch.js';
+import { followRun, type RunSighting } from '../present/watch.js';
 import { openRun } from '../run/open.js';
+import { followTranscript } from '../transcript/follow.js';
+import { entryLine } from '../transcript/render.js';
 import { styler } from '../util/style.js';
 import { terminalLine, terminalText } from '../util/terminal-text.js';
 
@@ -40,6 +44,22 @@ function rawEventLine(e: Record<string, unknown>): string | null {
       return e.decision === 'deny' ? `refused: ${e.tool} by agentbox's guard — ${first(e.reason)}` : null;
     case 'human_gate_refused':
       return `refused: the human gate — ${first(e.reason)}`;
+    case 'setup_started':
+    case 'setup_finished':
+      return stepText({
+        step: 'setup',
+        command: String(e.command ?? ''),
+        ...(e.event === 'setup_finished'
+          ? {
+              end: {
+                ok: e.ok === true,
+                exitCode: typeof e.exit_code === 'number' ? e.exit_code : null,
+                timedOut: e.timed_out === true,
+                durationMs: typeof e.duration_ms === 'number' ? e.duration_ms : 0,
+              },
+            }
+          : {}),
+      });
     case 'verify':
       return `verify: ${e.ok ? 'passed' : 'FAILED'} — ${first(e.detail)}`;
     case 'budget':
@@ -51,45 +71,69 @@ function rawEventLine(e: Record<string, unknown>): string | null {
   }
 }
 
+/** How a followed run ended, in two lines; returns the exit code (0: DONE or REVIEW). */
+function printEnd(
+  ctx: CommandContext,
+  run: RunDetails,
+  seen: Extract<RunSighting, { kind: 'ended' | 'gone' }>,
+): number {
+  const s = styler(ctx.io);
+  if (seen.kind === 'gone') {
+    ctx.io.out(
+      `${s.bad('✗')} ${run.name}: its agentbox process is gone (agentbox status marks it; agentbox resume ${run.meta.run_id} continues it)\n`,
+    );
+    return 1;
+  }
+  const ok = succeeded(seen.status);
+  const why = seen.failure ? ` (${seen.failure.kind}): ${terminalText(seen.failure.message)}` : '';
+  const code = ok ? 0 : 1;
+  ctx.io.out(`${ok ? s.ok('✓') : s.bad('✗')} ${run.name} — ${seen.status}${why} · exit ${code}\n`);
+  ctx.io.out(`  next ${nextStep(seen.status, runIdOf(run.name), seen.failure?.kind)}\n`);
+  return code;
+}
+
+/**
+ * `agentbox watch <run> --transcript`: the run's transcript as it comes (the lines of `agentbox
+ * show --transcript`: the agent's text, each call and its result, refusals, the supervisor), then
+ * its end as `watch` says it.
+ */
+async function watchTranscript(ctx: CommandContext, run: RunDetails, pollMs?: number): Promise<number> {
+  const marks = styler(ctx.io);
+  const width = ctx.io.isTTY ? (ctx.io.columns ?? 100) : Number.POSITIVE_INFINITY;
+  for await (const seen of followTranscript(run, ctx.env, pollMs)) {
+    if (seen.kind !== 'entry') return printEnd(ctx, run, seen);
+    ctx.io.out(`${entryLine(seen.entry, width, marks)}\n`);
+  }
+  return 1; // not reached: followTranscript ends with 'ended' or 'gone'
+}
+
 /**
  * `agentbox watch <run>`: follows a run live, from its start — its tool calls with their targets,
  * the supervisor's decisions, violations and refusals — and ends with its outcome and exit code
  * (0: DONE or REVIEW). Works for detached and foreground runs alike, and for a finished run
- * (it prints what happened and the outcome). Reads only.
+ * (it prints what happened and the outcome). `--transcript`: the whole transcript instead. Reads only.
  */
 export async function watch(
   ctx: CommandContext,
   ref: string,
-  options: { pollMs?: number } = {},
+  options: { pollMs?: number; transcript?: boolean } = {},
 ): Promise<number> {
   const { run } = await openRun(ctx.cwd, ref, ctx.env);
   const s = styler(ctx.io);
   const started = Date.parse(run.state?.started_at ?? run.meta.created_at);
-  // An event carries its own time (a finished run replays at its times); a stream line has none.
-  const clock = (at?: unknown) => {
-    const t = typeof at === 'string' && Number.isFinite(Date.parse(at)) ? Date.parse(at) : Date.now();
-    return s.dim(`[${formatDuration(Math.max(0, t - started))}]`);
-  };
+  // Each line at its own time since the run started, live and in a replay alike.
+  const clock = (at: number) => s.dim(`[${formatDuration(Math.max(0, at - started))}]`);
   ctx.io.out(`${s.bold(run.name)} — ${run.meta.type}: ${first(run.meta.task, 100)}\n`);
+  if (options.transcript) return watchTranscript(ctx, run, options.pollMs);
   for await (const seen of followRun(run, options.pollMs)) {
     if (seen.kind === 'tool')
-      ctx.io.out(`${clock()} ${terminalLine(`${seen.name}${seen.target ? ` ${seen.target}` : ''}`)}\n`);
+      ctx.io.out(
+        `${clock(seen.at)} ${terminalLine(`${seen.name}${seen.target ? ` ${seen.target}` : ''}`)}\n`,
+      );
     else if (seen.kind === 'event') {
       const text = eventLine(seen.event);
-      if (text) ctx.io.out(`${clock(seen.event.ts)} ${text}\n`);
-    } else if (seen.kind === 'gone') {
-      ctx.io.out(
-        `${s.bad('✗')} ${run.name}: its agentbox process is gone (agentbox status marks it; agentbox resume ${run.meta.run_id} continues it)\n`,
-      );
-      return 1;
-    } else {
-      const ok = succeeded(seen.status);
-      const why = seen.failure ? ` (${seen.failure.kind}): ${terminalText(seen.failure.message)}` : '';
-      const code = ok ? 0 : 1;
-      ctx.io.out(`${ok ? s.ok('✓') : s.bad('✗')} ${run.name} — ${seen.status}${why} · exit ${code}\n`);
-      ctx.io.out(`  next ${nextStep(seen.status, runIdOf(run.name), seen.failure?.kind)}\n`);
-      return code;
-    }
+      if (text) ctx.io.out(`${clock(seen.at)} ${text}\n`);
+    } else return printEnd(ctx, run, seen);
   }
   return 1; // not reached: followRun ends with 'ended' or 'gone'
 }

@@ -4,6 +4,7 @@ import type { SetupStep } from '../setup/plan.js';
 import { readTextIfExists } from '../util/fs.js';
 import { githubWorkflow } from './github.js';
 import { GITLAB_JOB_FILE, gitlabJob, gitlabRoot } from './gitlab.js';
+import { recordedSource } from './source.js';
 
 export const CI_PLATFORMS = ['github', 'gitlab'] as const;
 export type CiPlatform = (typeof CI_PLATFORMS)[number];
@@ -17,9 +18,32 @@ export interface CiPlan {
 }
 
 /** The files `agentbox init --ci <platform>` writes, relative to the repository root. Pure. */
-export function ciFiles(platform: CiPlatform, version: string, hasRoot: boolean): Record<string, string> {
-  if (platform === 'github') return { [GITHUB_WORKFLOW_FILE]: githubWorkflow(version) };
-  return { [GITLAB_JOB_FILE]: gitlabJob(version), ...(hasRoot ? {} : { '.gitlab-ci.yml': gitlabRoot() }) };
+export function ciFiles(
+  platform: CiPlatform,
+  version: string,
+  source: string,
+  hasRoot: boolean,
+): Record<string, string> {
+  if (platform === 'github') return { [GITHUB_WORKFLOW_FILE]: githubWorkflow(version, source) };
+  return {
+    [GITLAB_JOB_FILE]: gitlabJob(version, source),
+    ...(hasRoot ? {} : { '.gitlab-ci.yml': gitlabRoot() }),
+  };
+}
+
+export function checkPlatform(platform: string): CiPlatform {
+  if (!CI_PLATFORMS.includes(platform as CiPlatform)) {
+    throw new AgentboxError('USAGE', `invalid --ci "${platform}"`, {
+      hint: `use one of: ${CI_PLATFORMS.join(', ')}`,
+    });
+  }
+  return platform as CiPlatform;
+}
+
+/** The install source the platform's file, written by an earlier init, records (kept on a re-run). */
+export function sourceRecordedIn(root: string, platform: CiPlatform): string | undefined {
+  const rel = platform === 'github' ? GITHUB_WORKFLOW_FILE : GITLAB_JOB_FILE;
+  return recordedSource(readTextIfExists(path.join(root, rel)));
 }
 
 /**
@@ -27,14 +51,14 @@ export function ciFiles(platform: CiPlatform, version: string, hasRoot: boolean)
  * file that differs without --force is an error before anything is written; an identical one is
  * nothing to do, so a second init changes no byte.
  */
-export function planCi(root: string, platform: string, version: string, force: boolean): CiPlan {
-  if (!CI_PLATFORMS.includes(platform as CiPlatform)) {
-    throw new AgentboxError('USAGE', `invalid --ci "${platform}"`, {
-      hint: `use one of: ${CI_PLATFORMS.join(', ')}`,
-    });
-  }
+export function planCi(
+  root: string,
+  platform: CiPlatform,
+  install: { readonly version: string; readonly source: string },
+  force: boolean,
+): CiPlan {
   const rootCi = readTextIfExists(path.join(root, '.gitlab-ci.yml'));
-  const files = ciFiles(platform as CiPlatform, version, rootCi !== undefined);
+  const files = ciFiles(platform, install.version, install.source, rootCi !== undefined);
   const steps: SetupStep[] = [];
   for (const [rel, content] of Object.entries(files)) {
     const file = path.join(root, rel);

@@ -1,5 +1,6 @@
 import { renderYaml } from './render.js';
 import { GIT_SETUP, GITHUB_REQUEST, installScript, runScript, STRICT } from './script.js';
+import { sourceComment } from './source.js';
 
 /** The label that turns an issue into a fix run. */
 export const GITHUB_LABEL = 'agentbox';
@@ -42,7 +43,7 @@ const LOG_URL = `${gh('github.server_url')}/${gh('github.repository')}/actions/r
  * .github/workflows/agentbox.yml. NOTE: `${{ }}` appears only in `env:`, `with:` and `if:`, never
  * in a `run:` script: an issue's title or a comment pasted into a script is script injection.
  */
-export function githubWorkflow(agentboxVersion: string): string {
+export function githubWorkflow(agentboxVersion: string, source: string): string {
   const workflow = {
     name: 'agentbox',
     on: {
@@ -74,7 +75,7 @@ export function githubWorkflow(agentboxVersion: string): string {
         'runs-on': 'ubuntu-latest',
         'timeout-minutes': 120,
         permissions: { contents: 'write', issues: 'write' },
-        steps: steps(agentboxVersion),
+        steps: steps(source),
       },
     },
   };
@@ -85,17 +86,18 @@ export function githubWorkflow(agentboxVersion: string): string {
       ' Starts a run from the Actions tab, from the "agentbox" label on an issue, or from a',
       ' "/agentbox fix <task>" comment by an owner, member or collaborator; publishes it with --push.',
       ' Then, on your machine: agentbox fetch && agentbox merge <run>',
+      sourceComment(source),
     ].join('\n'),
   );
 }
 
-function steps(agentboxVersion: string): object[] {
+function steps(source: string): object[] {
   return [
     // The run pushes with its own token (GIT_PUSH_TOKEN below), not one left in .git/config.
     { uses: 'actions/checkout@v4', with: { 'persist-credentials': false } },
-    { uses: 'actions/setup-node@v4', with: { 'node-version': 20 } },
+    { uses: 'actions/setup-node@v4', with: { 'node-version': 24 } },
     { name: "Install Claude Code's sandbox", shell: 'bash', run: SANDBOX },
-    { name: 'Install agentbox and Claude Code', shell: 'bash', run: installScript(agentboxVersion) },
+    { name: 'Install agentbox and Claude Code', shell: 'bash', run: installScript(source) },
     {
       name: 'Run agentbox',
       shell: 'bash',

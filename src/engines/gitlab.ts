@@ -1,5 +1,6 @@
 import { renderYaml } from './render.js';
 import { GIT_SETUP, installScript, runScript, STRICT } from './script.js';
+import { sourceComment } from './source.js';
 
 /** Where the job goes; .gitlab-ci.yml includes it (a project's own pipeline stays its own). */
 export const GITLAB_JOB_FILE = '.gitlab/agentbox.yml';
@@ -31,7 +32,7 @@ const variable = (value: string, description: string, options?: string[]) => ({
  * or a trigger) with AGENTBOX_TASK set. NOTE: inputs reach the script as variables, which the
  * runner puts in the environment; the script only expands them inside double quotes.
  */
-export function gitlabJob(agentboxVersion: string): string {
+export function gitlabJob(agentboxVersion: string, source: string): string {
   const job = {
     // Prefilled in Run pipeline: GitLab shows descriptions and options of global variables only.
     variables: {
@@ -42,7 +43,7 @@ export function gitlabJob(agentboxVersion: string): string {
       AGENTBOX_ISSUE_IID: variable('', 'An issue number to comment the outcome on (needs GITLAB_API_TOKEN)'),
     },
     agentbox: {
-      image: 'node:20-bookworm',
+      image: 'node:24-bookworm',
       rules: [
         {
           if: '$AGENTBOX_TASK && ($CI_PIPELINE_SOURCE == "web" || $CI_PIPELINE_SOURCE == "api" || $CI_PIPELINE_SOURCE == "trigger")',
@@ -54,7 +55,7 @@ export function gitlabJob(agentboxVersion: string): string {
         AGENTBOX_SANDBOX: 'container',
         GIT_PUSH_USER: 'oauth2',
       },
-      before_script: [installScript(agentboxVersion).trimEnd()],
+      before_script: [installScript(source).trimEnd()],
       script: [`${STRICT}${GIT_SETUP}${PUSH_REMOTE}${runScript()}`],
       after_script: [COMMENT],
     },
@@ -67,6 +68,7 @@ export function gitlabJob(agentboxVersion: string): string {
       ' write_repository), both masked; GITLAB_API_TOKEN (scope api) to comment on an issue.',
       ' Start a run: Build > Pipelines > Run pipeline with AGENTBOX_TASK set, then on your machine:',
       ' agentbox fetch && agentbox merge <run>',
+      sourceComment(source),
     ].join('\n'),
   );
 }

@@ -25,10 +25,22 @@ export interface JobInput {
   readonly sandbox: 'container' | 'required';
   readonly model?: string | undefined;
   readonly budget?: string | undefined;
+  /** Installed at pod start over the image's agentbox (--agentbox-from); absent: the image's own. */
+  readonly agentboxFrom?: string | undefined;
 }
 
+/**
+ * With AGENTBOX_FROM set, that agentbox is installed into the pod's home (an emptyDir: the image's
+ * root file system is read-only) and comes first on PATH; the image's Claude Code stays.
+ */
+export const POD_INSTALL = `if [ -n "\${AGENTBOX_FROM:-}" ]; then
+  npm install --global --prefix "$HOME/.agentbox" --no-fund --no-audit "$AGENTBOX_FROM"
+  export PATH="$HOME/.agentbox/bin:$PATH"
+fi
+`;
+
 /** Clones the commit, then the same headless run as in CI; the summary ends the pod's log. */
-export const JOB_SCRIPT = `${STRICT}${GIT_SETUP}git clone --quiet "$AGENTBOX_REPO" repo
+export const JOB_SCRIPT = `${STRICT}${POD_INSTALL}${GIT_SETUP}git clone --quiet "$AGENTBOX_REPO" repo
 cd repo
 git checkout --quiet --detach "$AGENTBOX_COMMIT"
 ${runScript('agentbox ci summary || true\n')}`;
@@ -98,6 +110,7 @@ function container(input: JobInput, volumes: string[]): Record<string, unknown> 
       env('AGENTBOX_TASK', input.task),
       ...(input.model ? [env('AGENTBOX_MODEL', input.model)] : []),
       ...(input.budget ? [env('AGENTBOX_BUDGET', input.budget)] : []),
+      ...(input.agentboxFrom ? [env('AGENTBOX_FROM', input.agentboxFrom)] : []),
       env('GIT_PUSH_USER', input.gitUser),
       secret('ANTHROPIC_API_KEY', input.secrets.anthropic, 'api-key'),
       secret('GIT_PUSH_TOKEN', input.secrets.git, 'token'),

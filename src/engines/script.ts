@@ -1,3 +1,5 @@
+import { shellWord } from './source.js';
+
 /**
  * The shell a CI job or a Kubernetes Job runs, shared by every engine so that each runs the same
  * headless run. Every input (the task, the run type, an issue comment) arrives in an environment
@@ -11,9 +13,12 @@ export const STRICT = 'set -euo pipefail\n';
 /** The Claude Code release agentbox is measured against (the devDependency; a test holds them equal). */
 export const CLAUDE_CODE_VERSION = '2.1.330';
 
-/** What a runner installs from npm: this agentbox and the Claude Code it was measured with. */
-export function installScript(agentboxVersion: string): string {
-  return `npm install --global --no-fund --no-audit "agentbox@${agentboxVersion}" "@anthropic-ai/claude-code@${CLAUDE_CODE_VERSION}"\n`;
+/**
+ * What a runner installs with npm: agentbox from the source the person chose (src/engines/source.ts,
+ * one single-quoted word) and the Claude Code it was measured with.
+ */
+export function installScript(source: string): string {
+  return `npm install --global --no-fund --no-audit ${shellWord(source)} "@anthropic-ai/claude-code@${CLAUDE_CODE_VERSION}"\n`;
 }
 
 /**

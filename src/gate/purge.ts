@@ -156,37 +156,70 @@ export async function unsettledChanges(root: string, ledger: Ledger, traces: Tra
   return unsettled;
 }
 
-/** Removes the items in REMOVAL_ORDER; what is already gone is skipped. */
-export async function removePurgeItems(root: string, items: readonly PurgeItem[]): Promise<void> {
-  for (const what of REMOVAL_ORDER) {
-    for (const item of items.filter((i) => i.what === what)) {
-      if (what === 'worktree') {
-        await removeWorktree(root, { path: item.path, deleteBranch: false });
-        removeEmptyBase(path.dirname(item.path));
-      } else if (what === 'branch') await deleteBranch(root, item.path);
-      else if (what === 'ref') await deleteRef(root, item.path);
-      else {
-        try {
-          fs.rmSync(item.path, { recursive: true, force: true });
-        } catch (error) {
-          throw fsError(error, 'delete', item.path);
-        }
-      }
+/** How many worktrees are removed at once: each is mostly waiting on the file system's unlinks. */
+const PARALLEL_WORKTREES = 4;
+
+/**
+ * Removes the items in REMOVAL_ORDER, telling `onRemoved` as each goes (what is already gone counts
+ * as removed). Worktrees go a few at a time: a folder of `node_modules` takes git seconds to unlink,
+ * and git's lock races between them are retried (gitRetrying).
+ */
+export async function removePurgeItems(
+  root: string,
+  items: readonly PurgeItem[],
+  onRemoved: (item: PurgeItem, ms: number) => void = () => {},
+): Promise<void> {
+  const timed = async (item: PurgeItem, remove: () => unknown) => {
+    const started = performance.now();
+    await remove();
+    onRemoved(item, performance.now() - started);
+  };
+  const worktrees = items.filter((i) => i.what === 'worktree');
+  const queue = [...worktrees];
+  const worker = async () => {
+    for (let item = queue.shift(); item; item = queue.shift()) {
+      const wt = item;
+      await timed(wt, () => removeWorktree(root, { path: wt.path, deleteBranch: false }));
     }
+  };
+  // Settled, not raced: a failure is thrown once every git started has ended, none left running.
+  const workers = Array.from({ length: Math.min(PARALLEL_WORKTREES, queue.length) }, worker);
+  const failed = (await Promise.allSettled(workers)).find((r) => r.status === 'rejected');
+  if (failed) throw failed.reason;
+  for (const dir of new Set(worktrees.map((i) => path.dirname(i.path)))) removeEmptyBase(dir);
+  const order = (i: PurgeItem) => REMOVAL_ORDER.indexOf(i.what);
+  for (const item of [...items].sort((a, b) => order(a) - order(b))) {
+    if (item.what === 'branch') await timed(item, () => deleteBranch(root, item.path));
+    else if (item.what === 'ref') await timed(item, () => deleteRef(root, item.path));
+    else if (item.what === 'commands') await timed(item, () => removeFolder(item.path));
+  }
+}
+
+function removeFolder(dir: string): void {
+  try {
+    fs.rmSync(dir, { recursive: true, force: true });
+  } catch (error) {
+    throw fsError(error, 'delete', dir);
   }
 }
 
 /**
- * The per-repository folder under `…/agentbox/worktrees/` once its last worktree is gone. A folder
- * the person configured (runs.worktree_dir) is theirs and stays.
+ * The per-repository folder under `…/agentbox/worktrees/` once its last worktree is gone, then
+ * `worktrees/` and `agentbox/` when nothing else is in them (agentbox made them; other
+ * repositories' folders keep them). A folder the person configured (runs.worktree_dir) is theirs
+ * and stays.
  */
 function removeEmptyBase(dir: string): void {
   if (path.basename(path.dirname(dir)) !== 'worktrees') return;
   if (path.basename(path.dirname(path.dirname(dir))) !== 'agentbox') return;
-  try {
-    fs.rmdirSync(dir);
-  } catch (error) {
-    if (!['ENOTEMPTY', 'EEXIST', 'ENOENT'].includes(errnoCode(error) ?? ''))
-      throw fsError(error, 'delete', dir);
+  for (const folder of [dir, path.dirname(dir), path.dirname(path.dirname(dir))]) {
+    try {
+      fs.rmdirSync(folder);
+    } catch (error) {
+      const code = errnoCode(error) ?? '';
+      if (code === 'ENOENT') continue;
+      if (['ENOTEMPTY', 'EEXIST', 'ENOTDIR'].includes(code)) return;
+      throw fsError(error, 'delete', folder);
+    }
   }
 }

@@ -156,6 +156,24 @@ function spawnGit(
   });
 }
 
+/**
+ * Runs git on the person's terminal (stdin, stdout and stderr its own: `agentbox diff` through
+ * their pager and colours), inert as every call but for the pager; resolves to git's exit code.
+ */
+export function gitOnTerminal(args: readonly string[], call: GitCall): Promise<number> {
+  return new Promise((resolve) => {
+    const env = { ...(call.env ?? process.env), ...call.vars };
+    const child = spawn('git', args, {
+      cwd: call.cwd,
+      stdio: 'inherit',
+      env: inertEnv(env, { personPager: true }),
+    });
+    own(child);
+    child.once('error', () => resolve(-1));
+    child.once('close', (code) => resolve(code ?? -1));
+  });
+}
+
 const running = new Set<ChildProcess>();
 
 /** A git still running when agentbox exits is ended with it (as execa's cleanup did): children are owned. */

@@ -54,13 +54,16 @@ const DROPPED =
  */
 export function inertEnv(
   env: Readonly<Record<string, string | undefined>>,
-  options: { personHooks?: boolean } = {},
+  options: { personHooks?: boolean; personPager?: boolean } = {},
 ): Record<string, string | undefined> {
   const out: Record<string, string | undefined> = {};
   for (const [name, value] of Object.entries(env)) if (!DROPPED.test(name)) out[name] = value;
-  const settings = options.personHooks ? INERT_CONFIG : [...INERT_CONFIG, NO_HOOKS];
+  let settings = options.personHooks ? INERT_CONFIG : [...INERT_CONFIG, NO_HOOKS];
+  // `agentbox diff` on a terminal pages as git would (GIT_PAGER, core.pager, PAGER): the pager is
+  // the person's program, named in their environment or config, never in a tree.
+  if (options.personPager) settings = settings.filter(([key]) => key !== 'core.pager');
   out.GIT_CONFIG_PARAMETERS = settings.map(([key, value]) => quote(`${key}=${value}`)).join(' ');
-  out.GIT_PAGER = 'cat';
+  if (!options.personPager) out.GIT_PAGER = 'cat';
   out.GIT_TERMINAL_PROMPT = '0';
   return out;
 }

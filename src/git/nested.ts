@@ -21,10 +21,11 @@ export interface NestedGit {
 
 /**
  * Every `.git` below `worktree`'s root (folder, file or symlink), in path order. Symlinked folders
- * are not walked into (git does not walk them either); a `.git` is not entered. NOTE: the name is compared without case: on a
+ * are not walked into (git does not walk them either); a `.git` is not entered; nor are the
+ * folders in `skip` (`/`-separated, relative: ignored ones a live diff must not pay for). NOTE: the name is compared without case: on a
  * case-insensitive file system `.GIT` is the same entry to git.
  */
-export function findNestedGit(worktree: string): NestedGit[] {
+export function findNestedGit(worktree: string, skip: ReadonlySet<string> = new Set()): NestedGit[] {
   const found: NestedGit[] = [];
   const walk = (rel: string) => {
     let entries: fs.Dirent[];
@@ -37,7 +38,7 @@ export function findNestedGit(worktree: string): NestedGit[] {
       const child = rel ? `${rel}/${entry.name}` : entry.name;
       if (entry.name.toLowerCase() === '.git') {
         if (rel) found.push({ path: rel, kind: kindOf(entry) });
-      } else if (entry.isDirectory()) {
+      } else if (entry.isDirectory() && !skip.has(child)) {
         walk(child);
       }
     }

@@ -22,15 +22,17 @@ export interface ExportedPatch {
 /**
  * Everything the agent changed in its worktree against `base`: its commits, staged, unstaged and
  * untracked (not ignored) files, as one binary-safe patch. `exclude` paths (relative to the
- * worktree) are left out and never staged. Uses the worktree's index: it is agentbox's own branch.
+ * worktree) are left out and never staged. Uses the worktree's index: it is agentbox's own branch;
+ * `vars` may name another (GIT_DIR, GIT_WORK_TREE, GIT_INDEX_FILE: the live diff, live-diff.ts).
  */
 export async function exportPatch(
   worktree: string,
-  opts: { base: string; exclude?: string[] },
+  opts: { base: string; exclude?: string[]; vars?: Readonly<Record<string, string>> },
 ): Promise<ExportedPatch> {
   const pathspec = [':/', ...(opts.exclude ?? []).map((p) => `:(top,literal,exclude)${p}`)];
   const add = ['add', '-A', '--', ...pathspec];
-  const added = await runGit(add, { cwd: worktree });
+  const vars = opts.vars ?? {};
+  const added = await runGit(add, { cwd: worktree, vars });
   // NOTE: git add exits 1 when an exclude pathspec names an ignored path ("The following paths are
   // ignored…") after staging everything else correctly. Run commands are ignored through
   // .gitignore, so that is the normal case for agentbox, not a failure.
@@ -45,7 +47,7 @@ export async function exportPatch(
   // `git diff`. The flags pin down what user config could change: prefixes (diff.noprefix),
   // colour, external diff drivers, textconv and rename detection.
   const args = ['-c', 'core.quotePath=false', 'diff', ...DIFF_FLAGS, opts.base, '--', ...pathspec];
-  const diff = await runGitBytes(args, { cwd: worktree });
+  const diff = await runGitBytes(args, { cwd: worktree, vars });
   if (diff.exitCode !== 0) {
     const stderr = diff.stderr.trim();
     if (/bad revision|unknown revision|ambiguous argument/.test(stderr)) {
@@ -247,6 +249,11 @@ export function onlyIgnoredExcludes(stderr: string, exclude: readonly string[]):
   const lines = stderr.split('\n').filter((l) => l.trim() !== '' && !l.startsWith('hint:'));
   if (lines[0] !== 'The following paths are ignored by one of your .gitignore files:') return false;
   return (
-    lines.length > 1 && lines.slice(1).every((l) => exclude.some((e) => l === e || l.startsWith(`${e}/`)))
+    lines.length > 1 &&
+    // git names the ignored folder an excluded path lies in (node_modules for node_modules/pkg,
+    // a nested repository there) as well as the path itself or a file in it.
+    lines
+      .slice(1)
+      .every((l) => exclude.some((e) => l === e || l.startsWith(`${e}/`) || e.startsWith(`${l}/`)))
   );
 }

@@ -1,12 +1,15 @@
+import os from 'node:os';
 import path from 'node:path';
+import { claudeConfigDir } from '../claude/transcript.js';
 import type { CommandContext } from '../context.js';
-import { readMeta, runIdOf, updateState } from '../ledger/index.js';
+import { readMeta, readRun, runIdOf, updateState } from '../ledger/index.js';
 import type { RunContext } from '../run/begin/context.js';
 import { renderEndReport } from '../run/end/report.js';
 import { writeAtomic } from '../util/fs.js';
 import { terminalText } from '../util/terminal-text.js';
 import type { SessionLog } from './log.js';
 import type { SessionOutcome } from './session.js';
+import { copySessionTranscript } from './transcript-copy.js';
 
 // How a session ends: its outcome recorded in the ledger and told to the person, and the question
 // asked after a clean exit.
@@ -22,6 +25,9 @@ export async function finish(
   log.write('session_end', { outcome: outcome.kind });
   const end = new Date().toISOString();
   await writeSessionReport(rc, name, outcome);
+  // Before the state says it ended: whoever reads the ended run finds the transcript there.
+  const run = readRun(rc.ledger, name);
+  copySessionTranscript(run.dir, claudeConfigDir(ctx.env, os.homedir()), run.state?.session_id ?? null);
   switch (outcome.kind) {
     case 'halted':
       await updateState(

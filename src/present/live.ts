@@ -14,6 +14,30 @@ export interface Progress {
   readonly elapsedMs: number;
 }
 
+/**
+ * A step agentbox runs itself in a fix run's worktree — `runs.setup` before claude starts,
+ * `runs.verify` at each Stop — reported when it starts and again when it ends.
+ */
+export interface StepReport {
+  readonly step: 'setup' | 'verify';
+  readonly command: string;
+  /** Since the run (this process's part of it) started, as Progress. */
+  readonly elapsedMs: number;
+  /** Absent: it has just started. */
+  readonly end?: {
+    readonly ok: boolean;
+    /** null: it was killed, or could not start. */
+    readonly exitCode: number | null;
+    readonly timedOut: boolean;
+    /** Stopped from outside (Ctrl-C, agentbox stop). */
+    readonly stopped?: boolean;
+    readonly durationMs: number;
+  };
+}
+
+/** What a run reports while it runs: where claude is, or a step of agentbox's own. */
+export type RunProgress = Progress | StepReport;
+
 const FRAMES = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏'];
 const PATH_KEYS = new Set(['file_path', 'notebook_path', 'path']);
 const TARGET_KEYS = [
@@ -70,11 +94,38 @@ export function toolLine(progress: Progress): string {
 }
 
 /**
- * On a terminal: one live line, redrawn on every stream line (at most every 100 ms) and at least
- * once a second in between, so a long model turn never looks dead. Piped: a plain line per tool
- * call. `clear()` stops the clock.
+ * A step's start or end, as piped output, a terminal's scrollback and `watch` show it:
+ * `setup started: npm ci`, `setup passed after 1m 32s: npm ci`,
+ * `verify FAILED (exit code 1) after 7s: npm test`. Pure.
  */
-export function liveReporter(io: Io, tickMs = 1000): { update(p: Progress): void; clear(): void } {
+export function stepText(report: Omit<StepReport, 'elapsedMs'>): string {
+  const command = toolTarget({ command: report.command }) ?? '';
+  const end = report.end;
+  if (!end) return `${report.step} started: ${command}`;
+  const took = formatDuration(end.durationMs);
+  const why = end.timedOut
+    ? 'timed out'
+    : end.stopped
+      ? 'stopped'
+      : end.exitCode === null
+        ? 'killed, or could not start'
+        : `exit code ${end.exitCode}`;
+  const how = end.ok ? `passed after ${took}` : `FAILED (${why}) after ${took}`;
+  return `${report.step} ${how}: ${command}`;
+}
+
+/** The same with the run's clock in front, as a tool call's line: `[1m 2s] setup started: npm ci`. Pure. */
+export const stepLine = (report: StepReport): string =>
+  `[${formatDuration(report.elapsedMs)}] ${stepText(report)}`;
+
+/**
+ * On a terminal: one live line, redrawn on every stream line (at most every 100 ms) and at least
+ * once a second in between, so a long model turn never looks dead; a step of agentbox's own shows
+ * in it while it runs and leaves its end in the scrollback. Piped: a plain line per tool call, and
+ * one when each step starts and ends (a CI log is never silent for a whole `npm ci`). `clear()`
+ * stops the clock.
+ */
+export function liveReporter(io: Io, tickMs = 1000): { update(p: RunProgress): void; clear(): void } {
   let frame = 0;
   let lastDraw = 0;
   let shown = false;
@@ -88,20 +139,40 @@ export function liveReporter(io: Io, tickMs = 1000): { update(p: Progress): void
     shown = true;
     io.out(`\r\x1b[2K${liveLine(latest, frame++, lastDraw, latestAt)}`);
   };
+  const show = (progress: Progress) => {
+    latest = progress;
+    latestAt = Date.now();
+    if (!timer) {
+      timer = setInterval(draw, tickMs);
+      timer.unref();
+    }
+    if (latestAt - lastDraw >= 100) draw();
+  };
+  const step = (report: StepReport) => {
+    if (!io.isTTY) {
+      io.out(`${stepLine(report)}\n`);
+      return;
+    }
+    if (report.end) io.out(`\r\x1b[2K${stepLine(report)}\n`);
+    lastDraw = 0;
+    // While it runs it is what the run does; after it, claude starts or waits for the model.
+    show({
+      tool: report.end ? null : report.step,
+      target: report.end ? null : toolTarget({ command: report.command }),
+      toolSince: Date.now(),
+      toolCalls: latest?.toolCalls ?? 0,
+      elapsedMs: report.elapsedMs,
+    });
+  };
   return {
     update(progress) {
-      latest = progress;
-      latestAt = Date.now();
+      if ('step' in progress) return step(progress);
       if (!io.isTTY) {
         if (progress.toolCalls > calls && progress.tool) io.out(`${toolLine(progress)}\n`);
         calls = Math.max(calls, progress.toolCalls);
         return;
       }
-      if (!timer) {
-        timer = setInterval(draw, tickMs);
-        timer.unref();
-      }
-      if (latestAt - lastDraw >= 100) draw();
+      show(progress);
     },
     clear() {
       if (timer) clearInterval(timer);

@@ -2,13 +2,42 @@
  * Commit messages agentbox writes: the run's result on its branch, and a merge's commit. Pure.
  */
 
-/** A task's first line, cut to 72 characters, as a commit subject. */
-export function subjectOf(task: string): string {
-  // NOTE: cut by code points, not UTF-16 units: slicing through an emoji left half a surrogate
-  // pair, which reaches git as U+FFFD. `\r?\n` and the trim keep a CRLF task's `\r` out of it.
-  const first = [...(task.trim().split(/\r?\n/)[0] ?? '').trim()];
-  return first.length > 72 ? `${first.slice(0, 71).join('')}…` : first.join('');
+/** git's convention for a subject line (`git log --oneline`, a pull request's title). */
+const SUBJECT_MAX = 72;
+/** A cut at a word boundary keeps at least this much of the line; else it is cut at the limit. */
+const SUBJECT_MIN_WORDS = 36;
+
+/** The characters of a text as a person counts them: an emoji or a letter with its accent is one. */
+function graphemes(text: string): string[] {
+  return Array.from(
+    new Intl.Segmenter(undefined, { granularity: 'grapheme' }).segment(text),
+    (s) => s.segment,
+  );
 }
+
+/**
+ * A task's first line as a commit subject, git's way: the whole line when it fits in 72 characters;
+ * else cut at its last space within them (a word ending at the 72nd stays whole), with no ellipsis
+ * — the whole task is in the body — and without a dangling `,;:`. A line with no space past its
+ * 36th character within reach (a URL, a run of CJK) is cut at 72. Characters are graphemes, so an
+ * emoji or an accented letter is never cut in half (half a surrogate pair reaches git as U+FFFD).
+ */
+export function subjectOf(task: string): string {
+  // `\r?\n` and the trim keep a CRLF task's `\r` out of it.
+  const first = (task.trim().split(/\r?\n/)[0] ?? '').trim();
+  const chars = graphemes(first);
+  if (chars.length <= SUBJECT_MAX) return first;
+  let space = SUBJECT_MAX;
+  while (space > SUBJECT_MIN_WORDS && !/^\s$/.test(chars[space]!)) space--;
+  if (space <= SUBJECT_MIN_WORDS) return chars.slice(0, SUBJECT_MAX).join('');
+  return chars
+    .slice(0, space)
+    .join('')
+    .replace(/[\s,;:]+$/, '');
+}
+
+/** The task as a commit body carries it: whole, trimmed, with plain newlines. */
+const taskBody = (task: string): string => task.replace(/\r\n?/g, '\n').trim();
 
 /** How much of the agent's answer the result commit carries (the rest is in report.md). */
 const ANSWER_CHARS = 2000;
@@ -31,7 +60,7 @@ export function resultMessage(input: {
     '',
     ...(excerpt ? [excerpt, ''] : []),
     'Task:',
-    input.task.trim(),
+    taskBody(input.task),
     '',
     `Agentbox-Run: ${input.name}`,
     `Agentbox-Status: ${input.status}`,
@@ -39,7 +68,20 @@ export function resultMessage(input: {
   ].join('\n');
 }
 
-/** The commit `agentbox merge --commit` makes in the main tree. */
+/**
+ * The commit `agentbox merge --commit` makes in the main tree: the task's first line as subject
+ * (see subjectOf), a blank line, the run it came from, the whole task, and the run as a trailer.
+ */
 export function mergeMessage(name: string, task: string): string {
-  return `${subjectOf(task)}\n\nMerged from agentbox run ${name}.\n\nTask:\n${task.trim()}\n`;
+  return [
+    subjectOf(task) || `agentbox run ${name}`,
+    '',
+    `Merged from agentbox run ${name}.`,
+    '',
+    'Task:',
+    taskBody(task),
+    '',
+    `Agentbox-Run: ${name}`,
+    '',
+  ].join('\n');
 }

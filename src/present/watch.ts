@@ -35,23 +35,69 @@ class Tail {
 
 /** What following a run sees, in order: its tool calls, its events, then how it ended. */
 export type RunSighting =
-  | { readonly kind: 'tool'; readonly name: string; readonly target: string | null }
-  | { readonly kind: 'event'; readonly event: Record<string, unknown> }
+  /** `at`: when claude started the call (its stream line's own time), ms since the epoch. */
+  | { readonly kind: 'tool'; readonly name: string; readonly target: string | null; readonly at: number }
+  /** `at`: the event's own time (its `ts`). */
+  | { readonly kind: 'event'; readonly event: Record<string, unknown>; readonly at: number }
   | { readonly kind: 'ended'; readonly status: RunStatus; readonly failure: Failure | null }
   /** Its agentbox process is gone without recording an end. */
   | { readonly kind: 'gone' };
 
+type Timed = Extract<RunSighting, { at: number }>;
+
+/** A time written as ISO 8601 (`ts` of events.jsonl, `timestamp` of claude's stream), or null. Pure. */
+export function timeOf(value: unknown): number | null {
+  if (typeof value !== 'string') return null;
+  const t = Date.parse(value);
+  return Number.isFinite(t) ? t : null;
+}
+
+/** When one of claude's stream lines was written (Claude Code stamps each message line), or null. Pure. */
+export function streamLineTime(line: string): number | null {
+  try {
+    const value: unknown = JSON.parse(line);
+    return typeof value === 'object' && value !== null
+      ? timeOf((value as { timestamp?: unknown }).timestamp)
+      : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * What one read of the two files found, oldest first: the stream and events.jsonl are read one
+ * after the other, so a finished run's whole stream would come before its first event. Ties keep
+ * the order read (the tool call before what its hook logged). Pure.
+ */
+export function inOrder(seen: readonly Timed[]): Timed[] {
+  return [...seen].sort((a, b) => a.at - b.at);
+}
+
 /**
  * Follows a run live, from its start — its tool calls (from raw/stream.jsonl) and events.jsonl —
- * until it ends; a finished run yields what happened and its end. Reads only.
+ * until it ends; a finished run yields what happened and its end. Each sighting carries its own
+ * time; a line without one (an older Claude Code, a hand-written line) gets the time before it in
+ * its file, else the time it was read. Reads only.
  */
 export async function* followRun(run: RunDetails, pollMs = 250): AsyncGenerator<RunSighting> {
   const stream = new Tail(path.join(run.dir, 'raw', 'stream.jsonl'));
   const events = new Tail(path.join(run.dir, 'events.jsonl'));
+  let streamAt: number | null = null;
+  let eventAt: number | null = null;
   for (;;) {
+    // Read before the files: a run that had ended by then has written all it will.
+    const state = readState(run.dir);
+    const seen: Timed[] = [];
     for (const line of stream.read()) {
+      streamAt = streamLineTime(line) ?? streamAt;
       for (const e of parseStreamLine(line)) {
-        if (e.kind === 'tool_use') yield { kind: 'tool', name: e.name, target: toolTarget(e.input) || null };
+        if (e.kind === 'tool_use')
+          seen.push({
+            kind: 'tool',
+            name: e.name,
+            target: toolTarget(e.input) || null,
+            at: streamAt ?? Date.now(),
+          });
       }
     }
     for (const line of events.read()) {
@@ -61,9 +107,10 @@ export async function* followRun(run: RunDetails, pollMs = 250): AsyncGenerator<
       } catch {
         continue;
       }
-      yield { kind: 'event', event };
+      eventAt = timeOf(event.ts) ?? eventAt;
+      seen.push({ kind: 'event', event, at: eventAt ?? Date.now() });
     }
-    const state = readState(run.dir);
+    yield* inOrder(seen);
     if (state && state.status !== 'ACTIVE' && state.status !== 'STALLED') {
       yield { kind: 'ended', status: state.status, failure: state.failure };
       return;

@@ -1,11 +1,11 @@
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { CommandContext } from '../context.js';
 import { AgentboxError } from '../errors.js';
-import { GitError, runGit } from '../git/exec.js';
+import { GitError, gitOnTerminal, runGit } from '../git/exec.js';
 import { hasCommit, resultTree } from '../git/result-commit.js';
 import type { RunDetails } from '../ledger/index.js';
+import { type LiveChanges, liveChanges } from './live.js';
 
 export interface DiffOptions {
   /** `git diff --stat`. */
@@ -16,6 +16,8 @@ export interface DiffOptions {
   readonly color?: string;
   /** false: `--no-pager`. */
   readonly pager?: boolean;
+  /** The change as data: `{ run, in_progress, base, files, stat, patch }`. */
+  readonly json?: boolean;
 }
 
 const COLOR_WHEN = ['auto', 'always', 'never'] as const;
@@ -72,9 +74,18 @@ async function resultOf(root: string, run: RunDetails): Promise<{ from: string; 
   return { from: base, to: await resultTree(root, base, patch) };
 }
 
+/** The line that marks a live diff: the run is ACTIVE, this is its worktree now. Pure. */
+export function inProgressLine(run: RunDetails, live: Pick<LiveChanges, 'base' | 'files'>): string {
+  const files = live.files.length === 1 ? '1 file' : `${live.files.length} files`;
+  return `in progress: ${run.name} is ACTIVE — its worktree's changes so far against ${live.base.slice(0, 12)} (${files}); the final diff comes when it ends`;
+}
+
 /**
  * Shows a run's change with git: through the person's pager and colours when the output is a
- * terminal (git's own rules: core.pager, GIT_PAGER, PAGER, color.diff), plain when piped.
+ * terminal (git's own rules: core.pager, GIT_PAGER, PAGER, color.diff), plain when piped. An
+ * ACTIVE fix run shows its worktree's changes so far (src/review/live.ts), marked in progress: a
+ * header line on a terminal, a last line with --stat or --name-only, on stderr when a plain patch
+ * is piped (it stays a patch), `in_progress` in --json.
  */
 export async function showDiff(
   ctx: CommandContext,
@@ -82,22 +93,64 @@ export async function showDiff(
   run: RunDetails,
   options: DiffOptions,
 ): Promise<void> {
-  const { from, to } = await resultOf(root, run);
+  const live = await liveChanges(root, run, ctx.env);
+  try {
+    if (options.json) return await showJson(ctx, run, live);
+    const { from, to } = live ? { from: live.base, to: live.tree } : await resultOf(root, run);
+    await runDiff(ctx, root, { run, live, options, from, to });
+  } finally {
+    live?.dispose();
+  }
+}
+
+/** git diff `from` `to` in the main repository: paged on a terminal, else captured and printed. */
+async function runDiff(
+  ctx: CommandContext,
+  root: string,
+  input: { run: RunDetails; live: LiveChanges | null; options: DiffOptions; from: string; to: string },
+): Promise<void> {
+  const { run, live, options, from, to } = input;
   const paged = ctx.io.isTTY && options.pager !== false;
   const args = diffArgs(from, to, options, paged);
-  const call = { cwd: root, env: ctx.env, hint: 'the change is also in the run folder as changes.patch' };
+  const call = {
+    cwd: root,
+    env: ctx.env,
+    hint: 'the change is also in the run folder as changes.patch',
+    ...(live ? { vars: live.objects } : {}),
+  };
+  const mark = live ? inProgressLine(run, live) : null;
+  const listed = options.stat || options.nameOnly;
+  if (mark && ctx.io.isTTY) ctx.io.out(`${mark}\n`);
   if (paged) {
-    // The terminal goes to git and its pager as it is; nothing of ours sits in between (so no
-    // execa runner here: it would capture the output).
-    const code = await new Promise<number | null>((resolve, reject) => {
-      const child = spawn('git', args, { cwd: root, stdio: 'inherit', env: ctx.env as NodeJS.ProcessEnv });
-      child.once('error', reject);
-      child.once('close', resolve);
-    });
-    if (code !== 0) throw new GitError(args, call, { exitCode: code ?? -1, stderr: '' });
+    // The terminal goes to git and its pager as it is; nothing of ours sits in between. Inert as
+    // every git agentbox runs (src/git/inert.ts), the pager aside.
+    const code = await gitOnTerminal(args, call);
+    if (code !== 0) throw new GitError(args, call, { exitCode: code, stderr: '' });
     return;
   }
   const result = await runGit(args, { ...call, keepLocale: true, stripFinalNewline: false });
   if (result.exitCode !== 0) throw new GitError(args, call, result);
   ctx.io.out(result.stdout);
+  if (mark && !ctx.io.isTTY && listed) ctx.io.out(`${mark}\n`);
+  else if (mark && !ctx.io.isTTY) ctx.io.err(`${mark}\n`);
+}
+
+/** `--json`: the change as data; a finished run's from changes.patch, an ACTIVE one's live. */
+async function showJson(ctx: CommandContext, run: RunDetails, live: LiveChanges | null): Promise<void> {
+  const data = live
+    ? {
+        in_progress: true,
+        base: live.base,
+        files: live.files,
+        stat: live.stat,
+        patch: live.patch.toString('utf8'),
+      }
+    : finishedJson(run);
+  ctx.io.out(`${JSON.stringify({ run: run.name, id: run.meta.run_id, ...data }, null, 2)}\n`);
+}
+
+function finishedJson(run: RunDetails) {
+  const file = path.join(run.dir, 'changes.patch');
+  const patch = fs.existsSync(file) ? fs.readFileSync(file, 'utf8') : null;
+  return { in_progress: false, base: run.meta.repo_sha_start ?? null, patch };
 }

@@ -1,6 +1,7 @@
 import path from 'node:path';
 import type { AirlockScope } from '../airlock/guard.js';
 import type { EventLog } from '../ledger/events.js';
+import type { StepReport } from '../present/live.js';
 import { fixWritable, type RunPrivacy } from '../sandbox/prepare.js';
 import type { ModelReply } from '../supervisor/model.js';
 import { askSupervisorModel } from '../supervisor/model.js';
@@ -9,7 +10,7 @@ import { Supervisor, type SupervisorEnd } from '../supervisor/supervisor.js';
 import type { StopChecks } from '../supervisor/violations.js';
 import { checkAnswer, DEFAULT_ACTIONS, type OutputContract } from '../templates/contract.js';
 import type { Env } from '../util/env.js';
-import { runVerify } from '../verify/run.js';
+import { runVerify, type VerifyResult } from '../verify/run.js';
 
 /** The supervisor of a headless run, as the configuration and the run's options set it. */
 export interface SupervisorSettings {
@@ -104,11 +105,22 @@ export function verifier(input: {
   readonly scope: AirlockScope;
   readonly privacy: RunPrivacy;
   readonly env: Record<string, string>;
+  /** Told when each round starts and ends (the live line, piped output); `startedAt` is the run's. */
+  readonly onProgress?: (report: StepReport) => void;
+  readonly startedAt?: number;
 }): Verify {
   const { command, scope } = input;
   const box = input.privacy.sandbox;
   let round = 0;
+  const report = (end?: VerifyResult) =>
+    input.onProgress?.({
+      step: 'verify',
+      command,
+      elapsedMs: Date.now() - (input.startedAt ?? Date.now()),
+      ...(end ? { end } : {}),
+    });
   return async () => {
+    report();
     const result = await runVerify({
       command,
       cwd: input.worktree,
@@ -126,6 +138,7 @@ export function verifier(input: {
       logFile: path.join(input.runDir, 'raw', `verify-${++round}.log`),
       timeoutMs: input.timeoutMs,
     });
+    report(result);
     const how = result.timedOut ? 'timed out' : `exit code ${result.exitCode ?? '?'}`;
     return {
       ok: result.ok,

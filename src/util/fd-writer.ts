@@ -17,6 +17,12 @@ export interface FdWriter {
   readonly direct: boolean;
   /** From now on through the stream (which never blocks the event loop). */
   toStream(): void;
+  /**
+   * When the stream holds more than its high-water mark, a promise of its drain; else null. A
+   * writer of long output awaits it so that nothing piles up in memory while a slow reader reads
+   * (a socket, as node makes a child's stdio, is no pipe: writes to it go through the stream).
+   */
+  drained(): Promise<void> | null;
 }
 
 /** Whether `fd` is a pipe or a regular file: the outputs a direct write serves. */
@@ -81,5 +87,20 @@ export function fdWriter(
     toStream() {
       streamed = true;
     },
+    drained: () => (streamed && !gone && opened ? drainOf(opened) : null),
   };
+}
+
+/** A promise of the stream's drain when it holds more than its high-water mark, else null. */
+function drainOf(stream: NodeJS.WritableStream & { writableNeedDrain?: boolean }): Promise<void> | null {
+  if (!stream.writableNeedDrain) return null;
+  return new Promise((resolve) => {
+    const done = () => {
+      stream.off('drain', done);
+      stream.off('close', done);
+      resolve();
+    };
+    stream.on('drain', done);
+    stream.on('close', done);
+  });
 }

@@ -9,6 +9,7 @@ import { checkMessage, deliveredJson, deliverMessage } from '../gate/inject.js';
 import { applyMerge, discardRun, prepareMerge } from '../gate/merge.js';
 import { notPassingLine } from '../gate/merge-gate.js';
 import { awaitStop, requestStop, stopExitCode, stoppedLine, stoppingLine } from '../gate/stop.js';
+import type { SensitiveChange } from '../git/sensitive.js';
 import { controlSession, restartingLine, sessionJson } from '../interactive/control.js';
 import { EventLog } from '../ledger/events.js';
 import { type Ledger, readRun, resolveRun } from '../ledger/index.js';
@@ -91,9 +92,22 @@ async function domain<T>(work: () => Promise<T>): Promise<T> {
 }
 
 /**
- * `POST /api/runs/<run>/merge {commit?, allow_sensitive?, force?}`: the page confirmed (showing the
- * sensitive changes); a patch with sensitive changes still needs `allow_sensitive`, as `--yes` needs
- * `--allow-sensitive`, and a run that did not pass needs `force`, as `--yes` needs `--force`. The same checks and merge as the CLI's (src/gate/merge.ts), as data.
+ * The sensitive paths of the patch as it is now that `acknowledged` (the paths the person ticked on
+ * the page) does not name. Checked against the patch at merge time, not what the page showed: a
+ * patch that gained a sensitive change since (a resumed run) is refused, whatever the page sent.
+ */
+function unacknowledgedPaths(sensitive: readonly SensitiveChange[], acknowledged: unknown): string[] {
+  const named = new Set(
+    Array.isArray(acknowledged) ? acknowledged.filter((p): p is string => typeof p === 'string') : [],
+  );
+  return [...new Set(sensitive.map((c) => c.path))].filter((p) => !named.has(p));
+}
+
+/**
+ * `POST /api/runs/<run>/merge {commit?, acknowledged?, force?}`: the page confirmed; a patch with
+ * sensitive changes still needs `acknowledged`, every sensitive path by name (the person ticked
+ * each one), as `--yes` needs `--allow-sensitive`, and a run that did not pass needs `force`, as
+ * `--yes` needs `--force`. The same checks and merge as the CLI's (src/gate/merge.ts), as data.
  */
 export async function mergeAction(ac: ActionContext, ref: string, body: Record<string, unknown>) {
   return domain(async () => {
@@ -108,11 +122,15 @@ export async function mergeAction(ac: ActionContext, ref: string, body: Record<s
         not_passing: plan.notPassing,
       });
     }
-    if (plan.sensitive.length > 0 && body.allow_sensitive !== true) {
-      throw new HttpError(409, `${run.name} has ${plan.sensitive.length} sensitive change(s): confirm them`, {
-        code: 'MERGE_REFUSED',
-        sensitive: plan.sensitive,
-      });
+    const unacknowledged = unacknowledgedPaths(plan.sensitive, body.acknowledged);
+    if (unacknowledged.length > 0) {
+      const detail = unacknowledged.join(', ');
+      new EventLog(run.dir).append({ event: 'merge_refused', reason: 'sensitive', detail, by: 'ui' });
+      throw new HttpError(
+        409,
+        `${run.name} has ${plan.sensitive.length} sensitive change(s), not acknowledged: ${detail} — tick each one on the run's page, then merge`,
+        { code: 'MERGE_REFUSED', sensitive: plan.sensitive },
+      );
     }
     return applyMerge(plan, { commit: body.commit === true });
   });

@@ -4,6 +4,7 @@ import type { Ledger } from '../ledger/index.js';
 import type { Env } from '../util/env.js';
 import type { ActionContext } from './actions.js';
 import { HttpError, json, type Reply, readJsonBody } from './http.js';
+import { idempotencyKey, keyMemory, requestFingerprint } from './idempotency.js';
 import { runsPage } from './runs.js';
 
 // Loaded on first use: the actions bring the CLI's run machinery, the detail the Markdown
@@ -13,6 +14,8 @@ const detail = () => import('./detail.js');
 const settings = () => import('./settings.js');
 const recovery = () => import('./recovery.js');
 const templates = () => import('./templates.js');
+const liveDiff = () => import('./live-diff.js');
+const transcript = () => import('./transcript.js');
 
 export interface RouteContext {
   readonly root: string;
@@ -49,6 +52,24 @@ async function runAction(
   }
 }
 
+/**
+ * `POST /api/runs`: 201 and the run started; with an `Idempotency-Key` already answered for the
+ * same request, 200 and that same run (src/web/idempotency.ts).
+ */
+async function startRun(ctx: RouteContext, ac: ActionContext, req: http.IncomingMessage): Promise<Reply> {
+  const key = idempotencyKey(req.headers);
+  const input = await readJsonBody(req, ctx.limit);
+  const start = async () => (await actions()).startRunAction(ac, input);
+  if (key === null) return json(await start(), 201);
+  const { value, repeated } = await keyMemory(ctx.ledger).once(
+    key,
+    requestFingerprint(input),
+    Date.now(),
+    start,
+  );
+  return json(value, repeated ? 200 : 201);
+}
+
 /** The JSON API, one resource at a time; the request has passed every check already. */
 export async function route(ctx: RouteContext, req: http.IncomingMessage, url: URL): Promise<Reply> {
   const method = req.method ?? 'GET';
@@ -59,10 +80,19 @@ export async function route(ctx: RouteContext, req: http.IncomingMessage, url: U
   try {
     if (parts[1] === 'runs' && parts.length === 2) {
       if (method === 'GET') return json(runsPage(ctx.ledger, url.searchParams));
-      if (method === 'POST') return json(await (await actions()).startRunAction(ac, await body()), 201);
+      if (method === 'POST') return await startRun(ctx, ac, req);
     }
     if (parts[1] === 'runs' && parts.length === 3 && method === 'GET') {
       return json(await (await detail()).runDetail(ctx.ledger, ctx.root, parts[2]!));
+    }
+    if (parts[1] === 'runs' && parts.length === 4 && parts[3] === 'diff' && method === 'GET') {
+      return json(await (await liveDiff()).liveDiffs.answer(ctx.ledger, ctx.root, parts[2]!, ctx.env));
+    }
+    if (parts[1] === 'runs' && parts[3] === 'transcript' && method === 'GET') {
+      if (parts.length === 4)
+        return json((await transcript()).transcriptOf(ctx.ledger, ctx.env, parts[2]!, url.searchParams));
+      if (parts.length === 5)
+        return json((await transcript()).transcriptEntryOf(ctx.ledger, ctx.env, parts[2]!, parts[4]!));
     }
     if (parts[1] === 'runs' && parts.length === 4 && parts[3] === 'session' && method === 'GET') {
       return json(await (await actions()).sessionState(ac, parts[2]!));

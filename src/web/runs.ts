@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { parseStreamLine } from '../claude/stream.js';
 import { type Ledger, readMeta, readState } from '../ledger/index.js';
+import { runCost } from '../ledger/index-log.js';
 import { listRuns, type RunSummary } from '../ledger/list.js';
 import { RUN_STATUSES, RUN_TYPES } from '../ledger/types.js';
 import { toolTarget } from '../present/live.js';
@@ -20,6 +21,8 @@ export interface Activity {
   readonly tool: string | null;
   readonly target: string | null;
   readonly tool_calls: number;
+  /** Agent and supervisor, as state.json has it now (part of it estimated while a process runs). */
+  readonly cost_usd: number | null;
   readonly since: string | null;
   /** Stops so far, and the run's limit (`--max-iterations`). */
   readonly iteration: number;
@@ -68,8 +71,18 @@ export function runsPage(ledger: Ledger, params: URLSearchParams): RunsPage {
     : runs;
   const page = matching
     .slice(offset, offset + limit)
-    .map((run) => (run.status === 'ACTIVE' ? { ...run, now: activity(ledger, run.name) } : run));
+    .map((run) => (run.status === 'ACTIVE' ? live(ledger, run) : run));
   return { runs: page, total: filtered ? matching.length : total, offset, limit };
+}
+
+/**
+ * An ACTIVE run's row with what it is doing, and its cost and tool calls as of now. NOTE: with a
+ * filter the rows come from the INDEX.jsonl fold, which holds them as of the run's last status
+ * change; without, from state.json: a person typing in the search box saw the cost go back.
+ */
+function live(ledger: Ledger, run: RunSummary): RunSummary & { readonly now: Activity | null } {
+  const now = activity(ledger, run.name);
+  return now ? { ...run, cost_usd: now.cost_usd, tool_calls: now.tool_calls, now } : { ...run, now };
 }
 
 /** The last tool call in the tail of a run's stream, and its tool-call count. */
@@ -99,6 +112,7 @@ export function activity(ledger: Ledger, name: string): Activity | null {
     tool,
     target,
     tool_calls: state.tool_calls,
+    cost_usd: runCost(state.usage),
     since: state.started_at,
     iteration: stops + 1,
     max_iterations: typeof max === 'number' ? max : null,

@@ -43,7 +43,9 @@ export const GUARDED_SETTINGS: readonly string[] = [
  * `PUT /api/settings {scope, <section>: {<key>: value}}`: sets those keys in agentbox.yaml
  * (project) or the user config (global), each value replaced in place so every comment and line
  * around it stays (src/config/edit.ts); a null value empties a key (back to the default). The result is validated by the CLI's schema
- * first: an unknown key or a bad value is a 400 naming it, and nothing is written.
+ * first: an unknown key or a bad value is a 400 naming it, and nothing is written. A key whose
+ * value the file already holds is left alone (`changed` lists only what was written): the page
+ * sends only what the person changed, and a repeat of a save writes nothing.
  */
 export async function writeSettings(root: string, env: Env, body: Record<string, unknown>) {
   const scope = body.scope;
@@ -55,14 +57,7 @@ export async function writeSettings(root: string, env: Env, body: Record<string,
   const text = readTextIfExists(file) ?? '';
   if (parseDocument(text).errors.length > 0)
     throw new HttpError(409, `${file} is not valid YAML: fix it by hand first`);
-  const changes: SettingChange[] = [];
-  for (const [section, values] of Object.entries(body)) {
-    if (section === 'scope') continue;
-    if (typeof values !== 'object' || values === null || Array.isArray(values)) {
-      throw new HttpError(400, `"${section}" must be an object of settings, not ${JSON.stringify(values)}`);
-    }
-    for (const [key, value] of Object.entries(values)) changes.push({ section, key, value });
-  }
+  const changes = requestedChanges(body);
   const guarded = changes.map((c) => `${c.section}.${c.key}`).filter((k) => GUARDED_SETTINGS.includes(k));
   if (guarded.length > 0) {
     throw new HttpError(
@@ -71,18 +66,40 @@ export async function writeSettings(root: string, env: Env, body: Record<string,
       { key: guarded[0] },
     );
   }
-  const edited = editConfigText(text, changes);
-  const doc = parseDocument(edited);
-  const checked = fileSchema.safeParse(doc.toJS() ?? {});
-  if (!checked.success) {
-    const issue = checked.error.issues[0]!;
-    const keys =
-      issue.code === 'unrecognized_keys'
-        ? issue.keys.map((k) => [...issue.path, k].join('.'))
-        : [issue.path.join('.')];
-    throw new HttpError(400, `${keys.join(', ')}: ${issue.message}`, { key: keys[0] });
+  checkSchema(editConfigText(text, changes));
+  // A value the file holds already is not written again: nothing pinned, no line touched.
+  const held = (parseDocument(text).toJS() ?? {}) as Record<string, Record<string, unknown> | undefined>;
+  const real = changes.filter(
+    (c) => JSON.stringify(held[c.section]?.[c.key] ?? null) !== JSON.stringify(c.value),
+  );
+  if (real.length > 0) {
+    mkdirp(path.dirname(file));
+    await writeAtomic(file, editConfigText(text, real));
   }
-  mkdirp(path.dirname(file));
-  await writeAtomic(file, edited);
-  return { scope, path: file, changed: changes.map((c) => `${c.section}.${c.key}`) };
+  return { scope, path: file, changed: real.map((c) => `${c.section}.${c.key}`) };
+}
+
+/** `{ <section>: { <key>: value } }` of a PUT, as changes; 400 for a section that is not an object. */
+function requestedChanges(body: Record<string, unknown>): SettingChange[] {
+  const changes: SettingChange[] = [];
+  for (const [section, values] of Object.entries(body)) {
+    if (section === 'scope') continue;
+    if (typeof values !== 'object' || values === null || Array.isArray(values)) {
+      throw new HttpError(400, `"${section}" must be an object of settings, not ${JSON.stringify(values)}`);
+    }
+    for (const [key, value] of Object.entries(values)) changes.push({ section, key, value });
+  }
+  return changes;
+}
+
+/** The CLI's own validation of a config text: 400 naming the first bad key. */
+function checkSchema(edited: string): void {
+  const checked = fileSchema.safeParse(parseDocument(edited).toJS() ?? {});
+  if (checked.success) return;
+  const issue = checked.error.issues[0]!;
+  const keys =
+    issue.code === 'unrecognized_keys'
+      ? issue.keys.map((k) => [...issue.path, k].join('.'))
+      : [issue.path.join('.')];
+  throw new HttpError(400, `${keys.join(', ')}: ${issue.message}`, { key: keys[0] });
 }

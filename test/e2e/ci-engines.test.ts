@@ -18,8 +18,9 @@ import { type Project, project } from '../helpers/project.js';
  * The engines' own scripts, taken from the generated files and run here with bash, as the
  * platform would run them: a bare repository plays the git host, a fresh clone the runner's
  * checkout, the built agentbox and the real Claude Code (with the scripted model) do the run.
- * Only what needs the network is left out: the install steps, and GitHub's API (`gh` is a
- * stand-in that records what it was asked to post).
+ * Only what needs the network is left out: the install steps (install-lines.test.ts runs each of
+ * them against a real local registry, and the GitLab job whole under gitlab-ci-local), and
+ * GitHub's API (`gh` is a stand-in that records what it was asked to post).
  * NOTE: until `--push` lands, the agentbox on PATH drops it (and says so); once the CLI knows
  * it, it is passed through and the run's ref must be on the origin.
  */
@@ -163,7 +164,7 @@ function expectPublished(run: string, result: StepResult): void {
 }
 
 describe('the GitHub workflow, its scripts run here', () => {
-  const steps: any[] = parse(githubWorkflow(VERSION)).jobs.run.steps;
+  const steps: any[] = parse(githubWorkflow(VERSION, `agentbox@${VERSION}`)).jobs.run.steps;
   const step = (name: string) => steps.find((s) => s.name === name);
 
   it('an /agentbox comment with shell in it: the task arrives verbatim, nothing runs, the outcome is posted', async () => {
@@ -228,7 +229,7 @@ describe('in CI a failed run exits with its failure kind', () => {
 });
 
 describe('the GitLab job and the Kubernetes Job, their scripts run here without a usable sandbox', () => {
-  const job = parse(gitlabJob(VERSION)).agentbox;
+  const job = parse(gitlabJob(VERSION, `agentbox@${VERSION}`)).agentbox;
   const gitlabEnv = (extra: Record<string, string>) =>
     runnerEnv({
       PATH: noSandboxPath,

@@ -1,4 +1,5 @@
 import fs from 'node:fs';
+import net from 'node:net';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -152,8 +153,28 @@ describe('agentbox init, seen by the real Claude Code', () => {
     expect(ok.stdout).toContain('All checks passed.');
     expect(ok.code).toBe(0);
     expect(ok.stdout).toMatch(
-      /✓ claude login +Claude Code can reach a model \(api_key from ANTHROPIC_API_KEY\)/,
+      /✓ claude login +Claude Code has credentials \(api_key from ANTHROPIC_API_KEY\)/,
     );
+    expect(ok.stdout).toMatch(
+      new RegExp(
+        `✓ model reachable +Claude Code can reach a model: ${server.url} answered HTTP 200 in \\d+ ms`,
+      ),
+    );
+
+    // Nothing listens at the base URL (a port bound, then closed): said, with the URL (issue 29).
+    const probe = net.createServer();
+    await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+    const deadUrl = `http://127.0.0.1:${(probe.address() as net.AddressInfo).port}`;
+    await new Promise<void>((resolve) => probe.close(() => resolve()));
+    const dead = await runAgentbox(['doctor'], {
+      cwd: repo.dir,
+      env: { ...doctorEnv, ANTHROPIC_BASE_URL: deadUrl },
+    });
+    expect(dead.code).toBe(1);
+    expect(dead.stdout).toContain(
+      `✗ model reachable  connection refused at ${deadUrl}: nothing listens there`,
+    );
+    expect(dead.stdout).not.toContain('can reach a model');
 
     // Not logged in and no key: doctor says so, with the fix, without a model call.
     const before = server.requests.length;
@@ -165,6 +186,23 @@ describe('agentbox init, seen by the real Claude Code', () => {
     expect(out.stdout).toContain('fix: set ANTHROPIC_API_KEY');
     expect(out.stdout).toContain('claude auth login');
     expect(server.requests.length).toBe(before);
+
+    // runs.setup: npm ci, and no lockfile committed: doctor fails before a fix run would (issue 29).
+    const configFile = path.join(repo.dir, 'agentbox.yaml');
+    const config = fs.readFileSync(configFile, 'utf8');
+    fs.writeFileSync(configFile, config.replace(/^ {2}setup:.*$/m, '  setup: npm ci'));
+    try {
+      expect((await runAgentbox(['trust', '--yes'], { cwd: repo.dir, env: doctorEnv })).code).toBe(0);
+      const setup = await runAgentbox(['doctor'], { cwd: repo.dir, env: doctorEnv });
+      expect(setup.code).toBe(1);
+      expect(setup.stdout).toMatch(
+        /✗ setup +runs\.setup "npm ci": npm ci needs package-lock\.json or npm-shrinkwrap\.json committed, and HEAD has none/,
+      );
+      expect(setup.stdout).toContain('cp -a --reflink=auto "$AGENTBOX_REPO_ROOT/node_modules" .');
+      expect(setup.stdout).toContain('1 check(s) failed.');
+    } finally {
+      fs.writeFileSync(configFile, config);
+    }
 
     const file = path.join(repo.dir, '.claude/settings.json');
     const original = fs.readFileSync(file, 'utf8');

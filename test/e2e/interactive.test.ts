@@ -142,6 +142,12 @@ describe('agentbox start: an interactive Claude Code behind a pty', () => {
     const pid = await p.agentbox(['state', name]);
     expect(pid.stdout).toContain(`pid        ${state.pid}`);
 
+    // While it runs, its transcript is read from Claude Code's own file (issue 30).
+    await waitFor(
+      async () => (await p.agentbox(['show', id, '--transcript'])).stdout.includes('REPLY-TO-INJECT'),
+      'the live transcript',
+      { context },
+    );
     const stopped = await p.agentbox(['stop', name]);
     expect(stopped.code).toBe(0);
     expect(await s.exited).toBe(0);
@@ -161,6 +167,25 @@ describe('agentbox start: an interactive Claude Code behind a pty', () => {
     const gone = await p.agentbox(['state', name]);
     expect(gone.code).not.toBe(0);
     expect(gone.stderr).toContain('not running');
+
+    // Claude Code's own transcript of the session is kept in the run, and is its transcript (issue 30).
+    expect(fs.statSync(path.join(p.runDir(name), 'raw', 'transcript.jsonl')).isFile()).toBe(true);
+    const shown = await p.agentbox(['show', id, '--transcript', '--json']);
+    expect(shown.code, shown.stderr).toBe(0);
+    const entries = shown.stdout
+      .trimEnd()
+      .split('\n')
+      .map((l) => JSON.parse(l));
+    const said = entries
+      .filter((e) => e.kind === 'user' || e.kind === 'text')
+      .map((e) => `${e.kind}:${e.text}`);
+    expect(said).toEqual([
+      'user:hello from the keyboard',
+      'text:REPLY-TO-KEYBOARD',
+      expect.stringMatching(/^user:.*a note from agentbox inject/),
+      'text:REPLY-TO-INJECT',
+    ]);
+    expect(entries.every((e) => e.id.startsWith('t') || e.id.startsWith('e'))).toBe(true);
   }, 90_000);
 
   it("a task given to start is claude's first message; injected text waits until that turn is over", async () => {

@@ -204,10 +204,15 @@ describe('review and merge, git-native', () => {
   });
 
   it('from fix --detach to a merged, committed change with agentbox commands and git only', async () => {
-    const task = 'TASK-FLOW make app return 43';
+    // A first line longer than a subject (git's 72 characters), and a second line.
+    const subject = 'TASK-FLOW make app return 43 instead of 1 so that every caller of the';
+    const task = `${subject} module sees the new value\nThe second line says why.`;
     p.server.setRules([
-      { when: { anyText: task, turn: 0 }, reply: bash("printf 'module.exports = 43;\\n' > src/app.js") },
-      { when: { anyText: task }, reply: text('app.js now returns 43.') },
+      {
+        when: { anyText: 'TASK-FLOW', turn: 0 },
+        reply: bash("printf 'module.exports = 43;\\n' > src/app.js"),
+      },
+      { when: { anyText: 'TASK-FLOW' }, reply: text('app.js now returns 43.') },
     ]);
     const head = p.repo.git('rev-parse', 'HEAD').trim();
     const started = await p.agentbox(['fix', task, '--detach']);
@@ -228,7 +233,10 @@ describe('review and merge, git-native', () => {
     expect(p.repo.git('diff', '--stat', 'HEAD', `agentbox/${name}`)).toContain('src/app.js');
     const merged = await p.agentbox(['merge', id, '--yes', '--commit']);
     expect(merged.code, merged.stderr).toBe(0);
-    expect(p.repo.git('log', '-1', '--format=%s', 'HEAD').trim()).toBe(task);
+    // git's convention: a subject cut at a word, no ellipsis; a blank line; the whole task in the body.
+    expect(p.repo.git('log', '-1', '--format=%B', 'HEAD')).toBe(
+      `${subject}\n\nMerged from agentbox run ${name}.\n\nTask:\n${task}\n\nAgentbox-Run: ${name}\n\n`,
+    );
     expect(p.repo.git('rev-parse', 'HEAD^').trim()).toBe(head);
     expect(p.repo.git('show', 'HEAD:src/app.js')).toBe('module.exports = 43;\n');
     expect(p.repo.git('status', '--porcelain', '--', 'src')).toBe('');

@@ -6,6 +6,7 @@ import { bash, type RequestView, text, tool } from '../fixtures/model-server/ind
 import { AGENTBOX_BIN } from '../helpers/bin.js';
 import { expectNoProcessesLeft } from '../helpers/processes.js';
 import { type Project, project, trustAsIs } from '../helpers/project.js';
+import { sleep, waitFor } from '../helpers/pty.js';
 
 /**
  * Issue 14, item 5 on the real Claude Code: a fix run's worktree has no ignored files (no
@@ -263,7 +264,123 @@ describe('runs.setup and failed tool calls', () => {
     config('');
   }, 400_000);
 
+  it('piped: runs.setup and runs.verify say when each starts and ends, as it happens; watch replays the run at its own times', async () => {
+    const flag = (name: string) => path.join(root, 'deps', name);
+    // Each step waits (at most 2 minutes) for a file the test makes only once it has seen the step's start.
+    const waitOn = (file: string) =>
+      `i=0; while [ ! -e ${file} ] && [ $i -lt 1200 ]; do sleep 0.1; i=$((i+1)); done`;
+    config(
+      [
+        'runs:',
+        `  setup: echo preparing; ${waitOn(flag('setup-go'))}`,
+        `  verify: ${waitOn(flag('verify-go'))}; grep -q "x = 2" src/app.ts || { echo "x is not 2"; exit 1; }`,
+        '',
+      ].join('\n'),
+    );
+    const task = 'TASK-STEPS-PIPED set x';
+    p.server.setRules([
+      { when: { anyText: task, turn: 0 }, reply: bash('echo first look') },
+      // Ends without the change: the verification fails and the agent is sent back.
+      { when: { anyText: task, turn: 1 }, reply: text('Done.') },
+      {
+        when: { anyText: task, turn: 2 },
+        reply: (r: RequestView) =>
+          tool('Edit', {
+            file_path: path.join(r.workingDirectory!, 'src/app.ts'),
+            old_string: 'export const x = 1;',
+            new_string: 'export const x = 2;',
+          }),
+      },
+      { when: { anyText: task }, reply: text('Set x to 2.') },
+    ]);
+    trustAsIs(p.repo.dir, p.env);
+    const child = spawn(process.execPath, [AGENTBOX_BIN, 'fix', task], {
+      cwd: p.repo.dir,
+      env: p.env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    child.stdout.on('data', (d) => {
+      out += d;
+    });
+    child.stderr.on('data', () => {});
+    let code: number | null | undefined;
+    const exited = new Promise<number | null>((resolve) =>
+      child.on('close', (c) => {
+        code = c;
+        resolve(c);
+      }),
+    );
+    const seen = (re: RegExp) =>
+      waitFor(() => re.test(out), `${re} in the output`, { timeoutMs: 120_000, context: () => out });
+    const events = () => p.events(p.runs().find((n) => n.includes('task-steps-piped'))!);
+
+    // The setup's start is printed while it runs: it cannot end before the test sees the line.
+    await seen(/^\[[^\]]+\] setup started: echo preparing; i=0; while/m);
+    expect(code).toBeUndefined();
+    expect(events().some((e) => e.event === 'setup_finished')).toBe(false);
+    fs.writeFileSync(flag('setup-go'), '');
+    await seen(/^\[[^\]]+\] setup passed after \S+( \S+)?: echo preparing/m);
+    // The same for the verification, at the agent's first Stop.
+    await seen(/^\[[^\]]+\] verify started: i=0; while/m);
+    expect(code).toBeUndefined();
+    expect(events().some((e) => e.event === 'verify')).toBe(false);
+    fs.writeFileSync(flag('verify-go'), '');
+    expect(await exited).toBe(0);
+    const name = p.newest();
+    const shown = out.split('\n').filter((l) => /^\[[^\]]+\] /.test(l) || l.startsWith('✓'));
+    expect(shown).toEqual([
+      expect.stringMatching(/\] setup started: echo preparing/),
+      expect.stringMatching(/\] setup passed after .*: echo preparing/),
+      expect.stringMatching(/\] Bash echo first look$/),
+      expect.stringMatching(/\] verify started: i=0/),
+      expect.stringMatching(/\] verify FAILED \(exit code 1\) after .*: i=0/),
+      expect.stringMatching(/\] Edit \S*src\/app\.ts$/),
+      expect.stringMatching(/\] verify started: i=0/),
+      expect.stringMatching(/\] verify passed after .*: i=0/),
+      `✓ ${name} — REVIEW`,
+    ]);
+
+    // A replay, well after the end, shows each line at its own time since the start, in order.
+    const state = p.state(name);
+    const lasted = Date.parse(state.ended_at) - Date.parse(state.started_at);
+    await sleep(Math.max(0, Date.parse(state.ended_at) + 3000 - Date.now()));
+    const watched = await p.agentbox(['watch', name]);
+    expect(watched.code, watched.stderr).toBe(0);
+    const lines = watched.stdout
+      .split('\n')
+      .map((l) => /^\[([^\]]+)\] (.*)$/.exec(l))
+      .filter((m) => m !== null)
+      .map((m) => ({ ms: durationMs(m[1]!), text: m[2]! }));
+    for (const line of lines) expect(line.ms, line.text).toBeLessThanOrEqual(lasted + 500);
+    expect(lines.map((l) => l.ms)).toEqual([...lines.map((l) => l.ms)].sort((a, b) => a - b));
+    expect(lines.map((l) => l.text)).toEqual([
+      expect.stringMatching(/^setup started: echo preparing/),
+      expect.stringMatching(/^setup passed after .*: echo preparing/),
+      'Bash echo first look',
+      expect.stringMatching(/^verify: FAILED — `i=0;/),
+      expect.stringMatching(/^violation: skipped_validation — .* \(correct\)$/),
+      'supervisor: continue (rules) — correction',
+      expect.stringMatching(/^Edit \S*src\/app\.ts$/),
+      expect.stringMatching(/^verify: passed — `i=0;/),
+      'supervisor: complete (rules) — the agent finished and no rule objects',
+    ]);
+    fs.rmSync(flag('setup-go'));
+    fs.rmSync(flag('verify-go'));
+    config('');
+  }, 300_000);
+
   it('leaves no process behind', async () => {
     await expectNoProcessesLeft(p.tag);
   });
 });
+
+/** `formatDuration`'s text back to milliseconds: "600ms", "12s", "1m", "1m 47s". */
+function durationMs(text: string): number {
+  const unit: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
+  return text.split(' ').reduce((sum, part) => {
+    const m = /^(\d+)(ms|s|m|h)$/.exec(part);
+    if (!m) throw new Error(`not a duration: ${text}`);
+    return sum + Number(m[1]) * unit[m[2]!]!;
+  }, 0);
+}

@@ -227,7 +227,7 @@ describe('agentbox ui: server and API', () => {
     expect(p.repo.git('status', '--porcelain', '--', 'src')).toBe('');
   }, 120_000);
 
-  it('a merge with sensitive changes needs allow_sensitive, as --yes needs --allow-sensitive', async () => {
+  it('a merge with sensitive changes needs each one acknowledged, as --yes needs --allow-sensitive', async () => {
     const task = 'TASK-UI-SENSITIVE add a workflow';
     p.server.setRules([
       {
@@ -248,7 +248,10 @@ describe('agentbox ui: server and API', () => {
     expect(refused.status).toBe(409);
     expect(refused.json().sensitive).toEqual([expect.objectContaining({ path: '.github/workflows/x.yml' })]);
     expect(fs.existsSync(path.join(p.repo.dir, '.github/workflows/x.yml'))).toBe(false);
-    const merged = await api(`/api/runs/${id}/merge`, { method: 'POST', body: { allow_sensitive: true } });
+    const merged = await api(`/api/runs/${id}/merge`, {
+      method: 'POST',
+      body: { acknowledged: ['.github/workflows/x.yml'] },
+    });
     expect(merged.status, merged.text).toBe(200);
     expect(merged.json()).toMatchObject({ status: 'MERGED', changed: 1, commit: null });
     expect(fs.readFileSync(path.join(p.repo.dir, '.github/workflows/x.yml'), 'utf8')).toBe('on: push\n');

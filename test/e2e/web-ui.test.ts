@@ -296,13 +296,14 @@ describe('agentbox ui in Chromium', () => {
 
   it('the settings panel writes agentbox.yaml and a template', async () => {
     await page.goto(`${ui.url}/#/settings`);
-    await page.getByLabel('Supervisor mode').selectOption('rules');
+    // rules is the default: a save writes only what changed (test/e2e/web-page-a11y.test.ts).
+    await page.getByLabel('Supervisor mode').selectOption('off');
     // A command is shown, never edited here (the server refuses it: see test/e2e/web-api.test.ts).
     expect(await page.getByLabel('Verify command').getAttribute('readonly')).not.toBeNull();
     await page.getByRole('button', { name: 'Save', exact: true }).click();
     await page.getByText('saved: it applies to the next run').waitFor();
     const yaml = fs.readFileSync(path.join(p.repo.dir, 'agentbox.yaml'), 'utf8');
-    expect(yaml).toMatch(/^ {2}mode: rules # rules$/m);
+    expect(yaml).toMatch(/^ {2}mode: off # rules$/m);
     expect(yaml).toMatch(/^ {2}verify:$/m);
     await page.getByLabel('template file').selectOption('fix.input.md');
     expect(await page.getByLabel('template text').inputValue()).not.toBe('');

@@ -27,12 +27,25 @@ const CLAUDE_SPAWN =
 /** Loading node-pty (a type-only import loads nothing). */
 const PTY_IMPORT = /^import (?!type )[^;]*from ['"]node-pty['"]|import\(['"]node-pty['"]\)/m;
 
+/**
+ * The one request allowed: doctor's reachability probe, `POST /v1/messages/count_tokens` (issue
+ * 29), which calls no model — it only shows that something answers at the base URL. One file, one
+ * fetch, and no other API path in it.
+ */
+function isModelProbe(rel: string, code: string): boolean {
+  return (
+    rel === path.join('claude', 'probe.ts') &&
+    (code.match(/\bfetch\(/g) ?? []).length === 1 &&
+    (code.match(/\/v1\/[a-z_/]+/g) ?? []).every((p) => p === '/v1/messages/count_tokens')
+  );
+}
+
 /** What in one source file breaks the rule (relative path → problems). */
 function problemsOf(rel: string, text: string): string[] {
   const out: string[] = [];
   const code = text.replace(/\/\*[\s\S]*?\*\//g, '').replace(/^\s*\/\/.*$/gm, '');
   if (MODEL_CLIENTS.test(code)) out.push(`${rel} imports an HTTP client for a model API`);
-  if (HTTP_CALLS.test(code)) out.push(`${rel} makes an HTTP request itself`);
+  if (HTTP_CALLS.test(code) && !isModelProbe(rel, code)) out.push(`${rel} makes an HTTP request itself`);
   if (!rel.startsWith(`claude${path.sep}`)) {
     if (CLAUDE_SPAWN.test(code)) out.push(`${rel} starts the Claude Code binary outside src/claude/`);
     if (PTY_IMPORT.test(code)) out.push(`${rel} loads node-pty outside src/claude/`);
@@ -58,5 +71,10 @@ describe('architecture: agentbox never calls a model itself (SUP-1)', () => {
     expect(problemsOf('git/x.ts', "execa('git', ['status'])")).toEqual([]);
     expect(problemsOf('interactive/x.ts', "import type { IPty } from 'node-pty';")).toEqual([]);
     expect(problemsOf('run/x.ts', '// fetch(url) in a comment')).toEqual([]);
+    const probe = "await fetch(base + '/v1/messages/count_tokens', {})";
+    expect(problemsOf(path.join('claude', 'probe.ts'), probe)).toEqual([]);
+    expect(problemsOf(path.join('claude', 'probe.ts'), probe.replace('/count_tokens', ''))).toHaveLength(1);
+    expect(problemsOf(path.join('claude', 'probe.ts'), `${probe}; ${probe}`)).toHaveLength(1);
+    expect(problemsOf(path.join('doctor', 'x.ts'), probe)).toHaveLength(1);
   });
 });

@@ -496,6 +496,40 @@ describe('summarize', () => {
     expect(summary.toolErrors).toBe(1);
   });
 
+  it.each([
+    [
+      "npm's update check: the note, not the output's first line",
+      '> kebab@1.0.0 test\n> node --test\n\n✔ passes\n<sandbox_violations>\ndeny network-outbound registry.npmjs.org:443 (user denied)\n</sandbox_violations>',
+      false,
+      'deny network-outbound registry.npmjs.org:443 (user denied)',
+    ],
+    [
+      'two denials in one note',
+      'x\n<sandbox_violations>\ndeny a\ndeny b\n</sandbox_violations>',
+      false,
+      'deny a; deny b',
+    ],
+    [
+      'a failed write: the line naming the error',
+      "Exit code 1\nwriting the cache…\ntouch: cannot touch '/home/me/x': Read-only file system",
+      true,
+      "touch: cannot touch '/home/me/x': Read-only file system",
+    ],
+  ])('a sandbox refusal says what was refused: %s', (_label, text, isError, message) => {
+    const events = [
+      use('1', 'Bash'),
+      ...parseStreamLine(
+        JSON.stringify({
+          type: 'user',
+          message: { content: [{ type: 'tool_result', tool_use_id: '1', is_error: isError, content: text }] },
+        }),
+      ),
+    ];
+    expect(fold(events).refusals).toEqual([
+      { toolUseId: '1', tool: 'Bash', by: 'sandbox', message, input: '{}' },
+    ]);
+  });
+
   it('takes the session id from the result when there was no init', () => {
     const result: StreamEvent = {
       kind: 'result',

@@ -53,17 +53,17 @@ const k8sErrors = (manifest: unknown): string | null => {
 
 describe('generated CI files against the platforms’ schemas', () => {
   it('the GitHub workflow is valid; a broken one is not (the validator can fail)', () => {
-    const text = githubWorkflow('0.1.0');
+    const text = githubWorkflow('0.1.0', 'agentbox@0.1.0');
     expect(validateWorkflow(text).errors).toEqual([]);
     const broken = text.replace('runs-on:', 'runs_on:');
     expect(validateWorkflow(broken).errors.length).toBeGreaterThan(0);
   });
 
   it('the GitLab job and the root file are valid; a broken job is not', () => {
-    for (const text of [gitlabJob('0.1.0'), gitlabRoot()]) {
+    for (const text of [gitlabJob('0.1.0', 'agentbox@0.1.0'), gitlabRoot()]) {
       expect(validateGitlab(parse(text)), JSON.stringify(validateGitlab.errors)).toBe(true);
     }
-    const broken = parse(gitlabJob('0.1.0'));
+    const broken = parse(gitlabJob('0.1.0', 'agentbox@0.1.0'));
     broken.agentbox.when = 'sometimes';
     expect(validateGitlab(broken)).toBe(false);
   });
@@ -80,7 +80,9 @@ describe('generated CI files against the platforms’ schemas', () => {
   it('installs the Claude Code release agentbox is measured against', () => {
     const pkg = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8'));
     expect(pkg.devDependencies['@anthropic-ai/claude-code']).toBe(CLAUDE_CODE_VERSION);
-    expect(githubWorkflow('0.1.0')).toContain(`"@anthropic-ai/claude-code@${CLAUDE_CODE_VERSION}"`);
+    expect(githubWorkflow('0.1.0', 'agentbox@0.1.0')).toContain(
+      `"@anthropic-ai/claude-code@${CLAUDE_CODE_VERSION}"`,
+    );
   });
 });
 
@@ -88,7 +90,7 @@ describe('generated CI files against the platforms’ schemas', () => {
 const expr = (e: string) => (e ? `\${{ ${e} }}` : '${{');
 
 describe('the GitHub workflow: who can start it, what it may do, where input goes', () => {
-  const workflow = parse(githubWorkflow('0.1.0'));
+  const workflow = parse(githubWorkflow('0.1.0', 'agentbox@0.1.0'));
   const job = workflow.jobs.run;
   const steps: any[] = job.steps;
 
@@ -176,8 +178,8 @@ describe('docker/runner/Dockerfile (parsed: it cannot be built here)', () => {
   const instr = (name: string) =>
     lines.filter((l) => l.startsWith(`${name} `)).map((l) => l.slice(name.length + 1));
 
-  it('starts from Node 20 and ends as the non-root user the Job runs as', () => {
-    expect(instr('FROM')).toEqual(['node:20-slim']);
+  it('starts from a supported Node line (24 LTS) and ends as the non-root user the Job runs as', () => {
+    expect(instr('FROM')).toEqual(['node:24-slim']);
     expect(instr('USER').at(-1)).toBe(`${RUNNER_UID}:${RUNNER_UID}`);
   });
 
@@ -185,7 +187,7 @@ describe('docker/runner/Dockerfile (parsed: it cannot be built here)', () => {
     const ci = fs.readFileSync(path.join(ROOT, '.ci/run'), 'utf8');
     const ciPackages = [...ci.matchAll(/missing\+=\(([\w-]+)\)/g)]
       .map((m) => m[1]!)
-      .filter((p) => p !== 'chromium');
+      .filter((p) => p !== 'chromium' && p !== 'rsync');
     const apt = instr('RUN').find((r) => r.includes('apt-get install'))!;
     const installed = apt
       .split('&&')

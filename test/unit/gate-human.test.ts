@@ -79,44 +79,76 @@ describe('assertHuman', () => {
   });
 });
 
-describe('commitMessage', () => {
+describe("commitMessage: git's convention, a subject line and the whole task in the body", () => {
   const subject = (task: string) => commitMessage(NAME, task).split('\n')[0]!;
+  /** 78 characters of words, the 72nd in the middle of "boundary". */
+  const LONG = 'make the session cache survive a restart of the worker at the word boundary ok';
 
-  it('a short task: subject, the run, and the task in the body', () => {
+  it('a short task: subject, a blank line, the run, the task, the run as a trailer', () => {
     expect(commitMessage(NAME, 'fix the login')).toBe(
-      `fix the login\n\nMerged from agentbox run ${NAME}.\n\nTask:\nfix the login\n`,
+      `fix the login\n\nMerged from agentbox run ${NAME}.\n\nTask:\nfix the login\n\nAgentbox-Run: ${NAME}\n`,
     );
   });
 
   it.each<[string, string, string]>([
     ['exactly 72 characters stays whole', 'a'.repeat(72), 'a'.repeat(72)],
-    ['73 characters are cut to 71 and an ellipsis', 'b'.repeat(73), `${'b'.repeat(71)}…`],
+    ['72 characters of words stay whole', `${'word '.repeat(13)}abcdefg`, `${'word '.repeat(13)}abcdefg`],
+    ['a long line is cut at its last space within 72, no ellipsis', LONG, LONG.slice(0, 66)],
+    [
+      'a word ending at the 72nd character stays whole',
+      `${'b'.repeat(40)} ${'c'.repeat(31)} more`,
+      `${'b'.repeat(40)} ${'c'.repeat(31)}`,
+    ],
+    ['no dangling colon at the cut', `${'d'.repeat(60)}: ${'e'.repeat(20)}`, 'd'.repeat(60)],
+    ['a comma right before the cut goes', `${'f'.repeat(60)}, ${'g'.repeat(20)}`, 'f'.repeat(60)],
+    [
+      'one long word (a URL): cut at 72',
+      `see https://example.com/${'p'.repeat(80)}`,
+      `see https://example.com/${'p'.repeat(48)}`,
+    ],
     ['a multi-line task: its first line', 'first line\nsecond line\nthird', 'first line'],
     ['leading blank lines and spaces are skipped', '\n\n   fix it  \nmore', 'fix it'],
     ['a CRLF task: no carriage return in the subject', 'fix it\r\nmore detail', 'fix it'],
-    ['astral characters are never cut in half', `${'a'.repeat(70)}😀😀😀`, `${'a'.repeat(70)}😀…`],
+    ['emoji are never cut in half', `${'a'.repeat(70)}😀😀😀`, `${'a'.repeat(70)}😀😀`],
+    ['an accent stays with its letter', `${'a'.repeat(71)}e\u0301e\u0301`, `${'a'.repeat(71)}e\u0301`],
+    [
+      'words of accented letters are cut between words',
+      `${'é'.repeat(40)} ${'ü'.repeat(40)}`,
+      'é'.repeat(40),
+    ],
   ])('%s', (_name, task, expected) => {
     expect(subject(task)).toBe(expected);
+    expect(subject(task)).not.toContain('…');
   });
 
   it.each([
+    ['ascii words', 'word '.repeat(60)],
     ['ascii', 'x'.repeat(300)],
     ['emoji', '😀'.repeat(100)],
+    ['family emoji (one grapheme of 7 code points)', '👨‍👩‍👧‍👦'.repeat(80)],
     ['mixed', `${'é'.repeat(50)}${'😀'.repeat(50)}`],
     ['CJK', '修'.repeat(90)],
-  ])('the subject is at most 72 characters and well-formed: %s', (_name, task) => {
+  ])('the subject is at most 72 characters, well-formed and a prefix of the task: %s', (_name, task) => {
     const first = subject(task);
-    expect([...first].length).toBeLessThanOrEqual(72);
+    expect(
+      [...new Intl.Segmenter(undefined, { granularity: 'grapheme' }).segment(first)].length,
+    ).toBeLessThanOrEqual(72);
+    expect(first.length).toBeGreaterThan(0);
     // A lone surrogate does not survive the way to git (UTF-8) unchanged.
     expect(Buffer.from(first, 'utf8').toString('utf8')).toBe(first);
-    expect(first.endsWith('…')).toBe(true);
+    expect(task.startsWith(first)).toBe(true);
   });
 
-  it('the body carries the full task, trimmed', () => {
-    const task = `  ${'long first line '.repeat(10)}\nstep 1: do this\nstep 2: "a; rm -rf ~"\n\n`;
+  it('the body carries the full task, trimmed, with plain newlines', () => {
+    const task = `  ${'long first line '.repeat(10)}\r\nstep 1: do this\nstep 2: "a; rm -rf ~"\n\n`;
     const message = commitMessage(NAME, task);
-    expect(message.endsWith(`\n\nTask:\n${task.trim()}\n`)).toBe(true);
-    expect(message).toContain(`\n\nMerged from agentbox run ${NAME}.\n\n`);
+    const [first, blank, ...body] = message.split('\n');
+    expect(first).toBe('long first line long first line long first line long first line long');
+    expect(blank).toBe('');
+    expect(body.join('\n')).toBe(
+      `Merged from agentbox run ${NAME}.\n\nTask:\n${task.trim().replace('\r\n', '\n')}\n\nAgentbox-Run: ${NAME}\n`,
+    );
+    expect(message).not.toContain('\r');
   });
 });
 

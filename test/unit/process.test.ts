@@ -174,12 +174,16 @@ describe('stop', () => {
 
 describe('descendants that leave the process group', () => {
   it('a grandchild in a new session is found by its mark and killed when the leader exits', async () => {
-    const child = owned('(setsid sleep 300 &); sleep 0.5');
+    // The leader exits when the test has seen the grandchild (a fixed sleep lost that race on a
+    // loaded machine: the leader was gone, and its grandchild with it, before the first look).
+    const go = path.join(tempDir('agentbox-owned-'), 'go');
+    const child = owned(`(setsid sleep 300 &); while [ ! -e '${go}' ]; do sleep 0.05; done`);
     const escaped = await waitFor('the grandchild in its own session', () =>
       markedProcesses(child.mark).find((pid) => pid !== child.pid && sessionOf(pid) !== child.pid),
     );
     expect(sessionOf(escaped)).toBe(escaped);
     expect(alive(escaped)).toBe(true);
+    fs.writeFileSync(go, '');
     // It holds the leader's stdout open: the exit must not wait for it.
     expect(await child.exited).toEqual({ code: 0, signal: null });
     await waitFor('the grandchild to be killed', () => !alive(escaped));

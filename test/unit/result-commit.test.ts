@@ -151,6 +151,6 @@ describe('result messages', () => {
     expect(resultMessage({ name: 'run-2', task: '   ', status: 'REVIEW', answer: null }).split('\n')[0]).toBe(
       'agentbox run run-2',
     );
-    expect(subjectOf('😀'.repeat(80))).toBe(`${'😀'.repeat(71)}…`);
+    expect(subjectOf('😀'.repeat(80))).toBe('😀'.repeat(72));
   });
 });

@@ -193,6 +193,28 @@ describe('agentbox uninstall --purge', () => {
     expect(again.stdout).toBe(`agentbox is not installed in ${repo.dir} — nothing to uninstall.\n`);
   });
 
+  it("removes the data folder it made once empty: never one holding another repository's worktrees, never the data folder itself (issue 29)", async () => {
+    const { repo, ledger } = await installed();
+    const data = scratchDir();
+    const mine = path.join(data, 'agentbox', 'worktrees', 'repo-0badc0de');
+    const other = path.join(data, 'agentbox', 'worktrees', 'other-1234abcd');
+    fs.mkdirSync(path.join(other, 'a-run'), { recursive: true });
+    const first = await fixRun(ledger, repo.dir, mine, 'ddddd1', 'MERGED');
+    const purged = await cli(repo.dir, ['uninstall', '--purge']);
+    expect(purged.code).toBe(0);
+    expect(purged.stdout).toContain(`  removed worktree ddddd1 (1/3, `);
+    expect(purged.stdout).toMatch(/^ {2}removed ref refs\/agentbox\/checkpoints\/\S+ \(3\/3, \d+\.\d s\)$/m);
+    expect(fs.existsSync(first.wt)).toBe(false);
+    expect(fs.existsSync(mine)).toBe(false);
+    expect(fs.readdirSync(path.join(data, 'agentbox', 'worktrees'))).toEqual(['other-1234abcd']);
+
+    fs.rmSync(other, { recursive: true });
+    expect((await cli(repo.dir, ['init'])).code).toBe(0);
+    await fixRun(ledger, repo.dir, mine, 'ddddd2', 'MERGED');
+    expect((await cli(repo.dir, ['uninstall', '--purge'])).code).toBe(0);
+    expect(fs.readdirSync(data)).toEqual([]);
+  });
+
   it('refuses, changing nothing, while that would lose changes; --force deletes them and says so', async () => {
     const { repo, ledger } = await installed();
     const worktrees = scratchDir();

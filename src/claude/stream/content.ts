@@ -48,7 +48,18 @@ const GATE_REFUSAL = 'is the human gate and does not run inside';
  * appends at the very end of the output. The tag anywhere else is text the command printed (a
  * transcript, a source file), not a refusal.
  */
-const SANDBOX_VIOLATIONS = /\n<sandbox_violations>\n[^<]*<\/sandbox_violations>\s*$/;
+const SANDBOX_VIOLATIONS = /\n<sandbox_violations>\n([^<]*)<\/sandbox_violations>\s*$/;
+
+/**
+ * What the sandbox refused, from a refused command's output: Claude Code's violations note (`deny
+ * network-outbound registry.npmjs.org:443`) or the line naming the error. The output's first line
+ * (`> kebab@1.0.0 test`, for npm's update check) would say nothing about it.
+ */
+export function sandboxRefusalReason(text: string): string {
+  const note = SANDBOX_VIOLATIONS.exec(text)?.[1]?.trim();
+  if (note) return note.split('\n').join('; ');
+  return text.split('\n').find((line) => SANDBOX_REFUSAL.test(line)) ?? text;
+}
 
 /** Assistant lines carry text and tool_use blocks, user lines tool_result blocks. */
 export function contentEvents(type: 'assistant' | 'user', message: unknown, meta?: unknown): StreamEvent[] {

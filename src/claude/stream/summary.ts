@@ -1,3 +1,4 @@
+import { sandboxRefusalReason } from './content.js';
 import type { ResultEvent, StreamEvent } from './events.js';
 import { isObject, str } from './fields.js';
 
@@ -67,7 +68,7 @@ export function summarize(summary: StreamSummary, event: StreamEvent): StreamSum
               toolUseId: event.toolUseId,
               tool,
               by: event.refusedBy,
-              message: event.text,
+              message: event.refusedBy === 'sandbox' ? sandboxRefusalReason(event.text) : event.text,
               ...(call?.input ? { input: call.input } : {}),
             },
           ]

@@ -1,6 +1,6 @@
 import type { Config } from '../../config/schema.js';
 import type { Ledger, RunMeta, RunState } from '../../ledger/index.js';
-import type { Progress } from '../../present/live.js';
+import type { RunProgress } from '../../present/live.js';
 import type { TrustStatus } from '../../trust/index.js';
 import type { Env } from '../../util/env.js';
 import type { RunChecks, SupervisorSettings } from '../supervise.js';
@@ -37,5 +37,5 @@ export interface ExecuteInput {
   readonly setup?: SetupConfig | null;
   /** Subscribes to Ctrl-C / SIGTERM; the returned function unsubscribes. */
   readonly onInterrupt?: (stop: (by: string) => void) => () => void;
-  readonly onProgress?: (progress: Progress) => void;
+  readonly onProgress?: (progress: RunProgress) => void;
 }

@@ -82,6 +82,7 @@ export async function prepareRun(input: ExecuteInput, onStep?: (step: string) =>
         scope,
         privacy,
         env: launch.env,
+        ...(input.onProgress ? { onProgress: input.onProgress, startedAt: run.startedAt } : {}),
       });
     }
     onStep?.('deny rules + runSettings + sandbox + buildClaudeArgs + env');

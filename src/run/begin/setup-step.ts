@@ -4,7 +4,7 @@ import { removeWorktree } from '../../git/worktree.js';
 import { EventLog } from '../../ledger/events.js';
 import type { Failure, Ledger, RunMeta, RunSetup, RunState, RunStatus } from '../../ledger/index.js';
 import { HEARTBEAT_MS, heartbeat, readState, updateState } from '../../ledger/index.js';
-import type { Progress } from '../../present/live.js';
+import type { RunProgress } from '../../present/live.js';
 import { nextStep } from '../../present/next-step.js';
 import { type CommandResult, type CommandSandbox, runProjectCommand } from '../../sandbox/command.js';
 import { fixWritable, type RunSandbox } from '../../sandbox/prepare.js';
@@ -94,7 +94,7 @@ export interface SetupStepInput {
   /** Where the srt settings file goes (agentbox's private folder). */
   readonly privateDir: string;
   readonly onInterrupt?: (stop: (by: string) => void) => () => void;
-  readonly onProgress?: (progress: Progress) => void;
+  readonly onProgress?: (progress: RunProgress) => void;
   /** When the run (this process's part of it) started, for the live line's clock. */
   readonly startedAt: number;
 }
@@ -110,14 +110,14 @@ export async function runSetupStep(input: SetupStepInput): Promise<Finalized | n
   const { ledger, meta, setup } = input;
   const log = new EventLog(input.runDir);
   log.append({ event: 'setup_started', command: setup.command });
-  const since = Date.now();
-  input.onProgress?.({
-    tool: 'setup',
-    target: setup.command.length > 60 ? `${setup.command.slice(0, 59)}…` : setup.command,
-    toolSince: since,
-    toolCalls: 0,
-    elapsedMs: since - input.startedAt,
-  });
+  const report = (end?: CommandResult) =>
+    input.onProgress?.({
+      step: 'setup',
+      command: setup.command,
+      elapsedMs: Date.now() - input.startedAt,
+      ...(end ? { end } : {}),
+    });
+  report();
   const beat = () => void updateState(ledger, meta.run_name, heartbeat(new Date())).catch(() => {});
   beat();
   const beating = setInterval(beat, HEARTBEAT_MS);
@@ -152,6 +152,7 @@ export async function runSetupStep(input: SetupStepInput): Promise<Finalized | n
     log: SETUP_LOG,
   };
   log.append({ event: 'setup_finished', ...record });
+  report(result);
   await updateState(ledger, meta.run_name, { setup: record });
   if (result.ok) return null;
   return endBeforeClaude(input, result, stoppedBy);

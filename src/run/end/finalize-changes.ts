@@ -19,6 +19,15 @@ export interface RunPlace {
   readonly worktree: string | null;
 }
 
+/**
+ * What a fix run's patch leaves out, relative to its worktree: the run's own slash commands and
+ * artifacts folder, and each nested repository's folder. The live diff (src/review/live.ts) uses it
+ * too, so what it shows is what changes.patch will hold. Pure.
+ */
+export function changesExcludes(runId: string, nested: readonly string[]): string[] {
+  return [path.join('.claude', 'commands', commandDirName(runId)), AGENT_RUN_DIR, ...nested];
+}
+
 /** A fix run's changes as changes.patch, inspected for what is sensitive; an error is kept, not thrown. */
 export async function exportChanges(input: RunPlace): Promise<{
   changes: ExportedPatch | null;
@@ -35,7 +44,7 @@ export async function exportChanges(input: RunPlace): Promise<{
   try {
     const changes = await exportPatch(input.worktree, {
       base: meta.repo_sha_start,
-      exclude: [path.join('.claude', 'commands', commandDirName(meta.run_id)), AGENT_RUN_DIR, ...nested],
+      exclude: changesExcludes(meta.run_id, nested),
     });
     if (changes.patch.length === 0) return { changes, files: [] };
     const file = path.join(runDir, 'changes.patch');

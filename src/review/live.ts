@@ -1,0 +1,81 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { AgentboxError } from '../errors.js';
+import { git } from '../git/exec.js';
+import { type LiveTree, liveTree } from '../git/live-diff.js';
+import type { RunDetails } from '../ledger/index.js';
+import { changesExcludes } from '../run/end/finalize-changes.js';
+import { nestedOfRun } from '../run/end/finalize-nested.js';
+import type { Env } from '../util/env.js';
+
+/** A fix run's changes so far, while it is ACTIVE: marked in progress wherever it is shown. */
+export interface LiveChanges extends LiveTree {
+  readonly base: string;
+  readonly in_progress: true;
+}
+
+/**
+ * What Claude Code's sandbox puts in the worktree while a command runs, as empty files or folders
+ * (mount points for its built-in write protection, agentbox's own `.agentbox` deny, its
+ * bookkeeping), measured with 2.1.330 (/work/shared/claude-code-facts.md): gone once the command
+ * ends, so never in changes.patch. A live diff taken meanwhile leaves them out while they are empty.
+ */
+export const SANDBOX_MASKS: readonly string[] = [
+  '.bashrc',
+  '.bash_profile',
+  '.profile',
+  '.zshrc',
+  '.zprofile',
+  '.gitconfig',
+  '.gitmodules',
+  '.mcp.json',
+  '.ripgreprc',
+  '.vscode',
+  '.idea',
+  '.agentbox',
+  '.claude/.cc-writes',
+];
+
+/** The masks present in `worktree` now as an empty file or folder. */
+export function presentMasks(worktree: string): string[] {
+  return SANDBOX_MASKS.filter((name) => {
+    try {
+      const stat = fs.lstatSync(path.join(worktree, name));
+      return stat.isDirectory() ? fs.readdirSync(path.join(worktree, name)).length === 0 : stat.size === 0;
+    } catch {
+      return false;
+    }
+  });
+}
+
+/** Whether `run` is a fix run working in its worktree now: its diff is the live one. */
+export function isLive(run: RunDetails): boolean {
+  return (
+    run.meta.type === 'fix' &&
+    run.state?.status === 'ACTIVE' &&
+    Boolean(run.state.worktree_path) &&
+    Boolean(run.meta.repo_sha_start)
+  );
+}
+
+/**
+ * The worktree's changes against the run's base, as changes.patch would hold them now (the same
+ * exclusions: changesExcludes), through the hardened git (src/git/live-diff.ts). null when the run
+ * is not live (isLive). `root` is the main repository, whose git dir the worktree shares.
+ */
+export async function liveChanges(root: string, run: RunDetails, env?: Env): Promise<LiveChanges | null> {
+  if (!isLive(run)) return null;
+  const base = run.meta.repo_sha_start!;
+  const worktree = run.state!.worktree_path!;
+  if (!fs.existsSync(worktree)) {
+    throw new AgentboxError('USAGE', `run ${run.name} is ACTIVE but its worktree is gone: ${worktree}`, {
+      hint: `see what happened: agentbox show ${run.meta.run_id}, then agentbox recover`,
+    });
+  }
+  const call = { cwd: root, ...(env ? { env } : {}) };
+  const commonDir = await git(['rev-parse', '--path-format=absolute', '--git-common-dir'], call);
+  const nested = nestedOfRun(run.dir).map((n) => n.path);
+  const exclude = [...changesExcludes(run.meta.run_id, nested), ...presentMasks(worktree)];
+  const tree = await liveTree({ commonDir, worktree, base, exclude, ...(env ? { env } : {}) });
+  return { ...tree, base, in_progress: true };
+}

@@ -1,0 +1,106 @@
+import { toolTarget } from '../present/live.js';
+import { terminalLine } from '../util/terminal-text.js';
+import type { Entry } from './entry.js';
+
+/** Colours for the marks; the plain styler of src/util/style.ts fits. */
+export interface Marks {
+  readonly ok: (s: string) => string;
+  readonly warn: (s: string) => string;
+  readonly bad: (s: string) => string;
+  readonly dim: (s: string) => string;
+  readonly cyan: (s: string) => string;
+}
+
+const NONE = (s: string) => s;
+const PLAIN: Marks = { ok: NONE, warn: NONE, bad: NONE, dim: NONE, cyan: NONE };
+
+const size = (n: number) => (n < 1024 ? `${n} chars` : `${(n / 1024).toFixed(1)}K chars`);
+
+/** What an entry says, after its time and mark; the agent's words made safe for a terminal. */
+function body(e: Entry, m: Marks): string {
+  // One line: the agent's line ends become spaces, then anything else unsafe is shown escaped.
+  const t = (s: string) => terminalLine(s.replace(/\s+/g, ' ').trim());
+  const cut = (c: { length: number } | undefined) => (c ? m.dim(` [cut: ${size(c.length)}]`) : '');
+  switch (e.kind) {
+    case 'text':
+      return `${t(e.text)}${cut(e.cut)}`;
+    case 'user':
+      return `${m.cyan('user:')} ${t(e.text)}${cut(e.cut)}`;
+    case 'tool_call':
+      return `${m.cyan(`→ ${t(e.tool)}`)} ${toolTarget(e.input) ?? ''}`.trimEnd();
+    case 'tool_result': {
+      const how = e.refused_by
+        ? m.bad(`✗ refused (${t(e.refused_by)})`)
+        : e.is_error
+          ? m.warn('← error')
+          : m.dim('←');
+      return `  ${how} ${t(e.text)}${cut(e.cut)}`;
+    }
+    case 'refusal':
+      return m.bad(`✗ refused (${t(e.by)}) ${t(e.tool)}: ${t(e.reason)}`);
+    case 'decision':
+      return m.warn(`◆ supervisor: ${t(e.decision)} (${t(e.source)}) ${t(e.reason)}`.trimEnd());
+    case 'correction':
+      return m.warn(`↻ correction (${t(e.source)}${e.reason ? `, ${t(e.reason)}` : ''}): ${t(e.text)}`);
+    case 'inject':
+      return m.warn(`✉ injected: ${t(e.text)}`);
+    case 'verify':
+      return e.ok ? m.ok('✓ verification passed') : m.bad(`✗ verification failed: ${t(e.detail)}`);
+    case 'violation':
+      return m.bad(`! violation ${t(e.type)} (${t(e.action)}): ${t(e.detail)}`);
+    case 'budget':
+      return m.bad(`$ budget: ${t(e.reason)}`);
+    case 'result':
+      return `${e.is_error ? m.bad('■ ended with an error') : m.ok('■ answer')}${e.cost_usd === null ? '' : m.dim(` ($${e.cost_usd.toFixed(4)})`)} ${t(e.text)}${cut(e.cut)}`;
+    case 'event':
+      return m.dim(`· ${t(e.event)} ${t(e.detail)}`.trimEnd());
+    case 'oversized':
+      return m.dim(`… a line of ${e.bytes} bytes, not read: ${e.file} at byte ${e.offset}`);
+  }
+}
+
+/**
+ * One entry as one terminal line: its time (UTC), then what happened, cut to `width` columns
+ * (counted before colours). Used by `agentbox show --transcript` and `agentbox watch`. Pure.
+ */
+export function entryLine(e: Entry, width = 200, marks: Marks = PLAIN): string {
+  const time = e.at ? e.at.slice(11, 19) : '--:--:--';
+  const plain = body(e, PLAIN);
+  const room = Math.max(20, width - 10);
+  const text = plain.length > room ? body(shorten(e, room), marks) : body(e, marks);
+  return `${marks.dim(time)}  ${text}`;
+}
+
+/** The entry with its free text cut so that its line fits: the agent's text is what runs long. */
+function shorten(e: Entry, room: number): Entry {
+  const clip = (s: string) => (s.length > room ? `${s.slice(0, Math.max(0, room - 1))}…` : s);
+  switch (e.kind) {
+    case 'text':
+    case 'user':
+    case 'tool_result':
+    case 'result':
+      return { ...e, text: clip(e.text.replace(/\s+/g, ' ')) };
+    case 'refusal':
+    case 'decision':
+      return { ...e, reason: clip(e.reason) };
+    case 'correction':
+    case 'inject':
+      return { ...e, text: clip(e.text) };
+    case 'verify':
+    case 'violation':
+      return { ...e, detail: clip(e.detail) };
+    default:
+      return e;
+  }
+}
+
+/** What JSON.stringify leaves raw but a terminal acts on or hides: DEL, C1 (CSI 0x9b), bidi controls. */
+const RAW_IN_JSON = /[\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
+
+/**
+ * One entry as one line of JSON, safe on a terminal too (`show --transcript --json` with no pipe):
+ * those characters written as `\uXXXX` escapes, so the line parses back to the same entry. Pure.
+ */
+export function entryJson(e: Entry): string {
+  return JSON.stringify(e).replace(RAW_IN_JSON, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+}

@@ -1,0 +1,344 @@
+import fs from 'node:fs';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { writeRuns } from '../../bench/ledger-fixture.js';
+import { userConfigPath } from '../../src/config/load.js';
+import { bash, text } from '../fixtures/model-server/index.js';
+import { expectNoProcessesLeft } from '../helpers/processes.js';
+import { type Project, project } from '../helpers/project.js';
+import { waitFor } from '../helpers/pty.js';
+import { CHROMIUM, request, startUi, type Ui } from '../helpers/ui.js';
+
+/** axe-core from npm, put into the page by the test (the page's CSP runs no inline script). */
+const AXE = fs.readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+
+/** Runs written by the ledger fixture: past one page of the list, and over 100 DONE (every 4th). */
+const FIXTURE_RUNS = 420;
+const FIXTURE_DONE = 105;
+
+/** A report with what a person finds in one: a table, inline code and a code block. */
+const REPORT = [
+  'app.js now returns **3**.',
+  '',
+  '| file | change |',
+  '| --- | --- |',
+  '| `src/app.js` | returns 3 |',
+  '',
+  '```js',
+  'module.exports = 3;',
+  '```',
+].join('\n');
+
+/**
+ * Issue 30, "the page, as a person walking through it in Chromium found it" (items 1, 3, 5, 6 and
+ * part of 7): axe-core on every page, light and dark; a double click on Start; a settings save
+ * that pins nothing it was not asked to; a runs list past 100; the template note, a report's
+ * tables and code, the favicon. One project, one UI server, one browser.
+ */
+describe('the page in Chromium: accessible in both themes, one run per Start, settings and lists as asked', () => {
+  let p: Project;
+  let ui: Ui;
+  let browser: Browser;
+  let context: BrowserContext;
+  let page: Page;
+  let fixId = '';
+  const notFound: string[] = [];
+
+  const api = (pathname: string, options: { method?: string; body?: unknown; key?: string } = {}) =>
+    request(ui.port, pathname, {
+      method: options.method ?? 'GET',
+      headers: {
+        authorization: `Bearer ${ui.token}`,
+        'content-type': 'application/json',
+        ...(options.key === undefined ? {} : { 'idempotency-key': options.key }),
+      },
+      ...(options.body === undefined ? {} : { body: JSON.stringify(options.body) }),
+    });
+
+  beforeAll(async () => {
+    if (!CHROMIUM)
+      throw new Error('no Chromium: apt-get install -y chromium (.ci/run does), or set CHROMIUM_PATH');
+    p = await project({ files: { 'src/app.js': 'module.exports = 1;\n' } });
+    // Older runs than any real one (2025), written as the ledger writes them: no claude needed.
+    writeRuns(p.repo.dir, FIXTURE_RUNS);
+    const task = 'TASK-A11Y make app return 3';
+    p.server.setRules([
+      { when: { anyText: task, turn: 0 }, reply: bash("printf 'module.exports = 3;\\n' > src/app.js") },
+      { when: { anyText: task }, reply: text(REPORT) },
+    ]);
+    expect((await p.agentbox(['fix', task])).code).toBe(0);
+    fixId = p.newest().slice(-6);
+    ui = await startUi(p.repo.dir, p.env);
+    browser = await chromium.launch({ executablePath: CHROMIUM!, args: ['--no-sandbox'] });
+    context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+    page = await context.newPage();
+    page.on('response', (r) => {
+      if (r.status() === 404) notFound.push(r.url());
+    });
+    await page.goto(ui.loginUrl);
+    await page.getByRole('heading', { name: 'Runs' }).waitFor();
+  }, 120_000);
+  afterAll(async () => {
+    await browser?.close();
+    await ui?.stop();
+  });
+
+  /** Opens a view by its hash and waits until it is drawn (and `ready` is on the page). */
+  const open = async (hash: string, ready: string) => {
+    await page.goto(`${ui.url}/${hash}`);
+    await page.locator(ready).first().waitFor();
+  };
+
+  /** axe-core's serious and critical violations on the page as it is now, one line per element. */
+  const violations = async (): Promise<string[]> => {
+    if (!(await page.evaluate('typeof axe === "object"'))) await page.evaluate(AXE);
+    return page.evaluate(async () => {
+      const axe = (globalThis as any).axe;
+      const result = await axe.run((globalThis as any).document, { resultTypes: ['violations'] });
+      return result.violations
+        .filter((v: any) => v.impact === 'serious' || v.impact === 'critical')
+        .flatMap((v: any) =>
+          v.nodes.map((n: any) => `${v.id} (${v.impact}) ${n.target.join(' ')}: ${n.failureSummary}`),
+        );
+    });
+  };
+
+  it('dark mode: the diff follows the theme, its text and file names readable', async () => {
+    await page.emulateMedia({ colorScheme: 'dark' });
+    await open(`#/run/${fixId}`, '.d2h-file-wrapper');
+    await page.locator('.d2h-ins', { hasText: 'module.exports = 3;' }).first().waitFor();
+    // Dark ground, light text (was near-white text on pale green, file names at 1.1:1).
+    const colors = (selector: string) =>
+      page
+        .locator(selector)
+        .first()
+        .evaluate((el) => {
+          const style = (globalThis as any).getComputedStyle(el);
+          return { bg: style.backgroundColor as string, fg: style.color as string };
+        });
+    const header = await colors('.d2h-file-header');
+    const body = await colors('body');
+    expect(luminance(header.bg)).toBeLessThan(0.1);
+    expect(contrast((await colors('.d2h-file-header .d2h-file-name')).fg, header.bg)).toBeGreaterThan(4.5);
+    expect(contrast((await colors('.d2h-ins .d2h-code-line-ctn')).fg, body.bg)).toBeGreaterThan(4.5);
+    const dark = await violations();
+    expect(dark, dark.join('\n')).toEqual([]);
+    await page.emulateMedia({ colorScheme: 'light' });
+    const light = await colors('.d2h-file-header');
+    expect(luminance(light.bg)).toBeGreaterThan(0.8);
+    expect(luminance(light.fg)).toBeLessThan(0.2);
+  });
+
+  it('axe-core: no serious or critical violation on any page, light and dark', async () => {
+    const pages: [string, string][] = [
+      ['#/', 'tbody tr'],
+      [`#/run/${fixId}`, '.d2h-file-wrapper'],
+      ['#/new', '#new-run'],
+      ['#/settings', '#templates'],
+    ];
+    const found: string[] = [];
+    for (const scheme of ['light', 'dark'] as const) {
+      await page.emulateMedia({ colorScheme: scheme });
+      for (const [hash, ready] of pages) {
+        await open(hash, ready);
+        if (hash === '#/settings') await page.locator('main details').first().click();
+        found.push(...(await violations()).map((v) => `${scheme} ${hash}: ${v}`));
+      }
+    }
+    await page.emulateMedia({ colorScheme: 'light' });
+    expect(found, found.join('\n')).toEqual([]);
+  }, 60_000);
+
+  it('a double click on Start starts one run; the API answers a repeated Idempotency-Key with the same run', async () => {
+    p.server.setRules([{ when: { anyText: 'TASK-ONCE' }, reply: text('looked once') }]);
+    const before = p.runs().length;
+    await open('#/new', '#new-run');
+    await page.getByLabel('Type').selectOption('scout');
+    await page.getByLabel('Task').fill('TASK-ONCE from the page');
+    // The page's requests, held back a moment: the button is seen disabled while one is pending.
+    const keys: string[] = [];
+    await page.route('**/api/runs', async (route) => {
+      if (route.request().method() === 'POST') {
+        keys.push(route.request().headers()['idempotency-key'] ?? '(none)');
+        await new Promise((resolve) => setTimeout(resolve, 400));
+      }
+      await route.continue();
+    });
+    const start = page.getByRole('button', { name: 'Start' });
+    await start.dblclick();
+    expect(await start.isDisabled()).toBe(true);
+    await page.waitForURL(/#\/run\/[0-9a-f]{6}$/);
+    await page.unroute('**/api/runs');
+    await page.waitForTimeout(1500);
+    expect(keys).toHaveLength(1);
+    expect(keys[0]).toMatch(/^[0-9a-f]{32}$/);
+    expect(p.runs().length - before).toBe(1);
+
+    const body = { type: 'scout', task: 'TASK-ONCE through the API' };
+    const key = 'c0ffee00-0000-4000-8000-000000000001';
+    const [first, second] = await Promise.all([
+      api('/api/runs', { method: 'POST', body, key }),
+      api('/api/runs', { method: 'POST', body, key }),
+    ]);
+    const third = await api('/api/runs', { method: 'POST', body, key });
+    expect([first.status, second.status, third.status].sort()).toEqual([200, 200, 201]);
+    const run = first.json().run as string;
+    expect(second.json().run).toBe(run);
+    expect(third.json().run).toBe(run);
+    // The same key for another request is refused, not answered with the first run.
+    const other = await api('/api/runs', { method: 'POST', body: { ...body, task: 'another' }, key });
+    expect(other.status).toBe(422);
+    expect(other.json().error).toContain('Idempotency-Key');
+    const two = await Promise.all([
+      api('/api/runs', { method: 'POST', body, key: 'c0ffee00-0000-4000-8000-000000000002' }),
+      api('/api/runs', { method: 'POST', body, key: 'c0ffee00-0000-4000-8000-000000000003' }),
+    ]);
+    expect(two.map((r) => r.status)).toEqual([201, 201]);
+    expect(new Set([run, ...two.map((r) => r.json().run)]).size).toBe(3);
+    expect(p.runs().length - before).toBe(4);
+    for (const bad of ['', 'x'.repeat(201), 'a b', 'ünï', `${key}, ${key}`]) {
+      const r = await api('/api/runs', { method: 'POST', body, key: bad });
+      expect(r.status, `key ${JSON.stringify(bad)}`).toBe(400);
+    }
+    await waitFor(
+      () => p.runs().every((name) => p.state(name).status !== 'ACTIVE'),
+      'the started runs to end',
+      { timeoutMs: 90_000 },
+    );
+  }, 120_000);
+
+  it('saving settings writes only the key the person changed; the user config still wins the rest', async () => {
+    const userFile = userConfigPath(p.env)!;
+    fs.mkdirSync(path.dirname(userFile), { recursive: true });
+    fs.writeFileSync(userFile, 'supervisor:\n  timeout_profile: long\nruns:\n  restart_mode: "off"\n');
+    const projectFile = path.join(p.repo.dir, 'agentbox.yaml');
+    const before = fs.readFileSync(projectFile, 'utf8');
+    try {
+      await open('#/settings', '#settings');
+      // The default is rules (the file's `mode:` is empty): off is a change.
+      await page.getByLabel('Supervisor mode').selectOption('off');
+      await page.getByRole('button', { name: 'Save', exact: true }).click();
+      await page.getByText('saved: it applies to the next run').waitFor();
+      const after = fs.readFileSync(projectFile, 'utf8');
+      const lines = before.split('\n');
+      // One line changed in place, its comment kept; enabled, timeout_profile, restart_mode untouched.
+      expect(after.split('\n').filter((line, i) => line !== lines[i])).toEqual(['  mode: off # rules']);
+      const effective = (await api('/api/settings')).json().effective;
+      expect(effective.supervisor).toMatchObject({ mode: 'off', timeout_profile: 'long' });
+      expect(effective.runs.restart_mode).toBe('off');
+      // The server writes nothing for a value the file holds already.
+      const again = await api('/api/settings', {
+        method: 'PUT',
+        body: { scope: 'project', supervisor: { mode: 'off' } },
+      });
+      expect(again.json().changed).toEqual([]);
+      // A key the page never changes is refused even with the value the file holds (no "unchanged" way past the 403).
+      for (const body of [
+        { runs: { verify: null } },
+        { runs: { notify: null } },
+        { sandbox: { deny_read: null } },
+      ]) {
+        const refused = await api('/api/settings', { method: 'PUT', body: { scope: 'project', ...body } });
+        expect(refused.status, refused.text).toBe(403);
+      }
+      expect(fs.readFileSync(projectFile, 'utf8')).toBe(after);
+    } finally {
+      fs.writeFileSync(projectFile, before);
+      fs.rmSync(userFile);
+    }
+  });
+
+  it('the runs list goes past 100, and its filter holds while paging and across live redraws', async () => {
+    const total = (await api('/api/runs?limit=1')).json().total as number;
+    expect(total).toBeGreaterThan(FIXTURE_RUNS);
+    await open('#/', 'tbody tr');
+    await expect.poll(() => page.locator('tbody tr').count()).toBe(100);
+    expect(await page.getByText(`100 of ${total}`).count()).toBe(1);
+    await page.getByRole('button', { name: /^Show \d+ more$/ }).click();
+    await expect.poll(() => page.locator('tbody tr').count()).toBe(200);
+    // The keyboard lands on the first run it brought, not on <body>.
+    expect(
+      await page.evaluate(() => {
+        const doc = (globalThis as any).document;
+        return [...doc.querySelectorAll('tbody tr')].indexOf(doc.activeElement);
+      }),
+    ).toBe(100);
+    await page.getByLabel('Status').selectOption('DONE');
+    await expect.poll(() => page.getByText(/^\d+ of \d+$/).textContent()).toMatch(/^100 of \d+$/);
+    const done = (await api('/api/runs?status=DONE&limit=1')).json().total as number;
+    expect(done).toBeGreaterThanOrEqual(FIXTURE_DONE);
+    await page.getByRole('button', { name: `Show ${done - 100} more` }).click();
+    await expect.poll(() => page.locator('tbody tr').count()).toBe(done);
+    expect(await page.getByText(`${done} of ${done}`).count()).toBe(1);
+    expect(await page.getByRole('button', { name: /^Show \d+ more$/ }).count()).toBe(0);
+    // A change in the ledger redraws the list: still filtered, still all of them.
+    const drawn = await page.evaluate('document.body.dataset.rendered');
+    const index = path.join(p.repo.dir, '.agents', 'INDEX.jsonl');
+    fs.utimesSync(index, new Date(), new Date(Date.now() + 5000));
+    await page.waitForFunction((was) => (globalThis as any).document.body.dataset.rendered !== was, drawn);
+    expect(await page.locator('tbody tr').count()).toBe(done);
+    expect(await page.locator('tbody [data-status]:not([data-status="DONE"])').count()).toBe(0);
+    expect(await page.getByLabel('Status').inputValue()).toBe('DONE');
+    await page.getByLabel('Status').selectOption('');
+  });
+
+  it("the template note follows a save, a report's tables and code are styled, and no request 404s", async () => {
+    await open('#/settings', '#templates');
+    await page.getByLabel('template file').selectOption('scout.input.md');
+    expect(await page.locator('#t-note').textContent()).toContain('built-in default');
+    await page.getByLabel('template text').fill('Look around, then say what you saw.\n');
+    await page.getByRole('button', { name: 'Save template' }).click();
+    await page.getByText('template saved').waitFor();
+    await expect.poll(() => page.locator('#t-note').textContent()).toBe('this level has the file');
+    page.once('dialog', (dialog) => void dialog.accept());
+    await page.getByRole('button', { name: 'Remove' }).click();
+    await expect.poll(() => page.locator('#t-note').textContent()).toContain('built-in default');
+
+    for (const scheme of ['light', 'dark'] as const) {
+      await page.emulateMedia({ colorScheme: scheme });
+      await open(`#/run/${fixId}`, '#report table');
+      const style = await page.evaluate(() => {
+        const doc = (globalThis as any).document;
+        const css = (sel: string) => (globalThis as any).getComputedStyle(doc.querySelector(sel));
+        return {
+          cell: css('#report td').borderBottomStyle as string,
+          pre: css('#report pre').backgroundColor as string,
+          preBorder: css('#report pre').borderTopStyle as string,
+          font: css('#report pre code').fontFamily as string,
+        };
+      });
+      expect(style.cell, scheme).toBe('solid');
+      expect(style.preBorder, scheme).toBe('solid');
+      expect(style.pre, scheme).not.toBe('rgba(0, 0, 0, 0)');
+      expect(style.font, scheme).toMatch(/mono/i);
+    }
+    await page.emulateMedia({ colorScheme: 'light' });
+    expect(await page.locator('link[rel="icon"]').count()).toBe(1);
+    await page.reload();
+    await page.locator('#report').waitFor();
+    expect(notFound).toEqual([]);
+  });
+
+  it('no process is left behind', async () => {
+    await browser.close();
+    expect(await ui.stop()).toBe(130);
+    await expectNoProcessesLeft(p.tag);
+  });
+});
+
+/** The WCAG contrast ratio of two opaque colours (1 to 21). */
+function contrast(a: string, b: string): number {
+  const [hi, lo] = [luminance(a), luminance(b)].sort((x, y) => y - x);
+  return (hi! + 0.05) / (lo! + 0.05);
+}
+
+/** The relative luminance (WCAG) of a CSS `rgb()`/`rgba()` colour, 0 (black) to 1 (white). */
+function luminance(color: string): number {
+  const [r, g, b] = (color.match(/[\d.]+/g) ?? []).slice(0, 3).map((c) => {
+    const v = Number(c) / 255;
+    return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4;
+  });
+  return 0.2126 * r! + 0.7152 * g! + 0.0722 * b!;
+}

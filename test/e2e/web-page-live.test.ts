@@ -1,0 +1,409 @@
+import fs from 'node:fs';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { bash, hang, text, type Usage } from '../fixtures/model-server/index.js';
+import { expectNoProcessesLeft } from '../helpers/processes.js';
+import { type Project, project } from '../helpers/project.js';
+import { waitFor } from '../helpers/pty.js';
+import { CHROMIUM, startUi, type Ui } from '../helpers/ui.js';
+
+/** axe-core from npm, put into the page by the test (the page's CSP runs no inline script). */
+const AXE = fs.readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+
+/** An agent's turn as a real session reports it: enough tokens for a cost agentbox estimates. */
+const TURN: Usage = { input_tokens: 1200, cache_read_input_tokens: 30_000, output_tokens: 150 };
+
+/**
+ * Issue 30, "the page, as a person walking through it in Chromium found it": a live update keeps
+ * what the person holds (focus, an opened Prompt, text typed in the search box), the keyboard
+ * reaches and operates every button, an error stays beside the action until dismissed, a
+ * sensitive merge waits for each change to be ticked, a server that is gone is said in words, the
+ * cost of a running run does not go back and ages tick without asking the server.
+ */
+describe('the live page in Chromium', () => {
+  let p: Project;
+  let ui: Ui;
+  let browser: Browser;
+  let context: BrowserContext;
+  let page: Page;
+
+  beforeAll(async () => {
+    if (!CHROMIUM)
+      throw new Error('no Chromium: apt-get install -y chromium (.ci/run does), or set CHROMIUM_PATH');
+    p = await project({ files: { 'src/app.js': 'module.exports = 1;\n' } });
+    ui = await startUi(p.repo.dir, p.env);
+    browser = await chromium.launch({ executablePath: CHROMIUM!, args: ['--no-sandbox'] });
+    context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+    await context.grantPermissions(['notifications', 'clipboard-read', 'clipboard-write'], {
+      origin: ui.url,
+    });
+    page = await context.newPage();
+    await page.goto(ui.loginUrl);
+    await page.getByRole('heading', { name: 'Runs' }).waitFor();
+  }, 60_000);
+  afterAll(async () => {
+    // A run a failed test left ACTIVE.
+    for (const name of p?.runs() ?? [])
+      if (p.state(name).status === 'ACTIVE') await p.agentbox(['stop', name.slice(-6)]);
+    await browser?.close();
+    await ui?.stop();
+  });
+
+  /** The page's DOM, from this Node project (it has no DOM types). */
+  const doc = 'document' as const;
+  /** What has the keyboard focus: its tag, its text if it is a button or a summary, its id. */
+  const focused = (): Promise<{ tag: string; text: string | null; id: string; kept: boolean }> =>
+    page.evaluate((d) => {
+      const el = (globalThis as any)[d].activeElement;
+      const named = el?.tagName === 'BUTTON' || el?.tagName === 'SUMMARY';
+      return {
+        tag: el?.tagName ?? '',
+        text: named ? (el.textContent ?? '') : null,
+        id: el?.id ?? '',
+        kept: el?.keptAcrossUpdates === true,
+      };
+    }, doc);
+  /** Marks the focused element with a property only that very node carries. */
+  const markFocused = () =>
+    page.evaluate((d) => {
+      (globalThis as any)[d].activeElement.keptAcrossUpdates = true;
+    }, doc);
+
+  /** Presses Tab from the top of the page until the focus leaves it; each stop's tag and text. */
+  const tabStops = async (max = 80) => {
+    await page.evaluate('document.activeElement?.blur()');
+    const stops: { tag: string; text: string | null }[] = [];
+    for (let i = 0; i < max; i++) {
+      await page.keyboard.press('Tab');
+      const stop = await focused();
+      if (stop.tag === 'BODY' || stop.tag === '') break;
+      stops.push({ tag: stop.tag, text: stop.text });
+    }
+    return stops;
+  };
+  const tabUntil = async (text: string, max = 80) => {
+    await page.evaluate('document.activeElement?.blur()');
+    for (let i = 0; i < max; i++) {
+      await page.keyboard.press('Tab');
+      if ((await focused()).text === text) return;
+    }
+    throw new Error(`no Tab stop "${text}" within ${max} presses`);
+  };
+
+  /**
+   * A live update, as a run's write makes one: INDEX.jsonl touched (the ledger's log, watched for
+   * every run), the watcher's SSE `change`, the page drawn again. Waits until it has been drawn.
+   */
+  const liveUpdate = async () => {
+    const before = await page.evaluate('document.body.dataset.rendered');
+    const file = path.join(p.repo.dir, '.agents', 'INDEX.jsonl');
+    const later = new Date(Date.now() + Math.floor(Math.random() * 1e6));
+    fs.utimesSync(file, later, later);
+    await page.waitForFunction((b) => (globalThis as any).document.body.dataset.rendered !== b, before, {
+      timeout: 10_000,
+    });
+  };
+
+  /** axe-core's serious and critical violations on the page as it is now, light and dark. */
+  const violations = async (): Promise<string[]> => {
+    const found: string[] = [];
+    for (const colorScheme of ['light', 'dark'] as const) {
+      await page.emulateMedia({ colorScheme });
+      if (!(await page.evaluate('typeof axe === "object"'))) await page.evaluate(AXE);
+      const lines: string[] = await page.evaluate(async () => {
+        const result = await (globalThis as any).axe.run((globalThis as any).document, {
+          resultTypes: ['violations'],
+        });
+        return result.violations
+          .filter((v: any) => v.impact === 'serious' || v.impact === 'critical')
+          .flatMap((v: any) => v.nodes.map((n: any) => `${v.id} ${n.target.join(' ')}: ${n.failureSummary}`));
+      });
+      found.push(...lines.map((line) => `${colorScheme}: ${line}`));
+    }
+    await page.emulateMedia({ colorScheme: 'light' });
+    return found;
+  };
+
+  /** A POST from the page itself (its session cookie and CSRF token): its status and answer. */
+  const post = (url: string, body: unknown) =>
+    page.evaluate(
+      async ({ url, body }) => {
+        const g = globalThis as any;
+        const csrf = g.document.querySelector('meta[name="csrf"]').content;
+        const res = await g.fetch(url, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'x-agentbox-csrf': csrf },
+          body: JSON.stringify(body),
+        });
+        return { status: res.status as number, json: await res.json() };
+      },
+      { url, body },
+    );
+
+  it('an ACTIVE run: live updates keep the focus, the opened Prompt and the search text; the keyboard operates Inject and Stop; the cost holds and ages tick', async () => {
+    const task = 'TASK-LIVE watch me';
+    p.server.setRules([
+      { when: { anyText: task, turn: 0 }, reply: { ...bash('true'), usage: TURN } },
+      // Past the 2 s between two of the run's state writes: the usage is written before it hangs.
+      { when: { anyText: task, turn: 1 }, reply: { ...bash('true'), usage: TURN, delayMs: 2500 } },
+      { when: { anyText: task }, reply: hang() },
+    ]);
+    const started = await p.agentbox(['scout', task, '--detach', '--json']);
+    const name = JSON.parse(started.stdout).run as string;
+    const id = name.slice(-6);
+    await page.goto(`${page.url().split('#')[0]}#/run/${id}`);
+    await page.locator('[data-status="ACTIVE"]').waitFor();
+    await waitFor(() => (p.state(name).usage?.agent?.cost_usd ?? 0) > 0, 'the estimated cost', {
+      timeoutMs: 60_000,
+    });
+    await liveUpdate();
+
+    // The keyboard: every button and the Prompt, in the page's order, each a Tab stop.
+    const stops = (await tabStops()).filter((s) => s.tag === 'BUTTON' || s.tag === 'SUMMARY');
+    expect(stops.map((s) => s.text)).toEqual(['Stop', 'Inject', 'Prompt']);
+
+    // Focus on Inject: a live update keeps it, on the very same button.
+    await tabUntil('Inject');
+    await markFocused();
+    await liveUpdate();
+    await liveUpdate();
+    expect(await focused()).toMatchObject({ tag: 'BUTTON', text: 'Inject', kept: true });
+
+    // Space on Inject asks for the message and queues it; the focus stays on Inject.
+    page.once('dialog', (dialog) => void dialog.accept('please also read README'));
+    await page.keyboard.press('Space');
+    await page.locator('#toast', { hasText: 'queued' }).waitFor();
+    await liveUpdate();
+    expect(await focused()).toMatchObject({ text: 'Inject', kept: true });
+    expect(fs.readdirSync(path.join(p.runDir(name), 'inbox', 'pending'))).toHaveLength(1);
+
+    // Enter on Prompt opens it; a live update leaves it open and keeps the focus on it.
+    await tabUntil('Prompt');
+    await page.keyboard.press('Enter');
+    expect(await page.locator('#prompt').getAttribute('open')).not.toBeNull();
+    await liveUpdate();
+    expect(await page.locator('#prompt').getAttribute('open')).not.toBeNull();
+    expect(await focused()).toMatchObject({ text: 'Prompt', kept: false });
+    // Scrolled to the end of the opened prompt: a live update leaves the page where it was.
+    await page.setViewportSize({ width: 1280, height: 300 });
+    await page.evaluate('window.scrollTo(0, document.body.scrollHeight)');
+    const scrolled = await page.evaluate('window.scrollY');
+    expect(scrolled).toBeGreaterThan(0);
+    await liveUpdate();
+    expect(await page.evaluate('window.scrollY')).toBe(scrolled);
+    await page.setViewportSize({ width: 1280, height: 800 });
+
+    // The cost, estimated while Claude Code has not stated it yet, says so.
+    expect(await page.locator('#cost').textContent()).toMatch(/≈\$0\.\d{4}$/);
+
+    // The runs list: text typed in the search box (not committed yet) survives a live update.
+    await page.goto(`${page.url().split('#')[0]}#/`);
+    const row = page.locator(`tr[data-run="${name}"]`);
+    await row.waitFor();
+    const cost = await row.locator('td').nth(5).textContent();
+    expect(cost).toMatch(/^\$0\.\d{4}$/);
+    await page.locator('#f-q').click();
+    await page.keyboard.type('TASK-LI');
+    await markFocused();
+    await liveUpdate();
+    expect(await focused()).toMatchObject({ id: 'f-q', kept: true });
+    expect(await page.locator('#f-q').inputValue()).toBe('TASK-LI');
+    // Committed, the filter lists the run with its cost as of now, never less (a filtered list
+    // came from INDEX.jsonl, as of the run's last status change: "—" here). The run may have
+    // spent more meanwhile (its second turn).
+    await page.keyboard.type('VE');
+    await page.keyboard.press('Enter');
+    await liveUpdate();
+    expect(await page.locator('tbody tr').count()).toBe(1);
+    const filtered = (await row.locator('td').nth(5).textContent()) ?? '';
+    expect(filtered).toMatch(/^\$0\.\d{4}$/);
+    expect(Number(filtered.slice(1))).toBeGreaterThanOrEqual(Number(cost!.slice(1)));
+
+    // Ages tick from the browser's clock: the text changes with no redraw (no request) between.
+    // The row's age is set to a few seconds ago in the page (the run itself may be minutes old on
+    // a slow machine, when its age changes once a minute); a heartbeat redraw every 15 s puts the
+    // real one back, and a tick that met one is tried again.
+    let ticked = false;
+    for (let attempt = 0; attempt < 3 && !ticked; attempt++) {
+      const before = await page.evaluate(() => {
+        const d = (globalThis as any).document;
+        const el = d.querySelector('tbody time');
+        el.setAttribute('data-since', new Date(Date.now() - 3000).toISOString());
+        return { rendered: d.body.dataset.rendered, age: el.textContent };
+      });
+      const changed = await page
+        .waitForFunction(
+          (was) => {
+            const text = (globalThis as any).document.querySelector('tbody time')?.textContent;
+            return text !== was && /^\d+s$/.test(text) ? text : false;
+          },
+          before.age,
+          { timeout: 5000 },
+        )
+        .then(() => true)
+        .catch(() => false);
+      ticked = changed && (await page.evaluate('document.body.dataset.rendered')) === before.rendered;
+    }
+    expect(ticked).toBe(true);
+
+    // Stop, by the keyboard, on the run page.
+    await page.locator('#f-q').fill('');
+    await page.locator('#f-q').press('Enter');
+    await page.goto(`${page.url().split('#')[0]}#/run/${id}`);
+    await page.getByRole('button', { name: 'Stop' }).waitFor();
+    await tabUntil('Stop');
+    page.once('dialog', (dialog) => void dialog.accept());
+    await page.keyboard.press('Space');
+    await page.locator('[data-status="ABORTED"]').waitFor({ timeout: 60_000 });
+    expect(p.state(name).status).toBe('ABORTED');
+  }, 150_000);
+
+  it('the runs list: the keyboard reaches Notify me and operates it', async () => {
+    await page.goto(`${page.url().split('#')[0]}#/`);
+    await page.locator('tbody tr').first().waitFor();
+    const stops = await tabStops();
+    const order = stops.map((s) => s.tag);
+    // The filters, then the button, then the runs.
+    expect(order.indexOf('SELECT')).toBeLessThan(order.indexOf('BUTTON'));
+    expect(order.indexOf('BUTTON')).toBeLessThan(order.indexOf('TR'));
+    expect(stops.filter((s) => s.tag === 'BUTTON').map((s) => s.text)).toEqual(['Notify me']);
+    await tabUntil('Notify me');
+    await page.keyboard.press('Enter');
+    await page.locator('#toast', { hasText: 'you will be notified' }).waitFor();
+  });
+
+  it('a merge conflict: the error and its recovery commands stay beside Merge, copyable, until dismissed', async () => {
+    const task = 'TASK-LIVE-CONFLICT make app return 2';
+    p.server.setRules([
+      { when: { anyText: task, turn: 0 }, reply: bash("printf 'module.exports = 2;\\n' > src/app.js") },
+      { when: { anyText: task }, reply: text('app.js returns 2.') },
+    ]);
+    expect((await p.agentbox(['fix', task])).code).toBe(0);
+    const name = p.newest();
+    fs.writeFileSync(path.join(p.repo.dir, 'src/app.js'), 'module.exports = 3;\n');
+    p.repo.git('commit', '-qam', 'three, meanwhile');
+
+    await page.goto(`${page.url().split('#')[0]}#/run/${name.slice(-6)}`);
+    page.once('dialog', (dialog) => void dialog.accept());
+    await page.getByRole('button', { name: 'Merge' }).click();
+    const error = page.locator('#action-error');
+    await error.waitFor();
+    const shown = (await page.locator('#action-error-text').textContent()) ?? '';
+    expect(shown).toContain('do not apply');
+    expect(shown).toContain('src/app.js');
+    expect(shown).toMatch(/git apply --3way|agentbox/);
+    expect(await error.getAttribute('role')).toBe('alert');
+    // Past the toast's 6 s, and through a live update of the ledger: still there.
+    await page.waitForTimeout(6500);
+    await liveUpdate();
+    expect(await error.isVisible()).toBe(true);
+    expect(await violations()).toEqual([]);
+    // Selectable, and Copy (by the keyboard) puts the exact text on the clipboard.
+    const selectable = await page.evaluate(
+      "getComputedStyle(document.getElementById('action-error-text')).userSelect",
+    );
+    expect(selectable).not.toBe('none');
+    await tabUntil('Copy');
+    await page.keyboard.press('Enter');
+    await page.locator('#toast', { hasText: 'copied' }).waitFor();
+    expect(await page.evaluate('navigator.clipboard.readText()')).toBe(shown);
+    // Dismissed: gone, and the focus back on the action that failed.
+    await tabUntil('Dismiss');
+    await page.keyboard.press('Space');
+    await error.waitFor({ state: 'detached' });
+    expect(await focused()).toMatchObject({ tag: 'BUTTON', text: 'Merge' });
+    expect(fs.readFileSync(path.join(p.repo.dir, 'src/app.js'), 'utf8')).toBe('module.exports = 3;\n');
+  }, 120_000);
+
+  it('a sensitive merge: Merge waits until each change is ticked, and the server refuses without them', async () => {
+    const task = 'TASK-LIVE-SENSITIVE add a workflow';
+    p.server.setRules([
+      {
+        when: { anyText: task, turn: 0 },
+        reply: bash("mkdir -p .github/workflows && printf 'on: push\\n' > .github/workflows/x.yml"),
+      },
+      { when: { anyText: task }, reply: text('added a workflow') },
+    ]);
+    expect((await p.agentbox(['fix', task])).code).toBe(0);
+    const name = p.newest();
+    const id = name.slice(-6);
+    await page.goto(`${page.url().split('#')[0]}#/run/${id}`);
+    await page.locator('#sensitive').waitFor();
+    const merge = page.getByRole('button', { name: 'Merge' });
+    expect(await violations()).toEqual([]);
+    expect(await merge.isDisabled()).toBe(true);
+
+    // The server holds the gate whatever the page sends: every spelling but the path itself.
+    const wrong: unknown[] = [
+      {},
+      { allow_sensitive: true },
+      { acknowledged: [] },
+      { acknowledged: '.github/workflows/x.yml' },
+      { acknowledged: ['.github/workflows/X.yml'] },
+      { acknowledged: ['.github/workflows/x.yml/'] },
+      { acknowledged: ['./.github/workflows/x.yml'] },
+      { acknowledged: [['.github/workflows/x.yml']] },
+      { acknowledged: { 0: '.github/workflows/x.yml', length: 1 } },
+    ];
+    for (const body of wrong) {
+      const r = await post(`/api/runs/${id}/merge`, body);
+      expect(r.status, JSON.stringify(body)).toBe(409);
+      expect(r.json.code).toBe('MERGE_REFUSED');
+    }
+    expect(fs.existsSync(path.join(p.repo.dir, '.github/workflows/x.yml'))).toBe(false);
+    const refusals = p.events(name).filter((e) => e.event === 'merge_refused' && e.reason === 'sensitive');
+    expect(refusals).toHaveLength(wrong.length);
+    expect(refusals[0]).toMatchObject({ by: 'ui', detail: '.github/workflows/x.yml' });
+
+    // Ticked by the keyboard, Merge opens; one confirmation, and it is merged.
+    const box = page.getByLabel(/I have read this: \.github\/workflows\/x\.yml — ci/);
+    await box.focus();
+    await page.keyboard.press('Space');
+    await page.waitForFunction(
+      () => !(globalThis as any).document.querySelector('[data-action="merge"]').disabled,
+    );
+    let asked = '';
+    page.once('dialog', (dialog) => {
+      asked = dialog.message();
+      void dialog.accept();
+    });
+    await merge.click();
+    await page.locator('[data-status="MERGED"]').waitFor();
+    expect(asked).toContain('.github/workflows/x.yml (ci)');
+    expect(fs.readFileSync(path.join(p.repo.dir, '.github/workflows/x.yml'), 'utf8')).toBe('on: push\n');
+  }, 120_000);
+
+  it('the server gone: the page says so in words, and reconnects when it is back (or says why it cannot)', async () => {
+    await page.goto(`${page.url().split('#')[0]}#/`);
+    await page.locator('#live.on').waitFor();
+    expect(await page.locator('#live-text').textContent()).toBe('');
+    const port = ui.port;
+    ui.child.kill('SIGKILL');
+    await ui.stop();
+    const said = page.locator('#live-text', { hasText: 'agentbox ui is not answering — reconnecting…' });
+    await said.waitFor({ timeout: 15_000 });
+    expect(await said.isVisible()).toBe(true);
+    expect(await violations()).toEqual([]);
+    // Started again, it listens where it did (the port it keeps), and the open page finds it.
+    ui = await startUi(p.repo.dir, p.env);
+    expect(ui.port).toBe(port);
+    await page.locator('#live.on').waitFor({ timeout: 30_000 });
+    expect(await page.locator('#live-text').textContent()).toBe('');
+    // Started again with new secrets, it answers but no longer knows this page: said so, not "reconnecting".
+    await ui.stop();
+    ui = await startUi(p.repo.dir, p.env, ['--new-token', '--port', String(port)]);
+    await page
+      .locator('#live-text', {
+        hasText: 'agentbox ui no longer knows this page — open the address it printed',
+      })
+      .waitFor({ timeout: 15_000 });
+  }, 60_000);
+
+  it('no process is left behind', async () => {
+    await browser.close();
+    expect(await ui.stop()).toBe(130);
+    await expectNoProcessesLeft(p.tag);
+  });
+});
