@@ -1,9 +1,9 @@
 'use strict';
-// V8's code cache for the bundle's chunks (dist/cli/*.cjs). Node 20 compiles every chunk from
-// source on each command, and each function again as it first runs: for a scout run that is ~0.9 MB
-// of code and ~50 ms of its start (bench/scout-overhead.bench.ts: 196 → 143 ms over plain
-// `claude -p`). The first command to load a chunk saves what V8 compiled of it, as the process
-// exits, in `.v8-cache/` next to dist/; the next ones start from that.
+// V8's code cache for the bundle's chunks (dist/cli/*.cjs). Node compiles every chunk from source
+// on each command, and each function again as it first runs: for a scout run that is ~0.9 MB of
+// code and ~50 ms of its start (bench/scout-overhead.bench.ts: 196 → 143 ms over plain
+// `claude -p` on node 20). The first command to load a chunk saves what V8 compiled of it, as the
+// process exits, in `.v8-cache/` next to dist/; the next ones start from that.
 //
 // Why this is safe to trust: the cache sits inside agentbox's own package, which already holds
 // the code it caches (whoever can write one can write the other), and a file owned by someone else
@@ -11,6 +11,11 @@
 // inode and node's version, and V8 refuses data made by another V8 or flags: such a chunk is
 // compiled from source and saved again. Nothing is cached when the folder cannot be written.
 // AGENTBOX_CODE_CACHE=0 turns it off.
+//
+// Why not node's own compile cache (`module.enableCompileCache`, node ≥ 22.8), on any line: it
+// saves a file's code as the file is compiled, top-level only, so the functions a command runs are
+// compiled again each time: of a scout run's CPU it saved 29 ms on node 22 and 44 on node 24, this
+// one 79 and 59 (docs/benchmarks.md). And it reads whatever its folder holds.
 //
 // Why not the `v8-compile-cache` package: it caches every module in a folder under /tmp (a shared
 // place), and measured slower than none for `agentbox status` (its own loading).
