@@ -1,6 +1,7 @@
 // The new-run form (#/new): a run started as `agentbox <type> run` would start it.
 import { api } from './api.js';
 import { h, main, toast } from './dom.js';
+import { errorSlot } from './errors.js';
 
 /**
  * One key per opened form, sent as `Idempotency-Key`: a second submit of the same form (a double
@@ -15,6 +16,7 @@ function newKey() {
 export function showNew() {
   const key = newKey();
   const start = h('button', { class: 'primary', type: 'submit' }, 'Start');
+  const failed = errorSlot();
   const form = h(
     'form',
     {
@@ -25,6 +27,7 @@ export function showNew() {
         // Disabled until answered: a double click submits once.
         if (start.disabled) return;
         start.disabled = true;
+        failed.clear();
         const data = Object.fromEntries(new FormData(form).entries());
         for (const k of Object.keys(data)) if (data[k] === '') delete data[k];
         try {
@@ -33,8 +36,8 @@ export function showNew() {
           toast(r.notice ? `started ${r.run}\n${r.notice}` : `started ${r.run}`);
           location.hash = `#/run/${String(r.run).slice(-6)}`;
         } catch (err) {
-          toast(`could not start: ${err.message}`);
           start.disabled = false;
+          failed.show('Start', err, start);
         }
       },
     },
@@ -60,6 +63,8 @@ export function showNew() {
     h('input', { id: 'n-cost', name: 'max_cost', inputmode: 'decimal', placeholder: 'e.g. 2.50' }),
     h('span'),
     start,
+    h('span'),
+    failed.el,
   );
   main.replaceChildren(h('h1', {}, 'New run'), form);
 }

@@ -3,6 +3,7 @@
 // failure stays next to the buttons, copyable, until the person dismisses it.
 import { api } from './api.js';
 import { h, toast } from './dom.js';
+import { errorPanel, errorText } from './errors.js';
 
 /** `it ended ABORTED — agent_abort: …`: why a run did not pass (src/gate/merge-gate.ts). */
 export const notPassingText = (np) =>
@@ -88,50 +89,21 @@ export function runActions(run, redraw) {
   return h('div', { id: 'actions' }, buttons, failurePanel(run, redraw));
 }
 
-/** The server's error and its hint (the next command), as the CLI prints them. */
-const errorText = (e) => `${e.message}${e.data?.hint ? `\n\n${e.data.hint}` : ''}`;
-
 function failurePanel(run, redraw) {
   const failure = failures.get(run.id);
   if (!failure) return null;
-  const text = h('pre', { class: 'error-text', id: 'action-error-text' }, failure.text);
-  return h(
-    'div',
-    { class: 'panel action-error', id: 'action-error', role: 'alert', 'data-for': failure.action },
-    h('strong', {}, `${failure.label} failed`),
-    text,
-    h(
-      'div',
-      { class: 'actions' },
-      h('button', { 'data-action': 'copy-error', onclick: () => copy(failure.text) }, 'Copy'),
-      h(
-        'button',
-        {
-          'data-action': 'dismiss-error',
-          onclick: async () => {
-            failures.delete(run.id);
-            await redraw();
-            document.querySelector(`#actions [data-action="${failure.action}"]`)?.focus();
-          },
-        },
-        'Dismiss',
-      ),
-    ),
+  const dismiss = async () => {
+    failures.delete(run.id);
+    await redraw();
+    document.querySelector(`#actions [data-action="${failure.action}"]`)?.focus();
+  };
+  return errorPanel(
+    failure.label,
+    failure.text,
+    dismiss,
+    { id: 'action-error', 'data-for': failure.action },
+    'action-error-text',
   );
-}
-
-/** To the clipboard; where the browser refuses, the text is selected for Ctrl-C. */
-async function copy(text) {
-  try {
-    await navigator.clipboard.writeText(text);
-    toast('copied');
-  } catch {
-    const range = document.createRange();
-    range.selectNodeContents(document.getElementById('action-error-text'));
-    getSelection().removeAllRanges();
-    getSelection().addRange(range);
-    toast('selected: press Ctrl-C to copy');
-  }
 }
 
 /**

@@ -2,6 +2,7 @@
 // only shows (commands, files), what awaits trust, and the templates editor.
 import { api } from './api.js';
 import { h, main, toast } from './dom.js';
+import { errorSlot } from './errors.js';
 import { templatesEditor } from './templates.js';
 
 export async function showSettings(redraw) {
@@ -43,6 +44,8 @@ function settingsForm(e, redraw) {
   // so a save never pins the rest into the file over the user config (runs.verify and runs.setup
   // run commands: the server never changes them, 403).
   let loaded;
+  const failed = errorSlot();
+  const save = h('button', { class: 'primary', type: 'submit' }, 'Save');
   const form = h(
     'form',
     {
@@ -60,19 +63,22 @@ function settingsForm(e, redraw) {
           toast('nothing changed: nothing saved');
           return;
         }
+        failed.clear();
         try {
           await api('PUT', '/api/settings', body);
           loaded = now;
           toast('saved: it applies to the next run');
           redraw();
         } catch (err) {
-          toast(`not saved: ${err.message}`);
+          failed.show('Save', err, save);
         }
       },
     },
     ...fields(e),
     h('span'),
-    h('button', { class: 'primary', type: 'submit' }, 'Save'),
+    save,
+    h('span'),
+    failed.el,
   );
   loaded = values(form);
   return form;

@@ -2,6 +2,7 @@
 // (the server checks it as a run would) or remove it.
 import { api } from './api.js';
 import { h, toast } from './dom.js';
+import { errorSlot } from './errors.js';
 
 const NAMES = [
   'input.md',
@@ -27,6 +28,7 @@ export async function templatesEditor() {
   );
   const textarea = h('textarea', { id: 't-text', 'aria-label': 'template text', rows: '12' });
   const note = h('span', { class: 'muted', id: 't-note' });
+  const failed = errorSlot();
   let types = typesList(t.types);
   const describe = () => {
     const own = t.files[level.value].find((f) => f.name === name.value);
@@ -58,7 +60,8 @@ export async function templatesEditor() {
     types,
     h('div', { class: 'filters' }, level, name, note),
     textarea,
-    h('div', { class: 'actions' }, ...buttons(level, name, textarea, reread, load)),
+    h('div', { class: 'actions' }, ...buttons(level, name, textarea, reread, load, failed)),
+    failed.el,
   );
 }
 
@@ -76,18 +79,19 @@ const typesList = (types) =>
     ),
   );
 
-function buttons(level, name, textarea, reread, load) {
+function buttons(level, name, textarea, reread, load, failed) {
   const save = h(
     'button',
     {
       class: 'primary',
       onclick: async () => {
+        failed.clear();
         try {
           await api('PUT', '/api/templates', { level: level.value, name: name.value, text: textarea.value });
           toast('template saved: it applies to the next run');
           await reread();
         } catch (err) {
-          toast(`not saved: ${err.message}`);
+          failed.show('Save template', err, save);
         }
       },
     },
@@ -99,13 +103,14 @@ function buttons(level, name, textarea, reread, load) {
       class: 'danger',
       onclick: async () => {
         if (!window.confirm(`Remove ${name.value} from the ${level.value} templates?`)) return;
+        failed.clear();
         try {
           await api('PUT', '/api/templates', { level: level.value, name: name.value, text: null });
           toast('template removed');
           await reread();
           load();
         } catch (err) {
-          toast(`not removed: ${err.message}`);
+          failed.show('Remove', err, remove);
         }
       },
     },

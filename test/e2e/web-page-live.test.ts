@@ -322,6 +322,43 @@ describe('the live page in Chromium', () => {
     expect(fs.readFileSync(path.join(p.repo.dir, 'src/app.js'), 'utf8')).toBe('module.exports = 3;\n');
   }, 120_000);
 
+  it('a form that fails (a new run, a template): its error stays beside its button, copyable, until dismissed', async () => {
+    const base = page.url().split('#')[0];
+    await page.goto(`${base}#/new`);
+    await page.getByLabel('Task').fill('TASK-LIVE-BAD-BUDGET');
+    await page.getByLabel('Budget (USD)').fill('lots');
+    await page.getByRole('button', { name: 'Start' }).click();
+    const error = page.locator('#new-run [role="alert"]');
+    await error.waitFor();
+    expect(await error.textContent()).toMatch(/Start failed[\s\S]*lots/);
+    // Past the toast's 6 s: still there, and the form as the person filled it.
+    await page.waitForTimeout(6500);
+    expect(await error.isVisible()).toBe(true);
+    expect(await page.getByLabel('Budget (USD)').inputValue()).toBe('lots');
+    expect(await violations()).toEqual([]);
+    await error.getByRole('button', { name: 'Copy' }).click();
+    await page.locator('#toast', { hasText: 'copied' }).waitFor();
+    expect(await page.evaluate('navigator.clipboard.readText()')).toBe(
+      await error.locator('.error-text').textContent(),
+    );
+    await error.getByRole('button', { name: 'Dismiss' }).click();
+    await error.waitFor({ state: 'detached' });
+    expect(await focused()).toMatchObject({ tag: 'BUTTON', text: 'Start' });
+
+    await page.goto(`${base}#/settings`);
+    await page.getByLabel('template file').selectOption('fix.input.md');
+    await page.getByLabel('template text').fill('Broken {{nope}}');
+    await page.getByRole('button', { name: 'Save template' }).click();
+    const broken = page.locator('#templates [role="alert"]');
+    await broken.waitFor();
+    expect(await broken.textContent()).toMatch(/Save template failed[\s\S]*nope/);
+    expect(await violations()).toEqual([]);
+    await broken.getByRole('button', { name: 'Dismiss' }).click();
+    await broken.waitFor({ state: 'detached' });
+    expect(await focused()).toMatchObject({ tag: 'BUTTON', text: 'Save template' });
+    expect(fs.existsSync(path.join(p.repo.dir, '.agentbox', 'templates', 'fix.input.md'))).toBe(false);
+  }, 60_000);
+
   it('a sensitive merge: Merge waits until each change is ticked, and the server refuses without them', async () => {
     const task = 'TASK-LIVE-SENSITIVE add a workflow';
     p.server.setRules([

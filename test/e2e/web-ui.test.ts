@@ -315,7 +315,7 @@ describe('agentbox ui in Chromium', () => {
     );
     await page.getByLabel('template text').fill('Broken {{nope}}');
     await page.getByRole('button', { name: 'Save template' }).click();
-    await page.getByText(/not saved: .*nope/).waitFor();
+    await page.locator('#templates [role="alert"]', { hasText: 'nope' }).waitFor();
     fs.rmSync(path.join(p.repo.dir, '.agentbox'), { recursive: true, force: true });
     p.repo.git('checkout', '--', 'agentbox.yaml');
   });
