@@ -108,7 +108,9 @@ export async function* followRun(run: RunDetails, pollMs = 250): AsyncGenerator<
         continue;
       }
       eventAt = timeOf(event.ts) ?? eventAt;
-      seen.push({ kind: 'event', event, at: eventAt ?? Date.now() });
+      // A refusal found in the stream at the run's end is logged then, with when it happened (`at`).
+      const at = (event.event === 'refused' ? timeOf(event.at) : null) ?? eventAt;
+      seen.push({ kind: 'event', event, at: at ?? Date.now() });
     }
     yield* inOrder(seen);
     if (state && state.status !== 'ACTIVE' && state.status !== 'STALLED') {

@@ -11,6 +11,8 @@ export interface Denial {
   readonly reason: string;
   /** What the call asked for (a command, a path), cut short. */
   readonly input?: string;
+  /** When it was refused (ISO 8601), where known: a refusal found at the run's end keeps its time. */
+  readonly at?: string;
 }
 
 export interface RunHookOptions {

@@ -98,6 +98,7 @@ describe('parseStreamLine on real output', () => {
       toolUseId: (toolUse as { id: string }).id,
       isError: false,
       text: 'hello',
+      at: '2026-11-21T14:49:58.200Z',
     });
     expect(events.filter((e) => e.kind === 'text').map((e) => (e as { text: string }).text)).toEqual([
       'Let me look.',
@@ -217,6 +218,8 @@ describe('parseStreamLine on real output', () => {
         message: results[0]!.text,
         // What the call asked for, so the log says what was refused, not only why.
         input: 'touch not-allowed.txt',
+        // When (the result line's own time): a run's end logs it, dated then.
+        at: '2026-11-21T14:49:59.946Z',
       },
     ]);
   });
@@ -528,6 +531,28 @@ describe('summarize', () => {
     expect(fold(events).refusals).toEqual([
       { toolUseId: '1', tool: 'Bash', by: 'sandbox', message, input: '{}' },
     ]);
+  });
+
+  it("a refusal keeps its result line's time (a run's end logs it, dated when it happened)", () => {
+    const line = (timestamp?: string) =>
+      JSON.stringify({
+        type: 'user',
+        message: {
+          content: [
+            {
+              type: 'tool_result',
+              tool_use_id: '1',
+              is_error: true,
+              content: "touch: cannot touch 'x': Read-only file system",
+            },
+          ],
+        },
+        ...(timestamp ? { timestamp } : {}),
+      });
+    const stamped = fold([use('1', 'Bash'), ...parseStreamLine(line('2026-01-01T09:01:12.000Z'))]);
+    expect(stamped.refusals.map((r) => r.at)).toEqual(['2026-01-01T09:01:12.000Z']);
+    const unstamped = fold([use('1', 'Bash'), ...parseStreamLine(line())]);
+    expect(unstamped.refusals.map((r) => 'at' in r)).toEqual([false]);
   });
 
   it('takes the session id from the result when there was no init', () => {

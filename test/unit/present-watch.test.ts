@@ -87,18 +87,28 @@ describe('followRun (src/present/watch.ts)', () => {
           ok: false,
           detail: '`npm test` failed (exit code 1)',
         }) +
-        at('2026-01-01T09:01:47.000Z', { event: 'verify', ok: true, detail: '`npm test` passed' }),
+        at('2026-01-01T09:01:47.000Z', { event: 'verify', ok: true, detail: '`npm test` passed' }) +
+        // Found in the stream at the run's end and logged then, with when it happened.
+        at('2026-01-01T09:01:47.100Z', {
+          event: 'refused',
+          source: 'sandbox',
+          tool: 'Bash',
+          rule: 'sandbox',
+          reason: 'deny network-outbound registry.npmjs.org:443',
+          at: '2026-01-01T09:01:12.000Z',
+        }),
     );
     await updateState(ledger, run, { status: 'REVIEW', ended_at: '2026-01-01T09:01:47.200Z' });
     const watched = await cli(repo.dir, ['watch', 'cccccc']);
     expect(watched.code).toBe(0);
-    expect(watched.stdout.split('\n').slice(1, 8)).toEqual([
+    expect(watched.stdout.split('\n').slice(1, 9)).toEqual([
       '[600ms] setup started: npm ci',
       '[31s] setup passed after 30s: npm ci',
       '[35s] Read index.js',
       '[1m] verify: FAILED — `npm test` failed (exit code 1)',
       '[1m 10s] Bash npx ava',
       '[1m 10s] Bash npx xo',
+      '[1m 12s] refused: Bash by sandbox — deny network-outbound registry.npmjs.org:443',
       '[1m 47s] verify: passed — `npm test` passed',
     ]);
   });

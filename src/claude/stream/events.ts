@@ -56,6 +56,8 @@ export type StreamEvent =
        * human-only command ('skill'), by the sandbox ('sandbox'), by agentbox's human gate ('gate').
        */
       refusedBy?: 'config' | 'hook' | 'skill' | 'sandbox' | 'gate' | 'other';
+      /** The line's own time (`timestamp`, ISO 8601), when Claude Code wrote one. */
+      at?: string;
     }
   | { kind: 'text'; text: string }
   | { kind: 'hook'; phase: 'started' | 'response'; event: string; outcome?: string }

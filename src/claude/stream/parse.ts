@@ -58,6 +58,9 @@ export function parseStreamLine(line: string): StreamEvent[] {
   if (type === 'assistant' || type === 'user') {
     const usage = type === 'assistant' ? usageEvent(value) : [];
     const events = [...usage, ...contentEvents(type, value.message, value.tool_result_meta)];
+    // When a result came back: a refusal logged at the run's end is dated by it, not by the end.
+    const at = str(value.timestamp);
+    if (at !== undefined) for (const e of events) if (e.kind === 'tool_result') e.at = at;
     return events.length > 0 ? events : [other];
   }
   return [other];

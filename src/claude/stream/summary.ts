@@ -9,6 +9,8 @@ export interface Refusal {
   readonly message: string;
   /** What the call asked for, cut to 200 characters (a command, a path). */
   readonly input?: string;
+  /** When it was refused (the result line's time), when the stream says. */
+  readonly at?: string;
 }
 
 /** A tool call's input for the log: the command or path when there is one, else its JSON, cut. */
@@ -70,6 +72,7 @@ export function summarize(summary: StreamSummary, event: StreamEvent): StreamSum
               by: event.refusedBy,
               message: event.refusedBy === 'sandbox' ? sandboxRefusalReason(event.text) : event.text,
               ...(call?.input ? { input: call.input } : {}),
+              ...(event.at ? { at: event.at } : {}),
             },
           ]
         : summary.refusals;

@@ -59,6 +59,7 @@ export function allDenials(
       rule: RULE[r.by],
       reason: r.message.replace(/<\/?tool_use_error>/g, ''),
       ...(r.input ? { input: r.input } : {}),
+      ...(r.at ? { at: r.at } : {}),
     });
   }
   return [...out, ...logged];
