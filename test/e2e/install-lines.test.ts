@@ -274,6 +274,7 @@ describe('before anything is on the registry', () => {
       const files: string[] = (report.agentbox ?? report).files.map((f: { path: string }) => f.path);
       const top = [...new Set(files.map((f) => (f.includes('/') ? `${f.split('/')[0]}/` : f)))].sort();
       expect(top).toEqual([
+        'LICENSE',
         'README.md',
         'bin/',
         'dist/',
