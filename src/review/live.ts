@@ -36,14 +36,19 @@ export const SANDBOX_MASKS: readonly string[] = [
   '.claude/.cc-writes',
 ];
 
-/** The masks present in `worktree` now as an empty file or folder. */
-export function presentMasks(worktree: string): string[] {
+/**
+ * The masks to leave out of a live diff of `worktree`: each present as an empty file, device or
+ * folder, and each absent one too, unless the base tracks it (a deletion to show). The sandbox
+ * makes its masks when a command starts: one made between this look and git's scan of the
+ * worktree would otherwise show as a new file (seen on a loaded machine).
+ */
+export function maskedPaths(worktree: string, trackedAtBase: ReadonlySet<string>): string[] {
   return SANDBOX_MASKS.filter((name) => {
     try {
       const stat = fs.lstatSync(path.join(worktree, name));
       return stat.isDirectory() ? fs.readdirSync(path.join(worktree, name)).length === 0 : stat.size === 0;
     } catch {
-      return false;
+      return !trackedAtBase.has(name);
     }
   });
 }
@@ -75,7 +80,15 @@ export async function liveChanges(root: string, run: RunDetails, env?: Env): Pro
   const call = { cwd: root, ...(env ? { env } : {}) };
   const commonDir = await git(['rev-parse', '--path-format=absolute', '--git-common-dir'], call);
   const nested = nestedOfRun(run.dir).map((n) => n.path);
-  const exclude = [...changesExcludes(run.meta.run_id, nested), ...presentMasks(worktree)];
+  const tracked = await git(['ls-tree', '-r', '--name-only', base, '--', ...SANDBOX_MASKS], call);
+  // A tracked `.vscode/settings.json` makes `.vscode` a tracked mask.
+  const trackedMasks = new Set(
+    tracked
+      .split('\n')
+      .flatMap((file) => SANDBOX_MASKS.filter((m) => file === m || file.startsWith(`${m}/`))),
+  );
+  const masks = maskedPaths(worktree, trackedMasks);
+  const exclude = [...changesExcludes(run.meta.run_id, nested), ...masks];
   const tree = await liveTree({ commonDir, worktree, base, exclude, ...(env ? { env } : {}) });
   return { ...tree, base, in_progress: true };
 }

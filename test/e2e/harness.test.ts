@@ -130,7 +130,13 @@ describe('scripted model server + real claude', () => {
     // A backgrounded command outlives claude and escapes its process group: runClaude must reap it.
     let during: string[] = [];
     server.setRules([
-      ...scriptByTurn([bash('(sleep 30 &); echo started')]),
+      // The command returns once the sleeper runs (a fork not yet exec'd is still `bash`: on a
+      // loaded machine the next turn came before it was `sleep 30`).
+      ...scriptByTurn([
+        bash(
+          '(sleep 30 &); for i in $(seq 100); do grep -qsx sleep /proc/[0-9]*/comm && break; sleep 0.1; done; echo started',
+        ),
+      ]),
       {
         when: { turn: 1 },
         reply: () => {

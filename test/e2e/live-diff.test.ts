@@ -67,7 +67,7 @@ describe('the live diff of an ACTIVE fix run', () => {
     expect(piped.code, piped.stderr).toBe(0);
     expect(piped.stdout).toContain('+export const x = 42;');
     expect(piped.stdout).toMatch(/diff --git a\/NOTES.md b\/NOTES.md\nnew file mode 100644/);
-    expect(piped.stderr).toMatch(
+    expect(piped.stderr, piped.stdout.match(/^diff --git .*$/gm)?.join('\n')).toMatch(
       /^in progress: .* is ACTIVE — its worktree's changes so far against [0-9a-f]{12} \(2 files\)/,
     );
     const stat = await p.agentbox(['diff', id, '--stat']);

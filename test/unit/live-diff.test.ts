@@ -6,7 +6,7 @@ import { memoryIo } from '../../src/context.js';
 import { addWorktree } from '../../src/git/worktree.js';
 import { createRun, ensureLedger, openLedger, readRun, updateState } from '../../src/ledger/index.js';
 import { showDiff } from '../../src/review/diff.js';
-import { liveChanges } from '../../src/review/live.js';
+import { liveChanges, maskedPaths, SANDBOX_MASKS } from '../../src/review/live.js';
 import { exportChanges } from '../../src/run/end/finalize-changes.js';
 import { commandDirName } from '../../src/slash/index.js';
 import { LiveDiffs } from '../../src/web/live-diff.js';
@@ -250,5 +250,24 @@ describe('the web route', () => {
     await updateState(ledger, handle, { status: 'REVIEW' });
     const done = await diffs.answer(ledger, repo.dir, handle.name, env);
     expect(done).toMatchObject({ in_progress: false, patch: second.patch });
+  });
+});
+
+describe('maskedPaths: what the sandbox may be masking, left out of a live diff', () => {
+  it('an empty mask or an absent one is left out (the sandbox may make it mid-scan); real content and a tracked deletion are shown', () => {
+    const dir = tempDir('agentbox-masks-');
+    fs.writeFileSync(path.join(dir, '.bashrc'), '');
+    fs.mkdirSync(path.join(dir, '.vscode'));
+    fs.writeFileSync(path.join(dir, '.mcp.json'), '{"mcpServers":{}}\n');
+    fs.mkdirSync(path.join(dir, '.idea'));
+    fs.writeFileSync(path.join(dir, '.idea', 'workspace.xml'), '<project/>\n');
+    const masks = maskedPaths(dir, new Set(['.gitmodules']));
+    expect(masks).toContain('.bashrc');
+    expect(masks).toContain('.vscode');
+    expect(masks).toContain('.zshrc');
+    expect(masks).not.toContain('.mcp.json');
+    expect(masks).not.toContain('.idea');
+    expect(masks).not.toContain('.gitmodules');
+    expect(masks).toHaveLength(SANDBOX_MASKS.length - 3);
   });
 });
