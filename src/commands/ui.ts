@@ -7,6 +7,7 @@ import { findRepo } from '../git/repo.js';
 import { type Ledger, openLedger } from '../ledger/index.js';
 import { thousands } from '../util/number.js';
 import { interruptedRuns, startRecover } from '../web/recovery.js';
+import { UiRefusalLog } from '../web/refusal-log.js';
 import { loadUiState, saveUiState } from '../web/secrets.js';
 import { startUiServer, type UiServer } from '../web/server.js';
 
@@ -86,7 +87,15 @@ export async function ui(ctx: CommandContext, options: UiOptions): Promise<numbe
   }
   const place = { env: ctx.env, root: repo.root, ledger };
   const kept = loadUiState(place, (line) => ctx.io.err(`${line}\n`), options.newToken === true);
-  const base = { root: repo.root, ledger, env: ctx.env, host, secrets: kept };
+  const refusals = new UiRefusalLog(ledger);
+  const base = {
+    root: repo.root,
+    ledger,
+    env: ctx.env,
+    host,
+    secrets: kept,
+    onProblem: (problem: Parameters<UiRefusalLog['record']>[0]) => refusals.record(problem),
+  };
   let server: UiServer;
   try {
     // Last time's port by default, so an open page finds the server again after a restart.

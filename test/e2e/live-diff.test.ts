@@ -1,16 +1,14 @@
 import fs from 'node:fs';
-import { createRequire } from 'node:module';
 import path from 'node:path';
 import { chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bash, text, tool } from '../fixtures/model-server/index.js';
+import { axeLightAndDark } from '../helpers/axe.js';
 import { tempDir } from '../helpers/git-repo.js';
 import { expectNoProcessesLeft } from '../helpers/processes.js';
 import { type Project, project } from '../helpers/project.js';
 import { startPty, waitFor } from '../helpers/pty.js';
 import { CHROMIUM, request, startUi, type Ui } from '../helpers/ui.js';
-
-const AXE = fs.readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 
 /*
  * Issue 30, the live diff: a fix run on the real Claude Code edits a file, writes a new one, then
@@ -98,17 +96,7 @@ describe('the live diff of an ACTIVE fix run', () => {
       expect(await page.locator('#live-diff h2').textContent()).toBe('Changes so far in progress');
       await page.locator('#live-diff .d2h-file-wrapper', { hasText: 'NOTES.md' }).first().waitFor();
       // axe-core on the section, light and dark: nothing serious or critical.
-      await page.evaluate(AXE);
-      for (const scheme of ['light', 'dark'] as const) {
-        await page.emulateMedia({ colorScheme: scheme });
-        const found: string[] = await page.evaluate(async () => {
-          const result = await (globalThis as any).axe.run('#live-diff', { resultTypes: ['violations'] });
-          return result.violations
-            .filter((v: any) => v.impact === 'serious' || v.impact === 'critical')
-            .map((v: any) => `${v.id}: ${v.nodes.map((n: any) => n.target.join(' ')).join(', ')}`);
-        });
-        expect(found, `${scheme}: ${found.join('\n')}`).toEqual([]);
-      }
+      expect(await axeLightAndDark(page, '#live-diff')).toEqual([]);
     } finally {
       await browser.close();
     }

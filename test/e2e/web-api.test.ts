@@ -169,6 +169,23 @@ describe('agentbox ui: server and API', () => {
     expect(p.runs()).toEqual([]);
     // No CORS: nothing invites another origin to read the answers.
     expect((await api('/api/runs')).headers['access-control-allow-origin']).toBeUndefined();
+    // Every refusal is logged, in the ledger's ui/ folder (none of them is about one run).
+    const logged = fs
+      .readFileSync(path.join(p.repo.dir, '.agents', 'ui', 'events.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line));
+    expect(logged.every((e) => e.event === 'ui_refused')).toBe(true);
+    const statuses = new Set(logged.map((e) => e.status));
+    for (const status of [401, 403, 413, 400]) expect(statuses, String(status)).toContain(status);
+    expect(logged).toContainEqual(
+      expect.objectContaining({
+        status: 400,
+        method: 'GET',
+        path: '/api/runs',
+        reason: expect.stringContaining('DONEISH'),
+      }),
+    );
   });
 
   it('a fix run started, followed over SSE, reviewed and merged through the API only', async () => {

@@ -1,18 +1,15 @@
 import fs from 'node:fs';
-import { createRequire } from 'node:module';
 import path from 'node:path';
 import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { writeRuns } from '../../bench/ledger-fixture.js';
 import { userConfigPath } from '../../src/config/load.js';
 import { bash, text } from '../fixtures/model-server/index.js';
+import { axeLines } from '../helpers/axe.js';
 import { expectNoProcessesLeft } from '../helpers/processes.js';
 import { type Project, project } from '../helpers/project.js';
 import { waitFor } from '../helpers/pty.js';
 import { CHROMIUM, request, startUi, type Ui } from '../helpers/ui.js';
-
-/** axe-core from npm, put into the page by the test (the page's CSP runs no inline script). */
-const AXE = fs.readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 
 /** Runs written by the ledger fixture: past one page of the list, and over 100 DONE (every 4th). */
 const FIXTURE_RUNS = 420;
@@ -92,18 +89,7 @@ describe('the page in Chromium: accessible in both themes, one run per Start, se
   };
 
   /** axe-core's serious and critical violations on the page as it is now, one line per element. */
-  const violations = async (): Promise<string[]> => {
-    if (!(await page.evaluate('typeof axe === "object"'))) await page.evaluate(AXE);
-    return page.evaluate(async () => {
-      const axe = (globalThis as any).axe;
-      const result = await axe.run((globalThis as any).document, { resultTypes: ['violations'] });
-      return result.violations
-        .filter((v: any) => v.impact === 'serious' || v.impact === 'critical')
-        .flatMap((v: any) =>
-          v.nodes.map((n: any) => `${v.id} (${v.impact}) ${n.target.join(' ')}: ${n.failureSummary}`),
-        );
-    });
-  };
+  const violations = () => axeLines(page);
 
   it('dark mode: the diff follows the theme, its text and file names readable', async () => {
     await page.emulateMedia({ colorScheme: 'dark' });

@@ -1,16 +1,13 @@
 import fs from 'node:fs';
-import { createRequire } from 'node:module';
 import path from 'node:path';
 import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bash, hang, text, type Usage } from '../fixtures/model-server/index.js';
+import { axeLightAndDark } from '../helpers/axe.js';
 import { expectNoProcessesLeft } from '../helpers/processes.js';
 import { type Project, project } from '../helpers/project.js';
 import { waitFor } from '../helpers/pty.js';
 import { CHROMIUM, startUi, type Ui } from '../helpers/ui.js';
-
-/** axe-core from npm, put into the page by the test (the page's CSP runs no inline script). */
-const AXE = fs.readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 
 /** An agent's turn as a real session reports it: enough tokens for a cost agentbox estimates. */
 const TURN: Usage = { input_tokens: 1200, cache_read_input_tokens: 30_000, output_tokens: 150 };
@@ -107,24 +104,7 @@ describe('the live page in Chromium', () => {
   };
 
   /** axe-core's serious and critical violations on the page as it is now, light and dark. */
-  const violations = async (): Promise<string[]> => {
-    const found: string[] = [];
-    for (const colorScheme of ['light', 'dark'] as const) {
-      await page.emulateMedia({ colorScheme });
-      if (!(await page.evaluate('typeof axe === "object"'))) await page.evaluate(AXE);
-      const lines: string[] = await page.evaluate(async () => {
-        const result = await (globalThis as any).axe.run((globalThis as any).document, {
-          resultTypes: ['violations'],
-        });
-        return result.violations
-          .filter((v: any) => v.impact === 'serious' || v.impact === 'critical')
-          .flatMap((v: any) => v.nodes.map((n: any) => `${v.id} ${n.target.join(' ')}: ${n.failureSummary}`));
-      });
-      found.push(...lines.map((line) => `${colorScheme}: ${line}`));
-    }
-    await page.emulateMedia({ colorScheme: 'light' });
-    return found;
-  };
+  const violations = () => axeLightAndDark(page);
 
   /** A POST from the page itself (its session cookie and CSRF token): its status and answer. */
   const post = (url: string, body: unknown) =>

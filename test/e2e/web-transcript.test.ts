@@ -1,15 +1,12 @@
 import fs from 'node:fs';
-import { createRequire } from 'node:module';
 import path from 'node:path';
 import { type Browser, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bash, type RequestView, type Rule, text, tool } from '../fixtures/model-server/index.js';
+import { axeLightAndDark } from '../helpers/axe.js';
 import { expectNoProcessesLeft } from '../helpers/processes.js';
 import { type Project, project } from '../helpers/project.js';
 import { CHROMIUM, startUi, type Ui } from '../helpers/ui.js';
-
-/** axe-core from npm, put into the page by the test (the page's CSP runs no inline script). */
-const AXE = fs.readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 
 const SUPERVISOR = 'You supervise a Claude Code agent';
 const isSupervisor = (req: RequestView) => req.allText.includes(SUPERVISOR);
@@ -50,24 +47,7 @@ describe('the transcript on the run page (real Claude Code, Chromium)', () => {
     await p?.cleanup();
   });
 
-  const violations = async (): Promise<string[]> => {
-    const found: string[] = [];
-    for (const colorScheme of ['light', 'dark'] as const) {
-      await page.emulateMedia({ colorScheme });
-      if (!(await page.evaluate('typeof axe === "object"'))) await page.evaluate(AXE);
-      const lines: string[] = await page.evaluate(async () => {
-        const result = await (globalThis as any).axe.run((globalThis as any).document, {
-          resultTypes: ['violations'],
-        });
-        return result.violations
-          .filter((v: any) => v.impact === 'serious' || v.impact === 'critical')
-          .flatMap((v: any) => v.nodes.map((n: any) => `${v.id} ${n.target.join(' ')}: ${n.failureSummary}`));
-      });
-      found.push(...lines.map((line) => `${colorScheme}: ${line}`));
-    }
-    await page.emulateMedia({ colorScheme: 'light' });
-    return found;
-  };
+  const violations = () => axeLightAndDark(page);
 
   it('shows the entries live while ACTIVE, a result one click or key away, the refusal marked and counted, hostile text inert, axe clean', async () => {
     const root = fs.realpathSync(p.repo.dir);

@@ -56,14 +56,20 @@ export function parseStreamLine(line: string): StreamEvent[] {
   }
   if (type === 'result') return [parseResult(value)];
   if (type === 'assistant' || type === 'user') {
-    const usage = type === 'assistant' ? usageEvent(value) : [];
-    const events = [...usage, ...contentEvents(type, value.message, value.tool_result_meta)];
-    // When a result came back: a refusal logged at the run's end is dated by it, not by the end.
-    const at = str(value.timestamp);
-    if (at !== undefined) for (const e of events) if (e.kind === 'tool_result') e.at = at;
+    const events = messageEvents(type, value);
     return events.length > 0 ? events : [other];
   }
   return [other];
+}
+
+/** An assistant line's usage and content, a user line's tool results (with the line's time). */
+function messageEvents(type: 'assistant' | 'user', value: Json): StreamEvent[] {
+  const usage = type === 'assistant' ? usageEvent(value) : [];
+  const events = [...usage, ...contentEvents(type, value.message, value.tool_result_meta)];
+  // When a result came back: a refusal logged at the run's end is dated by it, not by the end.
+  const at = str(value.timestamp);
+  if (at !== undefined) for (const e of events) if (e.kind === 'tool_result') e.at = at;
+  return events;
 }
 
 function parseResult(value: Json): ResultEvent {
