@@ -4,32 +4,6 @@
 // in it cannot turn the page's own words around.
 import { h } from './dom.js';
 
-const TARGET_KEYS = [
-  'command',
-  'file_path',
-  'notebook_path',
-  'pattern',
-  'path',
-  'url',
-  'skill',
-  'description',
-];
-const PATH_KEYS = new Set(['file_path', 'notebook_path', 'path']);
-
-/** What a tool call works on, in one short line (as src/present/live.ts toolTarget says it). */
-export function target(input) {
-  if (typeof input !== 'object' || input === null) return '';
-  for (const key of TARGET_KEYS) {
-    const v = input[key];
-    if (typeof v !== 'string' || v.trim() === '') continue;
-    const line = v.replace(/\s+/g, ' ').trim();
-    if (line.length <= 80) return line;
-    // A path is told by its end, a command by its start.
-    return PATH_KEYS.has(key) ? `…${line.slice(-79)}` : `${line.slice(0, 79)}…`;
-  }
-  return '';
-}
-
 /** A tool's input, a key a line; a string as it is (a command, a file's new text), the rest as JSON. */
 function inputText(input) {
   if (typeof input !== 'object' || input === null) return JSON.stringify(input) ?? '';
@@ -89,7 +63,7 @@ function toolCall(e, ctx) {
         {},
         h('span', { class: 't-tool' }, e.tool),
         ' ',
-        h('span', { class: 't-target t-agent' }, target(e.input)),
+        h('span', { class: 't-target t-agent' }, e.target ?? ''),
         ' ',
         mark,
       ),

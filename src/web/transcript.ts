@@ -1,8 +1,10 @@
 import { type Ledger, readRun, resolveRun } from '../ledger/index.js';
+import { toolTarget } from '../present/live.js';
 import { formatCursor, parseCursor } from '../transcript/cursor.js';
 import { fullEntry } from '../transcript/full.js';
 import { liveTranscript } from '../transcript/live.js';
 import { claudeFile, transcriptPage } from '../transcript/read.js';
+import type { Entry } from '../transcript/entry.js';
 import type { Env } from '../util/env.js';
 import { HttpError } from './http.js';
 
@@ -21,6 +23,9 @@ function limitOf(text: string | null): number {
   return n;
 }
 
+/** A tool call with what it works on, said once here as every view of agentbox says it (toolTarget). */
+const withTarget = (e: Entry) => (e.kind === 'tool_call' ? { ...e, target: toolTarget(e.input) ?? '' } : e);
+
 /**
  * `GET /api/runs/<run>/transcript?after=<cursor>&limit=<n>`: the run's transcript a page at a time,
  * read from the files at each request (nothing is held between them: constant memory whatever the
@@ -37,7 +42,7 @@ export function transcriptOf(ledger: Ledger, env: Env, ref: string, params: URLS
     name: run.name,
     source: claudeFile(run.dir, live).rel,
     active: run.state?.status === 'ACTIVE',
-    entries: page.entries,
+    entries: page.entries.map(withTarget),
     next: formatCursor(page.next),
     more: page.more,
   };
@@ -46,5 +51,5 @@ export function transcriptOf(ledger: Ledger, env: Env, ref: string, params: URLS
 /** `GET /api/runs/<run>/transcript/<entry id>`: one entry whose text was cut, whole. */
 export function transcriptEntryOf(ledger: Ledger, env: Env, ref: string, id: string) {
   const run = readRun(ledger, resolveRun(ledger, ref));
-  return { name: run.name, entry: fullEntry(run.dir, id, liveTranscript(run, env)) };
+  return { name: run.name, entry: withTarget(fullEntry(run.dir, id, liveTranscript(run, env))) };
 }
