@@ -1,10 +1,10 @@
 import { type Ledger, readRun, resolveRun } from '../ledger/index.js';
 import { toolTarget } from '../present/live.js';
 import { formatCursor, parseCursor } from '../transcript/cursor.js';
+import type { Entry } from '../transcript/entry.js';
 import { fullEntry } from '../transcript/full.js';
 import { liveTranscript } from '../transcript/live.js';
 import { claudeFile, transcriptPage } from '../transcript/read.js';
-import type { Entry } from '../transcript/entry.js';
 import type { Env } from '../util/env.js';
 import { HttpError } from './http.js';
 
