@@ -71,7 +71,11 @@ function claimRunFolder(ledger: Ledger, now: Date, slug: string, nextId: () => s
       throw fsError(error, 'create the run folder', dir);
     }
     const suffix = `__${id}`;
-    if (fs.readdirSync(ledger.runsDir).some((other) => other !== name && other.endsWith(suffix))) {
+    // A group's id (src/group/) is taken too: a short id names one thing in the ledger.
+    if (
+      fs.readdirSync(ledger.runsDir).some((other) => other !== name && other.endsWith(suffix)) ||
+      groupHas(ledger, suffix)
+    ) {
       fs.rmdirSync(dir);
       continue;
     }
@@ -82,6 +86,14 @@ function claimRunFolder(ledger: Ledger, now: Date, slug: string, nextId: () => s
     `could not claim a free run name in ${ledger.runsDir} after ${CLAIM_ATTEMPTS} attempts`,
     { hint: 'this needs a very full ledger or a broken random source; run the command again' },
   );
+}
+
+function groupHas(ledger: Ledger, suffix: string): boolean {
+  try {
+    return fs.readdirSync(path.join(ledger.dir, 'groups')).some((other) => other.endsWith(suffix));
+  } catch {
+    return false;
+  }
 }
 
 /**

@@ -55,6 +55,7 @@ export function makeIndexEvent(
     cost_usd: runCost(state.usage),
     tool_calls: state.tool_calls,
     ...(meta.origin ? { ran_on: shorten(oneLine(meta.origin.host), EVENT_MAX) } : {}),
+    ...(state.summary?.group ? { group: state.summary.group.id, attempt: state.summary.group.attempt } : {}),
   };
 }
 
@@ -89,6 +90,8 @@ export function parseIndexLine(line: string): IndexEvent | null {
   if (!STATUSES.has(raw.status) || !TYPES.has(raw.type) || typeof raw.task !== 'string') return null;
   if (raw.failure_kind != null && !FAILURES.has(raw.failure_kind)) return null;
   if (raw.ran_on !== undefined && typeof raw.ran_on !== 'string') return null;
+  if (raw.group !== undefined && (typeof raw.group !== 'string' || typeof raw.attempt !== 'number'))
+    return null;
   return raw as unknown as IndexEvent;
 }
 

@@ -16,6 +16,7 @@ import {
 } from './check.js';
 import { shortTask } from './text.js';
 import {
+  type AttemptOf,
   type Checkpoint,
   FAILURE_KINDS,
   type Failure,
@@ -54,7 +55,7 @@ export function initialState(meta: RunMeta, now: Date, pid: number | null): RunS
     failure: null,
     tool_calls: 0,
     updated_at: at,
-    summary: { type: meta.type, task: shortTask(meta.task) },
+    summary: { type: meta.type, task: shortTask(meta.task), ...attemptSummary(meta) },
   };
 }
 
@@ -109,11 +110,27 @@ function checkUsage(value: unknown): RunUsage | null {
 function checkSummary(value: unknown): NonNullable<RunState['summary']> {
   const o = obj(value, '"summary"');
   const ranOn = o.ran_on === undefined ? undefined : str(o, 'ran_on');
+  const group = o.group === undefined ? undefined : checkAttemptOf(o.group);
   return {
     type: oneOf(o, 'type', RUN_TYPES),
     task: str(o, 'task'),
     ...(ranOn === undefined ? {} : { ran_on: ranOn }),
+    ...(group === undefined ? {} : { group }),
   };
+}
+
+function checkAttemptOf(value: unknown): AttemptOf {
+  const o = obj(value, '"summary.group"');
+  return { id: str(o, 'id'), attempt: count(o, 'attempt'), attempts: count(o, 'attempts') };
+}
+
+/** An attempt of a group says so in its summary (from meta.yaml `options.group`, set by src/group/). */
+function attemptSummary(meta: RunMeta): { group?: AttemptOf } {
+  const g = meta.options?.group;
+  if (!g || typeof g !== 'object') return {};
+  const { id, attempt, attempts } = g as Record<string, unknown>;
+  if (typeof id !== 'string' || typeof attempt !== 'number' || typeof attempts !== 'number') return {};
+  return { group: { id, attempt, attempts } };
 }
 
 function checkOutput(value: unknown): RunOutput | null {

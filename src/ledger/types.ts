@@ -175,6 +175,8 @@ export interface RunState {
     readonly task: string;
     /** A fetched run: the machine it ran on, as its publication said (untrusted; for display). */
     readonly ran_on?: string;
+    /** An attempt of a group (`fix --attempts N`, src/group/): `agentbox status` shows the group's one row. */
+    readonly group?: AttemptOf;
   };
   /** How the run's final answer fared against its output contract and verification (set at its end). */
   readonly output?: RunOutput | null;
@@ -232,4 +234,14 @@ export interface IndexEvent {
   readonly cost_usd?: number | null;
   /** A fetched run: the machine it ran on (meta.yaml origin.host), for `status --all`. */
   readonly ran_on?: string;
+  /** An attempt of a group: the group's id and the attempt's number, so `status --all` folds the group. */
+  readonly group?: string;
+  readonly attempt?: number;
+}
+
+/** An attempt's place in its group (meta.yaml `options.group` has the group's name as well). */
+export interface AttemptOf {
+  readonly id: string;
+  readonly attempt: number;
+  readonly attempts: number;
 }

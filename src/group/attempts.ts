@@ -1,0 +1,58 @@
+import { errnoCode } from '../errors.js';
+import type { Ledger } from '../ledger/paths.js';
+import { type RunDetails, readRun } from '../ledger/read.js';
+import type { RunStatus } from '../ledger/types.js';
+import type { GroupDetails } from './store.js';
+
+/** One attempt of a group with its run as it is now. */
+export interface Attempt {
+  readonly attempt: number;
+  readonly model: string | null;
+  /** The run's folder name; null: it has not started (it waits its turn, or never will). */
+  readonly name: string | null;
+  /** null: not started, or its folder is gone (`agentbox gc` removed it). */
+  readonly run: RunDetails | null;
+}
+
+/** Every attempt of a group, in order, each with its run read from the ledger. */
+export function groupAttempts(ledger: Ledger, group: GroupDetails): Attempt[] {
+  return group.state.members.map((m) => ({
+    attempt: m.attempt,
+    model: m.model,
+    name: m.run,
+    run: m.run ? readIfThere(ledger, m.run) : null,
+  }));
+}
+
+function readIfThere(ledger: Ledger, name: string): RunDetails | null {
+  try {
+    return readRun(ledger, name);
+  } catch (error) {
+    if ((error as { code?: string }).code === 'RUN_NOT_FOUND' || errnoCode(error) === 'ENOENT') return null;
+    throw error;
+  }
+}
+
+/**
+ * The one status a group shows as (`agentbox status`, the web UI), in the runs' own words. Pure:
+ * `alive` says whether the group's process still runs.
+ *  - MERGED / DISCARDED: the gate decided.
+ *  - ACTIVE: an attempt runs, or attempts wait and the group's process lives to start them.
+ *  - REVIEW: an attempt has changes to merge; DONE: one finished with nothing to merge.
+ *  - CRASHED: the group's process went with attempts left to start (`agentbox recover` starts them).
+ *  - else every attempt failed: their shared status, or ABORTED when they differ.
+ */
+export function groupStatus(group: GroupDetails, attempts: readonly Attempt[], alive: boolean): RunStatus {
+  const { status } = group.state;
+  if (status === 'MERGED' || status === 'DISCARDED') return status;
+  const states = attempts.map((a) => a.run?.state?.status ?? null);
+  if (states.includes('ACTIVE') || states.includes('STALLED'))
+    return states.includes('ACTIVE') ? 'ACTIVE' : 'STALLED';
+  const waiting = attempts.some((a) => a.name === null) && group.state.halted === null;
+  if (status === 'ACTIVE' && waiting) return alive ? 'ACTIVE' : 'CRASHED';
+  if (states.includes('REVIEW')) return 'REVIEW';
+  if (states.includes('DONE')) return 'DONE';
+  const ended = states.filter((s): s is RunStatus => s !== null);
+  if (ended.length === 0) return alive ? 'ACTIVE' : 'CRASHED';
+  return ended.every((s) => s === ended[0]) ? ended[0]! : 'ABORTED';
+}
