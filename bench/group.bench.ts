@@ -18,14 +18,24 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { startModelServer } from '../test/fixtures/model-server/index.js';
+import {
+  type RequestView,
+  type Rule,
+  startModelServer,
+  text,
+  tool,
+} from '../test/fixtures/model-server/index.js';
 import { CLAUDE_BIN, claudeEnv, claudeHome } from '../test/helpers/claude.js';
 import { gitRepo } from '../test/helpers/git-repo.js';
-import { attemptRules, GROUP_FILES, type Play } from '../test/helpers/group.js';
+import { GROUP_FILES } from '../test/helpers/group.js';
 import { killTagged, newTestTag, processesWithTag } from '../test/helpers/processes.js';
 import { trustAsIs } from '../test/helpers/project.js';
 
-const { values: args } = parseArgs({ options: { runs: { type: 'string', default: '3' } } });
+const { values: args } = parseArgs({
+  options: { runs: { type: 'string', default: '3' }, 'node-flags': { type: 'string', default: '' } },
+});
+/** Flags for the agentbox processes' node (e.g. `--max-semi-space-size=1`), to see where memory goes. */
+const NODE_FLAGS = args['node-flags'].split(' ').filter(Boolean);
 const RUNS = Number(args.runs);
 const WALL_TARGET = 2;
 const MEMORY_TARGET = 1.5;
@@ -37,20 +47,56 @@ const median = (values: number[]) => {
   return s.length % 2 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
 };
 
-/** Preloaded into each agentbox: its peak and last RSS (kB) as it exits, from /proc/self/status. */
+/**
+ * Preloaded into each agentbox: as it exits, its peak and last RSS (kB, /proc/self/status), and
+ * the peaks of its V8 heap in use and of memory outside the heap (buffers), sampled every 100 ms
+ * (what a peak RSS is made of).
+ */
+const REPORTER = `
+const fs = require('node:fs');
+const peak = { heapUsed: 0, heapTotal: 0, external: 0 };
+const sample = () => {
+  const m = process.memoryUsage();
+  for (const k of Object.keys(peak)) peak[k] = Math.max(peak[k], m[k]);
+};
+setInterval(sample, 100).unref();
+process.once('exit', () => {
+  sample();
+  const s = fs.readFileSync('/proc/self/status', 'utf8');
+  const kb = (k) => Number(new RegExp('^' + k + ':\\\\s+(\\\\d+)', 'm').exec(s)[1]);
+  fs.writeFileSync(process.env.BENCH_RSS_FILE, JSON.stringify({ hwm: kb('VmHWM'), rss: kb('VmRSS'), ...peak }));
+});
+`;
+
 function memoryReporter(dir: string): string {
   const file = path.join(dir, 'rss-report.cjs');
-  fs.writeFileSync(
-    file,
-    `process.once('exit', () => { const s = require('node:fs').readFileSync('/proc/self/status', 'utf8'); const kb = (k) => Number(new RegExp('^' + k + ':\\\\s+(\\\\d+)', 'm').exec(s)[1]); require('node:fs').writeFileSync(process.env.BENCH_RSS_FILE, JSON.stringify({ hwm: kb('VmHWM'), rss: kb('VmRSS') })); });\n`,
-  );
+  fs.writeFileSync(file, REPORTER);
   return file;
+}
+
+/** Every run of `task` (each attempt alike) sets x to 42, passing runs.verify, and answers in the contract's shape. */
+function passingRules(task: string): Rule[] {
+  return [
+    {
+      when: { anyText: task, turn: 0 },
+      reply: (r: RequestView) =>
+        tool('Edit', {
+          file_path: path.join(r.workingDirectory!, 'src/app.ts'),
+          old_string: 'export const x = 1;',
+          new_string: 'export const x = 42;',
+        }),
+    },
+    { when: { anyText: task }, reply: text('## Summary\nSet x to 42.') },
+  ];
 }
 
 interface Figure {
   readonly ms: number;
   /** VmHWM of the agentbox process, MB. */
   readonly hwmMb: number;
+  /** Peaks of the V8 heap in use and of memory outside it (buffers), MB. */
+  readonly heapMb: number;
+  readonly externalMb: number;
 }
 
 const server = await startModelServer([]);
@@ -69,13 +115,8 @@ let task = 0;
 /** One `agentbox fix` of a fresh task whose every attempt passes; its wall time and peak RSS. */
 function fix(attempts: number): Promise<Figure> {
   const name = `BENCH-GROUP-${++task} set x`;
-  server.setRules(
-    attemptRules(
-      name,
-      Array.from({ length: attempts }, (): Play => 'pass'),
-    ),
-  );
-  const argv = ['-r', reporter, BIN, 'fix', name, '--json'];
+  server.setRules(passingRules(name));
+  const argv = [...NODE_FLAGS, '-r', reporter, BIN, 'fix', name, '--json'];
   if (attempts > 1) argv.push('--attempts', String(attempts), '--max-parallel', String(attempts));
   trustAsIs(repo.dir, env);
   fs.rmSync(rssFile, { force: true });
@@ -87,23 +128,26 @@ function fix(attempts: number): Promise<Figure> {
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let out = '';
+    let err = '';
     child.stdout.on('data', (d) => {
       out += d;
     });
     child.stderr.on('data', (d) => {
-      out += d;
+      err += d;
     });
     child.on('close', (code) => {
       const ms = performance.now() - start;
-      if (code !== 0) return reject(new Error(`agentbox ${argv.slice(2).join(' ')} exited ${code}:\n${out}`));
-      const result = JSON.parse(out.trim().split('\n').at(-1)!);
+      if (code !== 0)
+        return reject(new Error(`agentbox ${argv.slice(NODE_FLAGS.length + 3).join(' ')} exited ${code}:\n${out}${err}`));
+      // A run prints its outcome as indented JSON; a group, one line per attempt's end, then its own.
+      const result = JSON.parse(attempts > 1 ? out.trim().split('\n').at(-1)! : out);
       const statuses: (string | null)[] = result.attempts
         ? result.attempts.map((a: { status: string | null }) => a.status)
         : [result.status];
       if (statuses.some((s) => s !== 'REVIEW'))
         return reject(new Error(`not every attempt ended REVIEW: ${statuses.join(', ')}\n${out}`));
-      const { hwm } = JSON.parse(fs.readFileSync(rssFile, 'utf8'));
-      resolve({ ms, hwmMb: hwm / 1024 });
+      const m = JSON.parse(fs.readFileSync(rssFile, 'utf8'));
+      resolve({ ms, hwmMb: m.hwm / 1024, heapMb: m.heapUsed / 2 ** 20, externalMb: m.external / 2 ** 20 });
     });
   });
 }
@@ -149,6 +193,10 @@ try {
   );
   console.log(
     `agentbox peak RSS (VmHWM): one run ${mb(one).toFixed(1)} MB, 4 attempts ${mb(four).toFixed(1)} MB, 8 attempts ${mb(eight).toFixed(1)} MB: ${memory.toFixed(2)}× (target ≤ ${MEMORY_TARGET}×) ${memory <= MEMORY_TARGET ? 'ok' : 'MISSED'}`,
+  );
+  const part = (l: Figure[], k: 'heapMb' | 'externalMb') => median(l.map((f) => f[k])).toFixed(1);
+  console.log(
+    `  peak V8 heap in use: ${part(one, 'heapMb')} / ${part(four, 'heapMb')} / ${part(eight, 'heapMb')} MB; outside the heap: ${part(one, 'externalMb')} / ${part(four, 'externalMb')} / ${part(eight, 'externalMb')} MB (one / 4 / 8)`,
   );
   console.log(`  8 attempts add ${((mb(eight) - mb(one)) / 7).toFixed(1)} MB per attempt over one run`);
   if (wall > WALL_TARGET || memory > MEMORY_TARGET) code = 1;

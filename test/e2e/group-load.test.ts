@@ -106,6 +106,12 @@ describe('groups under load', () => {
       else if (POINTED[path.basename(link)]?.(state.status) === false)
         problems.push(`${link} points at ${target}, which is ${state.status}`);
     }
+    // The main tree is as it was: the read-only runs' slash commands there are gone with them.
+    const commands = path.join(p.repo.dir, '.claude', 'commands');
+    const left = fs.existsSync(commands) ? fs.readdirSync(commands) : [];
+    if (left.length > 0) problems.push(`left in .claude/commands: ${left.join(', ')}`);
+    const changed = p.repo.git('status', '--porcelain').trim();
+    if (changed) problems.push(`the main tree changed: ${changed}`);
     const markers = fs.existsSync(agents('active')) ? fs.readdirSync(agents('active')) : [];
     if (markers.length > 0) problems.push(`markers left in active/: ${markers.join(', ')}`);
     problems.push(...worktreeProblems(states));
