@@ -138,7 +138,9 @@ function fix(attempts: number): Promise<Figure> {
     child.on('close', (code) => {
       const ms = performance.now() - start;
       if (code !== 0)
-        return reject(new Error(`agentbox ${argv.slice(NODE_FLAGS.length + 3).join(' ')} exited ${code}:\n${out}${err}`));
+        return reject(
+          new Error(`agentbox ${argv.slice(NODE_FLAGS.length + 3).join(' ')} exited ${code}:\n${out}${err}`),
+        );
       // A run prints its outcome as indented JSON; a group, one line per attempt's end, then its own.
       const result = JSON.parse(attempts > 1 ? out.trim().split('\n').at(-1)! : out);
       const statuses: (string | null)[] = result.attempts
