@@ -143,6 +143,9 @@ describe('groups under load', () => {
       (w) => w.path !== p.repo.dir && !fixes.some(([, s]) => s.worktree_path === w.path),
     );
     if (others.length > 0) problems.push(`worktrees of no run: ${JSON.stringify(others)}`);
+    const branches = p.repo.git('branch', '--list', '--format=%(refname:short)', 'agentbox/*').split('\n');
+    const stray = branches.filter((b) => b && !fixes.some(([name]) => b === `agentbox/${name}`));
+    if (stray.length > 0) problems.push(`branches of no run: ${stray.join(', ')}`);
     return problems;
   }
 
