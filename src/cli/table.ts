@@ -136,7 +136,8 @@ function humanGate(program: Command, lazy: Lazy, wants: Wants): void {
     program
       .command('merge')
       .description("the human gate: apply a fix run's changes.patch to your working tree")
-      .argument('<run>', 'a run name, its short id (or a unique prefix of it), or "latest"')
+      .argument('<run>', 'a run or group name, its short id (or a unique prefix of it), or "latest"')
+      .option('--attempt <k>', "a group's attempt k instead of its best passing one")
       .option('-y, --yes', 'do not ask for confirmation')
       .option('--commit', 'commit the merged files with a message made from the task')
       .option('--mark-merged', 'you applied the change yourself: only record the run as merged')
@@ -151,8 +152,10 @@ function humanGate(program: Command, lazy: Lazy, wants: Wants): void {
   if (wants('discard'))
     program
       .command('discard')
-      .description("remove a run's worktree and branch; keeps its folder and patch")
-      .argument('<run>', 'a run name, its short id (or a unique prefix of it), or "latest"')
+      .description(
+        "remove a run's worktree and branch (a group's: every attempt's); keeps its folder and patch",
+      )
+      .argument('<run>', 'a run or group name, its short id (or a unique prefix of it), or "latest"')
       .option('--remote [remote]', 'also delete the run from the remote it was published to')
       .option('--json', 'print the outcome as JSON')
       .action(lazy(async () => (await import('../commands/discard.js')).discard));

@@ -1,0 +1,121 @@
+import path from 'node:path';
+import { AgentboxError } from '../errors.js';
+import { discardRun } from '../gate/merge.js';
+import type { Ledger } from '../ledger/paths.js';
+import { isAlive } from '../process/reap.js';
+import { type Attempt, groupAttempts } from './attempts.js';
+import type { Candidate, Ranked } from './merge-select.js';
+import { keepMissingPatch } from './patches.js';
+import { type GroupDetails, updateGroupState } from './store.js';
+import { PATCHES_DIR } from './types.js';
+
+/*
+ * The human gate for a whole group, the domain half: whether the group can be decided now, and
+ * settling it once decided — the other attempts discarded as `agentbox discard` does, every
+ * attempt's patch kept in the group's folder, the group MERGED or DISCARDED. The merge of the
+ * chosen attempt itself is the one run merge (src/gate/merge.ts), unchanged.
+ */
+
+/** The attempts still running, and whether some wait for a turn the group's process will give them. */
+function liveAttempts(group: GroupDetails, attempts: readonly Attempt[]): string[] {
+  const live: string[] = [];
+  for (const a of attempts) {
+    const s = a.run?.state;
+    if (s && (s.status === 'ACTIVE' || s.status === 'STALLED') && isAlive(s.pid, s.pid_start))
+      live.push(`attempt ${a.attempt} is running`);
+  }
+  const scheduler = group.state.status === 'ACTIVE' && isAlive(group.state.pid, group.state.pid_start);
+  const waiting = attempts.filter((a) => a.name === null).map((a) => a.attempt);
+  if (scheduler && waiting.length > 0 && group.state.halted === null)
+    live.push(`attempt(s) ${waiting.join(', ')} wait their turn`);
+  return live;
+}
+
+/** Refuses a group with an attempt still running or waiting: its outcome is not known yet. */
+export function assertGroupEnded(group: GroupDetails, attempts: readonly Attempt[], command: string): void {
+  const live = liveAttempts(group, attempts);
+  if (live.length === 0) return;
+  const id = group.meta.group_id;
+  throw new AgentboxError('USAGE', `group ${group.name} is still running: ${live.join('; ')}`, {
+    hint: `wait for it to end (agentbox watch ${id}), or stop it first: agentbox stop ${id}; then agentbox ${command} ${id}`,
+  });
+}
+
+/** The attempt a merge recorded when the group itself was not settled after it (an interrupted merge). */
+export function mergedAttempt(attempts: readonly Attempt[]): Attempt | null {
+  return attempts.find((a) => a.run?.state?.status === 'MERGED') ?? null;
+}
+
+/** The attempts as the choice needs them, in the ranking's order. */
+export function candidatesOf(attempts: readonly Attempt[]): Candidate[] {
+  return attempts.map((a) => ({
+    attempt: a.attempt,
+    run: a.name,
+    status: a.run?.state?.status ?? null,
+    verified: a.run?.state?.output?.verified ?? null,
+  }));
+}
+
+/**
+ * The group's attempts, best first, and the ones tied with the best.
+ * NOTE: placeholder until src/group/rank.ts (rankGroup) is merged: attempt order, no ties.
+ */
+export function rankedAttempts(_ledger: Ledger, _group: GroupDetails, attempts: readonly Attempt[]): Ranked {
+  return { order: candidatesOf(attempts), tiedBest: [] };
+}
+
+export interface SettleResult {
+  readonly status: 'MERGED' | 'DISCARDED';
+  /** The other attempts discarded now (worktree, branch). */
+  readonly discarded: readonly { attempt: number; run: string; worktree: boolean; branch: boolean }[];
+  /** Attempts that could not be discarded: each with why (the group is settled all the same). */
+  readonly failed: readonly { attempt: number; run: string; message: string }[];
+  /** The group's patches folder. */
+  readonly patches: string;
+}
+
+/**
+ * After the gate decided: every attempt but the merged one discarded (worktree and branch removed,
+ * the run DISCARDED, as `agentbox discard` does), every attempt's patch kept (when not kept yet),
+ * and the group MERGED with `merged` or DISCARDED. Runs twice harmlessly: a second settle finds
+ * the worktrees gone and the patches kept.
+ */
+export async function settleGroup(
+  root: string,
+  ledger: Ledger,
+  group: GroupDetails,
+  merged: { readonly attempt: number; readonly run: string } | null,
+): Promise<SettleResult> {
+  const attempts = groupAttempts(ledger, group);
+  const discarded: SettleResult['discarded'][number][] = [];
+  const failed: SettleResult['failed'][number][] = [];
+  for (const a of attempts) {
+    if (!a.name || !a.run) continue;
+    if (a.attempt !== merged?.attempt) {
+      try {
+        const done = await discardRun(root, a.run);
+        discarded.push({
+          attempt: a.attempt,
+          run: a.name,
+          worktree: done.removedWorktree,
+          branch: done.deletedBranch,
+        });
+      } catch (error) {
+        failed.push({ attempt: a.attempt, run: a.name, message: (error as Error).message });
+      }
+    }
+    await keepMissingPatch(ledger, group.name, a.attempt, path.join(ledger.runsDir, a.name));
+  }
+  const at = new Date().toISOString();
+  await updateGroupState(ledger, group.name, (current) => ({
+    status: merged ? 'MERGED' : 'DISCARDED',
+    merged: merged ? (current.merged ?? { ...merged, at }) : current.merged,
+    ended_at: current.ended_at ?? at,
+  }));
+  return {
+    status: merged ? 'MERGED' : 'DISCARDED',
+    discarded,
+    failed,
+    patches: path.join(group.dir, PATCHES_DIR),
+  };
+}
