@@ -22,14 +22,14 @@ import {
 } from '../ledger/index.js';
 import { nextAction } from '../present/next-step.js';
 import { toolErrorsNote } from '../present/tool-errors.js';
+import { type Refusal, refusalsOf, sandboxOffOf } from '../review/events.js';
 import { type NestedRecord, nestedLines, nestedOfEvents } from '../run/end/finalize-nested.js';
 import { thousands } from '../util/number.js';
 import { type Styler, styler } from '../util/style.js';
 import { terminalLine, terminalText } from '../util/terminal-text.js';
-import { type Refusal, refusalsOf, sandboxOffOf } from './show-events.js';
 import { colourStatus } from './status.js';
 
-export { refusalsOf, sandboxOffOf } from './show-events.js';
+export { refusalsOf, sandboxOffOf } from '../review/events.js';
 
 export interface ShowOptions {
   readonly json?: boolean;
