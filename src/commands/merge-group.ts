@@ -3,7 +3,7 @@ import type { CommandContext } from '../context.js';
 import { AgentboxError } from '../errors.js';
 import type { MergePlan, MergeResult } from '../gate/merge.js';
 import { findRepo } from '../git/repo.js';
-import { type Attempt, groupAttempts } from '../group/attempts.js';
+import { groupAttempts } from '../group/attempts.js';
 import {
   assertGroupEnded,
   mergedAttempt,
@@ -23,6 +23,7 @@ import { findGroup } from '../group/resolve.js';
 import { type GroupDetails, readGroup } from '../group/store.js';
 import { type Ledger, openLedger, type RunDetails, readRun, resolveRun } from '../ledger/index.js';
 import { styler } from '../util/style.js';
+import { terminalLine } from '../util/terminal-text.js';
 
 /*
  * `agentbox merge <group>` and `agentbox merge <attempt-run>`: the attempt is chosen here (the best
@@ -140,17 +141,18 @@ function assertUndecided(root: string, group: GroupDetails): void {
 async function choose(
   ctx: CommandContext,
   t: Extract<MergeTarget, { group: GroupDetails }>,
-  attempts: readonly Attempt[],
   options: MergeOptions,
 ): Promise<Candidate | null> {
   const id = t.group.meta.group_id;
-  const ranked = rankedAttempts(t.ledger, t.group, attempts);
+  const ranked = rankedAttempts(t.ledger, t.group);
   if (t.attempt !== null) return namedAttempt(id, ranked.order, t.attempt);
   const choice = chooseAttempt(ranked);
   if (choice.kind === 'pick') return choice.attempt;
   if (choice.kind === 'none') throw nonePassed(id, ranked.order);
   if (!ctx.io.ask || options.yes) throw tieError(id, choice.attempts);
-  const list = choice.attempts.map((c) => `  attempt ${c.attempt}: ${c.run} (${standing(c)})`).join('\n');
+  const list = choice.attempts
+    .map((c) => `  attempt ${c.attempt}: ${c.run} — ${terminalLine(c.reason)}`)
+    .join('\n');
   ctx.io.out(`These attempts of group ${id} tie for the best (agentbox show ${id} ranks them):\n${list}\n`);
   const numbers = choice.attempts.map((c) => c.attempt);
   const answer = (
@@ -180,7 +182,7 @@ export async function mergeGroup(
     printSettled(ctx, root, group, settled, options.json === true, interrupted.attempt);
     return 0;
   }
-  const chosen = await choose(ctx, t, attempts, options);
+  const chosen = await choose(ctx, t, options);
   const run = chosen && attempts.find((a) => a.attempt === chosen.attempt)?.run;
   if (!chosen || !run) {
     ctx.io.out('Nothing changed.\n');

@@ -16,13 +16,15 @@ export interface Candidate {
   readonly status: RunStatus | null;
   /** state.output.verified: true passed runs.verify, false failed it, null none ran. */
   readonly verified: boolean | null;
+  /** Its place in the ranking (1 is the best); attempts the ranking cannot tell apart share one. */
+  readonly place: number;
+  /** Why it sits there (the ranking's line), for the question on a tie. */
+  readonly reason: string;
 }
 
 export interface Ranked {
   /** Every attempt, best first. */
   readonly order: readonly Candidate[];
-  /** The attempts the ranking cannot tell apart from the best one (empty, or two and more). */
-  readonly tiedBest: readonly number[];
 }
 
 export type Choice =
@@ -33,13 +35,14 @@ export type Choice =
 export const passed = (c: Candidate): boolean =>
   c.run !== null && c.status === 'REVIEW' && c.verified === true;
 
-/** The best passing attempt, or the passing attempts tied with it, or none. */
+/**
+ * The best passing attempt, or the passing attempts that share its place, or none. A better
+ * placed attempt that did not pass (DONE: nothing to merge) does not hide a tie behind it.
+ */
 export function chooseAttempt(ranked: Ranked): Choice {
   const best = ranked.order.find(passed);
   if (!best) return { kind: 'none', attempts: ranked.order };
-  const tied = ranked.tiedBest.includes(best.attempt)
-    ? ranked.order.filter((c) => passed(c) && ranked.tiedBest.includes(c.attempt))
-    : [];
+  const tied = ranked.order.filter((c) => passed(c) && c.place === best.place);
   return tied.length > 1 ? { kind: 'tie', attempts: tied } : { kind: 'pick', attempt: best };
 }
 

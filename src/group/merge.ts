@@ -4,8 +4,9 @@ import { discardRun } from '../gate/merge.js';
 import type { Ledger } from '../ledger/paths.js';
 import { isAlive } from '../process/reap.js';
 import { type Attempt, groupAttempts } from './attempts.js';
-import type { Candidate, Ranked } from './merge-select.js';
+import type { Ranked } from './merge-select.js';
 import { keepMissingPatch } from './patches.js';
+import { rankGroup } from './rank-facts.js';
 import { type GroupDetails, updateGroupState } from './store.js';
 import { PATCHES_DIR } from './types.js';
 
@@ -46,22 +47,18 @@ export function mergedAttempt(attempts: readonly Attempt[]): Attempt | null {
   return attempts.find((a) => a.run?.state?.status === 'MERGED') ?? null;
 }
 
-/** The attempts as the choice needs them, in the ranking's order. */
-export function candidatesOf(attempts: readonly Attempt[]): Candidate[] {
-  return attempts.map((a) => ({
-    attempt: a.attempt,
-    run: a.name,
-    status: a.run?.state?.status ?? null,
-    verified: a.run?.state?.output?.verified ?? null,
-  }));
-}
-
-/**
- * The group's attempts, best first, and the ones tied with the best.
- * NOTE: placeholder until src/group/rank.ts (rankGroup) is merged: attempt order, no ties.
- */
-export function rankedAttempts(_ledger: Ledger, _group: GroupDetails, attempts: readonly Attempt[]): Ranked {
-  return { order: candidatesOf(attempts), tiedBest: [] };
+/** The group's attempts as the choice needs them, in the ranking's order (src/group/rank.ts). */
+export function rankedAttempts(ledger: Ledger, group: GroupDetails): Ranked {
+  return {
+    order: rankGroup(ledger, group).attempts.map((a) => ({
+      attempt: a.attempt,
+      run: a.run,
+      status: a.status,
+      verified: a.verified,
+      place: a.place,
+      reason: a.reason,
+    })),
+  };
 }
 
 export interface SettleResult {

@@ -17,8 +17,14 @@ const c = (attempt: number, status: RunStatus | null, verified: boolean | null):
   run: status === null ? null : `run-${attempt}`,
   status,
   verified,
+  place: 0,
+  reason: '',
 });
-const ranked = (order: Candidate[], tiedBest: number[] = []): Ranked => ({ order, tiedBest });
+/** `order` placed 1, 2, 3…, except the `tied` attempts, which share the first one's place. */
+const ranked = (order: Candidate[], tied: number[] = []): Ranked => {
+  const shared = order.findIndex((x) => tied.includes(x.attempt)) + 1;
+  return { order: order.map((x, i) => ({ ...x, place: tied.includes(x.attempt) ? shared : i + 1 })) };
+};
 
 describe('chooseAttempt: the best passing attempt', () => {
   it.each<[string, Ranked, string]>([
@@ -49,6 +55,11 @@ describe('chooseAttempt: the best passing attempt', () => {
       'a tie among attempts that did not pass does not touch the passing one',
       ranked([c(1, 'ABORTED', null), c(2, 'FAILED', null), c(3, 'REVIEW', true)], [1, 2]),
       'pick 3',
+    ],
+    [
+      'a tie behind a better-placed attempt that did not pass still asks',
+      ranked([c(1, 'DONE', true), c(2, 'REVIEW', true), c(3, 'REVIEW', true)], [2, 3]),
+      'tie 2,3',
     ],
     ['none passed', ranked([c(1, 'REVIEW', false), c(2, 'ABORTED', null)]), 'none'],
   ])('%s', (_name, input, expected) => {
@@ -106,7 +117,8 @@ async function fakeGroup(attempts: Fake[], options: { active?: boolean } = {}) {
       status: a.status,
       worktree_path: fs.realpathSync(wt),
       branch,
-      ended_at: new Date().toISOString(),
+      // Every attempt took no time: the ranking's last key (duration) never tells them apart.
+      ended_at: handle.state.started_at,
       output: { applied: true, violations: 0, corrections: 0, verified: a.verified } as never,
     });
     runs.push(handle.name);
@@ -218,6 +230,37 @@ describe('merge <group> and discard <group>', () => {
     });
   });
 
+  it('a tie among the best passing attempts asks which; without a terminal, or with --yes, it is an error', async () => {
+    const tied = (): Fake[] => [
+      { status: 'REVIEW', verified: true, files: { 'one.txt': 'one\n' } },
+      { status: 'REVIEW', verified: true, files: { 'two.txt': 'two\n' } },
+      { status: 'REVIEW', verified: false, files: { 'three.txt': 'three\n' } },
+    ];
+    const { repo, ledger, group } = await fakeGroup(tied());
+    const id = group.meta.group_id;
+    for (const argv of [
+      ['merge', id],
+      ['merge', id, '--yes'],
+    ]) {
+      const result = await agentbox(repo, argv);
+      expect(result.code).toBe(2);
+      expect(result.stderr).toContain(`attempts 1, 2 of group ${id} tie for the best: choose one`);
+      expect(result.stderr).toContain(`agentbox merge ${id} --attempt 1 or agentbox merge ${id} --attempt 2`);
+    }
+    expect(repo.git('status', '--porcelain').trim()).toBe('');
+    const none = await agentbox(repo, ['merge', id], ['']);
+    expect(none.code).toBe(1);
+    expect(none.stdout).toContain('Nothing changed.');
+    expect(readGroup(ledger, group.name).state.status).toBe('ENDED');
+    const asked = await agentbox(repo, ['merge', id], ['2', 'y']);
+    expect(asked.stderr).toBe('');
+    expect(asked.stdout).toContain(`These attempts of group ${id} tie for the best`);
+    expect(asked.stdout).toContain('Which attempt do you merge? [1/2, empty = none]');
+    expect(asked.code).toBe(0);
+    expect(repo.git('status', '--porcelain').trim()).toBe('?? two.txt');
+    expect(readGroup(ledger, group.name).state.merged).toMatchObject({ attempt: 2 });
+  });
+
   it('no passing attempt: an error naming each one and --attempt; nothing changed', async () => {
     const { repo, group, runs } = await fakeGroup([
       { status: 'REVIEW', verified: false, files: { 'a.txt': 'a\n' } },
@@ -235,7 +278,7 @@ describe('merge <group> and discard <group>', () => {
         '  attempt 3: FAILED',
       ].join('\n'),
     );
-    expect(result.stderr).toContain(`agentbox merge ${group.meta.group_id} --attempt 1`);
+    expect(result.stderr).toContain(`agentbox merge ${group.meta.group_id} --attempt 2`);
     expect(snapshotTree(repo.dir, { skip: ['.git'] })).toEqual(before);
     expect(branches(repo).split('\n')).toHaveLength(runs.length);
   });
