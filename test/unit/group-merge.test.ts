@@ -351,3 +351,40 @@ describe('merge <group> and discard <group>', () => {
     expect(readGroup(ledger, group.name).state.status).toBe('ENDED');
   });
 });
+
+describe('gc with groups', () => {
+  beforeAll(() => {
+    for (const [key, value] of Object.entries(GIT_ENV)) vi.stubEnv(key, value);
+  });
+  afterAll(() => {
+    vi.unstubAllEnvs();
+  });
+
+  it('removes a group folder with --older-than only once none of its runs is left; its patches stay until then', async () => {
+    const { repo, ledger, group, runs } = await fakeGroup(threeAttempts());
+    expect((await agentbox(repo, ['discard', group.meta.group_id])).code).toBe(0);
+    const longAgo = new Date(Date.now() - 40 * 86_400_000).toISOString();
+    const age = async (names: string[]) => {
+      for (const name of names) await updateState(ledger, name, { ended_at: longAgo });
+    };
+    await updateGroupState(ledger, group.name, () => ({ ended_at: longAgo }));
+    await age([runs[0]!, runs[1]!]);
+    // Without --older-than nothing of the group goes.
+    expect((await agentbox(repo, ['gc'])).stdout).not.toContain('group folder');
+    const first = await agentbox(repo, ['gc', '--older-than', '30d']);
+    expect(first.stdout).toContain('2 run folder(s)');
+    expect(first.stdout).not.toContain('group folder');
+    expect(fs.readdirSync(path.join(group.dir, 'patches'))).toHaveLength(3);
+    await age([runs[2]!]);
+    const dry = await agentbox(repo, ['gc', '--older-than', '30d', '--dry-run']);
+    expect(dry.stdout).toContain(`would remove group folder .agents/groups/${group.name}\n`);
+    expect(dry.stdout).toContain('1 run folder(s), 1 group folder(s)');
+    expect(fs.existsSync(group.dir)).toBe(true);
+    const second = await agentbox(repo, ['gc', '--older-than', '30d']);
+    expect(second.stdout).toContain(
+      'gc removed 0 worktree(s), 0 branch(es), 0 checkpoint(s), 1 run folder(s), 1 group folder(s)',
+    );
+    expect(fs.existsSync(group.dir)).toBe(false);
+    expect((await agentbox(repo, ['gc', '--older-than', '30d'])).stdout).toBe('nothing to collect\n');
+  });
+});
