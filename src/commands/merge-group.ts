@@ -6,6 +6,7 @@ import { findRepo } from '../git/repo.js';
 import { groupAttempts } from '../group/attempts.js';
 import {
   assertGroupEnded,
+  attemptGroup,
   mergedAttempt,
   rankedAttempts,
   type SettleResult,
@@ -102,18 +103,16 @@ export async function mergeTarget(
   const groupName = findGroup(ledger, ref);
   if (groupName) return { root, ledger, group: readGroup(ledger, groupName), attempt };
   const run = readRun(ledger, resolveRun(ledger, ref));
-  const of = run.state?.summary?.group;
-  const owner = of ? findGroup(ledger, of.id) : null;
-  const group = owner ? readGroup(ledger, owner) : null;
-  if (of && group?.state.members.some((m) => m.attempt === of.attempt && m.run === run.name)) {
+  const of = attemptGroup(ledger, run);
+  if (of) {
     if (attempt !== null && attempt !== of.attempt) {
       throw new AgentboxError(
         'USAGE',
-        `run ${run.name} is attempt ${of.attempt} of group ${group.meta.group_id}, not attempt ${attempt}`,
-        { hint: `agentbox merge ${group.meta.group_id} --attempt ${attempt}` },
+        `run ${run.name} is attempt ${of.attempt} of group ${of.group.meta.group_id}, not attempt ${attempt}`,
+        { hint: `agentbox merge ${of.group.meta.group_id} --attempt ${attempt}` },
       );
     }
-    return { root, ledger, group, attempt: of.attempt };
+    return { root, ledger, group: of.group, attempt: of.attempt };
   }
   if (attempt !== null) {
     throw new AgentboxError('USAGE', `--attempt is for a group: ${run.name} is a run of its own`, {

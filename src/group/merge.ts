@@ -2,12 +2,14 @@ import path from 'node:path';
 import { AgentboxError } from '../errors.js';
 import { discardRun } from '../gate/merge.js';
 import type { Ledger } from '../ledger/paths.js';
+import type { RunDetails } from '../ledger/read.js';
 import { isAlive } from '../process/reap.js';
 import { type Attempt, groupAttempts } from './attempts.js';
 import type { Ranked } from './merge-select.js';
 import { keepMissingPatch } from './patches.js';
 import { rankGroup } from './rank-facts.js';
-import { type GroupDetails, updateGroupState } from './store.js';
+import { findGroup } from './resolve.js';
+import { type GroupDetails, readGroup, updateGroupState } from './store.js';
 import { PATCHES_DIR } from './types.js';
 
 /*
@@ -40,6 +42,21 @@ export function assertGroupEnded(group: GroupDetails, attempts: readonly Attempt
   throw new AgentboxError('USAGE', `group ${group.name} is still running: ${live.join('; ')}`, {
     hint: `wait for it to end (agentbox watch ${id}), or stop it first: agentbox stop ${id}; then agentbox ${command} ${id}`,
   });
+}
+
+/**
+ * The group `run` is an attempt of, and which: only when the group lists it — a run's own claim
+ * (meta.yaml, state.json, a fetched run's) is not enough. null: a run of its own.
+ */
+export function attemptGroup(
+  ledger: Ledger,
+  run: RunDetails,
+): { readonly group: GroupDetails; readonly attempt: number } | null {
+  const of = run.state?.summary?.group;
+  const owner = of ? findGroup(ledger, of.id) : null;
+  const group = owner ? readGroup(ledger, owner) : null;
+  if (!of || !group?.state.members.some((m) => m.attempt === of.attempt && m.run === run.name)) return null;
+  return { group, attempt: of.attempt };
 }
 
 /** The attempt a merge recorded when the group itself was not settled after it (an interrupted merge). */

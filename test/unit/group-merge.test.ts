@@ -201,6 +201,28 @@ describe('merge <group> and discard <group>', () => {
     expect(runs.map((r) => status(ledger, r))).toEqual(['MERGED', 'DISCARDED', 'DISCARDED']);
   });
 
+  it('a run that only claims to be an attempt (its group does not list it) merges as a run of its own', async () => {
+    const { repo, ledger, group, runs } = await fakeGroup(threeAttempts());
+    const forged = await createRun(ledger, {
+      type: 'fix',
+      task: 'a run that says it is attempt 2',
+      envelope: ENVELOPE,
+      repoShaStart: null,
+      options: { group: { id: group.meta.group_id, name: group.name, attempt: 2, attempts: 3 } },
+    });
+    fs.copyFileSync(
+      path.join(ledger.runsDir, runs[1]!, 'changes.patch'),
+      path.join(forged.dir, 'changes.patch'),
+    );
+    await updateState(ledger, forged, { status: 'REVIEW' });
+    expect(readRun(ledger, forged.name).state?.summary?.group?.attempt).toBe(2);
+    const result = await agentbox(repo, ['merge', forged.id, '--yes', '--json']);
+    expect(result.stderr).toBe('');
+    expect(JSON.parse(result.stdout)).not.toHaveProperty('group');
+    expect(runs.map((r) => status(ledger, r))).toEqual(['REVIEW', 'REVIEW', 'ABORTED']);
+    expect(readGroup(ledger, group.name).state.status).toBe('ENDED');
+  });
+
   it('--attempt k: that attempt, through the same gate (--yes needs --force when it did not pass)', async () => {
     const { repo, ledger, group, runs } = await fakeGroup(threeAttempts());
     const id = group.meta.group_id;
