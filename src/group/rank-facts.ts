@@ -62,14 +62,12 @@ export function attemptFacts(attempt: Attempt, now: Date): AttemptFacts {
   };
 }
 
-/** A group's ranking, read from its attempts' runs as they are now. */
+/** A group's ranking, read from its attempts' runs as they are now (and those attempts). */
 export function rankGroup(
   ledger: Ledger,
   group: GroupDetails,
   now = new Date(),
-): Ranking & {
-  readonly group: GroupDetails;
-} {
-  const facts = groupAttempts(ledger, group).map((a) => attemptFacts(a, now));
-  return { ...rankAttempts(facts), group };
+): Ranking & { readonly group: GroupDetails; readonly runs: readonly Attempt[] } {
+  const runs = groupAttempts(ledger, group);
+  return { ...rankAttempts(runs.map((a) => attemptFacts(a, now))), group, runs };
 }
