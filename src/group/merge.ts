@@ -8,6 +8,7 @@ import { type Attempt, groupAttempts } from './attempts.js';
 import type { Ranked } from './merge-select.js';
 import { keepMissingPatch } from './patches.js';
 import { rankGroup } from './rank-facts.js';
+import { writeGroupReport } from './report.js';
 import { findGroup } from './resolve.js';
 import { type GroupDetails, readGroup, updateGroupState } from './store.js';
 import { PATCHES_DIR } from './types.js';
@@ -126,6 +127,8 @@ export async function settleGroup(
     merged: merged ? (current.merged ?? { ...merged, at }) : current.merged,
     ended_at: current.ended_at ?? at,
   }));
+  // The ranking as the gate left it: which attempt was merged, which discarded.
+  await writeGroupReport(ledger, group.name);
   return {
     status: merged ? 'MERGED' : 'DISCARDED',
     discarded,

@@ -177,6 +177,9 @@ describe('merge <group> and discard <group>', () => {
     expect(branches(repo)).toBe(`agentbox/${runs[1]}`);
     for (const i of [0, 2])
       expect(fs.existsSync(readRun(ledger, runs[i]!).state!.worktree_path!)).toBe(false);
+    const report = fs.readFileSync(path.join(group.dir, 'report.md'), 'utf8');
+    expect(report).toContain(`Merged: attempt 2 (\`${runs[1]}\`).`);
+    expect(report).toContain('agent_3.patch');
     const after = readGroup(ledger, group.name).state;
     expect(after.status).toBe('MERGED');
     expect(after.merged).toMatchObject({ attempt: 2, run: runs[1] });
