@@ -5,15 +5,9 @@ import { readState } from '../ledger/state.js';
 import { processStartTime } from '../process/reap.js';
 import type { RunContext } from '../run/begin/context.js';
 import type { Finalized } from '../run/end/finalize.js';
-import {
-  createAttempt,
-  executeAttempt,
-  keepAttemptPatch,
-  type Running,
-  readAttemptRun,
-  setMember,
-} from './attempt.js';
+import { createAttempt, executeAttempt, type Running, readAttemptRun, setMember } from './attempt.js';
 import { attemptEndLine, groupEndLines } from './lines.js';
+import { keepAttemptPatch } from './patches.js';
 import { takeStopRequest } from './stop-request.js';
 import { type GroupDetails, readGroup, updateGroupState } from './store.js';
 import type { GroupHalt } from './types.js';
@@ -154,7 +148,7 @@ class Scheduler {
     const dir = this.group.dir;
     const runDir = `${this.rc.ledger.runsDir}/${done.name}`;
     try {
-      keepAttemptPatch(this.group, k, runDir);
+      await keepAttemptPatch(this.rc.ledger, this.group.name, k, runDir);
     } catch (error) {
       this.log.append({ event: 'patch_not_kept', attempt: k, error: (error as Error).message });
     }

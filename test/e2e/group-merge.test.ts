@@ -54,7 +54,7 @@ describe('merge <group> on a real group', () => {
     root = fs.realpathSync(p.repo.dir);
     fs.writeFileSync(path.join(p.repo.dir, 'agentbox.yaml'), 'runs:\n  verify: grep -q good result.txt\n');
     p.repo.commit('verify: result.txt must be good');
-    const attempt = (k: number) => `attempt ${k} of 3`;
+    const attempt = (k: number) => `attempt ${k} of 3 `;
     p.server.setRules([
       { when: { anyText: attempt(1), turn: 0 }, reply: write('bad 1\n') },
       { when: { anyText: attempt(2), turn: 0 }, reply: write('good\n') },
@@ -78,7 +78,7 @@ describe('merge <group> on a real group', () => {
   it("an attempt's agent cannot reach the gate of its own group, by any spelling; each try is recorded", () => {
     expect(group().status).toBe('ENDED');
     const name = member(3);
-    const requests = p.server.requests.filter((r) => r.view.allText.includes('attempt 3 of 3'));
+    const requests = p.server.requests.filter((r) => r.view.allText.includes('attempt 3 of 3 '));
     const events = p.events(name);
     const recorded = new Set(
       events.filter((e) => e.decision === 'deny' || e.event === 'refused').map((e) => e.toolUseId),
@@ -86,6 +86,8 @@ describe('merge <group> on a real group', () => {
     for (const [turn, attack] of attacks.entries()) {
       const res = requests.find((r) => r.view.turn === turn + 1)?.view.toolResults[0];
       expect(res?.isError, `${attack.label}: ${res?.content}`).toBe(true);
+      if (process.env.GATE_DEBUG)
+        console.log(attack.label, '→', res?.content.slice(0, 200), recorded.has(res!.toolUseId));
       const byGate = res!.content.includes('is the human gate and does not run inside');
       expect(recorded.has(res!.toolUseId) || byGate, `${attack.label}: ${res!.content}`).toBe(true);
     }

@@ -93,6 +93,7 @@ async function fakeGroup(attempts: Fake[], options: { active?: boolean } = {}) {
     maxParallel: attempts.length,
     firstPass: false,
     maxCostUsd: null,
+    runOptions: { timeout_ms: 60_000, supervisor: 'rules', max_iterations: 50, model: null },
     repoShaStart: base,
   });
   const worktrees = tempDir('agentbox-wt-');

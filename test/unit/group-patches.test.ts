@@ -16,6 +16,7 @@ async function group() {
     maxParallel: 3,
     firstPass: false,
     maxCostUsd: null,
+    runOptions: { timeout_ms: 60_000, supervisor: 'rules', max_iterations: 50, model: null },
     repoShaStart: 'abc',
   });
   return { ledger, g };
