@@ -28,10 +28,13 @@ function liveAttempts(group: GroupDetails, attempts: readonly Attempt[]): string
     if (s && (s.status === 'ACTIVE' || s.status === 'STALLED') && isAlive(s.pid, s.pid_start))
       live.push(`attempt ${a.attempt} is running`);
   }
+  // NOTE: while the group's process lives it still writes the group's state (its end), which
+  // would overwrite the gate's: a group is decided only once that process has let go.
   const scheduler = group.state.status === 'ACTIVE' && isAlive(group.state.pid, group.state.pid_start);
   const waiting = attempts.filter((a) => a.name === null).map((a) => a.attempt);
   if (scheduler && waiting.length > 0 && group.state.halted === null)
     live.push(`attempt(s) ${waiting.join(', ')} wait their turn`);
+  else if (scheduler && live.length === 0) live.push(`its process (pid ${group.state.pid}) is ending it`);
   return live;
 }
 

@@ -82,7 +82,7 @@ interface Fake {
   readonly files: Record<string, string>;
 }
 
-async function fakeGroup(attempts: Fake[], options: { active?: boolean } = {}) {
+async function fakeGroup(attempts: Fake[], options: { active?: boolean; waiting?: boolean } = {}) {
   const { repo, ledger } = ledgerRepo();
   repo.write('.gitignore', '.agents/\n');
   const base = repo.commit('ignore the ledger');
@@ -128,7 +128,7 @@ async function fakeGroup(attempts: Fake[], options: { active?: boolean } = {}) {
     status: options.active ? 'ACTIVE' : 'ENDED',
     pid: options.active ? process.pid : null,
     pid_start: options.active ? processStartTime(process.pid) : null,
-    members: group.state.members.map((m, i) => ({ ...m, run: options.active && i === 2 ? null : runs[i]! })),
+    members: group.state.members.map((m, i) => ({ ...m, run: options.waiting && i === 2 ? null : runs[i]! })),
   }));
   return { repo, ledger, group: readGroup(ledger, group.name), runs };
 }
@@ -310,7 +310,7 @@ describe('merge <group> and discard <group>', () => {
   });
 
   it('refuses a group still running, and names agentbox stop', async () => {
-    const { repo, group } = await fakeGroup(threeAttempts(), { active: true });
+    const { repo, group } = await fakeGroup(threeAttempts(), { active: true, waiting: true });
     const before = snapshotTree(repo.dir, { skip: ['.git'] });
     for (const command of ['merge', 'discard']) {
       const result = await agentbox(repo, [
@@ -323,6 +323,11 @@ describe('merge <group> and discard <group>', () => {
       expect(result.stderr).toContain(`agentbox stop ${group.meta.group_id}`);
     }
     expect(snapshotTree(repo.dir, { skip: ['.git'] })).toEqual(before);
+    // Every attempt ended, but the group's process has not finished with its state yet.
+    const ending = await fakeGroup(threeAttempts(), { active: true });
+    const result = await agentbox(ending.repo, ['merge', ending.group.meta.group_id, '--yes']);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain(`is still running: its process (pid ${process.pid}) is ending it`);
   });
 
   it('a merge that conflicts leaves everything as it was', async () => {
