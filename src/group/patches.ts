@@ -46,6 +46,14 @@ export async function keepAttemptPatch(
   const target = attemptPatchPath(ledger, group, attempt);
   const patch = readRunPatch(runDir) ?? Buffer.alloc(0);
   fs.mkdirSync(path.dirname(target), { recursive: true });
+  // A folder that is a link (a ledger a cloned repository brought) would take the patch elsewhere.
+  for (const dir of [groupDir(ledger, group), path.dirname(target)]) {
+    if (!fs.lstatSync(dir).isDirectory()) {
+      throw new AgentboxError('RUN_CORRUPT', `${dir} is not a folder (a link?): no patch is written there`, {
+        hint: 'remove it and run the command again',
+      });
+    }
+  }
   await writeAtomic(target, patch);
   return target;
 }

@@ -56,6 +56,14 @@ describe('keepAttemptPatch', () => {
     expect(fs.readFileSync(kept, 'utf8')).toBe('');
   });
 
+  it("never writes through a link in the group's folder", async () => {
+    const { ledger, g } = await group();
+    const elsewhere = tempDir();
+    fs.symlinkSync(elsewhere, path.join(g.dir, 'patches'));
+    await expect(keepAttemptPatch(ledger, g.name, 1, tempDir())).rejects.toThrow('is not a folder');
+    expect(fs.readdirSync(elsewhere)).toEqual([]);
+  });
+
   it.each<[string, string, number]>([
     ['a group name that climbs out', '../../../tmp/x', 1],
     ['a path as a group', '/etc', 1],
