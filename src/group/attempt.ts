@@ -71,7 +71,7 @@ export function executeAttempt(
   rc: RunContext,
   k: number,
   run: RunDetails,
-  how: { resume?: { more?: string }; onProgress?: (p: RunProgress) => void },
+  how: { resume?: { more?: string }; onProgress?: (p: RunProgress) => void; onSpend?: (usd: number) => void },
 ): Running {
   let stopRun: ((by: string) => void) | null = null;
   let haltRun: ((reason: StopReason) => void) | null = null;
@@ -92,6 +92,7 @@ export function executeAttempt(
       return () => {};
     },
     ...(how.onProgress ? { onProgress: how.onProgress } : {}),
+    ...(how.onSpend ? { onSpend: how.onSpend } : {}),
   });
   return {
     attempt: k,

@@ -76,6 +76,8 @@ class Scheduler {
   private readonly running = new Map<number, Running>();
   private readonly ended = new Map<number, Finalized>();
   private readonly queue: number[];
+  /** Each attempt's cost so far: those run by an earlier process from their state.json, the rest as they spend. */
+  private readonly costs = new Map<number, number>();
 
   constructor(
     private readonly ctx: CommandContext,
@@ -88,6 +90,8 @@ class Scheduler {
     this.queue = group.state.members
       .filter((m) => !m.error && (m.run === null || resume.has(m.run)))
       .map((m) => m.attempt);
+    for (const m of group.state.members)
+      if (m.run) this.costs.set(m.attempt, runCost(readState(`${rc.ledger.runsDir}/${m.run}`)?.usage) ?? 0);
   }
 
   async run(): Promise<void> {
@@ -116,7 +120,10 @@ class Scheduler {
     try {
       name ??= await createAttempt(this.ctx, this.rc, this.group, k);
       const run = readAttemptRun(this.rc, name);
-      const handle = executeAttempt(this.ctx, this.rc, k, run, resume ? { resume } : {});
+      const handle = executeAttempt(this.ctx, this.rc, k, run, {
+        ...(resume ? { resume } : {}),
+        onSpend: (usd) => this.spent(k, usd),
+      });
       // NOTE: a failed attempt is its run's to record (CRASHED, its report); the group goes on.
       handle.done.catch((error) => this.attemptFailed(k, error));
       this.running.set(k, handle);
@@ -173,7 +180,7 @@ class Scheduler {
     }
   }
 
-  /** Stop requests for one attempt, and the group's cost against its budget. */
+  /** Stop requests for one attempt. */
   look(): void {
     for (const r of this.running.values()) {
       const by = takeStopRequest(r.dir);
@@ -182,25 +189,23 @@ class Scheduler {
         r.stop(by);
       }
     }
+  }
+
+  /**
+   * Attempt k has now cost `usd` in all: the group's budget is checked at once, as a run's own is,
+   * so no attempt spends on after the group's total passed it.
+   */
+  private spent(k: number, usd: number): void {
+    this.costs.set(k, usd);
     const max = this.group.meta.max_cost_usd;
     if (max === null || this.halted) return;
-    const cost = this.cost();
+    const cost = [...this.costs.values()].reduce((a, b) => a + b, 0);
     if (cost > max)
       this.haltAll({
         reason: 'budget',
-        detail: `the group has cost $${cost.toFixed(2)}, past its budget of $${max.toFixed(2)}`,
+        detail: `the group has cost $${cost.toFixed(4)}, past its budget of $${max.toFixed(4)}`,
         at: now(),
       });
-  }
-
-  /** What every attempt has cost so far (their state.json, written as usage arrives). */
-  cost(): number {
-    const current = readGroup(this.rc.ledger, this.group.name);
-    this.group = { ...this.group, state: current.state };
-    return current.state.members.reduce((sum, m) => {
-      if (!m.run) return sum;
-      return sum + (runCost(readState(`${this.rc.ledger.runsDir}/${m.run}`)?.usage) ?? 0);
-    }, 0);
   }
 
   anyPassed(): boolean {
