@@ -330,6 +330,21 @@ describe('merge <group> and discard <group>', () => {
     expect(result.stderr).toContain(`is still running: its process (pid ${process.pid}) is ending it`);
   });
 
+  it('a merge interrupted before the group was settled is finished by merge <group> again', async () => {
+    const { repo, ledger, group, runs } = await fakeGroup(threeAttempts());
+    // As a crash right after the run merge leaves it: attempt 2 MERGED, the group not yet.
+    await updateState(ledger, runs[1]!, { status: 'MERGED' });
+    const result = await agentbox(repo, ['merge', group.meta.group_id, '--yes']);
+    expect(result.stderr).toBe('');
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain(
+      `group ${group.meta.group_id} merged (attempt 2); discarded attempt(s) 1, 3`,
+    );
+    expect(repo.git('status', '--porcelain').trim()).toBe('');
+    expect(runs.map((r) => status(ledger, r))).toEqual(['DISCARDED', 'MERGED', 'DISCARDED']);
+    expect(readGroup(ledger, group.name).state).toMatchObject({ status: 'MERGED', merged: { attempt: 2 } });
+  });
+
   it('a merge that conflicts leaves everything as it was', async () => {
     const { repo, ledger, group, runs } = await fakeGroup(threeAttempts());
     repo.write('two.txt', 'mine\n');
