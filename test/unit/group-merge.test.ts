@@ -345,6 +345,20 @@ describe('merge <group> and discard <group>', () => {
     expect(readGroup(ledger, group.name).state).toMatchObject({ status: 'MERGED', merged: { attempt: 2 } });
   });
 
+  it('--mark-merged on a group: the attempt recorded merged by hand, then the group settled', async () => {
+    const { repo, ledger, group, runs } = await fakeGroup(threeAttempts());
+    const id = group.meta.group_id;
+    const bad = await agentbox(repo, ['merge', id, '--mark-merged', '--yes']);
+    expect(bad.code).toBe(2);
+    expect(runs.map((r) => status(ledger, r))).toEqual(['REVIEW', 'REVIEW', 'ABORTED']);
+    const result = await agentbox(repo, ['merge', id, '--mark-merged']);
+    expect(result.stderr).toBe('');
+    expect(result.stdout).toContain(`recorded ${runs[1]} as merged (by hand; nothing was applied)`);
+    expect(repo.git('status', '--porcelain').trim()).toBe('');
+    expect(runs.map((r) => status(ledger, r))).toEqual(['DISCARDED', 'MERGED', 'DISCARDED']);
+    expect(readGroup(ledger, group.name).state).toMatchObject({ status: 'MERGED', merged: { attempt: 2 } });
+  });
+
   it('a merge that conflicts leaves everything as it was', async () => {
     const { repo, ledger, group, runs } = await fakeGroup(threeAttempts());
     repo.write('two.txt', 'mine\n');
