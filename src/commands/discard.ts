@@ -9,7 +9,7 @@ import { groupAttempts } from '../group/attempts.js';
 import { assertGroupEnded, mergedAttempt, settleGroup } from '../group/merge.js';
 import { findGroup } from '../group/resolve.js';
 import { type GroupDetails, readGroup } from '../group/store.js';
-import { openLedger, readRun, resolveRun } from '../ledger/index.js';
+import { openLedger, readRun, resolveRun, runIdOf } from '../ledger/index.js';
 import { printSettled } from './merge-group.js';
 
 /** `agentbox discard <run>`: removes the worktree and its branch, keeps the run folder and patch. */
@@ -68,7 +68,7 @@ async function discardGroup(
   group: GroupDetails,
   options: { json?: boolean; remote?: boolean | string },
 ): Promise<number> {
-  const id = group.meta.group_id;
+  const id = runIdOf(group.name);
   if (options.remote) {
     throw new AgentboxError('USAGE', `discard --remote takes one run, not group ${id}`, {
       hint: `discard the group here (agentbox discard ${id}), then each attempt's publication: agentbox discard <attempt-run> --remote`,

@@ -22,7 +22,7 @@ import {
 } from '../group/merge-select.js';
 import { findGroup } from '../group/resolve.js';
 import { type GroupDetails, readGroup } from '../group/store.js';
-import { type Ledger, openLedger, type RunDetails, readRun, resolveRun } from '../ledger/index.js';
+import { type Ledger, openLedger, type RunDetails, readRun, resolveRun, runIdOf } from '../ledger/index.js';
 import { styler } from '../util/style.js';
 import { terminalLine } from '../util/terminal-text.js';
 
@@ -108,8 +108,8 @@ export async function mergeTarget(
     if (attempt !== null && attempt !== of.attempt) {
       throw new AgentboxError(
         'USAGE',
-        `run ${run.name} is attempt ${of.attempt} of group ${of.group.meta.group_id}, not attempt ${attempt}`,
-        { hint: `agentbox merge ${of.group.meta.group_id} --attempt ${attempt}` },
+        `run ${run.name} is attempt ${of.attempt} of group ${runIdOf(of.group.name)}, not attempt ${attempt}`,
+        { hint: `agentbox merge ${runIdOf(of.group.name)} --attempt ${attempt}` },
       );
     }
     return { root, ledger, group: of.group, attempt: of.attempt };
@@ -130,7 +130,7 @@ function assertUndecided(root: string, group: GroupDetails): void {
   throw new AgentboxError(
     'USAGE',
     status === 'MERGED'
-      ? `group ${group.name} is already merged${merged ? ` (attempt ${merged.attempt}, run ${merged.run})` : ''}`
+      ? `group ${group.name} is already merged${merged ? ` (attempt ${merged.attempt}, run ${terminalLine(merged.run)})` : ''}`
       : `group ${group.name} was discarded`,
     { hint: `every attempt's patch is kept in ${patches}/` },
   );
@@ -142,7 +142,7 @@ async function choose(
   t: Extract<MergeTarget, { group: GroupDetails }>,
   options: MergeOptions,
 ): Promise<Candidate | null> {
-  const id = t.group.meta.group_id;
+  const id = runIdOf(t.group.name);
   const ranked = rankedAttempts(t.ledger, t.group);
   if (t.attempt !== null) return namedAttempt(id, ranked.order, t.attempt);
   const choice = chooseAttempt(ranked);
@@ -189,7 +189,7 @@ export async function mergeGroup(
   }
   const N = group.meta.attempts;
   if (!options.json)
-    ctx.io.out(`group ${group.meta.group_id}: attempt ${chosen.attempt} of ${N} (${standing(chosen)})\n`);
+    ctx.io.out(`group ${runIdOf(group.name)}: attempt ${chosen.attempt} of ${N} (${standing(chosen)})\n`);
   const merged = { attempt: chosen.attempt, run: run.name };
   if (options.markMerged) {
     await gate.recordByHand(root, run, options);
@@ -240,11 +240,11 @@ export function printSettled(
   const others = settled.discarded.map((d) => d.attempt);
   const what = settled.status === 'MERGED' ? `merged (attempt ${attempt})` : 'discarded';
   ctx.io.out(
-    `${s.ok('✓')} group ${group.meta.group_id} ${what}${others.length ? `; discarded attempt(s) ${others.join(', ')}: worktrees and branches removed` : ''}\n`,
+    `${s.ok('✓')} group ${runIdOf(group.name)} ${what}${others.length ? `; discarded attempt(s) ${others.join(', ')}: worktrees and branches removed` : ''}\n`,
   );
   ctx.io.out(`  every attempt's patch is kept in ${path.relative(root, settled.patches)}/\n`);
   for (const f of settled.failed)
     ctx.io.out(
-      `  ${s.bad('✗')} attempt ${f.attempt} was not discarded: ${f.message} — agentbox discard ${f.run}\n`,
+      `  ${s.bad('✗')} attempt ${f.attempt} was not discarded: ${terminalLine(f.message)} — agentbox discard ${f.run}\n`,
     );
 }

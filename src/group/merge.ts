@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { AgentboxError } from '../errors.js';
 import { discardRun } from '../gate/merge.js';
+import { runIdOf } from '../ledger/names.js';
 import type { Ledger } from '../ledger/paths.js';
 import type { RunDetails } from '../ledger/read.js';
 import { isAlive } from '../process/reap.js';
@@ -42,7 +43,7 @@ function liveAttempts(group: GroupDetails, attempts: readonly Attempt[]): string
 export function assertGroupEnded(group: GroupDetails, attempts: readonly Attempt[], command: string): void {
   const live = liveAttempts(group, attempts);
   if (live.length === 0) return;
-  const id = group.meta.group_id;
+  const id = runIdOf(group.name);
   throw new AgentboxError('USAGE', `group ${group.name} is still running: ${live.join('; ')}`, {
     hint: `wait for it to end (agentbox watch ${id}), or stop it first: agentbox stop ${id}; then agentbox ${command} ${id}`,
   });
