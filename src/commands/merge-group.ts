@@ -6,6 +6,7 @@ import { findRepo } from '../git/repo.js';
 import { groupAttempts } from '../group/attempts.js';
 import {
   assertGroupEnded,
+  assertUndecided,
   attemptGroup,
   mergedAttempt,
   rankedAttempts,
@@ -120,20 +121,6 @@ export async function mergeTarget(
     });
   }
   return { root, ledger, run };
-}
-
-/** A group the gate decided already: said with where its patches are. */
-function assertUndecided(root: string, group: GroupDetails): void {
-  const { status, merged } = group.state;
-  if (status !== 'MERGED' && status !== 'DISCARDED') return;
-  const patches = path.relative(root, path.join(group.dir, 'patches'));
-  throw new AgentboxError(
-    'USAGE',
-    status === 'MERGED'
-      ? `group ${group.name} is already merged${merged ? ` (attempt ${merged.attempt}, run ${terminalLine(merged.run)})` : ''}`
-      : `group ${group.name} was discarded`,
-    { hint: `every attempt's patch is kept in ${patches}/` },
-  );
 }
 
 /** The attempt to merge: named, the best passing one, or the person's pick of a tie. */

@@ -5,8 +5,9 @@ import { runIdOf } from '../ledger/names.js';
 import type { Ledger } from '../ledger/paths.js';
 import type { RunDetails } from '../ledger/read.js';
 import { isAlive } from '../process/reap.js';
+import { terminalLine } from '../util/terminal-text.js';
 import { type Attempt, groupAttempts } from './attempts.js';
-import type { Ranked } from './merge-select.js';
+import { namedAttempt, type Ranked } from './merge-select.js';
 import { keepMissingPatch } from './patches.js';
 import { rankGroup } from './rank-facts.js';
 import { writeGroupReport } from './report.js';
@@ -20,6 +21,20 @@ import { PATCHES_DIR } from './types.js';
  * attempt's patch kept in the group's folder, the group MERGED or DISCARDED. The merge of the
  * chosen attempt itself is the one run merge (src/gate/merge.ts), unchanged.
  */
+
+/** A group the gate decided already: said with where its patches are. */
+export function assertUndecided(root: string, group: GroupDetails): void {
+  const { status, merged } = group.state;
+  if (status !== 'MERGED' && status !== 'DISCARDED') return;
+  const patches = path.relative(root, path.join(group.dir, 'patches'));
+  throw new AgentboxError(
+    'USAGE',
+    status === 'MERGED'
+      ? `group ${group.name} is already merged${merged ? ` (attempt ${merged.attempt}, run ${terminalLine(merged.run)})` : ''}`
+      : `group ${group.name} was discarded`,
+    { hint: `every attempt's patch is kept in ${patches}/` },
+  );
+}
 
 /** The attempts still running, and whether some wait for a turn the group's process will give them. */
 function liveAttempts(group: GroupDetails, attempts: readonly Attempt[]): string[] {
@@ -81,6 +96,19 @@ export function rankedAttempts(ledger: Ledger, group: GroupDetails): Ranked {
       reason: a.reason,
     })),
   };
+}
+
+/**
+ * What `merge <group> --attempt k` checks before the merge itself, for a caller that confirms its
+ * own way (the web UI): the group not decided yet, nothing of it running, attempt k in REVIEW.
+ * Returns attempt k's run, for the run merge (src/gate/merge.ts); then settleGroup.
+ */
+export function attemptToMerge(root: string, ledger: Ledger, group: GroupDetails, k: number): RunDetails {
+  assertUndecided(root, group);
+  const attempts = groupAttempts(ledger, group);
+  assertGroupEnded(group, attempts, 'merge');
+  namedAttempt(runIdOf(group.name), rankedAttempts(ledger, group).order, k);
+  return attempts.find((a) => a.attempt === k)!.run!;
 }
 
 export interface SettleResult {

@@ -5,6 +5,7 @@ import { run } from '../../src/cli/run.js';
 import { type CommandContext, memoryIo } from '../../src/context.js';
 import { exportPatch } from '../../src/git/patch.js';
 import { addWorktree } from '../../src/git/worktree.js';
+import { attemptToMerge, settleGroup } from '../../src/group/merge.js';
 import { type Candidate, chooseAttempt, type Ranked } from '../../src/group/merge-select.js';
 import { createGroup, readGroup, updateGroupState } from '../../src/group/store.js';
 import { createRun, type Ledger, type RunStatus, readRun, updateState } from '../../src/ledger/index.js';
@@ -357,6 +358,14 @@ describe('merge <group> and discard <group>', () => {
     expect(repo.git('status', '--porcelain').trim()).toBe('');
     expect(runs.map((r) => status(ledger, r))).toEqual(['DISCARDED', 'MERGED', 'DISCARDED']);
     expect(readGroup(ledger, group.name).state).toMatchObject({ status: 'MERGED', merged: { attempt: 2 } });
+  });
+
+  it("attemptToMerge (the web UI's checks): attempt k of an ended, undecided group, in REVIEW", async () => {
+    const { repo, ledger, group, runs } = await fakeGroup(threeAttempts());
+    expect(attemptToMerge(repo.dir, ledger, group, 1).name).toBe(runs[0]);
+    expect(() => attemptToMerge(repo.dir, ledger, group, 3)).toThrow('cannot be merged: ABORTED');
+    await settleGroup(repo.dir, ledger, group, null);
+    expect(() => attemptToMerge(repo.dir, ledger, readGroup(ledger, group.name), 1)).toThrow('was discarded');
   });
 
   it('a merge that conflicts leaves everything as it was', async () => {
