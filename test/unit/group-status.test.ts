@@ -194,3 +194,32 @@ describe('groupDetail: a group row’s counts', () => {
     );
   });
 });
+
+describe('a hostile group state.json', () => {
+  it('a member that is no run name is never read as a path (a state.json planted outside runs/)', async () => {
+    const { repo, ledger } = ledgerRepo();
+    for (let i = 0; i < 3; i++) await create(ledger, `old ${i}`, `2025-11-22T0${i}:00:00Z`);
+    const { group } = await makeGroup(ledger, [{ status: 'REVIEW', verified: true, cost: 0.01 }]);
+    const planted = path.join(ledger.dir, 'planted');
+    fs.mkdirSync(planted);
+    const state = JSON.parse(
+      fs.readFileSync(path.join(ledger.runsDir, group.state.members[0]!.run!, 'state.json'), 'utf8'),
+    );
+    fs.writeFileSync(
+      path.join(planted, 'state.json'),
+      JSON.stringify({
+        ...state,
+        status: 'MERGED',
+        usage: { ...state.usage, agent: { ...state.usage.agent, cost_usd: 99 } },
+      }),
+    );
+    await updateGroupState(ledger, group.name, (s) => ({
+      members: [...s.members, { attempt: 2, run: '../planted', model: null }],
+    }));
+    const { ctx, io } = context(repo.dir);
+    await status(ctx, { json: true, limit: '1' });
+    const row = JSON.parse(io.stdout).runs[0];
+    expect(row.attempts[1]).toMatchObject({ run: '../planted', status: null, cost_usd: null });
+    expect(row.cost_usd).toBeCloseTo(0.01);
+  });
+});
