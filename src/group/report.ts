@@ -3,10 +3,10 @@ import path from 'node:path';
 import { formatUsd } from '../budget/format.js';
 import type { Ledger } from '../ledger/paths.js';
 import { oneLine } from '../ledger/text.js';
-import { RANKING_HEADER, rankingCells } from '../present/group-ranking.js';
 import { writeAtomic } from '../util/fs.js';
 import { type Ranking, tierOf } from './rank.js';
 import { rankGroup } from './rank-facts.js';
+import { RANKING_HEADER, rankingCells } from './ranking-table.js';
 import { type GroupDetails, readGroup } from './store.js';
 import { PATCHES_DIR } from './types.js';
 

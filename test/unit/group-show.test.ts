@@ -5,7 +5,7 @@ import { show } from '../../src/commands/show.js';
 import { rankAttempts } from '../../src/group/rank.js';
 import { writeGroupReport } from '../../src/group/report.js';
 import { updateGroupState } from '../../src/group/store.js';
-import { groupNextSteps } from '../../src/present/group-show.js';
+import { groupNextSteps } from '../../src/group/view.js';
 import { makeGroup } from './fixtures/group.js';
 import { context, ledgerRepo } from './fixtures/ledger.js';
 

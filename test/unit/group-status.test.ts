@@ -3,9 +3,9 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { renderStatusTable, status } from '../../src/commands/status.js';
 import { memoryIo } from '../../src/context.js';
+import { groupDetail } from '../../src/group/row-text.js';
 import { groupRow } from '../../src/group/status-rows.js';
 import { updateGroupState } from '../../src/group/store.js';
-import { groupDetail } from '../../src/present/group-row.js';
 import { styler } from '../../src/util/style.js';
 
 const plainStyler = styler(memoryIo());

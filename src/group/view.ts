@@ -1,10 +1,10 @@
 import { formatUsd } from '../budget/format.js';
-import { type Ranking, tierOf } from '../group/rank.js';
-import type { GroupDetails } from '../group/store.js';
 import type { RunStatus } from '../ledger/types.js';
 import type { Styler } from '../util/style.js';
 import { terminalLine, terminalText } from '../util/terminal-text.js';
-import { rankingTable } from './group-ranking.js';
+import { type Ranking, tierOf } from './rank.js';
+import { rankingTable } from './ranking-table.js';
+import type { GroupDetails } from './store.js';
 
 /*
  * `agentbox show <group>`: the group, its attempts ranked with the reason for the order, and what
