@@ -157,7 +157,7 @@ export async function showGroupDiff(
   if (ranked.best === null) {
     throw usage(
       `no attempt of group ${id} has finished yet: none ranks first`,
-      `see each attempt: agentbox show ${id}`,
+      `see each attempt: agentbox show ${id}; one attempt's change (so far): agentbox diff ${id} --attempt 1`,
     );
   }
   const tie =
