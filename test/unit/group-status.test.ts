@@ -223,3 +223,20 @@ describe('a hostile group state.json', () => {
     expect(row.cost_usd).toBeCloseTo(0.01);
   });
 });
+
+describe('the fold cache keeps an attempt’s group, number and verdict', () => {
+  it('status --all answers the same from the log, from the cache, and from the cache alone', async () => {
+    const { repo, ledger } = await ledgerWithGroup();
+    const outs: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      const { ctx, io } = context(repo.dir);
+      await status(ctx, { json: true, all: true });
+      outs.push(io.stdout);
+    }
+    expect(outs[1]).toBe(outs[0]);
+    expect(outs[2]).toBe(outs[0]);
+    const cache = JSON.parse(fs.readFileSync(path.join(ledger.dir, 'cache', 'index-fold.json'), 'utf8'));
+    expect(cache.runs.verified.filter((v: unknown) => v !== null).sort()).toEqual([false, true]);
+    expect(cache.runs.attempt.filter((v: unknown) => v !== null).sort()).toEqual([1, 2, 3]);
+  });
+});
