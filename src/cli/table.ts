@@ -89,7 +89,9 @@ function humanGate(program: Command, lazy: Lazy, wants: Wants): void {
     program
       .command('diff')
       .description("a fix run's change as git shows it: through your pager, in colour")
-      .argument('<run>', 'a run name, its short id (or a unique prefix of it), or "latest"')
+      .argument('<run>', 'a run name, its short id (or a unique prefix of it), "latest", or a group')
+      .option('--attempt <k>', "a group: attempt k's change (default: the best-ranked attempt's)")
+      .option('--attempts <j,k>', "a group: from attempt j's result to attempt k's")
       .option('--stat', 'only the diffstat')
       .option('--name-only', 'only the names of the changed files')
       .option('--color <when>', 'auto (in a terminal), always or never', 'auto')
@@ -247,7 +249,7 @@ function ledger(program: Command, lazy: Lazy, wants: Wants): void {
     program
       .command('show')
       .description('everything about one run')
-      .argument('<run>', 'a run name, its short id, "latest" or a pointer such as "last-fail"')
+      .argument('<run>', 'a run name, its short id, "latest", a pointer such as "last-fail", or a group')
       .option('--json', 'print machine-readable JSON (with --transcript: one entry per line)')
       .option(
         '--transcript',

@@ -5,8 +5,8 @@ import { groupStatus } from '../group/attempts.js';
 import { rankGroup } from '../group/rank-facts.js';
 import { GROUP_REPORT } from '../group/report.js';
 import { readGroup } from '../group/store.js';
+import { renderGroupDetails } from '../group/view.js';
 import type { Ledger } from '../ledger/paths.js';
-import { renderGroupDetails } from '../present/group-show.js';
 import { isAlive } from '../process/reap.js';
 import { styler } from '../util/style.js';
 

@@ -4,12 +4,12 @@ import { formatUsd } from '../budget/format.js';
 import type { CommandContext } from '../context.js';
 import { AgentboxError } from '../errors.js';
 import { findRepo } from '../git/repo.js';
+import { groupDetail } from '../group/row-text.js';
 import type { StatusRow } from '../group/status-rows.js';
 // NOTE: the modules, not the ledger's index: `status` must not load the writing half of the ledger.
 import { listRuns } from '../ledger/list.js';
 import { type Ledger, openLedger } from '../ledger/paths.js';
 import type { RunStatus } from '../ledger/types.js';
-import { groupDetail } from '../present/group-row.js';
 import { fitColumns, type Measure, measureFor, plainMeasure } from '../util/columns.js';
 import { thousands } from '../util/number.js';
 import { type Styler, styler } from '../util/style.js';

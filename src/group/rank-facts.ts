@@ -69,5 +69,7 @@ export function rankGroup(
   now = new Date(),
 ): Ranking & { readonly group: GroupDetails; readonly runs: readonly Attempt[] } {
   const runs = groupAttempts(ledger, group);
-  return { ...rankAttempts(runs.map((a) => attemptFacts(a, now))), group, runs };
+  const errors = new Map(group.state.members.map((m) => [m.attempt, m.error ?? null]));
+  const facts = runs.map((a) => ({ ...attemptFacts(a, now), startError: errors.get(a.attempt) ?? null }));
+  return { ...rankAttempts(facts), group, runs };
 }

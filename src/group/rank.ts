@@ -1,5 +1,6 @@
 import { formatUsd } from '../budget/format.js';
 import { formatDuration } from '../config/duration.js';
+import { oneLine } from '../ledger/text.js';
 import type { FailureKind, RunStatus } from '../ledger/types.js';
 
 /*
@@ -30,6 +31,8 @@ export interface AttemptFacts {
   readonly diffLines: number | null;
   readonly costUsd: number | null;
   readonly durationMs: number | null;
+  /** Why it could not be started (its worktree, its run folder): it will not be tried again. */
+  readonly startError?: string | null;
 }
 
 export interface RankedAttempt extends AttemptFacts {
@@ -108,7 +111,7 @@ function endPart(f: AttemptFacts): string {
     case 4:
       return 'its run folder is gone (agentbox gc)';
     case 3:
-      return 'not started';
+      return f.startError ? `could not start: ${oneLine(f.startError)}` : 'not started';
     case 1:
       return 'still running';
     case 2:

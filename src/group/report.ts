@@ -3,10 +3,10 @@ import path from 'node:path';
 import { formatUsd } from '../budget/format.js';
 import type { Ledger } from '../ledger/paths.js';
 import { oneLine } from '../ledger/text.js';
-import { RANKING_HEADER, rankingCells } from '../present/group-ranking.js';
 import { writeAtomic } from '../util/fs.js';
 import { type Ranking, tierOf } from './rank.js';
 import { rankGroup } from './rank-facts.js';
+import { RANKING_HEADER, rankingCells } from './ranking-table.js';
 import { type GroupDetails, readGroup } from './store.js';
 import { PATCHES_DIR } from './types.js';
 
@@ -26,7 +26,8 @@ export function renderGroupReport(group: GroupDetails, ranking: Ranking, patches
       (meta.max_cost_usd === null ? '' : ` · budget ${formatUsd(meta.max_cost_usd, true)}`),
   ];
   if (state.halted) lines.push('', `Halted (${state.halted.reason}): ${cell(state.halted.detail)}`);
-  if (state.merged) lines.push('', `Merged: attempt ${state.merged.attempt} (\`${state.merged.run}\`).`);
+  if (state.merged)
+    lines.push('', `Merged: attempt ${state.merged.attempt} (\`${cell(state.merged.run)}\`).`);
   lines.push('', '## Ranking', '', `${ranking.why}.`, '');
   lines.push(`| ${RANKING_HEADER.join(' | ')} |`, `|${RANKING_HEADER.map(() => '---|').join('')}`);
   for (const a of ranking.attempts) lines.push(`| ${rankingCells(a, ranking).map(cell).join(' | ')} |`);

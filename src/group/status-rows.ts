@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { listRuns, type RunSummary, summaryFromFiles } from '../ledger/list.js';
-import { runIdOf } from '../ledger/names.js';
+import { isRunName, runIdOf } from '../ledger/names.js';
 import { compareRuns } from '../ledger/order.js';
 import type { Ledger } from '../ledger/paths.js';
 import type { RunDetails } from '../ledger/read.js';
@@ -117,8 +117,12 @@ function damagedRow(name: string, error: unknown): RunSummary {
   };
 }
 
-/** A run's summary from its files, or null when its folder is gone. */
+/**
+ * A run's summary from its files, or null when its folder is gone. NOTE: a group's state.json is
+ * untrusted (a hand edit, a fetched group): a member that is no run name is never made a path.
+ */
 function summaryIfThere(ledger: Ledger, name: string): RunSummary | null {
+  if (!isRunName(name)) return null;
   return fs.existsSync(path.join(ledger.runsDir, name)) ? summaryFromFiles(ledger, name) : null;
 }
 
@@ -173,6 +177,6 @@ export function listStatusRows(
   });
   const attemptsThere = whole
     ? runs.length - plain.length
-    : [...members].filter((n) => byName.get(n) ?? fs.existsSync(path.join(ledger.runsDir, n))).length;
+    : [...members].filter((n) => byName.get(n) ?? summaryIfThere(ledger, n)).length;
   return { rows, total: total - attemptsThere + groups.length + damaged.length };
 }

@@ -218,3 +218,13 @@ describe('rankGroup: the facts from the ledger', () => {
     expect(after.attempts.at(-1)).toMatchObject({ attempt: 1, removed: true });
   });
 });
+
+describe('rankAttempts: an attempt that could not start', () => {
+  it('says why in its reason', () => {
+    const r = rankAttempts([
+      facts(1, { status: null, run: null, startError: 'no worktree:\nENOSPC' }),
+      facts(2),
+    ]);
+    expect(r.attempts[1]!.reason).toBe('could not start: no worktree: ENOSPC');
+  });
+});

@@ -5,7 +5,7 @@ import { show } from '../../src/commands/show.js';
 import { rankAttempts } from '../../src/group/rank.js';
 import { writeGroupReport } from '../../src/group/report.js';
 import { updateGroupState } from '../../src/group/store.js';
-import { groupNextSteps } from '../../src/present/group-show.js';
+import { groupNextSteps } from '../../src/group/view.js';
 import { makeGroup } from './fixtures/group.js';
 import { context, ledgerRepo } from './fixtures/ledger.js';
 
@@ -213,3 +213,23 @@ function base(attempt: number) {
     durationMs: 1000,
   };
 }
+
+describe('a hostile group folder (a fetched group, a hand edit)', () => {
+  it('show prints none of its escape sequences: times, halt, merge and models are made safe', async () => {
+    const { repo, group } = await endedGroup();
+    const esc = '\u001b]0;pwned\u0007\u001b[2J';
+    const metaFile = path.join(group.dir, 'group.json');
+    const meta = JSON.parse(fs.readFileSync(metaFile, 'utf8'));
+    fs.writeFileSync(metaFile, JSON.stringify({ ...meta, created_at: esc, task: `t${esc}`, models: [esc] }));
+    const stateFile = path.join(group.dir, 'state.json');
+    const state = JSON.parse(fs.readFileSync(stateFile, 'utf8'));
+    const halted = { reason: 'stopped', detail: esc, at: esc };
+    const merged = { attempt: 1, run: esc, at: esc };
+    fs.writeFileSync(stateFile, JSON.stringify({ ...state, ended_at: esc, halted, merged }));
+    const { ctx, io } = context(repo.dir);
+    expect(await show(ctx, group.meta.group_id)).toBe(0);
+    expect(io.stdout).toContain('  created     \n');
+    expect(io.stdout).not.toContain('\u001b');
+    expect(io.stdout).not.toContain('\u0007');
+  });
+});

@@ -3,9 +3,9 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { renderStatusTable, status } from '../../src/commands/status.js';
 import { memoryIo } from '../../src/context.js';
+import { groupDetail } from '../../src/group/row-text.js';
 import { groupRow } from '../../src/group/status-rows.js';
 import { updateGroupState } from '../../src/group/store.js';
-import { groupDetail } from '../../src/present/group-row.js';
 import { styler } from '../../src/util/style.js';
 
 const plainStyler = styler(memoryIo());
@@ -192,5 +192,51 @@ describe('groupDetail: a group row’s counts', () => {
     expect(out.split('\n')[1]).toMatch(
       new RegExp(`^${group.meta.group_id}  group  \\w+\\s+5m     —  fix ×1 · fix the flaky test$`),
     );
+  });
+});
+
+describe('a hostile group state.json', () => {
+  it('a member that is no run name is never read as a path (a state.json planted outside runs/)', async () => {
+    const { repo, ledger } = ledgerRepo();
+    for (let i = 0; i < 3; i++) await create(ledger, `old ${i}`, `2025-11-22T0${i}:00:00Z`);
+    const { group } = await makeGroup(ledger, [{ status: 'REVIEW', verified: true, cost: 0.01 }]);
+    const planted = path.join(ledger.dir, 'planted');
+    fs.mkdirSync(planted);
+    const state = JSON.parse(
+      fs.readFileSync(path.join(ledger.runsDir, group.state.members[0]!.run!, 'state.json'), 'utf8'),
+    );
+    fs.writeFileSync(
+      path.join(planted, 'state.json'),
+      JSON.stringify({
+        ...state,
+        status: 'MERGED',
+        usage: { ...state.usage, agent: { ...state.usage.agent, cost_usd: 99 } },
+      }),
+    );
+    await updateGroupState(ledger, group.name, (s) => ({
+      members: [...s.members, { attempt: 2, run: '../planted', model: null }],
+    }));
+    const { ctx, io } = context(repo.dir);
+    await status(ctx, { json: true, limit: '1' });
+    const row = JSON.parse(io.stdout).runs[0];
+    expect(row.attempts[1]).toMatchObject({ run: '../planted', status: null, cost_usd: null });
+    expect(row.cost_usd).toBeCloseTo(0.01);
+  });
+});
+
+describe('the fold cache keeps an attempt’s group, number and verdict', () => {
+  it('status --all answers the same from the log, from the cache, and from the cache alone', async () => {
+    const { repo, ledger } = await ledgerWithGroup();
+    const outs: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      const { ctx, io } = context(repo.dir);
+      await status(ctx, { json: true, all: true });
+      outs.push(io.stdout);
+    }
+    expect(outs[1]).toBe(outs[0]);
+    expect(outs[2]).toBe(outs[0]);
+    const cache = JSON.parse(fs.readFileSync(path.join(ledger.dir, 'cache', 'index-fold.json'), 'utf8'));
+    expect(cache.runs.verified.filter((v: unknown) => v !== null).sort()).toEqual([false, true]);
+    expect(cache.runs.attempt.filter((v: unknown) => v !== null).sort()).toEqual([1, 2, 3]);
   });
 });

@@ -1,7 +1,7 @@
 import { formatUsd } from '../budget/format.js';
 import { formatDuration } from '../config/duration.js';
-import type { RankedAttempt, Ranking } from '../group/rank.js';
 import { terminalLine } from '../util/terminal-text.js';
+import type { RankedAttempt, Ranking } from './rank.js';
 
 /*
  * A group's ranking as a table: the same cells in `agentbox show <group>` and in the group's

@@ -1,10 +1,10 @@
 import { formatUsd } from '../budget/format.js';
-import { type Ranking, tierOf } from '../group/rank.js';
-import type { GroupDetails } from '../group/store.js';
 import type { RunStatus } from '../ledger/types.js';
 import type { Styler } from '../util/style.js';
 import { terminalLine, terminalText } from '../util/terminal-text.js';
-import { rankingTable } from './group-ranking.js';
+import { type Ranking, tierOf } from './rank.js';
+import { rankingTable } from './ranking-table.js';
+import type { GroupDetails } from './store.js';
 
 /*
  * `agentbox show <group>`: the group, its attempts ranked with the reason for the order, and what
@@ -27,7 +27,8 @@ const aligned = (steps: readonly (readonly [string, string])[]): string[] => {
 export function groupNextSteps(group: GroupDetails, status: RunStatus, ranking: Ranking): string[] {
   const id = group.meta.group_id;
   const merged = group.state.merged;
-  if (status === 'MERGED' && merged) return [`attempt ${merged.attempt} was merged (run ${merged.run})`];
+  if (status === 'MERGED' && merged)
+    return [terminalLine(`attempt ${merged.attempt} was merged (run ${merged.run})`)];
   if (status === 'MERGED' || status === 'DISCARDED') return [];
   if (status === 'ACTIVE') return [`it is still running — check again with: agentbox show ${id}`];
   const changed = ranking.attempts.filter((a) => tierOf(a) === 0 && a.diffLines !== null && a.diffLines > 0);
@@ -69,8 +70,10 @@ function headerLines(group: GroupDetails, status: RunStatus, spent: number | nul
   field('type', `${meta.type} ×${meta.attempts} (a group: agentbox fix --attempts ${meta.attempts})`);
   field('status', status);
   field('task', terminalText(meta.task).replace(/\n/g, `\n${' '.repeat(14)}`));
-  field('created', meta.created_at);
-  field('ended', state.ended_at ?? '—');
+  // NOTE: group.json and state.json are untrusted text (a fetched group, a hand edit): every field
+  // printed is made safe for the terminal, times included.
+  field('created', terminalLine(meta.created_at));
+  field('ended', terminalLine(state.ended_at ?? '—'));
   field('attempts', `${meta.attempts} · at most ${meta.max_parallel} at once`);
   field('models', meta.models ? meta.models.map(terminalLine).join(', ') : '(default)');
   field('first pass', meta.first_pass ? 'yes: the first attempt to pass runs.verify stops the others' : 'no');
@@ -83,11 +86,16 @@ function headerLines(group: GroupDetails, status: RunStatus, spent: number | nul
     field(
       'halted',
       style.warn(
-        `${HALTS[state.halted.reason] ?? state.halted.reason} (${terminalLine(state.halted.detail)}, ${state.halted.at})`,
+        terminalLine(
+          `${HALTS[state.halted.reason] ?? state.halted.reason} (${state.halted.detail}, ${state.halted.at})`,
+        ),
       ),
     );
   if (state.merged)
-    field('merged', `attempt ${state.merged.attempt} (${state.merged.run}) at ${state.merged.at}`);
+    field(
+      'merged',
+      terminalLine(`attempt ${state.merged.attempt} (${state.merged.run}) at ${state.merged.at}`),
+    );
   return lines;
 }
 

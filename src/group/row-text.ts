@@ -1,4 +1,4 @@
-import type { GroupSummary } from '../group/status-rows.js';
+import type { GroupSummary } from './status-rows.js';
 
 const HALTED: Record<NonNullable<GroupSummary['halted']>, string> = {
   first_pass: 'stopped at the first pass',
