@@ -5,15 +5,10 @@ import { readState } from '../ledger/state.js';
 import { processStartTime } from '../process/reap.js';
 import type { RunContext } from '../run/begin/context.js';
 import type { Finalized } from '../run/end/finalize.js';
-import {
-  createAttempt,
-  executeAttempt,
-  keepAttemptPatch,
-  type Running,
-  readAttemptRun,
-  setMember,
-} from './attempt.js';
+import { createAttempt, executeAttempt, type Running, readAttemptRun, setMember } from './attempt.js';
 import { attemptEndLine, groupEndLines } from './lines.js';
+import { keepAttemptPatch } from './patches.js';
+import { writeGroupReport } from './report.js';
 import { takeStopRequest } from './stop-request.js';
 import { type GroupDetails, readGroup, updateGroupState } from './store.js';
 import type { GroupHalt } from './types.js';
@@ -59,6 +54,12 @@ export async function runGroup(
     halted: s.halted ?? st.halted,
   }));
   log.append({ event: 'group_ended', halted: s.halted?.reason ?? null });
+  try {
+    await writeGroupReport(rc.ledger, name);
+  } catch (error) {
+    // The ranking is for the person to read; its failure must not change how the group ended.
+    log.append({ event: 'report_failed', error: error instanceof Error ? error.message : String(error) });
+  }
   const final = { ...group, state: ended };
   if (how.json) ctx.io.out(`${JSON.stringify(s.summary(final))}\n`);
   else ctx.io.out(groupEndLines(rc.ledger, final, s.halted));
@@ -82,6 +83,8 @@ class Scheduler {
   private readonly running = new Map<number, Running>();
   private readonly ended = new Map<number, Finalized>();
   private readonly queue: number[];
+  /** Each attempt's cost so far: those run by an earlier process from their state.json, the rest as they spend. */
+  private readonly costs = new Map<number, number>();
 
   constructor(
     private readonly ctx: CommandContext,
@@ -94,6 +97,8 @@ class Scheduler {
     this.queue = group.state.members
       .filter((m) => !m.error && (m.run === null || resume.has(m.run)))
       .map((m) => m.attempt);
+    for (const m of group.state.members)
+      if (m.run) this.costs.set(m.attempt, runCost(readState(`${rc.ledger.runsDir}/${m.run}`)?.usage) ?? 0);
   }
 
   async run(): Promise<void> {
@@ -122,7 +127,10 @@ class Scheduler {
     try {
       name ??= await createAttempt(this.ctx, this.rc, this.group, k);
       const run = readAttemptRun(this.rc, name);
-      const handle = executeAttempt(this.ctx, this.rc, k, run, resume ? { resume } : {});
+      const handle = executeAttempt(this.ctx, this.rc, k, run, {
+        ...(resume ? { resume } : {}),
+        onSpend: (usd) => this.spent(k, usd),
+      });
       // NOTE: a failed attempt is its run's to record (CRASHED, its report); the group goes on.
       handle.done.catch((error) => this.attemptFailed(k, error));
       this.running.set(k, handle);
@@ -154,7 +162,7 @@ class Scheduler {
     const dir = this.group.dir;
     const runDir = `${this.rc.ledger.runsDir}/${done.name}`;
     try {
-      keepAttemptPatch(this.group, k, runDir);
+      await keepAttemptPatch(this.rc.ledger, this.group.name, k, runDir);
     } catch (error) {
       this.log.append({ event: 'patch_not_kept', attempt: k, error: (error as Error).message });
     }
@@ -179,7 +187,7 @@ class Scheduler {
     }
   }
 
-  /** Stop requests for one attempt, and the group's cost against its budget. */
+  /** Stop requests for one attempt. */
   look(): void {
     for (const r of this.running.values()) {
       const by = takeStopRequest(r.dir);
@@ -188,25 +196,23 @@ class Scheduler {
         r.stop(by);
       }
     }
+  }
+
+  /**
+   * Attempt k has now cost `usd` in all: the group's budget is checked at once, as a run's own is,
+   * so no attempt spends on after the group's total passed it.
+   */
+  private spent(k: number, usd: number): void {
+    this.costs.set(k, usd);
     const max = this.group.meta.max_cost_usd;
     if (max === null || this.halted) return;
-    const cost = this.cost();
+    const cost = [...this.costs.values()].reduce((a, b) => a + b, 0);
     if (cost > max)
       this.haltAll({
         reason: 'budget',
-        detail: `the group has cost $${cost.toFixed(2)}, past its budget of $${max.toFixed(2)}`,
+        detail: `the group has cost $${cost.toFixed(4)}, past its budget of $${max.toFixed(4)}`,
         at: now(),
       });
-  }
-
-  /** What every attempt has cost so far (their state.json, written as usage arrives). */
-  cost(): number {
-    const current = readGroup(this.rc.ledger, this.group.name);
-    this.group = { ...this.group, state: current.state };
-    return current.state.members.reduce((sum, m) => {
-      if (!m.run) return sum;
-      return sum + (runCost(readState(`${this.rc.ledger.runsDir}/${m.run}`)?.usage) ?? 0);
-    }, 0);
   }
 
   anyPassed(): boolean {

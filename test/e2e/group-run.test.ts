@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { bash } from '../fixtures/model-server/index.js';
 import { attemptRules, GROUP_FILES, groupOfTask, readGroupFiles } from '../helpers/group.js';
 import { expectNoProcessesLeft } from '../helpers/processes.js';
 import { type Project, project } from '../helpers/project.js';
@@ -103,6 +104,40 @@ describe('fix --attempts N', () => {
     expect(p.state(two).status).toBe('REVIEW');
     expect(p.state(one)).toMatchObject({ status: 'ABORTED', failure: { kind: 'killed' } });
     expect(p.state(one).failure.message).toContain('attempt 2 passed');
+    await expectNoProcessesLeft(p.tag);
+  });
+
+  it('--max-cost bounds the whole group: every attempt ends on the budget once their sum passes it', async () => {
+    const task = 'TASK-GROUP-BUDGET list forever';
+    // Every turn calls a tool and costs about $0.02: left alone, no attempt would stop.
+    const turn = {
+      input_tokens: 1200,
+      cache_read_input_tokens: 30_000,
+      cache_creation_input_tokens: 2000,
+      output_tokens: 150,
+    };
+    p.server.setRules([
+      {
+        when: { anyText: task, predicate: (r) => r.tools.length > 0 },
+        reply: { ...bash('echo more'), usage: turn },
+      },
+    ]);
+    const result = await p.agentbox(['fix', task, '--attempts', '2', '--max-cost', '0.08'], {
+      timeoutMs: 120_000,
+    });
+    expect(result.code).toBe(1);
+    const group = groupOfTask(p.repo.dir, task);
+    const { state, meta } = readGroupFiles(p.repo.dir, group);
+    expect(meta.max_cost_usd).toBe(0.08);
+    expect(state.halted.reason).toBe('budget');
+    const costs = attemptsOf(group).map((r: string) => {
+      const s = p.state(r);
+      expect(s).toMatchObject({ status: 'ABORTED', failure: { kind: 'budget' } });
+      return s.usage.agent.cost_usd + s.usage.supervisor.cost_usd;
+    });
+    // Together past the budget, and neither alone reached it: the group's total stopped them.
+    expect(costs[0] + costs[1]).toBeGreaterThan(0.08);
+    expect(Math.max(...costs)).toBeLessThan(0.08);
     await expectNoProcessesLeft(p.tag);
   });
 

@@ -44,4 +44,6 @@ export interface ExecuteInput {
    * group's budget); the returned function unsubscribes.
    */
   readonly onHalt?: (halt: (reason: StopReason) => void) => () => void;
+  /** Told the run's cost (USD) each time it grows (a group's budget counts every attempt). */
+  readonly onSpend?: (usd: number) => void;
 }
