@@ -25,6 +25,16 @@ const POINTED: Record<string, (status: string) => boolean> = {
   'last-review': (s) => s === 'REVIEW',
 };
 
+/** A row of `status --json`: a run, or a group with its attempts. */
+type Row =
+  | { kind?: undefined; name: string; status: string }
+  | {
+      kind: 'group';
+      name: string;
+      status: string;
+      attempts: { run: string | null; status: string | null }[];
+    };
+
 /** A plain fix run of `task` that passes runs.verify (x = 42) and answers in the contract's shape. */
 function passingFix(task: string): Rule[] {
   return [
@@ -82,14 +92,24 @@ describe('groups under load', () => {
     for (const [name, state] of states)
       if (last.get(name) !== state.status)
         problems.push(`INDEX.jsonl says ${name} is ${last.get(name)}, its state ${state.status}`);
-    // The fold cache (status --all) and the state files (status) agree with every state.json.
+    // The fold cache (status --all) and the state files (status) agree with every state.json; a
+    // group is one row holding its attempts.
     for (const args of [['--all'], ['--limit', '1000']]) {
       const status = await p.agentbox(['status', '--json', ...args]);
       if (status.code !== 0) problems.push(`status ${args.join(' ')} failed: ${status.stderr}`);
-      const listed = JSON.parse(status.stdout) as { runs: { name: string; status: string }[]; total: number };
-      if (listed.total !== names.length) problems.push(`status ${args[0]}: total ${listed.total}`);
-      for (const run of listed.runs)
-        if (run.status !== states.get(run.name)?.status)
+      const listed = JSON.parse(status.stdout) as { runs: Row[]; total: number };
+      if (listed.total !== listed.runs.length) problems.push(`status ${args[0]}: total ${listed.total}`);
+      const seen = listed.runs.flatMap((row) =>
+        row.kind === 'group'
+          ? row.attempts.map((a) => ({ name: a.run, status: a.status }))
+          : [{ name: row.name, status: row.status }],
+      );
+      if (seen.length !== names.length || new Set(seen.map((r) => r.name)).size !== names.length)
+        problems.push(`status ${args[0]} lists ${seen.length} runs of ${names.length}`);
+      for (const row of listed.runs)
+        if (row.kind === 'group' && row.status === 'ACTIVE') problems.push(`status: ${row.name} is ACTIVE`);
+      for (const run of seen)
+        if (run.status !== states.get(run.name ?? '')?.status)
           problems.push(`status ${args[0]} says ${run.name} is ${run.status}`);
     }
     if (fs.existsSync(agents('cache', 'index-fold.json'))) readJson(agents('cache', 'index-fold.json'));
