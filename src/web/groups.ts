@@ -1,0 +1,118 @@
+import { type Attempt, groupAttempts, groupStatus } from '../group/attempts.js';
+import { findGroup } from '../group/resolve.js';
+import { type GroupDetails, listGroupNames, readGroup } from '../group/store.js';
+import type { Ledger } from '../ledger/index.js';
+import type { RunSummary } from '../ledger/list.js';
+import { shortTask } from '../ledger/text.js';
+import type { RunStatus } from '../ledger/types.js';
+import { isAlive } from '../process/reap.js';
+import { type AttemptFacts, attemptFacts } from './group-facts.js';
+import { rankAttempts } from './group-rank.js';
+import { HttpError } from './http.js';
+
+/** The group a reference names (name, id, prefix); a 404 naming it when none. */
+export function groupNamed(ledger: Ledger, ref: string): GroupDetails {
+  const name = findGroup(ledger, ref);
+  if (name === null)
+    throw new HttpError(404, `no group "${ref}"`, { hint: 'agentbox status lists runs and groups' });
+  return readGroup(ledger, name);
+}
+
+interface Folded {
+  readonly group: GroupDetails;
+  readonly attempts: readonly Attempt[];
+  readonly status: RunStatus;
+  readonly alive: boolean;
+}
+
+function fold(ledger: Ledger, group: GroupDetails): Folded {
+  const attempts = groupAttempts(ledger, group);
+  const alive = isAlive(group.state.pid, group.state.pid_start);
+  return { group, attempts, status: groupStatus(group, attempts, alive), alive };
+}
+
+const sum = (values: readonly number[]) => values.reduce((a, b) => a + b, 0);
+
+/** `fix ×4 · 2 passed · $0.31`: the group's one line, as `agentbox status` says it. Pure. */
+export function groupLabel(attempts: number, passed: number, cost: number): string {
+  return `fix ×${attempts} · ${passed} passed · $${cost.toFixed(2)}`;
+}
+
+/** `GET /api/groups/<group>`: the group, its status, and its attempts best first with the reasons. */
+export function groupDetail(ledger: Ledger, ref: string) {
+  const { group, attempts, status, alive } = fold(ledger, groupNamed(ledger, ref));
+  const facts = attempts.map((a) => attemptFacts(a));
+  const ranking = rankAttempts(facts);
+  const byAttempt = new Map(facts.map((f) => [f.attempt, f]));
+  const cost = sum(facts.map((f) => f.cost_usd));
+  const passed = facts.filter((f) => f.passed).length;
+  return {
+    name: group.name,
+    id: group.meta.group_id,
+    meta: group.meta,
+    state: group.state,
+    status,
+    alive,
+    cost_usd: cost,
+    passed,
+    label: groupLabel(group.meta.attempts, passed, cost),
+    ranking,
+    attempts: ranking.order.map((k) => ({
+      ...byAttempt.get(k)!,
+      mergeable: mergeable(status, byAttempt.get(k)!),
+    })),
+  };
+}
+
+/** The page offers "Merge this attempt" on an ended attempt with a patch, while the group is undecided. */
+function mergeable(status: RunStatus, f: AttemptFacts): boolean {
+  if (status === 'MERGED' || status === 'DISCARDED') return false;
+  return (
+    f.status !== null && !['ACTIVE', 'MERGED', 'DISCARDED', 'DONE'].includes(f.status) && f.stat !== null
+  );
+}
+
+/** A group as one row of the runs list, with the fields of a run's row and `group`. */
+export type GroupRow = RunSummary & {
+  readonly group: { readonly attempts: number; readonly passed: number; readonly label: string };
+};
+
+function groupRow(group: GroupDetails, attempts: readonly Attempt[], status: RunStatus): GroupRow {
+  const facts = attempts.map((a) => attemptFacts(a));
+  const cost = sum(facts.map((f) => f.cost_usd));
+  const passed = facts.filter((f) => f.passed).length;
+  const runs = attempts.flatMap((a) => (a.run?.state ? [a.run.state] : []));
+  return {
+    name: group.name,
+    id: group.meta.group_id,
+    type: 'fix',
+    status,
+    task: shortTask(group.meta.task),
+    started_at: group.state.started_at || group.meta.created_at,
+    ended_at: group.state.ended_at,
+    failure_kind: null,
+    cost_usd: cost,
+    tool_calls: sum(runs.map((s) => s.tool_calls)),
+    problem: null,
+    ran_on: null,
+    group: { attempts: group.meta.attempts, passed, label: groupLabel(group.meta.attempts, passed, cost) },
+  };
+}
+
+/** Every group as a row, and the run names of their attempts (the rows they stand for). */
+export function groupRows(ledger: Ledger): { rows: GroupRow[]; attemptRuns: Set<string> } {
+  const rows: GroupRow[] = [];
+  const attemptRuns = new Set<string>();
+  for (const name of listGroupNames(ledger)) {
+    let group: GroupDetails;
+    try {
+      group = readGroup(ledger, name);
+    } catch {
+      continue; // a group being created, or damaged: its runs are listed on their own
+    }
+    const { attempts, status } = fold(ledger, group);
+    for (const a of attempts) if (a.name && a.run) attemptRuns.add(a.name);
+    rows.push(groupRow(group, attempts, status));
+  }
+  return { rows, attemptRuns };
+}

@@ -1,0 +1,252 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { createGroup, updateGroupState } from '../../src/group/store.js';
+import { createRun, type Ledger, type RunState, updateState } from '../../src/ledger/index.js';
+import { diffStat, refusalCount } from '../../src/web/group-facts.js';
+import { attemptNumber } from '../../src/web/group-merge.js';
+import { type RankFacts, rankAttempts } from '../../src/web/group-rank.js';
+import { groupAsk } from '../../src/web/group-start.js';
+import { groupDetail, groupLabel } from '../../src/web/groups.js';
+import { HttpError } from '../../src/web/http.js';
+import { runsPage } from '../../src/web/runs.js';
+import { ENVELOPE, ledgerRepo } from './fixtures/ledger.js';
+
+const facts = (attempt: number, over: Partial<RankFacts> = {}): RankFacts => ({
+  attempt,
+  started: true,
+  passed: true,
+  verified: true,
+  violations: 0,
+  refusals: 0,
+  diff_lines: 10,
+  cost_usd: 0.1,
+  duration_ms: 1000,
+  ...over,
+});
+
+describe('the group ranking (web/group.js order)', () => {
+  it.each([
+    [
+      'a passing attempt first',
+      [facts(1, { passed: false, verified: false }), facts(2)],
+      [2, 1],
+      'it passed',
+    ],
+    ['verify passed before not run', [facts(1, { verified: null }), facts(2)], [2, 1], 'runs.verify passed'],
+    ['fewer violations', [facts(1, { violations: 2 }), facts(2)], [2, 1], 'fewer contract violations'],
+    ['fewer refusals', [facts(1, { refusals: 1 }), facts(2)], [2, 1], 'fewer refusals'],
+    ['a smaller diff', [facts(1, { diff_lines: 50 }), facts(2)], [2, 1], 'a smaller diff'],
+    ['cheaper', [facts(1, { cost_usd: 0.5 }), facts(2)], [2, 1], 'it cost less'],
+    ['faster', [facts(1, { duration_ms: 5000 }), facts(2)], [2, 1], 'it took less time'],
+    [
+      'a started one before a waiting one',
+      [facts(1, { started: false, passed: false }), facts(2)],
+      [2, 1],
+      'it started',
+    ],
+    ['a tie keeps the order', [facts(1), facts(2)], [1, 2], 'tie'],
+  ])('%s', (_, input, order, why) => {
+    const ranking = rankAttempts(input);
+    expect(ranking.order).toEqual(order);
+    expect(ranking.reasons[0]).toContain(why);
+    expect(ranking.tied).toBe(why === 'tie');
+  });
+});
+
+describe("POST /api/runs's group fields", () => {
+  const bad = (body: Record<string, unknown>) => {
+    try {
+      groupAsk(body);
+    } catch (error) {
+      expect(error).toBeInstanceOf(HttpError);
+      return `${(error as HttpError).status} ${(error as HttpError).message}`;
+    }
+    return 'accepted';
+  };
+  it.each([
+    [{ type: 'fix' }, null],
+    [{ type: 'fix', attempts: 1 }, null],
+    [{ type: 'fix', attempts: '1' }, null],
+    [{ type: 'fix', attempts: 3 }, { attempts: 3 }],
+    [
+      { type: 'fix', attempts: '4', models: 'a, b', max_parallel: '2', first_pass: true },
+      { attempts: 4, models: ['a', 'b'], maxParallel: 2, firstPass: true },
+    ],
+    [
+      { type: 'fix', attempts: 2, models: ['opus', 'sonnet'] },
+      { attempts: 2, models: ['opus', 'sonnet'] },
+    ],
+  ])('%j → %j', (body, want) => {
+    expect(groupAsk(body)).toEqual(want);
+  });
+  it.each([
+    [{ type: 'fix', attempts: 0 }, '"attempts" must be a whole number from 1 to 16'],
+    [{ type: 'fix', attempts: 17 }, 'from 1 to 16, not 17'],
+    [{ type: 'fix', attempts: 2.5 }, 'not 2.5'],
+    [{ type: 'fix', attempts: '2; rm -rf ~' }, 'not "2; rm -rf ~"'],
+    [{ type: 'fix', attempts: -3 }, 'not -3'],
+    [{ type: 'fix', attempts: [2] }, 'not [2]'],
+    [{ type: 'fix', attempts: '1e1' }, 'not "1e1"'],
+    [{ type: 'scout', attempts: 2 }, '"attempts" is for fix runs only, not "scout"'],
+    [{ type: 'fix', attempts: 2, models: 'a,--dangerously-skip-permissions b' }, 'not a model name'],
+    [{ type: 'fix', attempts: 2, models: '-x' }, 'not a model name'],
+    [{ type: 'fix', attempts: 2, models: 7 }, 'comma-separated list'],
+    [{ type: 'fix', attempts: 2, models: 'a', model: 'b' }, 'not both'],
+    [{ type: 'fix', attempts: 2, max_parallel: 99 }, '"max_parallel" must be a whole number from 1 to 16'],
+    [{ type: 'fix', attempts: 2, first_pass: 'yes' }, '"first_pass" must be true or false'],
+    [{ type: 'fix', models: 'a' }, 'models need "attempts" of 2 or more'],
+    [{ type: 'fix', attempts: 1, max_parallel: 2 }, 'max_parallel need "attempts" of 2 or more'],
+  ])('%j is a 400 saying %s', (body, message) => {
+    const said = bad(body);
+    expect(said).toMatch(/^400 /);
+    expect(said).toContain(message);
+  });
+  it.each([
+    [{ attempt: 2 }, 2],
+    [{ attempt: 3 }, 3],
+  ])('attempt %j of 3 is %i', (body, k) => expect(attemptNumber(body, 3)).toBe(k));
+  it.each([
+    [{}],
+    [{ attempt: 0 }],
+    [{ attempt: 4 }],
+    [{ attempt: '2' }],
+    [{ attempt: 1.5 }],
+    [{ attempt: null }],
+    [{ attempt: '../2' }],
+  ])('attempt %j of 3 is a 400', (body) =>
+    expect(() => attemptNumber(body, 3)).toThrow(/"attempt" must be a whole number from 1 to 3/),
+  );
+});
+
+describe('pure readers', () => {
+  it('diffStat counts files and hunk lines, not the --- and +++ headers', () => {
+    const patch = [
+      'diff --git a/x b/x',
+      '--- a/x',
+      '+++ b/x',
+      '@@ -1,2 +1,2 @@',
+      '-old',
+      '+new',
+      '+more',
+      'diff --git a/y b/y',
+      'new file mode 100644',
+      '--- /dev/null',
+      '+++ b/y',
+      '@@ -0,0 +1 @@',
+      '+y',
+      '',
+    ].join('\n');
+    expect(diffStat(patch)).toEqual({ files: 2, insertions: 3, deletions: 1 });
+  });
+  it('refusalCount counts the guard, claude, the sandbox and the gate', () => {
+    expect(
+      refusalCount([
+        { event: 'refused', source: 'sandbox' },
+        { event: 'human_gate_refused' },
+        { event: 'PreToolUse', decision: 'deny' },
+        { event: 'PreToolUse', decision: 'allow' },
+      ]),
+    ).toBe(3);
+  });
+  it('the one line of a group', () => expect(groupLabel(4, 2, 0.3125)).toBe('fix ×4 · 2 passed · $0.31'));
+});
+
+const PATCH = 'diff --git a/a.txt b/a.txt\n--- a/a.txt\n+++ b/a.txt\n@@ -1 +1,2 @@\n-a\n+b\n+c\n';
+
+async function attempt(
+  ledger: Ledger,
+  group: { name: string; id: string },
+  k: number,
+  state: Partial<RunState>,
+  at: string,
+) {
+  const run = await createRun(ledger, {
+    type: 'fix',
+    task: 'make it so',
+    envelope: ENVELOPE,
+    repoShaStart: null,
+    now: new Date(at),
+    options: { group: { id: group.id, name: group.name, attempt: k, attempts: 3 } },
+  });
+  await updateState(ledger, run, state as never);
+  fs.writeFileSync(path.join(run.dir, 'changes.patch'), PATCH);
+  await updateGroupState(ledger, group.name, (s) => ({
+    members: s.members.map((m) => (m.attempt === k ? { ...m, run: run.name } : m)),
+  }));
+  return run;
+}
+
+const spend = (cost: number) => ({
+  input_tokens: 0,
+  output_tokens: 0,
+  cache_read_input_tokens: 0,
+  cache_creation_input_tokens: 0,
+  cost_usd: cost,
+  estimated: false,
+  turns: 1,
+  duration_ms: 1,
+  calls: 1,
+});
+
+describe('GET /api/groups/<group> and the runs list, against a ledger', () => {
+  it('ranks the attempts, folds them into one row of the list, and names the group by id', async () => {
+    const { ledger } = ledgerRepo();
+    const g = await createGroup(ledger, {
+      task: 'make it so',
+      attempts: 3,
+      models: ['opus', 'sonnet'],
+      maxParallel: 2,
+      firstPass: false,
+      maxCostUsd: null,
+      repoShaStart: 'abc',
+      now: new Date('2026-11-27T05:00:00Z'),
+    });
+    const group = { name: g.name, id: g.meta.group_id };
+    const usage = (c: number) => ({ agent: spend(c), supervisor: spend(0) });
+    const failing = {
+      status: 'REVIEW',
+      output: { template: null, applied: true, violations: 1, corrections: 0, verified: false },
+      usage: usage(0.2),
+    } as const;
+    const passing = {
+      status: 'REVIEW',
+      output: { template: null, applied: true, violations: 0, corrections: 0, verified: true },
+      usage: usage(0.1),
+    } as const;
+    await attempt(ledger, group, 1, failing, '2026-11-27T05:00:01Z');
+    const best = await attempt(ledger, group, 2, passing, '2026-11-27T05:00:02Z');
+    await updateGroupState(ledger, g.name, () => ({ status: 'ENDED', pid: null, pid_start: null }));
+    await createRun(ledger, { type: 'scout', task: 'look', envelope: ENVELOPE, repoShaStart: null });
+
+    const detail = groupDetail(ledger, g.meta.group_id);
+    expect(detail.attempts.map((a) => a.attempt)).toEqual([2, 1, 3]);
+    expect(detail.ranking.reasons).toEqual([
+      'attempt 2 before 1: it passed',
+      'attempt 1 before 3: it started',
+    ]);
+    expect(detail.attempts[0]).toMatchObject({
+      run: best.name,
+      passed: true,
+      verified: true,
+      model: 'sonnet',
+      stat: { files: 1, insertions: 2, deletions: 1 },
+      mergeable: true,
+    });
+    expect(detail.attempts[1]).toMatchObject({ verified: false, violations: 1, mergeable: true });
+    expect(detail.attempts[2]).toMatchObject({ run: null, started: false, mergeable: false, model: 'opus' });
+    expect(detail.status).toBe('REVIEW');
+    expect(detail.label).toBe('fix ×3 · 1 passed · $0.30');
+    expect(groupDetail(ledger, g.name).id).toBe(g.meta.group_id);
+    expect(() => groupDetail(ledger, 'fffffe')).toThrow(HttpError);
+
+    const page = runsPage(ledger, new URLSearchParams());
+    expect(page.total).toBe(2);
+    expect(page.runs.map((r) => r.type)).toEqual(['scout', 'fix']);
+    expect(page.runs[1]).toMatchObject({ name: g.name, status: 'REVIEW', group: { attempts: 3, passed: 1 } });
+    const filtered = runsPage(ledger, new URLSearchParams({ status: 'REVIEW' }));
+    expect(filtered.runs.map((r) => r.name)).toEqual([g.name]);
+    const paged = runsPage(ledger, new URLSearchParams({ limit: '1', offset: '1' }));
+    expect(paged.runs.map((r) => r.name)).toEqual([g.name]);
+  });
+});
