@@ -19,6 +19,20 @@ const sensitiveAsked = new Map();
 const ticked = new Map();
 let pending = false;
 
+/**
+ * One `Idempotency-Key` per attempt's merge, as the new-run form has per form: a retry after a lost
+ * answer gets the first merge's answer. A refused merge is forgotten by the server, so the key
+ * serves the retry (the sensitive changes ticked).
+ */
+const mergeKeys = new Map();
+function mergeKey(slotKey) {
+  if (!mergeKeys.has(slotKey)) {
+    const bytes = crypto.getRandomValues(new Uint8Array(16));
+    mergeKeys.set(slotKey, Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join(''));
+  }
+  return mergeKeys.get(slotKey);
+}
+
 export async function showGroup(id, redraw) {
   const group = await api('GET', `/api/groups/${encodeURIComponent(id)}`);
   await Promise.all(group.attempts.map((a) => fetchDiff(group, a)));
@@ -118,7 +132,7 @@ function attemptCard(group, a, rank, redraw) {
     h(
       'dl',
       { class: 'facts' },
-      facts.map(([k, v]) => [h('dt', {}, k), h('dd', { 'data-fact': k.toLowerCase() }, v)]),
+      facts.flatMap(([k, v]) => [h('dt', {}, k), h('dd', { 'data-fact': k.toLowerCase() }, v)]),
     ),
     a.not_passing ? h('p', { class: 'warn-text' }, notPassingText(a.not_passing)) : null,
     a.id ? h('p', {}, h('a', { href: `#/run/${a.id}` }, `Open run ${a.id}`)) : null,
@@ -200,12 +214,17 @@ async function merge(group, a, redraw) {
   failures.delete(key);
   pending = true;
   try {
-    const r = await api('POST', `/api/groups/${group.id}/merge`, {
-      attempt: a.attempt,
-      commit: true,
-      force: Boolean(a.not_passing),
-      acknowledged: [...(ticked.get(key) ?? [])],
-    });
+    const r = await api(
+      'POST',
+      `/api/groups/${group.id}/merge`,
+      {
+        attempt: a.attempt,
+        commit: true,
+        force: Boolean(a.not_passing),
+        acknowledged: [...(ticked.get(key) ?? [])],
+      },
+      { 'idempotency-key': mergeKey(key) },
+    );
     toast(`merged attempt ${a.attempt}${r.commit ? ` — commit ${String(r.commit).slice(0, 12)}` : ''}`);
   } catch (e) {
     if (e.data?.sensitive) sensitiveAsked.set(key, e.data.sensitive);
