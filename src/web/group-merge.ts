@@ -2,13 +2,12 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { assertHuman } from '../gate/gate.js';
 import { discardRun } from '../gate/merge.js';
-import { groupAttempts } from '../group/attempts.js';
 import { type GroupDetails, groupDir, updateGroupState } from '../group/store.js';
 import { PATCHES_DIR } from '../group/types.js';
 import { EventLog } from '../ledger/events.js';
 import { writeAtomic } from '../util/fs.js';
 import { type ActionContext, domain, mergeAction } from './actions.js';
-import { groupNamed } from './groups.js';
+import { groupNamed, ownAttempts } from './groups.js';
 import { HttpError } from './http.js';
 
 /** `attempt` of a request body: a whole number from 1 to the group's N, else a 400 naming it. */
@@ -42,7 +41,7 @@ export async function mergeGroupAction(ac: ActionContext, ref: string, body: Rec
   await domain(async () => assertHuman(ac.env, 'merge', ac.root));
   const group = groupNamed(ac.ledger, ref);
   const k = attemptNumber(body, group.meta.attempts);
-  const attempts = groupAttempts(ac.ledger, group);
+  const attempts = ownAttempts(ac.ledger, group);
   const running = attempts
     .filter((a) => a.run?.state?.status === 'ACTIVE')
     .map((a) => `attempt ${a.attempt}`);
@@ -74,7 +73,7 @@ async function settleGroup(
   const discarded: string[] = [];
   const patches = path.join(groupDir(ac.ledger, group.name), PATCHES_DIR);
   fs.mkdirSync(patches, { recursive: true });
-  for (const a of groupAttempts(ac.ledger, group)) {
+  for (const a of ownAttempts(ac.ledger, group)) {
     if (!a.run) continue;
     const patch = path.join(a.run.dir, 'changes.patch');
     const kept = path.join(patches, `agent_${a.attempt}.patch`);

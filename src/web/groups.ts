@@ -25,8 +25,22 @@ interface Folded {
   readonly alive: boolean;
 }
 
+/**
+ * The group's attempts as its state.json names them, each kept only when its run says it is that
+ * attempt of this group (meta.yaml `options.group`, written once by the run itself): a group folder
+ * that names another run (a hand edit, a fetched group) can neither show nor set aside a run that
+ * is not its own. Such a member reads as not started.
+ */
+export function ownAttempts(ledger: Ledger, group: GroupDetails): Attempt[] {
+  return groupAttempts(ledger, group).map((a) => {
+    const of = a.run?.meta.options?.group as { id?: unknown; attempt?: unknown } | undefined;
+    if (!a.run || (of?.id === group.meta.group_id && of?.attempt === a.attempt)) return a;
+    return { ...a, name: null, run: null };
+  });
+}
+
 function fold(ledger: Ledger, group: GroupDetails): Folded {
-  const attempts = groupAttempts(ledger, group);
+  const attempts = ownAttempts(ledger, group);
   const alive = isAlive(group.state.pid, group.state.pid_start);
   return { group, attempts, status: groupStatus(group, attempts, alive), alive };
 }

@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { type Browser, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import YAML from 'yaml';
 import { createGroup, updateGroupState } from '../../src/group/store.js';
 import { openLedger } from '../../src/ledger/index.js';
 import { type RequestView, text, tool } from '../fixtures/model-server/index.js';
@@ -86,6 +87,14 @@ describe('a group in the page', () => {
     for (const k of [1, 2]) {
       await p.agentbox(['fix', `${TASK} (attempt ${k} of 2)`]);
       const run = p.newest();
+      // What the runner's attempt writes in its meta.yaml: the run says which group it is part of.
+      const file = path.join(p.runDir(run), 'meta.yaml');
+      const meta = YAML.parse(fs.readFileSync(file, 'utf8'));
+      meta.options = {
+        ...meta.options,
+        group: { id: g.meta.group_id, name: g.name, attempt: k, attempts: 2 },
+      };
+      fs.writeFileSync(file, YAML.stringify(meta));
       await updateGroupState(ledger, g.name, (s) => ({
         members: s.members.map((m) => (m.attempt === k ? { ...m, run } : m)),
       }));
@@ -131,6 +140,10 @@ describe('a group in the page', () => {
     expect(await row.locator('.group-label').textContent()).toMatch(/^fix ×2 · 1 passed · \$\d+\.\d\d$/);
     for (const k of [1, 2]) expect(await page.locator(`tr[data-run="${runOf(k)}"]`).count()).toBe(0);
     await row.click();
+    await page.waitForURL(new RegExp(`#/group/${group.id}$`));
+    // An attempt's own page leads back to its group.
+    await page.getByRole('link', { name: `Open run ${runOf(1).slice(-6)}` }).click();
+    await page.locator('#group-of', { hasText: 'attempt 1 of 2 in its group' }).click();
     await page.waitForURL(new RegExp(`#/group/${group.id}$`));
   });
 

@@ -2,9 +2,9 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createGroup, updateGroupState } from '../../src/group/store.js';
-import { createRun, type Ledger, type RunState, updateState } from '../../src/ledger/index.js';
+import { createRun, type Ledger, type RunState, readState, updateState } from '../../src/ledger/index.js';
 import { diffStat, refusalCount } from '../../src/web/group-facts.js';
-import { attemptNumber } from '../../src/web/group-merge.js';
+import { attemptNumber, mergeGroupAction } from '../../src/web/group-merge.js';
 import { type RankFacts, rankAttempts } from '../../src/web/group-rank.js';
 import { groupAsk } from '../../src/web/group-start.js';
 import { groupDetail, groupLabel } from '../../src/web/groups.js';
@@ -248,5 +248,92 @@ describe('GET /api/groups/<group> and the runs list, against a ledger', () => {
     expect(filtered.runs.map((r) => r.name)).toEqual([g.name]);
     const paged = runsPage(ledger, new URLSearchParams({ limit: '1', offset: '1' }));
     expect(paged.runs.map((r) => r.name)).toEqual([g.name]);
+  });
+});
+
+describe('POST /api/groups/<group>/merge refuses what the gate cannot take', () => {
+  const refusal = async (work: Promise<unknown>) => {
+    try {
+      await work;
+    } catch (error) {
+      return `${(error as HttpError).status} ${(error as HttpError).message}`;
+    }
+    return 'merged';
+  };
+
+  it('a group with an attempt still running, an attempt that never started, a merged group', async () => {
+    const { repo, ledger } = ledgerRepo();
+    const ac = { root: repo.dir, ledger, env: {} };
+    const g = await createGroup(ledger, {
+      task: 'make it so',
+      attempts: 3,
+      models: null,
+      maxParallel: 1,
+      firstPass: false,
+      maxCostUsd: null,
+      repoShaStart: 'abc',
+    });
+    const group = { name: g.name, id: g.meta.group_id };
+    await attempt(ledger, group, 1, { status: 'ACTIVE' }, '2026-11-27T05:00:01Z');
+    expect(await refusal(mergeGroupAction(ac, group.id, { attempt: 1 }))).toMatch(
+      /^409 group .* is still running \(attempt 1\): wait for it, or stop it first \(agentbox stop [0-9a-f]{6}\)$/,
+    );
+    const running = (await updateGroupState(ledger, g.name, () => null)).members[0]!.run!;
+    await updateState(ledger, running, { status: 'ABORTED' });
+    expect(await refusal(mergeGroupAction(ac, group.id, { attempt: 3 }))).toBe(
+      `409 attempt 3 of ${g.name} never started: nothing to merge`,
+    );
+    expect(await refusal(mergeGroupAction(ac, group.id, { attempt: 4 }))).toBe(
+      '400 "attempt" must be a whole number from 1 to 3, not 4',
+    );
+    expect(await refusal(mergeGroupAction(ac, 'nogroup', { attempt: 1 }))).toMatch(/^404 no group "nogroup"/);
+    await updateGroupState(ledger, g.name, () => ({
+      status: 'MERGED',
+      merged: { attempt: 2, run: 'x', at: 'now' },
+    }));
+    expect(await refusal(mergeGroupAction(ac, group.id, { attempt: 1 }))).toBe(
+      `409 group ${g.name} is merged already (attempt 2)`,
+    );
+  });
+});
+
+describe('a group folder that names a run that is not its own (a hand edit, a fetched group)', () => {
+  it('neither shows it, hides it from the list, nor merges or sets it aside', async () => {
+    const { repo, ledger } = ledgerRepo();
+    const g = await createGroup(ledger, {
+      task: 'make it so',
+      attempts: 2,
+      models: null,
+      maxParallel: 2,
+      firstPass: false,
+      maxCostUsd: null,
+      repoShaStart: 'abc',
+    });
+    const group = { name: g.name, id: g.meta.group_id };
+    await attempt(ledger, group, 1, { status: 'ABORTED' }, '2026-11-27T05:00:01Z');
+    const mine = await createRun(ledger, {
+      type: 'fix',
+      task: 'my own work',
+      envelope: ENVELOPE,
+      repoShaStart: null,
+    });
+    await updateState(ledger, mine, { status: 'REVIEW' });
+    fs.writeFileSync(path.join(mine.dir, 'changes.patch'), PATCH);
+    await updateGroupState(ledger, g.name, (s) => ({
+      status: 'ENDED',
+      members: s.members.map((m) => (m.attempt === 2 ? { ...m, run: mine.name } : m)),
+    }));
+    const detail = groupDetail(ledger, group.id);
+    expect(detail.attempts.find((a) => a.attempt === 2)).toMatchObject({
+      run: null,
+      started: false,
+      mergeable: false,
+    });
+    expect(runsPage(ledger, new URLSearchParams()).runs.map((r) => r.name)).toContain(mine.name);
+    const ac = { root: repo.dir, ledger, env: {} };
+    await expect(mergeGroupAction(ac, group.id, { attempt: 2, force: true })).rejects.toThrow(
+      `attempt 2 of ${g.name} never started: nothing to merge`,
+    );
+    expect(readState(mine.dir)?.status).toBe('REVIEW');
   });
 });
