@@ -1,8 +1,12 @@
+import fs from 'node:fs';
+import path from 'node:path';
 import { type Attempt, groupAttempts, groupStatus } from '../group/attempts.js';
 import { findGroup } from '../group/resolve.js';
-import { type GroupDetails, listGroupNames, readGroup } from '../group/store.js';
+import { type GroupDetails, groupDir, listGroupNames, readGroup } from '../group/store.js';
+import { GROUP_STATE_FILE } from '../group/types.js';
 import type { Ledger } from '../ledger/index.js';
 import type { RunSummary } from '../ledger/list.js';
+import { isRunName } from '../ledger/names.js';
 import { shortTask } from '../ledger/text.js';
 import type { RunStatus } from '../ledger/types.js';
 import { isAlive } from '../process/reap.js';
@@ -113,20 +117,65 @@ function groupRow(group: GroupDetails, attempts: readonly Attempt[], status: Run
   };
 }
 
+/** What a group's row was made from: its state.json, its attempts' and whether its process lives. */
+function rowSignature(ledger: Ledger, name: string): string | null {
+  const dir = groupDir(ledger, name);
+  const stamp = (file: string) => {
+    try {
+      const s = fs.statSync(file);
+      return `${s.size}:${s.mtimeMs}`;
+    } catch {
+      return '-';
+    }
+  };
+  let group: GroupDetails;
+  try {
+    group = readGroup(ledger, name);
+  } catch {
+    return null;
+  }
+  const runs = group.state.members.map((m) =>
+    m.run && isRunName(m.run) ? stamp(path.join(ledger.runsDir, m.run, 'state.json')) : '',
+  );
+  const alive = isAlive(group.state.pid, group.state.pid_start);
+  return [stamp(path.join(dir, GROUP_STATE_FILE)), alive, ...runs].join(' ');
+}
+
+interface KeptRow {
+  readonly signature: string;
+  readonly row: GroupRow;
+  readonly attemptRuns: readonly string[];
+}
+
+/**
+ * Each group's row, made again only when its state.json, an attempt's state.json or the life of
+ * its process changed (a few stats per group): the runs list is asked on every change of the
+ * ledger, and a row reads every attempt's run.
+ */
+const kept = new Map<string, Map<string, KeptRow>>();
+
 /** Every group as a row, and the run names of their attempts (the rows they stand for). */
 export function groupRows(ledger: Ledger): { rows: GroupRow[]; attemptRuns: Set<string> } {
   const rows: GroupRow[] = [];
   const attemptRuns = new Set<string>();
-  for (const name of listGroupNames(ledger)) {
-    let group: GroupDetails;
-    try {
-      group = readGroup(ledger, name);
-    } catch {
-      continue; // a group being created, or damaged: its runs are listed on their own
+  const memo = kept.get(ledger.dir) ?? new Map<string, KeptRow>();
+  kept.set(ledger.dir, memo);
+  const names = listGroupNames(ledger);
+  for (const name of names) {
+    const signature = rowSignature(ledger, name);
+    // A group being created, or damaged: its runs are listed on their own.
+    if (signature === null) continue;
+    let entry = memo.get(name);
+    if (entry?.signature !== signature) {
+      const group = readGroup(ledger, name);
+      const { attempts, status } = fold(ledger, group);
+      const runs = attempts.flatMap((a) => (a.name && a.run ? [a.name] : []));
+      entry = { signature, row: groupRow(group, attempts, status), attemptRuns: runs };
+      memo.set(name, entry);
     }
-    const { attempts, status } = fold(ledger, group);
-    for (const a of attempts) if (a.name && a.run) attemptRuns.add(a.name);
-    rows.push(groupRow(group, attempts, status));
+    for (const run of entry.attemptRuns) attemptRuns.add(run);
+    rows.push(entry.row);
   }
+  if (memo.size > names.length) for (const name of memo.keys()) if (!names.includes(name)) memo.delete(name);
   return { rows, attemptRuns };
 }

@@ -214,7 +214,7 @@ describe('GET /api/groups/<group> and the runs list, against a ledger', () => {
       output: { template: null, applied: true, violations: 0, corrections: 0, verified: true },
       usage: usage(0.1),
     } as const;
-    await attempt(ledger, group, 1, failing, '2026-11-27T05:00:01Z');
+    const worse = await attempt(ledger, group, 1, failing, '2026-11-27T05:00:01Z');
     const best = await attempt(ledger, group, 2, passing, '2026-11-27T05:00:02Z');
     await updateGroupState(ledger, g.name, () => ({ status: 'ENDED', pid: null, pid_start: null }));
     await createRun(ledger, { type: 'scout', task: 'look', envelope: ENVELOPE, repoShaStart: null });
@@ -248,6 +248,10 @@ describe('GET /api/groups/<group> and the runs list, against a ledger', () => {
     expect(filtered.runs.map((r) => r.name)).toEqual([g.name]);
     const paged = runsPage(ledger, new URLSearchParams({ limit: '1', offset: '1' }));
     expect(paged.runs.map((r) => r.name)).toEqual([g.name]);
+    // The row is kept between requests, and made again when an attempt's state changes.
+    await updateState(ledger, worse, { output: { ...passing.output } });
+    const again = runsPage(ledger, new URLSearchParams()).runs[1] as { group?: { label: string } };
+    expect(again.group?.label).toBe('fix ×3 · 2 passed · $0.30');
   });
 });
 
