@@ -25,13 +25,29 @@ export function checkGroupMeta(raw: unknown, file: string): GroupMeta {
     throw corrupt(file, '"models" is not a list of names');
   if (raw.max_cost_usd !== null && typeof raw.max_cost_usd !== 'number')
     throw corrupt(file, '"max_cost_usd" is not a number');
-  return { ...(raw as unknown as GroupMeta), type: 'fix', first_pass: raw.first_pass === true };
+  const o = isObj(raw.run_options) ? raw.run_options : {};
+  return {
+    ...(raw as unknown as GroupMeta),
+    type: 'fix',
+    first_pass: raw.first_pass === true,
+    run_options: {
+      timeout_ms: typeof o.timeout_ms === 'number' && o.timeout_ms > 0 ? o.timeout_ms : 30 * 60_000,
+      supervisor: isStr(o.supervisor) ? o.supervisor : 'rules',
+      max_iterations: isCount(o.max_iterations) ? o.max_iterations : 50,
+      model: isStr(o.model) ? o.model : null,
+    },
+  };
 }
 
 function checkMember(raw: unknown, file: string): GroupMember {
   if (!isObj(raw) || !isCount(raw.attempt) || !strOrNull(raw.run) || !strOrNull(raw.model))
     throw corrupt(file, 'a member is not { attempt, run, model }');
-  return { attempt: raw.attempt, run: raw.run, model: raw.model };
+  return {
+    attempt: raw.attempt,
+    run: raw.run,
+    model: raw.model,
+    ...(isStr(raw.error) ? { error: raw.error.slice(0, 500) } : {}),
+  };
 }
 
 export function checkGroupState(raw: unknown, file: string): GroupState {
