@@ -1,9 +1,9 @@
 import type { CommandContext } from '../context.js';
+import { MAX_ATTEMPTS } from '../group/options.js';
+import { startGroup } from '../group/start.js';
 import type { RunOptions } from '../run/start.js';
 import { HttpError } from './http.js';
 
-/** The most attempts a group has (`fix --attempts N`, N ≤ 16). */
-export const MAX_ATTEMPTS = 16;
 
 /** What `POST /api/runs` asks beyond a plain run when it starts a group. */
 export interface GroupAsk {
@@ -76,17 +76,20 @@ export function groupAsk(body: Record<string, unknown>): GroupAsk | null {
 }
 
 /**
- * Starts the group detached. NOTE: the group runner (src/group/start.ts `startGroup`) is being
- * written on main; until it lands the page's form and this API are checked, and a group is not started.
+ * Starts the group detached, as `agentbox fix <task> --attempts N --detach --json` (the options
+ * were checked above; the CLI's own checks run again, the same way for both).
  */
-export async function startGroupFromUi(
-  _ctx: CommandContext,
-  _task: string,
-  _options: RunOptions,
-  _group: GroupAsk,
+export function startGroupFromUi(
+  ctx: CommandContext,
+  task: string,
+  options: RunOptions,
+  group: GroupAsk,
 ): Promise<number> {
-  throw new HttpError(
-    501,
-    'this agentbox cannot start a group yet: start one attempt, or run agentbox fix --attempts N',
-  );
+  return startGroup(ctx, task, {
+    ...options,
+    attempts: String(group.attempts),
+    ...(group.models ? { models: group.models.join(',') } : {}),
+    ...(group.maxParallel ? { maxParallel: String(group.maxParallel) } : {}),
+    ...(group.firstPass ? { firstPass: true } : {}),
+  });
 }

@@ -2,37 +2,26 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { type Browser, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import YAML from 'yaml';
-import { createGroup, updateGroupState } from '../../src/group/store.js';
-import { openLedger } from '../../src/ledger/index.js';
-import { type RequestView, text, tool } from '../fixtures/model-server/index.js';
 import { axeLightAndDark } from '../helpers/axe.js';
 import { REPO_ROOT } from '../helpers/bin.js';
+import { attemptRules, GROUP_FILES, groupOfTask, readGroupFiles } from '../helpers/group.js';
 import { expectNoProcessesLeft } from '../helpers/processes.js';
 import { type Project, project } from '../helpers/project.js';
+import { waitFor } from '../helpers/pty.js';
 import { CHROMIUM, request, startUi, type Ui } from '../helpers/ui.js';
 
 /** Where the screenshot goes (git-ignored), as test/e2e/web-ui.test.ts's. */
 const SHOTS = path.join(REPO_ROOT, 'test-output', 'screenshots');
 
-const TASK = 'TASK-GROUP make a.txt good';
-
-/** Attempt k writes `word` into a.txt, then says it is done. runs.verify passes only on "good". */
-const writes = (k: number, word: string) => [
-  {
-    when: { anyText: `attempt ${k} of 2`, turn: 0 },
-    reply: (r: RequestView) =>
-      tool('Write', { file_path: path.join(r.workingDirectory!, 'a.txt'), content: `${word}\n` }),
-  },
-  { when: { anyText: `attempt ${k} of 2` }, reply: text('Done.') },
-];
+const TASK = 'TASK-GROUP-WEB set x';
 
 /**
- * Issue 31, the web UI: a group's attempts side by side (verdicts, cost, diffs, in the ranking's
- * order), the one the person picks merged through the page (the others set aside), the runs list's
- * one row, the new-run form's Attempts; and every refusal of the group API logged. One project, one
- * group of two real fix runs against the real Claude Code and the scripted model: attempt 1 fails
- * runs.verify, attempt 2 passes.
+ * Issue 31, the web UI: the new-run form starts a group (Attempts 2); its page shows the attempts
+ * side by side (verdicts, cost, diffs, in the ranking's order) while they run and after; the one the
+ * person picks is merged through the page and the other set aside; the runs list shows the group as
+ * one row; every refusal of the group API is logged. One project, one real group (`fix --attempts
+ * 2 --detach`, started by the page) against the real Claude Code and the scripted model: attempt 1
+ * fails runs.verify, attempt 2 passes.
  */
 describe('a group in the page', () => {
   let p: Project;
@@ -52,56 +41,44 @@ describe('a group in the page', () => {
   beforeAll(async () => {
     if (!CHROMIUM)
       throw new Error('no Chromium: apt-get install -y chromium (.ci/run does), or set CHROMIUM_PATH');
-    p = await project({ files: { 'a.txt': 'a\n', 'check.sh': 'grep -q good a.txt\n' } });
-    fs.writeFileSync(path.join(p.repo.dir, 'agentbox.yaml'), 'runs:\n  verify: sh check.sh\n');
-    p.server.setRules([...writes(1, 'bad'), ...writes(2, 'good')]);
+    p = await project({ files: GROUP_FILES });
+    p.server.setRules(attemptRules(TASK, ['fail', 'pass']));
     ui = await startUi(p.repo.dir, p.env);
     browser = await chromium.launch({ executablePath: CHROMIUM!, args: ['--no-sandbox'] });
     const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
     page = await context.newPage();
     await page.goto(ui.loginUrl);
     await page.getByRole('heading', { name: 'Runs' }).waitFor();
-    group = await startGroup();
-  }, 240_000);
+  }, 60_000);
   afterAll(async () => {
+    if (group.name && readGroupFiles(p.repo.dir, group.name).state.status === 'ACTIVE')
+      await p.agentbox(['stop', group.id]);
     await browser?.close();
     await ui?.stop();
     await p?.cleanup();
   });
 
-  /**
-   * The group, made of two real fix runs. NOTE: until the group runner (`fix --attempts`) is on
-   * main, the two attempts are started one by one and joined in a group folder here.
-   */
-  async function startGroup() {
-    const ledger = openLedger(p.repo.dir);
-    const g = await createGroup(ledger, {
-      task: TASK,
-      attempts: 2,
-      models: null,
-      maxParallel: 2,
-      firstPass: false,
-      maxCostUsd: null,
-      repoShaStart: 'x',
+  it('the new-run form: Attempts 2 shows the group fields, and Start starts a group and opens its page', async () => {
+    await page.goto(`${ui.url}/#/new`);
+    await page.locator('#new-run').waitFor();
+    expect(await page.locator('#group-fields').isVisible()).toBe(false);
+    await page.getByLabel('Attempts').fill('2');
+    expect(await page.locator('#group-fields').isVisible()).toBe(true);
+    const found = await axeLightAndDark(page);
+    expect(found, found.join('\n')).toEqual([]);
+    await page.getByLabel('Task').fill(TASK);
+    await page.getByRole('button', { name: 'Start' }).click();
+    await page.waitForURL(/#\/group\/[0-9a-f]{6}$/, { timeout: 30_000 });
+    group = { name: groupOfTask(p.repo.dir, TASK), id: page.url().slice(-6) };
+    expect(group.name.endsWith(group.id)).toBe(true);
+    expect(readGroupFiles(p.repo.dir, group.name).meta).toMatchObject({ attempts: 2, task: TASK });
+    // Drawn while it runs, then in place as the attempts end: both cards, the group's status last.
+    await page.locator('article.attempt').nth(1).waitFor({ timeout: 30_000 });
+    await page.locator('#summary [data-status="REVIEW"]').waitFor({ timeout: 240_000 });
+    await waitFor(() => readGroupFiles(p.repo.dir, group.name).state.status === 'ENDED', 'the group to end', {
+      timeoutMs: 60_000,
     });
-    for (const k of [1, 2]) {
-      await p.agentbox(['fix', `${TASK} (attempt ${k} of 2)`]);
-      const run = p.newest();
-      // What the runner's attempt writes in its meta.yaml: the run says which group it is part of.
-      const file = path.join(p.runDir(run), 'meta.yaml');
-      const meta = YAML.parse(fs.readFileSync(file, 'utf8'));
-      meta.options = {
-        ...meta.options,
-        group: { id: g.meta.group_id, name: g.name, attempt: k, attempts: 2 },
-      };
-      fs.writeFileSync(file, YAML.stringify(meta));
-      await updateGroupState(ledger, g.name, (s) => ({
-        members: s.members.map((m) => (m.attempt === k ? { ...m, run } : m)),
-      }));
-    }
-    await updateGroupState(ledger, g.name, () => ({ status: 'ENDED', pid: null, pid_start: null }));
-    return { name: g.name, id: g.meta.group_id };
-  }
+  }, 300_000);
 
   const attempts = () =>
     JSON.parse(fs.readFileSync(path.join(p.repo.dir, '.agents', 'groups', group.name, 'state.json'), 'utf8'))
@@ -117,8 +94,8 @@ describe('a group in the page', () => {
       '1',
     ]);
     const best = cards.nth(0);
-    await best.locator('.d2h-ins', { hasText: 'good' }).first().waitFor();
-    await cards.nth(1).locator('.d2h-ins', { hasText: 'bad' }).first().waitFor();
+    await best.locator('.d2h-ins', { hasText: 'x = 42' }).first().waitFor();
+    await cards.nth(1).locator('.d2h-ins', { hasText: 'x = 2;' }).first().waitFor();
     expect(await best.locator('[data-fact="verify"]').textContent()).toBe('✓ passed');
     expect(await cards.nth(1).locator('[data-fact="verify"]').textContent()).toBe('✗ failed');
     expect(await best.locator('[data-fact="diff"]').textContent()).toBe('1 file +1 −1');
@@ -187,7 +164,7 @@ describe('a group in the page', () => {
     }
     expect((await api('/api/groups/zzzzzz/merge', { attempt: 1 })).status).toBe(404);
     expect((await api(`/api/groups/${group.id}/attempts/9/diff`)).status).toBe(404);
-    expect(a('a.txt')).toBe('a\n');
+    expect(a('src/app.ts')).toBe('export const x = 1;\n');
     const logged = fs
       .readFileSync(path.join(p.repo.dir, '.agents', 'ui', 'events.jsonl'), 'utf8')
       .trim()
@@ -224,7 +201,7 @@ describe('a group in the page', () => {
     page.once('dialog', (dialog) => void dialog.accept());
     await card.getByRole('button', { name: 'Merge this attempt' }).click();
     await page.locator('#toast', { hasText: 'merged attempt 2' }).waitFor();
-    expect(a('a.txt')).toBe('good\n');
+    expect(a('src/app.ts')).toBe('export const x = 42;\n');
     expect(p.state(runOf(2)).status).toBe('MERGED');
     const other = p.state(runOf(1));
     expect(other.status).toBe('DISCARDED');
@@ -236,7 +213,7 @@ describe('a group in the page', () => {
     });
     for (const k of [1, 2])
       expect(fs.readFileSync(path.join(groupDir, 'patches', `agent_${k}.patch`), 'utf8')).toContain(
-        k === 2 ? '+good' : '+bad',
+        k === 2 ? '+export const x = 42;' : '+export const x = 2;',
       );
     await page.locator('#merged').waitFor();
     expect(await page.getByRole('button', { name: /^Merge this attempt/ }).count()).toBe(0);
@@ -252,23 +229,8 @@ describe('a group in the page', () => {
     const twice = await api(`/api/groups/${group.id}/merge`, { attempt: 1, force: true });
     expect(twice.status).toBe(409);
     expect(twice.json().error).toContain('is merged already (attempt 2)');
-    expect(a('a.txt')).toBe('good\n');
+    expect(a('src/app.ts')).toBe('export const x = 42;\n');
   }, 60_000);
-
-  it('the new-run form: Attempts 2 shows the group fields and starts a group', async () => {
-    await page.goto(`${ui.url}/#/new`);
-    await page.locator('#new-run').waitFor();
-    expect(await page.locator('#group-fields').isVisible()).toBe(false);
-    await page.getByLabel('Attempts').fill('2');
-    await page.getByLabel('Models').waitFor();
-    expect(await page.locator('#group-fields').isVisible()).toBe(true);
-    const found = await axeLightAndDark(page);
-    expect(found, found.join('\n')).toEqual([]);
-    await page.getByLabel('Task').fill(`${TASK} from the form`);
-    await page.getByRole('button', { name: 'Start' }).click();
-    // NOTE: until the group runner is on main, the server says it cannot start a group yet.
-    await page.locator('.error-slot', { hasText: 'cannot start a group yet' }).waitFor();
-  });
 
   it('no process is left behind', async () => {
     await browser.close();

@@ -152,6 +152,8 @@ describe('pure readers', () => {
   it('the one line of a group', () => expect(groupLabel(4, 2, 0.3125)).toBe('fix ×4 · 2 passed · $0.31'));
 });
 
+const RUN_OPTIONS = { timeout_ms: 60_000, supervisor: 'off', max_iterations: 5, model: null };
+
 const PATCH = 'diff --git a/a.txt b/a.txt\n--- a/a.txt\n+++ b/a.txt\n@@ -1 +1,2 @@\n-a\n+b\n+c\n';
 
 async function attempt(
@@ -200,6 +202,7 @@ describe('GET /api/groups/<group> and the runs list, against a ledger', () => {
       firstPass: false,
       maxCostUsd: null,
       repoShaStart: 'abc',
+      runOptions: RUN_OPTIONS,
       now: new Date('2026-11-27T05:00:00Z'),
     });
     const group = { name: g.name, id: g.meta.group_id };
@@ -276,6 +279,7 @@ describe('POST /api/groups/<group>/merge refuses what the gate cannot take', () 
       firstPass: false,
       maxCostUsd: null,
       repoShaStart: 'abc',
+      runOptions: RUN_OPTIONS,
     });
     const group = { name: g.name, id: g.meta.group_id };
     await attempt(ledger, group, 1, { status: 'ACTIVE' }, '2026-11-27T05:00:01Z');
@@ -312,6 +316,7 @@ describe('a group folder that names a run that is not its own (a hand edit, a fe
       firstPass: false,
       maxCostUsd: null,
       repoShaStart: 'abc',
+      runOptions: RUN_OPTIONS,
     });
     const group = { name: g.name, id: g.meta.group_id };
     await attempt(ledger, group, 1, { status: 'ABORTED' }, '2026-11-27T05:00:01Z');
