@@ -4,7 +4,6 @@ import { startGroup } from '../group/start.js';
 import type { RunOptions } from '../run/start.js';
 import { HttpError } from './http.js';
 
-
 /** What `POST /api/runs` asks beyond a plain run when it starts a group. */
 export interface GroupAsk {
   readonly attempts: number;

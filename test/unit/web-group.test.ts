@@ -3,6 +3,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createGroup, updateGroupState } from '../../src/group/store.js';
 import { createRun, type Ledger, type RunState, readState, updateState } from '../../src/ledger/index.js';
+import { LedgerWatcher } from '../../src/web/events.js';
 import { diffStat, refusalCount } from '../../src/web/group-facts.js';
 import { attemptNumber, mergeGroupAction } from '../../src/web/group-merge.js';
 import { type RankFacts, rankAttempts } from '../../src/web/group-rank.js';
@@ -346,3 +347,40 @@ describe('a group folder that names a run that is not its own (a hand edit, a fe
     expect(readState(mine.dir)?.status).toBe('REVIEW');
   });
 });
+
+describe("the page's live updates", () => {
+  it("a change of a group's own state.json (halted, ended, merged) is a change for the page", async () => {
+    const { ledger } = ledgerRepo();
+    const g = await createGroup(ledger, {
+      task: 'make it so',
+      attempts: 2,
+      models: null,
+      maxParallel: 1,
+      firstPass: true,
+      maxCostUsd: null,
+      repoShaStart: 'abc',
+      runOptions: RUN_OPTIONS,
+    });
+    const watcher = new LedgerWatcher(ledger, 20);
+    const changes: unknown[] = [];
+    const stop = watcher.subscribe((c) => changes.push(c));
+    try {
+      await new Promise((resolve) => setTimeout(resolve, 60));
+      expect(changes).toEqual([]);
+      await updateGroupState(ledger, g.name, () => ({
+        halted: { reason: 'first_pass', detail: 'attempt 1 passed', at: new Date().toISOString() },
+      }));
+      await waitUntil(() => changes.length > 0);
+      expect(changes).toEqual([{ run: null }]);
+    } finally {
+      stop();
+    }
+  });
+});
+
+async function waitUntil(ok: () => boolean, ms = 2000): Promise<void> {
+  for (const end = Date.now() + ms; !ok(); ) {
+    if (Date.now() > end) throw new Error('timed out');
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
