@@ -63,7 +63,7 @@ export async function showGroup(id, redraw) {
     h(
       'div',
       { class: 'attempts', id: 'attempts' },
-      group.attempts.map((a, i) => attemptCard(group, a, i + 1, redraw)),
+      group.attempts.map((a) => attemptCard(group, a, redraw)),
     ),
   ]);
 }
@@ -75,17 +75,12 @@ function groupNotes(group) {
     notes.push(h('p', { class: 'panel', id: 'merged' }, `Merged attempt ${merged.attempt} (${merged.run}).`));
   if (halted)
     notes.push(h('p', { class: 'panel warn', id: 'halted' }, `Halted (${halted.reason}): ${halted.detail}`));
-  const { reasons, tied } = group.ranking;
+  const { why, tie } = group.ranking;
   notes.push(
     h(
-      'details',
-      { id: 'ranking' },
-      h('summary', {}, tied ? 'Ranking: the best attempts tie — pick one' : 'Ranking: why this order'),
-      h(
-        'ul',
-        {},
-        reasons.map((r) => h('li', {}, r)),
-      ),
+      'p',
+      { id: 'ranking', class: tie.length ? 'panel' : 'muted' },
+      tie.length ? `The best attempts tie — pick one: ${why}` : `Ranked: ${why}`,
     ),
   );
   return notes;
@@ -103,8 +98,8 @@ function statText(stat) {
   return `${stat.files} file${stat.files === 1 ? '' : 's'} +${stat.insertions} −${stat.deletions}`;
 }
 
-/** One attempt's card: its facts, its merge button, its diff. `rank`: its place, best first. */
-function attemptCard(group, a, rank, redraw) {
+/** One attempt's card: its place in the ranking and why, its facts, its merge button, its diff. */
+function attemptCard(group, a, redraw) {
   const title = `attempt-${a.attempt}-title`;
   const facts = [
     ['Model', a.model ?? 'default'],
@@ -112,13 +107,13 @@ function attemptCard(group, a, rank, redraw) {
     ['Violations', String(a.violations)],
     ['Refusals', String(a.refusals)],
     ['Cost', `${a.estimated ? '≈' : ''}${usd(a.cost_usd)}`],
-    ['Duration', a.started ? seconds(a.duration_ms) : '—'],
+    ['Duration', a.duration_ms === null ? '—' : seconds(a.duration_ms)],
     ['Diff', statText(a.stat)],
   ];
   return h(
     'article',
     {
-      class: `attempt${a.passed ? ' passed' : ''}`,
+      class: `attempt${a.verified === true ? ' passed' : ''}`,
       'data-key': `attempt-${a.attempt}`,
       'data-attempt': a.attempt,
       'aria-labelledby': title,
@@ -126,7 +121,7 @@ function attemptCard(group, a, rank, redraw) {
     h(
       'h2',
       { id: title },
-      `#${rank} · Attempt ${a.attempt} `,
+      `#${a.place} · Attempt ${a.attempt} `,
       a.started ? badge(a.status) : h('span', { class: 'badge' }, 'waiting'),
     ),
     h(
@@ -134,6 +129,7 @@ function attemptCard(group, a, rank, redraw) {
       { class: 'facts' },
       facts.flatMap(([k, v]) => [h('dt', {}, k), h('dd', { 'data-fact': k.toLowerCase() }, v)]),
     ),
+    h('p', { class: 'muted reason' }, a.reason),
     a.not_passing ? h('p', { class: 'warn-text' }, notPassingText(a.not_passing)) : null,
     a.id ? h('p', {}, h('a', { href: `#/run/${a.id}` }, `Open run ${a.id}`)) : null,
     mergeBlock(group, a, redraw),

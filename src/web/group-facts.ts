@@ -3,18 +3,10 @@ import path from 'node:path';
 import { gateOf, type NotPassing } from '../gate/merge-gate.js';
 import type { Attempt } from '../group/attempts.js';
 import { EventLog } from '../ledger/events.js';
-import { runCost } from '../ledger/index-log.js';
-import type { RunState, RunStatus } from '../ledger/types.js';
-import type { RankFacts } from './group-rank.js';
 
-/** One attempt as the group page shows it: its run's verdicts, cost, time and diff size. */
-export interface AttemptFacts extends RankFacts {
-  readonly model: string | null;
-  /** The run's folder name and short id; null: it has not started. */
-  readonly run: string | null;
-  readonly id: string | null;
-  readonly status: RunStatus | null;
-  readonly cost_usd: number;
+/** What the group page shows of an attempt beyond the ranking's facts (src/group/rank-facts.ts). */
+export interface AttemptExtras {
+  readonly started: boolean;
   /** Part of the cost is agentbox's estimate (a process still runs). */
   readonly estimated: boolean;
   readonly started_at: string | null;
@@ -48,13 +40,6 @@ export function diffStat(patch: string): DiffStat {
   return { files, insertions, deletions };
 }
 
-/** The refusals in a run's events (the guard, claude, the sandbox, the human gate). Pure. */
-export function refusalCount(events: readonly Record<string, unknown>[]): number {
-  return events.filter(
-    (e) => e.event === 'human_gate_refused' || e.event === 'refused' || e.decision === 'deny',
-  ).length;
-}
-
 /** The patch is read for its stat up to this size; a larger one has no stat here. */
 const STAT_MAX = 5 * 1024 * 1024;
 
@@ -68,43 +53,17 @@ function patchStat(dir: string): DiffStat | null {
   }
 }
 
-/**
- * The attempt ended with changes and no check failed: the merge gate's "passing", read from the
- * state alone so it holds after the merge too (the taken attempt is MERGED, the others DISCARDED).
- */
-function passedChecks(state: RunState | null): boolean {
-  if (!state || !['REVIEW', 'MERGED', 'DISCARDED'].includes(state.status)) return false;
-  return state.failure === null && state.output?.verified !== false && state.setup?.ok !== false;
-}
-
-/** What the page and the ranking read of one attempt, from its run's files. */
-export function attemptFacts(attempt: Attempt, now = Date.now()): AttemptFacts {
+/** What the page shows of one attempt beyond the ranking, from its run's files. */
+export function attemptExtras(attempt: Attempt): AttemptExtras {
   const run = attempt.run;
   const state = run?.state ?? null;
-  const events = run ? new EventLog(run.dir).read() : [];
-  const stat = run ? patchStat(run.dir) : null;
-  const started = state ? Date.parse(state.started_at) : Number.NaN;
-  const ended = state?.ended_at ? Date.parse(state.ended_at) : now;
-  const gate = run ? gateOf(run, events) : null;
   return {
-    attempt: attempt.attempt,
-    model: state?.model_used ?? attempt.model,
-    run: attempt.name,
-    id: run?.meta.run_id ?? null,
-    status: state?.status ?? null,
     started: attempt.name !== null,
-    passed: passedChecks(state),
-    verified: state?.output?.verified ?? null,
-    violations: state?.output?.violations ?? 0,
-    refusals: refusalCount(events),
-    diff_lines: stat ? stat.insertions + stat.deletions : 0,
-    cost_usd: runCost(state?.usage) ?? 0,
     estimated: Boolean(state?.usage?.agent?.estimated || state?.usage?.supervisor?.estimated),
-    duration_ms: Number.isNaN(started) ? 0 : Math.max(0, ended - started),
     started_at: state?.started_at ?? null,
     ended_at: state?.ended_at ?? null,
-    stat,
-    not_passing: gate,
+    stat: run ? patchStat(run.dir) : null,
+    not_passing: run ? gateOf(run, new EventLog(run.dir).read()) : null,
     failure: state?.failure ? `${state.failure.kind}: ${state.failure.message}` : null,
   };
 }

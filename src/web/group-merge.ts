@@ -1,13 +1,9 @@
-import fs from 'node:fs';
-import path from 'node:path';
+import { AgentboxError } from '../errors.js';
 import { assertHuman } from '../gate/gate.js';
-import { discardRun } from '../gate/merge.js';
-import { type GroupDetails, groupDir, updateGroupState } from '../group/store.js';
-import { PATCHES_DIR } from '../group/types.js';
+import { attemptToMerge, settleGroup } from '../group/merge.js';
 import { EventLog } from '../ledger/events.js';
-import { writeAtomic } from '../util/fs.js';
 import { type ActionContext, domain, mergeAction } from './actions.js';
-import { groupNamed, ownAttempts } from './groups.js';
+import { foreignMembers, groupNamed } from './groups.js';
 import { HttpError } from './http.js';
 
 /** `attempt` of a request body: a whole number from 1 to the group's N, else a 400 naming it. */
@@ -21,72 +17,42 @@ export function attemptNumber(body: Record<string, unknown>, attempts: number): 
   return raw;
 }
 
-/** Why the group cannot be merged now (the gate decided, or an attempt still runs), or null. */
-function groupProblem(group: GroupDetails, running: readonly string[]): string | null {
-  const { status, merged } = group.state;
-  if (status === 'MERGED') return `group ${group.name} is merged already (attempt ${merged?.attempt ?? '?'})`;
-  if (status === 'DISCARDED') return `group ${group.name} was discarded`;
-  if (running.length > 0)
-    return `group ${group.name} is still running (${running.join(', ')}): wait for it, or stop it first (agentbox stop ${group.meta.group_id})`;
-  return null;
+/** A refusal of `merge <group> --attempt k`'s checks: the group's state, so a 409 (with its hint). */
+function conflict(work: () => ReturnType<typeof attemptToMerge>) {
+  try {
+    return work();
+  } catch (error) {
+    if (!(error instanceof AgentboxError)) throw error;
+    throw new HttpError(409, error.message, {
+      code: 'MERGE_REFUSED',
+      ...(error.hint ? { hint: error.hint } : {}),
+    });
+  }
 }
 
 /**
- * `POST /api/groups/<group>/merge {attempt, commit?, acknowledged?, force?}`: attempt k's run goes
- * through the run merge's every check (src/web/actions.ts mergeAction: the human gate, a run that
- * did not pass, sensitive changes, conflicts), then the others are set aside. A refusal is logged in
- * the attempt's events (merge_refused) or, for the group itself, answered and logged by the server.
+ * `POST /api/groups/<group>/merge {attempt, commit?, acknowledged?, force?}`: `agentbox merge
+ * <group> --attempt k` with the page's confirmation — the group's checks (src/group/merge.ts: not
+ * decided, nothing running, attempt k in REVIEW), then attempt k's run through the run merge's
+ * every check (mergeAction: the human gate, a run that did not pass, sensitive changes, conflicts),
+ * then the group settled (the others discarded, every patch kept, the group MERGED).
  */
 export async function mergeGroupAction(ac: ActionContext, ref: string, body: Record<string, unknown>) {
   await domain(async () => assertHuman(ac.env, 'merge', ac.root));
   const group = groupNamed(ac.ledger, ref);
   const k = attemptNumber(body, group.meta.attempts);
-  const attempts = ownAttempts(ac.ledger, group);
-  const running = attempts
-    .filter((a) => a.run?.state?.status === 'ACTIVE')
-    .map((a) => `attempt ${a.attempt}`);
-  const problem = groupProblem(group, running);
-  if (problem) throw new HttpError(409, problem, { code: 'MERGE_REFUSED' });
-  const picked = attempts.find((a) => a.attempt === k);
-  if (!picked?.run)
-    throw new HttpError(409, `attempt ${k} of ${group.name} never started: nothing to merge`, {
-      code: 'MERGE_REFUSED',
-    });
-  const merged = await mergeAction(ac, picked.run.name, body);
-  new EventLog(picked.run.dir).append({ event: 'group_merged', group: group.name, attempt: k, by: 'ui' });
-  const others = await settleGroup(ac, group, k, picked.run.name);
-  return { group: group.name, attempt: k, ...merged, discarded: others };
-}
-
-/**
- * After attempt `k` is merged: every attempt's patch is kept in the group's folder, the others'
- * worktrees and branches go, and the group is MERGED. NOTE: the one stand-in for
- * `agentbox merge <group> --attempt k`'s own ending (src/group/merge*.ts, being written): once it is
- * on main, this function calls it instead.
- */
-async function settleGroup(
-  ac: ActionContext,
-  group: GroupDetails,
-  k: number,
-  run: string,
-): Promise<string[]> {
-  const discarded: string[] = [];
-  const patches = path.join(groupDir(ac.ledger, group.name), PATCHES_DIR);
-  fs.mkdirSync(patches, { recursive: true });
-  for (const a of ownAttempts(ac.ledger, group)) {
-    if (!a.run) continue;
-    const patch = path.join(a.run.dir, 'changes.patch');
-    const kept = path.join(patches, `agent_${a.attempt}.patch`);
-    if (fs.existsSync(patch) && !fs.existsSync(kept)) await writeAtomic(kept, fs.readFileSync(patch));
-    if (a.attempt === k || a.run.state?.status === 'DISCARDED') continue;
-    await discardRun(ac.root, a.run);
-    discarded.push(a.run.name);
-  }
-  const at = new Date().toISOString();
-  await updateGroupState(ac.ledger, group.name, () => ({
-    status: 'MERGED',
-    merged: { attempt: k, run, at },
-    ended_at: at,
-  }));
-  return discarded;
+  // NOTE: settling discards every run the group folder names: one that is not the group's own
+  // attempt (a hand edit, a fetched group naming the person's run) stops the merge first.
+  const foreign = foreignMembers(ac.ledger, group);
+  if (foreign.length > 0)
+    throw new HttpError(
+      409,
+      `group ${group.name} names run(s) that are not its attempts: ${foreign.join(', ')} — nothing was merged`,
+      { code: 'MERGE_REFUSED', hint: `look at ${group.dir}/state.json; merge the run you want by itself` },
+    );
+  const run = conflict(() => attemptToMerge(ac.root, ac.ledger, group, k));
+  const merged = await mergeAction(ac, run.name, body);
+  new EventLog(run.dir).append({ event: 'group_merged', group: group.name, attempt: k, by: 'ui' });
+  const settled = await domain(() => settleGroup(ac.root, ac.ledger, group, { attempt: k, run: run.name }));
+  return { group: group.name, attempt: k, ...merged, discarded: settled.discarded, failed: settled.failed };
 }

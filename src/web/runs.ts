@@ -1,18 +1,18 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { parseStreamLine } from '../claude/stream.js';
+import { type GroupSummary, isGroupRow, listStatusRows } from '../group/status-rows.js';
 import { type Ledger, readMeta, readState } from '../ledger/index.js';
 import { runCost } from '../ledger/index-log.js';
-import { listRuns, type RunSummary } from '../ledger/list.js';
-import { compareRuns } from '../ledger/order.js';
+import type { RunSummary } from '../ledger/list.js';
 import { RUN_STATUSES, RUN_TYPES } from '../ledger/types.js';
 import { toolTarget } from '../present/live.js';
-import { type GroupRow, groupRows } from './groups.js';
+import { withLabel } from './groups.js';
 import { HttpError } from './http.js';
 
 /** What `GET /api/runs` answers: a page of runs, newest first, and how many match. */
 export interface RunsPage {
-  readonly runs: readonly (RunSummary & { readonly now?: Activity | null })[];
+  readonly runs: readonly ((RunSummary & { readonly now?: Activity | null }) | GroupSummary)[];
   readonly total: number;
   readonly offset: number;
   readonly limit: number;
@@ -62,11 +62,9 @@ export function runsPage(ledger: Ledger, params: URLSearchParams): RunsPage {
   const type = oneOf(params, 'type', RUN_TYPES);
   const q = (params.get('q') ?? '').trim().toLowerCase();
   const filtered = status !== null || type !== null || q !== '';
-  const groups = groupRows(ledger);
-  // A group is one row: its attempts' rows are left out, so as many more runs are read.
-  const listed = listRuns(ledger, filtered ? {} : { limit: offset + limit + groups.attemptRuns.size });
-  const runs = withGroups(listed.runs, listed.runs.length >= listed.total, groups);
-  const total = listed.total - groups.attemptRuns.size + groups.rows.length;
+  // A group is one row, its attempts are not listed (src/group/status-rows.ts, as `agentbox status`).
+  const { rows, total } = listStatusRows(ledger, filtered ? {} : { limit: offset + limit });
+  const runs = rows.map((row) => (isGroupRow(row) ? withLabel(row) : row));
   const matching = filtered
     ? runs.filter(
         (r) =>
@@ -77,23 +75,8 @@ export function runsPage(ledger: Ledger, params: URLSearchParams): RunsPage {
     : runs;
   const page = matching
     .slice(offset, offset + limit)
-    .map((run) => (run.status === 'ACTIVE' && !('group' in run) ? live(ledger, run) : run));
+    .map((run) => (run.status === 'ACTIVE' && !isGroupRow(run) ? live(ledger, run) : run));
   return { runs: page, total: filtered ? matching.length : total, offset, limit };
-}
-
-/**
- * The runs but a group's attempts, and each group's row in its place by its start. When `runs` is
- * the newest runs only, a group older than the oldest of them waits for a later page.
- */
-function withGroups(
-  runs: readonly RunSummary[],
-  complete: boolean,
-  groups: { rows: readonly GroupRow[]; attemptRuns: ReadonlySet<string> },
-): (RunSummary | GroupRow)[] {
-  const own = runs.filter((r) => !groups.attemptRuns.has(r.name));
-  const oldest = own.at(-1);
-  const rows = groups.rows.filter((g) => complete || oldest === undefined || compareRuns(g, oldest) <= 0);
-  return [...own, ...rows].sort(compareRuns);
 }
 
 /**

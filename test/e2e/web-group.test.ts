@@ -100,11 +100,13 @@ describe('a group in the page', () => {
     expect(await cards.nth(1).locator('[data-fact="verify"]').textContent()).toBe('✗ failed');
     expect(await best.locator('[data-fact="diff"]').textContent()).toBe('1 file +1 −1');
     expect(await best.locator('[data-fact="cost"]').textContent()).toMatch(/^\$\d/);
-    expect(await page.locator('#ranking li').first().textContent()).toBe('attempt 2 before 1: it passed');
+    expect(await page.locator('#ranking').textContent()).toMatch(/^Ranked: 1st: attempt 2 — /);
+    expect(await best.locator('.reason').textContent()).toMatch(/^passed runs\.verify; /);
     // Side by side at 1280 px: the two cards share a row.
     const [one, two] = await cards.evaluateAll((els) => els.map((e) => e.getBoundingClientRect().top));
     expect(one).toBe(two);
-    expect(await page.getByRole('button', { name: /^Merge this attempt/ }).count()).toBe(2);
+    // Only an attempt in REVIEW is offered, as merge <group> --attempt k takes only those.
+    expect(await page.getByRole('button', { name: /^Merge this attempt/ }).count()).toBe(1);
     const found = await axeLightAndDark(page);
     expect(found, found.join('\n')).toEqual([]);
     await page.screenshot({ path: path.join(SHOTS, 'group-1280.png'), fullPage: true });
@@ -114,7 +116,9 @@ describe('a group in the page', () => {
     await page.goto(`${ui.url}/#/`);
     const row = page.locator(`tr[data-group="${group.name}"]`);
     await row.waitFor();
-    expect(await row.locator('.group-label').textContent()).toMatch(/^fix ×2 · 1 passed · \$\d+\.\d\d$/);
+    expect(await row.locator('.group-label').textContent()).toMatch(
+      /^fix ×2 · 1 passed · 1 failed · \$\d+\.\d\d$/,
+    );
     for (const k of [1, 2]) expect(await page.locator(`tr[data-run="${runOf(k)}"]`).count()).toBe(0);
     await row.click();
     await page.waitForURL(new RegExp(`#/group/${group.id}$`));
@@ -228,7 +232,7 @@ describe('a group in the page', () => {
     // Without the key, the gate itself refuses a second merge, and says why.
     const twice = await api(`/api/groups/${group.id}/merge`, { attempt: 1, force: true });
     expect(twice.status).toBe(409);
-    expect(twice.json().error).toContain('is merged already (attempt 2)');
+    expect(twice.json().error).toContain(`is already merged (attempt 2, run ${runOf(2)})`);
     expect(a('src/app.ts')).toBe('export const x = 42;\n');
   }, 60_000);
 

@@ -4,56 +4,13 @@ import { describe, expect, it } from 'vitest';
 import { createGroup, updateGroupState } from '../../src/group/store.js';
 import { createRun, type Ledger, type RunState, readState, updateState } from '../../src/ledger/index.js';
 import { LedgerWatcher } from '../../src/web/events.js';
-import { diffStat, refusalCount } from '../../src/web/group-facts.js';
+import { diffStat } from '../../src/web/group-facts.js';
 import { attemptNumber, mergeGroupAction } from '../../src/web/group-merge.js';
-import { type RankFacts, rankAttempts } from '../../src/web/group-rank.js';
 import { groupAsk } from '../../src/web/group-start.js';
-import { groupDetail, groupLabel } from '../../src/web/groups.js';
+import { groupDetail } from '../../src/web/groups.js';
 import { HttpError } from '../../src/web/http.js';
 import { runsPage } from '../../src/web/runs.js';
 import { ENVELOPE, ledgerRepo } from './fixtures/ledger.js';
-
-const facts = (attempt: number, over: Partial<RankFacts> = {}): RankFacts => ({
-  attempt,
-  started: true,
-  passed: true,
-  verified: true,
-  violations: 0,
-  refusals: 0,
-  diff_lines: 10,
-  cost_usd: 0.1,
-  duration_ms: 1000,
-  ...over,
-});
-
-describe('the group ranking (web/group.js order)', () => {
-  it.each([
-    [
-      'a passing attempt first',
-      [facts(1, { passed: false, verified: false }), facts(2)],
-      [2, 1],
-      'it passed',
-    ],
-    ['verify passed before not run', [facts(1, { verified: null }), facts(2)], [2, 1], 'runs.verify passed'],
-    ['fewer violations', [facts(1, { violations: 2 }), facts(2)], [2, 1], 'fewer contract violations'],
-    ['fewer refusals', [facts(1, { refusals: 1 }), facts(2)], [2, 1], 'fewer refusals'],
-    ['a smaller diff', [facts(1, { diff_lines: 50 }), facts(2)], [2, 1], 'a smaller diff'],
-    ['cheaper', [facts(1, { cost_usd: 0.5 }), facts(2)], [2, 1], 'it cost less'],
-    ['faster', [facts(1, { duration_ms: 5000 }), facts(2)], [2, 1], 'it took less time'],
-    [
-      'a started one before a waiting one',
-      [facts(1, { started: false, passed: false }), facts(2)],
-      [2, 1],
-      'it started',
-    ],
-    ['a tie keeps the order', [facts(1), facts(2)], [1, 2], 'tie'],
-  ])('%s', (_, input, order, why) => {
-    const ranking = rankAttempts(input);
-    expect(ranking.order).toEqual(order);
-    expect(ranking.reasons[0]).toContain(why);
-    expect(ranking.tied).toBe(why === 'tie');
-  });
-});
 
 describe("POST /api/runs's group fields", () => {
   const bad = (body: Record<string, unknown>) => {
@@ -140,17 +97,6 @@ describe('pure readers', () => {
     ].join('\n');
     expect(diffStat(patch)).toEqual({ files: 2, insertions: 3, deletions: 1 });
   });
-  it('refusalCount counts the guard, claude, the sandbox and the gate', () => {
-    expect(
-      refusalCount([
-        { event: 'refused', source: 'sandbox' },
-        { event: 'human_gate_refused' },
-        { event: 'PreToolUse', decision: 'deny' },
-        { event: 'PreToolUse', decision: 'allow' },
-      ]),
-    ).toBe(3);
-  });
-  it('the one line of a group', () => expect(groupLabel(4, 2, 0.3125)).toBe('fix ×4 · 2 passed · $0.31'));
 });
 
 const RUN_OPTIONS = { timeout_ms: 60_000, supervisor: 'off', max_iterations: 5, model: null };
@@ -225,37 +171,40 @@ describe('GET /api/groups/<group> and the runs list, against a ledger', () => {
 
     const detail = groupDetail(ledger, g.meta.group_id);
     expect(detail.attempts.map((a) => a.attempt)).toEqual([2, 1, 3]);
-    expect(detail.ranking.reasons).toEqual([
-      'attempt 2 before 1: it passed',
-      'attempt 1 before 3: it started',
-    ]);
+    expect(detail.ranking).toMatchObject({ best: 2, tie: [] });
+    expect(detail.ranking.why).toMatch(/^1st: attempt 2 — /);
     expect(detail.attempts[0]).toMatchObject({
       run: best.name,
-      passed: true,
+      place: 1,
       verified: true,
-      model: 'sonnet',
+      model: 'claude-sonnet-4-5',
       stat: { files: 1, insertions: 2, deletions: 1 },
       mergeable: true,
     });
     expect(detail.attempts[1]).toMatchObject({ verified: false, violations: 1, mergeable: true });
     expect(detail.attempts[2]).toMatchObject({ run: null, started: false, mergeable: false, model: 'opus' });
     expect(detail.status).toBe('REVIEW');
-    expect(detail.label).toBe('fix ×3 · 1 passed · $0.30');
+    expect(detail.label).toBe('fix ×3 · 1 passed · 1 failed · $0.30');
     expect(groupDetail(ledger, g.name).id).toBe(g.meta.group_id);
     expect(() => groupDetail(ledger, 'fffffe')).toThrow(HttpError);
 
     const page = runsPage(ledger, new URLSearchParams());
     expect(page.total).toBe(2);
     expect(page.runs.map((r) => r.type)).toEqual(['scout', 'fix']);
-    expect(page.runs[1]).toMatchObject({ name: g.name, status: 'REVIEW', group: { attempts: 3, passed: 1 } });
+    expect(page.runs[1]).toMatchObject({
+      name: g.name,
+      status: 'REVIEW',
+      kind: 'group',
+      label: 'fix ×3 · 1 passed · 1 failed · $0.30',
+    });
     const filtered = runsPage(ledger, new URLSearchParams({ status: 'REVIEW' }));
     expect(filtered.runs.map((r) => r.name)).toEqual([g.name]);
     const paged = runsPage(ledger, new URLSearchParams({ limit: '1', offset: '1' }));
     expect(paged.runs.map((r) => r.name)).toEqual([g.name]);
-    // The row is kept between requests, and made again when an attempt's state changes.
+    // The row follows its attempts' states.
     await updateState(ledger, worse, { output: { ...passing.output } });
-    const again = runsPage(ledger, new URLSearchParams()).runs[1] as { group?: { label: string } };
-    expect(again.group?.label).toBe('fix ×3 · 2 passed · $0.30');
+    const again = runsPage(ledger, new URLSearchParams()).runs[1] as { label?: string };
+    expect(again.label).toBe('fix ×3 · 2 passed · $0.30');
   });
 });
 
@@ -285,12 +234,15 @@ describe('POST /api/groups/<group>/merge refuses what the gate cannot take', () 
     const group = { name: g.name, id: g.meta.group_id };
     await attempt(ledger, group, 1, { status: 'ACTIVE' }, '2026-11-27T05:00:01Z');
     expect(await refusal(mergeGroupAction(ac, group.id, { attempt: 1 }))).toMatch(
-      /^409 group .* is still running \(attempt 1\): wait for it, or stop it first \(agentbox stop [0-9a-f]{6}\)$/,
+      /^409 group .* is still running: attempt\(s\) 2, 3 wait their turn$/,
     );
-    const running = (await updateGroupState(ledger, g.name, () => null)).members[0]!.run!;
+    const running = (await updateGroupState(ledger, g.name, () => ({ status: 'ENDED' }))).members[0]!.run!;
     await updateState(ledger, running, { status: 'ABORTED' });
     expect(await refusal(mergeGroupAction(ac, group.id, { attempt: 3 }))).toBe(
-      `409 attempt 3 of ${g.name} never started: nothing to merge`,
+      `409 attempt 3 of group ${group.id} cannot be merged: not started (only a REVIEW attempt has changes waiting)`,
+    );
+    expect(await refusal(mergeGroupAction(ac, group.id, { attempt: 1 }))).toBe(
+      `409 attempt 1 of group ${group.id} cannot be merged: ABORTED (only a REVIEW attempt has changes waiting)`,
     );
     expect(await refusal(mergeGroupAction(ac, group.id, { attempt: 4 }))).toBe(
       '400 "attempt" must be a whole number from 1 to 3, not 4',
@@ -301,13 +253,13 @@ describe('POST /api/groups/<group>/merge refuses what the gate cannot take', () 
       merged: { attempt: 2, run: 'x', at: 'now' },
     }));
     expect(await refusal(mergeGroupAction(ac, group.id, { attempt: 1 }))).toBe(
-      `409 group ${g.name} is merged already (attempt 2)`,
+      `409 group ${g.name} is already merged (attempt 2, run x)`,
     );
   });
 });
 
 describe('a group folder that names a run that is not its own (a hand edit, a fetched group)', () => {
-  it('neither shows it, hides it from the list, nor merges or sets it aside', async () => {
+  it('does not show it as an attempt, and refuses to merge the group (which would set it aside)', async () => {
     const { repo, ledger } = ledgerRepo();
     const g = await createGroup(ledger, {
       task: 'make it so',
@@ -339,10 +291,9 @@ describe('a group folder that names a run that is not its own (a hand edit, a fe
       started: false,
       mergeable: false,
     });
-    expect(runsPage(ledger, new URLSearchParams()).runs.map((r) => r.name)).toContain(mine.name);
     const ac = { root: repo.dir, ledger, env: {} };
-    await expect(mergeGroupAction(ac, group.id, { attempt: 2, force: true })).rejects.toThrow(
-      `attempt 2 of ${g.name} never started: nothing to merge`,
+    await expect(mergeGroupAction(ac, group.id, { attempt: 1, force: true })).rejects.toThrow(
+      `group ${g.name} names run(s) that are not its attempts: ${mine.name} — nothing was merged`,
     );
     expect(readState(mine.dir)?.status).toBe('REVIEW');
   });
