@@ -25,7 +25,20 @@ export function checkGroupMeta(raw: unknown, file: string): GroupMeta {
     throw corrupt(file, '"models" is not a list of names');
   if (raw.max_cost_usd !== null && typeof raw.max_cost_usd !== 'number')
     throw corrupt(file, '"max_cost_usd" is not a number');
-  return { ...(raw as unknown as GroupMeta), type: 'fix', first_pass: raw.first_pass === true };
+  const { origin, ...rest } = raw;
+  if (
+    origin !== undefined &&
+    !(isObj(origin) && isStr(origin.remote) && isStr(origin.host) && isStr(origin.run))
+  )
+    throw corrupt(file, '"origin" is not { remote, host, run }');
+  return {
+    ...(rest as unknown as GroupMeta),
+    type: 'fix',
+    first_pass: raw.first_pass === true,
+    ...(origin === undefined
+      ? {}
+      : { origin: { remote: origin.remote, host: origin.host, run: origin.run } }),
+  } as GroupMeta;
 }
 
 function checkMember(raw: unknown, file: string): GroupMember {
