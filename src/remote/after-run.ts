@@ -17,8 +17,9 @@ export interface PushFlags {
 
 /**
  * `agentbox <scout|plan|fix|review> "<task>" --push [<remote>]`: runs the command as it is, then
- * publishes the run it created, whatever its outcome (a failed run is worth seeing too). The run
- * command is not told: its run is found as the one this process supervised (see runsStartedBy).
+ * publishes the run it created, whatever its outcome (a failed run is worth seeing too); a group
+ * (`fix --attempts N`) is published whole (pushGroupAfter). The run command is not told: its runs
+ * are found as those this process supervised (see runsStartedBy), and their groups by them.
  * A push that fails makes the command fail, after the run: a CI job must not pass silently.
  */
 export async function pushAfter<O extends PushFlags>(
