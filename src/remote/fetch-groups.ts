@@ -7,7 +7,7 @@ import { type GitCall, git } from './git.js';
 import type { Taken } from './import.js';
 import { importGroup } from './import-group.js';
 import { checkGroupPublication } from './imported-group.js';
-import { readPublications } from './read.js';
+import { MAX_GROUP_BYTES, readPublications } from './read.js';
 import { GROUPS_NS, trackingGroups } from './refs.js';
 import { logRefusal } from './refusals.js';
 import { type Registry, readRegistry, writeRegistry } from './registry.js';
@@ -120,7 +120,7 @@ async function fetchOne(
     plan.attempts.map((a) => a.commit),
   );
   const trees = plan.attempts.map((a) => ({ run: a.run, tree: made.get(a.commit)?.tree ?? '' }));
-  const attempts = await readPublications(c.call, trees);
+  const attempts = await readPublications(c.call, trees, MAX_GROUP_BYTES);
   const done = await importGroup(
     c.ledger,
     { remote: c.remote, group: ref.name, files, plan, attempts },

@@ -2,6 +2,8 @@ import { EMPTY_TREE, type GitCall, gitRaw, parseBatch, parseTreeListing } from '
 
 /** A file or a publication larger than this is not imported (a ledger entry is kilobytes). */
 export const MAX_RUN_BYTES = 64 * 1024 * 1024;
+/** A group's attempts together (up to 16 of them): what one group's fetch may hold in memory. */
+export const MAX_GROUP_BYTES = 128 * 1024 * 1024;
 
 /** A publication to read: its name (a run's or a group's) and its tree. */
 export interface Tree {
@@ -17,6 +19,8 @@ export interface Tree {
 export async function readPublications(
   call: GitCall,
   refs: readonly Tree[],
+  /** A bound on all of them together (a group's attempts): past it, none is read. */
+  total?: number,
 ): Promise<Map<string, Map<string, Buffer> | string>> {
   const input = refs.map((r) => `${EMPTY_TREE} ${r.tree}\n`).join('');
   const listing = parseTreeListing(
@@ -37,6 +41,11 @@ export async function readPublications(
       .split('\n')
       .map((l) => l.split(' ') as [string, string]),
   );
+  const all = [...wanted].reduce((sum, blob) => sum + Number(size.get(blob) ?? 0), 0);
+  if (total !== undefined && all > total) {
+    const why = `with the other attempts of its group, its files are larger than ${total / 1024 / 1024} MB`;
+    return new Map(refs.map((r) => [r.run, why]));
+  }
   const fits = (r: Tree) =>
     (listing.get(r.tree) ?? []).reduce((sum, f) => sum + Number(size.get(f.blob) ?? 0), 0) <= MAX_RUN_BYTES;
   const blobs = new Set<string>();
