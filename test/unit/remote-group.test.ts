@@ -15,6 +15,7 @@ import {
   readState,
   updateState,
 } from '../../src/ledger/index.js';
+import { readPublications } from '../../src/remote/read.js';
 import { GIT_ENV, type TestRepo, tempDir } from '../helpers/git-repo.js';
 import { type Origin, origin } from '../helpers/remote.js';
 import { ENVELOPE } from './fixtures/ledger.js';
@@ -386,5 +387,26 @@ describe('a hostile or partial group publication is refused whole, and logged', 
     expect(readGroup(laptop.ledger, mine.group.name).state.members.map((m) => m.run)).toEqual([
       mine.runs[0]!.name,
     ]);
+  });
+});
+
+describe("a group's attempts are read within one bound", () => {
+  it('past it, none of them is read', async () => {
+    world = origin({ 'src/app.ts': 'export const x = 0;\n' });
+    const repo = world.clone('reader');
+    const g = (input: string, ...args: string[]) =>
+      execFileSync('git', args, { cwd: repo.dir, input, encoding: 'utf8' }).trim();
+    const tree = (body: string) =>
+      g(`100644 blob ${g(body, 'hash-object', '-w', '--stdin')}\treport.md\n`, 'mktree');
+    const trees = [
+      { run: 'one', tree: tree('a'.repeat(60)) },
+      { run: 'two', tree: tree('b'.repeat(60)) },
+    ];
+    const call = { cwd: repo.dir, env: { ...GIT_ENV, PATH: process.env.PATH } };
+    const within = await readPublications(call, trees, 120);
+    expect(within.get('one')).toEqual(new Map([['report.md', Buffer.from('a'.repeat(60))]]));
+    const past = await readPublications(call, trees, 119);
+    expect(past.get('one')).toMatch(/with the other attempts of its group, its files are larger than/);
+    expect(past.get('two')).toMatch(/larger than/);
   });
 });
