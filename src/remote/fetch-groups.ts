@@ -57,14 +57,21 @@ async function commits(call: GitCall, ids: readonly string[]): Promise<Map<strin
   return map;
 }
 
-async function listGroupRefs(call: GitCall, prefix: string): Promise<{ name: string; commit: string }[]> {
-  const out = await git(call, ['for-each-ref', '--format=%(objectname) %(refname)', prefix]);
+interface GroupRef {
+  readonly name: string;
+  readonly commit: string;
+  /** A ref a remote may point at a tree or a blob: only a commit is a publication. */
+  readonly type: string;
+}
+
+async function listGroupRefs(call: GitCall, prefix: string): Promise<GroupRef[]> {
+  const out = await git(call, ['for-each-ref', '--format=%(objectname) %(objecttype) %(refname)', prefix]);
   return out
     .split('\n')
     .filter(Boolean)
     .map((line) => {
-      const [commit = '', ref = ''] = line.split(' ');
-      return { commit, name: ref.slice(prefix.length) };
+      const [commit = '', type = '', ref = ''] = line.split(' ');
+      return { commit, type, name: ref.slice(prefix.length) };
     });
 }
 
@@ -93,6 +100,7 @@ export async function fetchGroups(c: GroupFetchContext): Promise<GroupsFetched> 
   for (const ref of refs) {
     if (own.has(ref.name) && fs.existsSync(groupDir(c.ledger, ref.name))) (result as { own: number }).own++;
     else if (!isRunName(ref.name)) refuse(ref.name, 'not a group name');
+    else if (ref.type !== 'commit') refuse(ref.name, `its ref names a ${ref.type}, not a commit`);
     else if (registry.get(ref.name)?.commit !== ref.commit) {
       const why = await fetchOne(c, ref, result);
       if (typeof why === 'string') refuse(ref.name, why);

@@ -322,12 +322,14 @@ describe('a hostile or partial group publication is refused whole, and logged', 
     publishGroup(unparented, { parents: [aCommits[0]!] });
     const huge = '26-03-01_1000__huge__a0a0a0';
     publishGroup(huge, { patch: Buffer.alloc(65 * 1024 * 1024, 0x61) });
-    const notName = 'evil/../x';
-    g('', 'push', '--quiet', 'origin', `${aCommits[0]}:refs/agentbox/groups/${notName.replace('/../', '/')}`);
+    g('', 'push', '--quiet', 'origin', `${aCommits[0]}:refs/agentbox/groups/evil/x`);
+    // A group's ref at a blob: refused, and the fetch goes on.
+    const blobRef = '26-03-01_1000__blob__a1a1a1';
+    g('', 'push', '--quiet', 'origin', `${blob('not a commit\n')}:refs/agentbox/groups/${blobRef}`);
 
     const fetched = await laptop.agentbox('fetch');
     expect(fetched.code).toBe(0);
-    expect(fetched.stdout).toContain('8 published group(s) — 2 new, 0 updated, 6 not imported');
+    expect(fetched.stdout).toContain('9 published group(s) — 2 new, 0 updated, 7 not imported');
     const said = (name: string, why: RegExp) =>
       expect(fetched.stderr).toMatch(new RegExp(`group not imported: "${name}": ${why.source}`));
     said(outside, /a member names "\.\.\/\.\.\/\.\.\/escape__x__abcdef": not a run name/);
@@ -336,6 +338,7 @@ describe('a hostile or partial group publication is refused whole, and logged', 
     said(unparented, /attempt 2 \(.*\) is not in the publication/);
     said(huge, /its files are larger than 64 MB/);
     said('evil/x', /not a group name/);
+    said(blobRef, /its ref names a blob, not a commit/);
     // Nothing of them here: the real groups whole, and c's attempts wait for a whole group c.
     expect(listGroupNames(laptop.ledger).sort()).toEqual([a.group.name, b.group.name].sort());
     expect(fs.readdirSync(laptop.ledger.runsDir).sort()).toEqual(
@@ -351,7 +354,7 @@ describe('a hostile or partial group publication is refused whole, and logged', 
     // Every refusal is logged, with what was refused and why.
     const logged = refusals(laptop.ledger).filter((e) => e.kind === 'group');
     expect(logged.map((e) => e.name).sort()).toEqual(
-      [huge, other, outside, partial, unparented, 'evil/x'].sort(),
+      [huge, other, outside, partial, unparented, 'evil/x', blobRef].sort(),
     );
     expect(logged.every((e) => e.event === 'fetch_refused' && e.remote === 'origin' && e.why)).toBe(true);
 
@@ -360,7 +363,7 @@ describe('a hostile or partial group publication is refused whole, and logged', 
     g('', 'push', '--quiet', '--delete', 'origin', `refs/agentbox/groups/${c.group.name}`);
     expect((await attacker.agentbox('push', c.group.meta.group_id)).code).toBe(0);
     const whole = await laptop.agentbox('fetch');
-    expect(whole.stdout).toContain('1 new, 0 updated, 5 not imported');
+    expect(whole.stdout).toContain('1 new, 0 updated, 6 not imported');
     expect(readGroup(laptop.ledger, c.group.name).state.members.map((m) => m.run)).toEqual(
       c.runs.map((r) => r.name),
     );
