@@ -1,5 +1,6 @@
 import { type Command, Option } from 'commander';
 import { engines, remote } from './table-remote.js';
+import { runs } from './table-runs.js';
 import type { Lazy, Wants } from './table-types.js';
 
 /**
@@ -11,6 +12,7 @@ import type { Lazy, Wants } from './table-types.js';
 export function addCommands(program: Command, lazy: Lazy, wants: Wants): void {
   setUp(program, lazy, wants);
   runs(program, lazy, wants);
+  templatesCommands(program, lazy, wants);
   humanGate(program, lazy, wants);
   remote(program, lazy, wants);
   continueAndSteer(program, lazy, wants);
@@ -18,14 +20,6 @@ export function addCommands(program: Command, lazy: Lazy, wants: Wants): void {
   ledger(program, lazy, wants);
   engines(program, lazy, wants);
 }
-
-/** The four run types; each command module is named after its type. */
-const RUN_TYPES = {
-  scout: async () => (await import('../commands/scout.js')).scout,
-  plan: async () => (await import('../commands/plan.js')).plan,
-  fix: async () => (await import('../commands/fix.js')).fix,
-  review: async () => (await import('../commands/review.js')).review,
-};
 
 function setUp(program: Command, lazy: Lazy, wants: Wants): void {
   program.commandsGroup('Set up:');
@@ -74,37 +68,7 @@ function setUp(program: Command, lazy: Lazy, wants: Wants): void {
       .action(lazy(async () => (await import('../commands/doctor.js')).doctor));
 }
 
-function runs(program: Command, lazy: Lazy, wants: Wants): void {
-  const runCommand = (name: 'scout' | 'plan' | 'fix' | 'review', description: string, argName: string) =>
-    wants(name) &&
-    program
-      .command(name)
-      .description(description)
-      .argument(`<${argName}>`, `what the run is about, passed to Claude Code verbatim`)
-      .option('--json', 'print the outcome as JSON')
-      .option('--detach', 'return at once; the run goes on in the background')
-      .option('--model <model>', 'the model for this run (default: config claude.model)')
-      .option('--timeout <duration>', 'stop the run after this long, e.g. 45m (default: config runs.timeout)')
-      .option(
-        '--supervisor <mode>',
-        'claude | rules | off: who decides at each stop (default: config supervisor.mode)',
-      )
-      .option(
-        '--max-iterations <n>',
-        'stops before the run is ended (default: config supervisor.max_iterations)',
-      )
-      .option(
-        '--max-cost <usd>',
-        'end the run once it has cost more than this, in USD, e.g. 2.50 (default: config supervisor.max_cost)',
-      )
-      .option('--push [remote]', 'when the run ends, publish it to the git remote (default: origin)')
-      .action(lazy(RUN_TYPES[name]));
-  program.commandsGroup('Runs:');
-  runCommand('scout', 'investigate a question, read-only; the answer goes to report.md', 'question');
-  runCommand('plan', 'work out a plan, read-only; it goes to plan.md', 'goal');
-  runCommand('fix', 'change code in an isolated git worktree; the result is changes.patch', 'task');
-  runCommand('review', 'review code, read-only; the review goes to report.md', 'request');
-
+function templatesCommands(program: Command, lazy: Lazy, wants: Wants): void {
   if (!wants('templates')) return;
   const templates = program
     .command('templates')
@@ -260,6 +224,11 @@ function ledger(program: Command, lazy: Lazy, wants: Wants): void {
       .command('__exec', { hidden: true })
       .argument('<run>')
       .action(lazy(async () => (await import('../commands/exec.js')).exec));
+  if (wants('__exec-group'))
+    program
+      .command('__exec-group', { hidden: true })
+      .argument('<group>')
+      .action(lazy(async () => (await import('../commands/exec-group.js')).execGroup));
 
   if (wants('status'))
     program

@@ -8,7 +8,10 @@ import {
   stoppedLine,
   stoppingLine,
 } from '../gate/stop.js';
+import { groupOf } from '../group/open.js';
+import { stopGroup } from '../group/stop.js';
 import { controlSession } from '../interactive/control.js';
+import { runIdOf } from '../ledger/names.js';
 import { openRun } from '../run/open.js';
 import { styler } from '../util/style.js';
 
@@ -19,6 +22,17 @@ import { styler } from '../util/style.js';
  */
 export async function stop(ctx: CommandContext, ref: string, options: StopOptions): Promise<number> {
   assertHuman(ctx.env, 'stop', ctx.cwd);
+  const group = await groupOf(ctx, ref);
+  if (group) {
+    ctx.io.out(`stopping group ${group.name} …\n`);
+    const how = await stopGroup(group.ledger, group.name, options);
+    ctx.io.out(
+      how === 'ended'
+        ? `${styler(ctx.io).ok('✓')} group ${group.name} stopped\n  next: agentbox show ${runIdOf(group.name)}\n`
+        : `${styler(ctx.io).warn('!')} group ${group.name}: its process is gone; agentbox recover accounts for its attempts\n`,
+    );
+    return how === 'gone' ? 1 : 0;
+  }
   const { run } = await openRun(ctx.cwd, ref, ctx.env);
   const s = styler(ctx.io);
   if (run.meta.type === 'interactive') {

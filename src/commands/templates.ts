@@ -88,6 +88,8 @@ export async function show(ctx: CommandContext, type: string, task: string): Pro
     repo: repo.root,
     repo_name: path.basename(repo.root),
     worktree: fix ? '<worktree>' : '',
+    attempt: '1',
+    attempts: '1',
     date: new Date().toISOString().slice(0, 10),
   });
   ctx.io.out(composed.composed);

@@ -61,6 +61,7 @@ export const fileSchema = z
       notify: z.string().min(1).nullable().optional(),
       notify_timeout: duration.nullable().optional(),
       notify_bell: z.boolean().nullable().optional(),
+      max_parallel: z.number().int().min(1).max(16).nullable().optional(),
     }),
     sandbox: section({
       mode: z.enum(['required', 'off']).nullable().optional(),
@@ -170,6 +171,8 @@ export interface Config {
     readonly notify_timeout: string;
     /** Ring the terminal that started the run (BEL; OSC 9 where the terminal shows it). */
     readonly notify_bell: boolean;
+    /** `fix --attempts N`: how many attempts run at once; the rest wait their turn (--max-parallel). */
+    readonly max_parallel: number;
   };
   readonly sandbox: {
     /**
@@ -224,6 +227,7 @@ export const DEFAULT_CONFIG: Config = {
     notify: null,
     notify_timeout: '10s',
     notify_bell: true,
+    max_parallel: 4,
   },
   sandbox: { mode: 'required', allowed_domains: [], deny_read: [] },
 };

@@ -96,6 +96,8 @@ runs:
   notify_timeout: # 10s
   # Ring the terminal that started the run (a bell; a desktop notification where the terminal shows one).
   notify_bell: # true
+  # agentbox fix --attempts N: how many attempts run at once (1-16); the rest wait their turn.
+  max_parallel: # 4
 
 sandbox:
   # Every shell command of a scout, plan, review or fix run runs in Claude Code's sandbox

@@ -1,4 +1,5 @@
 import { AgentboxError } from '../errors.js';
+import { requestAttemptStop } from '../group/stop-request.js';
 import { EventLog } from '../ledger/events.js';
 import { type Failure, type RunDetails, type RunStatus, readState } from '../ledger/index.js';
 import { isAlive } from '../process/reap.js';
@@ -38,6 +39,12 @@ export async function requestStop(run: RunDetails): Promise<number> {
   }
   const pid = state.pid!;
   new EventLog(run.dir).append({ event: 'stop_requested', by: 'agentbox stop', pid });
+  // An attempt of a group shares its process with the other attempts: a signal would stop them
+  // all, so it is asked through its run folder (src/group/stop-request.ts).
+  if (state.summary?.group) {
+    requestAttemptStop(run.dir, 'agentbox stop');
+    return pid;
+  }
   // A detached worker that is still starting has no handler yet, and the signal would kill it
   // half-made: wait (a few seconds at most) until it catches the signal.
   const ready = Date.now() + 10_000;
@@ -57,7 +64,9 @@ export async function awaitStop(run: RunDetails, pid: number, options: StopOptio
       return { kind: 'ended', status: now.status, failure: now.failure };
     if (!isAlive(pid, run.state?.pid_start)) return { kind: 'gone', killed };
     if (options.force && !killed && Date.now() > killAt) {
-      process.kill(pid, 'SIGKILL');
+      // An attempt's process runs the other attempts too: only its claude is killed.
+      const claude = run.state?.summary?.group ? readState(run.dir)?.claude_pid : pid;
+      if (claude) process.kill(claude, 'SIGKILL');
       killed = true;
     }
     if (Date.now() > deadline) {

@@ -68,6 +68,7 @@ export interface CreateGroupInput {
   readonly firstPass: boolean;
   readonly maxCostUsd: number | null;
   readonly repoShaStart: string;
+  readonly runOptions: GroupMeta['run_options'];
   readonly now?: Date;
 }
 
@@ -96,6 +97,7 @@ export async function createGroup(ledger: Ledger, input: CreateGroupInput): Prom
     repo_sha_start: input.repoShaStart,
     created_at: now.toISOString(),
     agentbox_version: VERSION,
+    run_options: input.runOptions,
   };
   const at = now.toISOString();
   const state: GroupState = {

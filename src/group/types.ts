@@ -34,6 +34,14 @@ export interface GroupMeta {
   readonly agentbox_version: string;
   /** A fetched group (src/remote/): where it ran, and its name there. Absent for a group made here. */
   readonly origin?: RunOrigin;
+  /** How each attempt is started (timeout, supervisor, iterations, the --model given): a waiting
+   * attempt is created later, maybe by a detached worker, exactly as the first ones were. */
+  readonly run_options: {
+    readonly timeout_ms: number;
+    readonly supervisor: string;
+    readonly max_iterations: number;
+    readonly model: string | null;
+  };
 }
 
 /** One attempt: its run once it has started (null while it waits its turn). */
@@ -43,6 +51,8 @@ export interface GroupMember {
   readonly run: string | null;
   /** The model asked for (null: the configured default). */
   readonly model: string | null;
+  /** Why the attempt could not be started (its worktree, its run folder); it is not tried again. */
+  readonly error?: string;
 }
 
 /**

@@ -110,6 +110,8 @@ async function superviseClaude(
   harness.defer(() => clearTimeout(timeout));
   const unsubscribe = input.onInterrupt?.((by) => halt.interrupted(by));
   if (unsubscribe) harness.defer(unsubscribe);
+  const offHalt = input.onHalt?.((reason) => halt.halt(reason));
+  if (offHalt) harness.defer(offHalt);
   const exit = await child.exited;
   sink.flush();
   return { exit, sink };

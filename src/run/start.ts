@@ -28,7 +28,7 @@ import { notifyRunEnd } from './end/notify-end.js';
 import { executeRun } from './execute.js';
 
 export { type RunOptions, type StoredOptions, storedOptions } from './begin/options.js';
-export { worktreeBase } from './begin/worktree.js';
+export { addRunWorktree, worktreeBase, worktreePath } from './begin/worktree.js';
 
 /**
  * `agentbox scout|plan|fix|review "<task>"`: creates the run, gives a fix run its worktree, then
@@ -40,6 +40,25 @@ export async function startRun(
   task: string,
   options: RunOptions,
 ): Promise<number> {
+  const { rc, flags, base } = await preflight(ctx, type, task, options);
+  const fix = needsWorktree(type);
+  const run = await createHeadlessRun(ctx, rc, { type, task, base, options, flags });
+  logTrust(rc, run.dir);
+  if (fix) await addRunWorktree(rc, run, worktreePath(rc, ctx.env, run.name), base!);
+  if (options.detach) return detachRun(ctx, rc.ledger, run.name, options.json === true);
+  // The run as just created, not read back (parsing meta.yaml again cost ~8 ms before claude
+  // starts); a fix run's state has its worktree since.
+  const state = fix ? readState(run.dir) : run.state;
+  if (!state) throw new AgentboxError('RUN_NOT_FOUND', `run ${run.name} has no state.json`);
+  return runLoaded(ctx, rc, { ...run, state }, { json: options.json === true });
+}
+
+/**
+ * Everything checked before a run (or a group of attempts, src/group/) is created: the task, the
+ * repository, the configuration and the flags against it, the project's settings, the sandbox,
+ * and for a fix the trust of the project's checks. Nothing is written.
+ */
+export async function preflight(ctx: CommandContext, type: HeadlessType, task: string, options: RunOptions) {
   checkTask(task);
   const repo = await findRepo(ctx.cwd, ctx.env);
   // git answers while the configuration is read and checked (~10 ms of a scout's start).
@@ -65,15 +84,7 @@ export async function startRun(
     assertVerifyUsable(ctx.env, rc.config.sandbox, rc.config.runs.verify);
     assertVerifyUsable(ctx.env, rc.config.sandbox, rc.config.runs.setup, 'runs.setup');
   }
-  const run = await createHeadlessRun(ctx, rc, { type, task, base, options, flags });
-  logTrust(rc, run.dir);
-  if (fix) await addRunWorktree(rc, run, worktreePath(rc, ctx.env, run.name), base!);
-  if (options.detach) return detachRun(ctx, rc.ledger, run.name, options.json === true);
-  // The run as just created, not read back (parsing meta.yaml again cost ~8 ms before claude
-  // starts); a fix run's state has its worktree since.
-  const state = fix ? readState(run.dir) : run.state;
-  if (!state) throw new AgentboxError('RUN_NOT_FOUND', `run ${run.name} has no state.json`);
-  return runLoaded(ctx, rc, { ...run, state }, { json: options.json === true });
+  return { rc, flags, base };
 }
 
 /**
@@ -93,9 +104,11 @@ function refuseUntrustedChecks(rc: RunContext): void {
 }
 
 /** A run that goes without the repository's entries says so in its log, naming each. */
-function logTrust(rc: RunContext, runDir: string): void {
+export function logTrust(rc: RunContext, runDir: string): void {
   if (!rc.trust.trusted) new EventLog(runDir).append(trustEvent(rc.trust));
 }
+
+export type RunFlags = ReturnType<typeof checkFlags>;
 
 /** The options as typed, checked against the configuration (bad input: an error before the run exists). */
 function checkFlags(rc: RunContext, options: RunOptions) {
@@ -107,8 +120,16 @@ function checkFlags(rc: RunContext, options: RunOptions) {
   };
 }
 
+/** A group's attempt (src/group/): recorded in meta.yaml options.group. */
+export interface AttemptTag {
+  readonly id: string;
+  readonly name: string;
+  readonly attempt: number;
+  readonly attempts: number;
+}
+
 /** The run in the ledger, with its envelope and its prompt composed from the templates. */
-async function createHeadlessRun(
+export async function createHeadlessRun(
   ctx: CommandContext,
   rc: RunContext,
   input: {
@@ -116,7 +137,8 @@ async function createHeadlessRun(
     task: string;
     base: string | null;
     options: RunOptions;
-    flags: ReturnType<typeof checkFlags>;
+    flags: RunFlags;
+    group?: AttemptTag;
   },
 ) {
   const { type, options } = input;
@@ -133,6 +155,7 @@ async function createHeadlessRun(
       ...stored,
       ...(maxCost === null ? {} : { max_cost_usd: maxCost }),
       ...(options.model ? { model: options.model } : {}),
+      ...(input.group ? { group: input.group } : {}),
     },
     envelope: (r) =>
       withTemplates(

@@ -14,6 +14,8 @@ export const TEMPLATE_VARIABLES = [
   'repo_name',
   'worktree',
   'date',
+  'attempt',
+  'attempts',
 ] as const;
 export type TemplateVariable = (typeof TEMPLATE_VARIABLES)[number];
 export type TemplateValues = Readonly<Record<TemplateVariable, string>>;
@@ -74,6 +76,8 @@ export function composePrompt(input: {
   readonly projectTemplate: string;
   readonly userPrompt: string;
   readonly outputShape?: string;
+  /** One of several attempts at the same task (`agentbox fix --attempts N`). */
+  readonly attempt?: { readonly k: number; readonly of: number };
 }): ComposedPrompt {
   const part = (marker: string, body: string) => `<!-- agentbox: ${marker} -->\n${body}`;
   const parts = [
@@ -81,6 +85,7 @@ export function composePrompt(input: {
     part('project template', input.projectTemplate.trim()),
     part(`${input.type} task (verbatim from the user)`, input.userPrompt),
   ];
+  if (input.attempt && input.attempt.of > 1) parts.push(part('attempt', attemptNote(input.attempt)));
   const outputShape = input.outputShape?.trim() ?? '';
   if (outputShape)
     parts.push(
@@ -96,4 +101,9 @@ export function composePrompt(input: {
     outputShape,
     composed: `${parts.join('\n\n')}\n`,
   };
+}
+
+/** What an attempt is told of the others: it works alone, and is judged on its own. Pure. */
+export function attemptNote(a: { readonly k: number; readonly of: number }): string {
+  return `This is attempt ${a.k} of ${a.of} at this task. The other attempts work on it at the same time, each in its own worktree; you cannot see them and need not. Yours is judged on its own: the project's checks, the shape of your answer, and the size of your change.`;
 }

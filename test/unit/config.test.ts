@@ -160,6 +160,7 @@ describe('loadConfig', () => {
         notify: null,
         notify_timeout: '10s',
         notify_bell: true,
+        max_parallel: 4,
       },
       sandbox: { mode: 'required', allowed_domains: [], deny_read: [] },
     });
@@ -292,6 +293,7 @@ describe('loadConfig', () => {
         notify: null,
         notify_timeout: null,
         notify_bell: null,
+        max_parallel: null,
       },
       sandbox: { mode: null, allowed_domains: null, deny_read: null },
     });

@@ -34,6 +34,7 @@ const META: GroupMeta = {
   repo_sha_start: 'f'.repeat(40),
   created_at: '2026-03-01T10:00:00.000Z',
   agentbox_version: '0.1.0',
+  run_options: { timeout_ms: 60_000, supervisor: 'rules', max_iterations: 50, model: null },
 };
 const STATE: GroupState = {
   schema_version: 1,

@@ -62,6 +62,7 @@ async function fixGroup(repo: TestRepo, ledger: Ledger, task: string, n: number,
     firstPass: false,
     maxCostUsd: null,
     repoShaStart: base,
+    runOptions: { timeout_ms: 60_000, supervisor: 'rules', max_iterations: 50, model: null },
     now: new Date('2026-03-01T10:00:00Z'),
   });
   const runs: RunHandle[] = [];

@@ -33,6 +33,8 @@ const VALUES: TemplateValues = {
   repo_name: 'app',
   worktree: '/wt',
   date: '2026-01-01',
+  attempt: '1',
+  attempts: '1',
 };
 
 describe('composePrompt (SUP-2): global, project, task — in that order, always', () => {

@@ -31,7 +31,7 @@ export function runTemplates(env: Env, repoRoot: string, type: string, config: C
 
 /** The values a run's templates are filled with. */
 export function templateValues(input: {
-  readonly meta: Pick<RunMeta, 'run_name' | 'run_id' | 'type' | 'task' | 'repo_root'>;
+  readonly meta: Pick<RunMeta, 'run_name' | 'run_id' | 'type' | 'task' | 'repo_root' | 'options'>;
   readonly worktree: string | null;
   readonly branch: string | null;
 }): TemplateValues {
@@ -46,7 +46,16 @@ export function templateValues(input: {
     repo_name: path.basename(meta.repo_root),
     worktree: input.worktree ?? '',
     date: new Date().toISOString().slice(0, 10),
+    attempt: String(attemptOf(meta)?.attempt ?? 1),
+    attempts: String(attemptOf(meta)?.attempts ?? 1),
   };
+}
+
+/** A group's attempt: its place (meta.yaml options.group, written by src/group/); undefined for a lone run. */
+export function attemptOf(meta: Pick<RunMeta, 'options'>): { attempt: number; attempts: number } | undefined {
+  const g = meta.options?.group as { attempt?: unknown; attempts?: unknown } | undefined;
+  if (!g || typeof g.attempt !== 'number' || typeof g.attempts !== 'number') return undefined;
+  return { attempt: g.attempt, attempts: g.attempts };
 }
 
 /** The composed prompt of a run, filled. Pure apart from what `templates` already read. */
@@ -58,6 +67,7 @@ export function composeRunPrompt(templates: RunTemplates, values: TemplateValues
     projectTemplate: fill(templates.projectInput),
     userPrompt: values.task,
     outputShape: fill(templates.output),
+    attempt: { k: Number(values.attempt), of: Number(values.attempts) },
   });
 }
 

@@ -3,6 +3,7 @@ import type { Ledger, RunMeta, RunState } from '../../ledger/index.js';
 import type { RunProgress } from '../../present/live.js';
 import type { TrustStatus } from '../../trust/index.js';
 import type { Env } from '../../util/env.js';
+import type { StopReason } from '../end/outcome.js';
 import type { RunChecks, SupervisorSettings } from '../supervise.js';
 import type { SetupConfig } from './setup-step.js';
 
@@ -38,4 +39,11 @@ export interface ExecuteInput {
   /** Subscribes to Ctrl-C / SIGTERM; the returned function unsubscribes. */
   readonly onInterrupt?: (stop: (by: string) => void) => () => void;
   readonly onProgress?: (progress: RunProgress) => void;
+  /**
+   * Gives whoever runs this run (a group, src/group/) a way to end it for a reason of its own (the
+   * group's budget); the returned function unsubscribes.
+   */
+  readonly onHalt?: (halt: (reason: StopReason) => void) => () => void;
+  /** Told the run's cost (USD) each time it grows (a group's budget counts every attempt). */
+  readonly onSpend?: (usd: number) => void;
 }

@@ -108,7 +108,13 @@ function runBase(input: ExecuteInput): RunBase {
     startedAt: Date.now(),
     log,
     tally,
-    halt: new Halt({ log, tally, maxCostUsd: input.maxCostUsd ?? null, root: ledger.root }),
+    halt: new Halt({
+      log,
+      tally,
+      maxCostUsd: input.maxCostUsd ?? null,
+      root: ledger.root,
+      ...(input.onSpend ? { onSpend: input.onSpend } : {}),
+    }),
     contract: readRunContract(runDir),
   };
 }

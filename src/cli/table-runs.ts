@@ -1,0 +1,58 @@
+import type { Command } from 'commander';
+import type { Lazy, Wants } from './table-types.js';
+
+/** The four run types; each command module is named after its type. */
+const RUN_TYPES = {
+  scout: async () => (await import('../commands/scout.js')).scout,
+  plan: async () => (await import('../commands/plan.js')).plan,
+  fix: async () => (await import('../commands/fix.js')).fix,
+  review: async () => (await import('../commands/review.js')).review,
+};
+
+/** `scout`, `plan`, `fix` (with its attempts) and `review`: the commands that start a run. */
+export function runs(program: Command, lazy: Lazy, wants: Wants): void {
+  const runCommand = (
+    name: keyof typeof RUN_TYPES,
+    description: string,
+    argName: string,
+    more = (c: Command) => c,
+  ) => {
+    if (!wants(name)) return;
+    const command = program
+      .command(name)
+      .description(description)
+      .argument(`<${argName}>`, `what the run is about, passed to Claude Code verbatim`)
+      .option('--json', 'print the outcome as JSON')
+      .option('--detach', 'return at once; the run goes on in the background')
+      .option('--model <model>', 'the model for this run (default: config claude.model)')
+      .option('--timeout <duration>', 'stop the run after this long, e.g. 45m (default: config runs.timeout)')
+      .option(
+        '--supervisor <mode>',
+        'claude | rules | off: who decides at each stop (default: config supervisor.mode)',
+      )
+      .option(
+        '--max-iterations <n>',
+        'stops before the run is ended (default: config supervisor.max_iterations)',
+      )
+      .option(
+        '--max-cost <usd>',
+        'end the run once it has cost more than this, in USD, e.g. 2.50 (default: config supervisor.max_cost)',
+      )
+      .option('--push [remote]', 'when the run ends, publish it to the git remote (default: origin)');
+    more(command).action(lazy(RUN_TYPES[name]));
+  };
+  program.commandsGroup('Runs:');
+  runCommand('scout', 'investigate a question, read-only; the answer goes to report.md', 'question');
+  runCommand('plan', 'work out a plan, read-only; it goes to plan.md', 'goal');
+  runCommand('fix', 'change code in an isolated git worktree; the result is changes.patch', 'task', (c) =>
+    c
+      .option('--attempts <n>', 'run N attempts side by side, each in its own worktree and sandbox (2-16)')
+      .option('--models <list>', 'with --attempts: spread these models over the attempts, e.g. sonnet,opus')
+      .option(
+        '--max-parallel <k>',
+        'with --attempts: at most K at once, the rest wait (default: config runs.max_parallel)',
+      )
+      .option('--first-pass', 'with --attempts: stop the others as soon as one passes runs.verify'),
+  );
+  runCommand('review', 'review code, read-only; the review goes to report.md', 'request');
+}

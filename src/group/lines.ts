@@ -1,0 +1,39 @@
+import { formatUsd } from '../budget/format.js';
+import { runCost } from '../ledger/index-log.js';
+import { runIdOf } from '../ledger/names.js';
+import type { Ledger } from '../ledger/paths.js';
+import { readState } from '../ledger/state.js';
+import type { RunState } from '../ledger/types.js';
+import type { Finalized } from '../run/end/finalize.js';
+import { terminalText } from '../util/terminal-text.js';
+import type { GroupDetails } from './store.js';
+import type { GroupHalt } from './types.js';
+
+// What a group's process prints as its attempts end, and when it ends. Pure but for reading the
+// attempts' state.json.
+
+/** The checks' word on a run: passed, failed, not run. */
+export function verdict(state: RunState | null): string {
+  const v = state?.output?.verified;
+  return v === true ? 'verify passed' : v === false ? 'verify failed' : 'not verified';
+}
+
+export function attemptEndLine(k: number, n: number, done: Finalized, state: RunState | null): string {
+  const cost = runCost(state?.usage);
+  const why = done.failure ? ` (${done.failure.kind}): ${terminalText(done.failure.message)}` : '';
+  return `attempt ${k}/${n} ended: ${done.name} — ${done.status}${why} · ${verdict(state)}${cost === null ? '' : ` · ${formatUsd(cost)}`}\n`;
+}
+
+export function groupEndLines(ledger: Ledger, group: GroupDetails, halted: GroupHalt | null): string {
+  const id = group.meta.group_id;
+  const rows = group.state.members.map((m) => {
+    if (!m.run) return `  ${m.attempt}  ${m.error ? `not started: ${terminalText(m.error)}` : 'not started'}`;
+    const state = readState(`${ledger.runsDir}/${m.run}`);
+    const cost = runCost(state?.usage);
+    return `  ${m.attempt}  ${runIdOf(m.run)}  ${state?.status ?? '?'}  ${verdict(state)}${cost === null ? '' : `  ${formatUsd(cost)}`}`;
+  });
+  const stop = halted
+    ? `  ${halted.reason === 'first_pass' ? 'first pass' : halted.reason}: ${terminalText(halted.detail)}\n`
+    : '';
+  return `group ${group.name} — ${group.meta.attempts} attempts\n${rows.join('\n')}\n${stop}  next: agentbox show ${id} · agentbox merge ${id}\n`;
+}

@@ -1,0 +1,172 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { bash } from '../fixtures/model-server/index.js';
+import { attemptRules, GROUP_FILES, groupOfTask, readGroupFiles } from '../helpers/group.js';
+import { expectNoProcessesLeft } from '../helpers/processes.js';
+import { type Project, project } from '../helpers/project.js';
+
+/**
+ * Best of N (issue 31) on the real Claude Code with its sandbox, against a scripted model whose
+ * attempts differ: `agentbox fix --attempts N` runs whole fix runs side by side in one process,
+ * each in its own worktree, told which attempt it is, with models spread over them, at most
+ * --max-parallel at once; --first-pass and a stop of one attempt end the others or that one.
+ */
+describe('fix --attempts N', () => {
+  let p: Project;
+  beforeAll(async () => {
+    p = await project({ files: GROUP_FILES });
+  });
+  afterAll(async () => p?.cleanup());
+
+  const attemptsOf = (group: string) =>
+    readGroupFiles(p.repo.dir, group).state.members.map((m: { run: string | null }) => m.run);
+
+  it('runs three whole attempts, two at a time, each told which it is, and keeps every patch', async () => {
+    const task = 'TASK-GROUP-THREE set x';
+    p.server.setRules(attemptRules(task, ['pass', 'fail', 'violate']));
+    const result = await p.agentbox(
+      ['fix', task, '--attempts', '3', '--models', 'model-a,model-b', '--max-parallel', '2'],
+      { timeoutMs: 240_000 },
+    );
+    expect(result.code, result.stderr + result.stdout).toBe(0);
+    const group = groupOfTask(p.repo.dir, task);
+    const { meta, state, dir } = readGroupFiles(p.repo.dir, group);
+    expect(meta).toMatchObject({
+      attempts: 3,
+      max_parallel: 2,
+      models: ['model-a', 'model-b'],
+      first_pass: false,
+    });
+    expect(state.status).toBe('ENDED');
+    const runs = attemptsOf(group) as string[];
+    expect(new Set(runs).size).toBe(3);
+    const states = runs.map((r) => p.state(r));
+    const [first, second, third] = states;
+    // Each a whole fix run of its own: its worktree, its branch, its place in the group.
+    expect(new Set(states.map((s) => s.worktree_path)).size).toBe(3);
+    expect(states.map((s) => s.summary.group.attempt)).toEqual([1, 2, 3]);
+    expect(new Set(states.map((s) => s.pid)).size).toBe(1);
+    expect(first).toMatchObject({ status: 'REVIEW', output: { verified: true } });
+    expect(second).toMatchObject({ status: 'ABORTED', output: { verified: false } });
+    expect(third!.status).toBe('ABORTED');
+    expect(third!.failure.message).toContain('missing_section');
+    // The prompt says which attempt; {{attempt}} fills the template; the models are spread.
+    expect(p.read(runs[1]!, 'prompt.md')).toContain('This is attempt 2 of 3 at this task');
+    expect(p.read(runs[0]!, 'prompt/output.md')).toContain('(attempt {{attempt}} of {{attempts}})');
+    const models = (k: number) =>
+      new Set(
+        p.server.requests
+          .filter((r) => r.view.allText.includes(`attempt ${k} of 3 `))
+          .map((r) => r.view.model),
+      );
+    expect([...models(1)]).toEqual(['model-a']);
+    expect([...models(2)]).toEqual(['model-b']);
+    expect([...models(3)]).toEqual(['model-a']);
+    // Never more than two at once: the third started after one of the first two had ended.
+    const events = fs
+      .readFileSync(path.join(dir, 'events.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
+    const order = events
+      .filter((e) => /attempt_(started|ended)/.test(e.event))
+      .map((e) => `${e.event}:${e.attempt}`);
+    expect(order.indexOf('attempt_started:3')).toBeGreaterThan(
+      Math.min(order.indexOf('attempt_ended:1'), order.indexOf('attempt_ended:2')),
+    );
+    // Every attempt's patch is kept in the group's folder.
+    for (const k of [1, 2, 3])
+      expect(fs.existsSync(path.join(dir, 'patches', `agent_${k}.patch`))).toBe(true);
+    expect(fs.readFileSync(path.join(dir, 'patches/agent_1.patch'), 'utf8')).toContain(
+      'export const x = 42;',
+    );
+    expect(fs.readFileSync(path.join(dir, 'patches/agent_2.patch'), 'utf8')).toContain('export const x = 2;');
+    // The INDEX lines of the attempts name the group.
+    const index = fs.readFileSync(path.join(p.repo.dir, '.agents/INDEX.jsonl'), 'utf8');
+    expect(index).toContain(`"group":"${meta.group_id}","attempt":2`);
+    expect(result.stdout).toMatch(/attempt 1\/3 ended: .* REVIEW · verify passed/);
+    await expectNoProcessesLeft(p.tag);
+  });
+
+  it('--first-pass stops the others once one passes; waiting attempts never start', async () => {
+    const task = 'TASK-GROUP-FIRST set x';
+    p.server.setRules(attemptRules(task, ['hang', 'pass', 'hang']));
+    const result = await p.agentbox(['fix', task, '--attempts', '3', '--max-parallel', '2', '--first-pass'], {
+      timeoutMs: 180_000,
+    });
+    expect(result.code, result.stderr + result.stdout).toBe(0);
+    const group = groupOfTask(p.repo.dir, task);
+    const { state } = readGroupFiles(p.repo.dir, group);
+    expect(state.halted).toMatchObject({ reason: 'first_pass', detail: 'attempt 2 passed runs.verify' });
+    const [one, two, three] = attemptsOf(group);
+    expect(three).toBeNull();
+    expect(p.state(two).status).toBe('REVIEW');
+    expect(p.state(one)).toMatchObject({ status: 'ABORTED', failure: { kind: 'killed' } });
+    expect(p.state(one).failure.message).toContain('attempt 2 passed');
+    await expectNoProcessesLeft(p.tag);
+  });
+
+  it('--max-cost bounds the whole group: every attempt ends on the budget once their sum passes it', async () => {
+    const task = 'TASK-GROUP-BUDGET list forever';
+    // Every turn calls a tool and costs about $0.02: left alone, no attempt would stop.
+    const turn = {
+      input_tokens: 1200,
+      cache_read_input_tokens: 30_000,
+      cache_creation_input_tokens: 2000,
+      output_tokens: 150,
+    };
+    p.server.setRules([
+      {
+        when: { anyText: task, predicate: (r) => r.tools.length > 0 },
+        reply: { ...bash('echo more'), usage: turn },
+      },
+    ]);
+    const result = await p.agentbox(['fix', task, '--attempts', '2', '--max-cost', '0.08'], {
+      timeoutMs: 120_000,
+    });
+    expect(result.code).toBe(1);
+    const group = groupOfTask(p.repo.dir, task);
+    const { state, meta } = readGroupFiles(p.repo.dir, group);
+    expect(meta.max_cost_usd).toBe(0.08);
+    expect(state.halted.reason).toBe('budget');
+    const costs = attemptsOf(group).map((r: string) => {
+      const s = p.state(r);
+      expect(s).toMatchObject({ status: 'ABORTED', failure: { kind: 'budget' } });
+      return s.usage.agent.cost_usd + s.usage.supervisor.cost_usd;
+    });
+    // Together past the budget, and neither alone reached it: the group's total stopped them.
+    expect(costs[0] + costs[1]).toBeGreaterThan(0.08);
+    expect(Math.max(...costs)).toBeLessThan(0.08);
+    await expectNoProcessesLeft(p.tag);
+  });
+
+  it('stop <attempt> ends that attempt only; stop <group> ends the rest', async () => {
+    const task = 'TASK-GROUP-STOP set x';
+    p.server.setRules(attemptRules(task, ['hang', 'hang']));
+    const started = await p.agentbox(['fix', task, '--attempts', '2', '--detach', '--json']);
+    expect(started.code, started.stderr).toBe(0);
+    const group = JSON.parse(started.stdout).group as string;
+    const both = async () => {
+      for (let i = 0; i < 300; i++) {
+        const runs = attemptsOf(group);
+        if (runs.every((r: string | null) => r && p.state(r).claude_pid)) return runs as string[];
+        await new Promise((r) => setTimeout(r, 200));
+      }
+      throw new Error('the attempts did not start');
+    };
+    const [one, two] = await both();
+    const stopOne = await p.agentbox(['stop', one!.slice(-6)]);
+    expect(stopOne.code, stopOne.stderr + stopOne.stdout).toBe(0);
+    expect(p.state(one!).status).toBe('ABORTED');
+    expect(p.state(two!).status).toBe('ACTIVE');
+    const stopAll = await p.agentbox(['stop', group.slice(-6)]);
+    expect(stopAll.code, stopAll.stderr + stopAll.stdout).toBe(0);
+    expect(p.state(two!).status).toBe('ABORTED');
+    expect(readGroupFiles(p.repo.dir, group).state).toMatchObject({
+      status: 'ENDED',
+      halted: { reason: 'stopped' },
+    });
+    await expectNoProcessesLeft(p.tag);
+  });
+});
