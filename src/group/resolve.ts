@@ -1,4 +1,5 @@
 import { AgentboxError } from '../errors.js';
+import { listRunNames } from '../ledger/list.js';
 import { isRunName, runIdOf } from '../ledger/names.js';
 import type { Ledger } from '../ledger/paths.js';
 import { MIN_ID_PREFIX } from '../ledger/resolve.js';
@@ -20,6 +21,11 @@ export function findGroup(ledger: Ledger, ref: string): string | null {
   if (ID_PREFIX_RE.test(id) && id.length >= MIN_ID_PREFIX)
     matches = names.filter((n) => runIdOf(n).startsWith(id));
   else if (ref.length >= 2 && /^\d\d-/.test(ref)) matches = names.filter((n) => n.startsWith(ref));
+  // A prefix that names a run too is ambiguous (ids are unique, prefixes are not).
+  if (matches.length === 1 && ID_PREFIX_RE.test(id) && id.length < 6) {
+    const runs = listRunNames(ledger).filter((n) => runIdOf(n).startsWith(id));
+    if (runs.length > 0) matches = [...matches, ...runs];
+  }
   if (matches.length > 1) {
     throw new AgentboxError(
       'RUN_AMBIGUOUS',

@@ -35,10 +35,10 @@ export function listGroupNames(ledger: Ledger): string[] {
  * Claims `groups/<name>` for an id no run and no group has: a short id names one thing in the
  * ledger, so `agentbox show <id>` never has to guess (the same two-step claim as a run's).
  */
-function claimGroupFolder(ledger: Ledger, now: Date, slug: string): string {
+function claimGroupFolder(ledger: Ledger, now: Date, slug: string, nextId: () => string): string {
   fs.mkdirSync(groupsDir(ledger), { recursive: true });
   for (let i = 0; i < CLAIM_ATTEMPTS; i++) {
-    const id = randomRunId();
+    const id = nextId();
     const name = formatRunName(now, slug, id);
     const dir = groupDir(ledger, name);
     try {
@@ -70,6 +70,8 @@ export interface CreateGroupInput {
   readonly repoShaStart: string;
   readonly runOptions: GroupMeta['run_options'];
   readonly now?: Date;
+  /** Source of short ids; tests pass a small pool to force collisions. Default: crypto random. */
+  readonly randomId?: () => string;
 }
 
 /** The model attempt `k` (1-based) asks for. Pure. */
@@ -80,7 +82,7 @@ export function attemptModel(models: readonly string[] | null, k: number): strin
 /** Creates a group's folder with group.json and its first state (ACTIVE, every attempt waiting). */
 export async function createGroup(ledger: Ledger, input: CreateGroupInput): Promise<GroupDetails> {
   const now = input.now ?? new Date();
-  const name = claimGroupFolder(ledger, now, slugify(input.task, 'fix'));
+  const name = claimGroupFolder(ledger, now, slugify(input.task, 'fix'), input.randomId ?? randomRunId);
   const dir = groupDir(ledger, name);
   const meta: GroupMeta = {
     schema_version: 1,

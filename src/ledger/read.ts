@@ -38,10 +38,33 @@ export function listArtifacts(dir: string): string[] {
 }
 
 export function notFound(ledger: Ledger, ref: string): AgentboxError {
+  const group = groupNamed(ledger, ref);
+  if (group) {
+    return new AgentboxError(
+      'RUN_NOT_FOUND',
+      `${quoteRef(ref)} is a group of attempts (${group}), not a run`,
+      {
+        hint: `"agentbox show ${ref}" lists its attempts; name one by its own id`,
+      },
+    );
+  }
   return new AgentboxError(
     'RUN_NOT_FOUND',
     `no run named ${quoteRef(ref)} in ${ledger.runsDir} — run "agentbox status" to list runs`,
   );
+}
+
+/** The group folder (src/group/) `ref` names by id, id prefix or name, if any: for a clearer error. */
+function groupNamed(ledger: Ledger, ref: string): string | undefined {
+  const id = ref.toLowerCase();
+  if (!/^[0-9a-f]{3,6}$/.test(id) && !/^\d\d-/.test(ref)) return undefined;
+  try {
+    return fs
+      .readdirSync(path.join(ledger.dir, 'groups'))
+      .find((name) => name === ref || name.slice(-6).startsWith(id) || name.startsWith(ref));
+  } catch {
+    return undefined;
+  }
 }
 
 /** Everything on disk about one run, by its full name (see resolveRun for short ids and pointers). */
