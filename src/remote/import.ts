@@ -97,6 +97,9 @@ export async function importRun(
     return skipped(`an attempt of the group ${ownGroup}: it is imported with its group, or not at all`);
   const before = fresh ? null : readState(dir);
   if (before?.status === 'MERGED' || before?.status === 'DISCARDED') return { kind: 'kept', local };
+  // An attempt of one group here is never taken into another by a later publication.
+  const here = fresh || !opts.group ? null : groupNameOf(safeMeta(dir) ?? parsed.meta);
+  if (here !== null && here !== opts.group?.name) return skipped(`it is an attempt of the group ${here} here`);
   const failed = writeRunFiles(dir, p.files, fresh);
   if (failed !== null) return skipped(failed);
   const origin = { remote: p.remote, host: parsed.host, run: p.run };

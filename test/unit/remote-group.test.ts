@@ -363,11 +363,39 @@ describe('a hostile or partial group publication is refused whole, and logged', 
     // Group c published whole (its publication replaces the partial one): it comes, with its attempts.
     g('', 'push', '--quiet', '--delete', 'origin', `refs/agentbox/groups/${c.group.name}`);
     expect((await attacker.agentbox('push', c.group.meta.group_id)).code).toBe(0);
+    // A group that takes group a's attempt 1 (its publication bent to say so) is refused: an
+    // attempt of one group here never becomes another's, and its files stay as they were.
+    const steal = '26-03-01_1000__steal__5ea15e';
+    /** Attempt k of group a's publication, its meta.yaml saying it is the steal group's. */
+    const bend = (k: number) => {
+      const own = fs.readFileSync(path.join(a.runs[k]!.dir, 'meta.yaml'), 'utf8');
+      const bent = own
+        .replaceAll(a.group.name, steal)
+        .replaceAll(`id: ${a.group.meta.group_id}`, 'id: 5ea15e');
+      expect(bent).not.toBe(own);
+      const entries = g('', 'ls-tree', aCommits[k]!)
+        .split('\n')
+        .filter((l) => !l.endsWith('\treport.md'))
+        .map((l) => (l.endsWith('\tmeta.yaml') ? `100644 blob ${blob(bent)}\tmeta.yaml` : l));
+      entries.push(`100644 blob ${blob('stolen\n')}\treport.md`);
+      return g('bent\n', 'commit-tree', g(`${entries.join('\n')}\n`, 'mktree'), '-F', '-');
+    };
+    const bent = [bend(0), bend(1)];
+    publishGroup(steal, {
+      manifest: a.runs.map((r, i) => ({ attempt: i + 1, run: r.name, commit: bent[i] })),
+      parents: bent,
+    });
     const whole = await laptop.agentbox('fetch');
-    expect(whole.stdout).toContain('1 new, 0 updated, 6 not imported');
+    expect(whole.stdout).toContain('1 new, 0 updated, 7 not imported');
     expect(readGroup(laptop.ledger, c.group.name).state.members.map((m) => m.run)).toEqual(
       c.runs.map((r) => r.name),
     );
+    expect(whole.stderr).toContain(
+      `group not imported: "${steal}": attempt 1 (${a.runs[0]!.name}): it is an attempt of the group ${a.group.name} here`,
+    );
+    const taken = path.join(laptop.ledger.runsDir, a.runs[0]!.name);
+    expect(fs.readFileSync(path.join(taken, 'report.md'), 'utf8')).toBe('attempt 1\n');
+    expect(readMeta(taken)?.options?.group).toMatchObject({ name: a.group.name });
   });
 
   it('a run that says it is an attempt of a group here is a plain run here', async () => {
