@@ -99,7 +99,8 @@ export async function importRun(
   if (before?.status === 'MERGED' || before?.status === 'DISCARDED') return { kind: 'kept', local };
   // An attempt of one group here is never taken into another by a later publication.
   const here = fresh || !opts.group ? null : groupNameOf(safeMeta(dir) ?? parsed.meta);
-  if (here !== null && here !== opts.group?.name) return skipped(`it is an attempt of the group ${here} here`);
+  if (here !== null && here !== opts.group?.name)
+    return skipped(`it is an attempt of the group ${here} here`);
   const failed = writeRunFiles(dir, p.files, fresh);
   if (failed !== null) return skipped(failed);
   const origin = { remote: p.remote, host: parsed.host, run: p.run };
