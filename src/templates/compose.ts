@@ -105,5 +105,5 @@ export function composePrompt(input: {
 
 /** What an attempt is told of the others: it works alone, and is judged on its own. Pure. */
 export function attemptNote(a: { readonly k: number; readonly of: number }): string {
-  return `This is attempt ${a.k} of ${a.of} at this task. The other attempts work on it at the same time, each in its own worktree; you cannot see them and need not. Yours is judged on its own: the project's checks, the shape of your answer, and the size of your change.`;
+  return `This is attempt ${a.k} of ${a.of} at this task. The other attempts work on it at the same time, each in its own worktree; work only in yours. Yours is judged on its own: the project's checks, the shape of your answer, and the size of your change.`;
 }
