@@ -58,7 +58,7 @@ describe('agentbox fix --attempts 2 --push on a CI runner, agentbox fetch on a l
     return { repo, run };
   }
 
-  it('the group travels whole: status and show on the laptop have both attempts and their patches', async () => {
+  it('the group travels whole: status, show and merge on the laptop see both attempts and their patches', async () => {
     const runner = await machine('runner', { CI: 'true' });
     runner.repo.commit('agentbox init');
     runner.repo.git('push', '--quiet', 'origin', 'main');
@@ -109,13 +109,19 @@ describe('agentbox fix --attempts 2 --push on a CI runner, agentbox fetch on a l
     expect(log).toContain(`"event":"fetch_refused","remote":"origin","kind":"group","name":"${bent}"`);
     expect(fs.readdirSync(path.join(laptop.repo.dir, '.agents/groups'))).toEqual([group]);
 
-    // Both attempts are listed here, each shown as a run that ran on the runner.
-    const status = JSON.stringify(JSON.parse((await laptop.run(['status', '--json', '--all'])).stdout));
-    for (const m of state.members) expect(status).toContain(m.run);
+    // status: one row for the group, its attempts in it; show: the group ranked, both attempts.
+    const id = group!.slice(-6);
+    const status = await laptop.run(['status']);
+    expect(status.stdout).toMatch(new RegExp(`${id}\\s+group\\s+REVIEW\\s.*fix ×2 · 1 passed`));
+    for (const m of state.members) expect(status.stdout).not.toContain(m.run.slice(-6));
+    const show = await laptop.run(['show', id]);
+    expect(show.code, show.stderr).toBe(0);
+    expect(show.stdout).toContain('  type        fix ×2 (a group: agentbox fix --attempts 2)\n');
+    expect(show.stdout).toContain('ranking — 1st: attempt 1');
+    for (const m of state.members) expect(show.stdout).toContain(m.run.slice(-6));
     for (const m of state.members) {
-      const show = await laptop.run(['show', m.run.slice(-6)]);
-      expect(show.code, show.stderr).toBe(0);
-      expect(show.stdout).toMatch(/ran on +runner\.ci — fetched from origin/);
+      const one = await laptop.run(['show', m.run.slice(-6)]);
+      expect(one.stdout).toMatch(/ran on +runner\.ci — fetched from origin/);
     }
     const patches = path.join(laptop.repo.dir, '.agents/groups', group!, 'patches');
     for (const k of [1, 2])
@@ -125,6 +131,14 @@ describe('agentbox fix --attempts 2 --push on a CI runner, agentbox fetch on a l
     const here = JSON.parse(fs.readFileSync(path.join(patches, '..', 'state.json'), 'utf8'));
     expect(here).toMatchObject({ status: 'ENDED', pid: null });
     expect((await laptop.run(['fetch'])).stdout).toContain('2 published group(s) — 0 new, 0 updated');
+    // Merged here, through the one gate: the attempt that passed, its patch as it was published.
+    const merged = await laptop.run(['merge', id, '--yes']);
+    expect(merged.code, merged.stderr).toBe(0);
+    expect(laptop.repo.read('src/app.ts')).toBe('export const x = 42;\n');
+    expect(JSON.parse(fs.readFileSync(path.join(patches, '..', 'state.json'), 'utf8'))).toMatchObject({
+      status: 'MERGED',
+      merged: { attempt: 1, run: state.members[0].run },
+    });
     await expectNoProcessesLeft(tag);
   });
 });
