@@ -1,11 +1,22 @@
 import path from 'node:path';
 import type { Env } from '../context.js';
-import { listGroupNames, readGroup } from '../group/store.js';
+import { type GroupDetails, listGroupNames, readGroup } from '../group/store.js';
 import { readMeta } from '../ledger/meta.js';
 import type { Ledger } from '../ledger/paths.js';
+import { git } from './git.js';
 import { type GroupPublication, publishGroup } from './publish-group.js';
+import {
+  branchRef,
+  checkRemoteName,
+  DEFAULT_REMOTE,
+  groupRef,
+  runRef,
+  trackingGroups,
+  trackingHeads,
+  trackingRuns,
+} from './refs.js';
 import { hostName } from './share.js';
-import { pushGroup } from './transport.js';
+import { deleteRemoteRefs, pushGroup } from './transport.js';
 
 export interface SharedGroup extends GroupPublication {
   readonly remote: string;
@@ -61,5 +72,45 @@ export function groupNameOf(ledger: Ledger, run: string): string | null {
     return typeof name === 'string' ? name : null;
   } catch {
     return null;
+  }
+}
+
+/**
+ * Deletes a published group from the remote whole: its group ref and every attempt's ledger ref
+ * and branch (under the names they were published as), in one atomic push, and this clone's
+ * copies of them. For `agentbox discard <group> --remote`: deleting the attempts alone would leave
+ * the group's publication holding them (they are its commit's parents).
+ */
+export async function unpublishGroup(
+  ledger: Ledger,
+  group: GroupDetails,
+  remoteOption: string | true,
+  env: Env,
+): Promise<{ remote: string; deleted: string[] }> {
+  const origin = group.meta.origin;
+  const remote = checkRemoteName(remoteOption === true ? (origin?.remote ?? DEFAULT_REMOTE) : remoteOption);
+  const runs = group.state.members.flatMap((m) => {
+    if (m.run === null) return [];
+    const meta = safeRunMeta(ledger, m.run);
+    return [meta?.origin?.run ?? m.run];
+  });
+  const published = origin?.run ?? group.name;
+  const refs = [groupRef(published), ...runs.flatMap((run) => [runRef(run), branchRef(run)])];
+  const call = { cwd: ledger.root, env };
+  const deleted = await deleteRemoteRefs(call, remote, refs);
+  const local = [
+    `${trackingGroups(remote)}${published}`,
+    ...runs.flatMap((run) => [`${trackingRuns(remote)}${run}`, `${trackingHeads(remote)}${run}`]),
+    ...(origin ? [] : [groupRef(published), ...runs.map(runRef)]),
+  ];
+  await git({ ...call, input: local.map((ref) => `delete ${ref}\n`).join('') }, ['update-ref', '--stdin']);
+  return { remote, deleted };
+}
+
+function safeRunMeta(ledger: Ledger, run: string) {
+  try {
+    return readMeta(path.join(ledger.runsDir, run));
+  } catch {
+    return undefined;
   }
 }

@@ -81,8 +81,16 @@ export async function fetchRefs(call: GitCall, remote: string): Promise<void> {
  * Deletes a published run from the remote: its ledger ref and its branch, those that exist there,
  * in one atomic push. Returns the refs deleted.
  */
-export async function deleteRemoteRun(call: GitCall, remote: string, run: string): Promise<string[]> {
-  const refs = [runRef(run), branchRef(run)];
+export function deleteRemoteRun(call: GitCall, remote: string, run: string): Promise<string[]> {
+  return deleteRemoteRefs(call, remote, [runRef(run), branchRef(run)]);
+}
+
+/** Deletes those of `refs` the remote holds, in one atomic push. Returns the refs deleted. */
+export async function deleteRemoteRefs(
+  call: GitCall,
+  remote: string,
+  refs: readonly string[],
+): Promise<string[]> {
   const listed = await git(call, ['ls-remote', '--refs', remote, ...refs]);
   const present = listed
     .split('\n')

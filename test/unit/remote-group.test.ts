@@ -223,6 +223,27 @@ describe('agentbox push <group> / fetch: a group travels whole', () => {
   });
 });
 
+describe('a group deleted from the remote goes whole', () => {
+  it('discard <group> --remote: its group ref, every attempt and branch, in one push; a clone then fetches none of it', async () => {
+    world = origin({ 'src/app.ts': 'export const x = 0;\n' });
+    const runner = machine(world, 'runner');
+    const laptop = machine(world, 'laptop');
+    const { group } = await fixGroup(runner.repo, runner.ledger, 'gone soon', 2);
+    await runner.agentbox('push', group.meta.group_id);
+    const refs = () =>
+      world!.git('for-each-ref', '--format=%(refname)', 'refs/agentbox/', 'refs/heads/agentbox/').trim();
+    expect(refs().split('\n')).toHaveLength(5);
+    const gone = await runner.agentbox('discard', group.meta.group_id, '--remote');
+    expect(gone.code, gone.stderr).toBe(0);
+    expect(gone.stdout).toContain('origin: deleted 5 ref(s): the group, its attempts and their branches');
+    expect(refs()).toBe('');
+    expect(runner.repo.git('for-each-ref', 'refs/agentbox/').trim()).toBe('');
+    const fetched = await laptop.agentbox('fetch');
+    expect(fetched.stdout).toContain('origin: 0 published run(s)');
+    expect(listGroupNames(laptop.ledger)).toEqual([]);
+  });
+});
+
 describe('a hostile or partial group publication is refused whole, and logged', () => {
   it('members outside runs/, a member of another group, a missing attempt, huge files', async () => {
     world = origin({ 'src/app.ts': 'export const x = 0;\n' });
