@@ -8,8 +8,10 @@ export function remote(program: Command, lazy: Lazy, wants: Wants): void {
   if (wants('push'))
     program
       .command('push')
-      .description('publish a run through git: its ledger entry on refs/agentbox/runs/<run>, and its branch')
-      .argument('<run>', 'a run name, its short id (or a unique prefix of it), or "latest"')
+      .description(
+        'publish a run through git: its ledger entry on refs/agentbox/runs/<run>, and its branch (a group: whole)',
+      )
+      .argument('<run>', 'a run or a group: its name, its short id (or a unique prefix of it), or "latest"')
       .argument('[remote]', 'the git remote', 'origin')
       .option('--raw', 'include raw/ (transcripts and logs)')
       .option('--json', 'print the outcome as JSON')
@@ -17,7 +19,9 @@ export function remote(program: Command, lazy: Lazy, wants: Wants): void {
   if (wants('fetch'))
     program
       .command('fetch')
-      .description('bring the runs published to a git remote into this ledger (status, show, diff, merge)')
+      .description(
+        'bring the runs and groups published to a git remote into this ledger (status, show, diff, merge)',
+      )
       .argument('[remote]', 'the git remote', 'origin')
       .option('--json', 'print the outcome as JSON')
       .action(lazy(async () => (await import('../commands/fetch.js')).fetchRemote));

@@ -1,7 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { CommandContext } from '../context.js';
-import { AgentboxError } from '../errors.js';
 import { assertHuman } from '../gate/gate.js';
 import { discardRun } from '../gate/merge.js';
 import { findRepo } from '../git/repo.js';
@@ -69,11 +68,6 @@ async function discardGroup(
   options: { json?: boolean; remote?: boolean | string },
 ): Promise<number> {
   const id = runIdOf(group.name);
-  if (options.remote) {
-    throw new AgentboxError('USAGE', `discard --remote takes one run, not group ${id}`, {
-      hint: `discard the group here (agentbox discard ${id}), then each attempt's publication: agentbox discard <attempt-run> --remote`,
-    });
-  }
   const ledger = openLedger(root);
   const attempts = groupAttempts(ledger, group);
   assertGroupEnded(group, attempts, 'discard');
@@ -94,5 +88,13 @@ async function discardGroup(
     options.json === true,
     group.state.merged?.attempt ?? merged?.attempt ?? null,
   );
+  // --remote: the group's publication goes whole (its attempts are its commit's parents).
+  if (options.remote) {
+    const { unpublishGroup } = await import('../remote/share-group.js');
+    const gone = await unpublishGroup(ledger, group, options.remote, ctx.env);
+    const line = `  ${gone.remote}: ${gone.deleted.length ? `deleted ${gone.deleted.length} ref(s): the group, its attempts and their branches` : 'held none of its refs'}\n`;
+    if (options.json) ctx.io.err(line);
+    else ctx.io.out(line);
+  }
   return 0;
 }

@@ -16,6 +16,10 @@ export async function fetchRemote(
   const result = await fetchRuns(ledger, checkRemoteName(remote ?? DEFAULT_REMOTE), ctx.env);
   // Every refusal is reported, on stderr so that --json stays one document; the name and the reason
   // quote the remote's publication, which a stranger may have written.
+  for (const s of result.groups.skipped)
+    ctx.io.err(
+      `agentbox: group not imported: ${terminalLine(JSON.stringify(s.group))}: ${terminalLine(s.why)} (logged in .agents/remotes/events.jsonl)\n`,
+    );
   for (const s of result.skipped)
     ctx.io.err(`agentbox: not imported: ${terminalLine(JSON.stringify(s.run))}: ${terminalLine(s.why)}\n`);
   if (options.json) ctx.io.out(`${JSON.stringify(result)}\n`);
@@ -35,7 +39,21 @@ export function renderFetch(r: FetchResult): string {
   const more =
     r.imported.length + r.updated.length - Math.min(r.imported.length, 20) - Math.min(r.updated.length, 20);
   if (more > 0) lines.push(`  … ${more} more (agentbox status --all)`);
+  lines.push(...renderGroups(r));
   if (r.imported.length + r.updated.length > 0)
     lines.push('  next: agentbox status, agentbox show <id>, agentbox diff <id>');
   return `${lines.join('\n')}\n`;
+}
+
+/** The groups' lines of the summary: none when the remote publishes no group. Pure. */
+function renderGroups(r: FetchResult): string[] {
+  const g = r.groups;
+  if (g.published === 0) return [];
+  return [
+    `${r.remote}: ${g.published} published group(s) — ${g.imported.length} new, ${g.updated.length} updated` +
+      `${g.kept.length ? `, ${g.kept.length} already decided here` : ''}` +
+      `${g.own ? `, ${g.own} from this clone` : ''}${g.skipped.length ? `, ${g.skipped.length} not imported` : ''}`,
+    ...g.imported.slice(0, 20).map((name) => `  new      ${terminalLine(name)} (group)`),
+    ...g.updated.slice(0, 20).map((name) => `  updated  ${terminalLine(name)} (group)`),
+  ];
 }

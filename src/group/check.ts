@@ -1,5 +1,6 @@
 import { AgentboxError } from '../errors.js';
 import { isObj } from '../ledger/check.js';
+import type { RunOrigin } from '../ledger/types.js';
 import { GROUP_STATUSES, type GroupMember, type GroupMeta, type GroupState } from './types.js';
 
 // A group's files are read back as untrusted JSON (a hand edit, a fetched group): every field is
@@ -25,9 +26,11 @@ export function checkGroupMeta(raw: unknown, file: string): GroupMeta {
     throw corrupt(file, '"models" is not a list of names');
   if (raw.max_cost_usd !== null && typeof raw.max_cost_usd !== 'number')
     throw corrupt(file, '"max_cost_usd" is not a number');
+  const { origin: rawOrigin, ...rest } = raw;
+  const origin = checkOrigin(rawOrigin, file);
   const o = isObj(raw.run_options) ? raw.run_options : {};
   return {
-    ...(raw as unknown as GroupMeta),
+    ...(rest as unknown as GroupMeta),
     type: 'fix',
     first_pass: raw.first_pass === true,
     run_options: {
@@ -36,7 +39,16 @@ export function checkGroupMeta(raw: unknown, file: string): GroupMeta {
       max_iterations: isCount(o.max_iterations) ? o.max_iterations : 50,
       model: isStr(o.model) ? o.model : null,
     },
+    ...(origin === undefined ? {} : { origin }),
   };
+}
+
+/** A fetched group's `origin` (src/remote/), or undefined for a group made here. */
+function checkOrigin(raw: unknown, file: string): RunOrigin | undefined {
+  if (raw === undefined) return undefined;
+  if (!isObj(raw) || !isStr(raw.remote) || !isStr(raw.host) || !isStr(raw.run))
+    throw corrupt(file, '"origin" is not { remote, host, run }');
+  return { remote: raw.remote, host: raw.host, run: raw.run };
 }
 
 function checkMember(raw: unknown, file: string): GroupMember {

@@ -5,6 +5,8 @@
  * ranking) and patches/agent_<k>.patch (every attempt's patch, kept after the merge).
  */
 
+import type { RunOrigin } from '../ledger/types.js';
+
 export const GROUP_FILE = 'group.json';
 export const GROUP_STATE_FILE = 'state.json';
 export const PATCHES_DIR = 'patches';
@@ -30,6 +32,8 @@ export interface GroupMeta {
   readonly repo_sha_start: string;
   readonly created_at: string;
   readonly agentbox_version: string;
+  /** A fetched group (src/remote/): where it ran, and its name there. Absent for a group made here. */
+  readonly origin?: RunOrigin;
   /** How each attempt is started (timeout, supervisor, iterations, the --model given): a waiting
    * attempt is created later, maybe by a detached worker, exactly as the first ones were. */
   readonly run_options: {

@@ -2,8 +2,10 @@ import type { CommandContext } from '../context.js';
 import { AgentboxError, isAgentboxError } from '../errors.js';
 import { findRepo } from '../git/repo.js';
 import { openLedger } from '../ledger/paths.js';
+import { pushGroupAfter } from './after-group.js';
 import { checkRemoteName, DEFAULT_REMOTE } from './refs.js';
 import { runsStartedBy, type Shared, shareRun } from './share.js';
+import { groupsStartedBy } from './share-group.js';
 
 /** A run command's options as far as `--push` is concerned. */
 export interface PushFlags {
@@ -15,8 +17,9 @@ export interface PushFlags {
 
 /**
  * `agentbox <scout|plan|fix|review> "<task>" --push [<remote>]`: runs the command as it is, then
- * publishes the run it created, whatever its outcome (a failed run is worth seeing too). The run
- * command is not told: its run is found as the one this process supervised (see runsStartedBy).
+ * publishes the run it created, whatever its outcome (a failed run is worth seeing too); a group
+ * (`fix --attempts N`) is published whole (pushGroupAfter). The run command is not told: its runs
+ * are found as those this process supervised (see runsStartedBy), and their groups by them.
  * A push that fails makes the command fail, after the run: a CI job must not pass silently.
  */
 export async function pushAfter<O extends PushFlags>(
@@ -46,7 +49,17 @@ export async function pushAfter<O extends PushFlags>(
   );
   const ledger = root === null ? null : tryOpen(root);
   const runs = ledger ? runsStartedBy(ledger, process.pid, since) : [];
-  for (const name of runs) {
+  // A group goes whole (its attempts with it); the runs left are published one by one.
+  const done = new Set<string>();
+  for (const group of ledger ? groupsStartedBy(ledger, runs, process.pid, since) : []) {
+    try {
+      for (const run of await pushGroupAfter(ctx, ledger!, group, remote, options.json === true))
+        done.add(run);
+    } catch (error) {
+      throw failure ?? error;
+    }
+  }
+  for (const name of runs.filter((r) => !done.has(r))) {
     let shared: Shared;
     try {
       shared = await shareRun(ledger!, name, remote, { env: ctx.env });

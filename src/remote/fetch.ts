@@ -1,14 +1,18 @@
 import fs from 'node:fs';
 import type { Env } from '../context.js';
+import { listGroupNames } from '../group/store.js';
 import { activeDir } from '../ledger/active.js';
 import { regenerateIndexMd } from '../ledger/index-md.js';
 import { type PointerName, setPointer } from '../ledger/links.js';
 import { listRunNames } from '../ledger/list.js';
 import { isRunName } from '../ledger/names.js';
 import type { Ledger } from '../ledger/paths.js';
-import { EMPTY_TREE, type GitCall, git, gitRaw, parseBatch, parseTreeListing } from './git.js';
+import { fetchGroups, type GroupFetchContext, type GroupsFetched } from './fetch-groups.js';
+import { type GitCall, git } from './git.js';
 import { type ImportOutcome, importRun, type Taken } from './import.js';
+import { readPublications } from './read.js';
 import { RUNS_NS, trackingRuns } from './refs.js';
+import { logRefusal } from './refusals.js';
 import { readRegistry, writeRegistry } from './registry.js';
 import { fetchRefs } from './transport.js';
 
@@ -23,6 +27,8 @@ export interface FetchResult {
   /** Runs this clone published itself. */
   readonly own: number;
   readonly skipped: { readonly run: string; readonly why: string }[];
+  /** Groups (`fix --attempts N`): each imported whole, its attempts counted with the runs above. */
+  readonly groups: Omit<GroupsFetched, 'names' | 'runs'>;
 }
 
 interface RefEntry {
@@ -33,8 +39,6 @@ interface RefEntry {
 
 /** Runs read from git per round: bounds the memory a fetch of many (or large) runs takes. */
 const CHUNK = 200;
-/** A file or a run larger than this is not imported (a ledger entry is kilobytes). */
-export const MAX_RUN_BYTES = 64 * 1024 * 1024;
 
 /**
  * `agentbox fetch`: mirrors the remote's published runs, then imports into the ledger each one
@@ -53,29 +57,49 @@ export async function fetchRuns(
   const own = new Set((await listRefs(call, RUNS_NS)).map((r) => r.run));
   const registry = readRegistry(ledger, remote);
   const names = listRunNames(ledger);
-  const taken: Taken = { names: new Set(names), ids: new Set(names.map((n) => n.slice(-6))) };
-  const result: FetchResult = {
-    remote,
-    published: refs.length,
-    imported: [],
-    updated: [],
-    kept: [],
-    own: 0,
-    skipped: [],
-  };
-  const todo: RefEntry[] = [];
-  for (const ref of refs) {
-    if (own.has(ref.run) && taken.names.has(ref.run)) (result as { own: number }).own++;
-    else if (!isRunName(ref.run)) result.skipped.push({ run: ref.run, why: 'not a run name' });
-    else if (registry.get(ref.run)?.commit !== ref.commit) todo.push(ref);
-  }
+  const ids = [...names, ...listGroupNames(ledger)].map((n) => n.slice(-6));
+  const taken: Taken = { names: new Set(names), ids: new Set(ids) };
   // NOTE: a fetched run never gets an active marker (the watchdog must not judge another
   // machine's pid); the folder must exist so the watchdog does not scan every state.json instead.
   fs.mkdirSync(activeDir(ledger), { recursive: true });
   const pointers = new Map<PointerName, string>();
+  // Groups first: their attempts come with them (and are then known to the registry below).
+  const context: GroupFetchContext = { ledger, call, remote, registry, taken, pointers, now };
+  const { names: groupNames, runs: attempts, ...groups } = await fetchGroups(context);
+  await writeRegistry(ledger, remote, registry);
+  const result: FetchResult = {
+    remote,
+    published: refs.length,
+    imported: [...attempts.imported],
+    updated: [...attempts.updated],
+    kept: [],
+    own: 0,
+    skipped: [],
+    groups,
+  };
+  const todo: RefEntry[] = [];
+  for (const ref of refs) {
+    if (own.has(ref.run) && taken.names.has(ref.run)) (result as { own: number }).own++;
+    else if (!isRunName(ref.run)) skip(ledger, result, ref.run, 'not a run name');
+    else if (registry.get(ref.run)?.commit !== ref.commit) todo.push(ref);
+  }
+  await importRuns(context, todo, groupNames, result);
+  for (const [pointer, name] of pointers) setPointer(ledger, pointer, name);
+  if (result.imported.length + result.updated.length > 0) await regenerateIndexMd(ledger);
+  return result;
+}
+
+/** Imports the runs whose publication changed, CHUNK at a time; the registry is saved after each. */
+async function importRuns(
+  c: GroupFetchContext,
+  todo: readonly RefEntry[],
+  groupNames: ReadonlySet<string>,
+  result: FetchResult,
+): Promise<void> {
+  const { ledger, call, remote, registry, taken, pointers, now } = c;
   for (let at = 0; at < todo.length; at += CHUNK) {
     const chunk = todo.slice(at, at + CHUNK);
-    const files = await readRuns(call, chunk);
+    const files = await readPublications(call, chunk);
     for (const ref of chunk) {
       const published = files.get(ref.run);
       const outcome: ImportOutcome =
@@ -87,23 +111,27 @@ export async function fetchRuns(
               taken,
               pointers,
               now,
+              { groupsPublished: groupNames },
             );
-      record(result, ref.run, outcome);
+      record(ledger, result, ref.run, outcome);
       if (outcome.kind !== 'skipped') registry.set(ref.run, { local: outcome.local, commit: ref.commit });
     }
     await writeRegistry(ledger, remote, registry);
   }
-  for (const [pointer, name] of pointers) setPointer(ledger, pointer, name);
-  if (result.imported.length + result.updated.length > 0) await regenerateIndexMd(ledger);
-  return result;
 }
 
-function record(result: FetchResult, run: string, outcome: ImportOutcome): void {
-  if (outcome.kind === 'skipped') result.skipped.push({ run, why: outcome.why });
+function record(ledger: Ledger, result: FetchResult, run: string, outcome: ImportOutcome): void {
+  if (outcome.kind === 'skipped') skip(ledger, result, run, outcome.why);
   else result[outcome.kind].push(outcome.local);
 }
 
-async function listRefs(call: GitCall, prefix: string): Promise<RefEntry[]> {
+/** A run not imported: reported, and logged (src/remote/refusals.ts). */
+function skip(ledger: Ledger, result: FetchResult, run: string, why: string): void {
+  result.skipped.push({ run, why });
+  logRefusal(ledger, { remote: result.remote, kind: 'run', name: run, why });
+}
+
+export async function listRefs(call: GitCall, prefix: string): Promise<RefEntry[]> {
   const out = await git(call, ['for-each-ref', '--format=%(objectname) %(tree) %(refname)', prefix]);
   return out
     .split('\n')
@@ -112,54 +140,4 @@ async function listRefs(call: GitCall, prefix: string): Promise<RefEntry[]> {
       const [commit = '', tree = '', ref = ''] = line.split(' ');
       return { commit, tree, run: ref.slice(prefix.length) };
     });
-}
-
-/**
- * The files of each run's publication, in two git processes for the whole chunk: the trees'
- * listings (against the empty tree), then the blobs. Only regular files are read; a run whose
- * files are too large gets a string (why it is not imported).
- */
-async function readRuns(
-  call: GitCall,
-  refs: readonly RefEntry[],
-): Promise<Map<string, Map<string, Buffer> | string>> {
-  const input = refs.map((r) => `${EMPTY_TREE} ${r.tree}\n`).join('');
-  const listing = parseTreeListing(
-    (await gitRaw({ ...call, input }, ['diff-tree', '-r', '-z', '--stdin'])).stdout,
-  );
-  const wanted = new Set<string>();
-  const out = new Map<string, Map<string, Buffer> | string>();
-  const regular = (mode: string) => mode === '100644' || mode === '100755';
-  for (const ref of refs)
-    for (const f of listing.get(ref.tree) ?? []) if (regular(f.mode)) wanted.add(f.blob);
-  const sizes = await gitRaw({ ...call, input: [...wanted].join('\n') }, [
-    'cat-file',
-    '--batch-check=%(objectname) %(objectsize)',
-  ]);
-  const size = new Map(
-    sizes.stdout
-      .toString()
-      .split('\n')
-      .map((l) => l.split(' ') as [string, string]),
-  );
-  const fits = (r: RefEntry) =>
-    (listing.get(r.tree) ?? []).reduce((sum, f) => sum + Number(size.get(f.blob) ?? 0), 0) <= MAX_RUN_BYTES;
-  const blobs = new Set<string>();
-  for (const ref of refs) {
-    if (!fits(ref)) out.set(ref.run, `its files are larger than ${MAX_RUN_BYTES / 1024 / 1024} MB`);
-    else for (const f of listing.get(ref.tree) ?? []) if (regular(f.mode)) blobs.add(f.blob);
-  }
-  const objects = parseBatch(
-    (await gitRaw({ ...call, input: [...blobs].join('\n') }, ['cat-file', '--batch'])).stdout,
-  );
-  for (const ref of refs) {
-    if (out.has(ref.run)) continue;
-    const files = new Map<string, Buffer>();
-    for (const f of listing.get(ref.tree) ?? []) {
-      const bytes = objects.get(f.blob);
-      if (regular(f.mode) && bytes) files.set(f.path, bytes);
-    }
-    out.set(ref.run, files);
-  }
-  return out;
 }

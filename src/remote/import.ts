@@ -3,7 +3,7 @@ import path from 'node:path';
 import { errnoCode } from '../errors.js';
 import { appendIndexEvent, makeIndexEvent } from '../ledger/index-log.js';
 import { type PointerName, pointerForStatus } from '../ledger/links.js';
-import { parseMeta, readMeta, writeMetaOnce } from '../ledger/meta.js';
+import { META_FILE, parseMeta, readMeta, serializeMeta, writeMetaOnce } from '../ledger/meta.js';
 import type { Ledger } from '../ledger/paths.js';
 import { parseState, readState, STATE_FILE, serializeState } from '../ledger/state.js';
 import type { RunMeta, RunState } from '../ledger/types.js';
@@ -29,10 +29,23 @@ export interface Taken {
   readonly ids: Set<string>;
 }
 
+/** The group an attempt is imported into, under its name and id here. */
+export interface LocalGroup {
+  readonly id: string;
+  readonly name: string;
+}
+
+export interface ImportOptions {
+  /** Imported as an attempt of this group (src/remote/import-group.ts). */
+  readonly group?: LocalGroup;
+  /** Groups the remote publishes: an attempt of one comes with its group, never alone. */
+  readonly groupsPublished?: ReadonlySet<string>;
+}
+
 const skipped = (why: string): ImportOutcome => ({ kind: 'skipped', why });
 
 /** Parses what a publication says about the run; a string is why it cannot be imported. */
-function parsePublished(p: PublishedRun): { meta: RunMeta; state: RunState; host: string } | string {
+export function parsePublished(p: PublishedRun): { meta: RunMeta; state: RunState; host: string } | string {
   const meta = p.files.get('meta.yaml');
   const state = p.files.get('state.json');
   if (!meta || !state) return 'it has no meta.yaml or state.json';
@@ -64,9 +77,11 @@ export async function importRun(
   /** The newest run to point each pointer at: filled here, set once by the caller. */
   pointers: Map<PointerName, string>,
   now: Date,
+  opts: ImportOptions = {},
 ): Promise<ImportOutcome> {
   const parsed = parsePublished(p);
   if (typeof parsed === 'string') return skipped(parsed);
+  const ownGroup = groupNameOf(parsed.meta);
   const occupant = (name: string): Occupant => {
     if (taken.names.has(name)) {
       const origin = safeMeta(path.join(ledger.runsDir, name))?.origin;
@@ -78,12 +93,40 @@ export async function importRun(
   if (local === null) return skipped('every name it could take here is in use');
   const dir = path.join(ledger.runsDir, local);
   const fresh = occupant(local) === 'free';
+  if (fresh && !opts.group && ownGroup !== null && opts.groupsPublished?.has(ownGroup))
+    return skipped(`an attempt of the group ${ownGroup}: it is imported with its group, or not at all`);
   const before = fresh ? null : readState(dir);
   if (before?.status === 'MERGED' || before?.status === 'DISCARDED') return { kind: 'kept', local };
+  // An attempt of one group here is never taken into another by a later publication.
+  const here = fresh || !opts.group ? null : groupNameOf(safeMeta(dir) ?? parsed.meta);
+  if (here !== null && here !== opts.group?.name)
+    return skipped(`it is an attempt of the group ${here} here`);
+  const failed = writeRunFiles(dir, p.files, fresh);
+  if (failed !== null) return skipped(failed);
+  const origin = { remote: p.remote, host: parsed.host, run: p.run };
+  const meta = fresh
+    ? importedMeta(parsed.meta, local, origin, opts.group)
+    : regrouped(readMeta(dir) ?? parsed.meta, parsed.meta, opts.group);
+  if (fresh) writeMetaOnce(dir, meta);
+  // A run fetched alone before its group was published becomes its group's attempt here.
+  else if (opts.group) replaceFile(path.join(dir, META_FILE), serializeMeta(meta));
+  const state = importedState(parsed.state, meta, meta.origin?.host ?? parsed.host);
+  replaceFile(path.join(dir, STATE_FILE), serializeState(state));
+  taken.names.add(local);
+  taken.ids.add(local.slice(-6));
+  const detail = `from ${p.remote} (${parsed.host})${local === p.run ? '' : `, published as ${p.run}`}`;
+  appendIndexEvent(ledger, makeIndexEvent(meta, state, fresh ? 'fetched' : 'fetched_update', detail, now));
+  const pointer = state.status !== before?.status ? pointerForStatus(state.status) : null;
+  if (pointer && local > (pointers.get(pointer) ?? '')) pointers.set(pointer, local);
+  return { kind: fresh ? 'imported' : 'updated', local };
+}
+
+/** The publication's files into the run's folder, each path checked; a string: why it failed. */
+function writeRunFiles(dir: string, files: ReadonlyMap<string, Buffer>, fresh: boolean): string | null {
   try {
     if (fresh) fs.mkdirSync(dir);
     const made = new Set([dir]);
-    for (const [file, bytes] of p.files) {
+    for (const [file, bytes] of files) {
       if (!safeEntryPath(file)) continue;
       const target = path.join(dir, file);
       const parent = path.dirname(target);
@@ -96,22 +139,21 @@ export async function importRun(
   } catch (error) {
     // A new folder left half written would hold its name (and a row in status) for nothing.
     if (fresh) fs.rmSync(dir, { recursive: true, force: true });
-    return skipped(
-      `its files could not be written to ${dir} (${errnoCode(error) ?? (error as Error).message})`,
-    );
+    return `its files could not be written to ${dir} (${errnoCode(error) ?? (error as Error).message})`;
   }
-  const origin = { remote: p.remote, host: parsed.host, run: p.run };
-  const meta = fresh ? importedMeta(parsed.meta, local, origin) : (readMeta(dir) ?? parsed.meta);
-  if (fresh) writeMetaOnce(dir, meta);
-  const state = importedState(parsed.state, meta, meta.origin?.host ?? parsed.host);
-  replaceFile(path.join(dir, STATE_FILE), serializeState(state));
-  taken.names.add(local);
-  taken.ids.add(local.slice(-6));
-  const detail = `from ${p.remote} (${parsed.host})${local === p.run ? '' : `, published as ${p.run}`}`;
-  appendIndexEvent(ledger, makeIndexEvent(meta, state, fresh ? 'fetched' : 'fetched_update', detail, now));
-  const pointer = state.status !== before?.status ? pointerForStatus(state.status) : null;
-  if (pointer && local > (pointers.get(pointer) ?? '')) pointers.set(pointer, local);
-  return { kind: fresh ? 'imported' : 'updated', local };
+  return null;
+}
+
+/** The group a published run says it is an attempt of (its name there), or null. */
+function groupNameOf(meta: RunMeta): string | null {
+  const name = (meta.options?.group as { name?: unknown } | undefined)?.name;
+  return typeof name === 'string' ? name : null;
+}
+
+/** A fetched run's meta.yaml here, made an attempt of `group` when it is imported with one. */
+function regrouped(local: RunMeta, published: RunMeta, group: LocalGroup | undefined): RunMeta {
+  if (!group) return local;
+  return importedMeta(published, local.run_name, local.origin ?? published.origin!, group);
 }
 
 function safeMeta(dir: string): RunMeta | undefined {

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { formatRunName, parseRunName } from '../ledger/names.js';
 import { shortTask } from '../ledger/text.js';
-import type { RunMeta, RunOrigin, RunState } from '../ledger/types.js';
+import type { AttemptOf, RunMeta, RunOrigin, RunState } from '../ledger/types.js';
 
 /*
  * What a fetched run becomes in this ledger, pure. Everything in a publication is untrusted: it
@@ -31,13 +31,44 @@ export function importedState(remote: RunState, meta: RunMeta, host?: string): R
     // `diff` and merge both use changes.patch then: what a person reviews is what merge applies.
     result_commit: null,
     config_hash: meta.config_hash,
-    summary: { type: meta.type, task: shortTask(meta.task), ...(host === undefined ? {} : { ran_on: host }) },
+    summary: {
+      type: meta.type,
+      task: shortTask(meta.task),
+      ...(host === undefined ? {} : { ran_on: host }),
+      ...attemptOf(meta),
+    },
   };
 }
 
+/** An attempt's place in its group here, from its meta.yaml (set by importedMeta). */
+function attemptOf(meta: RunMeta): { group?: AttemptOf } {
+  const g = meta.options?.group as { id?: unknown; attempt?: unknown; attempts?: unknown } | undefined;
+  if (!g || typeof g.id !== 'string' || typeof g.attempt !== 'number' || typeof g.attempts !== 'number')
+    return {};
+  return { group: { id: g.id, attempt: g.attempt, attempts: g.attempts } };
+}
+
 /** The meta.yaml of a fetched run: its own, under its name here, with where it came from. */
-export function importedMeta(remote: RunMeta, local: string, origin: RunOrigin): RunMeta {
-  return { ...remote, run_name: local, run_id: local.slice(-6), origin };
+export function importedMeta(
+  remote: RunMeta,
+  local: string,
+  origin: RunOrigin,
+  group?: { readonly id: string; readonly name: string },
+): RunMeta {
+  // An attempt is one only with its group here: a run that says it belongs to a group it did not
+  // come with (or to one of this machine's groups) is a plain run.
+  const { group: own, ...options } = remote.options ?? {};
+  const k = own as { attempt?: unknown; attempts?: unknown } | undefined;
+  const attempt = group && k ? { group: { ...group, attempt: k.attempt, attempts: k.attempts } } : {};
+  const kept = { ...options, ...attempt };
+  const { options: _, ...rest } = remote;
+  return {
+    ...rest,
+    ...(Object.keys(kept).length > 0 ? { options: kept } : {}),
+    run_name: local,
+    run_id: local.slice(-6),
+    origin,
+  };
 }
 
 const ALTERNATIVES = 8;

@@ -1,5 +1,4 @@
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import type { Env } from '../context.js';
 import { AgentboxError } from '../errors.js';
@@ -8,7 +7,8 @@ import type { Ledger } from '../ledger/paths.js';
 import { readRun } from '../ledger/read.js';
 import { shortTask } from '../ledger/text.js';
 import { type GitCall, git, gitRaw } from './git.js';
-import { isPublished, PUBLICATION_FILE, runRef } from './refs.js';
+import { isPublished, runRef } from './refs.js';
+import { writePublicationTree } from './tree.js';
 
 export interface PublishOptions {
   readonly env: Env;
@@ -45,7 +45,12 @@ export async function publishRun(ledger: Ledger, name: string, opts: PublishOpti
   const previous = (await gitRaw(call, ['rev-parse', '--verify', '--quiet', `${ref}^{commit}`])).stdout
     .toString()
     .trim();
-  const tree = await writeTree(call, run.dir, files, publicationText(opts.host, run.meta.agentbox_version));
+  const tree = await writePublicationTree(
+    call,
+    run.dir,
+    files,
+    publicationText(opts.host, run.meta.agentbox_version),
+  );
   if (previous && (await git(call, ['rev-parse', `${previous}^{tree}`])) === tree) {
     return { run: name, commit: previous, changed: false };
   }
@@ -78,27 +83,4 @@ export function regularFiles(dir: string, rel = ''): string[] {
       if (entry.isDirectory()) return regularFiles(dir, file);
       return entry.isFile() ? [file] : [];
     });
-}
-
-/** The tree of `files` (and the publication file) written through a private index. */
-async function writeTree(call: GitCall, dir: string, files: readonly string[], publication: string) {
-  const temp = fs.mkdtempSync(path.join(os.tmpdir(), 'agentbox-publish-'));
-  try {
-    const indexed = { ...call, extra: { GIT_INDEX_FILE: path.join(temp, 'index') } };
-    const paths = files.map((f) => path.join(dir, f)).join('\n');
-    const blobs = (
-      await git({ ...call, input: `${paths}\n` }, ['hash-object', '-w', '--no-filters', '--stdin-paths'])
-    )
-      .split('\n')
-      .filter(Boolean);
-    const own = await git({ ...call, input: publication }, ['hash-object', '-w', '--no-filters', '--stdin']);
-    const entries = [
-      ...files.map((f, i) => `100644 ${blobs[i]}\t${f}\0`),
-      `100644 ${own}\t${PUBLICATION_FILE}\0`,
-    ];
-    await git({ ...indexed, input: entries.join('') }, ['update-index', '-z', '--add', '--index-info']);
-    return await git(indexed, ['write-tree']);
-  } finally {
-    fs.rmSync(temp, { recursive: true, force: true });
-  }
 }

@@ -7,6 +7,8 @@ import { AgentboxError } from '../errors.js';
  */
 
 export const RUNS_NS = 'refs/agentbox/runs/';
+/** A group's publication (issue 31): its folder, and every attempt's publication as a parent. */
+export const GROUPS_NS = 'refs/agentbox/groups/';
 export const BRANCH_NS = 'refs/heads/agentbox/';
 /** The publication's own file: who published it (not imported into the run folder). */
 export const PUBLICATION_FILE = 'publication.json';
@@ -29,10 +31,16 @@ export const runRef = (run: string): string => `${RUNS_NS}${run}`;
 export const branchRef = (run: string): string => `${BRANCH_NS}${run}`;
 export const trackingRuns = (remote: string): string => `refs/agentbox/remotes/${remote}/runs/`;
 export const trackingHeads = (remote: string): string => `refs/agentbox/remotes/${remote}/heads/`;
+export const groupRef = (group: string): string => `${GROUPS_NS}${group}`;
+export const trackingGroups = (remote: string): string => `refs/agentbox/remotes/${remote}/groups/`;
 
-/** What `agentbox fetch` asks for: every published run and every run branch, forced (a mirror). */
+/** What `agentbox fetch` asks for: every published run, run branch and group, forced (a mirror). */
 export function fetchRefspecs(remote: string): string[] {
-  return [`+${RUNS_NS}*:${trackingRuns(remote)}*`, `+${BRANCH_NS}*:${trackingHeads(remote)}*`];
+  return [
+    `+${RUNS_NS}*:${trackingRuns(remote)}*`,
+    `+${BRANCH_NS}*:${trackingHeads(remote)}*`,
+    `+${GROUPS_NS}*:${trackingGroups(remote)}*`,
+  ];
 }
 
 /**
@@ -54,6 +62,16 @@ export function safeEntryPath(file: string): boolean {
   const parts = file.split('/');
   if (parts.some((p) => p === '' || p === '.' || p === '..')) return false;
   return !['meta.yaml', 'state.json', PUBLICATION_FILE].includes(file) && !file.startsWith('state.json.');
+}
+
+/**
+ * The files of a group's folder that are published and fetched: nothing else is taken from a
+ * group's publication (its attempts come as runs). `attempts` bounds the patches' numbers.
+ */
+export function isGroupFile(file: string, attempts: number): boolean {
+  if (['group.json', 'state.json', 'report.md'].includes(file)) return true;
+  const k = /^patches\/agent_([1-9][0-9]?)\.patch$/.exec(file)?.[1];
+  return k !== undefined && Number(k) <= attempts;
 }
 
 /** Whether a file of a run folder is published: everything but raw/ (unless asked) and temp files. */

@@ -21,13 +21,16 @@ export type Registry = Map<string, Imported>;
 
 const HEX40 = /^[0-9a-f]{40}$/;
 
-export function registryFile(ledger: Ledger, remote: string): string {
-  return path.join(ledger.dir, 'remotes', `${remote}.json`);
+/** Runs (`<remote>.json`) or groups (`<remote>.groups.json`): both are named like runs. */
+export type RegistryKind = 'runs' | 'groups';
+
+export function registryFile(ledger: Ledger, remote: string, kind: RegistryKind = 'runs'): string {
+  return path.join(ledger.dir, 'remotes', kind === 'runs' ? `${remote}.json` : `${remote}.groups.json`);
 }
 
 /** The registry, or an empty one when there is none or it does not parse (it is only a cache). */
-export function readRegistry(ledger: Ledger, remote: string): Registry {
-  const file = registryFile(ledger, remote);
+export function readRegistry(ledger: Ledger, remote: string, kind: RegistryKind = 'runs'): Registry {
+  const file = registryFile(ledger, remote, kind);
   let raw: unknown;
   try {
     raw = JSON.parse(fs.readFileSync(file, 'utf8'));
@@ -47,8 +50,13 @@ export function readRegistry(ledger: Ledger, remote: string): Registry {
   return out;
 }
 
-export async function writeRegistry(ledger: Ledger, remote: string, registry: Registry): Promise<void> {
-  const file = registryFile(ledger, remote);
+export async function writeRegistry(
+  ledger: Ledger,
+  remote: string,
+  registry: Registry,
+  kind: RegistryKind = 'runs',
+): Promise<void> {
+  const file = registryFile(ledger, remote, kind);
   try {
     fs.mkdirSync(path.dirname(file), { recursive: true });
   } catch (error) {

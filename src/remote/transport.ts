@@ -1,6 +1,6 @@
 import { AgentboxError } from '../errors.js';
 import { type GitCall, git, gitFailed, gitRaw } from './git.js';
-import { branchRef, fetchRefspecs, pushRefspecs, runRef } from './refs.js';
+import { branchRef, fetchRefspecs, groupRef, pushRefspecs, runRef } from './refs.js';
 
 /*
  * The three conversations with the remote: push a run, fetch every run, delete a run's refs.
@@ -11,18 +11,52 @@ import { branchRef, fetchRefspecs, pushRefspecs, runRef } from './refs.js';
  * gets both or neither. A rejected ledger ref is another machine's run under the same name.
  */
 export async function pushRun(call: GitCall, remote: string, run: string): Promise<{ branch: boolean }> {
-  const branch =
-    (await gitRaw(call, ['rev-parse', '--verify', '--quiet', `${branchRef(run)}^{commit}`])).code === 0;
-  const args = ['push', '--atomic', '--porcelain', '--no-verify', remote, ...pushRefspecs(run, branch)];
+  const branch = await hasBranch(call, run);
+  await pushAtomic(call, remote, pushRefspecs(run, branch), { what: 'run', name: run, ref: runRef(run) });
+  return { branch };
+}
+
+/**
+ * Pushes a group's publication with every attempt's ledger ref and branch, in one atomic push:
+ * the remote holds the whole group or nothing of it. Returns the attempts whose branch went along.
+ */
+export async function pushGroup(
+  call: GitCall,
+  remote: string,
+  group: string,
+  runs: readonly string[],
+): Promise<string[]> {
+  const withBranch: string[] = [];
+  const specs = [`${groupRef(group)}:${groupRef(group)}`];
+  for (const run of runs) {
+    const branch = await hasBranch(call, run);
+    if (branch) withBranch.push(run);
+    specs.push(...pushRefspecs(run, branch));
+  }
+  await pushAtomic(call, remote, specs, { what: 'group', name: group, ref: groupRef(group) });
+  return withBranch;
+}
+
+async function hasBranch(call: GitCall, run: string): Promise<boolean> {
+  return (await gitRaw(call, ['rev-parse', '--verify', '--quiet', `${branchRef(run)}^{commit}`])).code === 0;
+}
+
+async function pushAtomic(
+  call: GitCall,
+  remote: string,
+  specs: readonly string[],
+  about: { readonly what: 'run' | 'group'; readonly name: string; readonly ref: string },
+): Promise<void> {
+  const args = ['push', '--atomic', '--porcelain', '--no-verify', remote, ...specs];
   const out = await gitRaw(call, args);
-  if (out.code === 0) return { branch };
+  if (out.code === 0) return;
   const text = `${out.stdout.toString()}\n${out.stderr}`;
   if (/non-fast-forward|fetch first|\[rejected\]|stale info/.test(text)) {
     throw new AgentboxError(
       'GIT_FAILED',
-      `${remote} already holds a run named ${run} with another history: nothing was pushed`,
+      `${remote} already holds a ${about.what} named ${about.name}${about.what === 'group' ? ' (or one of its runs)' : ''} with another history: nothing was pushed`,
       {
-        hint: `another machine published a run of that name; see it with: git ls-remote ${remote} ${runRef(run)}`,
+        hint: `another machine published a ${about.what} of that name; see it with: git ls-remote ${remote} ${about.ref}`,
       },
     );
   }
@@ -30,7 +64,7 @@ export async function pushRun(call: GitCall, remote: string, run: string): Promi
     call.cwd,
     args,
     out.stderr,
-    `check the remote (git remote -v) and your access to it, then: agentbox push ${run.slice(-6)} ${remote}`,
+    `check the remote (git remote -v) and your access to it, then: agentbox push ${about.name.slice(-6)} ${remote}`,
   );
 }
 
@@ -47,8 +81,16 @@ export async function fetchRefs(call: GitCall, remote: string): Promise<void> {
  * Deletes a published run from the remote: its ledger ref and its branch, those that exist there,
  * in one atomic push. Returns the refs deleted.
  */
-export async function deleteRemoteRun(call: GitCall, remote: string, run: string): Promise<string[]> {
-  const refs = [runRef(run), branchRef(run)];
+export function deleteRemoteRun(call: GitCall, remote: string, run: string): Promise<string[]> {
+  return deleteRemoteRefs(call, remote, [runRef(run), branchRef(run)]);
+}
+
+/** Deletes those of `refs` the remote holds, in one atomic push. Returns the refs deleted. */
+export async function deleteRemoteRefs(
+  call: GitCall,
+  remote: string,
+  refs: readonly string[],
+): Promise<string[]> {
   const listed = await git(call, ['ls-remote', '--refs', remote, ...refs]);
   const present = listed
     .split('\n')

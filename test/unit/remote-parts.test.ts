@@ -71,6 +71,7 @@ describe('remote names and refspecs', () => {
     expect(fetchRefspecs('origin')).toEqual([
       '+refs/agentbox/runs/*:refs/agentbox/remotes/origin/runs/*',
       '+refs/heads/agentbox/*:refs/agentbox/remotes/origin/heads/*',
+      '+refs/agentbox/groups/*:refs/agentbox/remotes/origin/groups/*',
     ]);
     expect(pushRefspecs('r', true)).toEqual([
       'refs/agentbox/runs/r:refs/agentbox/runs/r',
@@ -230,9 +231,35 @@ describe('what fetch prints', () => {
       kept: [],
       own: 1,
       skipped: [],
+      groups: { published: 0, imported: [], updated: [], kept: [], own: 0, skipped: [] },
     });
     expect(text).toBe(
       'origin: 3 published run(s) — 1 new, 1 updated, 1 from this clone\n  new      a\n  updated  b\n' +
+        '  next: agentbox status, agentbox show <id>, agentbox diff <id>\n',
+    );
+  });
+
+  it('groups on a line of their own, when the remote publishes any', () => {
+    const text = renderFetch({
+      remote: 'origin',
+      published: 2,
+      imported: ['a1', 'a2'],
+      updated: [],
+      kept: [],
+      own: 0,
+      skipped: [],
+      groups: {
+        published: 2,
+        imported: ['g'],
+        updated: [],
+        kept: [],
+        own: 0,
+        skipped: [{ group: 'h', why: 'x' }],
+      },
+    });
+    expect(text).toBe(
+      'origin: 2 published run(s) — 2 new, 0 updated\n  new      a1\n  new      a2\n' +
+        'origin: 2 published group(s) — 1 new, 0 updated, 1 not imported\n  new      g (group)\n' +
         '  next: agentbox status, agentbox show <id>, agentbox diff <id>\n',
     );
   });

@@ -1,0 +1,149 @@
+import fs from 'node:fs';
+import { groupDir } from '../group/store.js';
+import type { PointerName } from '../ledger/links.js';
+import { isRunName } from '../ledger/names.js';
+import type { Ledger } from '../ledger/paths.js';
+import { type GitCall, git } from './git.js';
+import type { Taken } from './import.js';
+import { importGroup } from './import-group.js';
+import { checkGroupPublication } from './imported-group.js';
+import { MAX_GROUP_BYTES, readPublications } from './read.js';
+import { GROUPS_NS, trackingGroups } from './refs.js';
+import { logRefusal } from './refusals.js';
+import { type Registry, readRegistry, writeRegistry } from './registry.js';
+
+export interface GroupsFetched {
+  /** Published groups the remote holds. */
+  readonly published: number;
+  readonly imported: string[];
+  readonly updated: string[];
+  readonly kept: string[];
+  /** Groups this clone published itself. */
+  readonly own: number;
+  readonly skipped: { readonly group: string; readonly why: string }[];
+  /** The names (there) of every group the remote publishes: their attempts come with them only. */
+  readonly names: ReadonlySet<string>;
+  /** Attempts imported with their groups: their names there → here. */
+  readonly runs: { readonly imported: string[]; readonly updated: string[] };
+}
+
+export interface GroupFetchContext {
+  readonly ledger: Ledger;
+  readonly call: GitCall;
+  readonly remote: string;
+  /** The runs' registry: each attempt imported with its group is recorded in it. */
+  readonly registry: Registry;
+  readonly taken: Taken;
+  readonly pointers: Map<PointerName, string>;
+  readonly now: Date;
+}
+
+interface Commit {
+  readonly name: string;
+  readonly commit: string;
+  readonly tree: string;
+  readonly parents: string[];
+}
+
+/** Commits' trees and parents, one git process for all of them. */
+async function commits(call: GitCall, ids: readonly string[]): Promise<Map<string, Commit>> {
+  if (ids.length === 0) return new Map();
+  const out = await git(call, ['log', '--no-walk=unsorted', '--format=%H %T %P', ...ids, '--']);
+  const map = new Map<string, Commit>();
+  for (const line of out.split('\n').filter(Boolean)) {
+    const [commit = '', tree = '', ...parents] = line.split(' ');
+    map.set(commit, { name: '', commit, tree, parents });
+  }
+  return map;
+}
+
+interface GroupRef {
+  readonly name: string;
+  readonly commit: string;
+  /** A ref a remote may point at a tree or a blob: only a commit is a publication. */
+  readonly type: string;
+}
+
+async function listGroupRefs(call: GitCall, prefix: string): Promise<GroupRef[]> {
+  const out = await git(call, ['for-each-ref', '--format=%(objectname) %(objecttype) %(refname)', prefix]);
+  return out
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => {
+      const [commit = '', type = '', ref = ''] = line.split(' ');
+      return { commit, type, name: ref.slice(prefix.length) };
+    });
+}
+
+/**
+ * The groups phase of `agentbox fetch`, before the runs: each group whose publication changed is
+ * imported whole (src/remote/import-group.ts) or refused whole, and every refusal is logged.
+ */
+export async function fetchGroups(c: GroupFetchContext): Promise<GroupsFetched> {
+  const refs = await listGroupRefs(c.call, trackingGroups(c.remote));
+  const own = new Set((await listGroupRefs(c.call, GROUPS_NS)).map((r) => r.name));
+  const registry = readRegistry(c.ledger, c.remote, 'groups');
+  const result: GroupsFetched = {
+    published: refs.length,
+    imported: [],
+    updated: [],
+    kept: [],
+    own: 0,
+    skipped: [],
+    names: new Set(refs.map((r) => r.name)),
+    runs: { imported: [], updated: [] },
+  };
+  const refuse = (group: string, why: string) => {
+    result.skipped.push({ group, why });
+    logRefusal(c.ledger, { remote: c.remote, kind: 'group', name: group, why });
+  };
+  for (const ref of refs) {
+    if (own.has(ref.name) && fs.existsSync(groupDir(c.ledger, ref.name))) (result as { own: number }).own++;
+    else if (!isRunName(ref.name)) refuse(ref.name, 'not a group name');
+    else if (ref.type !== 'commit') refuse(ref.name, `its ref names a ${ref.type}, not a commit`);
+    else if (registry.get(ref.name)?.commit !== ref.commit) {
+      const why = await fetchOne(c, ref, result);
+      if (typeof why === 'string') refuse(ref.name, why);
+      else registry.set(ref.name, { local: why.local, commit: ref.commit });
+    }
+  }
+  await writeRegistry(c.ledger, c.remote, registry, 'groups');
+  return result;
+}
+
+/** One group: read, checked, imported. A string: why it is refused. */
+async function fetchOne(
+  c: GroupFetchContext,
+  ref: { readonly name: string; readonly commit: string },
+  result: GroupsFetched,
+): Promise<{ local: string } | string> {
+  const head = (await commits(c.call, [ref.commit])).get(ref.commit);
+  if (!head) return 'its commit cannot be read';
+  const files = (await readPublications(c.call, [{ run: ref.name, tree: head.tree }])).get(ref.name);
+  if (files === undefined || typeof files === 'string') return files ?? 'its files cannot be read';
+  const plan = checkGroupPublication(ref.name, files, head.parents);
+  if (typeof plan === 'string') return plan;
+  const made = await commits(
+    c.call,
+    plan.attempts.map((a) => a.commit),
+  );
+  const trees = plan.attempts.map((a) => ({ run: a.run, tree: made.get(a.commit)?.tree ?? '' }));
+  const attempts = await readPublications(c.call, trees, MAX_GROUP_BYTES);
+  const done = await importGroup(
+    c.ledger,
+    { remote: c.remote, group: ref.name, files, plan, attempts },
+    c.taken,
+    c.pointers,
+    c.now,
+  );
+  if (done.outcome.kind === 'skipped') return done.outcome.why;
+  for (const a of plan.attempts) {
+    const local = done.runs.get(a.run);
+    if (local !== undefined) c.registry.set(a.run, { local, commit: a.commit });
+  }
+  for (const a of done.attempts)
+    if (a.outcome.kind === 'imported' || a.outcome.kind === 'updated')
+      result.runs[a.outcome.kind].push(a.outcome.local);
+  result[done.outcome.kind].push(done.outcome.local);
+  return { local: done.outcome.local };
+}
