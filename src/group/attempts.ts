@@ -1,7 +1,8 @@
 import { errnoCode } from '../errors.js';
+import { isRunName, runIdOf } from '../ledger/names.js';
 import type { Ledger } from '../ledger/paths.js';
 import { type RunDetails, readRun } from '../ledger/read.js';
-import type { RunStatus } from '../ledger/types.js';
+import type { RunMeta, RunStatus } from '../ledger/types.js';
 import type { GroupDetails } from './store.js';
 
 /** One attempt of a group with its run as it is now. */
@@ -10,18 +11,38 @@ export interface Attempt {
   readonly model: string | null;
   /** The run's folder name; null: it has not started (it waits its turn, or never will). */
   readonly name: string | null;
-  /** null: not started, or its folder is gone (`agentbox gc` removed it). */
+  /**
+   * null: not started, its folder is gone (`agentbox gc` removed it), or the run there is not this
+   * group's attempt k (`foreign`).
+   */
   readonly run: RunDetails | null;
+  /** The member names a run that is not this group's attempt k (a hand-edited or hostile state.json). */
+  readonly foreign?: boolean;
 }
 
 /** Every attempt of a group, in order, each with its run read from the ledger. */
 export function groupAttempts(ledger: Ledger, group: GroupDetails): Attempt[] {
-  return group.state.members.map((m) => ({
-    attempt: m.attempt,
-    model: m.model,
-    name: m.run,
-    run: m.run ? readIfThere(ledger, m.run) : null,
-  }));
+  return group.state.members.map((m) => {
+    const run = m.run && isRunName(m.run) ? readIfThere(ledger, m.run) : null;
+    const own = run !== null && isOwnAttempt(group.name, m.attempt, run.meta);
+    return {
+      attempt: m.attempt,
+      model: m.model,
+      name: m.run,
+      run: own ? run : null,
+      ...(run !== null && !own ? { foreign: true } : {}),
+    };
+  });
+}
+
+/**
+ * Whether a run is attempt k of the group in folder `groupName`, by the run's own meta.yaml (which
+ * the group's state.json cannot change): a group's state is untrusted, and one naming a person's
+ * own run must never have it ranked, merged or discarded. The id is the folder's, not group.json's.
+ */
+export function isOwnAttempt(groupName: string, k: number, meta: Pick<RunMeta, 'options'>): boolean {
+  const of = meta.options?.group as { id?: unknown; attempt?: unknown } | undefined;
+  return of?.id === runIdOf(groupName) && of?.attempt === k;
 }
 
 function readIfThere(ledger: Ledger, name: string): RunDetails | null {

@@ -65,7 +65,12 @@ const sum = (values: readonly (number | null)[]): number | null =>
 
 /** A group's row from its attempts' run summaries (null: the attempt's folder is gone). Pure but for the pid check. */
 export function groupRow(group: GroupDetails, runs: ReadonlyMap<string, RunSummary | null>): GroupSummary {
-  const summaries = group.state.members.map((m) => (m.run ? (runs.get(m.run) ?? null) : null));
+  // A member counts only when its run says it is this group's attempt (state.json is untrusted).
+  const id = runIdOf(group.name);
+  const summaries = group.state.members.map((m) => {
+    const s = m.run ? (runs.get(m.run) ?? null) : null;
+    return s && s.group === id && s.attempt === m.attempt ? s : null;
+  });
   const attempts = group.state.members.map((m, i): AttemptSummary => {
     const s = summaries[i];
     return {
@@ -129,9 +134,11 @@ function summaryIfThere(ledger: Ledger, name: string): RunSummary | null {
 /** The newest runs that are no group's attempt: at least `limit` of them when there are as many. */
 function plainRuns(ledger: Ledger, groups: readonly GroupDetails[], limit: number | undefined) {
   const members = new Set(groups.flatMap((g) => g.state.members.flatMap((m) => (m.run ? [m.run] : []))));
-  const ids = new Set(groups.map((g) => g.meta.group_id));
-  // An attempt whose group folder is gone is listed as a run of its own.
-  const isAttempt = (r: RunSummary) => members.has(r.name) || (r.group !== undefined && ids.has(r.group));
+  const ids = new Set(groups.map((g) => runIdOf(g.name)));
+  // A run is hidden in its group's row only when the run itself says it is that group's attempt: a
+  // group's state.json naming another run cannot hide it. An attempt whose group folder is gone is
+  // listed as a run of its own.
+  const isAttempt = (r: RunSummary) => r.group !== undefined && ids.has(r.group);
   // First as wide as the newest groups' attempts could make it; wider while attempts fill it.
   let window =
     limit === undefined ? undefined : limit + groups.slice(-limit).reduce((n, g) => n + g.meta.attempts, 0);

@@ -27,19 +27,12 @@ export function groupNamed(ledger: Ledger, ref: string): GroupDetails {
  * one of its attempts. Such a member reads as not started.
  */
 export function ownAttempts(ledger: Ledger, group: GroupDetails): Attempt[] {
-  return groupAttempts(ledger, group).map((a) =>
-    a.run && !isOwn(group, a) ? { ...a, name: null, run: null } : a,
-  );
-}
-
-function isOwn(group: GroupDetails, a: Attempt): boolean {
-  const of = a.run?.meta.options?.group as { id?: unknown; attempt?: unknown } | undefined;
-  return of?.id === group.meta.group_id && of?.attempt === a.attempt;
+  return groupAttempts(ledger, group).map((a) => (a.foreign ? { ...a, name: null, run: null } : a));
 }
 
 /** The members a group folder names that are not its own attempts (their run says otherwise). */
 export function foreignMembers(ledger: Ledger, group: GroupDetails): string[] {
-  return groupAttempts(ledger, group).flatMap((a) => (a.run && !isOwn(group, a) ? [a.run.name] : []));
+  return groupAttempts(ledger, group).flatMap((a) => (a.foreign && a.name ? [a.name] : []));
 }
 
 /**
