@@ -96,12 +96,19 @@ describe('group control: watchdog, recover, watch, resume', () => {
     p.server.setRules(oneCallThenHang(task, 3));
     const name = await detach(task, 3, 2);
     const id = group(name).meta.group_id;
+    // A live watch, from before the attempts start until the group's process is gone.
+    const live = p.agentbox(['watch', id]);
     const [one, two] = await running(name, [1, 2], 3);
     const pid = group(name).state.pid as number;
     expect(p.state(one!).pid).toBe(pid);
     process.kill(pid, 'SIGKILL');
     for (let i = 0; i < 100 && fs.existsSync(`/proc/${pid}`); i++) await sleep(100);
     expect(runsOf(name)[2]).toBeNull();
+    const followed = await live;
+    expect(followed.code).toBe(1);
+    for (const k of [1, 2])
+      expect(followed.stdout).toMatch(new RegExp(`^\\[${k}\\] .*Bash echo attempt ${k}`, 'm'));
+    expect(followed.stdout).toContain(`group ${name}: its agentbox process is gone`);
 
     // The watchdog of any command: both attempts CRASHED, the group no longer ACTIVE.
     const status = await p.agentbox(['status']);
