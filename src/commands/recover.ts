@@ -3,8 +3,13 @@ import { assertHuman } from '../gate/gate.js';
 import { findGroup } from '../group/resolve.js';
 import { readRun, resolveRun } from '../ledger/index.js';
 import type { RecoveryAction } from '../recover/decide.js';
-import { planLines, takeUpGroup } from '../recover/group.js';
-import { attemptRuns, type GroupRecovery, groupsToRecover } from '../recover/group-plan.js';
+import { planLines, takeUpGroup, withGroupLock } from '../recover/group.js';
+import {
+  attemptRuns,
+  groupsToRecover,
+  planGroupRecovery,
+  type RecoverTarget,
+} from '../recover/group-plan.js';
 import { carryOut, decideRecoveries, looksInterrupted } from '../recover/recover.js';
 import { loadRunContext, type RunContext } from '../run/begin/context.js';
 import { terminalLine, terminalText } from '../util/terminal-text.js';
@@ -42,7 +47,7 @@ export async function recover(
   const rc = await loadRunContext(ctx);
   const dry = options.dryRun === true;
   const named = ref === undefined ? undefined : namedGroup(rc, ref);
-  const groups = named === null ? [] : await groupsToRecover(ctx, rc, named ?? null, !dry);
+  const groups = named === null ? [] : groupsToRecover(rc.ledger, named ?? null);
   const grouped = await recoverGroups(ctx, rc, groups, options);
   let code = grouped.code;
   // Every attempt belongs to its group: none is taken up alone.
@@ -98,39 +103,54 @@ function namedGroup(rc: RunContext, ref: string): { name: string; only?: number 
 async function recoverGroups(
   ctx: CommandContext,
   rc: RunContext,
-  groups: readonly GroupRecovery[],
+  targets: readonly RecoverTarget[],
   options: RecoverOptions,
 ): Promise<{ code: number; results: GroupResult[] }> {
   let code = 0;
   const results: GroupResult[] = [];
-  for (const { group, plans } of groups) {
-    const id = group.meta.group_id;
-    const todo = plans.some((p) => p.action !== 'leave');
-    if (!options.json)
-      ctx.io.out(`group ${group.name}: ${todo ? 'take up' : 'nothing to do'}\n${planLines(plans)}`);
-    const result: GroupResult = {
-      group: group.name,
-      attempts: plans.map((p) => ({ attempt: p.attempt, run: p.run, action: p.action, reason: p.reason })),
-    };
+  for (const target of targets) {
+    const result: GroupResult = { group: target.name, attempts: [] };
     results.push(result);
-    if (!todo || options.dryRun) continue;
-    const groupCtx = options.json ? { ...ctx, io: memoryIo() } : ctx;
     try {
-      const exit = await takeUpGroup(groupCtx, rc, group, plans, {
-        json: false,
-        force: options.force === true,
-        command: `agentbox recover ${id}`,
-        by: 'recover',
-      });
+      const go = () => recoverGroup(ctx, rc, target, result, options);
+      const exit = await (options.dryRun ? go() : withGroupLock(rc, target.name, go));
       if (exit !== 0) code = 1;
     } catch (error) {
       code = 1;
       const message = error instanceof Error ? error.message : String(error);
       if (!options.json)
-        ctx.io.err(`agentbox: recovering group ${group.name} failed: ${terminalText(message)}\n`);
+        ctx.io.err(`agentbox: recovering group ${target.name} failed: ${terminalText(message)}\n`);
       result.status = `failed: ${message}`;
     }
     for (const a of result.attempts) if (a.run) a.status = readRun(rc.ledger, a.run).state?.status;
   }
   return { code, results };
+}
+
+/** One group: planned (its decisions recorded unless a dry run), said, then taken up. */
+async function recoverGroup(
+  ctx: CommandContext,
+  rc: RunContext,
+  target: RecoverTarget,
+  result: GroupResult,
+  options: RecoverOptions,
+): Promise<number> {
+  const dry = options.dryRun === true;
+  const { group, plans } = await planGroupRecovery(ctx, rc, target, !dry);
+  const todo = plans.some((p) => p.action !== 'leave');
+  if (!options.json)
+    ctx.io.out(`group ${group.name}: ${todo ? 'take up' : 'nothing to do'}\n${planLines(plans)}`);
+  result.attempts = plans.map((p) => ({
+    attempt: p.attempt,
+    run: p.run,
+    action: p.action,
+    reason: p.reason,
+  }));
+  if (!todo || dry) return 0;
+  return takeUpGroup(options.json ? { ...ctx, io: memoryIo() } : ctx, rc, group, plans, {
+    json: false,
+    force: options.force === true,
+    command: `agentbox recover ${group.meta.group_id}`,
+    by: 'recover',
+  });
 }

@@ -3,7 +3,7 @@ import { AgentboxError } from '../errors.js';
 import { assertHuman } from '../gate/gate.js';
 import { findGroup } from '../group/resolve.js';
 import { readRun, resolveRun, runIdOf } from '../ledger/index.js';
-import { planLines, takeableGroup, takeUpGroup } from '../recover/group.js';
+import { planLines, takeableGroup, takeUpGroup, withGroupLock } from '../recover/group.js';
 import { planResume } from '../recover/group-plan.js';
 import { carryOut } from '../recover/recover.js';
 import { loadRunContext, type RunContext } from '../run/begin/context.js';
@@ -68,21 +68,23 @@ async function resumeGroup(
   more: string | undefined,
   options: ResumeOptions,
 ): Promise<number> {
-  const id = runIdOf(name);
-  const group = takeableGroup(rc, name, 'resume');
-  const plans = await planResume(ctx.env, rc.ledger, group, only);
-  const what = only === undefined ? `group ${name}` : `attempt ${only} of group ${name}`;
-  if (!plans.some((p) => p.action !== 'leave')) {
-    throw new AgentboxError('USAGE', `nothing to resume in ${what}:\n${planLines(plans).trimEnd()}`, {
-      hint: `see it: agentbox show ${id}`,
+  return withGroupLock(rc, name, async () => {
+    const id = runIdOf(name);
+    const group = takeableGroup(rc, name, 'resume');
+    const plans = await planResume(ctx.env, rc.ledger, group, only);
+    const what = only === undefined ? `group ${name}` : `attempt ${only} of group ${name}`;
+    if (!plans.some((p) => p.action !== 'leave')) {
+      throw new AgentboxError('USAGE', `nothing to resume in ${what}:\n${planLines(plans).trimEnd()}`, {
+        hint: `see it: agentbox show ${id}`,
+      });
+    }
+    if (!options.json) ctx.io.out(`resuming ${what}\n${planLines(plans)}`);
+    return takeUpGroup(ctx, rc, group, plans, {
+      json: options.json === true,
+      force: options.force === true,
+      ...(more === undefined ? {} : { more }),
+      command: `agentbox resume ${only === undefined ? id : runIdOf(plans[0]!.run ?? name)}`,
+      by: 'resume',
     });
-  }
-  if (!options.json) ctx.io.out(`resuming ${what}\n${planLines(plans)}`);
-  return takeUpGroup(ctx, rc, group, plans, {
-    json: options.json === true,
-    force: options.force === true,
-    ...(more === undefined ? {} : { more }),
-    command: `agentbox resume ${only === undefined ? id : runIdOf(plans[0]!.run ?? name)}`,
-    by: 'resume',
   });
 }

@@ -116,40 +116,46 @@ function mayRecover(ledger: Ledger, group: GroupDetails): boolean {
   return groupAttempts(ledger, group).some((a) => STOPPED.has(a.run?.state?.status ?? ''));
 }
 
+/** A group `agentbox recover` looks at (`only`: one attempt of it). */
+export interface RecoverTarget {
+  readonly name: string;
+  readonly only?: number;
+}
+
+/** The groups `agentbox recover` looks at: the one named, else every one that may have something to recover, oldest first. */
+export function groupsToRecover(ledger: Ledger, named: RecoverTarget | null): RecoverTarget[] {
+  if (named) return [named];
+  return listGroupNames(ledger)
+    .map((name) => readGroup(ledger, name))
+    .filter((g) => mayRecover(ledger, g))
+    .map((g) => ({ name: g.name }));
+}
+
 /**
- * The groups `agentbox recover` takes up — the one named (`only`: one attempt of it), else every
- * group that may have something to recover, oldest first — each with its plan.
+ * What `agentbox recover` does with each attempt of a group, read now (under the group's take-up
+ * lock, so that no other process is taking it up meanwhile): every attempt left when the group runs
+ * or the gate decided it.
  */
-export async function groupsToRecover(
+export async function planGroupRecovery(
   ctx: { readonly env: Env },
   rc: { readonly ledger: Ledger },
-  named: { readonly name: string; readonly only?: number } | null,
+  target: RecoverTarget,
   record: boolean,
-): Promise<GroupRecovery[]> {
-  const groups = named
-    ? [readGroup(rc.ledger, named.name)]
-    : listGroupNames(rc.ledger)
-        .map((name) => readGroup(rc.ledger, name))
-        .filter((g) => mayRecover(rc.ledger, g));
-  const out: GroupRecovery[] = [];
-  for (const group of groups) {
-    const busy = notTakeable(group);
-    const plans = busy
-      ? group.state.members.map(
-          (m): AttemptPlan => ({ attempt: m.attempt, run: m.run, action: 'leave', reason: busy }),
-        )
-      : await planRecover(ctx, rc, group, record);
-    out.push({
-      group,
-      plans:
-        named?.only === undefined
-          ? plans
-          : plans
-              .filter((p) => p.attempt === named.only)
-              .map((p) => (p.action === 'start' ? leaveWaiting(p) : p)),
-    });
-  }
-  return out;
+): Promise<GroupRecovery> {
+  const group = readGroup(rc.ledger, target.name);
+  const busy = notTakeable(group);
+  const plans = busy
+    ? group.state.members.map(
+        (m): AttemptPlan => ({ attempt: m.attempt, run: m.run, action: 'leave', reason: busy }),
+      )
+    : await planRecover(ctx, rc, group, record);
+  if (target.only === undefined) return { group, plans };
+  return {
+    group,
+    plans: plans
+      .filter((p) => p.attempt === target.only)
+      .map((p) => (p.action === 'start' ? leaveWaiting(p) : p)),
+  };
 }
 
 /** Why a group cannot be taken up now (its process runs it, or the gate decided), or null. */

@@ -1,10 +1,12 @@
+import fs from 'node:fs';
+import path from 'node:path';
 import type { CommandContext } from '../context.js';
-import { AgentboxError } from '../errors.js';
+import { AgentboxError, errnoCode, fsError } from '../errors.js';
 import { runGroup, type TakeUp } from '../group/run.js';
-import { type GroupDetails, readGroup, updateGroupState } from '../group/store.js';
+import { type GroupDetails, groupDir, readGroup, updateGroupState } from '../group/store.js';
 import { EventLog } from '../ledger/events.js';
 import { reactivated, runIdOf, updateState } from '../ledger/index.js';
-import { isAlive } from '../process/reap.js';
+import { isAlive, processStartTime } from '../process/reap.js';
 import type { RunContext } from '../run/begin/context.js';
 import { checkContinue } from '../run/continue.js';
 import type { RecoveryAction } from './decide.js';
@@ -44,6 +46,62 @@ export function takeableGroup(rc: RunContext, name: string, command: string): Gr
   return group;
 }
 
+const LOCK = 'take-up.lock';
+
+/**
+ * Runs `fn` holding the group's take-up lock (`take-up.lock` in its folder, made exclusively): two
+ * `recover`s, or a `recover` and a `resume`, never plan and start the same attempts twice. Once the
+ * group runs, its state says so (ACTIVE, a live pid) and takeableGroup refuses the rest anyway; the
+ * lock covers the moments before. A lock whose process is gone is taken over.
+ */
+export async function withGroupLock<T>(rc: RunContext, name: string, fn: () => Promise<T>): Promise<T> {
+  const file = path.join(groupDir(rc.ledger, name), LOCK);
+  const mine = JSON.stringify({ pid: process.pid, pid_start: processStartTime(process.pid) });
+  if (!tryLock(file, mine)) {
+    const holder = lockHolder(file);
+    if (holder && isAlive(holder.pid, holder.pid_start)) {
+      throw new AgentboxError(
+        'USAGE',
+        `group ${name} is being taken up by another agentbox (pid ${holder.pid})`,
+        {
+          hint: `follow it: agentbox watch ${runIdOf(name)}`,
+        },
+      );
+    }
+    fs.rmSync(file, { force: true });
+    if (!tryLock(file, mine))
+      throw new AgentboxError('USAGE', `group ${name} is being taken up by another agentbox`, {
+        hint: `follow it: agentbox watch ${runIdOf(name)}`,
+      });
+  }
+  try {
+    return await fn();
+  } finally {
+    fs.rmSync(file, { force: true });
+  }
+}
+
+function tryLock(file: string, text: string): boolean {
+  try {
+    fs.writeFileSync(file, text, { flag: 'wx' });
+    return true;
+  } catch (error) {
+    if (errnoCode(error) === 'EEXIST') return false;
+    throw fsError(error, 'create', file);
+  }
+}
+
+function lockHolder(file: string): { pid: number; pid_start: string | null } | null {
+  try {
+    const raw = JSON.parse(fs.readFileSync(file, 'utf8')) as { pid?: unknown; pid_start?: unknown };
+    return typeof raw.pid === 'number'
+      ? { pid: raw.pid, pid_start: typeof raw.pid_start === 'string' ? raw.pid_start : null }
+      : null;
+  } catch {
+    return null;
+  }
+}
+
 /** Plans for the attempts (in order) as lines a person reads. Pure. */
 export function planLines(plans: readonly AttemptPlan[]): string {
   return plans
@@ -71,8 +129,6 @@ export async function takeUpGroup(
   plans: readonly AttemptPlan[],
   options: TakeUpOptions,
 ): Promise<number> {
-  // Checked again: another process may have taken the group up since the plan was made.
-  takeableGroup(rc, group.name, options.by);
   const going = plans.filter((p) => p.run && p.recovery);
   for (const p of going) if (p.recovery!.kind === 'resume') checkContinue(ctx, rc, p.run!, options);
   const resume = new Map<string, TakeUp>();

@@ -1,8 +1,11 @@
 import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { groupStatus } from '../../src/group/attempts.js';
 import { type CreateGroupInput, createGroup, readGroup, updateGroupState } from '../../src/group/store.js';
-import { planLines } from '../../src/recover/group.js';
+import { processStartTime } from '../../src/process/reap.js';
+import { planLines, withGroupLock } from '../../src/recover/group.js';
 import { markGroupCrashed } from '../../src/watchdog/group.js';
 import { ledgerRepo } from './fixtures/ledger.js';
 
@@ -48,6 +51,24 @@ describe("a group's process gone (the watchdog, src/watchdog/group.ts)", () => {
     await updateGroupState(ledger, group.name, () => ({ status: 'MERGED', crashed: null }));
     expect(await markGroupCrashed(ledger, group.meta.group_id)).toBeNull();
     expect(await markGroupCrashed(ledger, 'abcdef')).toBeNull();
+  });
+
+  it('is taken up by one process at a time: a live holder refuses the next, a dead one is taken over', async () => {
+    const { ledger } = ledgerRepo();
+    const group = await createGroup(ledger, INPUT);
+    const rc = { ledger } as never;
+    const lock = path.join(group.dir, 'take-up.lock');
+    const inside = await withGroupLock(rc, group.name, async () => {
+      expect(fs.existsSync(lock)).toBe(true);
+      const second = await withGroupLock(rc, group.name, async () => 'twice').catch((e: Error) => e.message);
+      expect(second).toContain('is being taken up by another agentbox');
+      return 'once';
+    });
+    expect(inside).toBe('once');
+    expect(fs.existsSync(lock)).toBe(false);
+    fs.writeFileSync(lock, JSON.stringify({ pid: deadPid(), pid_start: processStartTime(process.pid) }));
+    expect(await withGroupLock(rc, group.name, async () => 'taken over')).toBe('taken over');
+    expect(fs.existsSync(lock)).toBe(false);
   });
 
   it('says what becomes of each attempt, one line each', () => {
