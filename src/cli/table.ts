@@ -89,7 +89,9 @@ function humanGate(program: Command, lazy: Lazy, wants: Wants): void {
     program
       .command('diff')
       .description("a fix run's change as git shows it: through your pager, in colour")
-      .argument('<run>', 'a run name, its short id (or a unique prefix of it), or "latest"')
+      .argument('<run>', 'a run name, its short id (or a unique prefix of it), "latest", or a group')
+      .option('--attempt <k>', "a group: attempt k's change (default: the best-ranked attempt's)")
+      .option('--attempts <j,k>', "a group: from attempt j's result to attempt k's")
       .option('--stat', 'only the diffstat')
       .option('--name-only', 'only the names of the changed files')
       .option('--color <when>', 'auto (in a terminal), always or never', 'auto')
@@ -100,7 +102,8 @@ function humanGate(program: Command, lazy: Lazy, wants: Wants): void {
     program
       .command('merge')
       .description("the human gate: apply a fix run's changes.patch to your working tree")
-      .argument('<run>', 'a run name, its short id (or a unique prefix of it), or "latest"')
+      .argument('<run>', 'a run or group name, its short id (or a unique prefix of it), or "latest"')
+      .option('--attempt <k>', "a group's attempt k instead of its best passing one")
       .option('-y, --yes', 'do not ask for confirmation')
       .option('--commit', 'commit the merged files with a message made from the task')
       .option('--mark-merged', 'you applied the change yourself: only record the run as merged')
@@ -115,8 +118,10 @@ function humanGate(program: Command, lazy: Lazy, wants: Wants): void {
   if (wants('discard'))
     program
       .command('discard')
-      .description("remove a run's worktree and branch; keeps its folder and patch")
-      .argument('<run>', 'a run name, its short id (or a unique prefix of it), or "latest"')
+      .description(
+        "remove a run's worktree and branch (a group's: every attempt's); keeps its folder and patch",
+      )
+      .argument('<run>', 'a run or group name, its short id (or a unique prefix of it), or "latest"')
       .option('--remote [remote]', 'also delete the run from the remote it was published to')
       .option('--json', 'print the outcome as JSON')
       .action(lazy(async () => (await import('../commands/discard.js')).discard));
@@ -246,7 +251,7 @@ function ledger(program: Command, lazy: Lazy, wants: Wants): void {
     program
       .command('show')
       .description('everything about one run')
-      .argument('<run>', 'a run name, its short id, "latest" or a pointer such as "last-fail"')
+      .argument('<run>', 'a run name, its short id, "latest", a pointer such as "last-fail", or a group')
       .option('--json', 'print machine-readable JSON (with --transcript: one entry per line)')
       .option(
         '--transcript',

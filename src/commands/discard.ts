@@ -1,10 +1,16 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { CommandContext } from '../context.js';
+import { AgentboxError } from '../errors.js';
 import { assertHuman } from '../gate/gate.js';
 import { discardRun } from '../gate/merge.js';
-import { openLedger } from '../ledger/index.js';
-import { openRun } from '../run/open.js';
+import { findRepo } from '../git/repo.js';
+import { groupAttempts } from '../group/attempts.js';
+import { assertGroupEnded, mergedAttempt, settleGroup } from '../group/merge.js';
+import { findGroup } from '../group/resolve.js';
+import { type GroupDetails, readGroup } from '../group/store.js';
+import { openLedger, readRun, resolveRun, runIdOf } from '../ledger/index.js';
+import { printSettled } from './merge-group.js';
 
 /** `agentbox discard <run>`: removes the worktree and its branch, keeps the run folder and patch. */
 export async function discard(
@@ -13,7 +19,10 @@ export async function discard(
   options: { json?: boolean; remote?: boolean | string },
 ): Promise<number> {
   assertHuman(ctx.env, 'discard', ctx.cwd);
-  const { root, run } = await openRun(ctx.cwd, ref, ctx.env);
+  const { root, ledger } = await openLedgerAt(ctx);
+  const groupName = findGroup(ledger, ref);
+  if (groupName) return discardGroup(ctx, root, readGroup(ledger, groupName), options);
+  const run = readRun(ledger, resolveRun(ledger, ref));
   const done = await discardRun(root, run);
   const unpublished = options.remote
     ? await (await import('../remote/share.js')).unpublishRun(
@@ -40,5 +49,50 @@ export async function discard(
     ctx.io.out(
       `  ${unpublished.remote}: ${unpublished.deleted.length ? `deleted ${unpublished.deleted.join(' and ')}` : 'held none of its refs'}\n`,
     );
+  return 0;
+}
+
+async function openLedgerAt(ctx: CommandContext) {
+  const { root } = await findRepo(ctx.cwd, ctx.env);
+  return { root, ledger: openLedger(root) };
+}
+
+/**
+ * `agentbox discard <group>`: every attempt discarded (worktrees and branches removed), their
+ * patches kept in the group's folder, the group DISCARDED. Twice is harmless. A group one of whose
+ * attempts was merged stays MERGED: its change is in your tree.
+ */
+async function discardGroup(
+  ctx: CommandContext,
+  root: string,
+  group: GroupDetails,
+  options: { json?: boolean; remote?: boolean | string },
+): Promise<number> {
+  const id = runIdOf(group.name);
+  if (options.remote) {
+    throw new AgentboxError('USAGE', `discard --remote takes one run, not group ${id}`, {
+      hint: `discard the group here (agentbox discard ${id}), then each attempt's publication: agentbox discard <attempt-run> --remote`,
+    });
+  }
+  const ledger = openLedger(root);
+  const attempts = groupAttempts(ledger, group);
+  assertGroupEnded(group, attempts, 'discard');
+  const already = group.state.status === 'DISCARDED';
+  const merged = mergedAttempt(attempts);
+  const settled = await settleGroup(
+    root,
+    ledger,
+    group,
+    group.state.merged ?? (merged?.name ? { attempt: merged.attempt, run: merged.name } : null),
+  );
+  if (!options.json && already) ctx.io.out(`group ${id} was already discarded\n`);
+  printSettled(
+    ctx,
+    root,
+    group,
+    settled,
+    options.json === true,
+    group.state.merged?.attempt ?? merged?.attempt ?? null,
+  );
   return 0;
 }

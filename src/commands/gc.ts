@@ -54,8 +54,9 @@ function report(
   const verb = r.dry ? 'would remove' : 'removed';
   const show = (p: string) => (p.startsWith(`${root}/`) ? path.relative(root, p) : p);
   for (const item of r.removed) {
-    const label = item.what === 'run_folder' ? 'run folder' : item.what;
-    ctx.io.out(`${verb} ${label} ${show(item.path)}${item.what === 'run_folder' ? '' : ` (${item.run})`}\n`);
+    const label = item.what.replace('_', ' ');
+    const folder = item.what === 'run_folder' || item.what === 'group_folder';
+    ctx.io.out(`${verb} ${label} ${show(item.path)}${folder ? '' : ` (${item.run})`}\n`);
   }
   if (r.keptReview.length > 0) {
     ctx.io.out(
@@ -66,6 +67,6 @@ function report(
   ctx.io.out(
     r.removed.length === 0
       ? 'nothing to collect\n'
-      : `${r.dry ? 'dry run: nothing removed; would remove' : 'gc removed'} ${count('worktree')} worktree(s), ${count('branch')} branch(es), ${count('checkpoint')} checkpoint(s), ${count('run_folder')} run folder(s)\n`,
+      : `${r.dry ? 'dry run: nothing removed; would remove' : 'gc removed'} ${count('worktree')} worktree(s), ${count('branch')} branch(es), ${count('checkpoint')} checkpoint(s), ${count('run_folder')} run folder(s)${count('group_folder') ? `, ${count('group_folder')} group folder(s)` : ''}\n`,
   );
 }

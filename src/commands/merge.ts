@@ -15,21 +15,11 @@ import { EventLog } from '../ledger/events.js';
 import type { RunDetails } from '../ledger/index.js';
 import { mergeMessage } from '../present/result-message.js';
 import { showDiff } from '../review/diff.js';
-import { openRun } from '../run/open.js';
 import { styler } from '../util/style.js';
 import { terminalLine, terminalText } from '../util/terminal-text.js';
+import { type MergeOptions, mergeGroup, mergeTarget } from './merge-group.js';
 
-export interface MergeOptions {
-  readonly yes?: boolean;
-  readonly commit?: boolean;
-  readonly json?: boolean;
-  /** With --yes: apply a patch with sensitive changes too (the prompt shows them instead). */
-  readonly allowSensitive?: boolean;
-  /** With --yes: merge a run that did not pass (see src/gate/merge-gate.ts). */
-  readonly force?: boolean;
-  /** The person applied the change by hand: only record MERGED. */
-  readonly markMerged?: boolean;
-}
+export type { MergeOptions };
 
 /**
  * `agentbox merge <run>`: shows the diffstat and the sensitive changes, asks (or takes --yes, which
@@ -39,11 +29,27 @@ export interface MergeOptions {
  */
 export async function merge(ctx: CommandContext, ref: string, options: MergeOptions): Promise<number> {
   assertHuman(ctx.env, 'merge', ctx.cwd);
-  const { root, run } = await openRun(ctx.cwd, ref, ctx.env);
-  if (options.markMerged) {
-    mergeablePatch(run);
-    return markMerged(ctx, root, run, options);
-  }
+  const target = await mergeTarget(ctx, ref, options.attempt);
+  if (target.group)
+    return mergeGroup(ctx, target, options, { mergeRun, printMerged, recordByHand, printByHand });
+  const { root, run } = target;
+  if (options.markMerged) return markMerged(ctx, root, run, options);
+  const merged = await mergeRun(ctx, root, run, options);
+  if (!merged) return 1;
+  printMerged(ctx, merged.plan, merged.done, options.json === true);
+  return 0;
+}
+
+/**
+ * One run through the gate: the checks, what the person sees before deciding, their answer, the
+ * merge. null: they said no (nothing changed). A group's merge takes its attempt through here too.
+ */
+async function mergeRun(
+  ctx: CommandContext,
+  root: string,
+  run: RunDetails,
+  options: MergeOptions,
+): Promise<{ plan: MergePlan; done: MergeResult } | null> {
   const plan = await prepareMerge(root, run);
   const { sensitive } = plan;
   if (plan.notPassing && options.yes && !options.force) refuseNotPassing(run, plan.notPassing);
@@ -68,10 +74,9 @@ export async function merge(ctx: CommandContext, ref: string, options: MergeOpti
   }
   if (!options.yes && !(await confirmed(ctx, plan))) {
     ctx.io.out('Nothing changed.\n');
-    return 1;
+    return null;
   }
-  printMerged(ctx, plan, await applyMerge(plan, { commit: options.commit === true }), options.json === true);
-  return 0;
+  return { plan, done: await applyMerge(plan, { commit: options.commit === true }) };
 }
 
 /** `merge --yes` on a run that did not pass: refused (and logged) unless --force. */
@@ -108,12 +113,19 @@ async function confirmed(ctx: CommandContext, plan: MergePlan): Promise<boolean>
   return /^y(es)?$/i.test(answer);
 }
 
-function printMerged(ctx: CommandContext, plan: MergePlan, done: MergeResult, json: boolean): void {
+/** `extra`: what a group's merge adds to the JSON object (its settling). */
+export function printMerged(
+  ctx: CommandContext,
+  plan: MergePlan,
+  done: MergeResult,
+  json: boolean,
+  extra: Record<string, unknown> = {},
+): void {
   const { root, run, sensitive } = plan;
   if (json) {
     // A patch with a refused change never gets here: `refused` is always empty.
     ctx.io.out(
-      `${JSON.stringify({ run: run.name, status: 'MERGED', files: done.files, commit: done.commit, hooksRan: done.hooksRan, sensitive, refused: [] })}\n`,
+      `${JSON.stringify({ run: run.name, status: 'MERGED', files: done.files, commit: done.commit, hooksRan: done.hooksRan, sensitive, refused: [], ...extra })}\n`,
     );
     return;
   }
@@ -137,6 +149,13 @@ async function markMerged(
   run: RunDetails,
   options: MergeOptions,
 ): Promise<number> {
+  await recordByHand(root, run, options);
+  printByHand(ctx, run, options.json === true);
+  return 0;
+}
+
+export async function recordByHand(root: string, run: RunDetails, options: MergeOptions): Promise<void> {
+  mergeablePatch(run);
   if (options.commit || options.yes || options.allowSensitive || options.force) {
     throw new AgentboxError(
       'USAGE',
@@ -147,12 +166,19 @@ async function markMerged(
     );
   }
   await recordMergedByHand(root, run);
-  if (options.json) ctx.io.out(`${JSON.stringify({ run: run.name, status: 'MERGED', byHand: true })}\n`);
+}
+
+export function printByHand(
+  ctx: CommandContext,
+  run: RunDetails,
+  json: boolean,
+  extra: Record<string, unknown> = {},
+): void {
+  if (json) ctx.io.out(`${JSON.stringify({ run: run.name, status: 'MERGED', byHand: true, ...extra })}\n`);
   else {
     ctx.io.out(`${styler(ctx.io).ok('✓')} recorded ${run.name} as merged (by hand; nothing was applied)\n`);
     ctx.io.out(`  next: ${mergedNext(true, run.meta.run_id)}\n`);
   }
-  return 0;
 }
 
 /** What a person does after a merge: test, commit (unless merge did), clean up. Pure. */

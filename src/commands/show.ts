@@ -6,6 +6,7 @@ import { gateOf, type NotPassing, notPassingLine } from '../gate/merge-gate.js';
 import { inspectPatchFile } from '../git/apply.js';
 import { findRepo } from '../git/repo.js';
 import { type Inspection, sensitiveLines } from '../git/sensitive.js';
+import { findGroup } from '../group/resolve.js';
 import { EventLog } from '../ledger/events.js';
 import {
   fileSizes,
@@ -22,14 +23,14 @@ import {
 } from '../ledger/index.js';
 import { nextAction } from '../present/next-step.js';
 import { toolErrorsNote } from '../present/tool-errors.js';
+import { type Refusal, refusalsOf, sandboxOffOf } from '../review/events.js';
 import { type NestedRecord, nestedLines, nestedOfEvents } from '../run/end/finalize-nested.js';
 import { thousands } from '../util/number.js';
 import { type Styler, styler } from '../util/style.js';
 import { terminalLine, terminalText } from '../util/terminal-text.js';
-import { type Refusal, refusalsOf, sandboxOffOf } from './show-events.js';
 import { colourStatus } from './status.js';
 
-export { refusalsOf, sandboxOffOf } from './show-events.js';
+export { refusalsOf, sandboxOffOf } from '../review/events.js';
 
 export interface ShowOptions {
   readonly json?: boolean;
@@ -246,11 +247,13 @@ export function renderRunDetails(
   return `${lines.join('\n')}\n`;
 }
 
-/** `agentbox show <run>`: everything about one run. Reads only. */
+/** `agentbox show <run>`: everything about one run; `show <group>`: the group ranked. Reads only. */
 export async function show(ctx: CommandContext, runRef: string, opts: ShowOptions = {}): Promise<number> {
   if (opts.transcript) return (await import('./show-transcript.js')).showTranscript(ctx, runRef, opts);
   const repo = await findRepo(ctx.cwd, ctx.env);
   const ledger = openLedger(repo.root);
+  const group = findGroup(ledger, runRef);
+  if (group) return (await import('./show-group.js')).showGroup(ctx, ledger, group, opts.json === true);
   const run = readRun(ledger, resolveRun(ledger, runRef));
   const files = fileSizes(run.dir, run.files);
   const { sensitive, refused } = run.files.includes('changes.patch')

@@ -1,10 +1,14 @@
+import fs from 'node:fs';
+import path from 'node:path';
 import { formatUsd } from '../budget/format.js';
 import type { CommandContext } from '../context.js';
 import { AgentboxError } from '../errors.js';
 import { findRepo } from '../git/repo.js';
+import { groupDetail } from '../group/row-text.js';
+import type { StatusRow } from '../group/status-rows.js';
 // NOTE: the modules, not the ledger's index: `status` must not load the writing half of the ledger.
-import { listRuns, type RunSummary } from '../ledger/list.js';
-import { openLedger } from '../ledger/paths.js';
+import { listRuns } from '../ledger/list.js';
+import { type Ledger, openLedger } from '../ledger/paths.js';
 import type { RunStatus } from '../ledger/types.js';
 import { fitColumns, type Measure, measureFor, plainMeasure } from '../util/columns.js';
 import { thousands } from '../util/number.js';
@@ -117,11 +121,18 @@ function cellCache(make: (text: string) => string): (text: string) => string {
 }
 
 /** The cells that vary per run, column by column, and each column's width. */
-function tableCells(runs: readonly RunSummary[], now: Date, wide: boolean, measure: Measure) {
+/** The TYPE and TASK cells of a row: a group's are "group" and its counts before its task. */
+function typeAndTask(run: StatusRow): [type: string, task: string] {
+  if ('kind' in run) return ['group', `${groupDetail(run)} · ${cleanTask(run.task)}`];
+  return [run.type ?? '?', run.problem && !run.status ? `(${run.problem})` : cleanTask(run.task)];
+}
+
+function tableCells(runs: readonly StatusRow[], now: Date, wide: boolean, measure: Measure) {
   const w = { run: wide ? 3 : 2, type: 4, status: 6, age: 3, cost: 4, where: 5 };
   const ageOf = ageFormatter(now);
   const ages: string[] = [];
   const costs: string[] = [];
+  const types: string[] = [];
   const tasks: string[] = [];
   const wheres: string[] = [];
   // A WHERE column only when some run ran elsewhere (agentbox fetch).
@@ -129,7 +140,10 @@ function tableCells(runs: readonly RunSummary[], now: Date, wide: boolean, measu
   for (const run of runs) {
     // Run names, types, statuses and costs are agentbox's own ASCII: their width is their length.
     w.run = Math.max(w.run, (wide ? run.name : run.id).length);
-    w.type = Math.max(w.type, (run.type ?? '?').length);
+    const [type, task] = typeAndTask(run);
+    types.push(type);
+    tasks.push(task);
+    w.type = Math.max(w.type, type.length);
     w.status = Math.max(w.status, (run.status ?? '?').length);
     const age = ageOf(run.started_at);
     ages.push(age);
@@ -137,7 +151,6 @@ function tableCells(runs: readonly RunSummary[], now: Date, wide: boolean, measu
     const cost = run.cost_usd === null ? '—' : formatUsd(run.cost_usd);
     costs.push(cost);
     w.cost = Math.max(w.cost, cost.length);
-    tasks.push(run.problem && !run.status ? `(${run.problem})` : cleanTask(run.task));
     if (run.ran_on === null) {
       wheres.push('here');
       continue;
@@ -148,7 +161,7 @@ function tableCells(runs: readonly RunSummary[], now: Date, wide: boolean, measu
     w.where = Math.max(w.where, measure(where));
     elsewhere = true;
   }
-  return { w, ages, costs, tasks, wheres, elsewhere };
+  return { w, ages, costs, types, tasks, wheres, elsewhere };
 }
 
 /**
@@ -159,7 +172,7 @@ function tableCells(runs: readonly RunSummary[], now: Date, wide: boolean, measu
  * widths, one for the lines, and nothing per row that can be done once per column value.
  */
 export function renderStatusTable(
-  runs: readonly RunSummary[],
+  runs: readonly StatusRow[],
   total: number,
   now: Date,
   style: Styler,
@@ -167,7 +180,7 @@ export function renderStatusTable(
 ): string {
   const wide = options.wide === true;
   const measure = options.measure ?? plainMeasure;
-  const { w, ages, costs, tasks, wheres, elsewhere } = tableCells(runs, now, wide, measure);
+  const { w, ages, costs, types, tasks, wheres, elsewhere } = tableCells(runs, now, wide, measure);
   // Not a terminal: whole tasks, as `gh run list` and `git log` print to a pipe (one line each).
   const fixed = w.run + w.type + w.status + w.age + w.cost + 5 * 2 + (elsewhere ? w.where + 2 : 0);
   const taskWidth =
@@ -190,7 +203,7 @@ export function renderStatusTable(
   for (let i = 0; i < runs.length; i++) {
     const run = runs[i]!;
     const task = cut ? fitColumns(tasks[i]!, taskWidth, measure) : tasks[i]!;
-    const line = `${(wide ? run.name : run.id).padEnd(w.run)}  ${typeCell(run.type ?? '?')}${statusCell(run.status ?? '?')}${ageCell(ages[i]!)}${costCell(costs[i]!)}${whereCell(wheres[i]!)}${task}`;
+    const line = `${(wide ? run.name : run.id).padEnd(w.run)}  ${typeCell(types[i]!)}${statusCell(run.status ?? '?')}${ageCell(ages[i]!)}${costCell(costs[i]!)}${whereCell(wheres[i]!)}${task}`;
     lines.push(task ? line : line.trimEnd());
   }
   const hidden = total - runs.length;
@@ -212,24 +225,38 @@ export function terminalColumns(
  * The texts the table measures: where each fetched run ran, and the tasks when it cuts them to the
  * terminal (names, types, statuses and costs are ASCII). A generator: 10,000 runs with --all.
  */
-function* measuredTexts(runs: readonly RunSummary[], cut: boolean): Generator<string> {
+function* measuredTexts(runs: readonly StatusRow[], cut: boolean): Generator<string> {
   for (const run of runs) {
     if (cut) {
-      yield run.task;
+      yield 'kind' in run ? typeAndTask(run)[1] : run.task;
       if (run.problem !== null) yield run.problem;
     }
     if (run.ran_on !== null) yield run.ran_on;
   }
 }
 
-/** `agentbox status`: the runs of this repository, newest first. */
+/**
+ * The rows: the runs, and with groups (`fix --attempts N`) one row per group instead of its
+ * attempts. NOTE: the groups' code is loaded only when the ledger has a groups/ folder (as
+ * src/group/store.ts names it): `status` without groups loads and reads what it always has.
+ */
+async function listRows(ledger: Ledger, limit: number | undefined) {
+  if (!fs.existsSync(path.join(ledger.dir, 'groups'))) {
+    const { runs, total } = listRuns(ledger, { limit });
+    return { runs: runs as StatusRow[], total };
+  }
+  const { rows, total } = (await import('../group/status-rows.js')).listStatusRows(ledger, { limit });
+  return { runs: rows, total };
+}
+
+/** `agentbox status`: the runs of this repository, newest first; a group is one row. */
 export async function status(ctx: CommandContext, opts: StatusOptions = {}): Promise<number> {
   // Checked even with --all: a typo should not pass silently.
   const parsed = parseLimit(opts.limit ?? '20');
   const limit = opts.all ? undefined : parsed;
   const repo = await findRepo(ctx.cwd, ctx.env);
   const ledger = openLedger(repo.root);
-  const { runs, total } = listRuns(ledger, { limit });
+  const { runs, total } = await listRows(ledger, limit);
   if (opts.json) {
     ctx.io.out(`${JSON.stringify({ runs, total }, null, 2)}\n`);
     return 0;

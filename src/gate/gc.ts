@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { deleteBranch, deleteRef, listAgentboxRefs } from '../git/traces.js';
 import { listWorktrees, removeWorktree } from '../git/worktree.js';
+import { type GroupDetails, listGroupNames, readGroup } from '../group/store.js';
 import {
   appendIndexEvent,
   type Ledger,
@@ -17,11 +18,13 @@ import {
   unmarkActive,
 } from '../ledger/index.js';
 import { readLinkedRun } from '../ledger/links.js';
+import { isAlive } from '../process/reap.js';
 import { removeRunCommands } from '../slash/index.js';
 
 export interface GcItem {
+  /** The run it belongs to (for a group_folder: the group). */
   readonly run: string;
-  readonly what: 'worktree' | 'branch' | 'checkpoint' | 'run_folder';
+  readonly what: 'worktree' | 'branch' | 'checkpoint' | 'run_folder' | 'group_folder';
   readonly path: string;
 }
 
@@ -74,7 +77,38 @@ export async function collectGarbage(
     removed.push(...items);
   }
   if (!dry && deletedRuns.length > 0) await afterDeletes(ledger, deletedRuns);
+  if (cutoff !== null) {
+    const gone = new Set(deletedRuns.map((d) => d.name));
+    removed.push(...collectGroups(ledger, cutoff, gone, dry));
+  }
   return { removed, keptReview };
+}
+
+/**
+ * With --older-than: the folder of a group that ended before the cutoff and none of whose attempts
+ * has a run folder left (all removed, now or before, or never started) — its patches with it. A
+ * group with a run left keeps its folder and patches: the group is how that run is read.
+ */
+function collectGroups(ledger: Ledger, cutoff: number, gone: ReadonlySet<string>, dry: boolean): GcItem[] {
+  const items: GcItem[] = [];
+  for (const name of listGroupNames(ledger)) {
+    let group: GroupDetails;
+    try {
+      group = readGroup(ledger, name);
+    } catch {
+      continue; // damaged: gc does not guess
+    }
+    const { state } = group;
+    if (state.status === 'ACTIVE' && isAlive(state.pid, state.pid_start)) continue;
+    if (!(Date.parse(state.ended_at ?? state.started_at) < cutoff)) continue;
+    const left = state.members.some(
+      (m) => m.run !== null && !gone.has(m.run) && fs.existsSync(path.join(ledger.runsDir, m.run)),
+    );
+    if (left) continue;
+    items.push({ run: name, what: 'group_folder', path: group.dir });
+    if (!dry) fs.rmSync(group.dir, { recursive: true, force: true });
+  }
+  return items;
 }
 
 async function collect(

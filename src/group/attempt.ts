@@ -1,5 +1,3 @@
-import fs from 'node:fs';
-import path from 'node:path';
 import type { CommandContext } from '../context.js';
 import { type RunDetails, readRun } from '../ledger/index.js';
 import type { RunProgress } from '../present/live.js';
@@ -11,7 +9,6 @@ import { executeRun } from '../run/execute.js';
 import { addRunWorktree, createHeadlessRun, logTrust, worktreePath } from '../run/start.js';
 import type { SupervisorMode } from '../supervisor/rules.js';
 import { type GroupDetails, updateGroupState } from './store.js';
-import { PATCHES_DIR } from './types.js';
 
 /** A running attempt, as the group's scheduler holds it. */
 export interface Running {
@@ -122,15 +119,3 @@ export function executeAttempt(
 
 /** attempt k's run read back (after its creation, or to resume it). */
 export const readAttemptRun = (rc: RunContext, name: string): RunDetails => readRun(rc.ledger, name);
-
-/**
- * Keeps attempt k's patch in the group's folder as patches/agent_<k>.patch (seed 002), so that it
- * outlives the attempt's run (merge discards the others; gc may remove run folders).
- */
-export function keepAttemptPatch(group: GroupDetails, k: number, runDir: string): void {
-  const from = path.join(runDir, 'changes.patch');
-  if (!fs.existsSync(from)) return;
-  const dir = path.join(group.dir, PATCHES_DIR);
-  fs.mkdirSync(dir, { recursive: true });
-  fs.copyFileSync(from, path.join(dir, `agent_${k}.patch`));
-}

@@ -5,15 +5,10 @@ import { readState } from '../ledger/state.js';
 import { processStartTime } from '../process/reap.js';
 import type { RunContext } from '../run/begin/context.js';
 import type { Finalized } from '../run/end/finalize.js';
-import {
-  createAttempt,
-  executeAttempt,
-  keepAttemptPatch,
-  type Running,
-  readAttemptRun,
-  setMember,
-} from './attempt.js';
+import { createAttempt, executeAttempt, type Running, readAttemptRun, setMember } from './attempt.js';
 import { attemptEndLine, groupEndLines } from './lines.js';
+import { keepAttemptPatch } from './patches.js';
+import { writeGroupReport } from './report.js';
 import { takeStopRequest } from './stop-request.js';
 import { type GroupDetails, readGroup, updateGroupState } from './store.js';
 import type { GroupHalt } from './types.js';
@@ -64,6 +59,12 @@ export async function runGroup(
     halted: s.halted ?? st.halted,
   }));
   log.append({ event: 'group_ended', halted: s.halted?.reason ?? null });
+  try {
+    await writeGroupReport(rc.ledger, name);
+  } catch (error) {
+    // The ranking is for the person to read; its failure must not change how the group ended.
+    log.append({ event: 'report_failed', error: error instanceof Error ? error.message : String(error) });
+  }
   const final = { ...group, state: ended };
   if (how.json) ctx.io.out(`${JSON.stringify(s.summary(final))}\n`);
   else ctx.io.out(groupEndLines(rc.ledger, final, s.halted));
@@ -167,7 +168,7 @@ class Scheduler {
     const dir = this.group.dir;
     const runDir = `${this.rc.ledger.runsDir}/${done.name}`;
     try {
-      keepAttemptPatch(this.group, k, runDir);
+      await keepAttemptPatch(this.rc.ledger, this.group.name, k, runDir);
     } catch (error) {
       this.log.append({ event: 'patch_not_kept', attempt: k, error: (error as Error).message });
     }

@@ -18,12 +18,15 @@ export const COLUMNS = [
   'cost_usd',
   'tool_calls',
   'ran_on',
+  'group',
+  'attempt',
+  'verified',
 ] as const;
 export type Columns = { [K in (typeof COLUMNS)[number]]: unknown[] };
 
 export function toColumns(runs: readonly FoldedRun[]): Columns {
   const columns = Object.fromEntries(COLUMNS.map((key) => [key, [] as unknown[]])) as Columns;
-  for (const run of runs) for (const key of COLUMNS) columns[key].push(run[key]);
+  for (const run of runs) for (const key of COLUMNS) columns[key].push(run[key] ?? null);
   return columns;
 }
 
@@ -65,7 +68,7 @@ function runOf(c: Columns, i: number): FoldedRun | null {
   if (cost_usd !== null && typeof cost_usd !== 'number') return null;
   if (tool_calls !== null && typeof tool_calls !== 'number') return null;
   if (ran_on !== null && typeof ran_on !== 'string') return null;
-  return {
+  const run = {
     name,
     id: runIdOf(name),
     type,
@@ -79,4 +82,13 @@ function runOf(c: Columns, i: number): FoldedRun | null {
     problem: null,
     ran_on,
   } as FoldedRun;
+  const group = c.group[i];
+  // NOTE: only an attempt gets the fields: a plain run's object keeps its shape (and its JSON).
+  return group === null ? run : attemptOf(run, group, c.attempt[i], c.verified[i]);
+}
+
+function attemptOf(run: FoldedRun, group: unknown, attempt: unknown, verified: unknown): FoldedRun | null {
+  if (typeof group !== 'string' || typeof attempt !== 'number') return null;
+  if (verified !== null && typeof verified !== 'boolean') return null;
+  return { ...run, group, attempt, verified };
 }

@@ -55,7 +55,13 @@ export function makeIndexEvent(
     cost_usd: runCost(state.usage),
     tool_calls: state.tool_calls,
     ...(meta.origin ? { ran_on: shorten(oneLine(meta.origin.host), EVENT_MAX) } : {}),
-    ...(state.summary?.group ? { group: state.summary.group.id, attempt: state.summary.group.attempt } : {}),
+    ...(state.summary?.group
+      ? {
+          group: state.summary.group.id,
+          attempt: state.summary.group.attempt,
+          verified: state.output?.verified ?? null,
+        }
+      : {}),
   };
 }
 
@@ -92,6 +98,7 @@ export function parseIndexLine(line: string): IndexEvent | null {
   if (raw.ran_on !== undefined && typeof raw.ran_on !== 'string') return null;
   if (raw.group !== undefined && (typeof raw.group !== 'string' || typeof raw.attempt !== 'number'))
     return null;
+  if (raw.verified !== undefined && raw.verified !== null && typeof raw.verified !== 'boolean') return null;
   return raw as unknown as IndexEvent;
 }
 
@@ -147,6 +154,10 @@ export interface FoldedRun {
   readonly tool_calls: number | null;
   readonly problem: null;
   readonly ran_on: string | null;
+  /** An attempt of a group (`fix --attempts N`): the group's id, its number, its runs.verify outcome. */
+  readonly group?: string;
+  readonly attempt?: number;
+  readonly verified?: boolean | null;
 }
 
 const text = (value: unknown): string | null => (typeof value === 'string' ? value : null);
@@ -171,6 +182,9 @@ export function foldEvent(runs: Map<string, FoldedRun>, event: IndexEvent): void
     tool_calls: finite(event.tool_calls),
     problem: null,
     ran_on: event.ran_on ?? null,
+    ...(event.group === undefined
+      ? {}
+      : { group: event.group, attempt: event.attempt!, verified: event.verified ?? null }),
   });
 }
 

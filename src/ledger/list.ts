@@ -33,6 +33,11 @@ export interface RunSummary {
   readonly problem: string | null;
   /** A run brought in by `agentbox fetch`: the machine it ran on (untrusted text); null: here. */
   readonly ran_on: string | null;
+  /** An attempt of a group (`fix --attempts N`): `status` shows it in its group's row. */
+  readonly group?: string;
+  readonly attempt?: number;
+  /** An attempt's runs.verify outcome; null: not run. */
+  readonly verified?: boolean | null;
 }
 
 /** Every run folder name, newest minute first (names sort by their `YY-MM-DD_HHmm` prefix). */
@@ -87,6 +92,7 @@ export function summaryFromFiles(ledger: Ledger, name: string): RunSummary {
   };
   const state = attempt(() => readState(dir), 'state.json');
   const meta = state?.summary ? null : attempt(() => readMeta(dir), 'meta.yaml');
+  const group = state?.summary?.group;
   return {
     name,
     id: runIdOf(name),
@@ -100,6 +106,7 @@ export function summaryFromFiles(ledger: Ledger, name: string): RunSummary {
     tool_calls: state?.tool_calls ?? null,
     problem: problems.length > 0 ? problems.join('; ') : null,
     ran_on: state?.summary?.ran_on ?? meta?.origin?.host ?? null,
+    ...(group ? { group: group.id, attempt: group.attempt, verified: state?.output?.verified ?? null } : {}),
   };
 }
 

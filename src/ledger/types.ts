@@ -237,6 +237,8 @@ export interface IndexEvent {
   /** An attempt of a group: the group's id and the attempt's number, so `status --all` folds the group. */
   readonly group?: string;
   readonly attempt?: number;
+  /** An attempt's runs.verify outcome (null: not run), so `status` counts the group's passes from the log. */
+  readonly verified?: boolean | null;
 }
 
 /** An attempt's place in its group (meta.yaml `options.group` has the group's name as well). */

@@ -56,7 +56,7 @@ export function diffArgs(from: string, to: string, options: DiffOptions, paged: 
 }
 
 /** What the run's change is in git: its result commit, or a tree built from changes.patch. */
-async function resultOf(root: string, run: RunDetails): Promise<{ from: string; to: string }> {
+export async function resultOf(root: string, run: RunDetails): Promise<{ from: string; to: string }> {
   const base = run.meta.repo_sha_start;
   const patch = path.join(run.dir, 'changes.patch');
   if (run.meta.type !== 'fix') {
@@ -92,33 +92,45 @@ export async function showDiff(
   root: string,
   run: RunDetails,
   options: DiffOptions,
+  /** Which run this is, when the person named something else (a group): said as the mark is. */
+  which?: { readonly line: string; readonly json: Readonly<Record<string, unknown>> },
 ): Promise<void> {
   const live = await liveChanges(root, run, ctx.env);
   try {
-    if (options.json) return await showJson(ctx, run, live);
+    if (options.json) return await showJson(ctx, run, live, which?.json);
     const { from, to } = live ? { from: live.base, to: live.tree } : await resultOf(root, run);
-    await runDiff(ctx, root, { run, live, options, from, to });
+    const marks = [...(which ? [which.line] : []), ...(live ? [inProgressLine(run, live)] : [])];
+    await runDiff(ctx, root, { options, from, to, marks, ...(live ? { vars: live.objects } : {}) });
   } finally {
     live?.dispose();
   }
 }
 
+export interface DiffInput {
+  readonly options: DiffOptions;
+  readonly from: string;
+  readonly to: string;
+  /**
+   * Lines that say what is shown (in progress, which attempt): before the diff on a terminal, after
+   * a --stat or --name-only list, on stderr when a plain patch is piped (stdout stays a patch).
+   */
+  readonly marks: readonly string[];
+  /** Where a live diff's objects are (src/review/live.ts). */
+  readonly vars?: Readonly<Record<string, string>>;
+}
+
 /** git diff `from` `to` in the main repository: paged on a terminal, else captured and printed. */
-async function runDiff(
-  ctx: CommandContext,
-  root: string,
-  input: { run: RunDetails; live: LiveChanges | null; options: DiffOptions; from: string; to: string },
-): Promise<void> {
-  const { run, live, options, from, to } = input;
+export async function runDiff(ctx: CommandContext, root: string, input: DiffInput): Promise<void> {
+  const { options, from, to, marks } = input;
   const paged = ctx.io.isTTY && options.pager !== false;
   const args = diffArgs(from, to, options, paged);
   const call = {
     cwd: root,
     env: ctx.env,
     hint: 'the change is also in the run folder as changes.patch',
-    ...(live ? { vars: live.objects } : {}),
+    ...(input.vars ? { vars: input.vars } : {}),
   };
-  const mark = live ? inProgressLine(run, live) : null;
+  const mark = marks.length > 0 ? marks.join('\n') : null;
   const listed = options.stat || options.nameOnly;
   if (mark && ctx.io.isTTY) ctx.io.out(`${mark}\n`);
   if (paged) {
@@ -136,7 +148,12 @@ async function runDiff(
 }
 
 /** `--json`: the change as data; a finished run's from changes.patch, an ACTIVE one's live. */
-async function showJson(ctx: CommandContext, run: RunDetails, live: LiveChanges | null): Promise<void> {
+async function showJson(
+  ctx: CommandContext,
+  run: RunDetails,
+  live: LiveChanges | null,
+  which: Readonly<Record<string, unknown>> = {},
+): Promise<void> {
   const data = live
     ? {
         in_progress: true,
@@ -146,7 +163,7 @@ async function showJson(ctx: CommandContext, run: RunDetails, live: LiveChanges 
         patch: live.patch.toString('utf8'),
       }
     : finishedJson(run);
-  ctx.io.out(`${JSON.stringify({ run: run.name, id: run.meta.run_id, ...data }, null, 2)}\n`);
+  ctx.io.out(`${JSON.stringify({ ...which, run: run.name, id: run.meta.run_id, ...data }, null, 2)}\n`);
 }
 
 function finishedJson(run: RunDetails) {
