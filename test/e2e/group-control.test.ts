@@ -116,6 +116,11 @@ describe('group control: watchdog, recover, watch, resume', () => {
     expect(p.state(one!).status).toBe('CRASHED');
     expect(p.state(two!).status).toBe('CRASHED');
     expect(group(name).state).toMatchObject({ status: 'ENDED', crashed: { detail: expect.any(String) } });
+    const rows = JSON.parse((await p.agentbox(['status', '--json'])).stdout).runs;
+    expect(rows.find((r: { name: string }) => r.name === name)).toMatchObject({
+      kind: 'group',
+      status: 'CRASHED',
+    });
 
     // recover: the two go on, the third starts, in one process; each reaches its end.
     p.server.setRules(finish(task, ['pass', 'fail', 'violate']));
