@@ -3,6 +3,7 @@
 // and api.js. This one routes the hash to a view and redraws it when the ledger changes (SSE).
 // The page's Content-Security-Policy runs no inline script, and nothing from another origin.
 import { h, main, tickAges } from './dom.js';
+import { showGroup } from './group.js';
 import { showNew } from './new-run.js';
 import { notifyEnded } from './notify.js';
 import { showRun } from './run.js';
@@ -16,6 +17,7 @@ function render() {
     const [, page, arg] = location.hash.split('/');
     try {
       if (page === 'run' && arg) await showRun(decodeURIComponent(arg), render);
+      else if (page === 'group' && arg) await showGroup(decodeURIComponent(arg), render);
       // A form being filled is not drawn again under the person's hands.
       else if (page === 'new') {
         if (!document.getElementById('new-run')) showNew();

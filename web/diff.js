@@ -15,7 +15,7 @@ function loadDiff2Html() {
   return diff2html;
 }
 
-async function drawDiff(target, patch) {
+export async function drawDiff(target, patch) {
   // A live update that kept the diff already shown (same data-sig) drew this one for nothing.
   if (!target.isConnected) return;
   await loadDiff2Html();

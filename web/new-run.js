@@ -13,6 +13,58 @@ function newKey() {
   return Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('');
 }
 
+/** What the form sends: empty fields left out; a group's fields only with more than one attempt. */
+function formData(form) {
+  const data = Object.fromEntries(new FormData(form).entries());
+  for (const k of Object.keys(data)) if (data[k] === '') delete data[k];
+  // The field is a number from 1 to 16 (the browser checks it before the submit).
+  if (!(Number(data.attempts) > 1)) {
+    for (const k of ['attempts', 'models', 'max_parallel', 'first_pass']) delete data[k];
+  } else if (data.first_pass !== undefined) data.first_pass = true;
+  return data;
+}
+
+/**
+ * "Attempts" (1–16): more than one starts a group of fix runs side by side (`fix --attempts N`),
+ * and then the models to spread over them, how many run at once and "stop at the first pass".
+ */
+function attemptFields() {
+  const extra = h(
+    'div',
+    { class: 'group-fields', id: 'group-fields', hidden: true },
+    h('label', { for: 'n-models' }, 'Models'),
+    h('input', { id: 'n-models', name: 'models', placeholder: 'optional: a,b — spread over the attempts' }),
+    h('label', { for: 'n-parallel' }, 'At once'),
+    h('input', {
+      id: 'n-parallel',
+      name: 'max_parallel',
+      type: 'number',
+      min: '1',
+      max: '16',
+      placeholder: 'default runs.max_parallel',
+    }),
+    h('label', { for: 'n-first' }, 'First pass'),
+    h(
+      'span',
+      {},
+      h('input', { id: 'n-first', name: 'first_pass', type: 'checkbox' }),
+      ' stop the others once one passes runs.verify',
+    ),
+  );
+  const attempts = h('input', {
+    id: 'n-attempts',
+    name: 'attempts',
+    type: 'number',
+    min: '1',
+    max: '16',
+    value: '1',
+    oninput: (e) => {
+      extra.hidden = !(Number(e.target.value) > 1);
+    },
+  });
+  return [h('label', { for: 'n-attempts' }, 'Attempts'), attempts, extra];
+}
+
 export function showNew() {
   const key = newKey();
   const start = h('button', { class: 'primary', type: 'submit' }, 'Start');
@@ -28,13 +80,13 @@ export function showNew() {
         if (start.disabled) return;
         start.disabled = true;
         failed.clear();
-        const data = Object.fromEntries(new FormData(form).entries());
-        for (const k of Object.keys(data)) if (data[k] === '') delete data[k];
+        const data = formData(form);
         try {
           const r = await api('POST', '/api/runs', data, { 'idempotency-key': key });
+          const started = r.group ?? r.run;
           // What the repository carries that this run left out until `agentbox trust`.
-          toast(r.notice ? `started ${r.run}\n${r.notice}` : `started ${r.run}`);
-          location.hash = `#/run/${String(r.run).slice(-6)}`;
+          toast(r.notice ? `started ${started}\n${r.notice}` : `started ${started}`);
+          location.hash = `#/${r.group ? 'group' : 'run'}/${String(started).slice(-6)}`;
         } catch (err) {
           start.disabled = false;
           failed.show('Start', err, start);
@@ -61,6 +113,7 @@ export function showNew() {
     h('input', { id: 'n-timeout', name: 'timeout', placeholder: 'e.g. 45m' }),
     h('label', { for: 'n-cost' }, 'Budget (USD)'),
     h('input', { id: 'n-cost', name: 'max_cost', inputmode: 'decimal', placeholder: 'e.g. 2.50' }),
+    ...attemptFields(),
     h('span'),
     start,
     h('span'),

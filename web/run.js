@@ -50,7 +50,7 @@ function costText(usage) {
 
 function heading(run) {
   return [
-    h('p', { id: 'back' }, h('a', { href: '#/' }, '← Runs')),
+    h('p', { id: 'back' }, h('a', { href: '#/' }, '← Runs'), ...groupLink(run)),
     h(
       'h1',
       { id: 'title' },
@@ -70,6 +70,16 @@ function heading(run) {
         `· ${run.state?.tool_calls ?? 0} tool calls · ${costText(run.state?.usage)}`,
       ),
     ),
+  ];
+}
+
+/** An attempt of a group: a way to its group's page, where its attempts are side by side. */
+function groupLink(run) {
+  const g = run.meta.options?.group;
+  if (!/^[0-9a-f]{6}$/.test(String(g?.id))) return [];
+  return [
+    ' · ',
+    h('a', { href: `#/group/${g.id}`, id: 'group-of' }, `attempt ${g.attempt} of ${g.attempts} in its group`),
   ];
 }
 

@@ -143,7 +143,9 @@ function runsTable(runs) {
 }
 
 function runRow(run) {
-  const open = () => (location.hash = `#/run/${run.id}`);
+  const group = run.kind === 'group';
+  const href = group ? `#/group/${run.id}` : `#/run/${run.id}`;
+  const open = () => (location.hash = href);
   const now = run.now
     ? h('div', { class: 'now' }, `${doing(run.now)} · ${run.now.tool_calls} tool calls`)
     : null;
@@ -152,6 +154,7 @@ function runRow(run) {
     {
       tabindex: '0',
       'data-run': run.name,
+      'data-group': group ? run.name : undefined,
       'data-key': run.name,
       onclick: open,
       onkeydown: (e) => {
@@ -159,13 +162,15 @@ function runRow(run) {
       },
     },
     h('td', {}, badge(run.status)),
-    h('td', {}, h('a', { href: `#/run/${run.id}` }, run.id)),
-    h('td', { class: 'wide' }, run.type ?? '?'),
+    h('td', {}, h('a', { href }, run.id)),
+    h('td', { class: 'wide' }, group ? `${run.type} ×${run.attempts.length}` : (run.type ?? '?')),
     h(
       'td',
       { class: 'task' },
       run.task,
       run.ran_on ? h('span', { class: 'origin' }, `ran on ${run.ran_on}`) : null,
+      // A group is one row (its attempts are on its page): "fix ×4 · 2 passed · $0.31".
+      group ? h('div', { class: 'now group-label' }, run.label) : null,
       now,
     ),
     h('td', { class: 'num' }, age(run.started_at)),

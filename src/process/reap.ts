@@ -34,13 +34,39 @@ export function markedProcesses(mark: string): number[] {
     const pid = Number(entry);
     if (pid === process.pid) continue;
     try {
-      const environ = fs.readFileSync(`/proc/${entry}/environ`);
-      if (environ.includes(needle)) found.push(pid);
+      if (readEnviron(entry).includes(needle)) found.push(pid);
     } catch {
       // Gone, or not ours to read.
     }
   }
   return found;
+}
+
+/** One buffer for every environment read; it grows for a larger one. */
+let scratch = Buffer.allocUnsafe(64 * 1024);
+
+/**
+ * /proc/<pid>/environ, in `scratch` (valid until the next call). NOTE: a sweep reads every
+ * process's, several sweeps follow each owned child's exit, and fs.readFileSync gives a file that
+ * says size 0 a fresh 64 KiB buffer: with 8 attempts in one process (a group) that was hundreds of
+ * MB of buffers made and dropped, which showed in agentbox's peak RSS (bench/group.bench.ts).
+ */
+function readEnviron(pid: string): Buffer {
+  const fd = fs.openSync(`/proc/${pid}/environ`, 'r');
+  try {
+    for (let got = 0; ; ) {
+      if (got === scratch.length) {
+        const bigger = Buffer.allocUnsafe(scratch.length * 2);
+        scratch.copy(bigger);
+        scratch = bigger;
+      }
+      const n = fs.readSync(fd, scratch, got, scratch.length - got, null);
+      if (n === 0) return scratch.subarray(0, got);
+      got += n;
+    }
+  } finally {
+    fs.closeSync(fd);
+  }
 }
 
 export function killMarked(mark: string, signal: NodeJS.Signals = 'SIGKILL'): number {

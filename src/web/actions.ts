@@ -17,6 +17,7 @@ import type { HeadlessType } from '../run/begin/tier.js';
 import { type RunOptions, startRun } from '../run/start.js';
 import type { Env } from '../util/env.js';
 import { styler } from '../util/style.js';
+import { groupAsk, startGroupFromUi } from './group-start.js';
 import { HttpError, stringField } from './http.js';
 
 /**
@@ -51,7 +52,10 @@ const PLAIN = styler(memoryIo());
 
 const RUN_TYPES: readonly HeadlessType[] = ['scout', 'plan', 'fix', 'review'];
 
-/** `POST /api/runs`: starts a run detached, as `agentbox <type> <task> --detach` does. */
+/**
+ * `POST /api/runs`: starts a run detached, as `agentbox <type> <task> --detach` does; with
+ * `attempts` over 1, a group of fix runs, as `agentbox fix <task> --attempts N --detach`.
+ */
 export async function startRunAction(ac: ActionContext, body: Record<string, unknown>) {
   const type = stringField(body, 'type', true);
   if (!RUN_TYPES.includes(type as HeadlessType))
@@ -66,9 +70,14 @@ export async function startRunAction(ac: ActionContext, body: Record<string, unk
     maxIterations: stringField(body, 'max_iterations'),
     maxCost: stringField(body, 'max_cost'),
   };
-  // startRun prints how it started (src/run/start.ts): with --detach --json, one JSON line.
+  const group = groupAsk(body);
+  // startRun prints how it started (src/run/start.ts): with --detach --json, one JSON line; so
+  // does startGroup (`{ group, detached }`).
   const io = memoryIo();
-  await domain(() => startRun({ cwd: ac.root, env: ac.env, io }, type as HeadlessType, task, options));
+  const ctx = { cwd: ac.root, env: ac.env, io };
+  await domain(() =>
+    group ? startGroupFromUi(ctx, task, options, group) : startRun(ctx, type as HeadlessType, task, options),
+  );
   // What the run goes without, as the CLI says it on stderr: the page shows it every time too.
   const notice = io.stderr.trim() ? { notice: io.stderr.trim() } : {};
   try {
@@ -79,7 +88,7 @@ export async function startRunAction(ac: ActionContext, body: Record<string, unk
 }
 
 /** An AgentboxError from the domain, as the HTTP status it means. */
-async function domain<T>(work: () => Promise<T>): Promise<T> {
+export async function domain<T>(work: () => Promise<T>): Promise<T> {
   try {
     return await work();
   } catch (error) {

@@ -1,6 +1,8 @@
 import fs from 'node:fs';
 import type http from 'node:http';
 import path from 'node:path';
+import { groupDir, listGroupNames } from '../group/store.js';
+import { GROUP_STATE_FILE } from '../group/types.js';
 import { activeRunNames } from '../ledger/active.js';
 import type { Ledger } from '../ledger/index.js';
 import { BASE_HEADERS } from './http.js';
@@ -9,6 +11,9 @@ import { BASE_HEADERS } from './http.js';
 export interface Change {
   readonly run: string | null;
 }
+
+/** The newest groups whose state.json is watched (a group that runs is among the newest). */
+const WATCHED_GROUPS = 16;
 
 /** A file's size and mtime in one string, or '' when it does not exist. */
 function signature(file: string): string {
@@ -64,6 +69,9 @@ export class LedgerWatcher {
       }
     };
     check('index', this.ledger.indexJsonl, { run: null });
+    // A group's own state (halted, ended, merged) is not a run's: the newest groups are watched too.
+    for (const name of listGroupNames(this.ledger).slice(-WATCHED_GROUPS))
+      check(`group/${name}`, path.join(groupDir(this.ledger, name), GROUP_STATE_FILE), { run: null });
     for (const name of activeRunNames(this.ledger)) {
       const dir = path.join(this.ledger.runsDir, name);
       check(`${name}/state`, path.join(dir, 'state.json'), { run: name });

@@ -16,6 +16,7 @@ const recovery = () => import('./recovery.js');
 const templates = () => import('./templates.js');
 const liveDiff = () => import('./live-diff.js');
 const transcript = () => import('./transcript.js');
+const groups = () => import('./group-routes.js');
 
 export interface RouteContext {
   readonly root: string;
@@ -100,6 +101,7 @@ export async function route(ctx: RouteContext, req: http.IncomingMessage, url: U
     if (parts[1] === 'runs' && parts.length === 4 && RUN_ACTIONS.has(parts[3]!) && method === 'POST') {
       return await runAction(ac, parts[3]!, parts[2]!, await body());
     }
+    if (parts[1] === 'groups') return await (await groups()).groupRoute(ctx, ac, req, parts, method);
     if (parts[1] === 'recover' && parts.length === 2) {
       if (method === 'GET')
         return json({ runs: await (await recovery()).interruptedRuns(ctx.root, ctx.env) });

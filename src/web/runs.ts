@@ -1,16 +1,18 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { parseStreamLine } from '../claude/stream.js';
+import { type GroupSummary, isGroupRow, listStatusRows } from '../group/status-rows.js';
 import { type Ledger, readMeta, readState } from '../ledger/index.js';
 import { runCost } from '../ledger/index-log.js';
-import { listRuns, type RunSummary } from '../ledger/list.js';
+import type { RunSummary } from '../ledger/list.js';
 import { RUN_STATUSES, RUN_TYPES } from '../ledger/types.js';
 import { toolTarget } from '../present/live.js';
+import { withLabel } from './groups.js';
 import { HttpError } from './http.js';
 
 /** What `GET /api/runs` answers: a page of runs, newest first, and how many match. */
 export interface RunsPage {
-  readonly runs: readonly (RunSummary & { readonly now?: Activity | null })[];
+  readonly runs: readonly ((RunSummary & { readonly now?: Activity | null }) | GroupSummary)[];
   readonly total: number;
   readonly offset: number;
   readonly limit: number;
@@ -60,7 +62,9 @@ export function runsPage(ledger: Ledger, params: URLSearchParams): RunsPage {
   const type = oneOf(params, 'type', RUN_TYPES);
   const q = (params.get('q') ?? '').trim().toLowerCase();
   const filtered = status !== null || type !== null || q !== '';
-  const { runs, total } = listRuns(ledger, filtered ? {} : { limit: offset + limit });
+  // A group is one row, its attempts are not listed (src/group/status-rows.ts, as `agentbox status`).
+  const { rows, total } = listStatusRows(ledger, filtered ? {} : { limit: offset + limit });
+  const runs = rows.map((row) => (isGroupRow(row) ? withLabel(row) : row));
   const matching = filtered
     ? runs.filter(
         (r) =>
@@ -71,7 +75,7 @@ export function runsPage(ledger: Ledger, params: URLSearchParams): RunsPage {
     : runs;
   const page = matching
     .slice(offset, offset + limit)
-    .map((run) => (run.status === 'ACTIVE' ? live(ledger, run) : run));
+    .map((run) => (run.status === 'ACTIVE' && !isGroupRow(run) ? live(ledger, run) : run));
   return { runs: page, total: filtered ? matching.length : total, offset, limit };
 }
 

@@ -240,6 +240,23 @@ describe('markedProcesses and killMarked', () => {
     await waitFor('none left', () => markedProcesses(child.mark).length === 0);
     expect(killMarked(child.mark)).toBe(0);
   });
+
+  it('find a process whose environment is larger than one read, its mark past the first 64 KiB', async () => {
+    // Two variables of 100 KB before the mark (one may be at most 128 KiB on Linux).
+    const big = { A_BIG: 'a'.repeat(100_000), B_BIG: 'b'.repeat(100_000) };
+    const child = spawnOwned('sh', ['-c', 'sleep 30'], { cwd: '/', env: { ...big, ...ENV } });
+    started.push(child);
+    const environ = await waitFor('its environment', () => {
+      try {
+        return fs.readFileSync(`/proc/${child.pid}/environ`, 'utf8');
+      } catch {
+        return false;
+      }
+    });
+    expect(environ.indexOf(MARK_VAR)).toBeGreaterThan(64 * 1024);
+    await waitFor('it, by its mark', () => markedProcesses(child.mark).includes(child.pid!));
+    await child.stop(1000);
+  });
 });
 
 describe('processStartTime', () => {

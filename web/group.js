@@ -1,0 +1,273 @@
+// A group's page (#/group/<id>): its attempts side by side, best first (the ranking's order and its
+// reasons), each with its verdicts, cost, time and diff, and "Merge this attempt" on each one that
+// can be merged. Drawn in place (dom.js draw) on every live update while the group runs.
+import { api } from './api.js';
+import { drawDiff } from './diff.js';
+import { age, badge, draw, fingerprint, h, main, toast, usd } from './dom.js';
+import { errorPanel, errorText } from './errors.js';
+import { notPassingText } from './run-actions.js';
+
+/** Each attempt's diff as last fetched, by run: `{ patch, in_progress, too_large, at, status }`. */
+const diffs = new Map();
+/** An ACTIVE attempt's diff is asked again at most this often (the server diffs at most once a second too). */
+const LIVE_MS = 1000;
+
+/** The last failed merge of each attempt (`group/k`), shown under its button until dismissed. */
+const failures = new Map();
+/** Sensitive changes the server named for an attempt (`group/k`), and the ones the person ticked. */
+const sensitiveAsked = new Map();
+const ticked = new Map();
+let pending = false;
+
+/**
+ * One `Idempotency-Key` per attempt's merge, as the new-run form has per form: a retry after a lost
+ * answer gets the first merge's answer. A refused merge is forgotten by the server, so the key
+ * serves the retry (the sensitive changes ticked).
+ */
+const mergeKeys = new Map();
+function mergeKey(slotKey) {
+  if (!mergeKeys.has(slotKey)) {
+    const bytes = crypto.getRandomValues(new Uint8Array(16));
+    mergeKeys.set(slotKey, Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join(''));
+  }
+  return mergeKeys.get(slotKey);
+}
+
+export async function showGroup(id, redraw) {
+  const group = await api('GET', `/api/groups/${encodeURIComponent(id)}`);
+  await Promise.all(group.attempts.map((a) => fetchDiff(group, a)));
+  draw(main, [
+    h('p', { id: 'back' }, h('a', { href: '#/' }, '← Runs')),
+    h(
+      'h1',
+      { id: 'title' },
+      `fix ×${group.meta.attempts}: `,
+      h('span', { class: 'task' }, group.meta.task.split('\n')[0]),
+    ),
+    h(
+      'p',
+      { id: 'summary' },
+      badge(group.status),
+      ' ',
+      h('code', {}, group.name),
+      ' ',
+      h(
+        'span',
+        { class: 'muted', id: 'group-label' },
+        `· ${group.label} · started `,
+        age(group.state.started_at),
+        ' ago',
+      ),
+    ),
+    ...groupNotes(group),
+    h(
+      'div',
+      { class: 'attempts', id: 'attempts' },
+      group.attempts.map((a) => attemptCard(group, a, redraw)),
+    ),
+  ]);
+}
+
+function groupNotes(group) {
+  const notes = [];
+  const { halted, merged } = group.state;
+  if (merged)
+    notes.push(h('p', { class: 'panel', id: 'merged' }, `Merged attempt ${merged.attempt} (${merged.run}).`));
+  if (halted)
+    notes.push(h('p', { class: 'panel warn', id: 'halted' }, `Halted (${halted.reason}): ${halted.detail}`));
+  const { why, tie } = group.ranking;
+  notes.push(
+    h(
+      'p',
+      { id: 'ranking', class: tie.length ? 'panel' : 'muted' },
+      tie.length ? `The best attempts tie — pick one: ${why}` : `Ranked: ${why}`,
+    ),
+  );
+  return notes;
+}
+
+const verdict = (v) => (v === true ? '✓ passed' : v === false ? '✗ failed' : '— not run');
+
+function seconds(ms) {
+  const s = Math.round(ms / 1000);
+  return s < 60 ? `${s}s` : `${Math.floor(s / 60)}m ${s % 60}s`;
+}
+
+function statText(stat) {
+  if (!stat) return '—';
+  return `${stat.files} file${stat.files === 1 ? '' : 's'} +${stat.insertions} −${stat.deletions}`;
+}
+
+/** One attempt's card: its place in the ranking and why, its facts, its merge button, its diff. */
+function attemptCard(group, a, redraw) {
+  const title = `attempt-${a.attempt}-title`;
+  const facts = [
+    ['Model', a.model ?? 'default'],
+    ['Verify', verdict(a.verified)],
+    ['Violations', String(a.violations)],
+    ['Refusals', String(a.refusals)],
+    ['Cost', `${a.estimated ? '≈' : ''}${usd(a.cost_usd)}`],
+    ['Duration', a.duration_ms === null ? '—' : seconds(a.duration_ms)],
+    ['Diff', statText(a.stat)],
+  ];
+  return h(
+    'article',
+    {
+      class: `attempt${a.verified === true ? ' passed' : ''}`,
+      'data-key': `attempt-${a.attempt}`,
+      'data-attempt': a.attempt,
+      'aria-labelledby': title,
+    },
+    h(
+      'h2',
+      { id: title },
+      `#${a.place} · Attempt ${a.attempt} `,
+      a.started ? badge(a.status) : h('span', { class: 'badge' }, 'waiting'),
+    ),
+    h(
+      'dl',
+      { class: 'facts' },
+      facts.flatMap(([k, v]) => [h('dt', {}, k), h('dd', { 'data-fact': k.toLowerCase() }, v)]),
+    ),
+    h('p', { class: 'muted reason' }, a.reason),
+    a.not_passing ? h('p', { class: 'warn-text' }, notPassingText(a.not_passing)) : null,
+    a.id ? h('p', {}, h('a', { href: `#/run/${a.id}` }, `Open run ${a.id}`)) : null,
+    mergeBlock(group, a, redraw),
+    diffBox(a),
+  );
+}
+
+const slot = (group, a) => `${group.id}/${a.attempt}`;
+
+function mergeBlock(group, a, redraw) {
+  if (!a.mergeable) return null;
+  const key = slot(group, a);
+  const asked = sensitiveAsked.get(key) ?? [];
+  const acks = ticked.get(key) ?? new Set();
+  const waiting = asked.some((s) => !acks.has(s.path));
+  const button = h(
+    'button',
+    {
+      class: a.not_passing ? 'danger' : 'primary',
+      'data-action': 'merge-attempt',
+      disabled: waiting,
+      title: waiting ? 'tick each sensitive change above first' : undefined,
+      'aria-busy': pending ? 'true' : undefined,
+      onclick: () => merge(group, a, redraw),
+    },
+    a.not_passing ? `Merge this attempt (${a.not_passing.status})` : 'Merge this attempt',
+  );
+  const failure = failures.get(key);
+  return h(
+    'div',
+    { class: 'attempt-merge', 'data-key': `merge-${a.attempt}` },
+    asked.length ? sensitiveList(key, asked, acks, redraw) : null,
+    h('div', { class: 'actions' }, button),
+    failure
+      ? errorPanel('Merge', failure, async () => {
+          failures.delete(key);
+          await redraw();
+          document.querySelector(`[data-attempt="${a.attempt}"] [data-action="merge-attempt"]`)?.focus();
+        })
+      : null,
+  );
+}
+
+function sensitiveList(key, asked, acks, redraw) {
+  return h(
+    'ul',
+    { class: 'sensitive' },
+    asked.map((s, i) => {
+      const id = `ack-${key.replace('/', '-')}-${i}`;
+      return h(
+        'li',
+        {},
+        h('input', {
+          type: 'checkbox',
+          id,
+          checked: acks.has(s.path),
+          onchange: (e) => {
+            if (e.target.checked) acks.add(s.path);
+            else acks.delete(s.path);
+            ticked.set(key, acks);
+            redraw();
+          },
+        }),
+        ' ',
+        h('label', { for: id }, `I have read this: ${s.path} — ${s.kind}`),
+      );
+    }),
+  );
+}
+
+async function merge(group, a, redraw) {
+  if (pending) return;
+  const others = group.attempts.filter((o) => o.attempt !== a.attempt && o.started).length;
+  const warning = a.not_passing ? `This attempt did not pass: ${notPassingText(a.not_passing)}\n\n` : '';
+  const question = `${warning}Apply attempt ${a.attempt} (${a.run}) to your working tree and commit it${a.not_passing ? ' anyway' : ''}? The other ${others} attempt(s)' worktrees and branches are removed; every patch stays in the group's folder.`;
+  if (!window.confirm(question)) return;
+  const key = slot(group, a);
+  failures.delete(key);
+  pending = true;
+  try {
+    const r = await api(
+      'POST',
+      `/api/groups/${group.id}/merge`,
+      {
+        attempt: a.attempt,
+        commit: true,
+        force: Boolean(a.not_passing),
+        acknowledged: [...(ticked.get(key) ?? [])],
+      },
+      { 'idempotency-key': mergeKey(key) },
+    );
+    toast(`merged attempt ${a.attempt}${r.commit ? ` — commit ${String(r.commit).slice(0, 12)}` : ''}`);
+  } catch (e) {
+    if (e.data?.sensitive) sensitiveAsked.set(key, e.data.sensitive);
+    failures.set(key, errorText(e));
+  } finally {
+    pending = false;
+  }
+  await redraw();
+}
+
+/** The attempt's diff: fetched when first shown, and again (at most once a second) while it runs. */
+async function fetchDiff(group, a) {
+  if (!a.run) return;
+  const kept = diffs.get(a.run);
+  const live = a.status === 'ACTIVE';
+  if (kept && kept.status === a.status && (!live || Date.now() - kept.at < LIVE_MS)) return;
+  try {
+    const d = await api('GET', `/api/groups/${group.id}/attempts/${a.attempt}/diff`);
+    diffs.set(a.run, { ...d, at: Date.now(), status: a.status });
+  } catch (e) {
+    diffs.set(a.run, { patch: null, error: e.message, at: Date.now(), status: a.status });
+  }
+}
+
+function diffBox(a) {
+  const d = a.run ? diffs.get(a.run) : null;
+  const note = !d
+    ? 'Not started.'
+    : d.error
+      ? `Could not read the diff: ${d.error}`
+      : d.too_large
+        ? `The diff is too large to show here: agentbox diff ${a.id}`
+        : !d.patch
+          ? 'No changes.'
+          : d.in_progress
+            ? 'Changes so far (in progress)'
+            : 'Changes';
+  const target = h('div', {
+    class: 'attempt-diff',
+    'data-key': `diff-${a.attempt}`,
+    'data-sig': fingerprint(`${note}\n${d?.patch ?? ''}`),
+  });
+  target.append(h('p', { class: 'muted' }, note));
+  if (d?.patch) {
+    const box = h('div', { class: 'attempt-diff-body' });
+    target.append(box);
+    queueMicrotask(() => drawDiff(box, d.patch));
+  }
+  return target;
+}
