@@ -167,6 +167,12 @@ describe('group control: watchdog, recover, watch, resume', () => {
     const name = await detach(task, 2, 1);
     const id = group(name).meta.group_id;
     const [one] = await running(name, [1], 2);
+    // While the group's process runs it, neither the group nor an attempt is taken up by another.
+    for (const ref of [id, one!.slice(-6)]) {
+      const busy = await p.agentbox(['resume', ref]);
+      expect(busy.code).not.toBe(0);
+      expect(busy.stderr).toContain(`group ${name} is still running`);
+    }
     const stopped = await p.agentbox(['stop', id]);
     expect(stopped.code, stopped.stderr + stopped.stdout).toBe(0);
     expect(p.state(one!).status).toBe('ABORTED');
