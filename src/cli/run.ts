@@ -23,7 +23,9 @@ async function watch(ctx: CommandContext): Promise<void> {
     });
     for (const f of findings) {
       if (f.action === 'crashed' || f.action === 'stalled')
-        ctx.io.err(`agentbox: watchdog: run ${f.run} is ${f.action.toUpperCase()}: ${f.detail}\n`);
+        ctx.io.err(
+          `agentbox: watchdog: ${f.kind ?? 'run'} ${f.run} is ${f.action.toUpperCase()}: ${f.detail}\n`,
+        );
     }
   } catch (error) {
     ctx.io.err(`agentbox: the watchdog could not check the runs (${(error as Error).message}); going on\n`);

@@ -133,8 +133,8 @@ function continueAndSteer(program: Command, lazy: Lazy, wants: Wants): void {
   if (wants('resume'))
     program
       .command('resume')
-      .description('continue a crashed or aborted run in the same Claude Code session')
-      .argument('<run>', 'a run name, its short id (or a unique prefix of it), or "latest"')
+      .description('continue a crashed or aborted run in the same Claude Code session (or a group, whole)')
+      .argument('<run>', 'a run or group name, its short id (or a unique prefix of it), or "latest"')
       .argument('[instructions]', 'more instructions for the agent')
       .option('--force', "resume even if today's configuration would give the run a different envelope")
       .option('--json', 'print the outcome as JSON')
@@ -165,8 +165,10 @@ function continueAndSteer(program: Command, lazy: Lazy, wants: Wants): void {
   if (wants('watch'))
     program
       .command('watch')
-      .description("follow a run live (its tool calls, the supervisor's decisions, refusals) until it ends")
-      .argument('<run>', 'a run name, its short id (or a unique prefix of it), or "latest"')
+      .description(
+        "follow a run live (its tool calls, the supervisor's decisions, refusals) until it ends; a group: every attempt",
+      )
+      .argument('<run>', 'a run or group name, its short id (or a unique prefix of it), or "latest"')
       .option('--transcript', "the whole transcript as it comes: the agent's text, each call and its result")
       .action(lazy(async () => (await import('../commands/watch.js')).watch));
 }
@@ -201,7 +203,7 @@ function stopAndRecover(program: Command, lazy: Lazy, wants: Wants): void {
     program
       .command('recover')
       .description('after a crash or reboot: resume, or roll back and replay, the runs that were running')
-      .argument('[run]', 'only this run (a run name, its short id, or "latest")')
+      .argument('[run]', 'only this run or group (its name, its short id, or "latest")')
       .option('--dry-run', 'print the decisions, change nothing')
       .option('--force', 'resume even if the configuration would now give a run another envelope')
       .option('--json', 'print the decisions and outcomes as JSON')

@@ -1,7 +1,12 @@
 import { formatDuration } from '../config/duration.js';
 import type { CommandContext } from '../context.js';
+import { AgentboxError } from '../errors.js';
+import { groupOf } from '../group/open.js';
+import { readGroup } from '../group/store.js';
+import { followGroup, type GroupSighting } from '../group/watch.js';
 import type { RunDetails } from '../ledger/index.js';
 import { runIdOf } from '../ledger/names.js';
+import type { Ledger } from '../ledger/paths.js';
 import { stepText } from '../present/live.js';
 import { nextStep } from '../present/next-step.js';
 import { succeeded } from '../present/print.js';
@@ -107,6 +112,12 @@ async function watchTranscript(ctx: CommandContext, run: RunDetails, pollMs?: nu
   return 1; // not reached: followTranscript ends with 'ended' or 'gone'
 }
 
+/** A sighting of a run as its line (without the clock), or null for what watch leaves out. */
+function sightingLine(seen: Extract<RunSighting, { kind: 'tool' | 'event' }>): string | null {
+  if (seen.kind === 'tool') return terminalLine(`${seen.name}${seen.target ? ` ${seen.target}` : ''}`);
+  return eventLine(seen.event);
+}
+
 /**
  * `agentbox watch <run>`: follows a run live, from its start — its tool calls with their targets,
  * the supervisor's decisions, violations and refusals — and ends with its outcome and exit code
@@ -118,6 +129,8 @@ export async function watch(
   ref: string,
   options: { pollMs?: number; transcript?: boolean } = {},
 ): Promise<number> {
+  const group = await groupOf(ctx, ref);
+  if (group) return watchGroup(ctx, group.ledger, group.name, options);
   const { run } = await openRun(ctx.cwd, ref, ctx.env);
   const s = styler(ctx.io);
   const started = Date.parse(run.state?.started_at ?? run.meta.created_at);
@@ -126,14 +139,71 @@ export async function watch(
   ctx.io.out(`${s.bold(run.name)} — ${run.meta.type}: ${first(run.meta.task, 100)}\n`);
   if (options.transcript) return watchTranscript(ctx, run, options.pollMs);
   for await (const seen of followRun(run, options.pollMs)) {
-    if (seen.kind === 'tool')
-      ctx.io.out(
-        `${clock(seen.at)} ${terminalLine(`${seen.name}${seen.target ? ` ${seen.target}` : ''}`)}\n`,
-      );
-    else if (seen.kind === 'event') {
-      const text = eventLine(seen.event);
-      if (text) ctx.io.out(`${clock(seen.at)} ${text}\n`);
-    } else return printEnd(ctx, run, seen);
+    if (seen.kind === 'ended' || seen.kind === 'gone') return printEnd(ctx, run, seen);
+    const text = sightingLine(seen);
+    if (text) ctx.io.out(`${clock(seen.at)} ${text}\n`);
   }
   return 1; // not reached: followRun ends with 'ended' or 'gone'
+}
+
+/**
+ * `agentbox watch <group>`: every attempt at once, each line after its attempt (`[2] …`), live and
+ * in a replay alike; an attempt that waits its turn is followed from when it starts. Ends when the
+ * group does: exit 0 when it has something to merge (REVIEW) or is DONE. `--transcript` is one
+ * run's: it is refused with the attempts to pick from.
+ */
+async function watchGroup(
+  ctx: CommandContext,
+  ledger: Ledger,
+  name: string,
+  options: { pollMs?: number; transcript?: boolean },
+): Promise<number> {
+  const group = readGroup(ledger, name);
+  if (options.transcript) {
+    const runs = group.state.members.filter((m) => m.run).map((m) => `${m.attempt}: ${runIdOf(m.run!)}`);
+    throw new AgentboxError(
+      'USAGE',
+      `--transcript follows one run; ${name} is a group of ${group.meta.attempts}`,
+      {
+        hint: `pick an attempt: agentbox watch <attempt's id> --transcript${runs.length > 0 ? ` (${runs.join(', ')})` : ''}`,
+      },
+    );
+  }
+  const s = styler(ctx.io);
+  const started = Date.parse(group.state.started_at || group.meta.created_at);
+  const clock = (at: number) => s.dim(`[${formatDuration(Math.max(0, at - started))}]`);
+  ctx.io.out(`${s.bold(name)} — fix ×${group.meta.attempts}: ${first(group.meta.task, 100)}\n`);
+  for await (const g of followGroup(ledger, name, options.pollMs)) {
+    if (g.kind === 'group') return printGroupEnd(ctx, g);
+    const k = `[${g.attempt}]`;
+    const seen = g.seen;
+    if (seen.kind === 'ended' || seen.kind === 'gone') {
+      const how = seen.kind === 'gone' ? 'its agentbox process is gone' : seen.status;
+      const why =
+        seen.kind === 'ended' && seen.failure
+          ? ` (${seen.failure.kind}): ${terminalText(seen.failure.message)}`
+          : '';
+      const ok = seen.kind === 'ended' && succeeded(seen.status);
+      ctx.io.out(`${k} ${ok ? s.ok('✓') : s.bad('✗')} ${g.run} — ${how}${why}\n`);
+      continue;
+    }
+    const text = sightingLine(seen);
+    if (text) ctx.io.out(`${k} ${clock(seen.at)} ${text}\n`);
+  }
+  return 1; // not reached: followGroup ends with the group's end
+}
+
+function printGroupEnd(ctx: CommandContext, g: Extract<GroupSighting, { kind: 'group' }>): number {
+  const s = styler(ctx.io);
+  const id = g.group.meta.group_id;
+  if (g.gone || g.status === 'CRASHED') {
+    ctx.io.out(
+      `${s.bad('✗')} group ${g.group.name}: its agentbox process is gone (agentbox status marks it; agentbox recover ${id} takes it up)\n`,
+    );
+    return 1;
+  }
+  const ok = succeeded(g.status);
+  ctx.io.out(`${ok ? s.ok('✓') : s.bad('✗')} group ${g.group.name} — ${g.status} · exit ${ok ? 0 : 1}\n`);
+  ctx.io.out(`  next: agentbox show ${id}${g.status === 'REVIEW' ? ` · agentbox merge ${id}` : ''}\n`);
+  return ok ? 0 : 1;
 }

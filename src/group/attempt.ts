@@ -71,7 +71,12 @@ export function executeAttempt(
   rc: RunContext,
   k: number,
   run: RunDetails,
-  how: { resume?: { more?: string }; onProgress?: (p: RunProgress) => void; onSpend?: (usd: number) => void },
+  how: {
+    resume?: { more?: string };
+    replay?: { note: string };
+    onProgress?: (p: RunProgress) => void;
+    onSpend?: (usd: number) => void;
+  },
 ): Running {
   let stopRun: ((by: string) => void) | null = null;
   let haltRun: ((reason: StopReason) => void) | null = null;
@@ -81,6 +86,7 @@ export function executeAttempt(
   const done = executeRun({
     ...executionOf(ctx, rc, run.meta, run.state!),
     ...(how.resume ? { resume: how.resume } : {}),
+    ...(how.replay ? { replay: how.replay } : {}),
     onInterrupt: (stop) => {
       stopRun = stop;
       if (pendingStop) stop(pendingStop);

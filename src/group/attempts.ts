@@ -60,7 +60,8 @@ function readIfThere(ledger: Ledger, name: string): RunDetails | null {
  *  - MERGED / DISCARDED: the gate decided.
  *  - ACTIVE: an attempt runs, or attempts wait and the group's process lives to start them.
  *  - REVIEW: an attempt has changes to merge; DONE: one finished with nothing to merge.
- *  - CRASHED: the group's process went with attempts left to start (`agentbox recover` starts them).
+ *  - CRASHED: the group's process went with attempts left to start (`agentbox recover` starts them),
+ *    whether the watchdog has marked the group yet (state.crashed) or not.
  *  - else every attempt failed: their shared status, or ABORTED when they differ.
  */
 export function groupStatus(group: GroupDetails, attempts: readonly Attempt[], alive: boolean): RunStatus {
@@ -70,7 +71,7 @@ export function groupStatus(group: GroupDetails, attempts: readonly Attempt[], a
   if (states.includes('ACTIVE') || states.includes('STALLED'))
     return states.includes('ACTIVE') ? 'ACTIVE' : 'STALLED';
   const waiting = attempts.some((a) => a.name === null) && group.state.halted === null;
-  if (status === 'ACTIVE' && waiting) return alive ? 'ACTIVE' : 'CRASHED';
+  if ((status === 'ACTIVE' || group.state.crashed) && waiting) return alive ? 'ACTIVE' : 'CRASHED';
   if (states.includes('REVIEW')) return 'REVIEW';
   if (states.includes('DONE')) return 'DONE';
   const ended = states.filter((s): s is RunStatus => s !== null);

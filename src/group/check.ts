@@ -83,6 +83,9 @@ export function checkGroupState(raw: unknown, file: string): GroupState {
     updated_at: isStr(raw.updated_at) ? raw.updated_at : '',
     members: raw.members.map((m) => checkMember(m, file)),
     halted,
+    ...(isObj(raw.crashed) && isStr(raw.crashed.detail) && isStr(raw.crashed.at)
+      ? { crashed: { detail: raw.crashed.detail.slice(0, 500), at: raw.crashed.at } }
+      : {}),
     merged,
   };
 }

@@ -18,9 +18,14 @@ const LOOK_MS = 500;
 
 export interface GroupRunHow {
   readonly json: boolean;
-  /** Runs of attempts to take up again (resume, recover), with what to tell them. */
-  readonly resume?: ReadonlyMap<string, { more?: string }>;
+  /** Runs of attempts to take up again (resume, recover): in their session, or replayed in a new one. */
+  readonly resume?: ReadonlyMap<string, TakeUp>;
+  /** false: attempts that never started stay so (`resume <attempt>` takes up that one only). */
+  readonly startWaiting?: boolean;
 }
+
+/** How an attempt's run is taken up again: its session resumed (`more`: extra instructions), or replayed. */
+export type TakeUp = { readonly more?: string } | { readonly replay: { readonly note: string } };
 
 /**
  * Runs a group's attempts in this one process: at most max_parallel at once, the rest in order as
@@ -68,13 +73,14 @@ export async function runGroup(
 
 const now = () => new Date().toISOString();
 
-/** The group is this process's from now: ACTIVE, its pid; a halt of an earlier process is kept. */
+/** The group is this process's from now: ACTIVE, its pid, no crash; a halt of an earlier process is kept. */
 function claim(rc: RunContext, group: GroupDetails) {
   return updateGroupState(rc.ledger, group.name, () => ({
     status: 'ACTIVE',
     pid: process.pid,
     pid_start: processStartTime(process.pid),
     ended_at: null,
+    crashed: null,
   }));
 }
 
@@ -95,7 +101,7 @@ class Scheduler {
   ) {
     const resume = how.resume ?? new Map();
     this.queue = group.state.members
-      .filter((m) => !m.error && (m.run === null || resume.has(m.run)))
+      .filter((m) => !m.error && (m.run === null ? how.startWaiting !== false : resume.has(m.run)))
       .map((m) => m.attempt);
     for (const m of group.state.members)
       if (m.run) this.costs.set(m.attempt, runCost(readState(`${rc.ledger.runsDir}/${m.run}`)?.usage) ?? 0);
@@ -128,7 +134,7 @@ class Scheduler {
       name ??= await createAttempt(this.ctx, this.rc, this.group, k);
       const run = readAttemptRun(this.rc, name);
       const handle = executeAttempt(this.ctx, this.rc, k, run, {
-        ...(resume ? { resume } : {}),
+        ...(!resume ? {} : 'replay' in resume ? { replay: resume.replay } : { resume }),
         onSpend: (usd) => this.spent(k, usd),
       });
       // NOTE: a failed attempt is its run's to record (CRASHED, its report); the group goes on.

@@ -82,6 +82,11 @@ export interface GroupState {
   /** One per attempt, in order, from the start (run: null until it starts). */
   readonly members: readonly GroupMember[];
   readonly halted: GroupHalt | null;
+  /**
+   * Its process died while it was ACTIVE (the watchdog found it gone): the status is ENDED, and the
+   * group shows as CRASHED until `agentbox recover` takes it up. Absent in groups that never crashed.
+   */
+  readonly crashed?: { readonly detail: string; readonly at: string } | null;
   /** The attempt `agentbox merge` took. */
   readonly merged: { readonly attempt: number; readonly run: string; readonly at: string } | null;
 }

@@ -43,7 +43,7 @@ export type RunSighting =
   /** Its agentbox process is gone without recording an end. */
   | { readonly kind: 'gone' };
 
-type Timed = Extract<RunSighting, { at: number }>;
+export type Timed = Extract<RunSighting, { at: number }>;
 
 /** A time written as ISO 8601 (`ts` of events.jsonl, `timestamp` of claude's stream), or null. Pure. */
 export function timeOf(value: unknown): number | null {
@@ -73,6 +73,73 @@ export function inOrder(seen: readonly Timed[]): Timed[] {
   return [...seen].sort((a, b) => a.at - b.at);
 }
 
+/** What one look at a run found: its new sightings in order, and its end once it has one. */
+export interface RunLook {
+  readonly seen: Timed[];
+  readonly end: Extract<RunSighting, { kind: 'ended' | 'gone' }> | null;
+}
+
+/**
+ * Reads a run's tool calls (raw/stream.jsonl) and events.jsonl a look at a time, each look from
+ * where the last stopped (followRun; a group's watch looks at each of its attempts in turn).
+ */
+export class RunFollower {
+  private readonly stream: Tail;
+  private readonly events: Tail;
+  private streamAt: number | null = null;
+  private eventAt: number | null = null;
+
+  constructor(private readonly run: Pick<RunDetails, 'dir'>) {
+    this.stream = new Tail(path.join(run.dir, 'raw', 'stream.jsonl'));
+    this.events = new Tail(path.join(run.dir, 'events.jsonl'));
+  }
+
+  look(): RunLook {
+    // Read before the files: a run that had ended by then has written all it will.
+    const state = readState(this.run.dir);
+    const seen = [...this.tools(), ...this.newEvents()];
+    let end: RunLook['end'] = null;
+    if (state && state.status !== 'ACTIVE' && state.status !== 'STALLED')
+      end = { kind: 'ended', status: state.status, failure: state.failure };
+    else if (state && !isAlive(state.pid, state.pid_start) && state.pid !== null) end = { kind: 'gone' };
+    return { seen: inOrder(seen), end };
+  }
+
+  private tools(): Timed[] {
+    const seen: Timed[] = [];
+    for (const line of this.stream.read()) {
+      this.streamAt = streamLineTime(line) ?? this.streamAt;
+      for (const e of parseStreamLine(line)) {
+        if (e.kind === 'tool_use')
+          seen.push({
+            kind: 'tool',
+            name: e.name,
+            target: toolTarget(e.input) || null,
+            at: this.streamAt ?? Date.now(),
+          });
+      }
+    }
+    return seen;
+  }
+
+  private newEvents(): Timed[] {
+    const seen: Timed[] = [];
+    for (const line of this.events.read()) {
+      let event: Record<string, unknown>;
+      try {
+        event = JSON.parse(line);
+      } catch {
+        continue;
+      }
+      this.eventAt = timeOf(event.ts) ?? this.eventAt;
+      // A refusal found in the stream at the run's end is logged then, with when it happened (`at`).
+      const at = (event.event === 'refused' ? timeOf(event.at) : null) ?? this.eventAt;
+      seen.push({ kind: 'event', event, at: at ?? Date.now() });
+    }
+    return seen;
+  }
+}
+
 /**
  * Follows a run live, from its start — its tool calls (from raw/stream.jsonl) and events.jsonl —
  * until it ends; a finished run yields what happened and its end. Each sighting carries its own
@@ -80,45 +147,12 @@ export function inOrder(seen: readonly Timed[]): Timed[] {
  * its file, else the time it was read. Reads only.
  */
 export async function* followRun(run: RunDetails, pollMs = 250): AsyncGenerator<RunSighting> {
-  const stream = new Tail(path.join(run.dir, 'raw', 'stream.jsonl'));
-  const events = new Tail(path.join(run.dir, 'events.jsonl'));
-  let streamAt: number | null = null;
-  let eventAt: number | null = null;
+  const follower = new RunFollower(run);
   for (;;) {
-    // Read before the files: a run that had ended by then has written all it will.
-    const state = readState(run.dir);
-    const seen: Timed[] = [];
-    for (const line of stream.read()) {
-      streamAt = streamLineTime(line) ?? streamAt;
-      for (const e of parseStreamLine(line)) {
-        if (e.kind === 'tool_use')
-          seen.push({
-            kind: 'tool',
-            name: e.name,
-            target: toolTarget(e.input) || null,
-            at: streamAt ?? Date.now(),
-          });
-      }
-    }
-    for (const line of events.read()) {
-      let event: Record<string, unknown>;
-      try {
-        event = JSON.parse(line);
-      } catch {
-        continue;
-      }
-      eventAt = timeOf(event.ts) ?? eventAt;
-      // A refusal found in the stream at the run's end is logged then, with when it happened (`at`).
-      const at = (event.event === 'refused' ? timeOf(event.at) : null) ?? eventAt;
-      seen.push({ kind: 'event', event, at: at ?? Date.now() });
-    }
-    yield* inOrder(seen);
-    if (state && state.status !== 'ACTIVE' && state.status !== 'STALLED') {
-      yield { kind: 'ended', status: state.status, failure: state.failure };
-      return;
-    }
-    if (state && !isAlive(state.pid, state.pid_start) && state.pid !== null) {
-      yield { kind: 'gone' };
+    const { seen, end } = follower.look();
+    yield* seen;
+    if (end) {
+      yield end;
       return;
     }
     await new Promise((resolve) => setTimeout(resolve, pollMs));

@@ -61,6 +61,39 @@ async function decide(
   return decided;
 }
 
+/** Never two claudes on one session or worktree: an orphan the watchdog did not end goes first. */
+export async function endOrphanOf(rc: RunContext, name: string): Promise<void> {
+  const { state } = readRun(rc.ledger, name);
+  if (!state) throw new AgentboxError('RUN_CORRUPT', `run ${name} has no state.json`);
+  if (!isAlive(state.pid, state.pid_start) && isAlive(state.claude_pid, state.claude_pid_start))
+    await endOrphan(state, 1000);
+}
+
+/**
+ * Readies a run for its replay: its worktree back to the checkpoint (or the start), the run ACTIVE
+ * in this process. Returns what the replayed agent is told.
+ */
+export async function readyReplay(
+  rc: RunContext,
+  name: string,
+  action: Extract<RecoveryAction, { kind: 'rollback_replay' }>,
+  more?: string,
+): Promise<string> {
+  const { meta, state } = readRun(rc.ledger, name);
+  if (state?.worktree_path && action.to) {
+    const point =
+      action.to === 'checkpoint' && state.checkpoint
+        ? state.checkpoint
+        : meta.repo_sha_start
+          ? { commit: meta.repo_sha_start, head: meta.repo_sha_start }
+          : null;
+    if (!point) throw new AgentboxError('RUN_CORRUPT', `run ${name} records no commit it started from`);
+    await restoreCheckpoint(state.worktree_path, point, { keep: [AGENT_RUN_DIR] });
+  }
+  await updateState(rc.ledger, name, reactivated(), { event: 'recover', detail: `replay: ${action.reason}` });
+  return replayNote(action.to, more);
+}
+
 /**
  * Carries out a resume or a replay in the foreground (the run's live line, then its summary).
  * A replay first puts the worktree back to the checkpoint (or the start) and starts a new session.
@@ -72,11 +105,7 @@ export async function carryOut(
   action: RecoveryAction,
   options: { json: boolean; more?: string; force?: boolean },
 ): Promise<number> {
-  const { meta, state } = readRun(rc.ledger, name);
-  if (!state) throw new AgentboxError('RUN_CORRUPT', `run ${name} has no state.json`);
-  // Never two claudes on one session or worktree: an orphan the watchdog did not end goes first.
-  if (!isAlive(state.pid, state.pid_start) && isAlive(state.claude_pid, state.claude_pid_start))
-    await endOrphan(state, 1000);
+  await endOrphanOf(rc, name);
   if (action.kind === 'resume') {
     return continueSession(ctx, rc, name, {
       command: `agentbox recover ${runIdOf(name)}`,
@@ -88,22 +117,12 @@ export async function carryOut(
     });
   }
   if (action.kind !== 'rollback_replay') throw new Error(`nothing to carry out for ${action.kind}`);
-  if (state.worktree_path && action.to) {
-    const point =
-      action.to === 'checkpoint' && state.checkpoint
-        ? state.checkpoint
-        : meta.repo_sha_start
-          ? { commit: meta.repo_sha_start, head: meta.repo_sha_start }
-          : null;
-    if (!point) throw new AgentboxError('RUN_CORRUPT', `run ${name} records no commit it started from`);
-    await restoreCheckpoint(state.worktree_path, point, { keep: [AGENT_RUN_DIR] });
-  }
-  await updateState(rc.ledger, name, reactivated(), { event: 'recover', detail: `replay: ${action.reason}` });
-  return runHere(ctx, rc, name, options.json, undefined, { note: replayNote(action.to, options.more) });
+  const note = await readyReplay(rc, name, action, options.more);
+  return runHere(ctx, rc, name, options.json, undefined, { note });
 }
 
 /** What `agentbox recover` looks at: runs that were running, and those that wait for review. */
-function looksInterrupted(run: RunSummary): boolean {
+export function looksInterrupted(run: RunSummary): boolean {
   return run.status !== null && ['ACTIVE', 'CRASHED', 'STALLED', 'REVIEW'].includes(run.status);
 }
 

@@ -51,15 +51,16 @@ export function envelopeDrift(meta: RunMeta, rc: RunContext, worktree: string | 
 }
 
 /**
- * Takes a stopped run up in its own session, in this process: refuses when today's configuration
- * would give it another envelope (unless `force`), then runs it to its end (resume, recover).
+ * Whether a stopped run may go on in its own session here: refuses a run that ran elsewhere, and
+ * one whose envelope today's configuration would change (unless `force`). Returns the detail to
+ * record: the differences forced past, if any.
  */
-export async function continueSession(
+export function checkContinue(
   ctx: CommandContext,
   rc: RunContext,
   name: string,
-  options: { command: string; event: string; detail?: string; force: boolean; json: boolean; more?: string },
-): Promise<number> {
+  options: { command: string; detail?: string; force: boolean },
+): string[] {
   const { meta, state } = readRun(rc.ledger, name);
   if (meta.origin) {
     throw new AgentboxError('USAGE', `run ${name} ran on ${meta.origin.host}: it cannot go on here`, {
@@ -74,9 +75,22 @@ export async function continueSession(
       { hint: `go on anyway in its recorded envelope with --force: ${options.command} --force` },
     );
   }
-  const detail = [options.detail, drift.length > 0 ? `forced: ${drift.join('; ')}` : undefined].filter(
-    Boolean,
+  return [options.detail, drift.length > 0 ? `forced: ${drift.join('; ')}` : undefined].filter(
+    (d): d is string => Boolean(d),
   );
+}
+
+/**
+ * Takes a stopped run up in its own session, in this process: refuses when today's configuration
+ * would give it another envelope (unless `force`), then runs it to its end (resume, recover).
+ */
+export async function continueSession(
+  ctx: CommandContext,
+  rc: RunContext,
+  name: string,
+  options: { command: string; event: string; detail?: string; force: boolean; json: boolean; more?: string },
+): Promise<number> {
+  const detail = checkContinue(ctx, rc, name, options);
   await updateState(rc.ledger, name, reactivated(), {
     event: options.event,
     ...(detail.length > 0 ? { detail: detail.join('; ') } : {}),

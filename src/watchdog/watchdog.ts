@@ -15,7 +15,9 @@ import { COMMAND_DIR_RE } from './probe.js';
  * Its cost follows the number of ACTIVE runs (`.agents/active/`), never the number of runs.
  */
 export interface WatchdogFinding {
+  /** A run's name, or a group's (kind 'group'). */
   readonly run: string;
+  readonly kind?: 'group';
   readonly action: 'crashed' | 'stalled' | 'commands_removed' | 'marker_dropped';
   readonly detail: string;
 }
@@ -44,6 +46,7 @@ export async function runWatchdog(ledger: Ledger, options: WatchdogOptions): Pro
   const commandIds = listCommandIds(ledger.root);
   let stallMs: number | undefined;
   const live = new Set<string>();
+  const groups = new Set<string>(); // of attempts found crashed: the process that died is theirs
   for (const name of activeRunNames(ledger)) {
     const dir = path.join(ledger.runsDir, name);
     let state: RunState | null;
@@ -70,6 +73,7 @@ export async function runWatchdog(ledger: Ledger, options: WatchdogOptions): Pro
       const found = await markCrashed(ledger, name, state, options);
       if (found) findings.push(found);
       else live.add(name.slice(-6));
+      if (found && state.summary?.group) groups.add(state.summary.group.id);
       continue;
     }
     const last = Date.parse(state.last_heartbeat ?? state.started_at);
@@ -85,6 +89,7 @@ export async function runWatchdog(ledger: Ledger, options: WatchdogOptions): Pro
     }
     live.add(name.slice(-6));
   }
+  if (groups.size > 0) findings.push(...(await markGroups(ledger, groups)));
   const handled = new Set(findings.map((f) => f.run.slice(-6)));
   for (const id of commandIds) {
     if (live.has(id) || handled.has(id)) continue;
@@ -92,6 +97,22 @@ export async function runWatchdog(ledger: Ledger, options: WatchdogOptions): Pro
     findings.push({ run: id, action: 'commands_removed', detail: `.claude/commands/run_${id}` });
   }
   return findings;
+}
+
+async function markGroups(ledger: Ledger, ids: ReadonlySet<string>): Promise<WatchdogFinding[]> {
+  const { markGroupCrashed } = await import('./group.js');
+  const found: WatchdogFinding[] = [];
+  for (const id of ids) {
+    const name = await markGroupCrashed(ledger, id);
+    if (name)
+      found.push({
+        run: name,
+        kind: 'group',
+        action: 'crashed',
+        detail: `its process is gone; agentbox recover takes it up (agentbox recover ${id})`,
+      });
+  }
+  return found;
 }
 
 function markerAge(ledger: Ledger, name: string, now: number): number {

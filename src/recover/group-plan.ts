@@ -1,0 +1,176 @@
+import type { Env } from '../context.js';
+import { isAgentboxError } from '../errors.js';
+import { type Attempt, groupAttempts } from '../group/attempts.js';
+import { type GroupDetails, listGroupNames, readGroup } from '../group/store.js';
+import type { Ledger } from '../ledger/paths.js';
+import { isAlive } from '../process/reap.js';
+import { resumeBlocker } from '../run/resume.js';
+import type { AttemptPlan } from './group.js';
+import { decideRecoveries } from './recover.js';
+
+/*
+ * What taking a group up again does with each of its attempts: `recover` decides for each run as
+ * it does for any run (src/recover/decide.ts); `resume` continues what a person stopped too.
+ */
+
+/** An attempt with no run to go on: never started, could not start, or its folder is gone. */
+function withoutRun(group: GroupDetails, a: Attempt, startWaiting: boolean): AttemptPlan {
+  const member = group.state.members[a.attempt - 1];
+  const base = { attempt: a.attempt, run: a.name };
+  if (member?.error) return { ...base, action: 'leave', reason: `it could not start: ${member.error}` };
+  if (a.name) return { ...base, action: 'leave', reason: 'its run folder is gone' };
+  if (!startWaiting) {
+    const why = group.state.halted ? `the group was halted (${group.state.halted.reason})` : 'not asked';
+    return { ...base, action: 'leave', reason: `it never started: ${why}` };
+  }
+  return { ...base, action: 'start', reason: 'it never started' };
+}
+
+/**
+ * `agentbox recover` of a group: each run decided as recover decides for any run (the decision
+ * recorded in its events.jsonl unless `record` is false); the attempts that never started start,
+ * unless the group was halted before its process died.
+ */
+export async function planRecover(
+  ctx: { readonly env: Env },
+  rc: { readonly ledger: Ledger },
+  group: GroupDetails,
+  record: boolean,
+): Promise<AttemptPlan[]> {
+  const plans: AttemptPlan[] = [];
+  for (const a of groupAttempts(rc.ledger, group)) {
+    if (!a.run) {
+      plans.push(withoutRun(group, a, group.state.halted === null));
+      continue;
+    }
+    const [decided] = await decideRecoveries(ctx, rc, a.run.name, record);
+    const action = decided!.action;
+    const base = { attempt: a.attempt, run: a.run.name, reason: action.reason };
+    if (action.kind === 'resume') plans.push({ ...base, action: 'resume', recovery: action });
+    else if (action.kind === 'rollback_replay') plans.push({ ...base, action: 'replay', recovery: action });
+    else plans.push({ ...base, action: 'leave' });
+  }
+  return plans;
+}
+
+/**
+ * `agentbox resume <group>` (every attempt) or `resume <attempt>` (`only`: that one): a CRASHED,
+ * ABORTED or STALLED attempt goes on in its session (or is replayed, as `resume` of a run would);
+ * REVIEW and DONE are left; attempts that never started start (not with `only`).
+ */
+export async function planResume(
+  env: Env,
+  ledger: Ledger,
+  group: GroupDetails,
+  only?: number,
+): Promise<AttemptPlan[]> {
+  const plans: AttemptPlan[] = [];
+  for (const a of groupAttempts(ledger, group)) {
+    if (only !== undefined && a.attempt !== only) continue;
+    if (!a.run) {
+      plans.push(withoutRun(group, a, only === undefined));
+      continue;
+    }
+    const base = { attempt: a.attempt, run: a.run.name };
+    const status = a.run.state?.status;
+    if (status === 'REVIEW' || status === 'DONE') {
+      plans.push({ ...base, action: 'leave', reason: `it ended ${status}` });
+      continue;
+    }
+    try {
+      const replay = await resumeBlocker(a.run, env);
+      plans.push(
+        replay
+          ? { ...base, action: 'replay', reason: replay.reason, recovery: replay }
+          : {
+              ...base,
+              action: 'resume',
+              reason: `${status}: it goes on in its session`,
+              recovery: { kind: 'resume', reason: 'resumed by a person' },
+            },
+      );
+    } catch (error) {
+      if (!isAgentboxError(error)) throw error;
+      plans.push({ ...base, action: 'leave', reason: error.message });
+    }
+  }
+  return plans;
+}
+
+/** What `agentbox recover` takes up of one group. */
+export interface GroupRecovery {
+  readonly group: GroupDetails;
+  readonly plans: AttemptPlan[];
+}
+
+const STOPPED: ReadonlySet<string> = new Set(['ACTIVE', 'CRASHED', 'STALLED']);
+
+/**
+ * Whether a group may have something to recover: not decided by the gate, its process gone, and
+ * it crashed (marked, or still ACTIVE) or an attempt of it did. Reads only the attempts' states.
+ */
+function mayRecover(ledger: Ledger, group: GroupDetails): boolean {
+  const { status, pid, pid_start, crashed } = group.state;
+  if (status === 'MERGED' || status === 'DISCARDED' || isAlive(pid, pid_start)) return false;
+  if (status === 'ACTIVE' || crashed) return true;
+  return groupAttempts(ledger, group).some((a) => STOPPED.has(a.run?.state?.status ?? ''));
+}
+
+/** A group `agentbox recover` looks at (`only`: one attempt of it). */
+export interface RecoverTarget {
+  readonly name: string;
+  readonly only?: number;
+}
+
+/** The groups `agentbox recover` looks at: the one named, else every one that may have something to recover, oldest first. */
+export function groupsToRecover(ledger: Ledger, named: RecoverTarget | null): RecoverTarget[] {
+  if (named) return [named];
+  return listGroupNames(ledger)
+    .map((name) => readGroup(ledger, name))
+    .filter((g) => mayRecover(ledger, g))
+    .map((g) => ({ name: g.name }));
+}
+
+/**
+ * What `agentbox recover` does with each attempt of a group, read now (under the group's take-up
+ * lock, so that no other process is taking it up meanwhile): every attempt left when the group runs
+ * or the gate decided it.
+ */
+export async function planGroupRecovery(
+  ctx: { readonly env: Env },
+  rc: { readonly ledger: Ledger },
+  target: RecoverTarget,
+  record: boolean,
+): Promise<GroupRecovery> {
+  const group = readGroup(rc.ledger, target.name);
+  const busy = notTakeable(group);
+  const plans = busy
+    ? group.state.members.map(
+        (m): AttemptPlan => ({ attempt: m.attempt, run: m.run, action: 'leave', reason: busy }),
+      )
+    : await planRecover(ctx, rc, group, record);
+  if (target.only === undefined) return { group, plans };
+  return {
+    group,
+    plans: plans
+      .filter((p) => p.attempt === target.only)
+      .map((p) => (p.action === 'start' ? leaveWaiting(p) : p)),
+  };
+}
+
+/** Why a group cannot be taken up now (its process runs it, or the gate decided), or null. */
+function notTakeable(group: GroupDetails): string | null {
+  const { status, pid, pid_start } = group.state;
+  if (status === 'MERGED' || status === 'DISCARDED') return `the group is ${status}`;
+  return status === 'ACTIVE' && isAlive(pid, pid_start) ? `the group is running (pid ${pid})` : null;
+}
+
+const leaveWaiting = (p: AttemptPlan): AttemptPlan => ({ ...p, action: 'leave', reason: 'it never started' });
+
+/** The runs of every group's attempts: recover takes them up through their group, never alone. */
+export function attemptRuns(ledger: Ledger): Set<string> {
+  const runs = new Set<string>();
+  for (const name of listGroupNames(ledger))
+    for (const m of readGroup(ledger, name).state.members) if (m.run) runs.add(m.run);
+  return runs;
+}
