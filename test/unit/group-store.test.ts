@@ -2,9 +2,11 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { isAgentboxError } from '../../src/errors.js';
-import { groupStatus } from '../../src/group/attempts.js';
+import { groupAttempts, groupStatus } from '../../src/group/attempts.js';
+import { settleGroup } from '../../src/group/merge.js';
 import { groupPlan } from '../../src/group/options.js';
 import { findGroup } from '../../src/group/resolve.js';
+import { isGroupRow, listStatusRows } from '../../src/group/status-rows.js';
 import { requestAttemptStop, takeStopRequest } from '../../src/group/stop-request.js';
 import {
   attemptModel,
@@ -13,8 +15,9 @@ import {
   readGroup,
   updateGroupState,
 } from '../../src/group/store.js';
-import { resolveRun } from '../../src/ledger/index.js';
+import { readState, resolveRun, updateState } from '../../src/ledger/index.js';
 import { composePrompt } from '../../src/templates/compose.js';
+import { makeGroup } from './fixtures/group.js';
 import { create, errorOf, idSequence, ledgerRepo, scratchDir } from './fixtures/ledger.js';
 
 const INPUT: CreateGroupInput = {
@@ -171,5 +174,34 @@ describe('the prompt of an attempt', () => {
     );
     expect(composePrompt({ ...base, attempt: { k: 1, of: 1 } }).composed).not.toContain('attempt');
     expect(composePrompt(base).composed).not.toContain('attempt');
+  });
+});
+
+describe("a group's state.json names a run that is not its attempt", () => {
+  it('that run is never ranked, discarded or hidden from status as one of its attempts', async () => {
+    const { ledger } = ledgerRepo();
+    const { group } = await makeGroup(ledger, [
+      { status: 'REVIEW', verified: true, lines: 2 },
+      { status: null },
+    ]);
+    // The person's own run, and a hostile edit of the group's state that claims it as attempt 2.
+    const mine = await create(ledger, 'my own fix', '2025-11-23T09:00:00Z', { type: 'fix' });
+    await updateState(ledger, mine, { status: 'REVIEW' });
+    await updateGroupState(ledger, group.name, (s) => ({
+      status: 'ENDED',
+      members: s.members.map((m) => (m.attempt === 2 ? { ...m, run: mine.name } : m)),
+    }));
+    const edited = readGroup(ledger, group.name);
+    const attempts = groupAttempts(ledger, edited);
+    expect(attempts[1]).toMatchObject({ name: mine.name, run: null, foreign: true });
+    expect(attempts[0]!.foreign).toBeUndefined();
+    // status lists it as a run of its own; the group's row does not count it.
+    const { rows } = listStatusRows(ledger, {});
+    expect(rows.some((r) => !isGroupRow(r) && r.name === mine.name)).toBe(true);
+    const row = rows.find(isGroupRow)!;
+    expect(row.attempts[1]!.status).toBeNull();
+    // Discarding the group leaves it as it was.
+    await settleGroup(ledger.root, ledger, edited, null);
+    expect(readState(mine.dir)?.status).toBe('REVIEW');
   });
 });
