@@ -1,19 +1,15 @@
-import { spawn } from 'node:child_process';
-import fs from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type { CommandContext } from '../context.js';
 import { EventLog } from '../ledger/events.js';
 import { runIdOf } from '../ledger/names.js';
 import type { Ledger } from '../ledger/paths.js';
 import { processStartTime } from '../process/reap.js';
 import type { RunContext } from '../run/begin/context.js';
+import { spawnWorker } from '../run/detach.js';
 import { preflight, type RunOptions } from '../run/start.js';
 import { type GroupFlags, groupPlan } from './options.js';
 import { runGroup } from './run.js';
 import { createGroup, groupDir, updateGroupState } from './store.js';
-
-const BIN = fileURLToPath(new URL('../../bin/agentbox.cjs', import.meta.url));
 
 export type GroupOptions = RunOptions & GroupFlags;
 
@@ -65,22 +61,16 @@ async function detachGroup(
   name: string,
   json: boolean,
 ): Promise<number> {
-  const log = fs.openSync(path.join(groupDir(ledger, name), 'agentbox.log'), 'a');
-  try {
-    const worker = spawn(process.execPath, [BIN, '__exec-group', name], {
-      cwd: ledger.root,
-      env: ctx.env as NodeJS.ProcessEnv,
-      detached: true,
-      stdio: ['ignore', log, log],
-    });
-    worker.unref();
-    await updateGroupState(ledger, name, () => ({
-      pid: worker.pid ?? null,
-      pid_start: worker.pid ? processStartTime(worker.pid) : null,
-    }));
-  } finally {
-    fs.closeSync(log);
-  }
+  const pid = spawnWorker(
+    ctx,
+    ledger.root,
+    ['__exec-group', name],
+    path.join(groupDir(ledger, name), 'agentbox.log'),
+  );
+  await updateGroupState(ledger, name, () => ({
+    pid: pid ?? null,
+    pid_start: pid ? processStartTime(pid) : null,
+  }));
   const id = runIdOf(name);
   if (json) ctx.io.out(`${JSON.stringify({ group: name, detached: true })}\n`);
   else

@@ -10,6 +10,26 @@ import { processStartTime } from '../process/reap.js';
 const BIN = fileURLToPath(new URL('../../bin/agentbox.cjs', import.meta.url));
 
 /**
+ * Starts `agentbox <args>` as a background worker in its own session, its output appended to
+ * `logFile`, and returns its pid (a run's worker, and a group's: src/group/start.ts).
+ */
+export function spawnWorker(ctx: CommandContext, root: string, args: readonly string[], logFile: string) {
+  const log = fs.openSync(logFile, 'a');
+  try {
+    const worker = spawn(process.execPath, [BIN, ...args], {
+      cwd: root,
+      env: ctx.env as NodeJS.ProcessEnv,
+      detached: true,
+      stdio: ['ignore', log, log],
+    });
+    worker.unref();
+    return worker.pid;
+  } finally {
+    fs.closeSync(log);
+  }
+}
+
+/**
  * Hands the run to a background worker (`agentbox __exec <run>`) in its own session, with its
  * output in the run's raw/agentbox.log, and returns at once.
  */
@@ -20,24 +40,13 @@ export async function detachRun(
   json: boolean,
 ): Promise<number> {
   const logFile = path.join(ledger.runsDir, name, 'raw', 'agentbox.log');
-  const log = fs.openSync(logFile, 'a');
-  try {
-    const worker = spawn(process.execPath, [BIN, '__exec', name], {
-      cwd: ledger.root,
-      env: ctx.env as NodeJS.ProcessEnv,
-      detached: true,
-      stdio: ['ignore', log, log],
-    });
-    worker.unref();
-    await updateState(
-      ledger,
-      name,
-      { pid: worker.pid ?? null, pid_start: worker.pid ? processStartTime(worker.pid) : null },
-      { event: 'detached', detail: `worker pid ${worker.pid}` },
-    );
-  } finally {
-    fs.closeSync(log);
-  }
+  const pid = spawnWorker(ctx, ledger.root, ['__exec', name], logFile);
+  await updateState(
+    ledger,
+    name,
+    { pid: pid ?? null, pid_start: pid ? processStartTime(pid) : null },
+    { event: 'detached', detail: `worker pid ${pid}` },
+  );
   if (json) ctx.io.out(`${JSON.stringify({ run: name, detached: true })}\n`);
   else {
     const id = runIdOf(name);

@@ -2,13 +2,11 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type ModelServer, startModelServer } from '../fixtures/model-server/index.js';
-import { type BinResult, runAgentbox } from '../helpers/bin.js';
-import { CLAUDE_BIN, type ClaudeHome, claudeEnv, claudeHome } from '../helpers/claude.js';
-import { GIT_ENV, type TestRepo } from '../helpers/git-repo.js';
+import type { ModelServer } from '../fixtures/model-server/index.js';
 import { attemptRules, GROUP_FILES } from '../helpers/group.js';
-import { expectNoProcessesLeft, killTagged, newTestTag } from '../helpers/processes.js';
-import { type Origin, origin } from '../helpers/remote.js';
+import { type Machines, machines } from '../helpers/machines.js';
+import { expectNoProcessesLeft } from '../helpers/processes.js';
+import type { Origin } from '../helpers/remote.js';
 
 /*
  * A group beyond one machine (issue 31): a CI runner (CI=true, no TTY, the real Claude Code against
@@ -16,47 +14,18 @@ import { type Origin, origin } from '../helpers/remote.js';
  * `agentbox fetch` brings it back whole. A hand-made partial group beside it is refused, and logged.
  */
 
-interface Machine {
-  readonly repo: TestRepo;
-  run(args: string[], env?: Record<string, string>): Promise<BinResult>;
-}
-
 describe('agentbox fix --attempts 2 --push on a CI runner, agentbox fetch on a laptop', () => {
+  let m: Machines;
   let world: Origin;
   let server: ModelServer;
-  let home: ClaudeHome;
-  const tag = newTestTag();
+  let tag: string;
+  let machine: Machines['machine'];
 
   beforeAll(async () => {
-    world = origin(GROUP_FILES);
-    server = await startModelServer([]);
-    home = claudeHome();
+    m = await machines(GROUP_FILES, { trust: true, timeoutMs: 120_000 });
+    ({ world, server, tag, machine } = m);
   });
-  afterAll(async () => {
-    killTagged(tag);
-    await server?.close();
-    home?.cleanup();
-    world?.cleanup();
-  });
-
-  async function machine(name: string, extra: Record<string, string> = {}): Promise<Machine> {
-    const repo = world.clone(name);
-    const env = {
-      ...claudeEnv({ home, modelUrl: server.url, extra: { AGENTBOX_TEST_TAG: tag, AGENTBOX_LINEAGE: tag } }),
-      ...GIT_ENV,
-      AGENTBOX_CLAUDE_BIN: CLAUDE_BIN,
-      AGENTBOX_HOST: `${name}.ci`,
-      ...extra,
-    };
-    const run = (args: string[], more: Record<string, string> = {}) =>
-      runAgentbox(args, { cwd: repo.dir, env: { ...env, ...more }, timeoutMs: 120_000 });
-    const init = await run(['init']);
-    if (init.code !== 0) throw new Error(`agentbox init failed: ${init.stderr}`);
-    // As every pipeline does (docs/ci.md): the repository's runs.verify runs on purpose.
-    const trust = await run(['trust', '--yes']);
-    if (trust.code !== 0) throw new Error(`agentbox trust failed: ${trust.stderr}`);
-    return { repo, run };
-  }
+  afterAll(async () => m?.cleanup());
 
   it('the group travels whole: status, show and merge on the laptop see both attempts and their patches', async () => {
     const runner = await machine('runner', { CI: 'true' });

@@ -2,12 +2,10 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRun, openLedger, updateState } from '../../src/ledger/index.js';
-import { type ModelServer, startModelServer, text, tool } from '../fixtures/model-server/index.js';
-import { type BinResult, runAgentbox } from '../helpers/bin.js';
-import { CLAUDE_BIN, type ClaudeHome, claudeEnv, claudeHome } from '../helpers/claude.js';
-import { GIT_ENV, type TestRepo } from '../helpers/git-repo.js';
-import { expectNoProcessesLeft, killTagged, newTestTag } from '../helpers/processes.js';
-import { type Origin, origin } from '../helpers/remote.js';
+import { type ModelServer, text, tool } from '../fixtures/model-server/index.js';
+import { type Machines, machines } from '../helpers/machines.js';
+import { expectNoProcessesLeft } from '../helpers/processes.js';
+import type { Origin } from '../helpers/remote.js';
 
 /*
  * Runs beyond one machine (issue 17): a bare repository plays the team's `origin`; clones of it
@@ -17,52 +15,18 @@ import { type Origin, origin } from '../helpers/remote.js';
 
 const FILES = { 'src/app.ts': 'export const x = 1;\n' };
 
-interface Machine {
-  readonly repo: TestRepo;
-  run(args: string[], env?: Record<string, string>): Promise<BinResult>;
-  runs(): string[];
-  state(name: string): Record<string, any>;
-}
-
 describe('agentbox fix --push on a CI runner, agentbox fetch on a laptop', () => {
+  let m: Machines;
   let world: Origin;
   let server: ModelServer;
-  let home: ClaudeHome;
-  const tag = newTestTag();
+  let tag: string;
+  let machine: Machines['machine'];
 
   beforeAll(async () => {
-    world = origin(FILES);
-    server = await startModelServer([]);
-    home = claudeHome();
+    m = await machines(FILES);
+    ({ world, server, tag, machine } = m);
   });
-  afterAll(async () => {
-    killTagged(tag);
-    await server?.close();
-    home?.cleanup();
-    world?.cleanup();
-  });
-
-  async function machine(name: string, extra: Record<string, string> = {}): Promise<Machine> {
-    const repo = world.clone(name);
-    const env = {
-      ...claudeEnv({ home, modelUrl: server.url, extra: { AGENTBOX_TEST_TAG: tag, AGENTBOX_LINEAGE: tag } }),
-      ...GIT_ENV,
-      AGENTBOX_CLAUDE_BIN: CLAUDE_BIN,
-      AGENTBOX_HOST: `${name}.ci`,
-      ...extra,
-    };
-    const run = (args: string[], more: Record<string, string> = {}) =>
-      runAgentbox(args, { cwd: repo.dir, env: { ...env, ...more }, timeoutMs: 90_000 });
-    const init = await run(['init']);
-    if (init.code !== 0) throw new Error(`agentbox init failed: ${init.stderr}`);
-    const runsDir = path.join(repo.dir, '.agents/runs');
-    return {
-      repo,
-      run,
-      runs: () => fs.readdirSync(runsDir).filter((n) => fs.existsSync(path.join(runsDir, n, 'state.json'))),
-      state: (n) => JSON.parse(fs.readFileSync(path.join(runsDir, n, 'state.json'), 'utf8')),
-    };
-  }
+  afterAll(async () => m?.cleanup());
 
   it('a fix run published while it runs and when it ends is fetched, diffed and merged on the laptop', async () => {
     const runner = await machine('runner', { CI: 'true' });
