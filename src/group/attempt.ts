@@ -1,5 +1,5 @@
 import type { CommandContext } from '../context.js';
-import { type RunDetails, readRun } from '../ledger/index.js';
+import { type RunDetails, readRun, runIdOf } from '../ledger/index.js';
 import type { RunProgress } from '../present/live.js';
 import type { RunContext } from '../run/begin/context.js';
 import { executionOf } from '../run/begin/options.js';
@@ -46,7 +46,9 @@ export async function createAttempt(
       max_iterations: m.run_options.max_iterations,
       maxCost: m.max_cost_usd,
     },
-    group: { id: m.group_id, name: m.group_name, attempt: k, attempts: m.attempts },
+    // The folder's name and id, never group.json's text: the run's own record of its group is what
+    // makes it one of the group's attempts (src/group/attempts.ts isOwnAttempt).
+    group: { id: runIdOf(group.name), name: group.name, attempt: k, attempts: m.attempts },
   });
   logTrust(rc, run.dir);
   await setMember(rc, group, k, { run: run.name });
