@@ -6,6 +6,7 @@ import { memoryIo } from '../context.js';
 import { assertHuman } from '../gate/gate.js';
 import { type Ledger, openLedger, type RunSummary } from '../ledger/index.js';
 import { type Decision, mayResume } from '../recover/decide.js';
+import { attemptRuns, groupsToRecover } from '../recover/group-plan.js';
 import { RecoveryMemo } from '../recover/memo.js';
 import { decideRecoveries } from '../recover/recover.js';
 import { loadRunContext } from '../run/begin/context.js';
@@ -31,6 +32,25 @@ export async function interruptedRuns(root: string, env: Env): Promise<Interrupt
   const ctx = { cwd: root, env, io: memoryIo() };
   assertHuman(env, 'recover', root);
   const ledger = openLedger(root);
+  // A group whose process went is taken up whole by `agentbox recover` (src/recover/group.ts): it
+  // is offered as one, also when none of its attempts had started.
+  const groups = groupsToRecover(ledger, null).map(
+    ({ name }): Interrupted => ({
+      run: name,
+      action: 'group',
+      reason: "the group's process is gone; recover takes up its attempts together",
+    }),
+  );
+  const inGroups = groups.length > 0 ? attemptRuns(ledger) : new Set<string>();
+  const runs = await interruptedSingleRuns(ctx, ledger);
+  return [...groups, ...runs.filter((r) => !inGroups.has(r.run))];
+}
+
+/** The runs, not attempts of a group, that `agentbox recover` would resume or replay. */
+async function interruptedSingleRuns(
+  ctx: { cwd: string; env: Env; io: ReturnType<typeof memoryIo> },
+  ledger: Ledger,
+) {
   const last = kept.get(ledger.dir) ?? { memo: new RecoveryMemo(), decided: [], runs: [] };
   kept.set(ledger.dir, last);
   // NOTE: asked on every page load, with thousands of runs: only those that could be resumed or
