@@ -167,10 +167,14 @@ function notTakeable(group: GroupDetails): string | null {
 
 const leaveWaiting = (p: AttemptPlan): AttemptPlan => ({ ...p, action: 'leave', reason: 'it never started' });
 
-/** The runs of every group's attempts: recover takes them up through their group, never alone. */
+/**
+ * The runs of every group's attempts: recover takes them up through their group, never alone. Only
+ * a group's own attempts (src/group/attempts.ts): a group whose state.json names another run (a
+ * hand edit) cannot keep that run from being recovered as the run it is.
+ */
 export function attemptRuns(ledger: Ledger): Set<string> {
   const runs = new Set<string>();
   for (const name of listGroupNames(ledger))
-    for (const m of readGroup(ledger, name).state.members) if (m.run) runs.add(m.run);
+    for (const a of groupAttempts(ledger, readGroup(ledger, name))) if (a.run) runs.add(a.run.name);
   return runs;
 }

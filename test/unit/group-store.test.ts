@@ -16,6 +16,7 @@ import {
   updateGroupState,
 } from '../../src/group/store.js';
 import { readState, resolveRun, updateState } from '../../src/ledger/index.js';
+import { attemptRuns } from '../../src/recover/group-plan.js';
 import { composePrompt } from '../../src/templates/compose.js';
 import { makeGroup } from './fixtures/group.js';
 import { create, errorOf, idSequence, ledgerRepo, scratchDir } from './fixtures/ledger.js';
@@ -178,7 +179,7 @@ describe('the prompt of an attempt', () => {
 });
 
 describe("a group's state.json names a run that is not its attempt", () => {
-  it('that run is never ranked, discarded or hidden from status as one of its attempts', async () => {
+  it('that run is never ranked, discarded, hidden from status or kept from recover as one of its attempts', async () => {
     const { ledger } = ledgerRepo();
     const { group } = await makeGroup(ledger, [
       { status: 'REVIEW', verified: true, lines: 2 },
@@ -200,6 +201,9 @@ describe("a group's state.json names a run that is not its attempt", () => {
     expect(rows.some((r) => !isGroupRow(r) && r.name === mine.name)).toBe(true);
     const row = rows.find(isGroupRow)!;
     expect(row.attempts[1]!.status).toBeNull();
+    // recover takes it up as the run it is, not through the group.
+    expect(attemptRuns(ledger).has(mine.name)).toBe(false);
+    expect(attemptRuns(ledger).size).toBe(1);
     // Discarding the group leaves it as it was.
     await settleGroup(ledger.root, ledger, edited, null);
     expect(readState(mine.dir)?.status).toBe('REVIEW');
