@@ -122,7 +122,9 @@ function attemptCard(group, a, redraw) {
       'h2',
       { id: title },
       `#${a.place} · Attempt ${a.attempt} `,
-      a.started ? badge(a.status) : h('span', { class: 'badge' }, 'waiting'),
+      a.started
+        ? badge(a.status)
+        : h('span', { class: 'badge' }, a.start_error ? 'could not start' : 'waiting'),
     ),
     h(
       'dl',

@@ -51,7 +51,8 @@ export async function createAttempt(
     group: { id: runIdOf(group.name), name: group.name, attempt: k, attempts: m.attempts },
   });
   logTrust(rc, run.dir);
-  await setMember(rc, group, k, { run: run.name });
+  // A start that failed before (recover starts it again) is no longer the member's story.
+  await setMember(rc, group, k, { run: run.name, error: undefined });
   await addRunWorktree(rc, run, worktreePath(rc, ctx.env, run.name), m.repo_sha_start);
   return run.name;
 }
@@ -60,7 +61,7 @@ export function setMember(
   rc: RunContext,
   group: GroupDetails,
   k: number,
-  patch: { run?: string; error?: string },
+  patch: { run?: string; error?: string | undefined },
 ): Promise<unknown> {
   return updateGroupState(rc.ledger, group.name, (s) => ({
     members: s.members.map((x) => (x.attempt === k ? { ...x, ...patch } : x)),

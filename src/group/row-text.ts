@@ -17,7 +17,9 @@ export function groupDetail(row: GroupSummary): string {
   const passed = count((a) => a.verified === true);
   const failed = count((a) => a.verified === false);
   const running = count((a) => a.status === 'ACTIVE' || a.status === 'STALLED');
-  const waiting = row.status === 'ACTIVE' && row.halted === null ? count((a) => a.run === null) : 0;
+  const unstarted = count((a) => a.run === null && a.error !== null);
+  const waiting =
+    row.status === 'ACTIVE' && row.halted === null ? count((a) => a.run === null && a.error === null) : 0;
   if (passed > 0 || failed > 0) {
     parts.push(`${passed} passed`);
     if (failed > 0) parts.push(`${failed} failed`);
@@ -27,6 +29,7 @@ export function groupDetail(row: GroupSummary): string {
   }
   if (running > 0) parts.push(`${running} running`);
   if (waiting > 0) parts.push(`${waiting} waiting`);
+  if (unstarted > 0) parts.push(`${unstarted} could not start`);
   if (row.merged !== null) parts.push(`attempt ${row.merged} merged`);
   else if (row.halted !== null) parts.push(HALTED[row.halted]);
   return parts.join(' · ');

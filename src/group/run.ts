@@ -100,8 +100,10 @@ class Scheduler {
     private readonly how: GroupRunHow,
   ) {
     const resume = how.resume ?? new Map();
+    // An attempt that could not start (no run) waits as one that never started: a take-up that
+    // starts the waiting ones (recover) tries it again.
     this.queue = group.state.members
-      .filter((m) => !m.error && (m.run === null ? how.startWaiting !== false : resume.has(m.run)))
+      .filter((m) => (m.run === null ? how.startWaiting !== false : resume.has(m.run)))
       .map((m) => m.attempt);
     for (const m of group.state.members)
       if (m.run) this.costs.set(m.attempt, runCost(readState(`${rc.ledger.runsDir}/${m.run}`)?.usage) ?? 0);

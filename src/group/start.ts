@@ -61,16 +61,17 @@ async function detachGroup(
   name: string,
   json: boolean,
 ): Promise<number> {
-  const pid = spawnWorker(
+  await spawnWorker(
     ctx,
     ledger.root,
     ['__exec-group', name],
     path.join(groupDir(ledger, name), 'agentbox.log'),
+    (pid) =>
+      updateGroupState(ledger, name, () => ({
+        pid: pid ?? null,
+        pid_start: pid ? processStartTime(pid) : null,
+      })),
   );
-  await updateGroupState(ledger, name, () => ({
-    pid: pid ?? null,
-    pid_start: pid ? processStartTime(pid) : null,
-  }));
   const id = runIdOf(name);
   if (json) ctx.io.out(`${JSON.stringify({ group: name, detached: true })}\n`);
   else

@@ -28,6 +28,8 @@ export interface AttemptSummary {
   readonly status: RunStatus | null;
   readonly verified: boolean | null;
   readonly cost_usd: number | null;
+  /** Why it could not start (no run: recover starts it again); null: it started, or waits its turn. */
+  readonly error: string | null;
 }
 
 /** A group's row: shaped as a run's (the table and `--json` read the same fields), and its attempts. */
@@ -81,6 +83,7 @@ export function groupRow(group: GroupDetails, runs: ReadonlyMap<string, RunSumma
       status: s?.status ?? null,
       verified: s?.verified ?? null,
       cost_usd: s?.cost_usd ?? null,
+      error: m.run === null ? (m.error ?? null) : null,
     };
   });
   const ran = summaries.filter((s): s is RunSummary => s !== null);

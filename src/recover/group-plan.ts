@@ -17,13 +17,13 @@ import { decideRecoveries } from './recover.js';
 function withoutRun(group: GroupDetails, a: Attempt, startWaiting: boolean): AttemptPlan {
   const member = group.state.members[a.attempt - 1];
   const base = { attempt: a.attempt, run: a.name };
-  if (member?.error) return { ...base, action: 'leave', reason: `it could not start: ${member.error}` };
   if (a.name) return { ...base, action: 'leave', reason: 'its run folder is gone' };
+  const never = member?.error ? `it could not start (${member.error})` : 'it never started';
   if (!startWaiting) {
     const why = group.state.halted ? `the group was halted (${group.state.halted.reason})` : 'not asked';
-    return { ...base, action: 'leave', reason: `it never started: ${why}` };
+    return { ...base, action: 'leave', reason: `${never}: ${why}` };
   }
-  return { ...base, action: 'start', reason: 'it never started' };
+  return { ...base, action: 'start', reason: member?.error ? `${never}: it starts again` : never };
 }
 
 /**
@@ -113,6 +113,8 @@ function mayRecover(ledger: Ledger, group: GroupDetails): boolean {
   const { status, pid, pid_start, crashed } = group.state;
   if (status === 'MERGED' || status === 'DISCARDED' || isAlive(pid, pid_start)) return false;
   if (status === 'ACTIVE' || crashed) return true;
+  // An attempt that could not start (its worktree, its run folder) is started again.
+  if (group.state.halted === null && group.state.members.some((m) => m.error && m.run === null)) return true;
   return groupAttempts(ledger, group).some((a) => STOPPED.has(a.run?.state?.status ?? ''));
 }
 

@@ -9,6 +9,7 @@ import { reactivated, runIdOf, updateState } from '../ledger/index.js';
 import { isAlive, processStartTime } from '../process/reap.js';
 import type { RunContext } from '../run/begin/context.js';
 import { checkContinue } from '../run/continue.js';
+import { terminalText } from '../util/terminal-text.js';
 import type { RecoveryAction } from './decide.js';
 import { endOrphanOf, readyReplay } from './recover.js';
 
@@ -105,7 +106,10 @@ function lockHolder(file: string): { pid: number; pid_start: string | null } | n
 /** Plans for the attempts (in order) as lines a person reads. Pure. */
 export function planLines(plans: readonly AttemptPlan[]): string {
   return plans
-    .map((p) => `  attempt ${p.attempt}${p.run ? ` (${runIdOf(p.run)})` : ''}: ${p.action} — ${p.reason}\n`)
+    .map(
+      (p) =>
+        `  attempt ${p.attempt}${p.run ? ` (${runIdOf(p.run)})` : ''}: ${p.action} — ${terminalText(p.reason)}\n`,
+    )
     .join('');
 }
 

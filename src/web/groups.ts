@@ -55,7 +55,13 @@ export function groupDetail(ledger: Ledger, ref: string) {
   const alive = isAlive(group.state.pid, group.state.pid_start);
   const status = groupStatus(group, attempts, alive && group.state.status === 'ACTIVE');
   const now = new Date();
-  const ranking = rankAttempts(attempts.map((a) => rankFacts(a, now)));
+  // An attempt that could not start says why (its member's error), as `agentbox show` does.
+  const errors = new Map(
+    group.state.members.map((m) => [m.attempt, m.run === null ? (m.error ?? null) : null]),
+  );
+  const ranking = rankAttempts(
+    attempts.map((a) => ({ ...rankFacts(a, now), startError: errors.get(a.attempt) ?? null })),
+  );
   const extras = new Map(attempts.map((a) => [a.attempt, attemptExtras(a)]));
   const summaries = new Map<string, RunSummary | null>(
     attempts.flatMap((a) => (a.name && a.run ? [[a.name, summaryFromFiles(ledger, a.name)] as const] : [])),
@@ -88,6 +94,7 @@ export function groupDetail(ledger: Ledger, ref: string) {
       cost_usd: r.costUsd,
       duration_ms: r.durationMs,
       ...extras.get(r.attempt)!,
+      start_error: errors.get(r.attempt) ?? null,
       mergeable: mergeable(status, r.status),
     })),
   };

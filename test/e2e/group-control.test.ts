@@ -122,11 +122,30 @@ describe('group control: watchdog, recover, watch, resume', () => {
       status: 'CRASHED',
     });
 
+    // Attempt 3 as a start that failed leaves it (src/group/run.ts launch: no run, why): status,
+    // show and recover say so, and recover starts it again (issue 36: never an attempt without a run
+    // and without a word).
+    const file = path.join(group(name).dir, 'state.json');
+    const raw = JSON.parse(fs.readFileSync(file, 'utf8'));
+    raw.members[2].error = 'could not create the worktree: ENOSPC';
+    fs.writeFileSync(file, JSON.stringify(raw));
+    const listed = JSON.parse((await p.agentbox(['status', '--json'])).stdout).runs;
+    expect(listed.find((r: { name: string }) => r.name === name).attempts[2]).toMatchObject({
+      run: null,
+      error: 'could not create the worktree: ENOSPC',
+    });
+    expect((await p.agentbox(['status'])).stdout).toContain('1 could not start');
+    expect((await p.agentbox(['show', id])).stdout).toContain(
+      'could not start: could not create the worktree',
+    );
+
     // recover: the two go on, the third starts, in one process; each reaches its end.
     p.server.setRules(finish(task, ['pass', 'fail', 'violate']));
     const dry = await p.agentbox(['recover', '--dry-run']);
     expect(dry.stdout).toContain(`group ${name}: take up`);
-    expect(dry.stdout).toMatch(/attempt 3: start — it never started/);
+    expect(dry.stdout).toMatch(
+      /attempt 3: start — it could not start \(could not create the worktree: ENOSPC\): it starts again/,
+    );
     const recovered = await p.agentbox(['recover'], { timeoutMs: 300_000 });
     expect(recovered.code, recovered.stderr + recovered.stdout).toBe(0);
     expect(recovered.stdout).toMatch(/attempt 1\/3 resumed/);
@@ -141,6 +160,7 @@ describe('group control: watchdog, recover, watch, resume', () => {
     const { state } = group(name);
     expect(state.status).toBe('ENDED');
     expect(state.crashed ?? null).toBeNull();
+    expect(state.members[2].error).toBeUndefined();
     const again = await p.agentbox(['recover']);
     expect(again.stdout).not.toContain('take up');
     await expectNoProcessesLeft(p.tag);

@@ -5,7 +5,8 @@ import { renderStatusTable, status } from '../../src/commands/status.js';
 import { memoryIo } from '../../src/context.js';
 import { groupDetail } from '../../src/group/row-text.js';
 import { groupRow } from '../../src/group/status-rows.js';
-import { updateGroupState } from '../../src/group/store.js';
+import { readGroup, updateGroupState } from '../../src/group/store.js';
+import { groupsToRecover, planRecover } from '../../src/recover/group-plan.js';
 import { styler } from '../../src/util/style.js';
 
 const plainStyler = styler(memoryIo());
@@ -87,6 +88,7 @@ describe('agentbox status with a group', () => {
           status: 'REVIEW',
           verified: true,
           cost_usd: 0.1,
+          error: null,
         },
         {
           attempt: 2,
@@ -96,6 +98,7 @@ describe('agentbox status with a group', () => {
           status: 'REVIEW',
           verified: false,
           cost_usd: 0.15,
+          error: null,
         },
         {
           attempt: 3,
@@ -105,6 +108,7 @@ describe('agentbox status with a group', () => {
           status: 'ACTIVE',
           verified: null,
           cost_usd: 0.06,
+          error: null,
         },
       ]);
     }
@@ -150,6 +154,44 @@ describe('agentbox status with a group', () => {
   });
 });
 
+describe('an attempt that could not start (issue 36)', () => {
+  it('is a row of its own kind: status says it, --json says why, recover starts it again', async () => {
+    const { repo, ledger } = ledgerRepo();
+    const { group } = await makeGroup(ledger, [{ status: 'REVIEW', verified: true }, { status: null }]);
+    // As the group's process leaves it when attempt 2's run or worktree could not be made, then ends.
+    await updateGroupState(ledger, group.name, (s) => ({
+      status: 'ENDED',
+      ended_at: s.started_at,
+      pid: 999_999_999,
+      members: s.members.map((m) =>
+        m.attempt === 2 ? { ...m, error: 'could not create the worktree: ENOSPC' } : m,
+      ),
+    }));
+    const { ctx, io } = context(repo.dir);
+    await status(ctx, {});
+    expect(rowsOf(io.stdout)[0]).toMatch(/fix ×2 · 1 passed · 1 could not start · fix the flaky test$/);
+    const { ctx: c2, io: io2 } = context(repo.dir);
+    await status(c2, { json: true });
+    expect(JSON.parse(io2.stdout).runs[0].attempts[1]).toMatchObject({
+      run: null,
+      status: null,
+      error: 'could not create the worktree: ENOSPC',
+    });
+    // recover looks at the group (it ended, nothing crashed) and starts attempt 2 again.
+    expect(groupsToRecover(ledger, null)).toEqual([{ name: group.name }]);
+    const plans = await planRecover({ env: {} }, { ledger }, readGroup(ledger, group.name), false);
+    expect(plans[1]).toMatchObject({
+      action: 'start',
+      reason: 'it could not start (could not create the worktree: ENOSPC): it starts again',
+    });
+    // Unless the group was halted before it could (a stop, the budget, the first pass).
+    await updateGroupState(ledger, group.name, () => ({
+      halted: { reason: 'stopped', detail: 'x', at: 'y' },
+    }));
+    expect(groupsToRecover(ledger, null)).toEqual([]);
+  });
+});
+
 describe('groupDetail: a group row’s counts', () => {
   it.each([
     [{ verified: [true, true, false, null] }, 'fix ×4 · 2 passed · 1 failed'],
@@ -179,6 +221,7 @@ describe('groupDetail: a group row’s counts', () => {
         status: 'statuses' in given ? given.statuses[i]! : ('REVIEW' as const),
         verified: 'verified' in given ? given.verified[i]! : null,
         cost_usd: null,
+        error: null,
       })),
     };
     expect(groupDetail(row as unknown as Parameters<typeof groupDetail>[0])).toBe(want);

@@ -15,6 +15,7 @@ import {
   readState,
   updateState,
 } from '../../src/ledger/index.js';
+import { parseMeta, serializeMeta } from '../../src/ledger/meta.js';
 import { readPublications } from '../../src/remote/read.js';
 import { GIT_ENV, type TestRepo, tempDir } from '../helpers/git-repo.js';
 import { type Origin, origin } from '../helpers/remote.js';
@@ -52,7 +53,14 @@ function machine(o: Origin, name: string) {
 }
 
 /** A group of `n` finished fix attempts, as the group's process leaves it (REVIEW, patches, report). */
-async function fixGroup(repo: TestRepo, ledger: Ledger, task: string, n: number, ids: string[] = []) {
+async function fixGroup(
+  repo: TestRepo,
+  ledger: Ledger,
+  task: string,
+  n: number,
+  ids: string[] = [],
+  groupId?: string,
+) {
   const base = repo.git('rev-parse', 'HEAD').trim();
   const group = await createGroup(ledger, {
     task,
@@ -64,6 +72,7 @@ async function fixGroup(repo: TestRepo, ledger: Ledger, task: string, n: number,
     repoShaStart: base,
     runOptions: { timeout_ms: 60_000, supervisor: 'rules', max_iterations: 50, model: null },
     now: new Date('2026-03-01T10:00:00Z'),
+    ...(groupId ? { randomId: () => groupId } : {}),
   });
   const runs: RunHandle[] = [];
   for (let k = 1; k <= n; k++) {
@@ -250,7 +259,9 @@ describe('a hostile or partial group publication is refused whole, and logged', 
     const attacker = machine(world, 'attacker');
     const laptop = machine(world, 'laptop');
     // Two real groups, published: the bent ones below are made of their parts.
-    const a = await fixGroup(attacker.repo, attacker.ledger, 'group a', 2);
+    // Group a's id is all digits, which meta.yaml quotes (id: "123456"): a bent publication is made
+    // by its fields, never by its text (issue 36: a random id of digits, one in 16, bent nothing).
+    const a = await fixGroup(attacker.repo, attacker.ledger, 'group a', 2, [], '123456');
     const b = await fixGroup(attacker.repo, attacker.ledger, 'group b', 2);
     const c = await fixGroup(attacker.repo, attacker.ledger, 'group c', 2);
     await attacker.agentbox('push', a.group.meta.group_id);
@@ -387,13 +398,23 @@ describe('a hostile or partial group publication is refused whole, and logged', 
     // A group that takes group a's attempt 1 (its publication bent to say so) is refused: an
     // attempt of one group here never becomes another's, and its files stay as they were.
     const steal = '26-03-01_1000__steal__5ea15e';
-    /** Attempt k of group a's publication, its meta.yaml saying it is the steal group's. */
+    /**
+     * Attempt k of group a's publication, its meta.yaml saying it is the steal group's attempt k:
+     * a publication whole in itself, so that the one fault left is the one this checks. NOTE: a
+     * publication that also contradicts itself (an attempt's meta.yaml naming another group) is
+     * refused for that first: it is checked whole, reading nothing here, before any attempt is
+     * compared with this ledger (src/remote/import-group.ts attemptsProblem, then importRun).
+     */
     const bend = (k: number) => {
-      const own = fs.readFileSync(path.join(a.runs[k]!.dir, 'meta.yaml'), 'utf8');
-      const bent = own
-        .replaceAll(a.group.name, steal)
-        .replaceAll(`id: ${a.group.meta.group_id}`, 'id: 5ea15e');
-      expect(bent).not.toBe(own);
+      const file = path.join(a.runs[k]!.dir, 'meta.yaml');
+      const own = parseMeta(fs.readFileSync(file, 'utf8'), file);
+      const group = { ...(own.options!.group as object), id: '5ea15e', name: steal };
+      const bent = serializeMeta({ ...own, options: { ...own.options, group } });
+      expect(parseMeta(bent, file).options?.group).toMatchObject({
+        id: '5ea15e',
+        name: steal,
+        attempt: k + 1,
+      });
       const entries = g('', 'ls-tree', aCommits[k]!)
         .split('\n')
         .filter((l) => !l.endsWith('\treport.md'))
