@@ -37,6 +37,7 @@ function placeCell(a: RankedAttempt, ranking: Ranking): string {
 
 function statusCell(a: RankedAttempt): string {
   if (a.removed) return 'removed';
+  if (a.status === null && !a.run && a.startError) return 'could not start';
   return a.status ?? (a.run ? 'starting' : 'waiting');
 }
 

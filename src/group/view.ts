@@ -111,6 +111,10 @@ export function renderGroupDetails(
   const spent = costs.length > 0 ? costs.reduce((t, c) => t + c, 0) : null;
   const lines = [style.bold(group.name), ...headerLines(group, status, spent, style)];
   lines.push('', `ranking — ${ranking.why}`, ...rankingTable(ranking));
+  // Why an attempt could not start, under the table (its cell says only that it could not).
+  for (const a of ranking.attempts)
+    if (a.status === null && !a.run && a.startError)
+      lines.push(`  attempt ${a.attempt} could not start: ${terminalLine(a.startError)}`);
   if (report) lines.push('', `report: ${report}`);
   const next = groupNextSteps(group, status, ranking);
   if (next.length > 0) lines.push('', 'next:', ...next.map((s) => `  ${s}`));

@@ -1,8 +1,11 @@
 import type { Env } from '../context.js';
 import { isAgentboxError } from '../errors.js';
-import { type Attempt, groupAttempts } from '../group/attempts.js';
+import { type Attempt, groupAttempts, isOwnAttempt } from '../group/attempts.js';
 import { type GroupDetails, listGroupNames, readGroup } from '../group/store.js';
+import { listRuns } from '../ledger/list.js';
+import { runIdOf } from '../ledger/names.js';
 import type { Ledger } from '../ledger/paths.js';
+import { readRun } from '../ledger/read.js';
 import { isAlive } from '../process/reap.js';
 import { resumeBlocker } from '../run/resume.js';
 import type { AttemptPlan } from './group.js';
@@ -12,6 +15,28 @@ import { decideRecoveries } from './recover.js';
  * What taking a group up again does with each of its attempts: `recover` decides for each run as
  * it does for any run (src/recover/decide.ts); `resume` continues what a person stopped too.
  */
+
+/**
+ * Runs made for an attempt that the group's state does not name, by attempt: the group's process
+ * died between making attempt k's run and recording it (src/group/attempt.ts createAttempt). Found
+ * by the run's own record (its state's summary, then its meta.yaml, which a group's state.json
+ * cannot change); recover takes such a run up as the attempt's instead of starting another.
+ */
+function unrecordedRuns(ledger: Ledger, group: GroupDetails): Map<number, string> {
+  const id = runIdOf(group.name);
+  const named = new Set(group.state.members.flatMap((m) => (m.run ? [m.run] : [])));
+  const found = new Map<number, string>();
+  for (const r of listRuns(ledger).runs) {
+    if (r.group !== id || r.attempt === undefined || named.has(r.name) || found.has(r.attempt)) continue;
+    if (group.state.members[r.attempt - 1]?.run !== null) continue;
+    try {
+      if (isOwnAttempt(group.name, r.attempt, readRun(ledger, r.name).meta)) found.set(r.attempt, r.name);
+    } catch {
+      // A run folder that cannot be read is not taken for anything.
+    }
+  }
+  return found;
+}
 
 /** An attempt with no run to go on: never started, could not start, or its folder is gone. */
 function withoutRun(group: GroupDetails, a: Attempt, startWaiting: boolean): AttemptPlan {
@@ -38,14 +63,23 @@ export async function planRecover(
   record: boolean,
 ): Promise<AttemptPlan[]> {
   const plans: AttemptPlan[] = [];
-  for (const a of groupAttempts(rc.ledger, group)) {
-    if (!a.run) {
+  const attempts = groupAttempts(rc.ledger, group);
+  const lost = attempts.some((a) => a.name === null) ? unrecordedRuns(rc.ledger, group) : new Map();
+  for (const a of attempts) {
+    const adopted = a.name === null ? lost.get(a.attempt) : undefined;
+    if (!a.run && !adopted) {
       plans.push(withoutRun(group, a, group.state.halted === null));
       continue;
     }
-    const [decided] = await decideRecoveries(ctx, rc, a.run.name, record);
+    const name = a.run?.name ?? adopted!;
+    const [decided] = await decideRecoveries(ctx, rc, name, record);
     const action = decided!.action;
-    const base = { attempt: a.attempt, run: a.run.name, reason: action.reason };
+    const base = {
+      attempt: a.attempt,
+      run: name,
+      reason: adopted ? `its run was made but not recorded; ${action.reason}` : action.reason,
+      ...(adopted ? { adopt: true } : {}),
+    };
     if (action.kind === 'resume') plans.push({ ...base, action: 'resume', recovery: action });
     else if (action.kind === 'rollback_replay') plans.push({ ...base, action: 'replay', recovery: action });
     else plans.push({ ...base, action: 'leave' });

@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { CommandContext } from '../context.js';
 import { AgentboxError, errnoCode, fsError } from '../errors.js';
+import { setMember } from '../group/attempt.js';
 import { runGroup, type TakeUp } from '../group/run.js';
 import { type GroupDetails, groupDir, readGroup, updateGroupState } from '../group/store.js';
 import { EventLog } from '../ledger/events.js';
@@ -25,6 +26,8 @@ export interface AttemptPlan {
   readonly run: string | null;
   readonly action: 'start' | 'resume' | 'replay' | 'leave';
   readonly reason: string;
+  /** Its run was made but the group's state does not name it (its process died between): recorded first. */
+  readonly adopt?: boolean;
   /** resume / replay: the decision carried out. */
   readonly recovery?: Extract<RecoveryAction, { kind: 'resume' | 'rollback_replay' }>;
 }
@@ -133,6 +136,9 @@ export async function takeUpGroup(
   plans: readonly AttemptPlan[],
   options: TakeUpOptions,
 ): Promise<number> {
+  // A run made for an attempt and never recorded is the attempt's from now (before it goes on).
+  for (const p of plans)
+    if (p.adopt && p.run) await setMember(rc, group, p.attempt, { run: p.run });
   const going = plans.filter((p) => p.run && p.recovery);
   for (const p of going) if (p.recovery!.kind === 'resume') checkContinue(ctx, rc, p.run!, options);
   const resume = new Map<string, TakeUp>();

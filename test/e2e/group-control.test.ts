@@ -136,7 +136,7 @@ describe('group control: watchdog, recover, watch, resume', () => {
     });
     expect((await p.agentbox(['status'])).stdout).toContain('1 could not start');
     expect((await p.agentbox(['show', id])).stdout).toContain(
-      'could not start: could not create the worktree',
+      'attempt 3 could not start: could not create the worktree: ENOSPC',
     );
 
     // recover: the two go on, the third starts, in one process; each reaches its end.

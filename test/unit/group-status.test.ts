@@ -11,8 +11,9 @@ import { styler } from '../../src/util/style.js';
 
 const plainStyler = styler(memoryIo());
 
+import { createRun } from '../../src/ledger/index.js';
 import { makeGroup } from './fixtures/group.js';
-import { context, create, ledgerRepo } from './fixtures/ledger.js';
+import { context, create, ENVELOPE, ledgerRepo } from './fixtures/ledger.js';
 
 /** A scout (07:00), a group of 3 (08:00: passed, failed, running), a plan (09:00). */
 async function ledgerWithGroup() {
@@ -189,6 +190,36 @@ describe('an attempt that could not start (issue 36)', () => {
       halted: { reason: 'stopped', detail: 'x', at: 'y' },
     }));
     expect(groupsToRecover(ledger, null)).toEqual([]);
+  });
+});
+
+describe('a run made for an attempt and not recorded (its process died in between)', () => {
+  it('is found by its own record and taken up as the attempt by recover, not started anew', async () => {
+    const { ledger } = ledgerRepo();
+    const { group } = await makeGroup(ledger, [{ status: 'REVIEW', verified: true }, { status: null }]);
+    // What createAttempt had done when the process died: the run, with its group in its own files.
+    const orphan = await createRun(ledger, {
+      type: 'fix',
+      task: 'fix the flaky test',
+      envelope: ENVELOPE,
+      repoShaStart: '0'.repeat(40),
+      pid: 999_999_999,
+      options: { group: { id: group.meta.group_id, name: group.name, attempt: 2, attempts: 2 } },
+    });
+    // A run that says it is attempt 2 of another group is no concern of this one.
+    await createRun(ledger, {
+      type: 'fix',
+      task: 'x',
+      envelope: ENVELOPE,
+      repoShaStart: '0'.repeat(40),
+      pid: 999_999_999,
+      options: { group: { id: 'abcdef', name: 'other__abcdef', attempt: 2, attempts: 2 } },
+    });
+    await updateGroupState(ledger, group.name, () => ({ pid: 999_999_999, pid_start: '1' }));
+    const plans = await planRecover({ env: {} }, { ledger }, readGroup(ledger, group.name), false);
+    expect(plans[1]).toMatchObject({ attempt: 2, run: orphan.name, adopt: true });
+    expect(plans[1]!.action).not.toBe('start');
+    expect(plans[1]!.reason).toMatch(/^its run was made but not recorded; /);
   });
 });
 

@@ -244,6 +244,13 @@ describe('POST /api/groups/<group>/merge refuses what the gate cannot take', () 
     expect(await refusal(mergeGroupAction(ac, group.id, { attempt: 1 }))).toBe(
       `409 attempt 1 of group ${group.id} cannot be merged: ABORTED (only a REVIEW attempt has changes waiting)`,
     );
+    // An attempt that could not start: the page says so and why (issue 36), not "waiting".
+    await updateGroupState(ledger, g.name, (s) => ({
+      members: s.members.map((m) => (m.attempt === 2 ? { ...m, error: 'could not claim a run name' } : m)),
+    }));
+    const two = groupDetail(ledger, group.id).attempts.find((a) => a.attempt === 2)!;
+    expect(two).toMatchObject({ started: false, start_error: 'could not claim a run name' });
+    expect(two.reason).toBe('could not start: could not claim a run name');
     expect(await refusal(mergeGroupAction(ac, group.id, { attempt: 4 }))).toBe(
       '400 "attempt" must be a whole number from 1 to 3, not 4',
     );
