@@ -137,8 +137,7 @@ export async function takeUpGroup(
   options: TakeUpOptions,
 ): Promise<number> {
   // A run made for an attempt and never recorded is the attempt's from now (before it goes on).
-  for (const p of plans)
-    if (p.adopt && p.run) await setMember(rc, group, p.attempt, { run: p.run });
+  for (const p of plans) if (p.adopt && p.run) await setMember(rc, group, p.attempt, { run: p.run });
   const going = plans.filter((p) => p.run && p.recovery);
   for (const p of going) if (p.recovery!.kind === 'resume') checkContinue(ctx, rc, p.run!, options);
   const resume = new Map<string, TakeUp>();
