@@ -65,9 +65,14 @@ function settingsForm(e, redraw) {
         }
         failed.clear();
         try {
-          await api('PUT', '/api/settings', body);
+          const saved = await api('PUT', '/api/settings', body);
           loaded = now;
-          toast('saved: it applies to the next run');
+          const waiting = saved.awaiting_trust ?? [];
+          toast(
+            waiting.length > 0
+              ? `saved; ${waiting.join(', ')} loosens your own settings: it applies once you run "agentbox trust" in a terminal`
+              : 'saved: it applies to the next run',
+          );
           redraw();
         } catch (err) {
           failed.show('Save', err, save);

@@ -2,12 +2,12 @@ import { type LoadedConfig, loadConfig } from '../config/load.js';
 import type { Env } from '../util/env.js';
 import { type TrustStatus, trustStatus } from './status.js';
 
-export { decideTrust, hashEntries, isTrusted, type TrustState } from './decide.js';
+export { decideTrust, hashEntries, isTrusted, type TrustState, wasTrusted } from './decide.js';
 export type { TrustEntry } from './entries.js';
 export { entryLine, trustEvent, untrustedNotice } from './render.js';
 export { launchTrusted, type TrustStatus, trustStatus } from './status.js';
 
-/** The configuration in effect: the project file's trust-needing keys only when the repository is trusted. */
+/** The configuration in effect: the project file's loosening values only when the repository is trusted. */
 export function loadTrustedConfig(options: {
   repoRoot: string | undefined;
   env: Env;
