@@ -154,12 +154,15 @@ function awaitingTrust(entries) {
     h(
       'p',
       { id: 'awaiting-trust' },
-      'This repository carries these entries; no run uses them until you run `agentbox trust` in a terminal (the page cannot grant trust).',
+      'This repository carries these entries (commands, and values looser than your own settings); no run uses them until you run `agentbox trust` in a terminal (the page cannot grant trust).',
     ),
     h(
       'ul',
       {},
-      entries.map((t) => h('li', {}, h('code', {}, `${t.file} ${t.key}`), ': ', t.text)),
+      // `instead`: the person's own value a looser one would replace (src/trust/entries.ts).
+      entries.map((t) =>
+        h('li', {}, h('code', {}, `${t.file} ${t.key}`), ': ', t.text, t.instead ? ` (${t.instead})` : ''),
+      ),
     ),
   ];
 }
