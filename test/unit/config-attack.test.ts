@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { init } from '../../src/commands/init.js';
 import { trust } from '../../src/commands/trust.js';
 import { runTimeout } from '../../src/config/schema.js';
 import { memoryIo } from '../../src/context.js';
@@ -178,5 +179,16 @@ describe('re-trust (issue 38, item 7)', () => {
         '  agentbox.yaml  sandbox.allowed_domains: ["a.test","b.test"]  (default: [])',
       ].join('\n'),
     );
+  });
+});
+
+describe('a broken user config', () => {
+  it('stops init before it writes anything, naming the file', async () => {
+    const { home, env } = person('supervisor:\n  max_cost: lots\n');
+    const repo = gitRepo();
+    await expect(init({ cwd: repo.dir, env, io: memoryIo() }, {})).rejects.toThrow(
+      path.join(home, '.config', 'agentbox', 'config.yaml'),
+    );
+    expect(repo.git('status', '--porcelain', '--untracked-files=all')).toBe('');
   });
 });
