@@ -122,8 +122,10 @@ export function loadConfig(options: {
   repoRoot: string | undefined;
   env: Env;
   projectTrusted?: boolean;
+  /** The person's config when the caller has read it already (src/trust/ does). */
+  person?: PersonConfig;
 }): LoadedConfig {
-  const person = loadPersonConfig(options.env);
+  const person = options.person ?? loadPersonConfig(options.env);
   const sources: ConfigSource[] = person.source ? [person.source] : [];
   let config = person.config;
   if (options.repoRoot) {

@@ -1,4 +1,4 @@
-import { type LoadedConfig, loadConfig } from '../config/load.js';
+import { type LoadedConfig, loadConfig, loadPersonConfig } from '../config/load.js';
 import type { Env } from '../util/env.js';
 import { type TrustStatus, trustStatus } from './status.js';
 
@@ -12,9 +12,10 @@ export function loadTrustedConfig(options: {
   repoRoot: string | undefined;
   env: Env;
 }): LoadedConfig & { readonly trust: TrustStatus | undefined } {
-  const trust = options.repoRoot ? trustStatus(options.repoRoot, options.env) : undefined;
+  const person = loadPersonConfig(options.env);
+  const trust = options.repoRoot ? trustStatus(options.repoRoot, options.env, person) : undefined;
   return {
-    ...loadConfig({ ...options, projectTrusted: trust?.trusted === true }),
+    ...loadConfig({ ...options, person, projectTrusted: trust?.trusted === true }),
     trust,
   };
 }

@@ -84,10 +84,10 @@ export function launchTrusted(status: TrustStatus, dir: string): boolean {
   return claudeText(claudeEntries(real)) === claudeText(status.entries);
 }
 
-/** The repository's standing, from its files and the person's trust file. */
-export function trustStatus(repoRoot: string, env: Env): TrustStatus {
+/** The repository's standing, from its files, the person's config and their trust file. */
+export function trustStatus(repoRoot: string, env: Env, person = loadPersonConfig(env)): TrustStatus {
   const root = fs.realpathSync(repoRoot);
-  const entries = repoEntries(root, loadPersonConfig(env));
+  const entries = repoEntries(root, person);
   const { file, store, problem } = readStore(env);
   const record = store.repos[root];
   const state = decideTrust(entries, record);
