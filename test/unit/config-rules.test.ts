@@ -243,7 +243,7 @@ describe('the config-precedence table in the docs', () => {
     /<!-- config-precedence:start -->\n([\s\S]*?)\n<!-- config-precedence:end -->/.exec(text)?.[1];
   it.each(['docs/configuration.md', 'docs/security.md'])('%s carries precedenceTable() as it is', (doc) => {
     const text = fs.readFileSync(path.join(REPO_ROOT, doc), 'utf8');
-    // On a difference: paste the table printed here between the markers.
+    // On a difference: npx tsx scripts/precedence-table.ts writes it.
     expect(between(text), `\n${precedenceTable()}\n`).toBe(precedenceTable());
   });
 
