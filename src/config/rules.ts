@@ -52,7 +52,9 @@ const strictWhenTrue = (why: string): Rule => order(['true', 'false'], why);
 export const RULES: Rules = {
   claude: {
     bin: trust('a binary agentbox starts as you'),
-    model: free('a model choice: what a run may spend is `supervisor.max_cost`’s to bound (set one in your own file)'),
+    model: free(
+      'a model choice: what a run may spend is `supervisor.max_cost`’s to bound (set one in your own file)',
+    ),
   },
   supervisor: {
     mode: order(
@@ -65,7 +67,9 @@ export const RULES: Rules = {
     ),
     timeout: lower('how long a supervisor call may take', ms),
     bin: trust('a binary agentbox starts as you'),
-    model: free('a model choice: what a run may spend is `supervisor.max_cost`’s to bound (set one in your own file)'),
+    model: free(
+      'a model choice: what a run may spend is `supervisor.max_cost`’s to bound (set one in your own file)',
+    ),
     enabled: strictWhenTrue('`false` stops enforcing the output contract and `runs.verify`'),
     timeout_profile: order(['standard', 'long', 'extended'], 'how long a run may go on'),
     max_corrections: lower('how often a run may go on after a violation'),
