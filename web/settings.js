@@ -65,9 +65,14 @@ function settingsForm(e, redraw) {
         }
         failed.clear();
         try {
-          await api('PUT', '/api/settings', body);
+          const saved = await api('PUT', '/api/settings', body);
           loaded = now;
-          toast('saved: it applies to the next run');
+          const waiting = saved.awaiting_trust ?? [];
+          toast(
+            waiting.length > 0
+              ? `saved; ${waiting.join(', ')} loosens your own settings: it applies once you run "agentbox trust" in a terminal`
+              : 'saved: it applies to the next run',
+          );
           redraw();
         } catch (err) {
           failed.show('Save', err, save);
@@ -149,12 +154,15 @@ function awaitingTrust(entries) {
     h(
       'p',
       { id: 'awaiting-trust' },
-      'This repository carries these entries; no run uses them until you run `agentbox trust` in a terminal (the page cannot grant trust).',
+      'This repository carries these entries (commands, and values looser than your own settings); no run uses them until you run `agentbox trust` in a terminal (the page cannot grant trust).',
     ),
     h(
       'ul',
       {},
-      entries.map((t) => h('li', {}, h('code', {}, `${t.file} ${t.key}`), ': ', t.text)),
+      // `instead`: the person's own value a looser one would replace (src/trust/entries.ts).
+      entries.map((t) =>
+        h('li', {}, h('code', {}, `${t.file} ${t.key}`), ': ', t.text, t.instead ? ` (${t.instead})` : ''),
+      ),
     ),
   ];
 }

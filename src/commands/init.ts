@@ -1,4 +1,5 @@
 import path from 'node:path';
+import { loadPersonConfig } from '../config/load.js';
 import type { CommandContext } from '../context.js';
 import { type CiPlan, checkPlatform, planCi, sourceRecordedIn } from '../engines/files.js';
 import { defaultSourceOrStop } from '../engines/resolve.js';
@@ -39,6 +40,9 @@ export async function init(ctx: CommandContext, options: InitOptions = {}): Prom
   const repo = await findRepo(ctx.cwd, ctx.env);
   const scope: SettingsScope = options.local ? 'local' : 'shared';
   const setup = await planSetup(repo, scope);
+  // The person's own file is read to tell what of the repository's awaits trust (a value looser than
+  // theirs): a broken one is said now, before anything is written, not after.
+  loadPersonConfig(ctx.env);
   const ci = options.ci ? await ciPlan(ctx, repo, options.ci, options) : null;
   const plan = { ...setup, steps: [...setup.steps, ...(ci?.steps ?? [])] };
   const s = styler(ctx.io);

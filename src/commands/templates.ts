@@ -1,5 +1,4 @@
 import path from 'node:path';
-import { loadConfig } from '../config/load.js';
 import type { Config } from '../config/schema.js';
 import type { CommandContext } from '../context.js';
 import { AgentboxError } from '../errors.js';
@@ -9,6 +8,7 @@ import { composeRunPrompt, runTemplates } from '../run/begin/compose.js';
 import { TEMPLATE_VARIABLES } from '../templates/compose.js';
 import type { RunTemplates } from '../templates/load.js';
 import { BUILTIN_DIR, templateDirs } from '../templates/locate.js';
+import { loadTrustedConfig } from '../trust/index.js';
 
 export interface TemplatesOptions {
   readonly json?: boolean;
@@ -33,7 +33,7 @@ function source(file: string | null, repoRoot: string): string {
 /** `agentbox templates`: the effective templates of each run type, and where each comes from. */
 export async function list(ctx: CommandContext, options: TemplatesOptions): Promise<number> {
   const repo = await findRepo(ctx.cwd, ctx.env);
-  const { config } = loadConfig({ repoRoot: repo.root, env: ctx.env });
+  const { config } = loadTrustedConfig({ repoRoot: repo.root, env: ctx.env });
   const rows = RUN_TYPES.map((type) => {
     const t = templatesOf(ctx, repo.root, type, config);
     return {
@@ -76,7 +76,7 @@ export async function show(ctx: CommandContext, type: string, task: string): Pro
     });
   }
   const repo = await findRepo(ctx.cwd, ctx.env);
-  const { config } = loadConfig({ repoRoot: repo.root, env: ctx.env });
+  const { config } = loadTrustedConfig({ repoRoot: repo.root, env: ctx.env });
   const templates = templatesOf(ctx, repo.root, type, config);
   const fix = type === 'fix';
   const composed = composeRunPrompt(templates, {

@@ -1,7 +1,7 @@
 import type { CommandContext } from '../context.js';
 import { AgentboxError } from '../errors.js';
 import { findRepo } from '../git/repo.js';
-import { entryLine, type TrustStatus, trustStatus } from '../trust/index.js';
+import { entryLine, type TrustEntry, type TrustStatus, trustStatus, wasTrusted } from '../trust/index.js';
 import { writeRecord } from '../trust/store.js';
 
 export interface TrustOptions {
@@ -28,8 +28,17 @@ function asJson(status: TrustStatus): string {
   )}\n`;
 }
 
+const lines = (entries: readonly TrustEntry[]) => entries.map((e) => `${entryLine(e, true)}\n`).join('');
+
+/** The entries; after a change, what is new or different first, then what is as the person trusted it. */
 function listing(status: TrustStatus): string {
-  return `${status.entries.map((e) => entryLine(e, true)).join('\n')}\n`;
+  if (status.state !== 'changed') return lines(status.entries);
+  const fresh = status.entries.filter((e) => !wasTrusted(e, status.trustedEntries));
+  const kept = status.entries.filter((e) => wasTrusted(e, status.trustedEntries));
+  return [
+    `new or changed since you trusted it:\n${lines(fresh)}`,
+    kept.length > 0 ? `as you trusted it:\n${lines(kept)}` : '',
+  ].join('');
 }
 
 async function confirmed(ctx: CommandContext, status: TrustStatus, yes: boolean): Promise<boolean> {
@@ -48,7 +57,8 @@ async function confirmed(ctx: CommandContext, status: TrustStatus, yes: boolean)
 }
 
 /**
- * `agentbox trust`: shows what the repository carries that runs commands or weakens the box, asks,
+ * `agentbox trust`: shows what the repository carries that runs commands, weakens the box or
+ * loosens the person's own settings (config/rules.ts), asks,
  * and records the repository and a hash of those entries in the person's own state (src/trust/).
  */
 export async function trust(ctx: CommandContext, options: TrustOptions = {}): Promise<number> {
@@ -73,7 +83,9 @@ export async function trust(ctx: CommandContext, options: TrustOptions = {}): Pr
     return 0;
   }
   const changed = status.state === 'changed' ? ' (changed since you trusted it)' : '';
-  ctx.io.out(`${status.root} carries what would run as you or weaken the box${changed}:\n${listing(status)}`);
+  ctx.io.out(
+    `${status.root} carries what would run as you, weaken the box or loosen your limits${changed}:\n${listing(status)}`,
+  );
   if (!(await confirmed(ctx, status, options.yes === true))) {
     ctx.io.out('not trusted; nothing recorded\n');
     return 1;

@@ -1,10 +1,10 @@
 import { spawn } from 'node:child_process';
-import { loadConfig } from '../config/load.js';
 import type { CommandContext } from '../context.js';
 import { AgentboxError } from '../errors.js';
 import { assertHuman } from '../gate/gate.js';
 import { findRepo } from '../git/repo.js';
 import { type Ledger, openLedger } from '../ledger/index.js';
+import { loadTrustedConfig } from '../trust/index.js';
 import { thousands } from '../util/number.js';
 import { interruptedRuns, startRecover } from '../web/recovery.js';
 import { UiRefusalLog } from '../web/refusal-log.js';
@@ -51,7 +51,8 @@ function openBrowser(url: string): void {
 async function applyRestartMode(ctx: CommandContext, root: string, ledger: Ledger): Promise<void> {
   let mode: 'auto' | 'ask' | 'off';
   try {
-    mode = loadConfig({ repoRoot: root, env: ctx.env }).config.runs.restart_mode;
+    // A repository's `auto` is looser than the default `ask`: it counts once the repository is trusted.
+    mode = loadTrustedConfig({ repoRoot: root, env: ctx.env }).config.runs.restart_mode;
   } catch (error) {
     ctx.io.err(`agentbox ui: ${(error as Error).message}\n`);
     return;

@@ -5,9 +5,9 @@ import { AgentboxError } from '../errors.js';
 import type { Env } from '../util/env.js';
 import { readTextIfExists } from '../util/fs.js';
 import { closest } from '../util/suggest.js';
+import { applyProject } from './precedence.js';
 import { sandboxFromEnv } from './sandbox-env.js';
 import { type Config, type ConfigFile, DEFAULT_CONFIG, fileSchema, KNOWN_KEYS } from './schema.js';
-import { withoutTrustKeys } from './trust-keys.js';
 
 export const PROJECT_CONFIG_FILE = 'agentbox.yaml';
 
@@ -94,29 +94,45 @@ function merge(base: Config, file: ConfigFile | undefined): Config {
   return out as unknown as Config;
 }
 
+/** The person's own settings: the defaults, then their user file (which always counts). */
+export interface PersonConfig {
+  readonly config: Config;
+  /** Their file as read (undefined: none), to tell their own values from the defaults. */
+  readonly file: ConfigFile | undefined;
+  readonly source: ConfigSource | undefined;
+}
+
+export function loadPersonConfig(env: Env): PersonConfig {
+  const userFile = userConfigPath(env);
+  if (!userFile) return { config: DEFAULT_CONFIG, file: undefined, source: undefined };
+  const file = readConfigFile(userFile);
+  return {
+    config: merge(DEFAULT_CONFIG, file),
+    file,
+    source: { kind: 'user', path: userFile, exists: file !== undefined },
+  };
+}
+
 /**
- * Defaults, then the user file, then the project file (the nearer file wins). The project file's
- * keys that run commands or weaken the box (config/trust-keys.ts) count only when `projectTrusted`
- * (src/trust/ decides): by default a cloned repository's agentbox.yaml cannot use them.
+ * The person's settings, then the project file over them as config/rules.ts says key by key: a
+ * repository may tighten what the person set; a value that would loosen it counts only when
+ * `projectTrusted` (src/trust/ decides), and a denial of the person's is never taken back.
  */
 export function loadConfig(options: {
   repoRoot: string | undefined;
   env: Env;
   projectTrusted?: boolean;
+  /** The person's config when the caller has read it already (src/trust/ does). */
+  person?: PersonConfig;
 }): LoadedConfig {
-  const sources: ConfigSource[] = [];
-  let config = DEFAULT_CONFIG;
-  const userFile = userConfigPath(options.env);
-  if (userFile) {
-    const file = readConfigFile(userFile);
-    sources.push({ kind: 'user', path: userFile, exists: file !== undefined });
-    config = merge(config, file);
-  }
+  const person = options.person ?? loadPersonConfig(options.env);
+  const sources: ConfigSource[] = person.source ? [person.source] : [];
+  let config = person.config;
   if (options.repoRoot) {
     const projectFile = projectConfigPath(options.repoRoot);
     const file = readConfigFile(projectFile);
     sources.push({ kind: 'project', path: projectFile, exists: file !== undefined });
-    config = merge(config, file && !options.projectTrusted ? withoutTrustKeys(file) : file);
+    config = applyProject(config, file, options.projectTrusted === true);
   }
   // The environment has the last word on the sandbox (see sandbox-env.ts), and on nothing else.
   return { config: { ...config, sandbox: sandboxFromEnv(config.sandbox, options.env) }, sources };

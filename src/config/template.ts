@@ -2,6 +2,8 @@
 export const PROJECT_CONFIG_TEMPLATE = `# agentbox project configuration.
 # Precedence: built-in defaults < your user file (~/.config/agentbox/config.yaml)
 #             < this file < environment variables < command-line flags.
+# This file may tighten the user file's settings; a value that would loosen them (a higher limit,
+# a command, a domain, sandbox off) is used only once "agentbox trust" is run for this repository.
 # An empty key means "not set here". Unknown keys are errors. Check with: agentbox doctor
 
 claude:

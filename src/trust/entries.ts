@@ -1,5 +1,6 @@
-import type { ConfigFile } from '../config/schema.js';
-import { TRUST_KEYS, trustedValue } from '../config/trust-keys.js';
+import type { PersonConfig } from '../config/load.js';
+import { loosenings } from '../config/precedence.js';
+import { type ConfigFile, runTimeout } from '../config/schema.js';
 import { isObject, type Json, type JsonObject } from '../settings/file.js';
 import { GUARD_MARK, MARKER_KEY } from '../settings/guard.js';
 
@@ -11,16 +12,35 @@ export interface TrustEntry {
   readonly key: string;
   /** What would run or be allowed, as written. */
   readonly text: string;
+  /**
+   * What it would loosen: the person's own value (`yours: 2`) or the default they kept (`default:
+   * 30m`). Shown, not part of the trust: it changes with the person's file, not the repository's.
+   */
+  readonly instead?: string;
 }
 
 const show = (value: unknown): string => (typeof value === 'string' ? value : JSON.stringify(value));
 
-/** agentbox.yaml's keys that need trust (config/trust-keys.ts). Pure. */
-export function configEntries(fileName: string, file: ConfigFile | undefined): TrustEntry[] {
-  if (!file) return [];
-  return TRUST_KEYS.flatMap((key) => {
-    const value = trustedValue(file, key);
-    return value === undefined ? [] : [{ file: fileName, key, text: show(value) }];
+/**
+ * agentbox.yaml's keys that need trust: each value that would loosen the person's setting
+ * (config/rules.ts says which way each key loosens). Pure.
+ */
+export function configEntries(
+  fileName: string,
+  file: ConfigFile | undefined,
+  person: PersonConfig,
+): TrustEntry[] {
+  return loosenings(person.config, file).map(({ key, value, yours }) => {
+    const [section, name] = key.split('.') as [string, string];
+    const own = (person.file as Record<string, Record<string, unknown> | null | undefined> | undefined)?.[
+      section
+    ]?.[name];
+    const shown = yours ?? (key === 'runs.timeout' ? runTimeout(person.config) : undefined);
+    const instead =
+      shown === null || shown === undefined
+        ? undefined
+        : `${own === null || own === undefined ? 'default' : 'yours'}: ${show(shown)}`;
+    return { file: fileName, key, text: show(value), ...(instead ? { instead } : {}) };
   });
 }
 

@@ -3,18 +3,22 @@ import type { TrustStatus } from './status.js';
 
 const MAX_TEXT = 200;
 
-/** C1 controls, and the invisible and reordering characters (bidi overrides, zero widths, BOM). */
-const HIDDEN = /[\u0080-\u009f\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff]/g;
+/**
+ * What is shown escaped: C0 and C1 controls (escape sequences), DEL, the invisible and reordering
+ * characters (bidi overrides, zero widths, line separators, BOM), lone surrogates, and the
+ * backslash itself (so an escape shown is never one the repository wrote). Quotes are shown as
+ * they are: they hide nothing.
+ */
+const HIDDEN = /[\u0000-\u001f\u007f-\u009f\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff\\]|\p{Cs}/gu;
+const SHORT: Readonly<Record<string, string>> = { '\\': '\\\\', '\n': '\\n', '\r': '\\r', '\t': '\\t' };
 
 /**
- * A repository's text for the terminal, every character of it visible: controls, escape sequences
- * and invisible characters shown escaped. NOTE: not util/terminal-text.ts, which removes a sequence
- * whole: what a person is asked to trust must hide nothing, not even inside a sequence.
+ * A repository's text for the terminal, every character of it visible. NOTE: not
+ * util/terminal-text.ts, which removes a sequence whole: what a person is asked to trust must hide
+ * nothing, not even inside a sequence.
  */
 const escaped = (text: string) =>
-  JSON.stringify(text)
-    .slice(1, -1)
-    .replace(HIDDEN, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  text.replace(HIDDEN, (c) => SHORT[c] ?? `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 
 /**
  * One entry on one line: its file, its key, its text, everything a repository wrote shown escaped
@@ -25,7 +29,8 @@ export function entryLine(entry: TrustEntry, full = false): string {
   const text = escaped(entry.text);
   const cut =
     !full && text.length > MAX_TEXT ? `${text.slice(0, MAX_TEXT)}… (agentbox trust shows it whole)` : text;
-  return `  ${entry.file}  ${escaped(entry.key)}: ${cut}`;
+  const instead = entry.instead ? `  (${escaped(entry.instead)})` : '';
+  return `  ${entry.file}  ${escaped(entry.key)}: ${cut}${instead}`;
 }
 
 /**
@@ -38,7 +43,7 @@ export function untrustedNotice(status: TrustStatus): string {
   const why = status.state === 'changed' ? 'changed since you trusted this repository' : 'not trusted yet';
   return [
     ...(status.storeProblem ? [`agentbox: ${status.storeProblem}`] : []),
-    `agentbox: this repository carries settings that run commands or weaken the box, ${why}; they are NOT used:`,
+    `agentbox: this repository carries settings that run commands, weaken the box or loosen your limits, ${why}; they are NOT used:`,
     ...status.entries.map((e) => entryLine(e)),
     'agentbox: review them, then run `agentbox trust` to use them',
     '',

@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { PROJECT_CONFIG_FILE, readConfigFile } from '../config/load.js';
+import { loadPersonConfig, type PersonConfig, PROJECT_CONFIG_FILE, readConfigFile } from '../config/load.js';
 import { AgentboxError } from '../errors.js';
 import { readSettings, SETTINGS_FILES } from '../settings/file.js';
 import type { Env } from '../util/env.js';
@@ -20,6 +20,8 @@ export interface TrustStatus {
   readonly state: TrustState;
   readonly trusted: boolean;
   readonly storeFile: string | undefined;
+  /** What the person trusted last (state changed: to tell the new and changed entries from the rest). */
+  readonly trustedEntries?: readonly TrustEntry[];
   /** The person's trust file was found but not used (see store.ts). */
   readonly storeProblem?: string;
 }
@@ -47,35 +49,45 @@ function settingsFileEntries(root: string, file: string): TrustEntry[] {
   }
 }
 
-/**
- * Everything in the repository at `root` that needs trust, in a fixed order: its agentbox.yaml, and
- * the Claude Code files of `claudeDir` (where claude starts: the root, or a fix run's worktree).
- */
-export function repoEntries(root: string, claudeDir = root): TrustEntry[] {
+/** The Claude Code files of `dir` that need trust (where claude starts: the root, or a fix run's worktree). */
+function claudeEntries(dir: string): TrustEntry[] {
   return [
-    ...configEntries(PROJECT_CONFIG_FILE, readConfigFile(path.join(root, PROJECT_CONFIG_FILE))),
-    ...settingsFileEntries(claudeDir, SETTINGS_FILES.shared),
-    ...settingsFileEntries(claudeDir, SETTINGS_FILES.local),
-    ...mcpFileEntries(claudeDir),
+    ...settingsFileEntries(dir, SETTINGS_FILES.shared),
+    ...settingsFileEntries(dir, SETTINGS_FILES.local),
+    ...mcpFileEntries(dir),
   ];
 }
 
 /**
+ * Everything in the repository at `root` that needs trust, in a fixed order: its agentbox.yaml's
+ * values that would loosen the person's settings, and its Claude Code files.
+ */
+export function repoEntries(root: string, person: PersonConfig): TrustEntry[] {
+  return [
+    ...configEntries(PROJECT_CONFIG_FILE, readConfigFile(path.join(root, PROJECT_CONFIG_FILE)), person),
+    ...claudeEntries(root),
+  ];
+}
+
+const claudeText = (entries: readonly TrustEntry[]) =>
+  JSON.stringify(entries.filter((e) => e.file !== PROJECT_CONFIG_FILE).map((e) => [e.file, e.key, e.text]));
+
+/**
  * Whether claude, started in `dir`, may load the Claude Code files it finds there: the repository
- * is trusted and those files say what the person trusted (a fix run's worktree holds the committed
- * files, and whatever was written there since: those ask again).
+ * is trusted and those files say what the repository's own say (a fix run's worktree holds the
+ * committed files, and whatever was written there since: those ask again).
  */
 export function launchTrusted(status: TrustStatus, dir: string): boolean {
   if (!status.trusted) return false;
   const real = fs.realpathSync(dir);
   if (real === status.root) return true;
-  return hashEntries(repoEntries(status.root, real)) === status.hash;
+  return claudeText(claudeEntries(real)) === claudeText(status.entries);
 }
 
-/** The repository's standing, from its files and the person's trust file. */
-export function trustStatus(repoRoot: string, env: Env): TrustStatus {
+/** The repository's standing, from its files, the person's config and their trust file. */
+export function trustStatus(repoRoot: string, env: Env, person = loadPersonConfig(env)): TrustStatus {
   const root = fs.realpathSync(repoRoot);
-  const entries = repoEntries(root);
+  const entries = repoEntries(root, person);
   const { file, store, problem } = readStore(env);
   const record = store.repos[root];
   const state = decideTrust(entries, record);
@@ -86,6 +98,7 @@ export function trustStatus(repoRoot: string, env: Env): TrustStatus {
     state,
     trusted: isTrusted(state),
     storeFile: file,
+    ...(record?.entries ? { trustedEntries: record.entries } : {}),
     ...(problem ? { storeProblem: problem } : {}),
   };
 }

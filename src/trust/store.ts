@@ -29,9 +29,7 @@ function writableTrustFile(env: Env): string {
   return file;
 }
 
-interface StoredRecord extends TrustRecord {
-  readonly entries: readonly TrustEntry[];
-}
+type StoredRecord = TrustRecord & { readonly entries: readonly TrustEntry[] };
 
 interface TrustStore {
   readonly schema_version: 1;

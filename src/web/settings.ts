@@ -1,10 +1,10 @@
 import path from 'node:path';
 import { parseDocument } from 'yaml';
 import { editConfigText, type SettingChange } from '../config/edit.js';
-import { projectConfigPath, userConfigPath } from '../config/load.js';
+import { PROJECT_CONFIG_FILE, projectConfigPath, userConfigPath } from '../config/load.js';
+import { RULES, type Rule } from '../config/rules.js';
 import { fileSchema } from '../config/schema.js';
-import { TRUST_KEYS } from '../config/trust-keys.js';
-import { loadTrustedConfig } from '../trust/index.js';
+import { loadTrustedConfig, trustStatus } from '../trust/index.js';
 import type { Env } from '../util/env.js';
 import { mkdirp, readTextIfExists, writeAtomic } from '../util/fs.js';
 import { HttpError } from './http.js';
@@ -33,10 +33,14 @@ export function readSettings(root: string, env: Env) {
  * must not become code execution (`runs.notify`, then start a run). They are edited in the file.
  */
 export const GUARDED_SETTINGS: readonly string[] = [
-  // What a repository's own agentbox.yaml may set only once trusted (src/config/trust-keys.ts)…
-  ...TRUST_KEYS,
-  // …and, through the page, also the paths a run may not read (emptying them widens a run).
-  'sandbox.deny_read',
+  // Commands, places and lists (config/rules.ts): what runs, and what a run may reach or read…
+  ...Object.entries(RULES).flatMap(([section, rules]) =>
+    Object.entries(rules as Record<string, Rule>)
+      .filter(([, rule]) => rule.kind === 'trust' || rule.kind === 'allow' || rule.kind === 'union')
+      .map(([key]) => `${section}.${key}`),
+  ),
+  // …and the sandbox itself.
+  'sandbox.mode',
 ];
 
 /**
@@ -76,7 +80,20 @@ export async function writeSettings(root: string, env: Env, body: Record<string,
     mkdirp(path.dirname(file));
     await writeAtomic(file, editConfigText(text, real));
   }
-  return { scope, path: file, changed: real.map((c) => `${c.section}.${c.key}`) };
+  const changed = real.map((c) => `${c.section}.${c.key}`);
+  return { scope, path: file, changed, awaiting_trust: awaitingTrust(root, env, scope, changed) };
+}
+
+/**
+ * The keys just written to agentbox.yaml that do not apply yet: a project value that loosens the
+ * person's own setting waits for `agentbox trust` at a terminal, like any repository's (the page
+ * says so rather than "saved" alone).
+ */
+function awaitingTrust(root: string, env: Env, scope: string, changed: readonly string[]): string[] {
+  if (scope !== 'project' || changed.length === 0) return [];
+  const trust = trustStatus(root, env);
+  if (trust.trusted) return [];
+  return changed.filter((key) => trust.entries.some((e) => e.file === PROJECT_CONFIG_FILE && e.key === key));
 }
 
 /** `{ <section>: { <key>: value } }` of a PUT, as changes; 400 for a section that is not an object. */

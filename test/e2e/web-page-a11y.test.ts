@@ -206,13 +206,18 @@ describe('the page in Chromium: accessible in both themes, one run per Start, se
       // The default is rules (the file's `mode:` is empty): off is a change.
       await page.getByLabel('Supervisor mode').selectOption('off');
       await page.getByRole('button', { name: 'Save', exact: true }).click();
-      await page.getByText('saved: it applies to the next run').waitFor();
+      // off is looser than the person's rules (the default they kept): the repository's file waits for trust.
+      await page.getByText('supervisor.mode loosens your own settings').waitFor();
       const after = fs.readFileSync(projectFile, 'utf8');
       const lines = before.split('\n');
       // One line changed in place, its comment kept; enabled, timeout_profile, restart_mode untouched.
       expect(after.split('\n').filter((line, i) => line !== lines[i])).toEqual(['  mode: off # rules']);
-      const effective = (await api('/api/settings')).json().effective;
-      expect(effective.supervisor).toMatchObject({ mode: 'off', timeout_profile: 'long' });
+      const settings = (await api('/api/settings')).json();
+      const effective = settings.effective;
+      expect(effective.supervisor).toMatchObject({ mode: 'rules', timeout_profile: 'long' });
+      expect(settings.awaiting_trust).toContainEqual(
+        expect.objectContaining({ key: 'supervisor.mode', text: 'off' }),
+      );
       expect(effective.runs.restart_mode).toBe('off');
       // The server writes nothing for a value the file holds already.
       const again = await api('/api/settings', {

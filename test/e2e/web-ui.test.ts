@@ -301,7 +301,8 @@ describe('agentbox ui in Chromium', () => {
     // A command is shown, never edited here (the server refuses it: see test/e2e/web-api.test.ts).
     expect(await page.getByLabel('Verify command').getAttribute('readonly')).not.toBeNull();
     await page.getByRole('button', { name: 'Save', exact: true }).click();
-    await page.getByText('saved: it applies to the next run').waitFor();
+    // Looser than the person's rules: saved, and said to wait for `agentbox trust`.
+    await page.getByText('supervisor.mode loosens your own settings').waitFor();
     const yaml = fs.readFileSync(path.join(p.repo.dir, 'agentbox.yaml'), 'utf8');
     expect(yaml).toMatch(/^ {2}mode: off # rules$/m);
     expect(yaml).toMatch(/^ {2}verify:$/m);

@@ -4,8 +4,9 @@ import { describe, expect, it } from 'vitest';
 import { buildClaudeArgs, buildInteractiveArgs } from '../../src/claude/args.js';
 import { init } from '../../src/commands/init.js';
 import { trust } from '../../src/commands/trust.js';
-import { loadConfig } from '../../src/config/load.js';
-import { withoutTrustKeys } from '../../src/config/trust-keys.js';
+import { loadConfig, type PersonConfig } from '../../src/config/load.js';
+import { applyProject } from '../../src/config/precedence.js';
+import { DEFAULT_CONFIG } from '../../src/config/schema.js';
 import { memoryIo } from '../../src/context.js';
 import { inertSettings } from '../../src/doctor/probe-copy.js';
 import { withRepoGuard } from '../../src/endpoint/settings.js';
@@ -17,16 +18,22 @@ import { gitRepo, tempDir } from '../helpers/git-repo.js';
 const Y = 'agentbox.yaml';
 const S = '.claude/settings.json';
 
+/** A person who set nothing: the defaults are their settings. */
+const DEFAULTS: PersonConfig = { config: DEFAULT_CONFIG, file: undefined, source: undefined };
+
 describe('configEntries: the keys of agentbox.yaml that need trust', () => {
   it.each([
     [{}, []],
     [{ runs: { notify: 'curl x' } }, [{ file: Y, key: 'runs.notify', text: 'curl x' }]],
-    [{ runs: { setup: 'npm ci', verify: 'npm test' } }, ['runs.setup', 'runs.verify']],
-    [{ sandbox: { mode: 'off' } }, [{ file: Y, key: 'sandbox.mode', text: 'off' }]],
+    [{ runs: { setup: 'npm ci', verify: 'npm test' } }, ['runs.verify', 'runs.setup']],
+    [
+      { sandbox: { mode: 'off' } },
+      [{ file: Y, key: 'sandbox.mode', text: 'off', instead: 'default: required' }],
+    ],
     [{ sandbox: { mode: 'required' } }, []],
     [
       { sandbox: { allowed_domains: ['evil.test'] } },
-      [{ file: Y, key: 'sandbox.allowed_domains', text: '["evil.test"]' }],
+      [{ file: Y, key: 'sandbox.allowed_domains', text: '["evil.test"]', instead: 'default: []' }],
     ],
     [
       { runs: { setup_domains: ['a.test'], env_pass: ['AWS_SECRET'] } },
@@ -35,24 +42,32 @@ describe('configEntries: the keys of agentbox.yaml that need trust', () => {
     [{ claude: { bin: './evil' }, supervisor: { bin: './evil2' } }, ['claude.bin', 'supervisor.bin']],
     [
       { runs: { fix_allowed_tools: ['WebFetch'], worktree_dir: '/tmp/x' } },
-      ['runs.fix_allowed_tools', 'runs.worktree_dir'],
+      ['runs.worktree_dir', 'runs.fix_allowed_tools'],
     ],
     // Narrowing or harmless: a cloned repository may set them.
     [{ sandbox: { deny_read: ['~/x'] }, runs: { timeout: '5m', notify: null }, claude: { model: 'x' } }, []],
+    // Looser than the defaults the person kept: trust keys too (test/unit/config-rules.test.ts walks every key).
+    [
+      { supervisor: { max_iterations: 500 }, runs: { timeout: '2h' } },
+      [
+        { file: Y, key: 'supervisor.max_iterations', text: '500', instead: 'default: 50' },
+        { file: Y, key: 'runs.timeout', text: '2h', instead: 'default: 30m' },
+      ],
+    ],
   ] as [Record<string, unknown>, unknown[]][])('%j → %j', (file, expected) => {
-    const found = configEntries(Y, file as never);
+    const found = configEntries(Y, file as never, DEFAULTS);
     if (expected.every((e) => typeof e === 'string')) expect(found.map((e) => e.key)).toEqual(expected);
     else expect(found).toEqual(expected);
   });
 
   it('an untrusted file keeps everything else', () => {
-    expect(
-      withoutTrustKeys({
-        runs: { notify: 'x', timeout: '5m' },
-        sandbox: { mode: 'off', deny_read: ['~/a'] },
-      }),
-    ).toEqual({ runs: { timeout: '5m' }, sandbox: { deny_read: ['~/a'] } });
-    expect(withoutTrustKeys({ sandbox: { mode: 'required' } })).toEqual({ sandbox: { mode: 'required' } });
+    const config = applyProject(
+      DEFAULT_CONFIG,
+      { runs: { notify: 'x', timeout: '5m' }, sandbox: { mode: 'off', deny_read: ['~/a'] } },
+      false,
+    );
+    expect(config.runs).toMatchObject({ notify: null, timeout: '5m' });
+    expect(config.sandbox).toEqual({ mode: 'required', allowed_domains: [], deny_read: ['~/a'] });
   });
 });
 
@@ -148,6 +163,10 @@ describe('entryLine: a repository text on the terminal', () => {
     expect(entryLine(hostile, true)).toContain('; curl evil');
     const c1 = entryLine({ file: S, key: 'env', text: 'a\u009b2Jb\u202ec\u200bd' });
     expect(c1).toBe('  .claude/settings.json  env: a\\u009b2Jb\\u202ec\\u200bd');
+    // Quotes hide nothing and are shown as they are; a backslash is doubled, so no escape shown is the repository's.
+    expect(entryLine({ file: Y, key: 'runs.env_pass', text: '["A","B\\u001b"]\n' })).toBe(
+      '  agentbox.yaml  runs.env_pass: ["A","B\\\\u001b"]\\n',
+    );
   });
 });
 

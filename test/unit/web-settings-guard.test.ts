@@ -50,13 +50,17 @@ describe('PUT /api/settings (writeSettings)', () => {
     expect(fs.existsSync(path.join(home, '.config'))).toBe(false);
   });
 
-  it('writes a setting that only narrows a run', async () => {
-    const result = await writeSettings(
-      repo.dir,
-      { HOME: home },
-      { scope: 'project', supervisor: { mode: 'off' } },
-    );
-    expect(result.changed).toEqual(['supervisor.mode']);
+  it('writes a setting that runs nothing; a project value looser than yours is said to wait for trust', async () => {
+    const env = { HOME: home, XDG_STATE_HOME: path.join(home, 'state') };
+    const looser = await writeSettings(repo.dir, env, { scope: 'project', supervisor: { mode: 'off' } });
+    expect(looser).toMatchObject({ changed: ['supervisor.mode'], awaiting_trust: ['supervisor.mode'] });
     expect(fs.readFileSync(path.join(repo.dir, 'agentbox.yaml'), 'utf8')).toContain('mode: off');
+    const stricter = await writeSettings(repo.dir, env, {
+      scope: 'project',
+      supervisor: { max_iterations: 10 },
+    });
+    expect(stricter).toMatchObject({ changed: ['supervisor.max_iterations'], awaiting_trust: [] });
+    const own = await writeSettings(repo.dir, env, { scope: 'global', supervisor: { mode: 'off' } });
+    expect(own).toMatchObject({ changed: ['supervisor.mode'], awaiting_trust: [] });
   });
 });
