@@ -218,6 +218,8 @@ describe('text an agent wrote, through every command that prints it (in-process,
     expect(r.out.length, what).toBeGreaterThan(0);
     expectInert(r.out, what);
     expectInert(r.err, `${what} (stderr)`);
+    // The agent's Write names the file as it is (watch, the transcript).
+    if (what === 'watch' || what === 'show --transcript') expect(r.out).toContain(`"${NAME_SHOWN}"`);
     if (what === 'show') {
       expect(r.out).toContain('REPORT-START');
       expect(r.out).toContain('"artifacts/notes\\x1b]0;PWNED-TITLE\\x07.md"');
