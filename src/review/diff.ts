@@ -140,14 +140,10 @@ export async function runDiff(ctx: CommandContext, root: string, input: DiffInpu
   checkDiffOptions(options);
   const mark = marks.length > 0 ? marks.join('\n') : null;
   const listed = options.stat || options.nameOnly;
-  if (!ctx.io.isTTY && options.color !== 'always') {
-    const args = diffArgs(input.from, input.to, options);
-    ctx.io.out(await captured(ctx, root, input, args));
-    if (mark && listed) ctx.io.out(`${mark}\n`);
-    else if (mark) ctx.io.err(`${mark}\n`);
-    return;
-  }
-  const text = await diffText(ctx, root, input);
+  const forTerminal = ctx.io.isTTY || options.color === 'always';
+  const text = forTerminal
+    ? await diffText(ctx, root, input)
+    : await captured(ctx, root, input, diffArgs(input.from, input.to, options));
   if (!ctx.io.isTTY) {
     ctx.io.out(text);
     if (mark && listed) ctx.io.out(`${mark}\n`);
