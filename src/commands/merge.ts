@@ -13,10 +13,11 @@ import { type NotPassing, notPassingLine } from '../gate/merge-gate.js';
 import { type SensitiveChange, sensitiveLines } from '../git/sensitive.js';
 import { EventLog } from '../ledger/events.js';
 import type { RunDetails } from '../ledger/index.js';
+import { nestedLines } from '../present/nested.js';
 import { mergeMessage } from '../present/result-message.js';
 import { showDiff } from '../review/diff.js';
 import { styler } from '../util/style.js';
-import { terminalLine, terminalText } from '../util/terminal-text.js';
+import { terminalExact, terminalLine, terminalName } from '../util/terminal-text.js';
 import { type MergeOptions, mergeGroup, mergeTarget } from './merge-group.js';
 
 export type { MergeOptions };
@@ -67,10 +68,12 @@ async function mergeRun(
     // The run's status comes first: a person deciding on the diff must know it did not pass.
     if (plan.notPassing)
       ctx.io.out(`${s.bad(`✗ this run did not pass: ${notPassingLine(plan.notPassing)}`)}\n\n`);
+    // git's stat and summary ("create mode …") name the agent's files as they are: shown exact.
     ctx.io.out(
-      `${s.bold(run.name)}: ${terminalLine(run.meta.task.split('\n')[0] ?? '')}\n${terminalText(plan.stat).trimEnd()}\n`,
+      `${s.bold(run.name)}: ${terminalLine(run.meta.task.split('\n')[0] ?? '')}\n${terminalExact(plan.stat).trimEnd()}\n`,
     );
     if (sensitive.length > 0) ctx.io.out(`\n${sensitiveBlock(sensitive, s.warn)}`);
+    if (plan.nested.length > 0) ctx.io.out(`\n${nestedLines(plan.nested, s.warn).join('\n')}\n`);
   }
   if (!options.yes && !(await confirmed(ctx, plan))) {
     ctx.io.out('Nothing changed.\n');
@@ -134,7 +137,7 @@ export function printMerged(
   );
   if (done.commit && done.hooksRan === false)
     ctx.io.out(
-      `  git hooks were not run for this commit: the patch changes ${done.hookFiles.map(terminalLine).join(', ')}\n`,
+      `  git hooks were not run for this commit: the patch changes ${done.hookFiles.map(terminalName).join(', ')}\n`,
     );
   ctx.io.out(`  next: ${mergedNext(Boolean(done.commit), run.meta.run_id)}\n`);
 }

@@ -9,6 +9,7 @@ import { carryOut } from '../recover/recover.js';
 import { loadRunContext, type RunContext } from '../run/begin/context.js';
 import { continueSession } from '../run/continue.js';
 import { resumeBlocker } from '../run/resume.js';
+import { terminalLine } from '../util/terminal-text.js';
 
 export interface ResumeOptions {
   readonly force?: boolean;
@@ -44,7 +45,7 @@ export async function resume(
     ...(more === undefined ? {} : { more }),
   };
   if (replay) {
-    if (!options.json) ctx.io.out(`${name} cannot be resumed as it is: ${replay.reason}\n`);
+    if (!options.json) ctx.io.out(`${name} cannot be resumed as it is: ${terminalLine(replay.reason)}\n`);
     return carryOut(ctx, rc, name, replay, rest);
   }
   return continueSession(ctx, rc, name, {

@@ -1,8 +1,8 @@
 import type { CommandContext } from '../context.js';
+import { gitPager, type LineSink, pagerSink } from '../git/pager.js';
 import { openRun } from '../run/open.js';
 import { START } from '../transcript/cursor.js';
 import { liveTranscript } from '../transcript/live.js';
-import { gitPager, type LineSink, pagerSink } from '../transcript/pager.js';
 import { transcriptEntries } from '../transcript/read.js';
 import { entryJson, entryLine } from '../transcript/render.js';
 import { styler } from '../util/style.js';

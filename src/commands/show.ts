@@ -21,13 +21,14 @@ import {
   runIdOf,
   type Spend,
 } from '../ledger/index.js';
+import { nestedLines } from '../present/nested.js';
 import { nextAction } from '../present/next-step.js';
 import { toolErrorsNote } from '../present/tool-errors.js';
 import { type Refusal, refusalsOf, sandboxOffOf } from '../review/events.js';
-import { type NestedRecord, nestedLines, nestedOfEvents } from '../run/end/finalize-nested.js';
+import { type NestedRecord, nestedOfEvents } from '../run/end/finalize-nested.js';
 import { thousands } from '../util/number.js';
 import { type Styler, styler } from '../util/style.js';
-import { terminalLine, terminalText } from '../util/terminal-text.js';
+import { terminalLine, terminalName, terminalText } from '../util/terminal-text.js';
 import { colourStatus } from './status.js';
 
 export { refusalsOf, sandboxOffOf } from '../review/events.js';
@@ -165,7 +166,7 @@ function findingLines(
     for (const r of refusals)
       out.push(`  ${clean(r.by).padEnd(8)}  ${clean(r.tool).padEnd(6)}  ${clean(r.what).slice(0, 100)}`);
   }
-  out.push(...nestedLines(nested, style.warn));
+  if (nested.length > 0) out.push('', ...nestedLines(nested, style.warn));
   if (inspection.refused.length > 0) {
     out.push('', style.bad('refused changes — agentbox merge will not apply this patch'));
     out.push(...sensitiveLines(inspection.refused).map(clean));
@@ -233,8 +234,11 @@ export function renderRunDetails(
   }
   lines.push('', 'files');
   if (files.length === 0) lines.push(style.dim('  (no artifacts yet)'));
-  const width = Math.max(0, ...files.map((f) => f.path.length));
-  for (const f of files) lines.push(`  ${f.path.padEnd(width)}  ${formatBytes(f.bytes).padStart(9)}`);
+  // An artifact's name is the agent's (.agentbox-run/ in its worktree): shown escaped.
+  const names = files.map((f) => terminalName(f.path));
+  const width = Math.max(0, ...names.map((n) => n.length));
+  for (const [i, f] of files.entries())
+    lines.push(`  ${names[i]!.padEnd(width)}  ${formatBytes(f.bytes).padStart(9)}`);
   lines.push(...findingLines(style, inspection, refusals, report, nested));
   lines.push('', 'paths');
   field('run folder', run.dir);

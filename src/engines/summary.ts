@@ -1,6 +1,7 @@
 import { formatUsd } from '../budget/format.js';
 import { runCost } from '../ledger/index-log.js';
 import type { RunDetails } from '../ledger/read.js';
+import { terminalText } from '../util/terminal-text.js';
 
 /** How much of report.md a comment quotes: GitHub caps a comment at 65,536 characters. */
 const EXCERPT_LINES = 60;
@@ -18,9 +19,12 @@ export interface SummaryInput {
 
 /**
  * Text a model or an issue wrote, quoted so that it stays text: inside a fence longer than any
- * run of backticks in it, where a platform renders no mention, link, image or HTML.
+ * run of backticks in it, where a platform renders no mention, link, image or HTML; and made safe
+ * for a terminal (src/util/terminal-text.ts): `agentbox ci summary` prints it, to a job log that
+ * renders escape sequences or to a person's terminal. Pure.
  */
-export function fenced(text: string): string {
+export function fenced(raw: string): string {
+  const text = terminalText(raw);
   const longest = Math.max(2, ...[...text.matchAll(/`+/g)].map((m) => m[0].length));
   const fence = '`'.repeat(longest + 1);
   return `${fence}text\n${text.trimEnd()}\n${fence}\n`;

@@ -9,6 +9,8 @@ import { EventLog } from '../ledger/events.js';
 import { openLedger, type RunDetails, updateState } from '../ledger/index.js';
 import { mergeMessage } from '../present/result-message.js';
 import { isAlive } from '../process/reap.js';
+import { type NestedRecord, nestedOfEvents } from '../run/end/finalize-nested.js';
+import { terminalExact, terminalName } from '../util/terminal-text.js';
 import { type NotPassing, notPassing, notPassingLine } from './merge-gate.js';
 
 /*
@@ -27,6 +29,8 @@ export interface MergePlan {
   readonly sensitive: readonly SensitiveChange[];
   /** The run did not end REVIEW with its checks passing: shown first; `--yes` needs `--force`. */
   readonly notPassing: NotPassing | null;
+  /** Nested repositories the run's end left out of the patch: named before the person decides. */
+  readonly nested: readonly NestedRecord[];
 }
 
 export interface MergeResult {
@@ -58,7 +62,8 @@ export async function prepareMerge(root: string, run: RunDetails): Promise<Merge
     const edited = await locallyChanged(root, check.conflicts);
     throw new AgentboxError(
       'MERGE_CONFLICT',
-      `the changes of ${name} do not apply to ${root}: conflicts in ${check.conflicts.join(', ') || '(see below)'}\n${check.message.trim()}`,
+      // git names the agent's files as they are: shown escaped, never stripped (docs/security.md).
+      `the changes of ${name} do not apply to ${root}: conflicts in ${check.conflicts.map(terminalName).join(', ') || '(see below)'}\n${terminalExact(check.message.trim())}`,
       { hint: conflictHint(run.meta.run_id, patch, edited) },
     );
   }
@@ -72,7 +77,16 @@ export async function prepareMerge(root: string, run: RunDetails): Promise<Merge
       },
     );
   }
-  return { root, run, patch, stat, sensitive, notPassing: notPassing(run, new EventLog(run.dir).read()) };
+  const events = new EventLog(run.dir).read();
+  return {
+    root,
+    run,
+    patch,
+    stat,
+    sensitive,
+    notPassing: notPassing(run, events),
+    nested: nestedOfEvents(events),
+  };
 }
 
 /** The checks before anything else: a fix run, ended, not merged or discarded, with a patch. */
@@ -225,7 +239,7 @@ export function conflictHint(runId: string, patch: string, edited: readonly stri
   const byHand = `or merge by hand (git apply --3way ${patch}, resolve the conflict markers), then: agentbox merge ${runId} --mark-merged`;
   if (edited.length > 0) {
     return (
-      `nothing was changed. You have uncommitted changes in ${edited.join(', ')}: commit them, or stash them ` +
+      `nothing was changed. You have uncommitted changes in ${edited.map(terminalName).join(', ')}: commit them, or stash them ` +
       `(git stash), run agentbox merge ${runId} again, then git stash pop; ${byHand}`
     );
   }

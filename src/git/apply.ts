@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { AgentboxError, fsError } from '../errors.js';
+import { terminalName } from '../util/terminal-text.js';
 import { GitError, type GitResult, runGit, git as runGitText } from './exec.js';
 import { patchPaths } from './patch.js';
 import { type Inspection, inspectPatch } from './sensitive.js';
@@ -30,7 +31,8 @@ export async function checkPatch(repoRoot: string, patchFile: string): Promise<C
   if (patch.length === 0) return { ok: true, files: [] };
   const result = await runGit([...APPLY, '--check', '--', file], { cwd: repoRoot });
   if (result.exitCode === 0) return { ok: true, files: patchPaths(patch) };
-  return { ok: false, conflicts: parseApplyErrors(result.stderr), message: result.stderr.trim() };
+  const conflicts = realNames(parseApplyErrors(result.stderr), patchPaths(patch));
+  return { ok: false, conflicts, message: result.stderr.trim() };
 }
 
 /**
@@ -45,11 +47,11 @@ export async function applyPatch(repoRoot: string, patchFile: string): Promise<{
   const args = [...APPLY, '--', file];
   const result = await runGit(args, { cwd: repoRoot });
   if (result.exitCode === 0) return { files: patchPaths(patch) };
-  const conflicts = parseApplyErrors(result.stderr);
+  const conflicts = realNames(parseApplyErrors(result.stderr), patchPaths(patch));
   if (conflicts.length === 0) throw unreadable(repoRoot, args, result);
   throw new AgentboxError(
     'MERGE_CONFLICT',
-    `the patch does not apply to ${repoRoot}: conflicts in ${conflicts.join(', ')}`,
+    `the patch does not apply to ${repoRoot}: conflicts in ${conflicts.map(terminalName).join(', ')}`,
     {
       hint:
         `nothing was changed. Those files changed here since the run started; merge by hand with ` +
@@ -88,6 +90,22 @@ export function parseApplyErrors(stderr: string): string[] {
   }
   return [...out];
 }
+
+/**
+ * The patch's own names for the files git's messages name: git writes each control character of
+ * a name as `?` in a message, so the name it prints is not the file's. A name that stands for
+ * exactly one of the patch's paths is that path; any other stays as git wrote it. Pure.
+ */
+export function realNames(named: readonly string[], paths: readonly string[]): string[] {
+  return named.map((name) => {
+    if (!name.includes('?')) return name;
+    const pattern = new RegExp(`^${name.split('?').map(escapeRegExp).join('[\\x00-\\x1f\\x7f?]')}$`);
+    const found = paths.filter((p) => pattern.test(p));
+    return found.length === 1 ? found[0]! : name;
+  });
+}
+
+const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 /**
  * Commits exactly `files` as they are in the working tree (new, changed and deleted ones, both

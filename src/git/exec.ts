@@ -36,6 +36,8 @@ export interface GitCall {
    * every other call runs none (src/git/inert.ts).
    */
   readonly personHooks?: boolean;
+  /** The person's pager settings are read (`git var GIT_PAGER` for `agentbox diff`); else `cat`. */
+  readonly personPager?: boolean;
 }
 
 export interface GitResult {
@@ -156,28 +158,13 @@ function spawnGit(
   });
 }
 
-/**
- * Runs git on the person's terminal (stdin, stdout and stderr its own: `agentbox diff` through
- * their pager and colours), inert as every call but for the pager; resolves to git's exit code.
- */
-export function gitOnTerminal(args: readonly string[], call: GitCall): Promise<number> {
-  return new Promise((resolve) => {
-    const env = { ...(call.env ?? process.env), ...call.vars };
-    const child = spawn('git', args, {
-      cwd: call.cwd,
-      stdio: 'inherit',
-      env: inertEnv(env, { personPager: true }),
-    });
-    own(child);
-    child.once('error', () => resolve(-1));
-    child.once('close', (code) => resolve(code ?? -1));
-  });
-}
-
 const running = new Set<ChildProcess>();
 
-/** A git still running when agentbox exits is ended with it (as execa's cleanup did): children are owned. */
-function own(child: ChildProcess): void {
+/**
+ * A git still running when agentbox exits is ended with it (as execa's cleanup did): children are
+ * owned. The pager git names (pager.ts) is owned the same way.
+ */
+export function own(child: ChildProcess): void {
   if (running.size === 0) process.once('exit', endRunning);
   running.add(child);
   child.once('close', () => {
@@ -197,5 +184,5 @@ function endRunning(): void {
  */
 function gitEnv(call: GitCall): NodeJS.ProcessEnv {
   const env = { ...(call.env ?? process.env), ...call.vars, ...(call.keepLocale ? {} : C_LOCALE) };
-  return inertEnv(env, { personHooks: call.personHooks === true });
+  return inertEnv(env, { personHooks: call.personHooks === true, personPager: call.personPager === true });
 }

@@ -1,4 +1,5 @@
 import path from 'node:path';
+import { terminalExact, terminalName } from '../util/terminal-text.js';
 import { type Entry, EXECUTABLE, GITLINK, LINK, parseEntries } from './patch-entries.js';
 
 const GITLINK_DETAIL = 'a submodule commit (mode 160000): merge does not apply it';
@@ -251,18 +252,15 @@ function relativeHooksPath(hooksPath: string | null, repoRoot: string): string |
 
 /**
  * One aligned line per change (`  path  kind  detail`), for a terminal or an error message. Names
- * come from the agent: control characters are shown escaped, never sent to the terminal. Pure.
+ * come from the agent: shown as they are, escaped (src/util/terminal-text.ts), never sent to the
+ * terminal as controls nor stripped of them. Pure.
  */
 export function sensitiveLines(changes: readonly SensitiveChange[]): string[] {
-  const rows = changes.map((c) => [visible(c.path), c.kind, visible(c.detail)] as const);
+  const rows = changes.map((c) => [terminalName(c.path), c.kind, exactLine(c.detail)] as const);
   const pathWidth = Math.max(0, ...rows.map(([p]) => p.length));
   const kindWidth = Math.max(0, ...rows.map(([, k]) => k.length));
   return rows.map(([p, k, d]) => `  ${p.padEnd(pathWidth)}  ${k.padEnd(kindWidth)}  ${d}`);
 }
 
-function visible(text: string): string {
-  return text.replace(
-    /[\u0000-\u001f\u007f-\u009f]/g,
-    (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`,
-  );
-}
+/** A detail (it quotes names: a rename's other side, a link's target) exact, on one line. */
+const exactLine = (text: string) => terminalExact(text).replace(/\n/g, '\\n').replace(/\t/g, '\\t');

@@ -5,7 +5,7 @@ import type { Ledger } from '../ledger/paths.js';
 import { readState } from '../ledger/state.js';
 import type { RunState } from '../ledger/types.js';
 import type { Finalized } from '../run/end/finalize.js';
-import { terminalText } from '../util/terminal-text.js';
+import { terminalName, terminalText } from '../util/terminal-text.js';
 import type { GroupDetails } from './store.js';
 import type { GroupHalt } from './types.js';
 
@@ -21,7 +21,11 @@ export function verdict(state: RunState | null): string {
 export function attemptEndLine(k: number, n: number, done: Finalized, state: RunState | null): string {
   const cost = runCost(state?.usage);
   const why = done.failure ? ` (${done.failure.kind}): ${terminalText(done.failure.message)}` : '';
-  return `attempt ${k}/${n} ended: ${done.name} — ${done.status}${why} · ${verdict(state)}${cost === null ? '' : ` · ${formatUsd(cost)}`}\n`;
+  // What is not in the patch is said where the attempt's end is.
+  const nested = done.nested?.length
+    ? ` · left out of the patch: nested repositories ${done.nested.map((r) => terminalName(`${r.path}/`)).join(', ')}`
+    : '';
+  return `attempt ${k}/${n} ended: ${done.name} — ${done.status}${why} · ${verdict(state)}${cost === null ? '' : ` · ${formatUsd(cost)}`}${nested}\n`;
 }
 
 export function groupEndLines(ledger: Ledger, group: GroupDetails, halted: GroupHalt | null): string {

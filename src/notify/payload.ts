@@ -1,5 +1,6 @@
 import { runIdOf } from '../ledger/names.js';
 import type { RunState, RunType } from '../ledger/types.js';
+import { terminalLine } from '../util/terminal-text.js';
 
 /** What `runs.notify` gets on its standard input, one JSON object. Field names are stable. */
 export interface NotifyPayload {
@@ -72,8 +73,9 @@ function showsOsc99(env: Readonly<Record<string, string | undefined>>): boolean 
  * Pure; the caller writes it only to a terminal, never into a pipe.
  */
 export function terminalAlert(text: string, env: Readonly<Record<string, string | undefined>>): string {
-  // Control characters in the text would end the sequence early: one line, printable only.
-  const clean = text.replace(/[\u0000-\u001f\u007f-\u009f]+/g, ' ').slice(0, 200);
+  // Control characters in the text would end the sequence early, a bidi override would reorder
+  // the notification: one line, through the one sanitiser (src/util/terminal-text.ts).
+  const clean = terminalLine(text).slice(0, 200);
   if (showsOsc99(env)) return `\u001b]99;;${clean}\u001b\\\u0007`;
   const osc9 = OSC9_TERMINALS.has(env.TERM_PROGRAM ?? '') ? `\u001b]9;${clean}\u0007` : '';
   return `${osc9}\u0007`;

@@ -1,6 +1,6 @@
 import { formatDuration } from '../config/duration.js';
 import type { Io } from '../context.js';
-import { terminalLine } from '../util/terminal-text.js';
+import { terminalLine, terminalName } from '../util/terminal-text.js';
 
 /** What a run is doing, as the executor reports it on every stream line. */
 export interface Progress {
@@ -60,7 +60,8 @@ export function toolTarget(input: unknown): string | null {
   for (const key of TARGET_KEYS) {
     const v = (input as Record<string, unknown>)[key];
     if (typeof v === 'string' && v.trim() !== '') {
-      const line = terminalLine(v.replace(/\s+/g, ' ').trim());
+      // A file is named as it is (escaped, never stripped); a command or pattern is prose.
+      const line = PATH_KEYS.has(key) ? terminalName(v) : terminalLine(v.replace(/\s+/g, ' ').trim());
       if (line.length <= 60) return line;
       // A path is told by its end, a command by its start.
       return PATH_KEYS.has(key) ? `…${line.slice(-59)}` : `${line.slice(0, 59)}…`;

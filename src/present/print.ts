@@ -6,7 +6,8 @@ import { runIdOf } from '../ledger/names.js';
 import type { Failure, RunStatus } from '../ledger/types.js';
 import type { Denial } from '../supervisor/hooks.js';
 import { styler } from '../util/style.js';
-import { terminalLine, terminalText } from '../util/terminal-text.js';
+import { terminalExact, terminalLine, terminalName, terminalText } from '../util/terminal-text.js';
+import { type NestedShown, nestedLines } from './nested.js';
 import { nextStep } from './next-step.js';
 
 export { liveLine, liveReporter } from './live.js';
@@ -35,6 +36,8 @@ export interface RunEnd {
   readonly denials: readonly Denial[];
   readonly durationMs: number;
   readonly resultCommit: string | null;
+  /** Nested repositories left out of the patch: a person deciding on it must know. */
+  readonly nested?: readonly NestedShown[];
 }
 
 export function printSummary(io: Io, runDir: string, root: string, done: RunEnd, json: boolean): void {
@@ -50,6 +53,7 @@ export function printSummary(io: Io, runDir: string, root: string, done: RunEnd,
           files: done.files,
           changes: done.changes?.files ?? [],
           commit: done.resultCommit,
+          nested: done.nested ?? [],
           tool_calls: done.toolCalls,
           failed_tool_calls: done.toolErrors?.count ?? 0,
           last_tool_error: done.toolErrors?.last ?? null,
@@ -84,10 +88,17 @@ export function printSummary(io: Io, runDir: string, root: string, done: RunEnd,
     io.out('\n');
   }
   const changed = done.changes?.files.length ?? 0;
+  // git's diffstat names the agent's files as they are: shown exact, never stripped.
   if (changed > 0)
-    io.out(`  ${changed} file(s) changed → changes.patch\n${indent(terminalText(done.changes?.stat ?? ''))}`);
+    io.out(
+      `  ${changed} file(s) changed → changes.patch\n${indent(terminalExact(done.changes?.stat ?? ''))}`,
+    );
+  const nested = nestedLines(done.nested ?? [], s.warn);
+  if (nested.length > 0) io.out(`${nested.map((l) => `  ${l}\n`).join('')}`);
   const rel = path.relative(root, runDir);
-  for (const file of done.files) io.out(`  ${s.dim(file.padEnd(13))} ${path.join(rel, file)}\n`);
+  // An artifact's name is the agent's (.agentbox-run/ in its worktree): shown escaped.
+  for (const file of done.files)
+    io.out(`  ${s.dim(terminalName(file).padEnd(13))} ${terminalName(path.join(rel, file))}\n`);
   if (done.resultCommit)
     io.out(`  ${s.dim('commit'.padEnd(13))} ${done.resultCommit.slice(0, 12)} on agentbox/${done.name}\n`);
   io.out(`  ${s.dim('next'.padEnd(13))} ${next}\n`);

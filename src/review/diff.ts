@@ -2,9 +2,11 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { CommandContext } from '../context.js';
 import { AgentboxError } from '../errors.js';
-import { GitError, gitOnTerminal, runGit } from '../git/exec.js';
+import { GitError, runGit } from '../git/exec.js';
+import { gitPager, pagerSink } from '../git/pager.js';
 import { hasCommit, resultTree } from '../git/result-commit.js';
 import type { RunDetails } from '../ledger/index.js';
+import { diffForTerminal } from './diff-text.js';
 import { type LiveChanges, liveChanges } from './live.js';
 
 export interface DiffOptions {
@@ -25,9 +27,29 @@ const COLOR_WHEN = ['auto', 'always', 'never'] as const;
 /**
  * The `git diff` arguments that show a run's change: from its start commit to its result. Pure.
  * The pins keep what a user's config could change about *what* is shown (prefixes, rename
- * detection) as merge sees it; colours, the pager and diff drivers stay the person's own.
+ * detection) as merge sees it; colours and diff drivers stay the person's own. Never paged by git:
+ * the pager is given text agentbox made safe (runDiff).
  */
-export function diffArgs(from: string, to: string, options: DiffOptions, paged: boolean): string[] {
+export function diffArgs(from: string, to: string, options: DiffOptions): string[] {
+  checkDiffOptions(options);
+  return [
+    '--no-pager',
+    '-c',
+    'core.quotePath=false',
+    'diff',
+    `--color=${options.color ?? 'auto'}`,
+    '--src-prefix=a/',
+    '--dst-prefix=b/',
+    '--find-renames',
+    ...(options.stat ? ['--stat'] : options.nameOnly ? ['--name-only'] : []),
+    from,
+    to,
+    '--',
+  ];
+}
+
+/** Options that do not go together, or a colour git does not know, as a usage error. Pure. */
+function checkDiffOptions(options: DiffOptions): void {
   const when = options.color ?? 'auto';
   if (!(COLOR_WHEN as readonly string[]).includes(when)) {
     throw new AgentboxError('USAGE', `--color takes auto, always or never, not "${when}"`, {
@@ -39,20 +61,6 @@ export function diffArgs(from: string, to: string, options: DiffOptions, paged: 
       hint: 'pass one of them, or neither for the whole diff',
     });
   }
-  return [
-    ...(paged ? ['--paginate'] : ['--no-pager']),
-    '-c',
-    'core.quotePath=false',
-    'diff',
-    `--color=${when}`,
-    '--src-prefix=a/',
-    '--dst-prefix=b/',
-    '--find-renames',
-    ...(options.stat ? ['--stat'] : options.nameOnly ? ['--name-only'] : []),
-    from,
-    to,
-    '--',
-  ];
 }
 
 /** What the run's change is in git: its result commit, or a tree built from changes.patch. */
@@ -81,8 +89,9 @@ export function inProgressLine(run: RunDetails, live: Pick<LiveChanges, 'base' |
 }
 
 /**
- * Shows a run's change with git: through the person's pager and colours when the output is a
- * terminal (git's own rules: core.pager, GIT_PAGER, PAGER, color.diff), plain when piped. An
+ * Shows a run's change with git: made safe for a terminal and through the person's pager and
+ * colours when the output is one (git's own choice of pager and colour: GIT_PAGER, core.pager,
+ * PAGER, color.diff, color.ui), the patch as it is when piped (runDiff). An
  * ACTIVE fix run shows its worktree's changes so far (src/review/live.ts), marked in progress: a
  * header line on a terminal, a last line with --stat or --name-only, on stderr when a plain patch
  * is piped (it stays a patch), `in_progress` in --json.
@@ -119,32 +128,84 @@ export interface DiffInput {
   readonly vars?: Readonly<Record<string, string>>;
 }
 
-/** git diff `from` `to` in the main repository: paged on a terminal, else captured and printed. */
+/**
+ * git diff `from` `to` in the main repository. For a terminal — stdout is one, or colours were
+ * asked for (`--color=always`, for `less -R`) — it is text agentbox makes safe: the content shown
+ * exact with only git's own colours passing (diff-text.ts), then through the person's pager unless
+ * `--no-pager`, whatever that pager passes through. Piped without colours it is the patch byte for
+ * byte, so it still applies.
+ */
 export async function runDiff(ctx: CommandContext, root: string, input: DiffInput): Promise<void> {
-  const { options, from, to, marks } = input;
-  const paged = ctx.io.isTTY && options.pager !== false;
-  const args = diffArgs(from, to, options, paged);
+  const { options, marks } = input;
+  checkDiffOptions(options);
+  const mark = marks.length > 0 ? marks.join('\n') : null;
+  const listed = options.stat || options.nameOnly;
+  const forTerminal = ctx.io.isTTY || options.color === 'always';
+  const text = forTerminal
+    ? await diffText(ctx, root, input)
+    : await captured(ctx, root, input, diffArgs(input.from, input.to, options));
+  if (!ctx.io.isTTY) {
+    ctx.io.out(text);
+    if (mark && listed) ctx.io.out(`${mark}\n`);
+    else if (mark) ctx.io.err(`${mark}\n`);
+    return;
+  }
+  if (mark) ctx.io.out(`${mark}\n`);
+  const pager = options.pager === false ? null : await gitPager(root, ctx.env);
+  if (pager === null) return ctx.io.out(text);
+  // Ctrl-C in the pager is the pager's (less takes it to stop a search): agentbox waits for it to
+  // end, as git does, rather than dying under it.
+  const unsubscribe = ctx.onInterrupt?.(() => {});
+  try {
+    const sink = pagerSink(pager, ctx.env);
+    await sink.write(text);
+    await sink.close();
+  } finally {
+    unsubscribe?.();
+  }
+}
+
+/** The diff for a terminal: git's coloured and plain diffs, walked together (diff-text.ts). */
+async function diffText(ctx: CommandContext, root: string, input: DiffInput): Promise<string> {
+  const { options, from, to } = input;
+  const colour = await wantsColour(root, ctx, options.color ?? 'auto');
+  // git sizes a --stat to the terminal when it writes to one; captured, it reads COLUMNS.
+  const columns: Record<string, string> =
+    ctx.io.isTTY && ctx.io.columns ? { COLUMNS: String(ctx.io.columns) } : {};
+  const sized = { ...input, vars: { ...input.vars, ...columns } };
+  const [plain, coloured] = await Promise.all([
+    captured(ctx, root, sized, diffArgs(from, to, { ...options, color: 'never' })),
+    colour ? captured(ctx, root, sized, diffArgs(from, to, { ...options, color: 'always' })) : null,
+  ]);
+  return diffForTerminal(plain, coloured);
+}
+
+/** `--color=<when>` for a terminal, `auto` decided as git would for its own stdout (color.diff, color.ui). */
+async function wantsColour(root: string, ctx: CommandContext, when: string): Promise<boolean> {
+  if (when !== 'auto') return when === 'always';
+  const answer = await runGit(['config', '--get-colorbool', 'color.diff', String(ctx.io.isTTY)], {
+    cwd: root,
+    env: ctx.env,
+  });
+  return answer.exitCode === 0 && answer.stdout.trim() === 'true';
+}
+
+/** git's output of one diff, as it wrote it. */
+async function captured(
+  ctx: CommandContext,
+  root: string,
+  input: DiffInput,
+  args: string[],
+): Promise<string> {
   const call = {
     cwd: root,
     env: ctx.env,
     hint: 'the change is also in the run folder as changes.patch',
     ...(input.vars ? { vars: input.vars } : {}),
   };
-  const mark = marks.length > 0 ? marks.join('\n') : null;
-  const listed = options.stat || options.nameOnly;
-  if (mark && ctx.io.isTTY) ctx.io.out(`${mark}\n`);
-  if (paged) {
-    // The terminal goes to git and its pager as it is; nothing of ours sits in between. Inert as
-    // every git agentbox runs (src/git/inert.ts), the pager aside.
-    const code = await gitOnTerminal(args, call);
-    if (code !== 0) throw new GitError(args, call, { exitCode: code, stderr: '' });
-    return;
-  }
   const result = await runGit(args, { ...call, keepLocale: true, stripFinalNewline: false });
   if (result.exitCode !== 0) throw new GitError(args, call, result);
-  ctx.io.out(result.stdout);
-  if (mark && !ctx.io.isTTY && listed) ctx.io.out(`${mark}\n`);
-  else if (mark && !ctx.io.isTTY) ctx.io.err(`${mark}\n`);
+  return result.stdout;
 }
 
 /** `--json`: the change as data; a finished run's from changes.patch, an ACTIVE one's live. */

@@ -124,7 +124,7 @@ async function showBetween(
   const to = await resultCommit(root, ranked, k);
   const id = ranked.group.meta.group_id;
   if (options.json) {
-    const args = diffArgs(from, to, { ...options, color: 'never' }, false);
+    const args = diffArgs(from, to, { ...options, color: 'never' });
     const patch = await git(args, { cwd: root, env: ctx.env });
     const out = { group: ranked.group.name, attempts: [j, k], from, to, patch: patch ? `${patch}\n` : '' };
     ctx.io.out(`${JSON.stringify(out, null, 2)}\n`);

@@ -1,9 +1,16 @@
 /*
  * Text agentbox did not write — an agent's answer, a tool call's input, a task, a file name, a
- * fetched publication — made safe for a terminal. Escape sequences are removed whole (a clipboard
- * write, a link, a title, a cursor move, colours); every control character left after that is
- * shown escaped (`\x1b`, `\x9b`, `\u202e`), so nothing that reaches the terminal is an instruction
- * to it, and nothing hidden stays invisible. agentbox's own colours are added after this.
+ * file's content in a diff, a fetched publication — made safe for a terminal: the one sanitiser
+ * (docs/security.md, "Text from the agent on your terminal"). Two renderings of one rule:
+ * - prose (`terminalText`, `terminalLine`: an answer, a report, a task, a message): escape
+ *   sequences are removed whole (a clipboard write, a link, a title, a cursor move, colours);
+ * - exact (`terminalExact`, `terminalName`: git's output about the agent's files, a diff's
+ *   content, a file name, a path): nothing is removed, since a name without its sequence is
+ *   another file's name, and a reviewer must see the sequence a file holds; a name is quoted as
+ *   git quotes one, so it is told apart from every other.
+ * Either way every control character left is shown escaped (`\x1b`, `\x9b`, `\u202e`), so nothing
+ * that reaches the terminal is an instruction to it, and nothing hidden stays invisible. agentbox's
+ * own colours are added after this (git's, in a diff: src/review/diff-text.ts).
  *
  * NOTE: hand-written, not strip-ansi: strip-ansi only removes the sequences its regex (ansi-regex)
  * knows, and leaves lone controls (a bare ESC, BEL, a C1 byte, CR, a bidi override) in place; the
@@ -54,4 +61,34 @@ export function terminalText(text: string): string {
 export function terminalLine(text: string): string {
   const clean = terminalText(text);
   return /[\n\t]/.test(clean) ? clean.replace(/\n/g, '\\n').replace(/\t/g, '\\t') : clean;
+}
+
+/**
+ * Text for the terminal exactly as written: nothing removed, every control shown escaped (an
+ * escape sequence's ESC too, so `\x1b]0;title\x07` reads as what it is), lines and tabs kept. For
+ * git's output about the agent's files (a diffstat, apply's "create mode" lines, a diff's
+ * content), which names files as they are. Pure.
+ */
+export function terminalExact(text: string): string {
+  return QUICK.test(text) ? text.replace(CONTROLS, escaped) : text;
+}
+
+/** Every control of a name, line ends and tabs included. */
+const NAME_CONTROLS = /[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
+/** What makes a name quoted: a control, or a quote or backslash (which the quoted form escapes). */
+const NAME_QUOTED = /["\\\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/;
+const SHORT: Readonly<Record<string, string>> = { '\n': '\\n', '\t': '\\t', '"': '\\"', '\\': '\\\\' };
+
+/**
+ * A name on one line (a file, a path, a folder): the real one, told apart from every other. As
+ * git quotes a path (core.quotePath): a name that holds a control character, a `"` or a `\` is
+ * shown in double quotes, with those escaped (`"ev\x1b]0;t\x07il.txt"`, `"a\nb"`, `"c:\\x"`), so
+ * a quoted name is always an escaped one and a bare one is exactly as written. Pure.
+ */
+export function terminalName(text: string): string {
+  if (!NAME_QUOTED.test(text)) return text;
+  const inner = text
+    .replace(/["\\]/g, (c) => SHORT[c]!)
+    .replace(NAME_CONTROLS, (c) => SHORT[c] ?? escaped(c));
+  return `"${inner}"`;
 }

@@ -82,6 +82,17 @@ describe('agent-written nested repositories are inert (the real sandbox)', () =>
     const show = await p.agentbox(['show', name]);
     expect(show.stdout).toContain('nested repositories, never followed');
     expect(show.stdout).toMatch(/ {2}inner\/ {2}\(\.git folder\) → raw\/nested-git\//);
+    // Not only in events.jsonl (issue 37 item 7): the run's own summary and merge's, before it
+    // asks, name what is not in the patch. (Without a terminal merge then refuses to go on.)
+    for (const [what, out] of [
+      ['the summary', result.stdout],
+      ['merge', (await p.agentbox(['merge', name])).stdout],
+    ] as const) {
+      expect(out, what).toContain('nested repositories, never followed, left out of the patch (4)');
+      for (const folder of ['inner', 'linked', 'sm', 'viasym'])
+        expect(out, what).toContain(`  ${folder}/  (.git`);
+    }
+    expect(p.state(name).status).toBe('REVIEW');
 
     // The person's own git in the worktree afterwards, with no hardening at all.
     const worktree = path.resolve(root, p.state(name).worktree_path);

@@ -76,8 +76,12 @@ describe('text an agent wrote, on the terminal', () => {
     p.server.setRules([
       {
         when: { anyText: 'TASK-HOSTILE-FIX', turn: 0 },
+        // The file's content carries the sequences too: `agentbox diff` shows it (issue 37 item 5).
         reply: (r: RequestView) =>
-          tool('Write', { file_path: path.join(r.workingDirectory!, evilName), content: 'echo hi\n' }),
+          tool('Write', {
+            file_path: path.join(r.workingDirectory!, evilName),
+            content: `echo hi\n# CONTENT-START ${CLIPBOARD}${TITLE}${CURSOR}${C1} CONTENT-END\n`,
+          }),
       },
       {
         when: { anyText: 'TASK-HOSTILE-FIX', turn: 1 },
@@ -112,9 +116,28 @@ describe('text an agent wrote, on the terminal', () => {
     expect(status.out).toContain('TASK-HOSTILE-FIX');
     expectInert(status.out, 'status');
 
+    // A real terminal: `diff` on it, with --no-pager or a pager that passes bytes through (issue 37
+    // item 5): the file's sequences are text, git's colours stay.
+    for (const [what, args, pager] of [
+      ['diff --no-pager', ['diff', id, '--no-pager'], {}],
+      ['diff, PAGER=cat', ['diff', id], { PAGER: 'cat' }],
+      ['diff, GIT_PAGER="less -R"', ['diff', id], { GIT_PAGER: 'less -R', LESS: 'FRX' }],
+    ] as const) {
+      const s = startPty([...args], { cwd: p.repo.dir, env: { ...p.env, ...pager }, cols: 160 });
+      const code = await s.exited;
+      expect(code, s.output()).toBe(0);
+      expect(s.output(), what).toContain('CONTENT-START');
+      expect(s.output(), what).toContain('\\x1b]52;c;');
+      expectInert(s.output(), what);
+      expect(coloured(s.output()), `${what}: git's colours`).toBe(true);
+    }
+
     const merge = await pty(['merge', id], 'n');
     expect(merge.out).toMatch(/sensitive changes/);
-    expect(merge.out).toMatch(/create mode 100644 \.github\/workflows\/evil/);
+    // The name as it is, escaped (issue 37 item 7): not stripped of its sequences.
+    expect(merge.out).toContain(
+      'create mode 100644 .github/workflows/evil\\x1b]0;PWNED-TITLE\\x07\\x1b[2J.yml',
+    );
     expect(merge.out).toContain('Nothing changed.');
     expectInert(merge.out, 'merge summary');
     expect(p.state(name).status).toBe('REVIEW');

@@ -189,6 +189,16 @@ describe('the summary a CI job posts', () => {
     expect(md).toContain('agentbox fetch && agentbox show a1b2c3');
   });
 
+  it('what the agent wrote is text on a terminal or in a job log: no escape sequence, no bidi override', () => {
+    const md = renderSummary({
+      run: run('REVIEW', null),
+      report: 'done \u001b]52;c;ZXZpbA==\u0007\u001b[2Jhere \u202eright',
+      changedFiles: 1,
+    });
+    expect(md).toContain('```text\ndone here \\u202eright\n```');
+    expect(md).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u202a-\u202e]/);
+  });
+
   it('a long report is cut, and says so', () => {
     const report = Array.from({ length: 200 }, (_, i) => `line ${i}`).join('\n');
     const md = renderSummary({ run: run('DONE', null), report, changedFiles: 0 });

@@ -3,10 +3,33 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { applyPatch, checkPatch, commitFiles, parseApplyErrors, patchStat } from '../../src/git/apply.js';
+import {
+  applyPatch,
+  checkPatch,
+  commitFiles,
+  parseApplyErrors,
+  patchStat,
+  realNames,
+} from '../../src/git/apply.js';
 import { exportPatch } from '../../src/git/patch.js';
 import { addWorktree } from '../../src/git/worktree.js';
 import { GIT_ENV, gitRepo, snapshotTree, type TestRepo, tempDir } from '../helpers/git-repo.js';
+
+describe('realNames: git writes a control character of a name as ? in its messages', () => {
+  const paths = ['src/a.ts', 'ev\x1b]0;t\x07il.txt', 'x1.txt', 'x2.txt', 'what?.txt'];
+  it.each([
+    ['a plain name stays', 'src/a.ts', 'src/a.ts'],
+    ['the one path it stands for', 'ev?]0;t?il.txt', 'ev\x1b]0;t\x07il.txt'],
+    ['a real ? in a name', 'what?.txt', 'what?.txt'],
+    ['no path matches: as git wrote it', 'gone?.txt', 'gone?.txt'],
+  ])('%s', (_, named, expected) => {
+    expect(realNames([named], paths)).toEqual([expected]);
+  });
+
+  it('a ? that could be either of two paths stays as git wrote it', () => {
+    expect(realNames(['x?.txt'], ['x\x01.txt', 'x\x02.txt'])).toEqual(['x?.txt']);
+  });
+});
 
 describe('parseApplyErrors', () => {
   it.each<[string, string, string[]]>([

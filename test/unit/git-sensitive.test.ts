@@ -418,15 +418,15 @@ describe('resolveLink', () => {
 });
 
 describe('sensitiveLines', () => {
-  it('aligns path, kind and detail, and escapes control characters in names', () => {
+  it('aligns path, kind and detail, and shows control characters in names escaped, a name quoted', () => {
     expect(
       sensitiveLines([
         S('.github/workflows/ci.yml', 'ci', 'modified'),
-        S('x\u001b[2Ky', 'symlink', 'new symlink → a\nb'),
+        S('x\u001b[2Ky', 'symlink', 'new symlink → a\nb\u202e'),
       ]),
     ).toEqual([
       '  .github/workflows/ci.yml  ci       modified',
-      '  x\\x1b[2Ky                 symlink  new symlink → a\\x0ab',
+      '  "x\\x1b[2Ky"               symlink  new symlink → a\\nb\\u202e',
     ]);
   });
 });

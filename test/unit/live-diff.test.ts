@@ -208,20 +208,21 @@ describe('the live diff of an ACTIVE fix run', () => {
     expect(fs.readdirSync(marks).length).toBeGreaterThan(0);
   });
 
-  it('on a terminal, git runs inert but for the pager: an external diff from the environment does not run', async () => {
+  it("on a terminal, git runs inert: an external diff from the environment does not run; the pager is the person's", async () => {
     const { repo, wt, marks, run } = await activeRun();
     fs.writeFileSync(path.join(wt, 'a.txt'), 'two\n');
     const planted = {
       GIT_EXTERNAL_DIFF: `${path.join(marks, 'x.sh')}`,
       GIT_CONFIG_PARAMETERS: `'diff.external=${path.join(marks, 'x.sh')}'`,
-      GIT_PAGER: `touch ${marks}/pager; cat >/dev/null`,
+      GIT_PAGER: `cat > ${marks}/paged`,
     };
     fs.writeFileSync(path.join(marks, 'x.sh'), `#!/bin/sh\ntouch ${marks}/external\n`, { mode: 0o755 });
     const ctx = { cwd: repo.dir, env: { ...env, ...planted }, io: memoryIo({ isTTY: true }) };
     await showDiff(ctx, repo.dir, run(), {});
-    // The external diff named only in the environment does not run. (git starts the pager only on
-    // a real terminal, which a test's stdout is not.)
-    expect(fs.readdirSync(marks).sort()).toEqual(['x.sh']);
+    // The external diff named only in the environment does not run; the person's pager does, given git's diff.
+    expect(fs.readdirSync(marks).sort()).toEqual(['paged', 'x.sh']);
+    const paged = fs.readFileSync(path.join(marks, 'paged'), 'utf8');
+    expect(paged.replace(/\x1b\[[0-9;]*m/g, '')).toMatch(/-one\n.*\+two\n/s);
     expect(ctx.io.stdout).toMatch(/^in progress: /);
   });
 });

@@ -87,13 +87,18 @@ describe('notify payload and bell', () => {
 
   it('a task cannot end the OSC 99 sequence early either', () => {
     expect(terminalAlert('a\u001b\\b\u0007c', { TERM: 'xterm-kitty' })).toBe(
-      '\u001b]99;;a \\b c\u001b\\\u0007',
+      '\u001b]99;;ab\\x07c\u001b\\\u0007',
     );
   });
 
   it('a task cannot end the escape sequence early or inject another', () => {
     const alert = terminalAlert('evil\u0007\u001b]52;c;cHduZWQ=\u0007\nnext', { TERM_PROGRAM: 'iTerm.app' });
-    expect(alert).toBe('\u001b]9;evil ]52;c;cHduZWQ= next\u0007\u0007');
+    // The one sanitiser (src/util/terminal-text.ts): the clipboard write removed whole, the rest shown.
+    expect(alert).toBe('\u001b]9;evil\\x07\\nnext\u0007\u0007');
+    // A bidi override cannot reorder what the notification says.
+    expect(terminalAlert('ok \u202egnp.exe', { TERM_PROGRAM: 'iTerm.app' })).toBe(
+      '\u001b]9;ok \\u202egnp.exe\u0007\u0007',
+    );
   });
 
   it('says who waits or how it ended, on one line', () => {

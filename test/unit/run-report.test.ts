@@ -442,6 +442,7 @@ describe('printSummary', () => {
           changes: { patch: Buffer.from('x'), files: CHANGES, stat: STAT },
           denials: [{ tool: 'Edit', rule: 'airlock', reason: 'outside' }],
           toolErrors: { count: 2, last: 'Bash npm test: Error: no' },
+          nested: [{ path: 'vendor/lib', kind: 'folder', moved_to: 'raw/nested-git/1.git' }],
         }),
       ),
     ).toEqual({
@@ -458,6 +459,7 @@ describe('printSummary', () => {
       duration_ms: 12_000,
       answer: 'the answer',
       commit: null,
+      nested: [{ path: 'vendor/lib', kind: 'folder', moved_to: 'raw/nested-git/1.git' }],
       next: `agentbox diff ${ID}, then agentbox merge ${ID}`,
     });
   });

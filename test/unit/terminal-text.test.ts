@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { terminalLine, terminalText } from '../../src/util/terminal-text.js';
+import { terminalExact, terminalLine, terminalName, terminalText } from '../../src/util/terminal-text.js';
 
 const ESC = '\x1b';
 const BEL = '\x07';
@@ -74,5 +74,60 @@ describe('terminalLine', () => {
     ['escapes go too', `evil${ESC}]0;t${BEL}.ts`, 'evil.ts'],
   ])('%s', (_, input, expected) => {
     expect(terminalLine(input)).toBe(expected);
+  });
+});
+
+describe("terminalExact: git's output about the agent's files, a diff's content", () => {
+  it.each([
+    ['plain text stays', 'create mode 100644 src/a.ts\n', 'create mode 100644 src/a.ts\n'],
+    ['lines and tabs stay', '+a\n+\tb\n', '+a\n+\tb\n'],
+    [
+      'a colour in a name is shown, not removed',
+      `create mode 100644 ev${ESC}[31mil.txt`,
+      'create mode 100644 ev\\x1b[31mil.txt',
+    ],
+    ['OSC 52 is shown whole', `+${ESC}]52;c;Y3Vy${BEL}`, '+\\x1b]52;c;Y3Vy\\x07'],
+    ['title (ST)', `${ESC}]0;t${ST}`, '\\x1b]0;t\\x1b\\'],
+    ['8-bit CSI and C1 ST', '\x9b2J\x9c', '\\x9b2J\\x9c'],
+    ['CR is shown (a CRLF line says so)', 'a\r\nb\rc', 'a\\x0d\nb\\x0dc'],
+    ['bidi override and isolate', 'x\u202ey\u2066z', 'x\\u202ey\\u2066z'],
+    ['DEL', 'a\x7f', 'a\\x7f'],
+    ['unicode stays', 'café — ✓ 日本', 'café — ✓ 日本'],
+  ])('%s', (_, input, expected) => {
+    expect(terminalExact(input)).toBe(expected);
+  });
+});
+
+describe('terminalName: a file name or a path, on one line, told apart from every other', () => {
+  it.each([
+    ['a name stays', 'src/a.ts', 'src/a.ts'],
+    ['unicode stays', 'docs/café.md', 'docs/café.md'],
+    ['a title escape is shown, quoted, not removed', `evil${ESC}]0;t${BEL}.ts`, '"evil\\x1b]0;t\\x07.ts"'],
+    ['a colour', `ev${ESC}[31mil`, '"ev\\x1b[31mil"'],
+    ['a line end and a tab', 'a\nb\tc', '"a\\nb\\tc"'],
+    ['bidi override', 'invoice\u202etxt.exe', '"invoice\\u202etxt.exe"'],
+    ['C1', 'a\x85b', '"a\\x85b"'],
+    ['a backslash is quoted: the escapes cannot be typed', 'a\\x1b', '"a\\\\x1b"'],
+    ['a double quote too', 'say "hi"', '"say \\"hi\\""'],
+  ])('%s', (_, input, expected) => {
+    expect(terminalName(input)).toBe(expected);
+  });
+
+  it('leaves no control, line end or tab, and different names stay different', () => {
+    const names = [
+      'a',
+      `a${ESC}[0m`,
+      `a${ESC}`,
+      'a\n',
+      'a\\n',
+      'a\\x1b',
+      '"a\\n"',
+      'a\u202e',
+      'a\t',
+      'a\x07',
+    ];
+    const shown = names.map(terminalName);
+    for (const s of shown) expect(s).not.toMatch(/[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]/);
+    expect(new Set(shown).size).toBe(names.length);
   });
 });

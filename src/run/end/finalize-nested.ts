@@ -52,12 +52,3 @@ export function nestedOfEvents(events: readonly Record<string, unknown>[]): Nest
   }
   return [...byPath.values()];
 }
-
-/** `show`'s lines for the nested `.git`s: where each was, where it is now; none without any. Pure. */
-export function nestedLines(nested: readonly NestedRecord[], warn: (text: string) => string): string[] {
-  if (nested.length === 0) return [];
-  const heading = `nested repositories, never followed, left out of the patch (${nested.length})`;
-  const line = (n: NestedRecord) =>
-    `  ${n.path}/  (.git ${n.kind}) → ${n.moved_to ?? `not moved: ${n.error ?? '?'}`}`;
-  return ['', warn(heading), ...nested.map(line)];
-}

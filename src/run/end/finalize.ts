@@ -16,7 +16,7 @@ import { templateValues } from '../begin/compose.js';
 import { collectArtifacts } from './artifacts.js';
 import { allDenials, loggedGateRefusals } from './denials.js';
 import { commitResult, exportChanges } from './finalize-changes.js';
-import { nestedOfRun } from './finalize-nested.js';
+import { type NestedRecord, nestedOfRun } from './finalize-nested.js';
 import { classify, type Outcome, type StopReason } from './outcome.js';
 import { renderReport } from './report.js';
 
@@ -61,6 +61,8 @@ export interface Finalized {
   /** The result's commit on the run's branch; null: none (no changes, not a fix run, or git failed). */
   readonly resultCommit: string | null;
   readonly toolErrors?: ToolErrors;
+  /** The nested repositories left out of the patch (events.jsonl `nested_git`), named in the summary. */
+  readonly nested?: readonly NestedRecord[];
 }
 
 /**
@@ -106,6 +108,7 @@ export async function finalizeRun(input: FinalizeInput): Promise<Finalized> {
     durationMs,
     resultCommit,
     toolErrors,
+    nested: nestedOfRun(runDir),
   };
 }
 

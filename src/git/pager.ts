@@ -1,5 +1,14 @@
-import { execFile, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import type { Env } from '../util/env.js';
+import { own, runGit } from './exec.js';
+
+/*
+ * The person's pager, as git would start it for `git diff`: `agentbox diff` and `agentbox show
+ * --transcript` on a terminal page as git does. It is given text agentbox has made safe for the
+ * terminal (src/review/diff-text.ts, src/transcript/render.ts), never an agent's raw bytes: a
+ * pager that passes bytes through (`cat`, `less -R`, `bat`, `delta`) then has nothing to pass but
+ * text and colours.
+ */
 
 /** Where lines go: written in order; a false return from write means the reader went away. */
 export interface LineSink {
@@ -8,21 +17,12 @@ export interface LineSink {
 }
 
 /**
- * The pager git would use for this repository (GIT_PAGER, core.pager, PAGER, less), the way `git
- * diff` pages: `agentbox show --transcript` in a terminal reads like `agentbox diff`. null: none
- * (`cat`, or git could not say).
+ * The pager git would start in this repository on a terminal (GIT_PAGER, core.pager, PAGER, else
+ * its default), asked of git itself; null when that is none (`cat`, empty, or git could not say).
  */
 export async function gitPager(root: string, env: Env): Promise<string | null> {
-  // NOTE: not through src/git/exec.ts: its inert git names no pager. This is the person's own git
-  // in their own repository, as `agentbox diff` runs it to page (src/review/diff.ts).
-  const pager = await new Promise<string>((resolve) => {
-    execFile(
-      'git',
-      ['var', 'GIT_PAGER'],
-      { cwd: root, env: env as NodeJS.ProcessEnv, timeout: 10_000 },
-      (error, stdout) => resolve(error ? '' : stdout.trim()),
-    );
-  });
+  const answer = await runGit(['var', 'GIT_PAGER'], { cwd: root, env, personPager: true });
+  const pager = answer.exitCode === 0 ? answer.stdout.trim() : '';
   return pager === '' || pager === 'cat' ? null : pager;
 }
 
@@ -37,6 +37,7 @@ export function pagerSink(pager: string, env: Env): LineSink {
     // git's defaults for less and lv: quit if one screen, keep colours, do not clear the screen.
     env: { ...env, LESS: env.LESS ?? 'FRX', LV: env.LV ?? '-c' } as NodeJS.ProcessEnv,
   });
+  own(child);
   let gone = false;
   const closed = new Promise<void>((resolve) => child.once('close', () => resolve()));
   child.once('error', () => {
