@@ -186,6 +186,14 @@ function findingLines(
   return out;
 }
 
+/** The run's artifacts with their sizes. An artifact's name is the agent's (.agentbox-run/ in its worktree): shown escaped. Pure. */
+function fileLines(files: readonly SizedFile[], style: Styler): string[] {
+  if (files.length === 0) return [style.dim('  (no artifacts yet)')];
+  const names = files.map((f) => terminalName(f.path));
+  const width = Math.max(0, ...names.map((n) => n.length));
+  return files.map((f, i) => `  ${names[i]!.padEnd(width)}  ${formatBytes(f.bytes).padStart(9)}`);
+}
+
 /** The human view of `agentbox show`. Pure. */
 export function renderRunDetails(
   run: RunDetails,
@@ -232,13 +240,7 @@ export function renderRunDetails(
     field('message', clean(f.message));
     if (f.last_safe_artifact) field('last safe', f.last_safe_artifact);
   }
-  lines.push('', 'files');
-  if (files.length === 0) lines.push(style.dim('  (no artifacts yet)'));
-  // An artifact's name is the agent's (.agentbox-run/ in its worktree): shown escaped.
-  const names = files.map((f) => terminalName(f.path));
-  const width = Math.max(0, ...names.map((n) => n.length));
-  for (const [i, f] of files.entries())
-    lines.push(`  ${names[i]!.padEnd(width)}  ${formatBytes(f.bytes).padStart(9)}`);
+  lines.push('', 'files', ...fileLines(files, style));
   lines.push(...findingLines(style, inspection, refusals, report, nested));
   lines.push('', 'paths');
   field('run folder', run.dir);

@@ -43,31 +43,38 @@ export interface RunEnd {
 export function printSummary(io: Io, runDir: string, root: string, done: RunEnd, json: boolean): void {
   const next = nextStep(done.status, runIdOf(done.name), done.failure?.kind);
   if (json) {
-    io.out(
-      `${JSON.stringify(
-        {
-          run: done.name,
-          status: done.status,
-          failure: done.failure,
-          dir: runDir,
-          files: done.files,
-          changes: done.changes?.files ?? [],
-          commit: done.resultCommit,
-          nested: done.nested ?? [],
-          tool_calls: done.toolCalls,
-          failed_tool_calls: done.toolErrors?.count ?? 0,
-          last_tool_error: done.toolErrors?.last ?? null,
-          denials: done.denials,
-          duration_ms: done.durationMs,
-          answer: done.result,
-          next,
-        },
-        null,
-        2,
-      )}\n`,
-    );
+    io.out(summaryJson(runDir, done, next));
     return;
   }
+  printSummaryText(io, runDir, root, done, next);
+}
+
+/** The summary as `--json` prints it. Pure. */
+function summaryJson(runDir: string, done: RunEnd, next: string): string {
+  return `${JSON.stringify(
+    {
+      run: done.name,
+      status: done.status,
+      failure: done.failure,
+      dir: runDir,
+      files: done.files,
+      changes: done.changes?.files ?? [],
+      commit: done.resultCommit,
+      nested: done.nested ?? [],
+      tool_calls: done.toolCalls,
+      failed_tool_calls: done.toolErrors?.count ?? 0,
+      last_tool_error: done.toolErrors?.last ?? null,
+      denials: done.denials,
+      duration_ms: done.durationMs,
+      answer: done.result,
+      next,
+    },
+    null,
+    2,
+  )}\n`;
+}
+
+function printSummaryText(io: Io, runDir: string, root: string, done: RunEnd, next: string): void {
   const s = styler(io);
   const ok = succeeded(done.status);
   const why = done.failure ? ` (${done.failure.kind}): ${terminalText(done.failure.message)}` : '';
