@@ -5,7 +5,7 @@ import { api } from './api.js';
 import { drawDiff } from './diff.js';
 import { age, badge, draw, fingerprint, h, main, toast, usd } from './dom.js';
 import { errorPanel, errorText } from './errors.js';
-import { notPassingText } from './run-actions.js';
+import { hooksText, notPassingText } from './run-actions.js';
 
 /** Each attempt's diff as last fetched, by run: `{ patch, in_progress, too_large, at, status }`. */
 const diffs = new Map();
@@ -221,7 +221,9 @@ async function merge(group, a, redraw) {
       },
       { 'idempotency-key': mergeKey(key) },
     );
-    toast(`merged attempt ${a.attempt}${r.commit ? ` — commit ${String(r.commit).slice(0, 12)}` : ''}`);
+    toast(
+      `merged attempt ${a.attempt}${r.commit ? ` — commit ${String(r.commit).slice(0, 12)}` : ''}${hooksText(r)}`,
+    );
   } catch (e) {
     if (e.data?.sensitive) sensitiveAsked.set(key, e.data.sensitive);
     failures.set(key, errorText(e));

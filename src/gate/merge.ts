@@ -10,6 +10,7 @@ import { openLedger, type RunDetails, updateState } from '../ledger/index.js';
 import { mergeMessage } from '../present/result-message.js';
 import { isAlive } from '../process/reap.js';
 import { type NotPassing, notPassing, notPassingLine } from './merge-gate.js';
+import { afterApply, type MergeGit, mergeGit, refuseFiltered } from './merge-git.js';
 
 /*
  * The human gate's domain half: what a merge or a discard would do, and doing it, as data. The
@@ -27,6 +28,8 @@ export interface MergePlan {
   readonly sensitive: readonly SensitiveChange[];
   /** The run did not end REVIEW with its checks passing: shown first; `--yes` needs `--force`. */
   readonly notPassing: NotPassing | null;
+  /** What the person's git would run here, kept from running (src/gate/merge-git.ts). */
+  readonly git: MergeGit;
 }
 
 export interface MergeResult {
@@ -37,10 +40,16 @@ export interface MergeResult {
   /** How many files the patch changes, as people count them. */
   readonly changed: number;
   readonly commit: string | null;
-  /** null: not committed; false: committed with no hook run (the patch changes a hook). */
-  readonly hooksRan: boolean | null;
-  /** The hook files that kept the hooks from running. */
+  /** null: not committed; false: committed, and no hook ran (none ever does). */
+  readonly hooksRan: false | null;
+  /** The person's commit hooks that did not run for the commit merge made. */
+  readonly hooksNotRun: readonly string[];
+  /** Where those hooks are. */
+  readonly hooksDir: string;
+  /** The patch's changes to hook files (the person's next commit runs them). */
   readonly hookFiles: readonly string[];
+  /** Files the merged attributes give a filter of the person's, which did not run on them. */
+  readonly unfiltered: readonly { path: string; driver: string }[];
   readonly sensitive: readonly SensitiveChange[];
 }
 
@@ -52,8 +61,10 @@ export interface MergeResult {
 export async function prepareMerge(root: string, run: RunDetails): Promise<MergePlan> {
   const patch = mergeablePatch(run);
   const { name } = run;
+  const git = await mergeGit(root);
+  await refuseFiltered(root, run, fs.readFileSync(patch), git);
   const stat = await patchStat(root, patch);
-  const check = await checkPatch(root, patch);
+  const check = await checkPatch(root, patch, git.config);
   if (!check.ok) {
     const edited = await locallyChanged(root, check.conflicts);
     throw new AgentboxError(
@@ -72,7 +83,8 @@ export async function prepareMerge(root: string, run: RunDetails): Promise<Merge
       },
     );
   }
-  return { root, run, patch, stat, sensitive, notPassing: notPassing(run, new EventLog(run.dir).read()) };
+  const np = notPassing(run, new EventLog(run.dir).read());
+  return { root, run, patch, stat, sensitive, notPassing: np, git };
 }
 
 /** The checks before anything else: a fix run, ended, not merged or discarded, with a patch. */
@@ -107,8 +119,8 @@ export function mergeablePatch(run: RunDetails): string {
 
 /**
  * Applies a prepared merge to the working tree (all or nothing), commits it when asked — with no
- * git hook at all when the patch changes one, so the run's own code never runs as the person —
- * and records the run MERGED.
+ * hook and no filter of the person's, so the run's code never runs as them (merge-git.ts) — and
+ * records the run MERGED.
  */
 export async function applyMerge(
   plan: MergePlan,
@@ -117,17 +129,18 @@ export async function applyMerge(
   const { root, run, patch, sensitive } = plan;
   // A gitlink never lands (git apply leaves an empty folder): it is neither committed nor counted.
   const gitlinks = new Set(sensitive.filter((c) => c.kind === 'gitlink').map((c) => c.path));
-  const files = (await applyPatch(root, patch)).files.filter((f) => !gitlinks.has(f));
+  const files = (await applyPatch(root, patch, plan.git.config)).files.filter((f) => !gitlinks.has(f));
   const changed =
     fs
       .readFileSync(patch, 'latin1')
       .split('\n')
       .filter((l) => l.startsWith('diff --git ')).length - gitlinks.size;
   const hookFiles = [...new Set(sensitive.filter((c) => c.kind === 'hooks').map((c) => c.path))];
-  const hooks = hookFiles.length === 0;
+  const after = await afterApply(root, run, files, plan.git, options.commit);
   const commit = options.commit
-    ? await commitFiles(root, files, mergeMessage(run.name, run.meta.task), { hooks })
+    ? await commitFiles(root, files, mergeMessage(run.name, run.meta.task), after.config)
     : null;
+  const notRun = commit ? plan.git.hooks : [];
   const accepted = `${sensitive.length > 0 ? ` · ${sensitive.length} sensitive change(s) accepted` : ''}${
     plan.notPassing ? ` · merged though it did not pass: ${notPassingLine(plan.notPassing)}` : ''
   }`;
@@ -137,7 +150,7 @@ export async function applyMerge(
     { status: 'MERGED' },
     {
       event: 'merged',
-      detail: `${commit ? `commit ${commit}${hooks ? '' : ' (hooks not run)'}` : `${files.length} file(s)`}${accepted}`,
+      detail: `${commit ? `commit ${commit}${notRun.length > 0 ? ` (git hooks not run: ${notRun.join(', ')})` : ''}` : `${files.length} file(s)`}${accepted}`,
     },
   );
   return {
@@ -146,8 +159,11 @@ export async function applyMerge(
     files,
     changed,
     commit,
-    hooksRan: commit ? hooks : null,
+    hooksRan: commit ? false : null,
+    hooksNotRun: notRun,
+    hooksDir: plan.git.hooksDir,
     hookFiles,
+    unfiltered: after.unfiltered,
     sensitive,
   };
 }

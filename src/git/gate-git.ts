@@ -1,0 +1,116 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { AgentboxError } from '../errors.js';
+import { git, runGit } from './exec.js';
+import type { GitSettings } from './inert.js';
+
+/*
+ * What git would run of the person's own in their main tree when merge applies and commits a
+ * run's files: their hooks (which runs none of: src/git/inert.ts keeps hooksPath at /dev/null)
+ * and their filter drivers, which a `.gitattributes` — the person's or one the patch writes —
+ * hands the run's files to. A driver's program is the person's, but what it loads is not always:
+ * `sh scripts/clean.sh`, `python -m nbstripout` (the folder's modules come first), a formatter
+ * reading the repository's config. These are the facts merge needs (src/gate/merge-git.ts).
+ */
+
+/** The hooks `git commit` runs (githooks(5)), `add -N` and a `gc --auto` after it included. */
+export const COMMIT_HOOKS = [
+  'commit-msg',
+  'post-commit',
+  'post-index-change',
+  'pre-auto-gc',
+  'pre-commit',
+  'prepare-commit-msg',
+  'reference-transaction',
+] as const;
+
+/** Where the person's hooks are (relative to `root` when inside it) and which commit hooks are there. */
+export async function personHooks(root: string): Promise<{ dir: string; hooks: string[] }> {
+  const where = await git(['rev-parse', '--git-path', 'hooks'], { cwd: root, personHooksPath: true });
+  const dir = path.resolve(root, where);
+  // git skips a hook file that is not executable (with a warning): it would not have run either.
+  const hooks = COMMIT_HOOKS.filter((name) => executable(path.join(dir, name)));
+  const inside = path.relative(root, dir);
+  return { dir: inside && !inside.startsWith('..') && !path.isAbsolute(inside) ? inside : dir, hooks };
+}
+
+function executable(file: string): boolean {
+  try {
+    if (!fs.statSync(file).isFile()) return false;
+    fs.accessSync(file, fs.constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The filter drivers the config git reads in `root` defines (`filter.<driver>.*`), in order.
+ * Read at the moment it is asked: a config file git includes may be one the patch just wrote.
+ */
+export async function definedFilters(root: string): Promise<string[]> {
+  const listed = await runGit(['config', '-z', '--name-only', '--get-regexp', '^filter\\.'], { cwd: root });
+  // Exit 1: no such key at all.
+  if (listed.exitCode === 1) return [];
+  if (listed.exitCode !== 0) {
+    throw new AgentboxError(
+      'GIT_FAILED',
+      `could not read the filter drivers of ${root}: ${listed.stderr.trim()}`,
+      {
+        hint: `run "git -C ${root} config --get-regexp '^filter\\.'" to see git's message`,
+      },
+    );
+  }
+  const drivers = new Set<string>();
+  for (const key of listed.stdout.split('\0')) {
+    const last = key.lastIndexOf('.');
+    if (last > 'filter.'.length) drivers.add(key.slice('filter.'.length, last));
+  }
+  return [...drivers].sort();
+}
+
+/**
+ * Settings that switch each of `drivers` off: no command, not required (a required driver with no
+ * command stops git), so git reads and writes the bytes as they are. Pure.
+ * NOTE: `GIT_CONFIG_PARAMETERS` splits `'key=value'` at its first `=`: a driver named with one
+ * could not be switched off, so it stops the merge instead.
+ */
+export function filtersOff(drivers: readonly string[]): GitSettings {
+  const out: [string, string][] = [];
+  for (const driver of drivers) {
+    if (/[=\n]/.test(driver)) {
+      throw new AgentboxError(
+        'MERGE_REFUSED',
+        `cannot switch off your git filter ${JSON.stringify(driver)}`,
+        {
+          hint: 'nothing was changed. Rename the filter in your git config, or apply the patch by hand',
+        },
+      );
+    }
+    for (const key of ['clean', 'smudge', 'process']) out.push([`filter.${driver}.${key}`, '']);
+    out.push([`filter.${driver}.required`, 'false']);
+  }
+  return out;
+}
+
+/**
+ * Which of `files` the attributes now on disk in `root` give one of `drivers` as their filter, in
+ * order. `git check-attr` runs no driver.
+ */
+export async function filteredFiles(
+  root: string,
+  files: readonly string[],
+  drivers: readonly string[],
+): Promise<{ path: string; driver: string }[]> {
+  if (files.length === 0 || drivers.length === 0) return [];
+  const input = files.map((f) => `${f}\0`).join('');
+  const out = await git(['check-attr', '-z', '--stdin', 'filter'], { cwd: root, input });
+  const fields = out.split('\0');
+  const found: { path: string; driver: string }[] = [];
+  for (let i = 0; i + 2 < fields.length; i += 3) {
+    const file = fields[i]!;
+    const driver = fields[i + 2]!;
+    if (drivers.includes(driver)) found.push({ path: file, driver });
+  }
+  return found.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+}
