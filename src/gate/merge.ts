@@ -3,6 +3,7 @@ import path from 'node:path';
 import { AgentboxError } from '../errors.js';
 import { applyPatch, checkPatch, commitFiles, inspectPatchFile, patchStat } from '../git/apply.js';
 import { runGit } from '../git/exec.js';
+import type { GitSettings } from '../git/inert.js';
 import { type SensitiveChange, sensitiveLines } from '../git/sensitive.js';
 import { removeWorktree } from '../git/worktree.js';
 import { EventLog } from '../ledger/events.js';
@@ -66,7 +67,7 @@ export async function prepareMerge(root: string, run: RunDetails): Promise<Merge
   const stat = await patchStat(root, patch);
   const check = await checkPatch(root, patch, git.config);
   if (!check.ok) {
-    const edited = await locallyChanged(root, check.conflicts);
+    const edited = await locallyChanged(root, check.conflicts, git.config);
     throw new AgentboxError(
       'MERGE_CONFLICT',
       `the changes of ${name} do not apply to ${root}: conflicts in ${check.conflicts.join(', ') || '(see below)'}\n${check.message.trim()}`,
@@ -220,10 +221,15 @@ export async function discardRun(root: string, run: RunDetails): Promise<Discard
 }
 
 /** Which of `files` have uncommitted changes in the working tree or index. */
-async function locallyChanged(root: string, files: readonly string[]): Promise<string[]> {
+async function locallyChanged(
+  root: string,
+  files: readonly string[],
+  config: GitSettings,
+): Promise<string[]> {
   if (files.length === 0) return [];
   const status = await runGit(['--literal-pathspecs', 'status', '--porcelain=v1', '-z', '--', ...files], {
     cwd: root,
+    config,
   });
   if (status.exitCode !== 0) return [];
   return status.stdout
