@@ -1,6 +1,12 @@
 import path from 'node:path';
 import { AgentboxError } from '../errors.js';
-import { definedFilters, filteredFiles, filtersOff, personHooks } from '../git/gate-git.js';
+import {
+  configFilesInTree,
+  definedFilters,
+  filteredFiles,
+  filtersOff,
+  personHooks,
+} from '../git/gate-git.js';
 import type { GitSettings } from '../git/inert.js';
 import { patchPaths } from '../git/patch.js';
 import { EventLog } from '../ledger/events.js';
@@ -17,6 +23,9 @@ import type { RunDetails } from '../ledger/index.js';
  *   apply and the commit (read again after the apply, for a config file git includes from the
  *   tree). A change to a file the person's attributes already filter is refused: without the
  *   driver git would apply or commit the wrong bytes (an LFS pointer, say);
+ * - no config of the agent's: a change to a file in the tree that the person's git config
+ *   includes (`include.path = ../tools/git.config`) is refused — it could set `gpg.program` with
+ *   `commit.gpgSign`, or a filter, for the commit;
  * - fsmonitor, external diff and textconv are off for every git agentbox runs (src/git/inert.ts).
  */
 
@@ -40,30 +49,46 @@ export async function mergeGit(root: string): Promise<MergeGit> {
 }
 
 /**
- * Refuses a patch that changes a file the attributes in `root` now give a defined filter (logged
- * as `merge_refused`, reason `filter`), naming each file and its driver.
+ * Refuses a patch that changes a file the attributes in `root` now give a defined filter, or a
+ * file the person's git config includes: each named, logged as `merge_refused` (reason `filter`
+ * or `git_config`). Nothing has changed yet.
  */
-export async function refuseFiltered(
+export async function refuseRunnable(
   root: string,
   run: RunDetails,
   patch: Buffer,
   git: MergeGit,
 ): Promise<void> {
-  const filtered = await filteredFiles(root, patchPaths(patch), git.filters);
+  const files = patchPaths(patch);
+  const [filtered, configs] = await Promise.all([
+    filteredFiles(root, files, git.filters),
+    configFilesInTree(root),
+  ]);
+  const config = files.filter((f) => configs.includes(f));
+  const file = path.join(run.dir, 'changes.patch');
+  const byHand = `apply it yourself (git apply ${file}), then: agentbox merge ${run.meta.run_id} --mark-merged`;
+  if (config.length > 0) {
+    new EventLog(run.dir).append({ event: 'merge_refused', reason: 'git_config', detail: config.join(', ') });
+    throw new AgentboxError(
+      'MERGE_REFUSED',
+      `refusing to merge ${run.name}: it changes a file your git config includes\n${config.map((f) => `  ${f}  git config (include.path)`).join('\n')}`,
+      {
+        hint: `nothing was changed. That file can make git run a program at merge's commit (gpg.program, a filter). Read it; if you trust the change, ${byHand}`,
+      },
+    );
+  }
   if (filtered.length === 0) return;
   const detail = filtered.map((f) => `${f.path} (${f.driver})`).join(', ');
   new EventLog(run.dir).append({ event: 'merge_refused', reason: 'filter', detail });
   const width = Math.max(...filtered.map((f) => f.path.length));
   const lines = filtered.map((f) => `  ${f.path.padEnd(width)}  filter ${f.driver}`);
-  const file = path.join(run.dir, 'changes.patch');
   throw new AgentboxError(
     'MERGE_REFUSED',
     `refusing to merge ${run.name}: your git filter would run on what the run wrote\n${lines.join('\n')}`,
     {
       hint:
         `nothing was changed. agentbox runs no git filter on a run's files: its program runs as you and may load ` +
-        `the repository's files. If you trust it with this change, apply it yourself (git apply ${file}), ` +
-        `then: agentbox merge ${run.meta.run_id} --mark-merged`,
+        `the repository's files. If you trust it with this change, ${byHand}`,
     },
   );
 }

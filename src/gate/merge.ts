@@ -11,7 +11,7 @@ import { openLedger, type RunDetails, updateState } from '../ledger/index.js';
 import { mergeMessage } from '../present/result-message.js';
 import { isAlive } from '../process/reap.js';
 import { type NotPassing, notPassing, notPassingLine } from './merge-gate.js';
-import { afterApply, type MergeGit, mergeGit, refuseFiltered } from './merge-git.js';
+import { afterApply, type MergeGit, mergeGit, refuseRunnable } from './merge-git.js';
 
 /*
  * The human gate's domain half: what a merge or a discard would do, and doing it, as data. The
@@ -63,7 +63,7 @@ export async function prepareMerge(root: string, run: RunDetails): Promise<Merge
   const patch = mergeablePatch(run);
   const { name } = run;
   const git = await mergeGit(root);
-  await refuseFiltered(root, run, fs.readFileSync(patch), git);
+  await refuseRunnable(root, run, fs.readFileSync(patch), git);
   const stat = await patchStat(root, patch);
   const check = await checkPatch(root, patch, git.config);
   if (!check.ok) {

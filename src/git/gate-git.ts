@@ -114,3 +114,45 @@ export async function filteredFiles(
   }
   return found.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
 }
+
+/**
+ * The files inside `root`'s working tree (relative paths, `.git` aside) that the config git reads
+ * there includes (`include.path`, `includeIf.<cond>.path`, followed as git follows them; a
+ * condition is not weighed: any such file counts). A patch that writes one writes git's config:
+ * a `gpg.program` with `commit.gpgSign`, a filter driver. A file that does not exist yet counts.
+ */
+export async function configFilesInTree(root: string): Promise<string[]> {
+  // `--type=path` expands `~/` as git does.
+  const args = ['config', '-z', '--type=path', '--show-origin', '--get-regexp', '^include(if\\..+)?\\.path$'];
+  const listed = await runGit(args, { cwd: root });
+  if (listed.exitCode !== 0) return [];
+  const found = new Set<string>();
+  const fields = listed.stdout.split('\0');
+  for (let i = 0; i + 1 < fields.length; i += 2) {
+    const origin = fields[i]!;
+    const value = fields[i + 1]!.slice(fields[i + 1]!.indexOf('\n') + 1);
+    if (!origin.startsWith('file:') || value === '') continue;
+    const from = path.dirname(path.resolve(root, origin.slice('file:'.length)));
+    const target = path.resolve(from, value);
+    for (const file of [target, realTarget(target)]) {
+      const inside = path.relative(root, file);
+      if (
+        inside &&
+        !inside.startsWith('..') &&
+        !path.isAbsolute(inside) &&
+        inside.split(path.sep)[0] !== '.git'
+      )
+        found.add(inside.split(path.sep).join('/'));
+    }
+  }
+  return [...found].sort();
+}
+
+/** The path with its existing folders' symlinks resolved (the file itself may not exist yet). */
+function realTarget(file: string): string {
+  try {
+    return path.join(fs.realpathSync(path.dirname(file)), path.basename(file));
+  } catch {
+    return file;
+  }
+}

@@ -60,7 +60,8 @@ async function agentPatch(repo: TestRepo, base: string, agent: Record<string, st
   await addWorktree(repo.dir, { path: wt, branch: `run-${path.basename(path.dirname(wt))}`, base });
   for (const [file, content] of Object.entries(agent)) {
     fs.mkdirSync(path.dirname(path.join(wt, file)), { recursive: true });
-    fs.writeFileSync(path.join(wt, file), content);
+    // A script (`#!`) is written executable, as an agent's `chmod +x`.
+    fs.writeFileSync(path.join(wt, file), content, { mode: content.startsWith('#!') ? 0o755 : 0o644 });
   }
   return (await exportPatch(wt, { base })).patch;
 }
@@ -273,6 +274,43 @@ describe('merge runs no filter the person defined on the run’s files', () => {
     expect(events(r.dir).find((e) => e.event === 'merge_refused')).toMatchObject({
       reason: 'filter',
       detail: 'data.dat (strip)',
+    });
+  });
+});
+
+describe('merge applies no change to a config file the person’s git includes', () => {
+  beforeAll(() => {
+    for (const [key, value] of Object.entries(GIT_ENV)) vi.stubEnv(key, value);
+  });
+  afterAll(() => vi.unstubAllEnvs());
+
+  // The repository shares git settings in a file the person includes (`git config include.path
+  // ../tools/git.config`); the agent's version signs commits with a program of its own.
+  const signing = '[commit]\n\tgpgSign = true\n[gpg]\n\tprogram = tools/sign\n';
+
+  it.each([
+    ['a file the repository has', { 'tools/git.config': '# shared settings\n' }],
+    ['a file that does not exist yet', {}],
+  ])('%s: refused, named, logged; nothing runs', async (_name, files) => {
+    const marks = tempDir('agentbox-marks-');
+    const r = await fixRun({
+      files: { 'src/a.ts': 'a\n', ...files },
+      agent: { 'tools/git.config': signing, 'tools/sign': marking(marks, 'sign'), 'src/a.ts': 'b\n' },
+      person: (repo) => repo.git('config', 'include.path', '../tools/git.config'),
+    });
+    const head = r.repo.git('rev-parse', 'HEAD');
+    const { ctx } = context(r.repo.dir);
+    const error = await merge(ctx, r.id, { yes: true, commit: true, allowSensitive: true }).catch((e) => e);
+    expect(marksIn(marks)).toEqual([]);
+    expect(error).toMatchObject({
+      code: 'MERGE_REFUSED',
+      message: `refusing to merge ${r.name}: it changes a file your git config includes\n  tools/git.config  git config (include.path)`,
+    });
+    expect(r.repo.git('rev-parse', 'HEAD')).toBe(head);
+    expect(r.repo.read('src/a.ts')).toBe('a\n');
+    expect(events(r.dir).find((e) => e.event === 'merge_refused')).toMatchObject({
+      reason: 'git_config',
+      detail: 'tools/git.config',
     });
   });
 });
