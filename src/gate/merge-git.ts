@@ -1,14 +1,14 @@
 import path from 'node:path';
 import { AgentboxError } from '../errors.js';
+import type { GitSettings } from '../git/inert.js';
+import { patchPaths } from '../git/patch.js';
 import {
   configFilesInTree,
   definedFilters,
   filteredFiles,
   filtersOff,
   personHooks,
-} from '../git/gate-git.js';
-import type { GitSettings } from '../git/inert.js';
-import { patchPaths } from '../git/patch.js';
+} from '../git/person-git.js';
 import { EventLog } from '../ledger/events.js';
 import type { RunDetails } from '../ledger/index.js';
 
@@ -44,7 +44,7 @@ export interface MergeGit {
 
 /** What the person's git would run in `root`, and the settings that keep it from running. */
 export async function mergeGit(root: string): Promise<MergeGit> {
-  const [hooks, filters] = await Promise.all([personHooks(root), definedFilters(root)]);
+  const [hooks, filters] = await Promise.all([personHooks(root), definedFilters({ cwd: root })]);
   return { hooksDir: hooks.dir, hooks: hooks.hooks, filters, config: filtersOff(filters) };
 }
 
@@ -104,7 +104,7 @@ export async function afterApply(
   before: MergeGit,
   commit: boolean,
 ): Promise<{ config: GitSettings; unfiltered: { path: string; driver: string }[] }> {
-  const filters = [...new Set([...before.filters, ...(await definedFilters(root))])].sort();
+  const filters = [...new Set([...before.filters, ...(await definedFilters({ cwd: root }))])].sort();
   const unfiltered = await filteredFiles(root, files, filters);
   new EventLog(run.dir).append({
     event: 'merge_git',

@@ -26,7 +26,7 @@ export type CheckResult = { ok: true; files: string[] } | { ok: false; conflicts
 
 /**
  * Whether the patch applies cleanly to the working tree, without touching it. `config`: settings
- * for git over the inert ones (merge's filters switched off, src/git/gate-git.ts), the same as
+ * for git over the inert ones (merge's filters switched off, src/git/person-git.ts), the same as
  * the apply's.
  */
 export async function checkPatch(

@@ -23,9 +23,10 @@
  *   (empty) is not "off": git then fails running "".
  * - Filters (`filter.<driver>.clean/smudge/process`): a driver is defined only in config; the
  *   configs git reads here are the system's, the person's and the main repository's (read-only to
- *   the sandbox), never a nested one (above). A tree's `.gitattributes` can name only those; merge
- *   switches every one of them off by name (`config`, src/git/gate-git.ts), since a driver's
- *   program may load the repository's files.
+ *   the sandbox), never a nested one (above). A tree's `.gitattributes` can name only those; every
+ *   git that reads or writes a run's files (the patch, checkpoints, the live diff, merge) switches
+ *   each of them off by name (`config`, src/git/person-git.ts): a driver's program may run the
+ *   repository's files, which the agent wrote.
  * - `include.path`/`includeIf`: followed only inside those same config files.
  * - The environment's own `GIT_CONFIG_PARAMETERS`/`GIT_CONFIG_COUNT` are replaced: config that
  *   nobody can see in a file does not apply to agentbox's git.

@@ -1,16 +1,18 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { AgentboxError } from '../errors.js';
-import { git, runGit } from './exec.js';
+import { type GitCall, git, runGit } from './exec.js';
 import type { GitSettings } from './inert.js';
 
 /*
- * What git would run of the person's own in their main tree when merge applies and commits a
- * run's files: their hooks (which runs none of: src/git/inert.ts keeps hooksPath at /dev/null)
- * and their filter drivers, which a `.gitattributes` — the person's or one the patch writes —
- * hands the run's files to. A driver's program is the person's, but what it loads is not always:
- * `sh scripts/clean.sh`, `python -m nbstripout` (the folder's modules come first), a formatter
- * reading the repository's config. These are the facts merge needs (src/gate/merge-git.ts).
+ * What git would run of the person's own when agentbox's git — outside any box, as them — reads
+ * or writes files a run's agent wrote: in a run's worktree (the patch, a checkpoint and its
+ * restore, the live diff) and in the person's main tree at merge. Their hooks, which the runner
+ * never runs (src/git/inert.ts keeps hooksPath at /dev/null), and their filter drivers, which a
+ * `.gitattributes` — theirs, or one the agent wrote — hands files to: a driver's program is the
+ * person's, but what it loads is not always (`sh scripts/clean.sh`; `python -m nbstripout` finds
+ * the folder's modules first; a formatter reads the repository's config). Each such call switches
+ * every driver off by name (filtersOff); merge's rules are src/gate/merge-git.ts.
  */
 
 /** The hooks `git commit` runs (githooks(5)), `add -N` and a `gc --auto` after it included. */
@@ -45,19 +47,20 @@ function executable(file: string): boolean {
 }
 
 /**
- * The filter drivers the config git reads in `root` defines (`filter.<driver>.*`), in order.
- * Read at the moment it is asked: a config file git includes may be one the patch just wrote.
+ * The filter drivers the config git reads in `call.cwd` defines (`filter.<driver>.*`), in order.
+ * Read at the moment it is asked: a config file git includes may be one a patch just wrote.
+ * `call` as the git that follows will run (a live diff's GIT_DIR is the main repository's).
  */
-export async function definedFilters(root: string): Promise<string[]> {
-  const listed = await runGit(['config', '-z', '--name-only', '--get-regexp', '^filter\\.'], { cwd: root });
+export async function definedFilters(call: Pick<GitCall, 'cwd' | 'env' | 'vars'>): Promise<string[]> {
+  const listed = await runGit(['config', '-z', '--name-only', '--get-regexp', '^filter\\.'], call);
   // Exit 1: no such key at all.
   if (listed.exitCode === 1) return [];
   if (listed.exitCode !== 0) {
     throw new AgentboxError(
       'GIT_FAILED',
-      `could not read the filter drivers of ${root}: ${listed.stderr.trim()}`,
+      `could not read the filter drivers of ${call.cwd}: ${listed.stderr.trim()}`,
       {
-        hint: `run "git -C ${root} config --get-regexp '^filter\\.'" to see git's message`,
+        hint: `run "git -C ${call.cwd} config --get-regexp '^filter\\.'" to see git's message`,
       },
     );
   }
@@ -73,19 +76,15 @@ export async function definedFilters(root: string): Promise<string[]> {
  * Settings that switch each of `drivers` off: no command, not required (a required driver with no
  * command stops git), so git reads and writes the bytes as they are. Pure.
  * NOTE: `GIT_CONFIG_PARAMETERS` splits `'key=value'` at its first `=`: a driver named with one
- * could not be switched off, so it stops the merge instead.
+ * could not be switched off, so it stops the git that would have run it instead.
  */
 export function filtersOff(drivers: readonly string[]): GitSettings {
   const out: [string, string][] = [];
   for (const driver of drivers) {
     if (/[=\n]/.test(driver)) {
-      throw new AgentboxError(
-        'MERGE_REFUSED',
-        `cannot switch off your git filter ${JSON.stringify(driver)}`,
-        {
-          hint: 'nothing was changed. Rename the filter in your git config, or apply the patch by hand',
-        },
-      );
+      throw new AgentboxError('GIT_FAILED', `cannot switch off your git filter ${JSON.stringify(driver)}`, {
+        hint: `agentbox runs no git filter on a run's files: rename it in your git config (git config --rename-section "filter.${driver}" filter.<new name>)`,
+      });
     }
     for (const key of ['clean', 'smudge', 'process']) out.push([`filter.${driver}.${key}`, '']);
     out.push([`filter.${driver}.required`, 'false']);
@@ -155,4 +154,9 @@ function realTarget(file: string): string {
   } catch {
     return file;
   }
+}
+
+/** Settings that switch off every filter driver the config of `call` defines (for its git to follow). */
+export async function personFiltersOff(call: Pick<GitCall, 'cwd' | 'env' | 'vars'>): Promise<GitSettings> {
+  return filtersOff(await definedFilters(call));
 }
