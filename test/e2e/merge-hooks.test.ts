@@ -85,3 +85,56 @@ describe('merge --yes --commit runs no hook of the person’s on the run’s fil
     await expectNoProcessesLeft(p.tag);
   }, 180_000);
 });
+
+/**
+ * Found beside item 3: agentbox's own git at a run's end (the patch, checkpoints) ran the person's
+ * filter on what the agent wrote. The person's config has `filter.strip.clean = sh
+ * scripts/clean.sh`; the model writes a `.gitattributes` sending every .txt file to it and its own
+ * scripts/clean.sh. Nothing may run it: not the run's end, not the merge.
+ */
+describe('a run’s end and its merge run no filter of the person’s on what the agent wrote', () => {
+  let p: Project;
+  let marks: string;
+  beforeAll(async () => {
+    marks = tempDir('agentbox-marks-');
+    p = await project({ files: { 'scripts/clean.sh': 'cat\n', 'src/a.ts': 'export const a = 1;\n' } });
+    p.repo.git('config', 'filter.strip.clean', 'sh scripts/clean.sh');
+    p.repo.git('config', 'filter.strip.smudge', 'sh scripts/clean.sh');
+  });
+  afterAll(async () => p?.cleanup());
+
+  it('the agent maps its notes to the filter and rewrites the script it runs', async () => {
+    const task = 'TASK-FILTER write notes';
+    const files: [string, string][] = [
+      ['.gitattributes', '*.txt filter=strip\n'],
+      ['scripts/clean.sh', `echo "$PWD" >> '${marks}/clean'\ncat\n`],
+      ['notes.txt', 'notes\n'],
+    ];
+    p.server.setRules([
+      ...files.map(([file, content], turn) => ({
+        when: { anyText: task, turn },
+        reply: (r: RequestView) =>
+          tool('Write', { file_path: path.join(r.workingDirectory!, file), content }),
+      })),
+      { when: { anyText: task }, reply: text('notes written.') },
+    ]);
+    const run = await p.agentbox(['fix', task]);
+    expect(run.stderr).toBe('');
+    expect(run.code).toBe(0);
+    const name = p.newest();
+    expect(fs.readdirSync(marks)).toEqual([]);
+    // The patch holds the bytes the agent wrote, not what a filter made of them.
+    expect(p.read(name, 'changes.patch')).toContain(`+echo "$PWD" >> '${marks}/clean'`);
+
+    const merged = await p.agentbox(['merge', name.slice(-6), '--yes', '--allow-sensitive', '--commit']);
+    expect(merged.stderr).toBe('');
+    expect(merged.code).toBe(0);
+    expect(fs.readdirSync(marks)).toEqual([]);
+    expect(merged.stdout).toContain('  not run through your git filters: notes.txt (strip)\n');
+    expect(p.events(name).find((e) => e.event === 'merge_git')).toMatchObject({
+      filters_off: ['strip'],
+      unfiltered: [{ path: 'notes.txt', driver: 'strip' }],
+    });
+    await expectNoProcessesLeft(p.tag);
+  }, 180_000);
+});
