@@ -204,7 +204,7 @@ async function merge(group, a, redraw) {
   if (pending) return;
   const others = group.attempts.filter((o) => o.attempt !== a.attempt && o.started).length;
   const warning = a.not_passing ? `This attempt did not pass: ${notPassingText(a.not_passing)}\n\n` : '';
-  const question = `${warning}Apply attempt ${a.attempt} (${a.run}) to your working tree and commit it${a.not_passing ? ' anyway' : ''}? The other ${others} attempt(s)' worktrees and branches are removed; every patch stays in the group's folder.`;
+  const question = `${warning}Apply attempt ${a.attempt} (${a.run}) to your working tree and commit it${a.not_passing ? ' anyway' : ''}? None of your git hooks runs for this commit. The other ${others} attempt(s)' worktrees and branches are removed; every patch stays in the group's folder.`;
   if (!window.confirm(question)) return;
   const key = slot(group, a);
   failures.delete(key);

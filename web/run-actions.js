@@ -131,7 +131,7 @@ function mergeAction(run, act) {
   act(
     failed ? `Merge (${failed.status})` : 'Merge',
     failed ? 'danger' : 'primary',
-    `${warning}Apply the changes of ${run.name} to your working tree and commit them${failed ? ' anyway' : ''}?${sensitive}`,
+    `${warning}Apply the changes of ${run.name} to your working tree and commit them${failed ? ' anyway' : ''}? None of your git hooks runs for this commit.${sensitive}`,
     async () => {
       const r = await api('POST', `/api/runs/${run.id}/merge`, {
         commit: true,
