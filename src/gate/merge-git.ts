@@ -13,9 +13,9 @@ import { EventLog } from '../ledger/events.js';
 import type { RunDetails } from '../ledger/index.js';
 
 /*
- * The git merge runs in the person's own tree, as them and outside any box, runs nothing of
- * theirs on the run's files — the one rule of every merge route (CLI, `--commit`, a group's, the
- * web UI's), since each goes through src/gate/merge.ts:
+ * The git that merge runs in the person's own tree — as them, outside any box — runs nothing of
+ * theirs on the run's files: the one rule of every merge route (CLI, `--commit`, a group's, the
+ * web UI's), since each goes through src/gate/merge.ts.
  * - no hook: a commit hook runs the repository's files (`npm test`, lint-staged, `make lint`, a
  *   script), which the agent may have rewritten. The person is told which of theirs did not run
  *   and the command that runs them, once they have read the change (RUN_HOOKS);
@@ -26,7 +26,8 @@ import type { RunDetails } from '../ledger/index.js';
  * - no config of the agent's: a change to a file in the tree that the person's git config
  *   includes (`include.path = ../tools/git.config`) is refused — it could set `gpg.program` with
  *   `commit.gpgSign`, or a filter, for the commit;
- * - fsmonitor, external diff and textconv are off for every git agentbox runs (src/git/inert.ts).
+ * - no fsmonitor and no hooks folder for any git agentbox runs (src/git/inert.ts); merge's git
+ *   runs no diff, so no diff driver or textconv.
  */
 
 /** Runs the person's commit hooks on the commit merge made, without taking anything else they staged. */

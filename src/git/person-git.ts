@@ -15,12 +15,14 @@ import type { GitSettings } from './inert.js';
  * every driver off by name (filtersOff); merge's rules are src/gate/merge-git.ts.
  */
 
-/** The hooks `git commit` runs (githooks(5)), `add -N` and a `gc --auto` after it included. */
+/**
+ * The hooks merge's `add -N` and `commit` would run (githooks(5)). `pre-auto-gc` is left out: it
+ * runs only when a commit sets off `gc --auto`, and the list says what would have run.
+ */
 export const COMMIT_HOOKS = [
   'commit-msg',
   'post-commit',
   'post-index-change',
-  'pre-auto-gc',
   'pre-commit',
   'prepare-commit-msg',
   'reference-transaction',
