@@ -118,6 +118,9 @@ describe('merge --commit runs none of the person’s git hooks on the run’s fi
   it('a pre-commit hook that runs a repository script the agent rewrote: not run, said, logged', async () => {
     const marks = tempDir('agentbox-marks-');
     const r = await fixRun(lintHook({ agent: { 'src/a.ts': 'b\n', ...rewritesLint(marks) } }));
+    // Work of the person's own, staged: neither merge's commit nor the printed command takes it.
+    r.repo.write('mine.txt', 'mine\n');
+    r.repo.git('add', 'mine.txt');
     const { ctx, io } = context(r.repo.dir);
     expect(await merge(ctx, r.id, { yes: true, commit: true })).toBe(0);
     expect(marksIn(marks)).toEqual([]);
@@ -139,6 +142,8 @@ describe('merge --commit runs none of the person’s git hooks on the run’s fi
     // The command it prints runs them: the person's hook, and through it the agent's script.
     execFileSync('git', ['commit', '--amend', '--no-edit', '--only', '-q'], { cwd: r.repo.dir });
     expect(marksIn(marks)).toEqual(['lint']);
+    expect(committed(r.repo)).toEqual(['scripts/lint.sh', 'src/a.ts']);
+    expect(r.repo.git('diff', '--cached', '--name-only').trim()).toBe('mine.txt');
   });
 
   it('--json says which hooks did not run', async () => {
