@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { restoreCheckpoint, takeCheckpoint } from '../../src/git/checkpoint.js';
 import { liveTree } from '../../src/git/live-diff.js';
 import { exportPatch } from '../../src/git/patch.js';
+import { uncommittedPaths } from '../../src/git/traces.js';
 import { addWorktree } from '../../src/git/worktree.js';
 import { GIT_ENV, gitRepo, tempDir } from '../helpers/git-repo.js';
 
@@ -65,6 +66,17 @@ describe('agentbox’s git on a worktree runs no filter of the person’s', () =
     expect(marked()).toEqual([]);
     expect(fs.readFileSync(path.join(wt, 'notes.txt'), 'utf8')).toBe('notes\n');
     expect(fs.readFileSync(path.join(wt, 'src/a.ts'), 'utf8')).toBe('b\n');
+  });
+
+  it('what uninstall --purge asks of an unsettled run’s worktree (uncommittedPaths)', async () => {
+    const { wt, marked } = await agentWrote();
+    expect((await uncommittedPaths(wt)).sort()).toEqual([
+      '.gitattributes',
+      'notes.txt',
+      'scripts/clean.sh',
+      'src/a.ts',
+    ]);
+    expect(marked()).toEqual([]);
   });
 
   it('the filter is live for the person’s own git in that worktree (so the tests can fail)', async () => {
