@@ -5,7 +5,7 @@ import { api } from './api.js';
 import { drawDiff } from './diff.js';
 import { age, badge, draw, fingerprint, h, main, toast, usd } from './dom.js';
 import { errorPanel, errorText } from './errors.js';
-import { notPassingText } from './run-actions.js';
+import { hooksText, notPassingText } from './run-actions.js';
 
 /** Each attempt's diff as last fetched, by run: `{ patch, in_progress, too_large, at, status }`. */
 const diffs = new Map();
@@ -206,7 +206,7 @@ async function merge(group, a, redraw) {
   if (pending) return;
   const others = group.attempts.filter((o) => o.attempt !== a.attempt && o.started).length;
   const warning = a.not_passing ? `This attempt did not pass: ${notPassingText(a.not_passing)}\n\n` : '';
-  const question = `${warning}Apply attempt ${a.attempt} (${a.run}) to your working tree and commit it${a.not_passing ? ' anyway' : ''}? The other ${others} attempt(s)' worktrees and branches are removed; every patch stays in the group's folder.`;
+  const question = `${warning}Apply attempt ${a.attempt} (${a.run}) to your working tree and commit it${a.not_passing ? ' anyway' : ''}? None of your git hooks runs for this commit. The other ${others} attempt(s)' worktrees and branches are removed; every patch stays in the group's folder.`;
   if (!window.confirm(question)) return;
   const key = slot(group, a);
   failures.delete(key);
@@ -223,7 +223,9 @@ async function merge(group, a, redraw) {
       },
       { 'idempotency-key': mergeKey(key) },
     );
-    toast(`merged attempt ${a.attempt}${r.commit ? ` — commit ${String(r.commit).slice(0, 12)}` : ''}`);
+    toast(
+      `merged attempt ${a.attempt}${r.commit ? ` — commit ${String(r.commit).slice(0, 12)}` : ''}${hooksText(r)}`,
+    );
   } catch (e) {
     if (e.data?.sensitive) sensitiveAsked.set(key, e.data.sensitive);
     failures.set(key, errorText(e));

@@ -5,6 +5,15 @@ import { api } from './api.js';
 import { h, toast } from './dom.js';
 import { errorPanel, errorText } from './errors.js';
 
+/**
+ * What a merge's answer says of the person's git hooks: they never run on the run's files (issue
+ * 37); the toast names the ones that did not and the command that runs them after a read.
+ */
+export const hooksText = (r) =>
+  r.commit && r.hooksNotRun?.length
+    ? ` — your git hooks did not run: ${r.hooksNotRun.join(', ')}${r.hookFiles?.length ? ' (the patch changes hook files: read them first)' : '; once you have read the change: git commit --amend --no-edit --only'}`
+    : '';
+
 /** `it ended ABORTED — agent_abort: …`: why a run did not pass (src/gate/merge-gate.ts). */
 export const notPassingText = (np) =>
   `${np.status === 'REVIEW' ? 'it ended REVIEW but its checks failed' : `it ended ${np.status}`}${np.reasons.length ? ` — ${np.reasons.join('; ')}` : ''}`;
@@ -122,14 +131,14 @@ function mergeAction(run, act) {
   act(
     failed ? `Merge (${failed.status})` : 'Merge',
     failed ? 'danger' : 'primary',
-    `${warning}Apply the changes of ${run.name} to your working tree and commit them${failed ? ' anyway' : ''}?${sensitive}`,
+    `${warning}Apply the changes of ${run.name} to your working tree and commit them${failed ? ' anyway' : ''}? None of your git hooks runs for this commit.${sensitive}`,
     async () => {
       const r = await api('POST', `/api/runs/${run.id}/merge`, {
         commit: true,
         acknowledged: [...new Set(run.sensitive.map((s) => s.path))],
         force: Boolean(failed),
       });
-      return `merged${r.commit ? ` — commit ${String(r.commit).slice(0, 12)}` : ''}`;
+      return `merged${r.commit ? ` — commit ${String(r.commit).slice(0, 12)}` : ''}${hooksText(r)}`;
     },
     waiting ? { disabled: true, title: 'tick each sensitive change above first' } : {},
   );

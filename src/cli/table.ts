@@ -105,7 +105,10 @@ function humanGate(program: Command, lazy: Lazy, wants: Wants): void {
       .argument('<run>', 'a run or group name, its short id (or a unique prefix of it), or "latest"')
       .option('--attempt <k>', "a group's attempt k instead of its best passing one")
       .option('-y, --yes', 'do not ask for confirmation')
-      .option('--commit', 'commit the merged files with a message made from the task')
+      .option(
+        '--commit',
+        'commit the merged files with a message made from the task (your git hooks do not run)',
+      )
       .option('--mark-merged', 'you applied the change yourself: only record the run as merged')
       .option(
         '--allow-sensitive',

@@ -10,6 +10,7 @@ import {
   recordMergedByHand,
 } from '../gate/merge.js';
 import { type NotPassing, notPassingLine } from '../gate/merge-gate.js';
+import { RUN_HOOKS } from '../gate/merge-git.js';
 import { type SensitiveChange, sensitiveLines } from '../git/sensitive.js';
 import { EventLog } from '../ledger/events.js';
 import type { RunDetails } from '../ledger/index.js';
@@ -128,18 +129,44 @@ export function printMerged(
   if (json) {
     // A patch with a refused change never gets here: `refused` is always empty.
     ctx.io.out(
-      `${JSON.stringify({ run: run.name, status: 'MERGED', files: done.files, commit: done.commit, hooksRan: done.hooksRan, sensitive, refused: [], ...extra })}\n`,
+      `${JSON.stringify({ run: run.name, status: 'MERGED', files: done.files, commit: done.commit, hooksRan: done.hooksRan, hooksNotRun: done.hooksNotRun, unfiltered: done.unfiltered, sensitive, refused: [], ...extra })}\n`,
     );
     return;
   }
   ctx.io.out(
     `${styler(ctx.io).ok('✓')} merged ${done.changed} file(s) into ${root}${done.commit ? ` — commit ${done.commit.slice(0, 12)}` : ' (not committed)'}\n`,
   );
-  if (done.commit && done.hooksRan === false)
-    ctx.io.out(
-      `  git hooks were not run for this commit: the patch changes ${done.hookFiles.map(terminalName).join(', ')}\n`,
+  for (const line of gitLines(done, plan.git.hooks)) ctx.io.out(`  ${line}\n`);
+  ctx.io.out(
+    `  next: ${mergedNext(Boolean(done.commit), run.meta.run_id, done.commit ? [] : plan.git.hooks)}\n`,
+  );
+}
+
+/**
+ * What the person's git did not run (src/gate/merge-git.ts): their hooks for merge's commit, with
+ * the command that runs them — unless the patch changes a hook, which that would run too — and
+ * files a filter of theirs would have taken. Pure.
+ */
+export function gitLines(
+  done: Pick<MergeResult, 'commit' | 'hooksNotRun' | 'hooksDir' | 'hookFiles' | 'unfiltered'>,
+  hooks: readonly string[],
+): string[] {
+  const lines: string[] = [];
+  if (done.commit && done.hooksNotRun.length > 0)
+    lines.push(
+      `your git hooks did not run for this commit: ${done.hooksNotRun.join(', ')} (${terminalName(done.hooksDir)})`,
     );
-  ctx.io.out(`  next: ${mergedNext(Boolean(done.commit), run.meta.run_id)}\n`);
+  if (done.hookFiles.length > 0) {
+    const files = done.hookFiles.map(terminalName).join(', ');
+    lines.push(`the patch changes hook files: ${files}; read them before a commit runs them`);
+  } else if (done.commit && hooks.length > 0) {
+    lines.push(`they may run the files the run wrote, as you; once you have read them: ${RUN_HOOKS}`);
+  }
+  if (done.unfiltered.length > 0)
+    lines.push(
+      `not run through your git filters: ${done.unfiltered.map((f) => `${terminalName(f.path)} (${terminalLine(f.driver)})`).join(', ')}`,
+    );
+  return lines;
 }
 
 /**
@@ -184,11 +211,18 @@ export function printByHand(
   }
 }
 
-/** What a person does after a merge: test, commit (unless merge did), clean up. Pure. */
-export function mergedNext(committed: boolean, runId: string): string {
+/**
+ * What a person does after a merge: test, commit (unless merge did: naming the person's `hooks`
+ * their commit runs), clean up. Pure.
+ */
+export function mergedNext(committed: boolean, runId: string, hooks: readonly string[] = []): string {
+  const run =
+    hooks.length > 0
+      ? `; your ${hooks.join(', ')} hook${hooks.length > 1 ? 's run' : ' runs'} then, as you, on these files`
+      : '';
   return [
     'run your tests',
-    ...(committed ? [] : ['commit the change (git add -p && git commit)']),
+    ...(committed ? [] : [`commit the change (git add -p && git commit${run})`]),
     `remove the run's worktree and branch: agentbox discard ${runId} (or agentbox gc)`,
   ].join('; then ');
 }

@@ -3,6 +3,7 @@ import path from 'node:path';
 import { AgentboxError } from '../errors.js';
 import { applyPatch, checkPatch, commitFiles, inspectPatchFile, patchStat } from '../git/apply.js';
 import { runGit } from '../git/exec.js';
+import type { GitSettings } from '../git/inert.js';
 import { type SensitiveChange, sensitiveLines } from '../git/sensitive.js';
 import { removeWorktree } from '../git/worktree.js';
 import { EventLog } from '../ledger/events.js';
@@ -12,6 +13,7 @@ import { isAlive } from '../process/reap.js';
 import { type NestedRecord, nestedOfEvents } from '../run/end/finalize-nested.js';
 import { terminalExact, terminalName } from '../util/terminal-text.js';
 import { type NotPassing, notPassing, notPassingLine } from './merge-gate.js';
+import { afterApply, type MergeGit, mergeGit, refuseRunnable } from './merge-git.js';
 
 /*
  * The human gate's domain half: what a merge or a discard would do, and doing it, as data. The
@@ -31,6 +33,8 @@ export interface MergePlan {
   readonly notPassing: NotPassing | null;
   /** Nested repositories the run's end left out of the patch: named before the person decides. */
   readonly nested: readonly NestedRecord[];
+  /** What the person's git would run here, kept from running (src/gate/merge-git.ts). */
+  readonly git: MergeGit;
 }
 
 export interface MergeResult {
@@ -41,10 +45,16 @@ export interface MergeResult {
   /** How many files the patch changes, as people count them. */
   readonly changed: number;
   readonly commit: string | null;
-  /** null: not committed; false: committed with no hook run (the patch changes a hook). */
-  readonly hooksRan: boolean | null;
-  /** The hook files that kept the hooks from running. */
+  /** null: not committed; false: committed, and no hook ran (none ever does). */
+  readonly hooksRan: false | null;
+  /** The person's commit hooks that did not run for the commit merge made. */
+  readonly hooksNotRun: readonly string[];
+  /** Where those hooks are. */
+  readonly hooksDir: string;
+  /** The patch's changes to hook files (the person's next commit runs them). */
   readonly hookFiles: readonly string[];
+  /** Files the merged attributes give a filter of the person's, which did not run on them. */
+  readonly unfiltered: readonly { path: string; driver: string }[];
   readonly sensitive: readonly SensitiveChange[];
 }
 
@@ -56,10 +66,12 @@ export interface MergeResult {
 export async function prepareMerge(root: string, run: RunDetails): Promise<MergePlan> {
   const patch = mergeablePatch(run);
   const { name } = run;
+  const git = await mergeGit(root);
+  await refuseRunnable(root, run, fs.readFileSync(patch), git);
   const stat = await patchStat(root, patch);
-  const check = await checkPatch(root, patch);
+  const check = await checkPatch(root, patch, git.config);
   if (!check.ok) {
-    const edited = await locallyChanged(root, check.conflicts);
+    const edited = await locallyChanged(root, check.conflicts, git.config);
     throw new AgentboxError(
       'MERGE_CONFLICT',
       // git names the agent's files as they are: shown escaped, never stripped (docs/security.md).
@@ -86,6 +98,7 @@ export async function prepareMerge(root: string, run: RunDetails): Promise<Merge
     sensitive,
     notPassing: notPassing(run, events),
     nested: nestedOfEvents(events),
+    git,
   };
 }
 
@@ -121,8 +134,8 @@ export function mergeablePatch(run: RunDetails): string {
 
 /**
  * Applies a prepared merge to the working tree (all or nothing), commits it when asked — with no
- * git hook at all when the patch changes one, so the run's own code never runs as the person —
- * and records the run MERGED.
+ * hook and no filter of the person's, so the run's code never runs as them (merge-git.ts) — and
+ * records the run MERGED.
  */
 export async function applyMerge(
   plan: MergePlan,
@@ -131,17 +144,18 @@ export async function applyMerge(
   const { root, run, patch, sensitive } = plan;
   // A gitlink never lands (git apply leaves an empty folder): it is neither committed nor counted.
   const gitlinks = new Set(sensitive.filter((c) => c.kind === 'gitlink').map((c) => c.path));
-  const files = (await applyPatch(root, patch)).files.filter((f) => !gitlinks.has(f));
+  const files = (await applyPatch(root, patch, plan.git.config)).files.filter((f) => !gitlinks.has(f));
   const changed =
     fs
       .readFileSync(patch, 'latin1')
       .split('\n')
       .filter((l) => l.startsWith('diff --git ')).length - gitlinks.size;
   const hookFiles = [...new Set(sensitive.filter((c) => c.kind === 'hooks').map((c) => c.path))];
-  const hooks = hookFiles.length === 0;
+  const after = await afterApply(root, run, files, plan.git, options.commit);
   const commit = options.commit
-    ? await commitFiles(root, files, mergeMessage(run.name, run.meta.task), { hooks })
+    ? await commitFiles(root, files, mergeMessage(run.name, run.meta.task), after.config)
     : null;
+  const notRun = commit ? plan.git.hooks : [];
   const accepted = `${sensitive.length > 0 ? ` · ${sensitive.length} sensitive change(s) accepted` : ''}${
     plan.notPassing ? ` · merged though it did not pass: ${notPassingLine(plan.notPassing)}` : ''
   }`;
@@ -151,7 +165,7 @@ export async function applyMerge(
     { status: 'MERGED' },
     {
       event: 'merged',
-      detail: `${commit ? `commit ${commit}${hooks ? '' : ' (hooks not run)'}` : `${files.length} file(s)`}${accepted}`,
+      detail: `${commit ? `commit ${commit}${notRun.length > 0 ? ` (git hooks not run: ${notRun.join(', ')})` : ''}` : `${files.length} file(s)`}${accepted}`,
     },
   );
   return {
@@ -160,8 +174,11 @@ export async function applyMerge(
     files,
     changed,
     commit,
-    hooksRan: commit ? hooks : null,
+    hooksRan: commit ? false : null,
+    hooksNotRun: notRun,
+    hooksDir: plan.git.hooksDir,
     hookFiles,
+    unfiltered: after.unfiltered,
     sensitive,
   };
 }
@@ -218,10 +235,15 @@ export async function discardRun(root: string, run: RunDetails): Promise<Discard
 }
 
 /** Which of `files` have uncommitted changes in the working tree or index. */
-async function locallyChanged(root: string, files: readonly string[]): Promise<string[]> {
+async function locallyChanged(
+  root: string,
+  files: readonly string[],
+  config: GitSettings,
+): Promise<string[]> {
   if (files.length === 0) return [];
   const status = await runGit(['--literal-pathspecs', 'status', '--porcelain=v1', '-z', '--', ...files], {
     cwd: root,
+    config,
   });
   if (status.exitCode !== 0) return [];
   return status.stdout

@@ -3,6 +3,7 @@ import path from 'node:path';
 import { AgentboxError, fsError } from '../errors.js';
 import { terminalName } from '../util/terminal-text.js';
 import { GitError, type GitResult, runGit, git as runGitText } from './exec.js';
+import type { GitSettings } from './inert.js';
 import { patchPaths } from './patch.js';
 import { type Inspection, inspectPatch } from './sensitive.js';
 
@@ -24,12 +25,20 @@ export async function patchStat(repoRoot: string, patchFile: string): Promise<st
 
 export type CheckResult = { ok: true; files: string[] } | { ok: false; conflicts: string[]; message: string };
 
-/** Whether the patch applies cleanly to the working tree, without touching it. */
-export async function checkPatch(repoRoot: string, patchFile: string): Promise<CheckResult> {
+/**
+ * Whether the patch applies cleanly to the working tree, without touching it. `config`: settings
+ * for git over the inert ones (merge's filters switched off, src/git/person-git.ts), the same as
+ * the apply's.
+ */
+export async function checkPatch(
+  repoRoot: string,
+  patchFile: string,
+  config: GitSettings = [],
+): Promise<CheckResult> {
   const file = path.resolve(repoRoot, patchFile);
   const patch = readPatch(file);
   if (patch.length === 0) return { ok: true, files: [] };
-  const result = await runGit([...APPLY, '--check', '--', file], { cwd: repoRoot });
+  const result = await runGit([...APPLY, '--check', '--', file], { cwd: repoRoot, config });
   if (result.exitCode === 0) return { ok: true, files: patchPaths(patch) };
   const conflicts = realNames(parseApplyErrors(result.stderr), patchPaths(patch));
   return { ok: false, conflicts, message: result.stderr.trim() };
@@ -40,12 +49,16 @@ export async function checkPatch(repoRoot: string, patchFile: string): Promise<C
  * before it writes any, so when this throws MERGE_CONFLICT the tree is exactly as before.
  * Returns the paths it touched, both sides of renames (what commitFiles takes).
  */
-export async function applyPatch(repoRoot: string, patchFile: string): Promise<{ files: string[] }> {
+export async function applyPatch(
+  repoRoot: string,
+  patchFile: string,
+  config: GitSettings = [],
+): Promise<{ files: string[] }> {
   const file = path.resolve(repoRoot, patchFile);
   const patch = readPatch(file);
   if (patch.length === 0) return { files: [] };
   const args = [...APPLY, '--', file];
-  const result = await runGit(args, { cwd: repoRoot });
+  const result = await runGit(args, { cwd: repoRoot, config });
   if (result.exitCode === 0) return { files: patchPaths(patch) };
   const conflicts = realNames(parseApplyErrors(result.stderr), patchPaths(patch));
   if (conflicts.length === 0) throw unreadable(repoRoot, args, result);
@@ -112,37 +125,37 @@ const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&
  * sides of renames) and returns the new HEAD. Everything else the user has staged stays staged
  * and everything unstaged stays unstaged: `git commit --only` builds the commit from HEAD plus
  * these paths. A path that also had unstaged edits of the user's is committed with them.
+ * No hook runs, not even post-commit (which --no-verify would still run): the runner's hooks
+ * folder cannot exist (inert.ts). `config`: settings over the inert ones, on every git it runs.
  */
 export async function commitFiles(
   repoRoot: string,
   files: string[],
   message: string,
-  options: { hooks?: boolean } = {},
+  config: GitSettings = [],
 ): Promise<string> {
   if (files.length === 0) {
     throw new AgentboxError('GIT_FAILED', 'nothing to commit: no files given', {
       hint: 'this is a bug in agentbox: report the command you ran',
     });
   }
-  const tracked = await git(repoRoot, ['ls-files', '-z', '--cached']);
+  const git = (args: string[], input?: string) => gitIn(repoRoot, args, input, config);
+  const tracked = await git(['ls-files', '-z', '--cached']);
   const known = new Set(tracked.split('\0'));
   const onDisk = new Set(files.filter((f) => exists(path.join(repoRoot, f))));
   // `commit --only` commits only paths git knows; new files become known as intent-to-add
   // (`-f`: the patch may add a file that this tree's .gitignore matches).
   const fresh = [...onDisk].filter((f) => !known.has(f));
   const wanted = files.filter((f) => known.has(f) || onDisk.has(f));
-  if (fresh.length > 0) await git(repoRoot, ['add', '-N', '-f', ...FROM_STDIN], nul(fresh));
-  // `hooks: false` keeps the runner's hooks folder that cannot exist (inert.ts): no hook runs at
-  // all, not even post-commit, which --no-verify would still run.
-  const personHooks = options.hooks !== false;
+  if (fresh.length > 0) await git(['add', '-N', '-f', ...FROM_STDIN], nul(fresh));
   try {
-    await git(repoRoot, ['commit', '--only', '-q', '-m', message, ...FROM_STDIN], nul(wanted), personHooks);
+    await git(['commit', '--only', '-q', '-m', message, ...FROM_STDIN], nul(wanted));
   } catch (error) {
     // Leave the index as it was: the new files go back to untracked.
-    if (fresh.length > 0) await git(repoRoot, ['reset', '-q', ...FROM_STDIN], nul(fresh)).catch(() => {});
+    if (fresh.length > 0) await git(['reset', '-q', ...FROM_STDIN], nul(fresh)).catch(() => {});
     throw error;
   }
-  return git(repoRoot, ['rev-parse', 'HEAD']);
+  return git(['rev-parse', 'HEAD']);
 }
 
 const FROM_STDIN = ['--pathspec-from-file=-', '--pathspec-file-nul'];
@@ -151,15 +164,15 @@ function nul(paths: string[]): string {
   return paths.map((p) => `${p}\0`).join('');
 }
 
-function git(cwd: string, args: string[], input?: string, personHooks = false): Promise<string> {
+function gitIn(cwd: string, args: string[], input?: string, config: GitSettings = []): Promise<string> {
   // Literal pathspecs: a file named `*.ts` is that file, not a glob.
   return runGitText(['--literal-pathspecs', ...args], {
     cwd,
     input,
-    personHooks,
+    config,
     hint:
       args[0] === 'commit'
-        ? 'a commit hook may have refused it; the merged files are in your working tree, commit them by hand'
+        ? 'the merged files are in your working tree: commit them by hand'
         : `run "git status" in ${cwd} to see what git objects to`,
   });
 }
@@ -174,7 +187,7 @@ export async function inspectPatchFile(repoRoot: string, patchFile: string): Pro
   // The person's hooksPath, not the runner's own /dev/null (inert.ts), which would hide it.
   const hooks = await runGit(['config', '--path', '--get', 'core.hooksPath'], {
     cwd: repoRoot,
-    personHooks: true,
+    personHooksPath: true,
   });
   const configured = hooks.exitCode === 0 ? hooks.stdout.trim() : '';
   // The root is a real path; so must an absolute hooksPath be to compare (/tmp → /private/tmp).
@@ -189,7 +202,7 @@ const LINKS_MATTER = /^(?:(?:new file mode|new mode|index \S+) 120000|(?:rename|
 /** The tracked symlinks of the working tree, with their targets as they are on disk. */
 async function treeSymlinks(repoRoot: string): Promise<Map<string, string>> {
   const out = new Map<string, string>();
-  for (const record of (await git(repoRoot, ['ls-files', '-s', '-z'])).split('\0')) {
+  for (const record of (await gitIn(repoRoot, ['ls-files', '-s', '-z'])).split('\0')) {
     if (!record.startsWith('120000 ')) continue;
     const file = record.slice(record.indexOf('\t') + 1);
     try {

@@ -4,7 +4,9 @@ import path from 'node:path';
 import { AgentboxError } from '../errors.js';
 import type { Env } from '../util/env.js';
 import { git as runGit } from './exec.js';
+import type { GitSettings } from './inert.js';
 import { findNestedGit, nestedExcludes } from './nested.js';
+import { personFiltersOff } from './person-git.js';
 import { AGENTBOX_IDENTITY } from './result-commit.js';
 
 /**
@@ -26,10 +28,19 @@ export const checkpointRef = (runName: string) => `refs/agentbox/checkpoints/${r
 const IDENTITY = AGENTBOX_IDENTITY;
 
 /** git in `worktree`, in the command's environment when the caller has it. */
-function gitIn(worktree: string, env: Env | undefined) {
+function gitIn(worktree: string, env: Env | undefined, config: GitSettings = []) {
   const hint = `run "git -C ${worktree} status" to see the state of the worktree`;
   return (args: string[], vars: Record<string, string> = {}) =>
-    runGit(args, { cwd: worktree, env, vars, hint });
+    runGit(args, { cwd: worktree, env, vars, hint, config });
+}
+
+/**
+ * git in `worktree` that reads or writes the agent's files: every filter driver of the person's
+ * switched off (person-git.ts), since the agent's .gitattributes may hand its files to one whose
+ * program runs them.
+ */
+async function unfilteredGitIn(worktree: string, env: Env | undefined) {
+  return gitIn(worktree, env, await personFiltersOff({ cwd: worktree, ...(env ? { env } : {}) }));
 }
 
 /** Takes a checkpoint of `worktree`, leaving out the folders in `exclude` (relative paths). */
@@ -38,7 +49,7 @@ export async function takeCheckpoint(
   runName: string,
   options: { exclude?: readonly string[]; message?: string; env?: Env } = {},
 ): Promise<WorktreeCheckpoint> {
-  const git = gitIn(worktree, options.env);
+  const git = await unfilteredGitIn(worktree, options.env);
   const [gitDir, head] = (await git(['rev-parse', '--absolute-git-dir', '--verify', 'HEAD'])).split('\n');
   if (!gitDir || !head) throw new AgentboxError('IO_FAILED', `${worktree} has no commit to checkpoint on`);
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'agentbox-checkpoint-'));
@@ -81,7 +92,7 @@ export async function restoreCheckpoint(
   checkpoint: WorktreeCheckpoint,
   options: { keep?: readonly string[]; env?: Env } = {},
 ): Promise<void> {
-  const git = gitIn(worktree, options.env);
+  const git = await unfilteredGitIn(worktree, options.env);
   // Stale locks of the killed claude's git would make every step below fail.
   const gitDir = await git(['rev-parse', '--absolute-git-dir']);
   fs.rmSync(path.join(gitDir, 'index.lock'), { force: true });

@@ -1,7 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { AgentboxError } from '../errors.js';
 import type { Env } from '../util/env.js';
-import { inertEnv } from './inert.js';
+import { type GitSettings, inertEnv } from './inert.js';
 
 /**
  * The one way agentbox runs git (except findRepo's fast path in repo.ts): argument arrays, never
@@ -32,10 +32,13 @@ export interface GitCall {
   /** false: keep the final newline (output passed on as it is). */
   readonly stripFinalNewline?: boolean;
   /**
-   * The person's own hooks run (merge's commit in the main tree, when the patch touches no hook);
-   * every other call runs none (src/git/inert.ts).
+   * Reads where the person's hooks are (`config core.hooksPath`, `rev-parse --git-path hooks`)
+   * as they set it, not as the runner's /dev/null. Only for such reads: no call runs a hook
+   * (src/git/inert.ts).
    */
-  readonly personHooks?: boolean;
+  readonly personHooksPath?: boolean;
+  /** Settings for this call only, over the inert ones (merge's filters switched off). */
+  readonly config?: GitSettings;
   /** The person's pager settings are read (`git var GIT_PAGER` for `agentbox diff`); else `cat`. */
   readonly personPager?: boolean;
 }
@@ -184,5 +187,9 @@ function endRunning(): void {
  */
 function gitEnv(call: GitCall): NodeJS.ProcessEnv {
   const env = { ...(call.env ?? process.env), ...call.vars, ...(call.keepLocale ? {} : C_LOCALE) };
-  return inertEnv(env, { personHooks: call.personHooks === true, personPager: call.personPager === true });
+  return inertEnv(env, {
+    personHooksPath: call.personHooksPath === true,
+    personPager: call.personPager === true,
+    ...(call.config ? { config: call.config } : {}),
+  });
 }

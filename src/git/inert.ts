@@ -7,9 +7,10 @@
  *
  * Decided from git-config(1), gitattributes(5), githooks(5) and git(1)'s environment:
  * - `core.fsmonitor` runs a command on every index refresh (`status`, `add`, `diff`): off.
- * - `core.hooksPath` to /dev/null: no hook runs (a nested repository's, or one a patch planted).
- *   The one exception is merge's own commit in the main tree, which runs the person's hooks
- *   unless the patch touches one (`personHooks`, src/git/apply.ts).
+ * - `core.hooksPath` to /dev/null: no hook runs, on any call — a nested repository's, one a patch
+ *   planted, and the person's own at merge's commit (their hooks run the repository's files, which
+ *   the agent wrote: src/gate/merge-git.ts). `personHooksPath` leaves it out for the one read of
+ *   where the person's hooks are (config, `rev-parse --git-path hooks`), never for a command.
  * - `core.pager` and `GIT_PAGER` are `cat`: output is captured, never paged.
  * - Submodules are never entered: `submodule.recurse=false`, `diff.ignoreSubmodules=dirty` (only
  *   the recorded commit is compared, no git runs inside), `status.submoduleSummary=false`,
@@ -22,7 +23,10 @@
  *   (empty) is not "off": git then fails running "".
  * - Filters (`filter.<driver>.clean/smudge/process`): a driver is defined only in config; the
  *   configs git reads here are the system's, the person's and the main repository's (read-only to
- *   the sandbox), never a nested one (above). A tree's `.gitattributes` can name only those.
+ *   the sandbox), never a nested one (above). A tree's `.gitattributes` can name only those; every
+ *   git that reads or writes a run's files (the patch, checkpoints, the live diff, merge) switches
+ *   each of them off by name (`config`, src/git/person-git.ts): a driver's program may run the
+ *   repository's files, which the agent wrote.
  * - `include.path`/`includeIf`: followed only inside those same config files.
  * - The environment's own `GIT_CONFIG_PARAMETERS`/`GIT_CONFIG_COUNT` are replaced: config that
  *   nobody can see in a file does not apply to agentbox's git.
@@ -44,6 +48,9 @@ export const INERT_CONFIG: readonly (readonly [string, string])[] = [
 
 const NO_HOOKS = ['core.hooksPath', '/dev/null'] as const;
 
+/** Settings for one call on top of the inert ones, as `key`, `value` pairs. */
+export type GitSettings = readonly (readonly [string, string])[];
+
 /** Variables removed from git's environment (config or programs nobody sees in a file). */
 const DROPPED =
   /^(GIT_CONFIG_PARAMETERS|GIT_CONFIG_COUNT|GIT_CONFIG_KEY_\d+|GIT_CONFIG_VALUE_\d+|GIT_EXTERNAL_DIFF)$/;
@@ -54,11 +61,14 @@ const DROPPED =
  */
 export function inertEnv(
   env: Readonly<Record<string, string | undefined>>,
-  options: { personHooks?: boolean; personPager?: boolean } = {},
+  options: { personHooksPath?: boolean; personPager?: boolean; config?: GitSettings } = {},
 ): Record<string, string | undefined> {
   const out: Record<string, string | undefined> = {};
   for (const [name, value] of Object.entries(env)) if (!DROPPED.test(name)) out[name] = value;
-  let settings = options.personHooks ? INERT_CONFIG : [...INERT_CONFIG, NO_HOOKS];
+  let settings: GitSettings = [
+    ...(options.personHooksPath ? INERT_CONFIG : [...INERT_CONFIG, NO_HOOKS]),
+    ...(options.config ?? []),
+  ];
   // `agentbox diff` on a terminal pages as git would (GIT_PAGER, core.pager, PAGER): the pager is
   // the person's program, named in their environment or config, never in a tree.
   if (options.personPager) settings = settings.filter(([key]) => key !== 'core.pager');

@@ -5,6 +5,7 @@ import type { Env } from '../util/env.js';
 import { git } from './exec.js';
 import { findNestedGit } from './nested.js';
 import { type ExportedPatch, exportPatch } from './patch.js';
+import { personFiltersOff } from './person-git.js';
 
 /** A worktree's changes so far: the patch changes.patch would hold now, and the same as a tree. */
 export interface LiveTree extends ExportedPatch {
@@ -53,13 +54,17 @@ export async function liveTree(input: {
       GIT_INDEX_FILE: index,
       ...objects,
     };
-    const call = { cwd: input.worktree, vars, ...(input.env ? { env: input.env } : {}) };
+    const where = { cwd: input.worktree, vars, ...(input.env ? { env: input.env } : {}) };
+    // Writing an index compares racily clean files by content, through their filter: every filter
+    // driver of the person's is off (person-git.ts), since the agent's .gitattributes chose them.
+    const config = await personFiltersOff(where);
+    const call = { ...where, config };
     const own = worktreeIndex(input.commonDir, input.worktree);
     if (own) copyIndex(own, index);
     else await git(['read-tree', input.base], call);
     const nested = findNestedGit(input.worktree, await ignoredFolders(call)).map((n) => n.path);
     const exclude = [...new Set([...input.exclude, ...nested])];
-    const changes = await exportPatch(input.worktree, { base: input.base, exclude, vars });
+    const changes = await exportPatch(input.worktree, { base: input.base, exclude, vars, config });
     const tree = await git(['write-tree'], call);
     return { ...changes, tree, objects, dispose };
   } catch (error) {

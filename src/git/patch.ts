@@ -1,5 +1,7 @@
 import { AgentboxError } from '../errors.js';
 import { GitError, runGit, runGitBytes } from './exec.js';
+import type { GitSettings } from './inert.js';
+import { personFiltersOff } from './person-git.js';
 
 export type PatchFileStatus = 'added' | 'modified' | 'deleted' | 'renamed' | 'copied' | 'type-changed';
 
@@ -27,12 +29,20 @@ export interface ExportedPatch {
  */
 export async function exportPatch(
   worktree: string,
-  opts: { base: string; exclude?: string[]; vars?: Readonly<Record<string, string>> },
+  opts: {
+    base: string;
+    exclude?: string[];
+    vars?: Readonly<Record<string, string>>;
+    /** The filters switched off, when the caller read them already (personFiltersOff). */
+    config?: GitSettings;
+  },
 ): Promise<ExportedPatch> {
   const pathspec = [':/', ...(opts.exclude ?? []).map((p) => `:(top,literal,exclude)${p}`)];
   const add = ['add', '-A', '--', ...pathspec];
   const vars = opts.vars ?? {};
-  const added = await runGit(add, { cwd: worktree, vars });
+  // The agent's .gitattributes may hand its files to a filter of the person's that runs them.
+  const config = opts.config ?? (await personFiltersOff({ cwd: worktree, vars }));
+  const added = await runGit(add, { cwd: worktree, vars, config });
   // NOTE: git add exits 1 when an exclude pathspec names an ignored path ("The following paths are
   // ignored…") after staging everything else correctly. Run commands are ignored through
   // .gitignore, so that is the normal case for agentbox, not a failure.
@@ -47,7 +57,7 @@ export async function exportPatch(
   // `git diff`. The flags pin down what user config could change: prefixes (diff.noprefix),
   // colour, external diff drivers, textconv and rename detection.
   const args = ['-c', 'core.quotePath=false', 'diff', ...DIFF_FLAGS, opts.base, '--', ...pathspec];
-  const diff = await runGitBytes(args, { cwd: worktree, vars });
+  const diff = await runGitBytes(args, { cwd: worktree, vars, config });
   if (diff.exitCode !== 0) {
     const stderr = diff.stderr.trim();
     if (/bad revision|unknown revision|ambiguous argument/.test(stderr)) {

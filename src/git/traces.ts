@@ -1,4 +1,5 @@
 import { GitError, runGit, git as runGitText } from './exec.js';
+import { personFiltersOff } from './person-git.js';
 
 /**
  * What agentbox leaves in git besides worktrees: a branch `agentbox/<run>` per fix run and refs
@@ -39,7 +40,13 @@ export async function deleteRef(root: string, ref: string): Promise<void> {
  * leaving out those under `skip` (folders relative to the worktree, ending in `/`).
  */
 export async function uncommittedPaths(worktree: string, skip: readonly string[] = []): Promise<string[]> {
-  const out = await git(worktree, ['status', '--porcelain=v1', '-z', '--untracked-files=normal']);
+  // `status` compares files by content through their filter: the agent's .gitattributes chose
+  // which, so every filter driver of the person's is off (person-git.ts).
+  const config = await personFiltersOff({ cwd: worktree });
+  const out = await runGitText(['status', '--porcelain=v1', '-z', '--untracked-files=normal'], {
+    cwd: worktree,
+    config,
+  });
   const paths: string[] = [];
   const records = out.split('\0');
   for (let i = 0; i < records.length; i++) {

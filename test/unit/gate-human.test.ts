@@ -279,6 +279,8 @@ describe('merge: sensitive changes', () => {
       files: ['.claude/settings.json', '.github/workflows/ci.yml', 'src/a.ts'],
       commit: null,
       hooksRan: null,
+      hooksNotRun: [],
+      unfiltered: [],
       sensitive: [
         { path: '.claude/settings.json', kind: 'agent-config', detail: 'added' },
         { path: '.github/workflows/ci.yml', kind: 'ci', detail: 'modified' },
@@ -341,7 +343,7 @@ describe('merge: sensitive changes', () => {
       }).then((run) => ({ ...run, marks }));
     };
 
-    it('a patch that changes a hook commits with no hook run, and says so', async () => {
+    it('a patch that changes a hook commits with no hook run, and says so (with no command that runs it)', async () => {
       const { repo, name, marks } = await withHook((at, marks) => {
         fs.writeFileSync(at('.githooks/pre-commit'), `#!/bin/sh\necho run >> '${marks}/run'\n`);
         fs.writeFileSync(at('src/a.ts'), 'b\n');
@@ -349,9 +351,10 @@ describe('merge: sensitive changes', () => {
       const { ctx, io } = context(repo.dir);
       expect(await merge(ctx, name, { yes: true, allowSensitive: true, commit: true })).toBe(0);
       const head = repo.git('rev-parse', 'HEAD').trim();
-      expect(io.stdout.split('\n').slice(-4)).toEqual([
+      expect(io.stdout.split('\n').slice(-5)).toEqual([
         `✓ merged 2 file(s) into ${repo.dir} — commit ${head.slice(0, 12)}`,
-        '  git hooks were not run for this commit: the patch changes .githooks/pre-commit',
+        '  your git hooks did not run for this commit: pre-commit (.githooks)',
+        '  the patch changes hook files: .githooks/pre-commit; read them before a commit runs them',
         `  next: run your tests; then remove the run's worktree and branch: agentbox discard ${name.slice(-6)} (or agentbox gc)`,
         '',
       ]);
@@ -362,14 +365,19 @@ describe('merge: sensitive changes', () => {
       expect(fs.readdirSync(marks)).toEqual(['run']);
     });
 
-    it('a patch that leaves the hooks alone commits with the person’s own hook', async () => {
+    it('a patch that leaves the hooks alone commits with none of the person’s hooks either (issue 37)', async () => {
       const { repo, name, marks } = await withHook((at) => {
         fs.writeFileSync(at('src/a.ts'), 'b\n');
       });
       const { ctx, io } = context(repo.dir);
       expect(await merge(ctx, name, { yes: true, commit: true, json: true })).toBe(0);
-      expect(JSON.parse(io.stdout)).toMatchObject({ files: ['src/a.ts'], hooksRan: true, sensitive: [] });
-      expect(fs.readFileSync(path.join(marks, 'own'), 'utf8')).toBe('own\n');
+      expect(JSON.parse(io.stdout)).toMatchObject({
+        files: ['src/a.ts'],
+        hooksRan: false,
+        hooksNotRun: ['pre-commit'],
+        sensitive: [],
+      });
+      expect(fs.readdirSync(marks)).toEqual([]);
       expect(repo.git('show', '--name-only', '--format=', 'HEAD')).toBe('src/a.ts\n');
     });
   });

@@ -273,21 +273,35 @@ describe('applying a patch to a real repository', () => {
       expect(repo.git('show', '--name-only', '--format=', 'HEAD')).toBe('out.gen\n');
     });
 
-    it('leaves the index as it was when a hook refuses the commit', async () => {
+    it('leaves the index as it was when the commit fails', async () => {
       const { files, staged, unstaged } = await withUserWork();
       const statusBefore = repo.git('status', '--porcelain');
       const head = repo.git('rev-parse', 'HEAD');
-      repo.write('.git/hooks/pre-commit', '#!/bin/sh\necho "no commits today" >&2\nexit 1\n');
-      fs.chmodSync(path.join(repo.dir, '.git/hooks/pre-commit'), 0o755);
+      // The person signs their commits with a program that refuses today (a hook would not run).
+      repo.git('config', 'commit.gpgSign', 'true');
+      repo.git('config', 'gpg.program', 'false');
       await expect(commitFiles(repo.dir, files, 'refused')).rejects.toMatchObject({
         code: 'GIT_FAILED',
-        message: expect.stringContaining('no commits today'),
+        message: expect.stringContaining('failed to sign'),
         hint: expect.stringContaining('commit them by hand'),
       });
       expect(repo.git('rev-parse', 'HEAD')).toBe(head);
       expect(repo.git('status', '--porcelain')).toBe(statusBefore);
       expect(repo.git('diff', '--cached')).toBe(staged);
       expect(repo.git('diff', '--', 'u.txt')).toBe(unstaged);
+    });
+
+    it('runs no hook of the person’s, post-commit included', async () => {
+      repo = gitRepo();
+      const marks = tempDir('agentbox-marks-');
+      for (const name of ['pre-commit', 'commit-msg', 'post-commit', 'post-index-change'])
+        fs.writeFileSync(path.join(repo.dir, '.git/hooks', name), `#!/bin/sh\ntouch '${marks}/${name}'\n`, {
+          mode: 0o755,
+        });
+      repo.write('new.txt', 'new\n');
+      await commitFiles(repo.dir, ['new.txt'], 'add new');
+      expect(repo.git('show', '--name-only', '--format=', 'HEAD')).toBe('new.txt\n');
+      expect(fs.readdirSync(marks)).toEqual([]);
     });
 
     it('refuses an empty list', async () => {

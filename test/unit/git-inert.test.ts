@@ -111,7 +111,7 @@ describe('the one git runner is inert', () => {
     for (const name of ['GIT_CONFIG_COUNT', 'GIT_CONFIG_KEY_0', 'GIT_CONFIG_VALUE_0', 'GIT_EXTERNAL_DIFF'])
       expect(out).not.toHaveProperty(name);
     expect(out).toMatchObject({ GIT_PAGER: 'cat', GIT_TERMINAL_PROMPT: '0', GIT_SSH_COMMAND: 'ssh -i key' });
-    expect(inertEnv({}, { personHooks: true }).GIT_CONFIG_PARAMETERS).not.toContain('hooksPath');
+    expect(inertEnv({}, { personHooksPath: true }).GIT_CONFIG_PARAMETERS).not.toContain('hooksPath');
   });
 });
 
