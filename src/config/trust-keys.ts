@@ -20,6 +20,8 @@ export const TRUST_KEYS = [
   // Network allowances.
   'runs.setup_domains',
   'sandbox.allowed_domains',
+  // Reads beyond the built-in allowlist.
+  'sandbox.allow_read',
   // sandbox.mode, only when it is "off".
   'sandbox.mode',
 ] as const;

@@ -88,6 +88,16 @@ async function superviseClaude(
     launch: input.resume ? 'resume' : 'startup',
     onTool: (name, ok, excerpt) => run.supervisor.recordTool(name, ok, excerpt),
     ...(input.onProgress ? { onProgress: input.onProgress } : {}),
+    ...(harness.scope.reads
+      ? {
+          reads: {
+            fence: harness.scope.reads,
+            cwd: run.launchDir,
+            ...(run.launch.env.HOME ? { home: run.launch.env.HOME } : {}),
+          },
+        }
+      : {}),
+    onDenial: (d) => run.denials.push(d),
   });
   const child = spawnClaude(input.claudeBin, run.launch.args, {
     cwd: run.launchDir,

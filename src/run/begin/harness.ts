@@ -80,7 +80,7 @@ export interface RunHarness {
 export async function openRunHarness(input: HarnessInput): Promise<RunHarness> {
   const { ledger, meta } = input;
   const runDir = path.join(ledger.runsDir, meta.run_name);
-  const scope: AirlockScope = {
+  const base: AirlockScope = {
     type: meta.type,
     repoRoot: canonical(ledger.root),
     ledgerDir: canonical(ledger.dir),
@@ -92,6 +92,28 @@ export async function openRunHarness(input: HarnessInput): Promise<RunHarness> {
   try {
     writeCommands(input, runDir, releases);
     input.onStep?.('slash commands');
+    const privacy = await prepareRunPrivacy({
+      env: input.env,
+      runName: meta.run_name,
+      repoRoot: ledger.root,
+      worktree: base.worktree,
+      // Every headless run's shell is fenced; a person's session asks them instead.
+      fenced: !input.interactive,
+      config: input.sandbox,
+    });
+    releases.defer(() => privacy.area.dispose());
+    input.onStep?.('private area + private git + sandbox paths');
+    const box = privacy.sandbox;
+    // The guard holds the Read, Grep and Glob tools to the sandbox's read fence (they run outside it).
+    const scope: AirlockScope = box
+      ? {
+          ...base,
+          reads: {
+            denyRead: [base.ledgerDir, ...box.denyRead],
+            allowRead: box.allowRead,
+          },
+        }
+      : base;
     const hooks = createRunHookHandler({
       scope,
       log: input.log,
@@ -105,17 +127,6 @@ export async function openRunHarness(input: HarnessInput): Promise<RunHarness> {
     });
     releases.defer(() => endpoint.close());
     input.onStep?.('supervisor + endpoint');
-    const privacy = await prepareRunPrivacy({
-      env: input.env,
-      runName: meta.run_name,
-      repoRoot: ledger.root,
-      worktree: scope.worktree,
-      // Every headless run's shell is fenced; a person's session asks them instead.
-      fenced: !input.interactive,
-      config: input.sandbox,
-    });
-    releases.defer(() => privacy.area.dispose());
-    input.onStep?.('private area + private git + sandbox paths');
     const writeSecrets = (settings: Record<string, unknown>) => {
       privacy.area.writeSecret('settings.json', `${JSON.stringify(settings)}\n`);
       privacy.area.writeSecret('hook.json', hookAddressBook(endpoint));

@@ -88,7 +88,26 @@ function denyRules(input: LaunchInput): string[] {
     // agentbox's state in the person's home: the web UI's token and session, the trusted repositories.
     `Read(/${agentboxStateDir(input.parentEnv)}/**)`,
     `Edit(/${agentboxStateDir(input.parentEnv)}/**)`,
+    ...deniedInsideOpened(scope),
   ];
+}
+
+/** Characters a permission rule's path holds safely (one invalid rule drops the whole settings file). */
+const RULE_SAFE = /^[A-Za-z0-9._/-]+$/;
+
+/**
+ * `Read(…)` rules for what the read fence denies inside a path it opens (a credential inside an
+ * opened folder, `sandbox.deny_read` inside the repository, the other worktrees' admin folders):
+ * Claude Code takes a path a Read rule denies out of Grep's and Glob's results, which the guard
+ * cannot (it sees only where a search starts).
+ */
+function deniedInsideOpened(scope: LaunchInput['scope']): string[] {
+  const fence = scope.reads;
+  if (!fence) return [];
+  return fence.denyRead
+    .filter((d) => d !== scope.ledgerDir && RULE_SAFE.test(d))
+    .filter((d) => fence.allowRead.some((a) => a !== d && isInside(d, a)))
+    .flatMap((d) => [`Read(/${d})`, `Read(/${d}/**)`]);
 }
 
 function launchArgs(input: LaunchInput, prompt: string): string[] {
@@ -135,6 +154,8 @@ function launchSettings(input: LaunchInput): Record<string, unknown> {
       // A worktree inside the repository cannot be fenced by one deny rule on the repository:
       // then every shell command of the run goes through the guard.
       everyBashCall: scope.worktree !== null && isInside(scope.worktree, scope.repoRoot),
+      // The Read, Grep and Glob tools ignore the sandbox's read fence: the guard applies it.
+      everyRead: scope.reads !== undefined,
     },
     // A headless run reads its stream anyway: the tool history comes from there, not from hooks.
     history: 'stream',
@@ -155,6 +176,7 @@ function launchSandbox(worktree: string | null, ledgerDir: string, box: RunSandb
       writable: [box.tmpDir],
       denyWrite: [box.mainGitDir, ...box.runtimeWritable],
       denyRead: [ledgerDir, ...box.denyRead],
+      allowRead: box.allowRead,
       // Claude Code's own read-only classifier still decides which commands run without asking.
       autoAllowBash: false,
       // A read-only run reaches nothing but its own endpoint: sandbox.allowed_domains is for fix runs.
@@ -173,6 +195,7 @@ function launchSandbox(worktree: string | null, ledgerDir: string, box: RunSandb
       `${worktree}/.agentbox`,
     ],
     denyRead: [ledgerDir, ...box.denyRead],
+    allowRead: box.allowRead,
     autoAllowBash: true,
     allowedDomains: [endpoint, ...box.allowedDomains],
   });
