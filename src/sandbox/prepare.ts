@@ -84,7 +84,8 @@ interface RunPlaces {
  * area, the folder holding this repository's run worktrees, the other worktrees' admin folders,
  * and, even inside what is opened, the credentials (HOME_SECRETS), `sandbox.deny_read`, every
  * run's secrets and agentbox's state. Opened again: the table's toolchains and caches, the PATH
- * folders in the home, the person's `sandbox.allow_read`, and what the run works on.
+ * folders in the home, the person's `sandbox.allow_read`, and what the run works on (the
+ * repository, and a fix run's worktree, its admin folder and private git).
  */
 function readFence(
   opts: { readonly env: SandboxEnv; readonly repoRoot: string; readonly config: Config['sandbox'] },
@@ -113,9 +114,11 @@ function readFence(
     ...READ_ALLOWLIST.map((row) => homePath(row.path, env)),
     ...onPath,
     ...opts.config.allow_read.map((p) => expand(p, env.HOME, opts.repoRoot)),
-    ...(fix
-      ? [fix.worktree, places.mainGitDir, fix.adminDir, fix.gitDir]
-      : [opts.repoRoot, places.mainGitDir]),
+    // The repository itself: runs.setup copies ignored folders from the main tree
+    // ($AGENTBOX_REPO_ROOT/node_modules); the ledger and the other run worktrees in it stay denied.
+    opts.repoRoot,
+    places.mainGitDir,
+    ...(fix ? [fix.worktree, fix.adminDir, fix.gitDir] : []),
     places.tmpDir,
   ]);
   return { denyRead, allowRead };
