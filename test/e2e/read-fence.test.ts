@@ -3,7 +3,7 @@ import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bash, type Reply, type RequestView, text, tool } from '../fixtures/model-server/index.js';
+import { bash, type Reply, type RequestView, text } from '../fixtures/model-server/index.js';
 import { tempDir } from '../helpers/git-repo.js';
 import { expectNoProcessesLeft } from '../helpers/processes.js';
 import { type Project, project } from '../helpers/project.js';
