@@ -1,4 +1,3 @@
-import fs from 'node:fs';
 import path from 'node:path';
 import { canonical } from '../airlock/paths.js';
 import { type ReadFence, readable } from './read-allowlist.js';
@@ -30,10 +29,11 @@ function expandHome(word: string, home: string | undefined): string {
 }
 
 /**
- * The paths a shell command tried to read that its sandbox hid: each word of the command (or of
- * an error line it printed) that names, from `cwd`, an existing path outside the read fence. A
- * denied read is silent in the sandbox (measured: `No such file or directory`, no violation note),
- * so this is how it reaches the run's log.
+ * The paths a shell command reached for that its sandbox hid: each word of the command (or of an
+ * error line it printed) that names, from `cwd`, a path outside the read fence. The sandbox is
+ * silent about them (measured: a read sees `No such file or directory`, no violation note; a write
+ * into a hidden folder lands in the empty throwaway folder the runtime mounts over it and is gone
+ * when the command ends), so this is how they reach the run's log.
  * NOTE: for the log only, never a permission: the kernel already refused. A path a script builds
  * at run time and never prints is refused all the same, and not logged.
  */
@@ -47,13 +47,9 @@ export function hiddenReads(
   const out = new Set<string>();
   for (const word of pathWords(command, output)) {
     const full = path.resolve(cwd, expandHome(word, home));
-    try {
-      fs.lstatSync(full);
-    } catch {
-      continue;
-    }
-    const real = canonical(full);
-    if (!readable(fence, real)) out.add(real);
+    // `canonical` resolves the deepest existing part (a planted link included): a path that does
+    // not exist is judged by the folder it would be in (`> ~/new.txt`, `cat ~/.no-such-file`).
+    if (!readable(fence, canonical(full))) out.add(canonical(full));
   }
   return [...out];
 }

@@ -130,7 +130,10 @@ describe('hidden reads (the log of what the sandbox hid)', () => {
     ['sh script.sh', `open ${home}/.netrc: No such file or directory`, [path.join(home, '.netrc')]],
     [`git -C ${home} log`, '', [home]],
     ['cat a.txt ~/.npm', '', []],
-    ['cat ~/.no-such-file', '', []],
+    ['cat ~/.no-such-file', '', [path.join(home, '.no-such-file')]],
+    ['echo x > ../escape.txt', '', [path.join(home, 'escape.txt')]],
+    ['echo x > new/file.txt', '', []],
+    ['ls /no/such/place', '', []],
     ['echo .netrc', '.netrc', []],
   ])('%s', (command, output, expected) => {
     expect(hiddenReads(fence, wt, home, command, output)).toEqual(expected);
