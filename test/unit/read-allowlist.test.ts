@@ -180,3 +180,85 @@ describe('the guard holds the read tools to the fence', () => {
     expect(judgeToolUse(open, 'Read', { file_path: `${home}/.netrc` }, repo).allow).toBe(true);
   });
 });
+
+describe("a run's read fence, as prepareRunPrivacy builds it (real folders)", () => {
+  const dir = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'fence-prep-')));
+  afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
+  const home = path.join(dir, 'home');
+  for (const rel of [
+    '.npm',
+    '.cargo/registry',
+    '.cargo/bin',
+    '.claude/projects',
+    '.ssh',
+    'bin',
+    'opened/sub',
+    '.config/gh',
+  ])
+    fs.mkdirSync(path.join(home, rel), { recursive: true });
+  fs.writeFileSync(path.join(home, '.cargo', 'credentials.toml'), 'x');
+  const env = {
+    HOME: home,
+    PATH: `${path.join(home, 'bin')}:${home}:/usr/bin`,
+    TMPDIR: path.join(dir, 'tmp'),
+    CLAUDE_CONFIG_DIR: path.join(home, '.claude'),
+  };
+  fs.mkdirSync(env.TMPDIR);
+  const config = {
+    mode: 'required' as const,
+    allowed_domains: [],
+    deny_read: ['~/opened/sub'],
+    allow_read: ['~/opened', '~/.config'],
+  };
+
+  it('denies the home and the run areas; opens the table, PATH folders in the home, allow_read and the run’s own; keeps credentials and deny_read shut', async () => {
+    const { prepareRunPrivacy } = await import('../../src/sandbox/prepare.js');
+    const { gitRepo } = await import('../helpers/git-repo.js');
+    const repo = gitRepo({ files: { 'a.txt': 'a\n' } });
+    const root = fs.realpathSync(repo.dir);
+    const worktree = path.join(home, '.local', 'share', 'agentbox', 'worktrees', 'r-1', 'fix-a');
+    fs.mkdirSync(path.dirname(worktree), { recursive: true });
+    repo.git('worktree', 'add', '-q', '-b', 'agentbox/fix-a', worktree);
+    const privacy = await prepareRunPrivacy({
+      env,
+      runName: 'fix-a',
+      repoRoot: root,
+      worktree,
+      fenced: true,
+      config,
+    });
+    try {
+      const box = privacy.sandbox!;
+      const fence = { denyRead: box.denyRead, allowRead: box.allowRead };
+      const base = path.join(env.TMPDIR, `agentbox-${process.getuid!()}`);
+      expect(box.denyRead).toEqual(
+        expect.arrayContaining([home, base, path.dirname(worktree), path.join(root, '.git', 'worktrees')]),
+      );
+      const can = (p: string) => readable(fence, p);
+      expect(can(path.join(home, '.npm', 'x'))).toBe(true);
+      expect(can(path.join(home, '.cargo', 'registry', 'x'))).toBe(true);
+      expect(can(path.join(home, '.cargo', 'credentials.toml'))).toBe(false);
+      expect(can(path.join(home, 'bin', 'tool'))).toBe(true);
+      expect(can(path.join(home, 'other.txt'))).toBe(false); // PATH names the home itself: not opened
+      expect(can(path.join(home, 'opened', 'x'))).toBe(true);
+      expect(can(path.join(home, 'opened', 'sub', 'x'))).toBe(false);
+      expect(can(path.join(home, '.config', 'x'))).toBe(true);
+      expect(can(path.join(home, '.config', 'gh', 'hosts.yml'))).toBe(false);
+      expect(can(path.join(home, '.claude', 'projects', 'x.jsonl'))).toBe(false);
+      expect(can(path.join(home, '.ssh', 'id'))).toBe(false);
+      expect(can(path.join(worktree, 'a.txt'))).toBe(true);
+      expect(can(path.join(path.dirname(worktree), 'fix-sibling', 'a.txt'))).toBe(false);
+      expect(can(path.join(root, 'a.txt'))).toBe(true);
+      expect(can(path.join(root, '.git', 'objects', 'x'))).toBe(true);
+      expect(can(path.join(root, '.git', 'worktrees', 'fix-a', 'HEAD'))).toBe(true);
+      expect(can(path.join(root, '.git', 'worktrees', 'fix-b', 'HEAD'))).toBe(false);
+      expect(can(path.join(privacy.area.gitDir, 'config'))).toBe(true);
+      expect(can(path.join(privacy.area.tmpDir, 'x'))).toBe(true);
+      expect(can(path.join(base, 'work', 'fix-b', 'tmp', 'x'))).toBe(false);
+      expect(can(path.join(privacy.area.secretsDir, 'settings.json'))).toBe(false);
+    } finally {
+      privacy.area.dispose();
+      repo.cleanup();
+    }
+  });
+});
