@@ -151,7 +151,9 @@ export class RunSink {
       this.calls.delete(event.toolUseId);
       // A failed call on agentbox's files counts: the sandbox masks a missing denied path ("Not a directory").
       if (call) this.directAttempt(call.name, call.input, event.isError);
-      if (call?.name === 'Bash') this.hiddenReads(event.toolUseId, call.input, event.text, event.at);
+      // A call refused before it ran (a rule, a hook, the gate) read nothing: its refusal is logged as such.
+      const ran = !event.refusedBy || event.refusedBy === 'sandbox';
+      if (call?.name === 'Bash' && ran) this.hiddenReads(event.toolUseId, call.input, event.text, event.at);
       this.errors = recordToolResult(this.errors, call, event);
       this.options.onTool(call?.name ?? '', !event.isError, toolExcerpt(call?.input, event.text));
     }
