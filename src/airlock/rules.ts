@@ -64,3 +64,25 @@ export function runDenyRules(scope: AirlockScope, topLevel: readonly TopLevelEnt
     rules.push(`Edit(${abs(path.join(ledger, CACHE_DIR, file))})`);
   return rules;
 }
+
+/** Characters a permission rule's path holds safely (one invalid rule drops the whole settings file). */
+const RULE_SAFE = /^[A-Za-z0-9._/-]+$/;
+
+/**
+ * `Read(…)` rules for what a run's read fence denies inside a path it opens (a credential inside an
+ * opened folder, `sandbox.deny_read` inside the repository): Claude Code takes a path a Read rule
+ * denies out of Grep's and Glob's results, which the guard cannot (it sees only where a search
+ * starts). The ledger has its own rules. Pure.
+ * NOTE: not a denial with an opening inside it (the worktrees' folder around the run's own
+ * worktree): a deny rule beats every allow rule, so it would shut the opening too; the guard holds
+ * direct reads there.
+ */
+export function readFenceRules(scope: AirlockScope): string[] {
+  const fence = scope.reads;
+  if (!fence) return [];
+  return fence.denyRead
+    .filter((d) => d !== scope.ledgerDir && RULE_SAFE.test(d))
+    .filter((d) => fence.allowRead.some((a) => a !== d && isInside(d, a)))
+    .filter((d) => !fence.allowRead.some((a) => a !== d && isInside(a, d)))
+    .flatMap((d) => [`Read(${abs(d)})`, `Read(${abs(d)}/**)`]);
+}

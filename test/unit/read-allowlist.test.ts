@@ -262,3 +262,28 @@ describe("a run's read fence, as prepareRunPrivacy builds it (real folders)", ()
     }
   });
 });
+
+describe('readFenceRules (Read deny rules for what is shut inside an opening)', () => {
+  it('names credentials and deny_read inside opened paths; not the regions, the ledger, or a denial with an opening inside', async () => {
+    const { readFenceRules } = await import('../../src/airlock/rules.js');
+    const scope: AirlockScope = {
+      type: 'fix',
+      repoRoot: '/repo',
+      ledgerDir: '/repo/.agents',
+      runDir: '/repo/.agents/runs/r',
+      worktree: '/repo/wt/fix-a',
+      reads: {
+        denyRead: ['/home/u', '/repo/.agents', '/home/u/.config/gh', '/repo/secret', '/repo/wt', '/odd path'],
+        allowRead: ['/home/u/.config', '/repo', '/repo/wt/fix-a'],
+      },
+    };
+    expect(readFenceRules(scope)).toEqual([
+      'Read(//home/u/.config/gh)',
+      'Read(//home/u/.config/gh/**)',
+      'Read(//repo/secret)',
+      'Read(//repo/secret/**)',
+    ]);
+    const { reads: _, ...open } = scope;
+    expect(readFenceRules(open)).toEqual([]);
+  });
+});

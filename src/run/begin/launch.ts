@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import type { AirlockScope } from '../../airlock/guard.js';
 import { isInside } from '../../airlock/paths.js';
-import { runDenyRules, type TopLevelEntry } from '../../airlock/rules.js';
+import { readFenceRules, runDenyRules, type TopLevelEntry } from '../../airlock/rules.js';
 import { buildClaudeArgs } from '../../claude/args.js';
 import { buildAgentEnv } from '../../claude/env.js';
 import { runSettings, withRepoGuard } from '../../endpoint/settings.js';
@@ -88,26 +88,8 @@ function denyRules(input: LaunchInput): string[] {
     // agentbox's state in the person's home: the web UI's token and session, the trusted repositories.
     `Read(/${agentboxStateDir(input.parentEnv)}/**)`,
     `Edit(/${agentboxStateDir(input.parentEnv)}/**)`,
-    ...deniedInsideOpened(scope),
+    ...readFenceRules(scope),
   ];
-}
-
-/** Characters a permission rule's path holds safely (one invalid rule drops the whole settings file). */
-const RULE_SAFE = /^[A-Za-z0-9._/-]+$/;
-
-/**
- * `Read(…)` rules for what the read fence denies inside a path it opens (a credential inside an
- * opened folder, `sandbox.deny_read` inside the repository, the other worktrees' admin folders):
- * Claude Code takes a path a Read rule denies out of Grep's and Glob's results, which the guard
- * cannot (it sees only where a search starts).
- */
-function deniedInsideOpened(scope: LaunchInput['scope']): string[] {
-  const fence = scope.reads;
-  if (!fence) return [];
-  return fence.denyRead
-    .filter((d) => d !== scope.ledgerDir && RULE_SAFE.test(d))
-    .filter((d) => fence.allowRead.some((a) => a !== d && isInside(d, a)))
-    .flatMap((d) => [`Read(/${d})`, `Read(/${d}/**)`]);
 }
 
 function launchArgs(input: LaunchInput, prompt: string): string[] {
