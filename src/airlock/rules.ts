@@ -53,9 +53,12 @@ export function runDenyRules(scope: AirlockScope, topLevel: readonly TopLevelEnt
   // by entry around it; a rule on the whole root would cover the worktree too, and deny wins.
   // NOTE: no `Edit(//root/*)`: Claude Code matches rules the gitignore way, where `root/*` matching
   // the folder .agents covers everything below it, the worktree included (measured).
-  const ledgerName = path.relative(scope.repoRoot, ledger).split(path.sep)[0];
+  // Nor the entry holding the worktree (`runs.worktree_dir: wt`): its rule would deny the worktree
+  // itself (the sandbox takes Edit rules as denyWrite). The sandbox writes only the worktree, and in
+  // -p a write tool is refused where it is not pre-approved, so the other worktrees there stay shut.
+  const holders = [ledger, scope.worktree].map((p) => path.relative(scope.repoRoot, p).split(path.sep)[0]);
   for (const entry of topLevel) {
-    if (entry.name === ledgerName) continue;
+    if (holders.includes(entry.name)) continue;
     const target = abs(path.join(scope.repoRoot, entry.name));
     rules.push(entry.dir ? `Edit(${target}/**)` : `Edit(${target})`);
   }

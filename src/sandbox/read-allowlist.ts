@@ -182,13 +182,15 @@ export function readable(fence: ReadFence, p: string): boolean {
 }
 
 /**
- * Whether a search from `dir` (Grep, Glob) would reach into a denied region that Claude Code's Read
- * deny rules do not take out of its results: one that lies below `dir` and inside no opened path
- * (the home below `/`, every run's work below `/tmp`). Denials inside an opened path (the ledger in
- * the repository) have their own `Read(…)` rule. Pure.
+ * Whether a search from `dir` (Grep, Glob) would reach into a denied place that Claude Code's Read
+ * deny rules do not take out of its results: one below `dir` that lies inside no opened path (the
+ * home below `/`, every run's work below `/tmp`), or that has an opening inside it (the worktrees'
+ * folder in the repository around the run's own worktree: no deny rule can name it, see
+ * readFenceRules). Other denials inside an opened path (the ledger, a credential) have their own
+ * `Read(…)` rule. Pure.
  */
 export function searchReachesDenied(fence: ReadFence, dir: string): boolean {
-  return fence.denyRead.some(
-    (d) => d !== dir && inside(d, dir) && !fence.allowRead.some((a) => inside(d, a)),
-  );
+  const opened = (d: string) => fence.allowRead.some((a) => inside(d, a));
+  const holed = (d: string) => fence.allowRead.some((a) => a !== d && inside(a, d));
+  return fence.denyRead.some((d) => d !== dir && inside(d, dir) && (!opened(d) || holed(d)));
 }

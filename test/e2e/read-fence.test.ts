@@ -307,6 +307,39 @@ for f in sys.argv[1:]:
     }
   }, 360_000);
 
+  it('a fix run whose worktree lives in the repository (runs.worktree_dir) works in it; a sibling there stays hidden', async () => {
+    fs.writeFileSync(path.join(root, 'agentbox.yaml'), 'runs:\n  worktree_dir: wt\n');
+    fs.appendFileSync(path.join(root, '.gitignore'), 'wt\n');
+    p.repo.commit('worktrees in the repository');
+    const sibling = path.join(root, 'wt', 'fix-sibling', 'answer.txt');
+    fs.mkdirSync(path.dirname(sibling), { recursive: true });
+    fs.writeFileSync(sibling, `${MARK}-in-repo\n`);
+    const turns: Reply[] = [
+      bash('cat src/app.ts && echo made > new.txt && cat new.txt'),
+      { tools: [{ name: 'Read', input: { file_path: 'src/app.ts' } }] },
+      {
+        tools: [
+          { name: 'Read', input: { file_path: sibling } },
+          { name: 'Grep', input: { pattern: `${MARK}-in`, path: root, output_mode: 'content' } },
+        ],
+      },
+      bash(`cat ${sibling}; cat ../fix-sibling/answer.txt`),
+    ];
+    const { name, requests, results } = await attempt('fix', 'rf worktree in repo', turns);
+    expect(p.state(name).worktree_path).toContain(path.join(root, 'wt'));
+    expect(results(0)[0]!.content).toContain('export const x = 1');
+    expect(results(0)[0]!.content, results(0)[0]!.content).toContain('made');
+    expect(results(1)[0]!.content).toContain('export const x = 1');
+    expect(requests.map((r) => r.allText).join('\n')).not.toContain(`${MARK}-in-repo`);
+    const logged = refusedPaths(name);
+    expect(logged).toContain(results(3)[0]!.toolUseId);
+    // The sibling by the Read tool, and a Grep from the repository's root (it would walk the other
+    // worktrees there): the guard's refusals.
+    for (const r of results(2)) expect(logged, r.content).toContain(r.toolUseId);
+    expect(p.state(name).status).toBe('REVIEW');
+    expect(p.read(name, 'changes.patch')).toContain('new.txt');
+  }, 240_000);
+
   it('leaves no process behind', async () => {
     await expectNoProcessesLeft(p.tag);
   });

@@ -57,8 +57,16 @@ describe('searchReachesDenied (a search from above a denied region the rules can
     ['/repo', false], // the ledger inside has its own Read rule
     ['/usr', false],
     ['/home/u/.npm', false],
+    ['/home/u/.cache', true],
   ])('%s → %s', (dir, expected) => {
     expect(searchReachesDenied(FENCE, dir)).toBe(expected);
+  });
+
+  it('a denial with an opening inside it (the worktrees around the own one) counts, even inside an opened path', () => {
+    const fence = { denyRead: ['/repo/wt'], allowRead: ['/repo', '/repo/wt/fix-a'] };
+    expect(searchReachesDenied(fence, '/repo')).toBe(true);
+    expect(searchReachesDenied(fence, '/repo/wt/fix-a')).toBe(false);
+    expect(searchReachesDenied({ denyRead: ['/repo/secret'], allowRead: ['/repo'] }, '/repo')).toBe(false);
   });
 });
 
