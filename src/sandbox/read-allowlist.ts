@@ -155,7 +155,10 @@ export function homePath(rel: string, env: XdgEnv): string {
  */
 export function homeRegions(env: XdgEnv): string[] {
   const out = [env.HOME, env.CLAUDE_CONFIG_DIR, ...XDG.map(([, name]) => env[name])];
-  return [...new Set(out.filter((p): p is string => Boolean(p && path.isAbsolute(p))))];
+  // NOTE: a home of `/` (some containers) is no region: denying it would hide the whole system.
+  const region = (p: string | undefined): p is string =>
+    Boolean(p && path.isAbsolute(p) && path.resolve(p) !== '/');
+  return [...new Set(out.filter(region))];
 }
 
 /** Whether `child` is `parent` or inside it. */

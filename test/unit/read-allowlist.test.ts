@@ -80,6 +80,7 @@ describe('the home’s places', () => {
     expect(homePath('.config/git/config', env)).toBe('/h/.config/git/config');
     expect(homeRegions(env)).toEqual(['/h', '/cc', '/c']);
     expect(homeRegions({ HOME: '/h', XDG_DATA_HOME: 'relative' })).toEqual(['/h']);
+    expect(homeRegions({ HOME: '/', CLAUDE_CONFIG_DIR: '/.claude' })).toEqual(['/.claude']);
   });
 
   it('the allowlist opens no credential: no row holds a HOME_SECRETS path, or is one', () => {
