@@ -61,6 +61,7 @@ export const BOX: RunSandbox = {
   tmpDir: path.join(runDir, 'tmp'),
   mainGitDir: path.join(repo.dir, '.git'),
   denyRead: [],
+  allowRead: [],
   runtimeWritable: [],
   allowedDomains: [],
 };
@@ -70,6 +71,7 @@ export const SANDBOX_BLOCK = sandboxSettings({
   writable: [worktree, BOX.gitDir!, BOX.tmpDir],
   denyWrite: [BOX.mainGitDir],
   denyRead: [canonical(ledgerDir)],
+  allowRead: [],
   autoAllowBash: true,
   allowedDomains: [],
 });

@@ -1,5 +1,6 @@
 import path from 'node:path';
 import type { RunType } from '../ledger/types.js';
+import { type ReadFence, readable, searchReachesDenied } from '../sandbox/read-allowlist.js';
 import { directExecution } from './direct.js';
 import { canonical, isInside } from './paths.js';
 
@@ -16,6 +17,12 @@ export interface AirlockScope {
    * never in the ledger, and never through the human gate.
    */
   readonly interactive?: boolean;
+  /**
+   * The run's read fence (its sandbox's denyRead/allowRead, canonical): the Read, Grep and Glob
+   * tools run outside the sandbox and ignore it (measured), so the guard applies it to them.
+   * Absent: the run has no sandbox.
+   */
+  readonly reads?: ReadFence;
 }
 
 export type DenyRule =
@@ -24,7 +31,8 @@ export type DenyRule =
   | 'ledger'
   | 'human-gate'
   | 'human-only-command'
-  | 'direct-execution';
+  | 'direct-execution'
+  | 'read-fence';
 export type Verdict =
   | { readonly allow: true }
   | { readonly allow: false; readonly rule: DenyRule; readonly reason: string };
@@ -32,6 +40,7 @@ export type Verdict =
 const ALLOW: Verdict = { allow: true };
 const WRITE_TOOLS = new Set(['Write', 'Edit', 'MultiEdit', 'NotebookEdit']);
 const READ_TOOLS = new Set(['Read', 'Grep', 'Glob', 'LS', 'NotebookRead']);
+const SEARCH_TOOLS = new Set(['Grep', 'Glob', 'LS']);
 const HUMAN_GATE = /\bagentbox(?:\.c?js)?["']?\s+(?:merge|discard|apply)\b/;
 const HUMAN_ONLY_COMMAND = /(?:^|[:/])(?:merge|apply)_[0-9a-f]{6}$/;
 
@@ -90,9 +99,30 @@ export function judgeToolUse(scope: AirlockScope, tool: string, input: unknown, 
     if (isInside(target, scope.ledgerDir) && !ownLedgerPath(scope, target)) {
       return deny('ledger', `the .agents/ run ledger is off limits to agents (${target})`);
     }
-    return ALLOW;
+    return scope.reads ? judgeRead(scope.reads, tool, input, target) : ALLOW;
   }
   if (tool === 'Bash') return judgeBash(scope, str(input, 'command') ?? '', cwd);
+  return ALLOW;
+}
+
+/**
+ * A read tool against the run's read fence: the path it reads (and, for Glob, the fixed start of an
+ * absolute pattern) must be readable in the sandbox, and a search must not start above a denied
+ * region (Grep from `/` would walk the home).
+ */
+function judgeRead(fence: ReadFence, tool: string, input: unknown, target: string): Verdict {
+  // A Glob pattern may itself leave its folder (`/home/u/**`, `../../**`): where its fixed part leads.
+  const pattern = tool === 'Glob' ? str(input, 'pattern') : undefined;
+  const fixed = pattern ? pattern.split(/[*?[{]/)[0]! : '';
+  const targets = [target, ...(fixed ? [canonical(path.resolve(target, fixed))] : [])];
+  for (const t of targets) {
+    if (!readable(fence, t) || (SEARCH_TOOLS.has(tool) && searchReachesDenied(fence, t))) {
+      return deny(
+        'read-fence',
+        `reads are denied by default; ${t} is outside what this run may read (its repository, the toolchains and caches of the allowlist, sandbox.allow_read)`,
+      );
+    }
+  }
   return ALLOW;
 }
 

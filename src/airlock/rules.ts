@@ -53,9 +53,12 @@ export function runDenyRules(scope: AirlockScope, topLevel: readonly TopLevelEnt
   // by entry around it; a rule on the whole root would cover the worktree too, and deny wins.
   // NOTE: no `Edit(//root/*)`: Claude Code matches rules the gitignore way, where `root/*` matching
   // the folder .agents covers everything below it, the worktree included (measured).
-  const ledgerName = path.relative(scope.repoRoot, ledger).split(path.sep)[0];
+  // Nor the entry holding the worktree (`runs.worktree_dir: wt`): its rule would deny the worktree
+  // itself (the sandbox takes Edit rules as denyWrite). The sandbox writes only the worktree, and in
+  // -p a write tool is refused where it is not pre-approved, so the other worktrees there stay shut.
+  const holders = [ledger, scope.worktree].map((p) => path.relative(scope.repoRoot, p).split(path.sep)[0]);
   for (const entry of topLevel) {
-    if (entry.name === ledgerName) continue;
+    if (holders.includes(entry.name)) continue;
     const target = abs(path.join(scope.repoRoot, entry.name));
     rules.push(entry.dir ? `Edit(${target}/**)` : `Edit(${target})`);
   }
@@ -63,4 +66,26 @@ export function runDenyRules(scope: AirlockScope, topLevel: readonly TopLevelEnt
   for (const file of Object.values(CACHE_FILES))
     rules.push(`Edit(${abs(path.join(ledger, CACHE_DIR, file))})`);
   return rules;
+}
+
+/** Characters a permission rule's path holds safely (one invalid rule drops the whole settings file). */
+const RULE_SAFE = /^[A-Za-z0-9._/-]+$/;
+
+/**
+ * `Read(…)` rules for what a run's read fence denies inside a path it opens (a credential inside an
+ * opened folder, `sandbox.deny_read` inside the repository): Claude Code takes a path a Read rule
+ * denies out of Grep's and Glob's results, which the guard cannot (it sees only where a search
+ * starts). The ledger has its own rules. Pure.
+ * NOTE: not a denial with an opening inside it (the worktrees' folder around the run's own
+ * worktree): a deny rule beats every allow rule, so it would shut the opening too; the guard holds
+ * direct reads there.
+ */
+export function readFenceRules(scope: AirlockScope): string[] {
+  const fence = scope.reads;
+  if (!fence) return [];
+  return fence.denyRead
+    .filter((d) => d !== scope.ledgerDir && RULE_SAFE.test(d))
+    .filter((d) => fence.allowRead.some((a) => a !== d && isInside(d, a)))
+    .filter((d) => !fence.allowRead.some((a) => a !== d && isInside(a, d)))
+    .flatMap((d) => [`Read(${abs(d)})`, `Read(${abs(d)}/**)`]);
 }

@@ -17,6 +17,7 @@ export function loosens(rule: Rule, person: unknown, repo: unknown, config: Conf
   switch (rule.kind) {
     case 'union':
     case 'free':
+    case 'yours':
       return false;
     case 'trust':
       return true;
@@ -65,6 +66,7 @@ export function applyProject(person: Config, file: ConfigFile | undefined, trust
     Object.entries(person).map(([section, values]) => [section, { ...values }]),
   ) as Record<string, Record<string, unknown>>;
   for (const { section, name, rule, value, yours } of setKeys(person, file)) {
+    if (rule.kind === 'yours') continue;
     if (rule.kind === 'union')
       out[section]![name] = [...new Set([...(yours as string[]), ...(value as string[])])];
     else if (trusted || !loosens(rule, yours, value, person)) out[section]![name] = value;
@@ -89,6 +91,8 @@ function effect(rule: Rule): string {
       return 'needs trust unless it equals yours';
     case 'free':
       return 'applies; nothing to trust';
+    case 'yours':
+      return 'never used, trusted or not: only your own file sets it';
   }
 }
 

@@ -25,7 +25,9 @@ export type Rule =
   /** A command agentbox runs or a place it uses: any value but the person's is a trust key. */
   | { readonly kind: 'trust'; readonly why: string }
   /** Changes nothing a run may read, write, run, reach or spend: the repository's value applies. */
-  | { readonly kind: 'free'; readonly why: string };
+  | { readonly kind: 'free'; readonly why: string }
+  /** The person's own file only: a repository's value is never used, trusted or not. */
+  | { readonly kind: 'yours'; readonly why: string };
 
 export type Rules = { readonly [S in keyof Config]: { readonly [K in keyof Config[S]]: Rule } };
 
@@ -110,6 +112,10 @@ export const RULES: Rules = {
     mode: order(['required', 'off'], '`off` runs the agent without the sandbox'),
     allowed_domains: allow('hosts a run may reach'),
     deny_read: { kind: 'union', why: 'paths a run may not read: yours stay denied' },
+    allow_read: {
+      kind: 'yours',
+      why: 'paths of your home a run may read beyond the built-in allowlist: only you widen what a run reads',
+    },
   },
 };
 

@@ -67,6 +67,7 @@ export const fileSchema = z
       mode: z.enum(['required', 'off']).nullable().optional(),
       allowed_domains: names.nullable().optional(),
       deny_read: names.nullable().optional(),
+      allow_read: names.nullable().optional(),
     }),
   })
   .strict();
@@ -185,6 +186,11 @@ export interface Config {
     readonly allowed_domains: readonly string[];
     /** More paths the agent's shell may not read (~ is the home folder), besides the built-in list. */
     readonly deny_read: readonly string[];
+    /**
+     * More paths the agent's shell may read (~ is the home folder), besides the built-in allowlist
+     * (src/sandbox/read-allowlist.ts): reads are denied by default. A repository setting it needs trust.
+     */
+    readonly allow_read: readonly string[];
   };
 }
 
@@ -229,7 +235,7 @@ export const DEFAULT_CONFIG: Config = {
     notify_bell: true,
     max_parallel: 4,
   },
-  sandbox: { mode: 'required', allowed_domains: [], deny_read: [] },
+  sandbox: { mode: 'required', allowed_domains: [], deny_read: [], allow_read: [] },
 };
 
 /** Every key a file may contain, as dotted paths, for "did you mean" suggestions. */

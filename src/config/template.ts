@@ -104,7 +104,9 @@ runs:
 sandbox:
   # Every shell command of a scout, plan, review or fix run runs in Claude Code's sandbox
   # (bubblewrap + socat on Linux, Seatbelt on macOS): a fix run writes only in its worktree, a
-  # read-only run only in its temp dir; none reads the ledger or your credentials or has network.
+  # read-only run only in its temp dir; none has network, and reads are denied by default: of your
+  # home, only the toolchains and caches of docs/security.md's allowlist (never the ledger, your
+  # credentials or Claude Code's config).
   # Where the sandbox cannot work, those runs refuse to start. Interactive sessions are yours.
   # "off" is the explicit opt-out, for a machine or container that is itself the sandbox.
   mode: # required
@@ -112,4 +114,6 @@ sandbox:
   allowed_domains: # []
   # More paths the shell commands may not read (~/.ssh, ~/.aws, ~/.config/gh … are always denied).
   deny_read: # []
+  # More paths the shell commands may read, e.g. [~/.config/mytool] (needs trust in a repository's file).
+  allow_read: # []
 `;

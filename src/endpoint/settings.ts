@@ -42,6 +42,12 @@ export interface RunSettingsInput {
     readonly writeTools?: boolean;
     /** Guard every Bash call, not only those naming the ledger, agentbox or the repository. */
     readonly everyBashCall?: boolean;
+    /**
+     * Send every Read, Grep and Glob call through the guard (a sandboxed run): those tools ignore
+     * the sandbox's read fence (measured), and a permission rule cannot say "deny the home but
+     * these paths". Costs one hook round trip per call (2–8 ms).
+     */
+    readonly everyRead?: boolean;
   };
   /**
    * Where the run learns what claude's stream also says: the stream (headless runs, which read it
@@ -117,10 +123,14 @@ export function runSettings(input: RunSettingsInput): Record<string, unknown> {
           ? bashGuards.map((r) => http('PreToolUse', when(r)))
           : [http('PreToolUse')],
     },
-    {
-      matcher: 'Read',
-      hooks: [ruleSafe(ledgerDir) ? http('PreToolUse', when(`Read(/${ledgerDir}/**)`)) : http('PreToolUse')],
-    },
+    input.guard.everyRead
+      ? { matcher: 'Read|Grep|Glob|LS|NotebookRead', hooks: [http('PreToolUse')] }
+      : {
+          matcher: 'Read',
+          hooks: [
+            ruleSafe(ledgerDir) ? http('PreToolUse', when(`Read(/${ledgerDir}/**)`)) : http('PreToolUse'),
+          ],
+        },
     { matcher: 'Skill|SlashCommand|Task|Agent', hooks: [http('PreToolUse')] },
   ];
   if (writes && (input.guard.writeTools ?? true))

@@ -88,6 +88,8 @@ async function superviseClaude(
     launch: input.resume ? 'resume' : 'startup',
     onTool: (name, ok, excerpt) => run.supervisor.recordTool(name, ok, excerpt),
     ...(input.onProgress ? { onProgress: input.onProgress } : {}),
+    ...readFence(harness.scope, run),
+    onDenial: (d) => run.denials.push(d),
   });
   const child = spawnClaude(input.claudeBin, run.launch.args, {
     cwd: run.launchDir,
@@ -115,6 +117,13 @@ async function superviseClaude(
   const exit = await child.exited;
   sink.flush();
   return { exit, sink };
+}
+
+/** What the sink checks a Bash call's paths against, to log reads the sandbox refused (a fenced run only). */
+function readFence(scope: PreparedRun['harness']['scope'], run: PreparedRun) {
+  if (!scope.reads) return {};
+  const home = run.launch.env.HOME;
+  return { reads: { fence: scope.reads, cwd: run.launchDir, ...(home ? { home } : {}) } };
 }
 
 /** A direct_execution attempt ends the run when the checks are enforced and it is configured major. */

@@ -14,6 +14,9 @@ import type { EventLog } from '../ledger/events.js';
 import { HEARTBEAT_MS, heartbeat, type Ledger, updateState } from '../ledger/index.js';
 import { type Progress, toolTarget } from '../present/live.js';
 import { recordToolResult, type ToolErrors } from '../present/tool-errors.js';
+import { hiddenReads } from '../sandbox/hidden-reads.js';
+import type { ReadFence } from '../sandbox/read-allowlist.js';
+import type { Denial } from '../supervisor/hooks.js';
 import { toolExcerpt } from '../supervisor/prompt.js';
 import { violationMessage } from '../supervisor/violations.js';
 import { type SessionLaunch, sessionStartEntry } from './begin/session-start.js';
@@ -38,6 +41,13 @@ export interface SinkOptions {
   readonly startedAt: number;
   /** How claude was launched: the source of the SessionStart the stream's init line stands for. */
   readonly launch?: SessionLaunch;
+  /**
+   * The run's read fence, where its shell starts (`cwd`) and the home: a Bash call that tried to
+   * read past it is logged as refused (the sandbox hides such a path silently).
+   */
+  readonly reads?: { readonly fence: ReadFence; readonly cwd: string; readonly home?: string };
+  /** A refusal found in the stream as it happened (a hidden read), for the run's denials. */
+  readonly onDenial?: (denial: Denial) => void;
   /** One finished tool call, for the supervisor's history (cheaper than a hook per call). */
   readonly onTool: (name: string, ok: boolean, excerpt: string) => void;
   readonly onProgress?: (progress: Progress) => void;
@@ -141,9 +151,31 @@ export class RunSink {
       this.calls.delete(event.toolUseId);
       // A failed call on agentbox's files counts: the sandbox masks a missing denied path ("Not a directory").
       if (call) this.directAttempt(call.name, call.input, event.isError);
+      // A call refused before it ran (a rule, a hook, the gate) read nothing: its refusal is logged as such.
+      const ran = !event.refusedBy || event.refusedBy === 'sandbox';
+      if (call?.name === 'Bash' && ran) this.hiddenReads(event.toolUseId, call.input, event.text, event.at);
       this.errors = recordToolResult(this.errors, call, event);
       this.options.onTool(call?.name ?? '', !event.isError, toolExcerpt(call?.input, event.text));
     }
+  }
+
+  /** Each path a shell command tried to read past the read fence: one refusal, logged now. */
+  private hiddenReads(toolUseId: string, input: unknown, output: string, at?: string): void {
+    const reads = this.options.reads;
+    const command = (input as { command?: unknown } | null)?.command;
+    if (!reads || typeof command !== 'string') return;
+    const hidden = hiddenReads(reads.fence, reads.cwd, reads.home, command, output);
+    if (hidden.length === 0) return;
+    const denial: Denial = {
+      toolUseId,
+      tool: 'Bash',
+      rule: 'read-fence',
+      reason: `the sandbox hid ${hidden.join(', ')}: reads are denied by default outside the run's repository, the allowlist's toolchains and caches, and sandbox.allow_read (a write there went to a throwaway folder)`,
+      input: command.length > 200 ? `${command.slice(0, 200)}…` : command,
+      ...(at ? { at } : {}),
+    };
+    this.options.log.append({ event: 'refused', source: 'sandbox', ...denial, paths: hidden });
+    this.options.onDenial?.(denial);
   }
 
   /** A direct_execution attempt is logged as a violation; configured major, it ends the run. */

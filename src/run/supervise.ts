@@ -130,6 +130,7 @@ export function verifier(input: {
             writable: fixWritable(scope.worktree!, box),
             denyWrite: [box.mainGitDir, ...box.runtimeWritable],
             denyRead: [scope.ledgerDir, ...box.denyRead],
+            allowRead: box.allowRead,
             allowedDomains: box.allowedDomains,
           }
         : null,

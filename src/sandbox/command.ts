@@ -9,6 +9,8 @@ export interface CommandSandbox {
   readonly writable: readonly string[];
   readonly denyWrite: readonly string[];
   readonly denyRead: readonly string[];
+  /** Opened again inside denyRead (reads are denied by default: src/sandbox/read-allowlist.ts). */
+  readonly allowRead: readonly string[];
   readonly allowedDomains: readonly string[];
 }
 
@@ -122,6 +124,7 @@ function commandArgv(input: ProjectCommand): [string, string[]] {
         allowWrite: input.sandbox.writable,
         denyWrite: input.sandbox.denyWrite,
         denyRead: input.sandbox.denyRead,
+        allowRead: input.sandbox.allowRead,
       },
       network: { allowedDomains: input.sandbox.allowedDomains, deniedDomains: [] },
     }),

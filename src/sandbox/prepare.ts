@@ -1,5 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import { isInside } from '../airlock/paths.js';
 import type { Config } from '../config/schema.js';
 import { AgentboxError } from '../errors.js';
 import { git } from '../git/exec.js';
@@ -8,7 +9,8 @@ import { agentboxStateDir } from '../util/state-dir.js';
 import { probeSandbox, probeVerifySandbox, type SandboxEnv } from './available.js';
 import { absentBefore, leftoverCandidates, removeEmpty } from './leftovers.js';
 import { createPrivateArea, type PrivateArea, privateBase } from './private.js';
-import { HOME_SECRETS, RUNTIME_WRITABLE } from './settings.js';
+import { HOME_SECRETS, homePath, homeRegions, READ_ALLOWLIST, type ReadFence } from './read-allowlist.js';
+import { RUNTIME_WRITABLE } from './settings.js';
 
 /**
  * Fail closed: a headless run (a fix run runs shell commands without asking; a read-only run's
@@ -55,22 +57,71 @@ function expand(p: string, home: string | undefined, repoRoot: string): string {
   return path.resolve(repoRoot, p);
 }
 
+/** The paths of `wanted` that exist, symlinks resolved (the guard compares real paths), once each. */
+function existing(wanted: readonly string[]): string[] {
+  const out = new Set<string>();
+  for (const p of wanted) {
+    try {
+      out.add(fs.realpathSync(p));
+    } catch {
+      // Missing: nothing to deny or open (see src/sandbox/settings.ts).
+    }
+  }
+  return [...out];
+}
+
+/** What a run works on: the repository (a read-only run) or its worktree (a fix run). */
+interface RunPlaces {
+  readonly mainGitDir: string;
+  readonly tmpDir: string;
+  /** A fix run's worktree, its own admin folder in the main git dir and its private git dir. */
+  readonly fix: { readonly worktree: string; readonly adminDir: string; readonly gitDir: string } | null;
+}
+
 /**
- * What no run's shell may read, where it exists (see src/sandbox/settings.ts): the person's
- * credentials, `sandbox.deny_read`, every run's secrets and agentbox's state in the person's home
- * (the web UI's token, the trusted repositories).
+ * The run's read fence (src/sandbox/read-allowlist.ts): reads are denied by default. Denied: the
+ * person's home and its XDG folders and Claude Code's config dir (regions), every run's private
+ * area, the folder holding this repository's run worktrees, the other worktrees' admin folders,
+ * and, even inside what is opened, the credentials (HOME_SECRETS), `sandbox.deny_read`, every
+ * run's secrets and agentbox's state. Opened again: the table's toolchains and caches, the PATH
+ * folders in the home, the person's `sandbox.allow_read`, and what the run works on (the
+ * repository, and a fix run's worktree, its admin folder and private git).
  */
-function deniedReads(
+function readFence(
   opts: { readonly env: SandboxEnv; readonly repoRoot: string; readonly config: Config['sandbox'] },
-  secretsRoot: string,
-): string[] {
-  const wanted = [
-    ...HOME_SECRETS.map((p) => path.join(opts.env.HOME ?? '/', p)),
-    ...opts.config.deny_read.map((p) => expand(p, opts.env.HOME, opts.repoRoot)),
-    secretsRoot,
-    agentboxStateDir(opts.env),
-  ];
-  return [...new Set(wanted)].filter((p) => fs.existsSync(p));
+  area: PrivateArea,
+  places: RunPlaces,
+): ReadFence {
+  const { env } = opts;
+  const regions = homeRegions(env);
+  const secrets = HOME_SECRETS.map((p) => homePath(p, env));
+  const { fix } = places;
+  const denyRead = existing([
+    ...regions,
+    path.dirname(area.secretsRoot),
+    ...(fix ? [path.dirname(fix.worktree), path.join(places.mainGitDir, 'worktrees')] : []),
+    ...secrets,
+    ...opts.config.deny_read.map((p) => expand(p, env.HOME, opts.repoRoot)),
+    area.secretsRoot,
+    agentboxStateDir(env),
+  ]);
+  // PATH's folders in the home (~/.local/bin, ~/.cargo/bin): the commands the run is expected to use.
+  const onPath = (env.PATH ?? '')
+    .split(path.delimiter)
+    .filter((dir) => path.isAbsolute(dir) && !regions.includes(dir))
+    .filter((dir) => regions.some((r) => isInside(dir, r)) && !secrets.some((s) => isInside(dir, s)));
+  const allowRead = existing([
+    ...READ_ALLOWLIST.map((row) => homePath(row.path, env)),
+    ...onPath,
+    ...opts.config.allow_read.map((p) => expand(p, env.HOME, opts.repoRoot)),
+    // The repository itself: runs.setup copies ignored folders from the main tree
+    // ($AGENTBOX_REPO_ROOT/node_modules); the ledger and the other run worktrees in it stay denied.
+    opts.repoRoot,
+    places.mainGitDir,
+    ...(fix ? [fix.worktree, fix.adminDir, fix.gitDir] : []),
+    places.tmpDir,
+  ]);
+  return { denyRead, allowRead };
 }
 
 /**
@@ -109,7 +160,9 @@ export interface RunSandbox {
   readonly gitDir: string | null;
   readonly tmpDir: string;
   readonly mainGitDir: string;
+  /** Reads are denied by default: the regions and credentials denied, the paths opened inside them. */
   readonly denyRead: readonly string[];
+  readonly allowRead: readonly string[];
   /** What Anthropic's sandbox runtime makes writable by itself, denied where it exists (RUNTIME_WRITABLE). */
   readonly runtimeWritable: readonly string[];
   readonly allowedDomains: readonly string[];
@@ -121,6 +174,13 @@ export interface RunPrivacy {
   /** null: no sandbox (a person's session, or the person opted out). */
   readonly sandbox: RunSandbox | null;
 }
+
+/** Where the run's secrets go in its private area (the agent cannot read them). */
+const secretFiles = (area: PrivateArea): RunSecrets => ({
+  root: area.secretsRoot,
+  settingsFile: path.join(area.secretsDir, 'settings.json'),
+  hookFile: path.join(area.secretsDir, 'hook.json'),
+});
 
 /**
  * The run's private area (secrets, the agent's git and temp dir) and, for a fix run with the
@@ -135,23 +195,16 @@ export async function prepareRunPrivacy(opts: {
   readonly fenced: boolean;
   readonly config: Config['sandbox'];
 }): Promise<RunPrivacy> {
-  const uid = process.getuid?.() ?? 0;
-  const area = createPrivateArea(privateBase(opts.env, uid), opts.runName);
-  const secrets = {
-    root: area.secretsRoot,
-    settingsFile: path.join(area.secretsDir, 'settings.json'),
-    hookFile: path.join(area.secretsDir, 'hook.json'),
-  };
+  const area = createPrivateArea(privateBase(opts.env, process.getuid?.() ?? 0), opts.runName);
+  const secrets = secretFiles(area);
   if (!opts.fenced || opts.config.mode === 'off') return { area, secrets, sandbox: null };
   try {
     const common = await git(['rev-parse', '--git-common-dir'], { cwd: opts.repoRoot });
     const mainGitDir = fs.realpathSync(path.resolve(opts.repoRoot, common.trim()));
-    const denyRead = deniedReads(opts, area.secretsRoot);
     const runtimeWritable = runtimeFolders(opts.env);
     const fence = {
       tmpDir: area.tmpDir,
       mainGitDir,
-      denyRead,
       runtimeWritable,
       allowedDomains: opts.config.allowed_domains,
     };
@@ -161,15 +214,17 @@ export async function prepareRunPrivacy(opts: {
         leftoverCandidates({ repoRoot: opts.repoRoot, mainGitDir, worktree: null, worktreeGitDir: null }),
       );
       area.onDispose(() => removeEmpty(leftovers));
-      return { area, secrets, sandbox: { ...fence, gitDir: null } };
+      const reads = readFence(opts, area, { mainGitDir, tmpDir: area.tmpDir, fix: null });
+      return { area, secrets, sandbox: { ...fence, ...reads, gitDir: null } };
     }
     const own = await git(['rev-parse', '--git-dir'], { cwd: opts.worktree });
+    const adminDir = path.resolve(opts.worktree, own.trim());
     const leftovers = absentBefore(
       leftoverCandidates({
         repoRoot: opts.repoRoot,
         mainGitDir,
         worktree: opts.worktree,
-        worktreeGitDir: path.resolve(opts.worktree, own.trim()),
+        worktreeGitDir: adminDir,
       }),
     );
     area.onDispose(() => removeEmpty(leftovers));
@@ -178,7 +233,12 @@ export async function prepareRunPrivacy(opts: {
       gitDir: area.gitDir,
       branch: `agentbox/${opts.runName}`,
     });
-    return { area, secrets, sandbox: { ...fence, gitDir: area.gitDir } };
+    const reads = readFence(opts, area, {
+      mainGitDir,
+      tmpDir: area.tmpDir,
+      fix: { worktree: opts.worktree, adminDir, gitDir: area.gitDir },
+    });
+    return { area, secrets, sandbox: { ...fence, ...reads, gitDir: area.gitDir } };
   } catch (error) {
     area.dispose();
     throw error;

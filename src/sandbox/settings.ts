@@ -2,7 +2,7 @@
  * The kernel boundary of a run: Claude Code's own sandbox (bubblewrap + socat on Linux, Seatbelt on
  * macOS) around every Bash command and whatever it starts. Measured with Claude Code 2.1.330 (see
  * test/e2e/seal.test.ts): the file system is read-only but for `writable`; `denyRead` paths read as
- * missing; there is no network (loopback included) beyond `allowedDomains` through its proxy.
+ * missing unless `allowRead` opens them again (test/e2e/read-fence-facts.test.ts); there is no network (loopback included) beyond `allowedDomains` through its proxy.
  * NOTE: Claude Code binds the git common dir of a worktree writable by itself (refs, objects,
  * HEAD, packed-refs: a run could move the person's branch or delete objects). `denyWrite` on the
  * main repository's whole git dir wins over that, and over any allow beneath it.
@@ -13,8 +13,10 @@
 export interface SandboxInput {
   /** Where Bash may write: the worktree, the run's private git dir and temp dir. */
   readonly writable: readonly string[];
-  /** What Bash may not read: the ledger, agentbox's private files, the user's secrets. */
+  /** What Bash may not read: the person's home and every run's work (regions), the ledger, secrets. */
   readonly denyRead: readonly string[];
+  /** Paths opened again inside `denyRead` (src/sandbox/read-allowlist.ts): allowRead beats denyRead. */
+  readonly allowRead: readonly string[];
   /** Never writable, whatever Claude Code allows by itself: the main repository's git dir. */
   readonly denyWrite: readonly string[];
   /** A fix run's Bash runs without asking, inside the sandbox; read-only runs keep asking. */
@@ -36,32 +38,12 @@ export function sandboxSettings(input: SandboxInput): Record<string, unknown> {
         allowWrite: [...input.writable],
         denyWrite: [...input.denyWrite],
         denyRead: [...input.denyRead],
+        allowRead: [...input.allowRead],
       },
       network: { allowedDomains: [...input.allowedDomains] },
     },
   };
 }
-
-/**
- * The user's secrets a run never needs, relative to HOME: credentials of clouds, registries, git
- * hosts and ssh. Denied to Bash when they exist (more can be named in `sandbox.deny_read`).
- */
-export const HOME_SECRETS: readonly string[] = [
-  '.ssh',
-  '.aws',
-  '.azure',
-  '.config/gcloud',
-  '.config/gh',
-  '.config/hub',
-  '.docker',
-  '.kube',
-  '.gnupg',
-  '.netrc',
-  '.npmrc',
-  '.pypirc',
-  '.git-credentials',
-  '.config/git/credentials',
-];
 
 /**
  * Folders Anthropic's sandbox runtime makes writable whatever the configuration (its own

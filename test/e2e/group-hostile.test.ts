@@ -15,6 +15,14 @@ import { type Project, project } from '../helpers/project.js';
  * could catch it, and each refusal is in its run's events.jsonl.
  */
 const split = (p: string) => `'${p.slice(0, 4)}''${p.slice(4)}'`;
+/** What the sibling wrote, planted while it runs: its answer, its notes, its git (issue 37). */
+const SIBLING_MARK = 'SIBLING-ANSWER-6604';
+/** Writes `file` with the sibling's mark (as the sibling would) and returns it. */
+const plant = (file: string) => {
+  fs.mkdirSync(path.dirname(file), { recursive: true });
+  fs.writeFileSync(file, `${SIBLING_MARK}\n`);
+  return file;
+};
 
 describe('a hostile attempt', () => {
   let p: Project;
@@ -42,9 +50,30 @@ describe('a hostile attempt', () => {
     };
     const tries: {
       label: string;
-      by: 'kernel' | 'gate' | 'hidden';
+      by: 'kernel' | 'gate' | 'hidden' | 'read';
       reply: (r: RequestView) => ReturnType<typeof bash>;
     }[] = [
+      {
+        label: "read the sibling's worktree",
+        by: 'read',
+        reply: (r) => bash(`cat ${split(plant(path.join(sibling(r).wt, 'ANSWER.md')))}`),
+      },
+      {
+        label: "read the sibling's temp dir and private git from python",
+        by: 'read',
+        reply: (r) => {
+          const work = path.join('/tmp', `agentbox-${process.getuid!()}`, 'work', sibling(r).other);
+          const files = [plant(path.join(work, 'tmp', 'notes.txt')), path.join(work, 'git', 'config')];
+          return bash(
+            `python3 -c "import sys; [print(open(f).read()) for f in sys.argv[1:]]" ${files.join(' ')}`,
+          );
+        },
+      },
+      {
+        label: "git log of the sibling's worktree",
+        by: 'read',
+        reply: (r) => bash(`git -C ${split(sibling(r).wt)} status --short`),
+      },
       {
         label: "write the sibling's worktree",
         by: 'kernel',
@@ -141,6 +170,18 @@ describe('a hostile attempt', () => {
       expect(res, t.label).toBeDefined();
       // A write into the hidden ledger lands nowhere (a throwaway mount) or fails: checked above.
       if (t.by === 'hidden') continue;
+      // Reads are denied by default: the sibling's work reads as missing, and the try is logged.
+      if (t.by === 'read') {
+        expect(res!.content, t.label).not.toContain(SIBLING_MARK);
+        expect(
+          events.find((e) => e.toolUseId === res!.toolUseId),
+          `${t.label}: ${res!.content}`,
+        ).toMatchObject({
+          source: 'sandbox',
+          rule: 'read-fence',
+        });
+        continue;
+      }
       expect(res!.isError, `${t.label}: ${res!.content}`).toBe(true);
       const byGate = res!.content.includes('is the human gate and does not run inside');
       if (t.by === 'gate')

@@ -258,9 +258,14 @@ describe('the fence of a read-only run (the real sandbox)', () => {
         fs.readdirSync(dir).filter((f) => f.startsWith('planted')),
         dir,
       ).toEqual([]);
+    // Reads are denied by default: ~/.claude and the worktrees' folder are hidden, and the runtime
+    // mounts an empty throwaway folder over a hidden one, so those two writes went there and
+    // vanished with the command (docs/security.md); nothing reached the host.
+    const worktree = p.state(p.newest()).worktree_path as string;
+    expect(fs.existsSync(path.join(path.dirname(worktree), 'escape-fix.txt'))).toBe(false);
     // Each refusal is in the run's log, from the stream: the kernel's (EROFS) and the proxy's.
     const events = p.events(p.newest()).filter((e) => e.event === 'refused');
-    for (const i of steps.keys()) {
+    for (const i of [0, 2]) {
       const record = events.find((e) => e.toolUseId === resultOf(i)!.toolUseId);
       expect(record, JSON.stringify(resultOf(i))).toMatchObject({ source: 'sandbox' });
     }

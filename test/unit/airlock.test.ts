@@ -153,6 +153,16 @@ describe('runDenyRules', () => {
       expect(r.startsWith('Edit(//') || r.startsWith('Read(//') || r.startsWith('Bash(')).toBe(true);
   });
 
+  it('never denies the folder holding the worktree (runs.worktree_dir: wt): the sandbox would make the worktree read-only', () => {
+    const rules = runDenyRules({ ...fix, worktree: path.join(root, 'wt', 'fix-x') }, [
+      { name: 'src', dir: true },
+      { name: 'wt', dir: true },
+      { name: '.agents', dir: true },
+    ]);
+    expect(rules).toContain(`Edit(/${root}/src/**)`);
+    expect(rules.some((r) => r.startsWith(`Edit(/${root}/wt`))).toBe(false);
+  });
+
   it('denies the whole repository when the worktree lives outside it', () => {
     const rules = runDenyRules({ ...fix, worktree: '/elsewhere/wt' }, [{ name: 'src', dir: true }]);
     expect(rules).toContain(`Edit(/${root}/**)`);

@@ -27,7 +27,7 @@ function schemaKeys(): string[] {
  * nothing; `joins` — the person's and the repository's together, trusted or not, listed by nothing.
  * `person` undefined: the person's file leaves the key out (the default is theirs).
  */
-type Case = readonly [person: unknown, repo: unknown, effect: 'loosens' | 'applies' | 'joins'];
+type Case = readonly [person: unknown, repo: unknown, effect: 'loosens' | 'applies' | 'joins' | 'ignored'];
 const command = (value: string): Case[] => [
   [undefined, value, 'loosens'],
   ['/mine', value, 'loosens'],
@@ -152,6 +152,11 @@ const CASES: Record<string, Case[]> = {
     [['registry.npmjs.org'], ['evil.test'], 'loosens'],
     [['registry.npmjs.org', 'pypi.org'], ['pypi.org'], 'applies'],
   ],
+  'sandbox.allow_read': [
+    [undefined, ['~/.ssh'], 'ignored'],
+    [['~/work/shared'], ['~/.aws'], 'ignored'],
+    [['~/work/shared'], [], 'ignored'],
+  ],
   'sandbox.deny_read': [
     [['~/private'], [], 'joins'],
     [['~/private'], ['~/other'], 'joins'],
@@ -206,7 +211,7 @@ describe('config/rules.ts: one rule per key of the schema', () => {
       const cases = CASES[key] ?? [];
       const rule = get(RULES, key) as { kind: string };
       // A key that is neither a union nor free must show both sides.
-      if (rule.kind !== 'free' && rule.kind !== 'union') {
+      if (rule.kind !== 'free' && rule.kind !== 'union' && rule.kind !== 'yours') {
         expect(cases.some(([, , effect]) => effect === 'loosens')).toBe(true);
         expect(cases.some(([, , effect]) => effect === 'applies')).toBe(true);
       }
@@ -226,6 +231,10 @@ describe('config/rules.ts: one rule per key of the schema', () => {
         } else if (effect === 'applies') {
           expect(got.untrusted, label).toEqual(repo);
           expect(got.trusted, label).toEqual(repo);
+          expect(got.entries, label).toEqual([]);
+        } else if (effect === 'ignored') {
+          expect(got.untrusted, label).toEqual(got.yours);
+          expect(got.trusted, label).toEqual(got.yours);
           expect(got.entries, label).toEqual([]);
         } else {
           const joined = [...new Set([...(got.yours as string[]), ...(repo as string[])])];

@@ -162,7 +162,7 @@ describe('loadConfig', () => {
         notify_bell: true,
         max_parallel: 4,
       },
-      sandbox: { mode: 'required', allowed_domains: [], deny_read: [] },
+      sandbox: { mode: 'required', allowed_domains: [], deny_read: [], allow_read: [] },
     });
   });
 
@@ -295,7 +295,7 @@ describe('loadConfig', () => {
         notify_bell: null,
         max_parallel: null,
       },
-      sandbox: { mode: null, allowed_domains: null, deny_read: null },
+      sandbox: { mode: null, allowed_domains: null, deny_read: null, allow_read: null },
     });
   });
 

@@ -216,6 +216,20 @@ describe('runSettings', () => {
     expect(pre[0]!.hooks.map((h) => h.if)).toContain('Bash(*/repo*)');
   });
 
+  it('sends every Read, Grep and Glob call of a sandboxed run through the guard (they ignore the read fence)', () => {
+    const settings = runSettings({ ...base, guard: { ...base.guard, everyRead: true } });
+    const pre = hooksOf(settings).PreToolUse!;
+    expect(pre.map((g) => g.matcher)).toEqual([
+      'Bash',
+      'Read|Grep|Glob|LS|NotebookRead',
+      'Skill|SlashCommand|Task|Agent',
+      'Write|Edit|MultiEdit|NotebookEdit',
+    ]);
+    expect(pre[1]!.hooks).toHaveLength(1);
+    expect(pre[1]!.hooks[0]!.if).toBeUndefined();
+    expect(validateSettings(settings as never)).toEqual([]);
+  });
+
   it('guards every Bash and Read call when a path cannot go into a rule pattern', () => {
     const odd = {
       ...base,

@@ -103,8 +103,9 @@ describe('openRunHarness: what every run needs before claude starts', () => {
     expect(harness.scope).toMatchObject({ type: 'scout', worktree: null, runDir: fs.realpathSync(run.dir) });
     expect(steps).toEqual([
       'slash commands',
-      'supervisor + endpoint',
+      // The private area first: the guard behind the endpoint holds the tools to its read fence.
       'private area + private git + sandbox paths',
+      'supervisor + endpoint',
     ]);
 
     harness.writeSecrets({ hooks: {} });

@@ -43,7 +43,8 @@ describe('the setup is fenced like the agent', () => {
     gitDir: '/p/git',
     tmpDir: '/p/tmp',
     mainGitDir: '/repo/.git',
-    denyRead: ['/home/u/.ssh'],
+    denyRead: ['/home/u', '/home/u/.ssh'],
+    allowRead: ['/home/u/.npm'],
     runtimeWritable: [],
     allowedDomains: ['example.com'],
   };
@@ -55,7 +56,8 @@ describe('the setup is fenced like the agent', () => {
         writable: [wt, '/p/git', '/p/tmp'],
         // Only what exists is listed (a missing denied path becomes a mount point).
         denyWrite: ['/repo/.git', path.join(wt, '.claude/commands')],
-        denyRead: ['/repo/.agents', '/home/u/.ssh'],
+        denyRead: ['/repo/.agents', '/home/u', '/home/u/.ssh'],
+        allowRead: ['/home/u/.npm'],
         allowedDomains: ['example.com', 'registry.npmjs.org'],
       });
     } finally {

@@ -24,7 +24,8 @@ describe('sandboxSettings', () => {
     expect(
       sandboxSettings({
         writable: ['/wt', '/priv/git'],
-        denyRead: ['/repo/.agents'],
+        denyRead: ['/home/u', '/repo/.agents'],
+        allowRead: ['/home/u/.npm'],
         denyWrite: ['/repo/.git'],
         autoAllowBash: true,
         allowedDomains: ['127.0.0.1:4000'],
@@ -38,7 +39,8 @@ describe('sandboxSettings', () => {
         filesystem: {
           allowWrite: ['/wt', '/priv/git'],
           denyWrite: ['/repo/.git'],
-          denyRead: ['/repo/.agents'],
+          denyRead: ['/home/u', '/repo/.agents'],
+          allowRead: ['/home/u/.npm'],
         },
         network: { allowedDomains: ['127.0.0.1:4000'] },
       },

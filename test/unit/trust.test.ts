@@ -67,7 +67,12 @@ describe('configEntries: the keys of agentbox.yaml that need trust', () => {
       false,
     );
     expect(config.runs).toMatchObject({ notify: null, timeout: '5m' });
-    expect(config.sandbox).toEqual({ mode: 'required', allowed_domains: [], deny_read: ['~/a'] });
+    expect(config.sandbox).toEqual({
+      mode: 'required',
+      allowed_domains: [],
+      deny_read: ['~/a'],
+      allow_read: [],
+    });
   });
 });
 

@@ -72,6 +72,15 @@ export interface RunHarness {
   release(): Promise<unknown[]>;
 }
 
+/** The guard holds the Read, Grep and Glob tools to the sandbox's read fence (they run outside it). Pure. */
+function fencedScope(
+  base: AirlockScope,
+  box: { readonly denyRead: readonly string[]; readonly allowRead: readonly string[] } | null | undefined,
+): AirlockScope {
+  if (!box) return base;
+  return { ...base, reads: { denyRead: [base.ledgerDir, ...box.denyRead], allowRead: box.allowRead } };
+}
+
 /**
  * Sets up what every run (headless or a person's session) needs before claude starts, in order:
  * the run's slash commands, the hook endpoint (the airlock, then the supervisor), the private
@@ -80,7 +89,7 @@ export interface RunHarness {
 export async function openRunHarness(input: HarnessInput): Promise<RunHarness> {
   const { ledger, meta } = input;
   const runDir = path.join(ledger.runsDir, meta.run_name);
-  const scope: AirlockScope = {
+  const base: AirlockScope = {
     type: meta.type,
     repoRoot: canonical(ledger.root),
     ledgerDir: canonical(ledger.dir),
@@ -92,6 +101,18 @@ export async function openRunHarness(input: HarnessInput): Promise<RunHarness> {
   try {
     writeCommands(input, runDir, releases);
     input.onStep?.('slash commands');
+    const privacy = await prepareRunPrivacy({
+      env: input.env,
+      runName: meta.run_name,
+      repoRoot: ledger.root,
+      worktree: base.worktree,
+      // Every headless run's shell is fenced; a person's session asks them instead.
+      fenced: !input.interactive,
+      config: input.sandbox,
+    });
+    releases.defer(() => privacy.area.dispose());
+    input.onStep?.('private area + private git + sandbox paths');
+    const scope = fencedScope(base, privacy.sandbox);
     const hooks = createRunHookHandler({
       scope,
       log: input.log,
@@ -105,17 +126,6 @@ export async function openRunHarness(input: HarnessInput): Promise<RunHarness> {
     });
     releases.defer(() => endpoint.close());
     input.onStep?.('supervisor + endpoint');
-    const privacy = await prepareRunPrivacy({
-      env: input.env,
-      runName: meta.run_name,
-      repoRoot: ledger.root,
-      worktree: scope.worktree,
-      // Every headless run's shell is fenced; a person's session asks them instead.
-      fenced: !input.interactive,
-      config: input.sandbox,
-    });
-    releases.defer(() => privacy.area.dispose());
-    input.onStep?.('private area + private git + sandbox paths');
     const writeSecrets = (settings: Record<string, unknown>) => {
       privacy.area.writeSecret('settings.json', `${JSON.stringify(settings)}\n`);
       privacy.area.writeSecret('hook.json', hookAddressBook(endpoint));

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import type { AirlockScope } from '../../airlock/guard.js';
 import { isInside } from '../../airlock/paths.js';
-import { runDenyRules, type TopLevelEntry } from '../../airlock/rules.js';
+import { readFenceRules, runDenyRules, type TopLevelEntry } from '../../airlock/rules.js';
 import { buildClaudeArgs } from '../../claude/args.js';
 import { buildAgentEnv } from '../../claude/env.js';
 import { runSettings, withRepoGuard } from '../../endpoint/settings.js';
@@ -88,6 +88,7 @@ function denyRules(input: LaunchInput): string[] {
     // agentbox's state in the person's home: the web UI's token and session, the trusted repositories.
     `Read(/${agentboxStateDir(input.parentEnv)}/**)`,
     `Edit(/${agentboxStateDir(input.parentEnv)}/**)`,
+    ...readFenceRules(scope),
   ];
 }
 
@@ -135,6 +136,8 @@ function launchSettings(input: LaunchInput): Record<string, unknown> {
       // A worktree inside the repository cannot be fenced by one deny rule on the repository:
       // then every shell command of the run goes through the guard.
       everyBashCall: scope.worktree !== null && isInside(scope.worktree, scope.repoRoot),
+      // The Read, Grep and Glob tools ignore the sandbox's read fence: the guard applies it.
+      everyRead: scope.reads !== undefined,
     },
     // A headless run reads its stream anyway: the tool history comes from there, not from hooks.
     history: 'stream',
@@ -155,6 +158,7 @@ function launchSandbox(worktree: string | null, ledgerDir: string, box: RunSandb
       writable: [box.tmpDir],
       denyWrite: [box.mainGitDir, ...box.runtimeWritable],
       denyRead: [ledgerDir, ...box.denyRead],
+      allowRead: box.allowRead,
       // Claude Code's own read-only classifier still decides which commands run without asking.
       autoAllowBash: false,
       // A read-only run reaches nothing but its own endpoint: sandbox.allowed_domains is for fix runs.
@@ -173,6 +177,7 @@ function launchSandbox(worktree: string | null, ledgerDir: string, box: RunSandb
       `${worktree}/.agentbox`,
     ],
     denyRead: [ledgerDir, ...box.denyRead],
+    allowRead: box.allowRead,
     autoAllowBash: true,
     allowedDomains: [endpoint, ...box.allowedDomains],
   });

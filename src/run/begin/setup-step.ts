@@ -56,6 +56,7 @@ export function setupSandbox(
       ...own.map((p) => path.join(worktree, p)).filter((p) => fs.existsSync(p)),
     ],
     denyRead: [ledgerDir, ...box.denyRead],
+    allowRead: box.allowRead,
     allowedDomains: [...new Set([...box.allowedDomains, ...domains])],
   };
 }

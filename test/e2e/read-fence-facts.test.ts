@@ -1,0 +1,145 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  bash,
+  type ModelServer,
+  scriptByTurn,
+  startModelServer,
+  text,
+  tool,
+} from '../fixtures/model-server/index.js';
+import { type ClaudeHome, claudeEnv, claudeHome, runClaude } from '../helpers/claude.js';
+import { expectNoProcessesLeft, newTestTag } from '../helpers/processes.js';
+
+/**
+ * What Claude Code 2.1.330 does with the sandbox's read lists (docs/internals.md, "Reads in the
+ * sandbox"): the facts agentbox's read fence (src/sandbox/read-allowlist.ts) is built on. If a new
+ * Claude Code behaves otherwise, this file says so before a run leaks.
+ */
+const SECRET = 'FACTS-SECRET-7731';
+
+describe("Claude Code's sandbox and the read lists (measured)", () => {
+  const tag = newTestTag();
+  let server: ModelServer;
+  let home: ClaudeHome;
+  let h: string;
+  let proj: string;
+  const write = (rel: string, content: string) => {
+    fs.mkdirSync(path.dirname(path.join(h, rel)), { recursive: true });
+    fs.writeFileSync(path.join(h, rel), content);
+  };
+  beforeAll(async () => {
+    server = await startModelServer([]);
+    home = claudeHome();
+    h = home.home;
+    proj = path.join(h, 'proj');
+    write('proj/src/a.txt', 'project file\n');
+    write('.netrc', `${SECRET}\n`);
+    write('.config/x/secret', `${SECRET}\n`);
+    write('.cache/tool/ok', 'cache ok\n');
+    write('.cache/tool/creds', `${SECRET}\n`);
+    write('.cache/deep/own/f', 'own ok\n');
+    write('.cache/deep/other/f', `${SECRET}\n`);
+    write('.claude/.credentials.json', `${SECRET}\n`);
+    fs.symlinkSync(path.join(h, '.netrc'), path.join(proj, 'link'));
+  });
+  afterAll(async () => {
+    await server?.close();
+    home?.cleanup();
+  });
+
+  it('Bash obeys denyRead/allowRead (silently: ENOENT, no violation note); Read, Grep and Glob do not', async () => {
+    const steps = {
+      project: bash(`cat ${proj}/src/a.txt`),
+      denied: bash(`cat ${h}/.netrc`),
+      listing: bash(`ls -A ${h}`),
+      allowed: bash(`cat ${h}/.cache/tool/ok`),
+      configDir: bash(`cat ${h}/.claude/.credentials.json`),
+      symlink: bash('cat link'),
+      python: bash(`python3 -c "print(open('${h}/.netrc').read())"`),
+      writeAllowed: bash(`echo w > ${h}/.cache/tool/w`),
+      fileDenyInAllow: bash(`cat ${h}/.cache/tool/creds`),
+      allowInDenyInAllow: bash(
+        `cat ${h}/.cache/deep/own/f; cat ${h}/.cache/deep/other/f; ls ${h}/.cache/deep`,
+      ),
+      readNotApproved: tool('Read', { file_path: `${h}/.cache/tool/ok` }),
+      readSymlink: tool('Read', { file_path: `${proj}/link` }),
+      grep: tool('Grep', { pattern: 'FACTS-SECRET', path: h, output_mode: 'content' }),
+      glob: tool('Glob', { pattern: '**/*', path: `${h}/.config` }),
+    };
+    const names = Object.keys(steps);
+    server.setRules(scriptByTurn([...Object.values(steps), text('done')]));
+    const settings = path.join(h, 'settings.json');
+    fs.writeFileSync(
+      settings,
+      JSON.stringify({
+        sandbox: {
+          enabled: true,
+          failIfUnavailable: true,
+          autoAllowBashIfSandboxed: true,
+          allowUnsandboxedCommands: false,
+          filesystem: {
+            allowWrite: [proj],
+            denyRead: [h, `${h}/.cache/tool/creds`, `${h}/.cache/deep`],
+            allowRead: [proj, `${h}/.cache`, `${h}/.cache/deep/own`],
+          },
+        },
+      }),
+    );
+    const result = await runClaude(
+      [
+        '-p',
+        'go',
+        '--output-format',
+        'stream-json',
+        '--verbose',
+        '--settings',
+        settings,
+        '--allowedTools',
+        'Grep,Glob',
+      ],
+      {
+        cwd: proj,
+        env: claudeEnv({ home, modelUrl: server.url, extra: { AGENTBOX_TEST_TAG: tag } }),
+        timeoutMs: 120_000,
+      },
+    );
+    expect(result.code, result.stderr).toBe(0);
+    const results: { content: unknown; is_error?: boolean }[] = result.events
+      .filter((e) => e.type === 'user')
+      .flatMap((e) => e.message.content)
+      .filter((b: { type: string }) => b.type === 'tool_result');
+    const out = Object.fromEntries(names.map((n, i) => [n, JSON.stringify(results[i]?.content ?? null)]));
+    if (process.env.FENCE_DEBUG) console.log(out);
+    expect(out.project).toContain('project file');
+    // A denied region reads as missing, to every program, and Claude Code notes no violation.
+    expect(out.denied).toContain('No such file or directory');
+    expect(out.configDir).toContain('No such file or directory');
+    expect(out.symlink).toContain('No such file or directory');
+    expect(out.python).toContain('[Errno 2] No such file or directory');
+    for (const n of names) expect(out[n], n).not.toContain('sandbox_violations');
+    // allowRead re-opens a path in it, read-only; the listing of the region shows only that.
+    expect(out.listing).toMatch(/\.cache.*proj|proj.*\.cache/s);
+    expect(out.listing).not.toContain('.netrc');
+    expect(out.allowed).toContain('cache ok');
+    expect(out.writeAllowed).toContain('Read-only file system');
+    // A more specific denyRead inside an allowRead stays denied (a file: EACCES), and an allowRead
+    // inside that opens again.
+    expect(out.fileDenyInAllow).toContain('Permission denied');
+    expect(out.allowInDenyInAllow).toContain('own ok');
+    expect(out.allowInDenyInAllow).toMatch(/other\/f: No such file or directory/);
+    // The Read tool, not pre-approved, is refused outside the working directory by Claude Code's
+    // permission layer (symlinks resolved first), whatever the sandbox allows.
+    expect(out.readNotApproved).toContain("haven't granted it yet");
+    expect(out.readSymlink).toContain('resolves through a symlink');
+    // Pre-approved, Grep and Glob go where the sandbox's lists deny: they are no part of it.
+    expect(out.grep).toContain(SECRET);
+    expect(out.glob).toContain('.config/x/secret');
+    expect(JSON.stringify(results)).not.toContain('own ok\\nother');
+  }, 180_000);
+
+  it('leaves no process behind', async () => {
+    await expectNoProcessesLeft(tag);
+  });
+});
