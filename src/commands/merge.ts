@@ -1,5 +1,6 @@
 import type { CommandContext } from '../context.js';
 import { AgentboxError } from '../errors.js';
+import { type Claim, claimedRunLine, claimLine } from '../gate/claims.js';
 import { assertHuman } from '../gate/gate.js';
 import {
   applyMerge,
@@ -10,6 +11,7 @@ import {
   recordMergedByHand,
 } from '../gate/merge.js';
 import { type NotPassing, notPassingLine } from '../gate/merge-gate.js';
+import { changedSinceLine, patchSeen } from '../gate/patch-seen.js';
 import { type SensitiveChange, sensitiveLines } from '../git/sensitive.js';
 import { EventLog } from '../ledger/events.js';
 import type { RunDetails } from '../ledger/index.js';
@@ -52,6 +54,9 @@ async function mergeRun(
 ): Promise<{ plan: MergePlan; done: MergeResult } | null> {
   const plan = await prepareMerge(root, run);
   const { sensitive } = plan;
+  // The patch first: --force takes a claim or a failed check, never a patch nobody was shown.
+  if (plan.seen.changed && options.yes) refuseChanged(run, plan);
+  if (plan.claim && options.yes && !options.force) refuseClaimed(run, plan.claim);
   if (plan.notPassing && options.yes && !options.force) refuseNotPassing(run, plan.notPassing);
   if (sensitive.length > 0 && options.yes && !options.allowSensitive) {
     throw new AgentboxError(
@@ -64,12 +69,19 @@ async function mergeRun(
   }
   const s = styler(ctx.io);
   if (!options.json) {
-    // The run's status comes first: a person deciding on the diff must know it did not pass.
+    // The run's status comes first: a person deciding on the diff must know it did not pass, and
+    // whether anyone here checked that it did.
+    if (plan.claim) ctx.io.out(`${s.warn(`! ${claimedRunLine(plan.claim)}`)}\n`);
     if (plan.notPassing)
-      ctx.io.out(`${s.bad(`✗ this run did not pass: ${notPassingLine(plan.notPassing)}`)}\n\n`);
+      ctx.io.out(
+        `${s.bad(`✗ this run ${plan.claim ? 'claims it ' : ''}did not pass: ${notPassingLine(plan.notPassing)}`)}\n`,
+      );
+    if (plan.seen.changed) ctx.io.out(`${s.bad(`✗ ${changedSinceLine(plan.seen)}`)}\n`);
+    if (plan.claim || plan.notPassing || plan.seen.changed) ctx.io.out('\n');
     ctx.io.out(
       `${s.bold(run.name)}: ${terminalLine(run.meta.task.split('\n')[0] ?? '')}\n${terminalText(plan.stat).trimEnd()}\n`,
     );
+    ctx.io.out(`${s.dim(`patch sha256 ${plan.sha256}`)}\n`);
     if (sensitive.length > 0) ctx.io.out(`\n${sensitiveBlock(sensitive, s.warn)}`);
   }
   if (!options.yes && !(await confirmed(ctx, plan))) {
@@ -77,6 +89,29 @@ async function mergeRun(
     return null;
   }
   return { plan, done: await applyMerge(plan, { commit: options.commit === true }) };
+}
+
+/** `merge --yes` of a fetched run: what it claims was not checked here; refused (and logged) unless --force. */
+function refuseClaimed(run: RunDetails, claim: Claim): never {
+  new EventLog(run.dir).append({ event: 'merge_refused', reason: 'claimed', detail: claimLine(claim) });
+  const id = run.meta.run_id;
+  throw new AgentboxError(
+    'MERGE_REFUSED',
+    `refusing to merge ${run.name} with --yes: it ${claimedRunLine(claim)}`,
+    {
+      hint: `nothing was changed. Read its patch (agentbox diff ${id}) and merge it when asked (agentbox merge ${id}); or take the claim as it is: agentbox merge ${id} --yes --force`,
+    },
+  );
+}
+
+/** `merge --yes` of a patch that is not the one last shown: refused (and logged), --force or not. */
+function refuseChanged(run: RunDetails, plan: MergePlan): never {
+  const line = changedSinceLine(plan.seen);
+  new EventLog(run.dir).append({ event: 'merge_refused', reason: 'patch_changed', detail: line });
+  const id = run.meta.run_id;
+  throw new AgentboxError('MERGE_REFUSED', `refusing to merge ${run.name} with --yes: ${line}`, {
+    hint: `nothing was changed. See the patch it has now (agentbox diff ${id}), then merge again`,
+  });
 }
 
 /** `merge --yes` on a run that did not pass: refused (and logged) unless --force. */
@@ -102,15 +137,25 @@ async function confirmed(ctx: CommandContext, plan: MergePlan): Promise<boolean>
   }
   const which = sensitive.length > 0 ? `, the ${sensitive.length} sensitive one(s) included,` : '';
   const of = plan.notPassing ? ` of a run that did not pass (${plan.notPassing.status})` : '';
+  const claimed = plan.claim ? ` (${plan.claim.host} claims ${plan.claim.status}, not checked here)` : '';
+  // A patch that changed since the person saw it is shown again before a yes counts.
+  let unseen = plan.seen.changed;
   let answer = '';
   for (;;) {
     answer = (
-      await ctx.io.ask(`Apply these changes${of}${which} to ${root}? [y/N/d = show the diff] `)
+      await ctx.io.ask(
+        `Apply these changes${of}${claimed}${which} to ${root}? [${unseen ? 'd = show the new patch first' : 'y/N/d = show the diff'}] `,
+      )
     ).trim();
-    if (!/^d(iff)?$/i.test(answer)) break;
-    await showDiff(ctx, root, run, {});
+    if (/^d(iff)?$/i.test(answer)) {
+      await showDiff(ctx, root, run, { shownBy: 'merge' });
+      unseen = patchSeen(run.dir)?.sha256 !== plan.sha256;
+      continue;
+    }
+    if (!unseen || !/^y(es)?$/i.test(answer)) break;
+    ctx.io.out('The patch changed since you last saw it: show it first (d).\n');
   }
-  return /^y(es)?$/i.test(answer);
+  return /^y(es)?$/i.test(answer) && !unseen;
 }
 
 /** `extra`: what a group's merge adds to the JSON object (its settling). */
@@ -125,13 +170,14 @@ export function printMerged(
   if (json) {
     // A patch with a refused change never gets here: `refused` is always empty.
     ctx.io.out(
-      `${JSON.stringify({ run: run.name, status: 'MERGED', files: done.files, commit: done.commit, hooksRan: done.hooksRan, sensitive, refused: [], ...extra })}\n`,
+      `${JSON.stringify({ run: run.name, status: 'MERGED', files: done.files, commit: done.commit, hooksRan: done.hooksRan, sensitive, refused: [], patch_sha256: done.patch_sha256, claim: plan.claim, ...extra })}\n`,
     );
     return;
   }
   ctx.io.out(
     `${styler(ctx.io).ok('✓')} merged ${done.changed} file(s) into ${root}${done.commit ? ` — commit ${done.commit.slice(0, 12)}` : ' (not committed)'}\n`,
   );
+  ctx.io.out(`  patch sha256 ${done.patch_sha256}\n`);
   if (done.commit && done.hooksRan === false)
     ctx.io.out(
       `  git hooks were not run for this commit: the patch changes ${done.hookFiles.map(terminalLine).join(', ')}\n`,

@@ -2,7 +2,9 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { formatUsd } from '../budget/format.js';
 import type { CommandContext } from '../context.js';
+import { type Claim, claimedRunLine, claimOf } from '../gate/claims.js';
 import { gateOf, type NotPassing, notPassingLine } from '../gate/merge-gate.js';
+import { changedSinceLine, type PatchSeen, patchSeen, patchSeenLine } from '../gate/patch-seen.js';
 import { inspectPatchFile } from '../git/apply.js';
 import { findRepo } from '../git/repo.js';
 import { type Inspection, sensitiveLines } from '../git/sensitive.js';
@@ -196,17 +198,27 @@ export function renderRunDetails(
   report: string | null = null,
   failed: NotPassing | null = null,
   nested: readonly NestedRecord[] = [],
+  trust: { readonly claim: Claim | null; readonly seen: PatchSeen | null } = { claim: null, seen: null },
 ): string {
   const { refusals, sandboxOff } = events;
   const { meta, state } = run;
+  const { claim, seen } = trust;
   const lines: string[] = [style.bold(run.name)];
-  // First, before anything a person might read as a go-ahead: this run did not pass.
-  if (failed) lines.push(style.bad(`  ✗ did not pass: ${notPassingLine(failed)}`));
+  // First, before anything a person might read as a go-ahead: this run did not pass, or only
+  // claims it did, and the patch is not the one shown.
+  if (claim) lines.push(style.warn(`  ! ${claimedRunLine(claim)}`));
+  if (failed)
+    lines.push(style.bad(`  ✗ ${claim ? 'claims it ' : ''}did not pass: ${notPassingLine(failed)}`));
+  if (seen?.changed) lines.push(style.bad(`  ✗ ${changedSinceLine(seen)}`));
   const field = (label: string, value: string) => lines.push(`  ${label.padEnd(12)}${value}`);
   const indentedTask = terminalText(meta.task).replace(/\n/g, `\n${' '.repeat(14)}`);
   field('id', meta.run_id);
   field('type', meta.type);
-  field('status', state ? colourStatus(state.status, style)(state.status) : style.dim('(no state.json)'));
+  const claimed = claim ? style.warn(' (claimed by its publication, not checked here)') : '';
+  field(
+    'status',
+    state ? `${colourStatus(state.status, style)(state.status)}${claimed}` : style.dim('(no state.json)'),
+  );
   field('task', indentedTask);
   field('created', meta.created_at);
   if (state) stateFields(state, field, style);
@@ -221,9 +233,16 @@ export function renderRunDetails(
       `${clean(o.host)} — fetched from ${clean(o.remote)}${o.run === meta.run_name ? '' : ` (published as ${clean(o.run)})`}`,
     );
   }
-  if (state?.output) field('output', outputLine(state.output));
+  if (claim)
+    field(
+      'claimed by',
+      `${clean(claim.by)}${claim.publication ? ` — publication ${claim.publication.slice(0, 12)}` : ''}`,
+    );
+  if (state?.output) field('output', `${outputLine(state.output)}${claim ? ' (claimed)' : ''}`);
+  if (seen) field('patch', patchSeenLine(seen, style));
   const maxCost = meta.options?.max_cost_usd;
-  lines.push('', 'spend', ...spendLines(state?.usage, typeof maxCost === 'number' ? maxCost : null));
+  const spend = claim ? `spend ${style.warn('(claimed by its publication, not checked here)')}` : 'spend';
+  lines.push('', spend, ...spendLines(state?.usage, typeof maxCost === 'number' ? maxCost : null));
   if (state?.failure) {
     const f = state.failure;
     lines.push('', style.bad('failure'));
@@ -264,13 +283,15 @@ export async function show(ctx: CommandContext, runRef: string, opts: ShowOption
   const sandboxOff = sandboxOffOf(events);
   const nested = nestedOfEvents(events);
   const gate = gateOf(run, events);
+  const claim = claimOf(run, events);
+  const seen = run.meta.type === 'fix' ? patchSeen(run.dir) : null;
   const report = run.files.includes('report.md')
     ? fs.readFileSync(path.join(run.dir, 'report.md'), 'utf8')
     : null;
   if (opts.json) {
     const { name, dir, meta, state } = run;
     ctx.io.out(
-      `${JSON.stringify({ name, dir, meta, state, not_passing: gate, files, sensitive, refused, refusals, nested, sandbox_off: sandboxOff, report }, null, 2)}\n`,
+      `${JSON.stringify({ name, dir, meta, state, claim, patch: seen, not_passing: gate, files, sensitive, refused, refusals, nested, sandbox_off: sandboxOff, report }, null, 2)}\n`,
     );
     return 0;
   }
@@ -285,6 +306,7 @@ export async function show(ctx: CommandContext, runRef: string, opts: ShowOption
       report,
       gate,
       nested,
+      { claim, seen },
     ),
   );
   return 0;

@@ -7,9 +7,12 @@ import { type SensitiveChange, sensitiveLines } from '../git/sensitive.js';
 import { removeWorktree } from '../git/worktree.js';
 import { EventLog } from '../ledger/events.js';
 import { openLedger, type RunDetails, updateState } from '../ledger/index.js';
+import { patchSha256 } from '../ledger/reviewed.js';
 import { mergeMessage } from '../present/result-message.js';
 import { isAlive } from '../process/reap.js';
+import { type Claim, claimOf } from './claims.js';
 import { type NotPassing, notPassing, notPassingLine } from './merge-gate.js';
+import { type PatchSeen, patchSeen, shortSha } from './patch-seen.js';
 
 /*
  * The human gate's domain half: what a merge or a discard would do, and doing it, as data. The
@@ -27,6 +30,12 @@ export interface MergePlan {
   readonly sensitive: readonly SensitiveChange[];
   /** The run did not end REVIEW with its checks passing: shown first; `--yes` needs `--force`. */
   readonly notPassing: NotPassing | null;
+  /** The sha256 of the patch checked here: what is applied, or nothing is (see applyMerge). */
+  readonly sha256: string;
+  /** What the person was last shown of it (src/gate/patch-seen.ts). */
+  readonly seen: PatchSeen;
+  /** A fetched run: what its publication claims (src/gate/claims.ts); `--yes` needs `--force`. */
+  readonly claim: Claim | null;
 }
 
 export interface MergeResult {
@@ -42,6 +51,8 @@ export interface MergeResult {
   /** The hook files that kept the hooks from running. */
   readonly hookFiles: readonly string[];
   readonly sensitive: readonly SensitiveChange[];
+  /** The sha256 of the patch applied. */
+  readonly patch_sha256: string;
 }
 
 /**
@@ -52,6 +63,9 @@ export interface MergeResult {
 export async function prepareMerge(root: string, run: RunDetails): Promise<MergePlan> {
   const patch = mergeablePatch(run);
   const { name } = run;
+  // Hashed before it is checked: a patch replaced after this is refused at applyMerge.
+  const seen = patchSeen(run.dir);
+  if (!seen) throw new AgentboxError('USAGE', `run ${name} has no changes to merge (no changes.patch)`);
   const stat = await patchStat(root, patch);
   const check = await checkPatch(root, patch);
   if (!check.ok) {
@@ -72,7 +86,19 @@ export async function prepareMerge(root: string, run: RunDetails): Promise<Merge
       },
     );
   }
-  return { root, run, patch, stat, sensitive, notPassing: notPassing(run, new EventLog(run.dir).read()) };
+  const events = new EventLog(run.dir).read();
+  const claim = claimOf(run, events);
+  return {
+    root,
+    run,
+    patch,
+    stat,
+    sensitive,
+    notPassing: notPassing(run, events),
+    sha256: seen.sha256,
+    seen,
+    claim,
+  };
 }
 
 /** The checks before anything else: a fix run, ended, not merged or discarded, with a patch. */
@@ -115,6 +141,7 @@ export async function applyMerge(
   options: { readonly commit: boolean },
 ): Promise<MergeResult> {
   const { root, run, patch, sensitive } = plan;
+  assertSamePatch(plan);
   // A gitlink never lands (git apply leaves an empty folder): it is neither committed nor counted.
   const gitlinks = new Set(sensitive.filter((c) => c.kind === 'gitlink').map((c) => c.path));
   const files = (await applyPatch(root, patch)).files.filter((f) => !gitlinks.has(f));
@@ -137,7 +164,7 @@ export async function applyMerge(
     { status: 'MERGED' },
     {
       event: 'merged',
-      detail: `${commit ? `commit ${commit}${hooks ? '' : ' (hooks not run)'}` : `${files.length} file(s)`}${accepted}`,
+      detail: `${commit ? `commit ${commit}${hooks ? '' : ' (hooks not run)'}` : `${files.length} file(s)`} · patch sha256 ${plan.sha256}${accepted}`,
     },
   );
   return {
@@ -149,7 +176,29 @@ export async function applyMerge(
     hooksRan: commit ? hooks : null,
     hookFiles,
     sensitive,
+    patch_sha256: plan.sha256,
   };
+}
+
+/**
+ * The patch is still the one checked and shown (its hash): a fetch or a resume that replaced it
+ * since prepareMerge stops the merge before anything is written. NOTE: git reads the file just
+ * after; a replacement in those milliseconds is the one window left (the file is renamed into
+ * place whole, so it is one patch or the other, never a mix).
+ */
+function assertSamePatch(plan: MergePlan): void {
+  const now = patchSha256(plan.run.dir);
+  if (now === plan.sha256) return;
+  new EventLog(plan.run.dir).append({
+    event: 'merge_refused',
+    reason: 'patch_replaced',
+    detail: `${plan.sha256} → ${now}`,
+  });
+  throw new AgentboxError(
+    'MERGE_REFUSED',
+    `refusing to merge ${plan.run.name}: its patch was replaced while merging (sha256 ${shortSha(plan.sha256)} → ${now === null ? 'none' : shortSha(now)})`,
+    { hint: `nothing was changed. See the new one: agentbox diff ${plan.run.meta.run_id}, then merge again` },
+  );
 }
 
 /** The person applied the change by hand (`merge --mark-merged`): only the state says MERGED. */
