@@ -164,7 +164,8 @@ export async function applyMerge(
     { status: 'MERGED' },
     {
       event: 'merged',
-      detail: `${commit ? `commit ${commit}${hooks ? '' : ' (hooks not run)'}` : `${files.length} file(s)`} · patch sha256 ${plan.sha256}${accepted}`,
+      // The patch's hash first: INDEX.jsonl cuts a long detail.
+      detail: `patch sha256 ${plan.sha256} · ${commit ? `commit ${commit}${hooks ? '' : ' (hooks not run)'}` : `${files.length} file(s)`}${accepted}`,
     },
   );
   return {
