@@ -1,10 +1,10 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { formatUsd } from '../budget/format.js';
 import type { CommandContext } from '../context.js';
-import { type Claim, claimedRunLine, claimOf } from '../gate/claims.js';
-import { gateOf, type NotPassing, notPassingLine } from '../gate/merge-gate.js';
-import { changedSinceLine, type PatchSeen, patchSeen, patchSeenLine } from '../gate/patch-seen.js';
+import { claimOf } from '../gate/claims.js';
+import { gateOf, type NotPassing } from '../gate/merge-gate.js';
+import { patchSeen, patchSeenLine } from '../gate/patch-seen.js';
+import { gateLines, type Trust } from '../gate/trust.js';
 import { inspectPatchFile } from '../git/apply.js';
 import { findRepo } from '../git/repo.js';
 import { type Inspection, sensitiveLines } from '../git/sensitive.js';
@@ -17,21 +17,20 @@ import {
   type RunOutput,
   type RunSetup,
   type RunState,
-  type RunUsage,
   readRun,
   resolveRun,
   runIdOf,
-  type Spend,
 } from '../ledger/index.js';
 import { nextAction } from '../present/next-step.js';
+import { spendLines } from '../present/spend.js';
 import { toolErrorsNote } from '../present/tool-errors.js';
 import { type Refusal, refusalsOf, sandboxOffOf } from '../review/events.js';
 import { type NestedRecord, nestedLines, nestedOfEvents } from '../run/end/finalize-nested.js';
-import { thousands } from '../util/number.js';
 import { type Styler, styler } from '../util/style.js';
 import { terminalLine, terminalText } from '../util/terminal-text.js';
 import { colourStatus } from './status.js';
 
+export { spendLine, spendLines } from '../present/spend.js';
 export { refusalsOf, sandboxOffOf } from '../review/events.js';
 
 export interface ShowOptions {
@@ -86,35 +85,6 @@ function envelopeFields(
   field('safe cmds', list(meta.safe_commands));
   field('human-only', list(meta.human_only_commands));
   if (sandboxOff) field('sandbox', style.warn(`off (${sandboxOff}): no kernel fence around its commands`));
-}
-
-const tokens = (n: number) => thousands(n);
-
-/** One side's spend on one line: calls, turns, time, tokens, cost. Pure. */
-export function spendLine(spend: Spend, calls: 'process' | 'call'): string {
-  const counted = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
-  return [
-    calls === 'process' ? counted(spend.calls, 'process', 'processes') : counted(spend.calls, 'call'),
-    counted(spend.turns, 'turn'),
-    `${(spend.duration_ms / 1000).toFixed(1)}s`,
-    `${tokens(spend.input_tokens)} in`,
-    `${tokens(spend.output_tokens)} out`,
-    `${tokens(spend.cache_read_input_tokens)} cache read`,
-    `${tokens(spend.cache_creation_input_tokens)} cache write`,
-    `${formatUsd(spend.cost_usd)}${spend.estimated ? ' (estimated)' : ''}`,
-  ].join(' · ');
-}
-
-/** The spend section: the agent, the supervisor's own calls, the total against the budget. Pure. */
-export function spendLines(usage: RunUsage | null | undefined, maxCostUsd: number | null): string[] {
-  const budget = maxCostUsd === null ? 'no budget' : `budget ${formatUsd(maxCostUsd, true)}`;
-  if (!usage) return [`  ${'total'.padEnd(12)}— (nothing recorded) · ${budget}`];
-  const total = usage.agent.cost_usd + usage.supervisor.cost_usd;
-  return [
-    `  ${'agent'.padEnd(12)}${spendLine(usage.agent, 'process')}`,
-    `  ${'supervisor'.padEnd(12)}${spendLine(usage.supervisor, 'call')}`,
-    `  ${'total'.padEnd(12)}${formatUsd(total, maxCostUsd !== null)} · ${budget}`,
-  ];
 }
 
 /** runs.setup's outcome in one line. Pure. */
@@ -187,6 +157,26 @@ function findingLines(
   return out;
 }
 
+/** Where a fetched run ran and who claims what it says; the verdicts; the patch against what was shown. */
+function trustFields(
+  { meta, state }: RunDetails,
+  { claim, seen }: Trust,
+  field: (label: string, value: string) => void,
+  style: Styler,
+): void {
+  if (meta.origin) {
+    const o = meta.origin;
+    const published = o.run === meta.run_name ? '' : ` (published as ${clean(o.run)})`;
+    field('ran on', `${clean(o.host)} — fetched from ${clean(o.remote)}${published}`);
+  }
+  if (claim) {
+    const commit = claim.publication ? ` — publication ${claim.publication.slice(0, 12)}` : '';
+    field('claimed by', `${clean(claim.by)}${commit}`);
+  }
+  if (state?.output) field('output', `${outputLine(state.output)}${claim ? ' (claimed)' : ''}`);
+  if (seen) field('patch', patchSeenLine(seen, style));
+}
+
 /** The human view of `agentbox show`. Pure. */
 export function renderRunDetails(
   run: RunDetails,
@@ -198,18 +188,12 @@ export function renderRunDetails(
   report: string | null = null,
   failed: NotPassing | null = null,
   nested: readonly NestedRecord[] = [],
-  trust: { readonly claim: Claim | null; readonly seen: PatchSeen | null } = { claim: null, seen: null },
+  trust: Trust = { claim: null, seen: null },
 ): string {
   const { refusals, sandboxOff } = events;
   const { meta, state } = run;
-  const { claim, seen } = trust;
-  const lines: string[] = [style.bold(run.name)];
-  // First, before anything a person might read as a go-ahead: this run did not pass, or only
-  // claims it did, and the patch is not the one shown.
-  if (claim) lines.push(style.warn(`  ! ${claimedRunLine(claim)}`));
-  if (failed)
-    lines.push(style.bad(`  ✗ ${claim ? 'claims it ' : ''}did not pass: ${notPassingLine(failed)}`));
-  if (seen?.changed) lines.push(style.bad(`  ✗ ${changedSinceLine(seen)}`));
+  const { claim } = trust;
+  const lines: string[] = [style.bold(run.name), ...gateLines(trust, failed, style)];
   const field = (label: string, value: string) => lines.push(`  ${label.padEnd(12)}${value}`);
   const indentedTask = terminalText(meta.task).replace(/\n/g, `\n${' '.repeat(14)}`);
   field('id', meta.run_id);
@@ -226,20 +210,7 @@ export function renderRunDetails(
   const drift = state && state.config_hash !== meta.config_hash;
   field('config', `${meta.config_hash}${drift ? style.warn(` (state.json says ${state.config_hash})`) : ''}`);
   field('repo start', meta.repo_sha_start ?? '—');
-  if (meta.origin) {
-    const o = meta.origin;
-    field(
-      'ran on',
-      `${clean(o.host)} — fetched from ${clean(o.remote)}${o.run === meta.run_name ? '' : ` (published as ${clean(o.run)})`}`,
-    );
-  }
-  if (claim)
-    field(
-      'claimed by',
-      `${clean(claim.by)}${claim.publication ? ` — publication ${claim.publication.slice(0, 12)}` : ''}`,
-    );
-  if (state?.output) field('output', `${outputLine(state.output)}${claim ? ' (claimed)' : ''}`);
-  if (seen) field('patch', patchSeenLine(seen, style));
+  trustFields(run, trust, field, style);
   const maxCost = meta.options?.max_cost_usd;
   const spend = claim ? `spend ${style.warn('(claimed by its publication, not checked here)')}` : 'spend';
   lines.push('', spend, ...spendLines(state?.usage, typeof maxCost === 'number' ? maxCost : null));
