@@ -1,6 +1,6 @@
 import type { CommandContext } from '../context.js';
 import { AgentboxError } from '../errors.js';
-import { type Claim, claimedRunLine, claimLine } from '../gate/claims.js';
+import { claimedRunLine, claimLine } from '../gate/claims.js';
 import { assertHuman } from '../gate/gate.js';
 import {
   applyMerge,
@@ -12,6 +12,7 @@ import {
 } from '../gate/merge.js';
 import { type NotPassing, notPassingLine } from '../gate/merge-gate.js';
 import { changedSinceLine, patchSeen } from '../gate/patch-seen.js';
+import { verifyHere } from '../gate/verify-here.js';
 import { type SensitiveChange, sensitiveLines } from '../git/sensitive.js';
 import { EventLog } from '../ledger/events.js';
 import type { RunDetails } from '../ledger/index.js';
@@ -56,7 +57,8 @@ async function mergeRun(
   const { sensitive } = plan;
   // The patch first: --force takes a claim or a failed check, never a patch nobody was shown.
   if (plan.seen.changed && options.yes) refuseChanged(run, plan);
-  if (plan.claim && options.yes && !options.force) refuseClaimed(run, plan.claim);
+  // A fetched run's claims are checked here (runs.verify in a box), or taken with --force.
+  if (plan.claim && options.yes && !options.force) await checkClaim(ctx, run, plan, options.json === true);
   if (plan.notPassing && options.yes && !options.force) refuseNotPassing(run, plan.notPassing);
   if (sensitive.length > 0 && options.yes && !options.allowSensitive) {
     throw new AgentboxError(
@@ -91,15 +93,42 @@ async function mergeRun(
   return { plan, done: await applyMerge(plan, { commit: options.commit === true }) };
 }
 
-/** `merge --yes` of a fetched run: what it claims was not checked here; refused (and logged) unless --force. */
-function refuseClaimed(run: RunDetails, claim: Claim): never {
-  new EventLog(run.dir).append({ event: 'merge_refused', reason: 'claimed', detail: claimLine(claim) });
+/**
+ * `merge --yes` of a fetched run: what it claims is not believed. runs.verify runs here, in a box,
+ * on the patch applied to HEAD (src/gate/verify-here.ts); the merge goes on only when it passes.
+ * Without a runs.verify to run, or when it fails, refused (and logged) unless --force.
+ */
+async function checkClaim(
+  ctx: CommandContext,
+  run: RunDetails,
+  plan: MergePlan,
+  json: boolean,
+): Promise<void> {
+  const claim = plan.claim!;
+  const say = (text: string) => (json ? ctx.io.err(text) : ctx.io.out(text));
+  const checked = await verifyHere(plan, ctx.env, () => {
+    say(`${run.name} ${claimedRunLine(claim)}\n`);
+    say('checking it here: runs.verify, in a box, on the patch applied to HEAD…\n');
+  });
+  if (checked.kind === 'passed') {
+    say(`${styler(ctx.io).ok('✓')} ${terminalLine(checked.command)} passed here (${checked.log})\n`);
+    return;
+  }
+  const why =
+    checked.kind === 'none'
+      ? checked.why
+      : `${terminalLine(checked.command)} ${terminalLine(checked.detail)} here`;
+  new EventLog(run.dir).append({
+    event: 'merge_refused',
+    reason: 'claimed',
+    detail: `${claimLine(claim)}; ${why}`,
+  });
   const id = run.meta.run_id;
   throw new AgentboxError(
     'MERGE_REFUSED',
-    `refusing to merge ${run.name} with --yes: it ${claimedRunLine(claim)}`,
+    `refusing to merge ${run.name} with --yes: it ${claimedRunLine(claim)}, and it could not be checked here: ${why}`,
     {
-      hint: `nothing was changed. Read its patch (agentbox diff ${id}) and merge it when asked (agentbox merge ${id}); or take the claim as it is: agentbox merge ${id} --yes --force`,
+      hint: `nothing was changed.${checked.kind === 'failed' ? ` Its output: ${checked.log}.` : ''} Read its patch (agentbox diff ${id}) and merge it when asked (agentbox merge ${id}); or take the claim as it is: agentbox merge ${id} --yes --force`,
     },
   );
 }

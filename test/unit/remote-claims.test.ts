@@ -368,3 +368,66 @@ describe('a fetched run is what its publication claims', () => {
     expect(laptop.repo.read('src/app.ts')).toBe("export const x = 'evil';\n");
   });
 });
+
+describe('merge --yes of a fetched run checks its claim here', () => {
+  // runs.verify reads the file, and tries to write outside its folder: the box lets it do neither
+  // with the person's tree (the write is refused, the check still passes on the patch's content).
+  const files = {
+    'src/app.ts': 'export const x = 1;\n',
+    'verify.sh': `echo pwned > "$AGENTBOX_REPO_ROOT/pwned" || echo "write refused"\ngrep -q "'good'" src/app.ts\n`,
+    'agentbox.yaml': 'runs:\n  verify: sh verify.sh\n',
+  };
+
+  it('runs.verify in a box on the patch applied to HEAD: a passing patch merges, a failing one is refused whatever its run claims', async () => {
+    world = origin(files);
+    const runner = machine(world, 'runner');
+    const laptop = machine(world, 'laptop');
+    expect((await laptop.agentbox(['trust', '--yes'])).code).toBe(0);
+    const bad = await fixRun(runner.repo, runner.ledger, 'bad', { status: 'REVIEW', verified: true });
+    const good = await fixRun(runner.repo, runner.ledger, 'good', { status: 'REVIEW', verified: true });
+    await runner.agentbox(['push', bad.id]);
+    await runner.agentbox(['push', good.id]);
+    await laptop.agentbox(['fetch']);
+
+    const refused = await laptop.agentbox(['merge', bad.id, '--yes']);
+    expect(refused.code).toBe(1);
+    expect(refused.stdout).toContain('checking it here: runs.verify, in a box, on the patch applied to HEAD');
+    expect(refused.stderr).toContain('its publication claims REVIEW · verify passed');
+    expect(refused.stderr).toContain(
+      'it could not be checked here: runs.verify "sh verify.sh" failed (exit code 1)',
+    );
+    expect(laptop.repo.read('src/app.ts')).toBe('export const x = 1;\n');
+    const badDir = path.join(laptop.ledger.runsDir, bad.name);
+    expect(events(badDir).find((e) => e.event === 'verified_here')).toMatchObject({ ok: false });
+
+    const merged = await laptop.agentbox(['merge', good.id, '--yes']);
+    expect(merged.stderr).toBe('');
+    expect(merged.stdout).toContain('✓ runs.verify "sh verify.sh" passed here');
+    expect(laptop.repo.read('src/app.ts')).toBe("export const x = 'good';\n");
+    expect(fs.existsSync(path.join(laptop.repo.dir, 'pwned'))).toBe(false);
+    const out = fs.readFileSync(
+      path.join(laptop.ledger.runsDir, good.name, 'raw', 'verify-here.log'),
+      'utf8',
+    );
+    expect(out).toMatch(/Read-only file system|Permission denied/);
+    expect(out).toContain('write refused');
+    // Nothing of the check is left in the person's repository.
+    expect(laptop.repo.git('status', '--porcelain', '--', 'src', 'verify.sh')).toBe(' M src/app.ts\n');
+  });
+
+  it('without a runs.verify it can run (not set, or the repository not trusted), --yes needs --force, and says both ways', async () => {
+    world = origin(files);
+    const runner = machine(world, 'runner');
+    const laptop = machine(world, 'laptop');
+    const good = await fixRun(runner.repo, runner.ledger, 'good', { status: 'REVIEW', verified: true });
+    await runner.agentbox(['push', good.id]);
+    await laptop.agentbox(['fetch']);
+    const refused = await laptop.agentbox(['merge', good.id, '--yes']);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain(
+      'runs.verify is not set in agentbox.yaml (or the repository is not trusted: agentbox trust)',
+    );
+    expect(refused.stderr).toContain(`agentbox merge ${good.id} --yes --force`);
+    expect(laptop.repo.read('src/app.ts')).toBe('export const x = 1;\n');
+  });
+});
