@@ -314,8 +314,12 @@ describe('a fetched run is what its publication claims', () => {
     const refused = await laptop.agentbox(['merge', run.id, '--yes']);
     expect(refused.code).toBe(1);
     expect(refused.stderr).toContain('the patch changed since it was last shown here (by diff at');
-    await laptop.agentbox(['diff', run.id, '--no-pager']);
-    expect((await laptop.agentbox(['merge', run.id, '--yes'])).code).toBe(0);
+    // Asked: the prompt's `d` shows the new patch (and records it), then a yes counts.
+    const asked = await laptop.agentbox(['merge', run.id], ['d', 'y']);
+    expect(asked.stdout).toContain('[d = show the new patch first]');
+    expect(asked.stdout).toContain("+export const x = 'resumed again';");
+    expect(asked.stdout).toMatch(/merged 1 file\(s\)[\s\S]*patch sha256 [0-9a-f]{64}/);
+    expect(fs.readFileSync(path.join(run.dir, 'reviewed.jsonl'), 'utf8')).toContain('"by":"merge"');
     expect(laptop.repo.read('src/app.ts')).toBe("export const x = 'resumed again';\n");
   });
 
