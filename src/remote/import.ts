@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { errnoCode } from '../errors.js';
+import { EventLog } from '../ledger/events.js';
 import { appendIndexEvent, makeIndexEvent } from '../ledger/index-log.js';
 import { type PointerName, pointerForStatus } from '../ledger/links.js';
 import { META_FILE, parseMeta, readMeta, serializeMeta, writeMetaOnce } from '../ledger/meta.js';
@@ -119,8 +120,10 @@ export async function importRun(
   if (here !== null && here !== opts.group?.name)
     return skipped(`it is an attempt of the group ${here} here`);
   const shaBefore = fresh ? null : patchSha256(dir);
+  const gate = fresh ? [] : gateRecords(dir);
   const failed = writeRunFiles(dir, p.files, fresh);
   if (failed !== null) return skipped(failed);
+  keepGateRecords(dir, gate);
   const patch = fresh ? null : patchChange(dir, local, shaBefore, p, now);
   const origin = { remote: p.remote, host: parsed.host, run: p.run };
   const meta = fresh
@@ -168,6 +171,27 @@ function patchChange(
   const by = p.claim ? ` ${p.claim.commit.slice(0, 12)} by ${p.claim.author}` : '';
   recordUnreviewed(dir, { from, to, why: `publication${by} from ${p.remote} replaced the patch` }, now);
   return { run: local, from, to };
+}
+
+/** This machine's gate records in a run's events.jsonl: a refusal at merge, a check made here. */
+const GATE_EVENTS = new Set(['merge_refused', 'verified_here', 'human_gate_refused']);
+
+function gateRecords(dir: string): string[] {
+  return new EventLog(dir)
+    .read()
+    .filter((e) => GATE_EVENTS.has(String(e.event)))
+    .map((e) => JSON.stringify(e));
+}
+
+/**
+ * A publication's events.jsonl replaces the run's: what the gate logged here is appended again
+ * (each refusal stays logged), but for the lines the publication holds already.
+ */
+function keepGateRecords(dir: string, records: readonly string[]): void {
+  if (records.length === 0) return;
+  const now = new Set(gateRecords(dir));
+  const missing = records.filter((line) => !now.has(line));
+  if (missing.length > 0) fs.appendFileSync(path.join(dir, 'events.jsonl'), `${missing.join('\n')}\n`);
 }
 
 /** The publication's files into the run's folder, each path checked; a string: why it failed. */

@@ -274,6 +274,10 @@ describe('a fetched run is what its publication claims', () => {
       expect(refused.stderr).toContain(`agentbox diff ${run.id}`);
     }
     expect(events(dir).at(-1)).toMatchObject({ event: 'merge_refused', reason: 'patch_changed' });
+    // A later publication replaces events.jsonl: the refusals logged here stay.
+    republish(world, run.name, { 'events.jsonl': '{"event":"Stop"}\n' });
+    await laptop.agentbox(['fetch']);
+    expect(events(dir).map((e) => e.event)).toEqual(['Stop', 'merge_refused', 'merge_refused']);
     // Asked: a yes does not count before the new patch is shown.
     const asked = await laptop.agentbox(['merge', run.id], ['y', '']);
     expect(asked.stdout).toContain('The patch changed since you last saw it: show it first (d).');
