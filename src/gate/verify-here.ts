@@ -90,6 +90,8 @@ async function mergedTree(plan: MergePlan, tree: string, tmp: string, env: Env):
   if (sha256Of(bytes) !== plan.sha256) return 'its patch was replaced while it was being checked';
   const patch = path.join(tmp, 'changes.patch');
   fs.writeFileSync(patch, bytes);
+  // The work folder outlives a crash (src/sandbox/private.ts): a tree left by one goes first.
+  fs.rmSync(tree, { recursive: true, force: true });
   fs.mkdirSync(tree);
   const index = { GIT_INDEX_FILE: path.join(tmp, 'index') };
   const read = await runGit(['read-tree', 'HEAD'], { cwd: plan.root, env, vars: index });
