@@ -178,7 +178,8 @@ async function confirmed(ctx: CommandContext, plan: MergePlan): Promise<boolean>
     ).trim();
     if (/^d(iff)?$/i.test(answer)) {
       await showDiff(ctx, root, run, { shownBy: 'merge' });
-      unseen = patchSeen(run.dir)?.sha256 !== plan.sha256;
+      // Seen when what the diff showed (it records the hash it showed) is the patch to apply.
+      unseen = patchSeen(run.dir)?.shown?.sha256 !== plan.sha256;
       continue;
     }
     if (!unseen || !/^y(es)?$/i.test(answer)) break;
