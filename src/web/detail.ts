@@ -6,7 +6,7 @@ import { patchSeen } from '../gate/patch-seen.js';
 import { inspectPatchFile } from '../git/apply.js';
 import { EventLog } from '../ledger/events.js';
 import { type Ledger, readRun, resolveRun } from '../ledger/index.js';
-import { patchSha256, recordShown } from '../ledger/reviewed.js';
+import { patchSha256, tryRecordShown } from '../ledger/reviewed.js';
 import { nestedOfEvents } from '../run/end/finalize-nested.js';
 import { renderMarkdown } from './markdown.js';
 import { activity } from './runs.js';
@@ -28,7 +28,7 @@ export async function runDetail(ledger: Ledger, root: string, ref: string) {
   const sha256 = run.files.includes('changes.patch') ? patchSha256(run.dir) : null;
   const patch = read('changes.patch');
   // The page draws the patch it gets: shown, for the gate's record (src/ledger/reviewed.ts).
-  if (patch !== null && sha256 !== null) recordShown(run.dir, sha256, 'ui');
+  if (patch !== null && sha256 !== null) tryRecordShown(run.dir, sha256, 'ui');
   const inspection =
     patch !== null ? await inspectPatchFile(root, path.join(run.dir, 'changes.patch')) : null;
   return {
