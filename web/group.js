@@ -132,6 +132,7 @@ function attemptCard(group, a, redraw) {
       facts.flatMap(([k, v]) => [h('dt', {}, k), h('dd', { 'data-fact': k.toLowerCase() }, v)]),
     ),
     h('p', { class: 'muted reason' }, a.reason),
+    a.claim_line ? h('p', { class: 'warn-text' }, `Claimed, not checked here: ${a.claim_line}`) : null,
     a.not_passing ? h('p', { class: 'warn-text' }, notPassingText(a.not_passing)) : null,
     a.id ? h('p', {}, h('a', { href: `#/run/${a.id}` }, `Open run ${a.id}`)) : null,
     mergeBlock(group, a, redraw),
@@ -205,8 +206,9 @@ function sensitiveList(key, asked, acks, redraw) {
 async function merge(group, a, redraw) {
   if (pending) return;
   const others = group.attempts.filter((o) => o.attempt !== a.attempt && o.started).length;
-  const warning = a.not_passing ? `This attempt did not pass: ${notPassingText(a.not_passing)}\n\n` : '';
-  const question = `${warning}Apply attempt ${a.attempt} (${a.run}) to your working tree and commit it${a.not_passing ? ' anyway' : ''}? None of your git hooks runs for this commit. The other ${others} attempt(s)' worktrees and branches are removed; every patch stays in the group's folder.`;
+  const claimed = a.claim_line ? `This attempt ${a.claim_line}\n\n` : '';
+  const warning = `${claimed}${a.not_passing ? `This attempt did not pass: ${notPassingText(a.not_passing)}\n\n` : ''}`;
+  const question = `${warning}Apply attempt ${a.attempt} (${a.run}) to your working tree and commit it${a.not_passing || a.claim_line ? ' anyway' : ''}? None of your git hooks runs for this commit. The other ${others} attempt(s)' worktrees and branches are removed; every patch stays in the group's folder.`;
   if (!window.confirm(question)) return;
   const key = slot(group, a);
   failures.delete(key);
@@ -218,7 +220,7 @@ async function merge(group, a, redraw) {
       {
         attempt: a.attempt,
         commit: true,
-        force: Boolean(a.not_passing),
+        force: Boolean(a.not_passing) || Boolean(a.claim_line),
         acknowledged: [...(ticked.get(key) ?? [])],
       },
       { 'idempotency-key': mergeKey(key) },

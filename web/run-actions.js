@@ -126,19 +126,22 @@ function mergeAction(run, act) {
   const sensitive = run.sensitive.length
     ? `\n\nSensitive changes (acknowledged):\n${run.sensitive.map((s) => `  ${s.path} (${s.kind})`).join('\n')}`
     : '';
-  const warning = failed ? `This run did not pass: ${notPassingText(failed)}\n\n` : '';
+  const claimed = run.claim_line ? `This run ${run.claim_line}\n\n` : '';
+  const warning = `${claimed}${failed ? `This run did not pass: ${notPassingText(failed)}\n\n` : ''}`;
   const waiting = !allAcknowledged(run);
   act(
     failed ? `Merge (${failed.status})` : 'Merge',
     failed ? 'danger' : 'primary',
-    `${warning}Apply the changes of ${run.name} to your working tree and commit them${failed ? ' anyway' : ''}? None of your git hooks runs for this commit.${sensitive}`,
+    `${warning}Apply the changes of ${run.name} (patch sha256 ${String(run.patch_sha256 ?? '?').slice(0, 12)}) to your working tree and commit them${failed || run.claim ? ' anyway' : ''}? None of your git hooks runs for this commit.${sensitive}`,
     async () => {
       const r = await api('POST', `/api/runs/${run.id}/merge`, {
         commit: true,
         acknowledged: [...new Set(run.sensitive.map((s) => s.path))],
-        force: Boolean(failed),
+        force: Boolean(failed) || Boolean(run.claim),
+        // The patch this page drew: the server refuses another one.
+        ...(run.patch_sha256 ? { patch_sha256: run.patch_sha256 } : {}),
       });
-      return `merged${r.commit ? ` — commit ${String(r.commit).slice(0, 12)}` : ''}${hooksText(r)}`;
+      return `merged${r.commit ? ` — commit ${String(r.commit).slice(0, 12)}` : ''} — patch sha256 ${String(r.patch_sha256).slice(0, 12)}${hooksText(r)}`;
     },
     waiting ? { disabled: true, title: 'tick each sensitive change above first' } : {},
   );

@@ -61,13 +61,14 @@ function heading(run) {
       'p',
       { id: 'summary' },
       badge(run.state?.status),
+      run.claim ? h('span', { class: 'origin', id: 'claimed' }, ` claimed by ${run.claim.by}`) : null,
       ' ',
       h('code', {}, run.name),
       ' ',
       h(
         'span',
         { class: 'muted', id: 'cost' },
-        `· ${run.state?.tool_calls ?? 0} tool calls · ${costText(run.state?.usage)}`,
+        `· ${run.state?.tool_calls ?? 0} tool calls · ${costText(run.state?.usage)}${run.claim ? ' (claimed)' : ''}`,
       ),
     ),
   ];
@@ -110,6 +111,25 @@ function nowLines(run, session) {
 /** What to read before a merge: why the run did not pass, sensitive paths, nested repositories. */
 function warnings(run, redraw) {
   const panels = [];
+  // A fetched run: its status, verification and cost are what its publication says.
+  if (run.claim_line)
+    panels.push(
+      h(
+        'div',
+        { class: 'panel warn', id: 'claim' },
+        h('strong', {}, 'Claimed, not checked here: '),
+        run.claim_line,
+      ),
+    );
+  if (run.patch_seen?.changed)
+    panels.push(
+      h(
+        'div',
+        { class: 'panel warn', id: 'patch-changed' },
+        h('strong', {}, 'The patch changed since it was last shown here: '),
+        `${run.patch_seen.shown.sha256.slice(0, 12)} → ${run.patch_seen.sha256.slice(0, 12)} — the one below is the new one`,
+      ),
+    );
   if (run.not_passing)
     panels.push(
       h(

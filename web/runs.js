@@ -169,6 +169,9 @@ function runRow(run) {
       { class: 'task' },
       run.task,
       run.ran_on ? h('span', { class: 'origin' }, `ran on ${run.ran_on}`) : null,
+      run.claimed_by
+        ? h('span', { class: 'origin' }, ` · status and cost claimed by ${run.claimed_by}`)
+        : null,
       // A group is one row (its attempts are on its page): "fix ×4 · 2 passed · $0.31".
       group ? h('div', { class: 'now group-label' }, run.label) : null,
       now,

@@ -114,7 +114,10 @@ function humanGate(program: Command, lazy: Lazy, wants: Wants): void {
         '--allow-sensitive',
         'with --yes, apply sensitive changes too (agent config, git files, CI, hooks, executables, symlinks)',
       )
-      .option('--force', 'with --yes, merge a run that did not pass (not REVIEW, or runs.verify failed)')
+      .option(
+        '--force',
+        'with --yes, merge a run that did not pass (not REVIEW, or runs.verify failed), or a fetched run whose claims were not checked here',
+      )
       .option('--json', 'print the outcome as JSON')
       .action(lazy(async () => (await import('../commands/merge.js')).merge));
 

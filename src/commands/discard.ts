@@ -1,8 +1,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { CommandContext } from '../context.js';
+import { discardRun } from '../gate/discard.js';
 import { assertHuman } from '../gate/gate.js';
-import { discardRun } from '../gate/merge.js';
 import { findRepo } from '../git/repo.js';
 import { groupAttempts } from '../group/attempts.js';
 import { assertGroupEnded, mergedAttempt, settleGroup } from '../group/merge.js';

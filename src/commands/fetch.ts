@@ -1,7 +1,9 @@
 import type { CommandContext } from '../context.js';
 import { findRepo } from '../git/repo.js';
+import { runIdOf } from '../ledger/names.js';
 import { openLedger } from '../ledger/paths.js';
 import { type FetchResult, fetchRuns } from '../remote/fetch.js';
+import type { PatchChange } from '../remote/import.js';
 import { checkRemoteName, DEFAULT_REMOTE } from '../remote/refs.js';
 import { terminalLine } from '../util/terminal-text.js';
 
@@ -34,15 +36,30 @@ export function renderFetch(r: FetchResult): string {
       `${r.kept.length ? `, ${r.kept.length} already decided here` : ''}` +
       `${r.own ? `, ${r.own} from this clone` : ''}${r.skipped.length ? `, ${r.skipped.length} not imported` : ''}`,
     ...r.imported.slice(0, 20).map((name) => `  new      ${terminalLine(name)}`),
-    ...r.updated.slice(0, 20).map((name) => `  updated  ${terminalLine(name)}`),
+    // A replaced patch is never cut from the list: it undid a review.
+    ...r.changed.map(changedLine),
+    ...r.updated
+      .filter((name) => !r.changed.some((c) => c.run === name))
+      .slice(0, 20)
+      .map((name) => `  updated  ${terminalLine(name)}`),
   ];
-  const more =
-    r.imported.length + r.updated.length - Math.min(r.imported.length, 20) - Math.min(r.updated.length, 20);
+  const unchanged = r.updated.length - r.changed.length;
+  const more = r.imported.length + unchanged - Math.min(r.imported.length, 20) - Math.min(unchanged, 20);
   if (more > 0) lines.push(`  … ${more} more (agentbox status --all)`);
   lines.push(...renderGroups(r));
+  if (r.changed.length > 0)
+    lines.push(
+      `  a changed patch is merged only once shown again: agentbox diff ${runIdOf(r.changed[0]!.run)}${r.changed.length > 1 ? ' (each of them)' : ''}`,
+    );
   if (r.imported.length + r.updated.length > 0)
     lines.push('  next: agentbox status, agentbox show <id>, agentbox diff <id>');
   return `${lines.join('\n')}\n`;
+}
+
+/** `changed  <run>: patch a1b2c3d4e5f6 → c3d4e5f6a7b8, marked unreviewed`. Pure. */
+export function changedLine(c: PatchChange): string {
+  const short = (sha: string | null) => (sha === null ? 'none' : sha.slice(0, 12));
+  return `  changed  ${terminalLine(c.run)}: patch ${short(c.from)} → ${short(c.to)}, marked unreviewed`;
 }
 
 /** The groups' lines of the summary: none when the remote publishes no group. Pure. */

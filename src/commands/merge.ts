@@ -1,16 +1,12 @@
 import type { CommandContext } from '../context.js';
 import { AgentboxError } from '../errors.js';
+import { claimedRunLine, claimLine } from '../gate/claims.js';
 import { assertHuman } from '../gate/gate.js';
-import {
-  applyMerge,
-  type MergePlan,
-  type MergeResult,
-  mergeablePatch,
-  prepareMerge,
-  recordMergedByHand,
-} from '../gate/merge.js';
+import { applyMerge, type MergePlan, type MergeResult, prepareMerge } from '../gate/merge.js';
 import { type NotPassing, notPassingLine } from '../gate/merge-gate.js';
 import { RUN_HOOKS } from '../gate/merge-git.js';
+import { changedSinceLine, patchSeen } from '../gate/patch-seen.js';
+import { verifyHere } from '../gate/verify-here.js';
 import { type SensitiveChange, sensitiveLines } from '../git/sensitive.js';
 import { EventLog } from '../ledger/events.js';
 import type { RunDetails } from '../ledger/index.js';
@@ -19,9 +15,11 @@ import { mergeMessage } from '../present/result-message.js';
 import { showDiff } from '../review/diff.js';
 import { styler } from '../util/style.js';
 import { terminalExact, terminalLine, terminalName } from '../util/terminal-text.js';
+import { markMerged, mergedNext, printByHand, recordByHand } from './merge-by-hand.js';
 import { type MergeOptions, mergeGroup, mergeTarget } from './merge-group.js';
 
 export type { MergeOptions };
+export { mergedNext };
 
 /**
  * `agentbox merge <run>`: shows the diffstat and the sensitive changes, asks (or takes --yes, which
@@ -54,6 +52,10 @@ async function mergeRun(
 ): Promise<{ plan: MergePlan; done: MergeResult } | null> {
   const plan = await prepareMerge(root, run);
   const { sensitive } = plan;
+  // The patch first: --force takes a claim or a failed check, never a patch nobody was shown.
+  if (plan.seen.changed && options.yes) refuseChanged(run, plan);
+  // A fetched run's claims are checked here (runs.verify in a box), or taken with --force.
+  if (plan.claim && options.yes && !options.force) await checkClaim(ctx, run, plan, options.json === true);
   if (plan.notPassing && options.yes && !options.force) refuseNotPassing(run, plan.notPassing);
   if (sensitive.length > 0 && options.yes && !options.allowSensitive) {
     throw new AgentboxError(
@@ -66,13 +68,20 @@ async function mergeRun(
   }
   const s = styler(ctx.io);
   if (!options.json) {
-    // The run's status comes first: a person deciding on the diff must know it did not pass.
+    // The run's status comes first: a person deciding on the diff must know it did not pass, and
+    // whether anyone here checked that it did.
+    if (plan.claim) ctx.io.out(`${s.warn(`! ${claimedRunLine(plan.claim)}`)}\n`);
     if (plan.notPassing)
-      ctx.io.out(`${s.bad(`✗ this run did not pass: ${notPassingLine(plan.notPassing)}`)}\n\n`);
+      ctx.io.out(
+        `${s.bad(`✗ this run ${plan.claim ? 'claims it ' : ''}did not pass: ${notPassingLine(plan.notPassing)}`)}\n`,
+      );
+    if (plan.seen.changed) ctx.io.out(`${s.bad(`✗ ${changedSinceLine(plan.seen)}`)}\n`);
+    if (plan.claim || plan.notPassing || plan.seen.changed) ctx.io.out('\n');
     // git's stat and summary ("create mode …") name the agent's files as they are: shown exact.
     ctx.io.out(
       `${s.bold(run.name)}: ${terminalLine(run.meta.task.split('\n')[0] ?? '')}\n${terminalExact(plan.stat).trimEnd()}\n`,
     );
+    ctx.io.out(`${s.dim(`patch sha256 ${plan.sha256}`)}\n`);
     if (sensitive.length > 0) ctx.io.out(`\n${sensitiveBlock(sensitive, s.warn)}`);
     if (plan.nested.length > 0) ctx.io.out(`\n${nestedLines(plan.nested, s.warn).join('\n')}\n`);
   }
@@ -81,6 +90,56 @@ async function mergeRun(
     return null;
   }
   return { plan, done: await applyMerge(plan, { commit: options.commit === true }) };
+}
+
+/**
+ * `merge --yes` of a fetched run: what it claims is not believed. runs.verify runs here, in a box,
+ * on the patch applied to HEAD (src/gate/verify-here.ts); the merge goes on only when it passes.
+ * Without a runs.verify to run, or when it fails, refused (and logged) unless --force.
+ */
+async function checkClaim(
+  ctx: CommandContext,
+  run: RunDetails,
+  plan: MergePlan,
+  json: boolean,
+): Promise<void> {
+  const claim = plan.claim!;
+  const say = (text: string) => (json ? ctx.io.err(text) : ctx.io.out(text));
+  const checked = await verifyHere(plan, ctx.env, () => {
+    say(`${run.name} ${claimedRunLine(claim)}\n`);
+    say('checking it here: runs.verify, in a box, on the patch applied to HEAD…\n');
+  });
+  if (checked.kind === 'passed') {
+    say(`${styler(ctx.io).ok('✓')} ${terminalLine(checked.command)} passed here (${checked.log})\n`);
+    return;
+  }
+  const why =
+    checked.kind === 'none'
+      ? checked.why
+      : `${terminalLine(checked.command)} ${terminalLine(checked.detail)} here`;
+  new EventLog(run.dir).append({
+    event: 'merge_refused',
+    reason: 'claimed',
+    detail: `${claimLine(claim)}; ${why}`,
+  });
+  const id = run.meta.run_id;
+  throw new AgentboxError(
+    'MERGE_REFUSED',
+    `refusing to merge ${run.name} with --yes: it ${claimedRunLine(claim)}, and it could not be checked here: ${why}`,
+    {
+      hint: `nothing was changed.${checked.kind === 'failed' ? ` Its output: ${checked.log}.` : ''} Read its patch (agentbox diff ${id}) and merge it when asked (agentbox merge ${id}); or take the claim as it is: agentbox merge ${id} --yes --force`,
+    },
+  );
+}
+
+/** `merge --yes` of a patch that is not the one last shown: refused (and logged), --force or not. */
+function refuseChanged(run: RunDetails, plan: MergePlan): never {
+  const line = changedSinceLine(plan.seen);
+  new EventLog(run.dir).append({ event: 'merge_refused', reason: 'patch_changed', detail: line });
+  const id = run.meta.run_id;
+  throw new AgentboxError('MERGE_REFUSED', `refusing to merge ${run.name} with --yes: ${line}`, {
+    hint: `nothing was changed. See the patch it has now (agentbox diff ${id}), then merge again`,
+  });
 }
 
 /** `merge --yes` on a run that did not pass: refused (and logged) unless --force. */
@@ -106,15 +165,26 @@ async function confirmed(ctx: CommandContext, plan: MergePlan): Promise<boolean>
   }
   const which = sensitive.length > 0 ? `, the ${sensitive.length} sensitive one(s) included,` : '';
   const of = plan.notPassing ? ` of a run that did not pass (${plan.notPassing.status})` : '';
+  const claimed = plan.claim ? ` (${plan.claim.host} claims ${plan.claim.status}, not checked here)` : '';
+  // A patch that changed since the person saw it is shown again before a yes counts.
+  let unseen = plan.seen.changed;
   let answer = '';
   for (;;) {
     answer = (
-      await ctx.io.ask(`Apply these changes${of}${which} to ${root}? [y/N/d = show the diff] `)
+      await ctx.io.ask(
+        `Apply these changes${of}${claimed}${which} to ${root}? [${unseen ? 'd = show the new patch first' : 'y/N/d = show the diff'}] `,
+      )
     ).trim();
-    if (!/^d(iff)?$/i.test(answer)) break;
-    await showDiff(ctx, root, run, {});
+    if (/^d(iff)?$/i.test(answer)) {
+      await showDiff(ctx, root, run, { shownBy: 'merge' });
+      // Seen when what the diff showed (it records the hash it showed) is the patch to apply.
+      unseen = patchSeen(run.dir)?.shown?.sha256 !== plan.sha256;
+      continue;
+    }
+    if (!unseen || !/^y(es)?$/i.test(answer)) break;
+    ctx.io.out('The patch changed since you last saw it: show it first (d).\n');
   }
-  return /^y(es)?$/i.test(answer);
+  return /^y(es)?$/i.test(answer) && !unseen;
 }
 
 /** `extra`: what a group's merge adds to the JSON object (its settling). */
@@ -129,13 +199,14 @@ export function printMerged(
   if (json) {
     // A patch with a refused change never gets here: `refused` is always empty.
     ctx.io.out(
-      `${JSON.stringify({ run: run.name, status: 'MERGED', files: done.files, commit: done.commit, hooksRan: done.hooksRan, hooksNotRun: done.hooksNotRun, unfiltered: done.unfiltered, sensitive, refused: [], ...extra })}\n`,
+      `${JSON.stringify({ run: run.name, status: 'MERGED', files: done.files, commit: done.commit, hooksRan: done.hooksRan, hooksNotRun: done.hooksNotRun, unfiltered: done.unfiltered, sensitive, refused: [], patch_sha256: done.patch_sha256, claim: plan.claim, ...extra })}\n`,
     );
     return;
   }
   ctx.io.out(
     `${styler(ctx.io).ok('✓')} merged ${done.changed} file(s) into ${root}${done.commit ? ` — commit ${done.commit.slice(0, 12)}` : ' (not committed)'}\n`,
   );
+  ctx.io.out(`  patch sha256 ${done.patch_sha256}\n`);
   for (const line of gitLines(done, plan.git.hooks)) ctx.io.out(`  ${line}\n`);
   ctx.io.out(
     `  next: ${mergedNext(Boolean(done.commit), run.meta.run_id, done.commit ? [] : plan.git.hooks)}\n`,
@@ -167,64 +238,6 @@ export function gitLines(
       `not run through your git filters: ${done.unfiltered.map((f) => `${terminalName(f.path)} (${terminalLine(f.driver)})`).join(', ')}`,
     );
   return lines;
-}
-
-/**
- * `merge --mark-merged`: the person merged the change by hand (after a conflict, or part of it):
- * the run is recorded MERGED and nothing in the working tree is touched.
- */
-async function markMerged(
-  ctx: CommandContext,
-  root: string,
-  run: RunDetails,
-  options: MergeOptions,
-): Promise<number> {
-  await recordByHand(root, run, options);
-  printByHand(ctx, run, options.json === true);
-  return 0;
-}
-
-export async function recordByHand(root: string, run: RunDetails, options: MergeOptions): Promise<void> {
-  mergeablePatch(run);
-  if (options.commit || options.yes || options.allowSensitive || options.force) {
-    throw new AgentboxError(
-      'USAGE',
-      '--mark-merged changes no file: it takes no --commit, --yes, --allow-sensitive or --force',
-      {
-        hint: `agentbox merge ${run.meta.run_id} --mark-merged`,
-      },
-    );
-  }
-  await recordMergedByHand(root, run);
-}
-
-export function printByHand(
-  ctx: CommandContext,
-  run: RunDetails,
-  json: boolean,
-  extra: Record<string, unknown> = {},
-): void {
-  if (json) ctx.io.out(`${JSON.stringify({ run: run.name, status: 'MERGED', byHand: true, ...extra })}\n`);
-  else {
-    ctx.io.out(`${styler(ctx.io).ok('✓')} recorded ${run.name} as merged (by hand; nothing was applied)\n`);
-    ctx.io.out(`  next: ${mergedNext(true, run.meta.run_id)}\n`);
-  }
-}
-
-/**
- * What a person does after a merge: test, commit (unless merge did: naming the person's `hooks`
- * their commit runs), clean up. Pure.
- */
-export function mergedNext(committed: boolean, runId: string, hooks: readonly string[] = []): string {
-  const run =
-    hooks.length > 0
-      ? `; your ${hooks.join(', ')} hook${hooks.length > 1 ? 's run' : ' runs'} then, as you, on these files`
-      : '';
-  return [
-    'run your tests',
-    ...(committed ? [] : [`commit the change (git add -p && git commit${run})`]),
-    `remove the run's worktree and branch: agentbox discard ${runId} (or agentbox gc)`,
-  ].join('; then ');
 }
 
 /** The list merge prints before it asks. Pure. */

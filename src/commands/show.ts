@@ -1,8 +1,10 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { formatUsd } from '../budget/format.js';
 import type { CommandContext } from '../context.js';
-import { gateOf, type NotPassing, notPassingLine } from '../gate/merge-gate.js';
+import { claimOf } from '../gate/claims.js';
+import { gateOf, type NotPassing } from '../gate/merge-gate.js';
+import { patchSeen, patchSeenLine } from '../gate/patch-seen.js';
+import { gateLines, type Trust } from '../gate/trust.js';
 import { inspectPatchFile } from '../git/apply.js';
 import { findRepo } from '../git/repo.js';
 import { type Inspection, sensitiveLines } from '../git/sensitive.js';
@@ -15,22 +17,21 @@ import {
   type RunOutput,
   type RunSetup,
   type RunState,
-  type RunUsage,
   readRun,
   resolveRun,
   runIdOf,
-  type Spend,
 } from '../ledger/index.js';
 import { nestedLines } from '../present/nested.js';
 import { nextAction } from '../present/next-step.js';
+import { spendLines } from '../present/spend.js';
 import { toolErrorsNote } from '../present/tool-errors.js';
 import { type Refusal, refusalsOf, sandboxOffOf } from '../review/events.js';
 import { type NestedRecord, nestedOfEvents } from '../run/end/finalize-nested.js';
-import { thousands } from '../util/number.js';
 import { type Styler, styler } from '../util/style.js';
 import { terminalLine, terminalName, terminalText } from '../util/terminal-text.js';
 import { colourStatus } from './status.js';
 
+export { spendLine, spendLines } from '../present/spend.js';
 export { refusalsOf, sandboxOffOf } from '../review/events.js';
 
 export interface ShowOptions {
@@ -85,35 +86,6 @@ function envelopeFields(
   field('safe cmds', list(meta.safe_commands));
   field('human-only', list(meta.human_only_commands));
   if (sandboxOff) field('sandbox', style.warn(`off (${sandboxOff}): no kernel fence around its commands`));
-}
-
-const tokens = (n: number) => thousands(n);
-
-/** One side's spend on one line: calls, turns, time, tokens, cost. Pure. */
-export function spendLine(spend: Spend, calls: 'process' | 'call'): string {
-  const counted = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
-  return [
-    calls === 'process' ? counted(spend.calls, 'process', 'processes') : counted(spend.calls, 'call'),
-    counted(spend.turns, 'turn'),
-    `${(spend.duration_ms / 1000).toFixed(1)}s`,
-    `${tokens(spend.input_tokens)} in`,
-    `${tokens(spend.output_tokens)} out`,
-    `${tokens(spend.cache_read_input_tokens)} cache read`,
-    `${tokens(spend.cache_creation_input_tokens)} cache write`,
-    `${formatUsd(spend.cost_usd)}${spend.estimated ? ' (estimated)' : ''}`,
-  ].join(' · ');
-}
-
-/** The spend section: the agent, the supervisor's own calls, the total against the budget. Pure. */
-export function spendLines(usage: RunUsage | null | undefined, maxCostUsd: number | null): string[] {
-  const budget = maxCostUsd === null ? 'no budget' : `budget ${formatUsd(maxCostUsd, true)}`;
-  if (!usage) return [`  ${'total'.padEnd(12)}— (nothing recorded) · ${budget}`];
-  const total = usage.agent.cost_usd + usage.supervisor.cost_usd;
-  return [
-    `  ${'agent'.padEnd(12)}${spendLine(usage.agent, 'process')}`,
-    `  ${'supervisor'.padEnd(12)}${spendLine(usage.supervisor, 'call')}`,
-    `  ${'total'.padEnd(12)}${formatUsd(total, maxCostUsd !== null)} · ${budget}`,
-  ];
 }
 
 /** runs.setup's outcome in one line. Pure. */
@@ -194,6 +166,26 @@ function fileLines(files: readonly SizedFile[], style: Styler): string[] {
   return files.map((f, i) => `  ${names[i]!.padEnd(width)}  ${formatBytes(f.bytes).padStart(9)}`);
 }
 
+/** Where a fetched run ran and who claims what it says; the verdicts; the patch against what was shown. */
+function trustFields(
+  { meta, state }: RunDetails,
+  { claim, seen }: Trust,
+  field: (label: string, value: string) => void,
+  style: Styler,
+): void {
+  if (meta.origin) {
+    const o = meta.origin;
+    const published = o.run === meta.run_name ? '' : ` (published as ${clean(o.run)})`;
+    field('ran on', `${clean(o.host)} — fetched from ${clean(o.remote)}${published}`);
+  }
+  if (claim) {
+    const commit = claim.publication ? ` — publication ${claim.publication.slice(0, 12)}` : '';
+    field('claimed by', `${clean(claim.by)}${commit}`);
+  }
+  if (state?.output) field('output', `${outputLine(state.output)}${claim ? ' (claimed)' : ''}`);
+  if (seen) field('patch', patchSeenLine(seen, style));
+}
+
 /** The human view of `agentbox show`. Pure. */
 export function renderRunDetails(
   run: RunDetails,
@@ -205,17 +197,21 @@ export function renderRunDetails(
   report: string | null = null,
   failed: NotPassing | null = null,
   nested: readonly NestedRecord[] = [],
+  trust: Trust = { claim: null, seen: null },
 ): string {
   const { refusals, sandboxOff } = events;
   const { meta, state } = run;
-  const lines: string[] = [style.bold(run.name)];
-  // First, before anything a person might read as a go-ahead: this run did not pass.
-  if (failed) lines.push(style.bad(`  ✗ did not pass: ${notPassingLine(failed)}`));
+  const { claim } = trust;
+  const lines: string[] = [style.bold(run.name), ...gateLines(trust, failed, style)];
   const field = (label: string, value: string) => lines.push(`  ${label.padEnd(12)}${value}`);
   const indentedTask = terminalText(meta.task).replace(/\n/g, `\n${' '.repeat(14)}`);
   field('id', meta.run_id);
   field('type', meta.type);
-  field('status', state ? colourStatus(state.status, style)(state.status) : style.dim('(no state.json)'));
+  const claimed = claim ? style.warn(' (claimed by its publication, not checked here)') : '';
+  field(
+    'status',
+    state ? `${colourStatus(state.status, style)(state.status)}${claimed}` : style.dim('(no state.json)'),
+  );
   field('task', indentedTask);
   field('created', meta.created_at);
   if (state) stateFields(state, field, style);
@@ -223,16 +219,10 @@ export function renderRunDetails(
   const drift = state && state.config_hash !== meta.config_hash;
   field('config', `${meta.config_hash}${drift ? style.warn(` (state.json says ${state.config_hash})`) : ''}`);
   field('repo start', meta.repo_sha_start ?? '—');
-  if (meta.origin) {
-    const o = meta.origin;
-    field(
-      'ran on',
-      `${clean(o.host)} — fetched from ${clean(o.remote)}${o.run === meta.run_name ? '' : ` (published as ${clean(o.run)})`}`,
-    );
-  }
-  if (state?.output) field('output', outputLine(state.output));
+  trustFields(run, trust, field, style);
   const maxCost = meta.options?.max_cost_usd;
-  lines.push('', 'spend', ...spendLines(state?.usage, typeof maxCost === 'number' ? maxCost : null));
+  const spend = claim ? `spend ${style.warn('(claimed by its publication, not checked here)')}` : 'spend';
+  lines.push('', spend, ...spendLines(state?.usage, typeof maxCost === 'number' ? maxCost : null));
   if (state?.failure) {
     const f = state.failure;
     lines.push('', style.bad('failure'));
@@ -270,13 +260,15 @@ export async function show(ctx: CommandContext, runRef: string, opts: ShowOption
   const sandboxOff = sandboxOffOf(events);
   const nested = nestedOfEvents(events);
   const gate = gateOf(run, events);
+  const claim = claimOf(run, events);
+  const seen = run.meta.type === 'fix' ? patchSeen(run.dir) : null;
   const report = run.files.includes('report.md')
     ? fs.readFileSync(path.join(run.dir, 'report.md'), 'utf8')
     : null;
   if (opts.json) {
     const { name, dir, meta, state } = run;
     ctx.io.out(
-      `${JSON.stringify({ name, dir, meta, state, not_passing: gate, files, sensitive, refused, refusals, nested, sandbox_off: sandboxOff, report }, null, 2)}\n`,
+      `${JSON.stringify({ name, dir, meta, state, claim, patch: seen, not_passing: gate, files, sensitive, refused, refusals, nested, sandbox_off: sandboxOff, report }, null, 2)}\n`,
     );
     return 0;
   }
@@ -291,6 +283,7 @@ export async function show(ctx: CommandContext, runRef: string, opts: ShowOption
       report,
       gate,
       nested,
+      { claim, seen },
     ),
   );
   return 0;

@@ -135,8 +135,10 @@ function tableCells(runs: readonly StatusRow[], now: Date, wide: boolean, measur
   const types: string[] = [];
   const tasks: string[] = [];
   const wheres: string[] = [];
+  const statuses: string[] = [];
   // A WHERE column only when some run ran elsewhere (agentbox fetch).
   let elsewhere = false;
+  let claims = false;
   for (const run of runs) {
     // Run names, types, statuses and costs are agentbox's own ASCII: their width is their length.
     w.run = Math.max(w.run, (wide ? run.name : run.id).length);
@@ -144,11 +146,17 @@ function tableCells(runs: readonly StatusRow[], now: Date, wide: boolean, measur
     types.push(type);
     tasks.push(task);
     w.type = Math.max(w.type, type.length);
-    w.status = Math.max(w.status, (run.status ?? '?').length);
+    // A fetched run's status and cost are its publication's claims: marked, and said below.
+    const claimed = 'claimed_by' in run && typeof run.claimed_by === 'string';
+    const mark = claimed ? CLAIM_MARK : '';
+    claims ||= claimed;
+    const status = `${run.status ?? '?'}${claimed && !DECIDED.has(run.status) ? mark : ''}`;
+    statuses.push(status);
+    w.status = Math.max(w.status, status.length);
     const age = ageOf(run.started_at);
     ages.push(age);
     w.age = Math.max(w.age, measure(age));
-    const cost = run.cost_usd === null ? '—' : formatUsd(run.cost_usd);
+    const cost = run.cost_usd === null ? '—' : `${formatUsd(run.cost_usd)}${mark}`;
     costs.push(cost);
     w.cost = Math.max(w.cost, cost.length);
     if (run.ran_on === null) {
@@ -161,8 +169,15 @@ function tableCells(runs: readonly StatusRow[], now: Date, wide: boolean, measur
     w.where = Math.max(w.where, measure(where));
     elsewhere = true;
   }
-  return { w, ages, costs, types, tasks, wheres, elsewhere };
+  return { w, ages, costs, types, tasks, wheres, statuses, elsewhere, claims };
 }
+
+/** The mark on a claimed status or cost, and the line that says what it means. */
+const CLAIM_MARK = '*';
+export const CLAIM_FOOTER =
+  '* claimed by the publication of a run fetched from another machine, not checked here (agentbox show <id> says who published it)';
+/** Statuses a decision here sets (or that end a run whoever set them): not marked as claims. */
+const DECIDED: ReadonlySet<RunStatus | null> = new Set(['MERGED', 'DISCARDED']);
 
 /**
  * The table `agentbox status` prints, newest first, with a footer when runs were left out. Pure.
@@ -180,17 +195,22 @@ export function renderStatusTable(
 ): string {
   const wide = options.wide === true;
   const measure = options.measure ?? plainMeasure;
-  const { w, ages, costs, types, tasks, wheres, elsewhere } = tableCells(runs, now, wide, measure);
+  const { w, ages, costs, types, tasks, wheres, statuses, elsewhere, claims } = tableCells(
+    runs,
+    now,
+    wide,
+    measure,
+  );
   // Not a terminal: whole tasks, as `gh run list` and `git log` print to a pipe (one line each).
   const fixed = w.run + w.type + w.status + w.age + w.cost + 5 * 2 + (elsewhere ? w.where + 2 : 0);
   const taskWidth =
     wide || !options.columns ? Number.POSITIVE_INFINITY : Math.max(MIN_TASK, options.columns - fixed);
   // Each cell with the two spaces after it, made once per distinct text.
   const typeCell = cellCache((type) => `${type.padEnd(w.type)}  `);
-  const statusCell = cellCache(
-    (status) =>
-      `${colourStatus(status === '?' ? null : (status as RunStatus), style)(status.padEnd(w.status))}  `,
-  );
+  const statusCell = cellCache((text) => {
+    const status = text.endsWith(CLAIM_MARK) ? text.slice(0, -CLAIM_MARK.length) : text;
+    return `${colourStatus(status === '?' ? null : (status as RunStatus), style)(text.padEnd(w.status))}  `;
+  });
   const ageCell = cellCache((age) => `${age.padStart(w.age)}  `);
   const costCell = cellCache((cost) => `${cost.padStart(w.cost)}  `);
   const whereCell = cellCache((text) => (elsewhere ? `${text.padEnd(w.where)}  ` : ''));
@@ -203,9 +223,10 @@ export function renderStatusTable(
   for (let i = 0; i < runs.length; i++) {
     const run = runs[i]!;
     const task = cut ? fitColumns(tasks[i]!, taskWidth, measure) : tasks[i]!;
-    const line = `${(wide ? run.name : run.id).padEnd(w.run)}  ${typeCell(types[i]!)}${statusCell(run.status ?? '?')}${ageCell(ages[i]!)}${costCell(costs[i]!)}${whereCell(wheres[i]!)}${task}`;
+    const line = `${(wide ? run.name : run.id).padEnd(w.run)}  ${typeCell(types[i]!)}${statusCell(statuses[i]!)}${ageCell(ages[i]!)}${costCell(costs[i]!)}${whereCell(wheres[i]!)}${task}`;
     lines.push(task ? line : line.trimEnd());
   }
+  if (claims) lines.push(style.dim(CLAIM_FOOTER));
   const hidden = total - runs.length;
   if (hidden > 0) lines.push(style.dim(`… ${thousands(hidden)} more — agentbox status --all`));
   return `${lines.join('\n')}\n`;

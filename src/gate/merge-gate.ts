@@ -22,7 +22,9 @@ const cut = (text: string) => {
 };
 
 /** The last `verify` event's verdict, for a run that ended before it recorded its output. */
-function lastVerify(events: readonly Record<string, unknown>[]): { ok: boolean; detail: string } | null {
+export function lastVerify(
+  events: readonly Record<string, unknown>[],
+): { ok: boolean; detail: string } | null {
   for (let i = events.length - 1; i >= 0; i--) {
     const e = events[i]!;
     if (e.event === 'verify') return { ok: e.ok === true, detail: String(e.detail ?? '') };

@@ -5,15 +5,17 @@ import { applyPatch, checkPatch, commitFiles, inspectPatchFile, patchStat } from
 import { runGit } from '../git/exec.js';
 import type { GitSettings } from '../git/inert.js';
 import { type SensitiveChange, sensitiveLines } from '../git/sensitive.js';
-import { removeWorktree } from '../git/worktree.js';
 import { EventLog } from '../ledger/events.js';
 import { openLedger, type RunDetails, updateState } from '../ledger/index.js';
+import { patchSha256 } from '../ledger/reviewed.js';
 import { mergeMessage } from '../present/result-message.js';
 import { isAlive } from '../process/reap.js';
 import { type NestedRecord, nestedOfEvents } from '../run/end/finalize-nested.js';
 import { terminalExact, terminalName } from '../util/terminal-text.js';
+import { type Claim, claimOf } from './claims.js';
 import { type NotPassing, notPassing, notPassingLine } from './merge-gate.js';
 import { afterApply, type MergeGit, mergeGit, refuseRunnable } from './merge-git.js';
+import { type PatchSeen, patchSeen, shortSha } from './patch-seen.js';
 
 /*
  * The human gate's domain half: what a merge or a discard would do, and doing it, as data. The
@@ -35,6 +37,12 @@ export interface MergePlan {
   readonly nested: readonly NestedRecord[];
   /** What the person's git would run here, kept from running (src/gate/merge-git.ts). */
   readonly git: MergeGit;
+  /** The sha256 of the patch checked here: what is applied, or nothing is (see applyMerge). */
+  readonly sha256: string;
+  /** What the person was last shown of it (src/gate/patch-seen.ts). */
+  readonly seen: PatchSeen;
+  /** A fetched run: what its publication claims (src/gate/claims.ts); `--yes` needs `--force`. */
+  readonly claim: Claim | null;
 }
 
 export interface MergeResult {
@@ -56,6 +64,8 @@ export interface MergeResult {
   /** Files the merged attributes give a filter of the person's, which did not run on them. */
   readonly unfiltered: readonly { path: string; driver: string }[];
   readonly sensitive: readonly SensitiveChange[];
+  /** The sha256 of the patch applied. */
+  readonly patch_sha256: string;
 }
 
 /**
@@ -66,6 +76,9 @@ export interface MergeResult {
 export async function prepareMerge(root: string, run: RunDetails): Promise<MergePlan> {
   const patch = mergeablePatch(run);
   const { name } = run;
+  // Hashed before it is checked: a patch replaced after this is refused at applyMerge.
+  const seen = patchSeen(run.dir);
+  if (!seen) throw new AgentboxError('USAGE', `run ${name} has no changes to merge (no changes.patch)`);
   const git = await mergeGit(root);
   await refuseRunnable(root, run, fs.readFileSync(patch), git);
   const stat = await patchStat(root, patch);
@@ -90,6 +103,7 @@ export async function prepareMerge(root: string, run: RunDetails): Promise<Merge
     );
   }
   const events = new EventLog(run.dir).read();
+  const claim = claimOf(run, events);
   return {
     root,
     run,
@@ -99,6 +113,9 @@ export async function prepareMerge(root: string, run: RunDetails): Promise<Merge
     notPassing: notPassing(run, events),
     nested: nestedOfEvents(events),
     git,
+    sha256: seen.sha256,
+    seen,
+    claim,
   };
 }
 
@@ -142,6 +159,7 @@ export async function applyMerge(
   options: { readonly commit: boolean },
 ): Promise<MergeResult> {
   const { root, run, patch, sensitive } = plan;
+  assertSamePatch(plan);
   // A gitlink never lands (git apply leaves an empty folder): it is neither committed nor counted.
   const gitlinks = new Set(sensitive.filter((c) => c.kind === 'gitlink').map((c) => c.path));
   const files = (await applyPatch(root, patch, plan.git.config)).files.filter((f) => !gitlinks.has(f));
@@ -165,7 +183,8 @@ export async function applyMerge(
     { status: 'MERGED' },
     {
       event: 'merged',
-      detail: `${commit ? `commit ${commit}${notRun.length > 0 ? ` (git hooks not run: ${notRun.join(', ')})` : ''}` : `${files.length} file(s)`}${accepted}`,
+      // The patch's hash first: INDEX.jsonl cuts a long detail.
+      detail: `patch sha256 ${plan.sha256} · ${commit ? `commit ${commit}${notRun.length > 0 ? ` (git hooks not run: ${notRun.join(', ')})` : ''}` : `${files.length} file(s)`}${accepted}`,
     },
   );
   return {
@@ -180,7 +199,29 @@ export async function applyMerge(
     hookFiles,
     unfiltered: after.unfiltered,
     sensitive,
+    patch_sha256: plan.sha256,
   };
+}
+
+/**
+ * The patch is still the one checked and shown (its hash): a fetch or a resume that replaced it
+ * since prepareMerge stops the merge before anything is written. NOTE: git reads the file just
+ * after; a replacement in those milliseconds is the one window left (the file is renamed into
+ * place whole, so it is one patch or the other, never a mix).
+ */
+function assertSamePatch(plan: MergePlan): void {
+  const now = patchSha256(plan.run.dir);
+  if (now === plan.sha256) return;
+  new EventLog(plan.run.dir).append({
+    event: 'merge_refused',
+    reason: 'patch_replaced',
+    detail: `${plan.sha256} → ${now}`,
+  });
+  throw new AgentboxError(
+    'MERGE_REFUSED',
+    `refusing to merge ${plan.run.name}: its patch was replaced while merging (sha256 ${shortSha(plan.sha256)} → ${now === null ? 'none' : shortSha(now)})`,
+    { hint: `nothing was changed. See the new one: agentbox diff ${plan.run.meta.run_id}, then merge again` },
+  );
 }
 
 /** The person applied the change by hand (`merge --mark-merged`): only the state says MERGED. */
@@ -191,47 +232,6 @@ export async function recordMergedByHand(root: string, run: RunDetails): Promise
     { status: 'MERGED' },
     { event: 'merged', detail: 'marked merged by hand' },
   );
-}
-
-export interface DiscardResult {
-  readonly run: string;
-  readonly status: 'MERGED' | 'DISCARDED';
-  /** It was DISCARDED before. */
-  readonly already: boolean;
-  readonly removedWorktree: boolean;
-  readonly deletedBranch: boolean;
-  readonly branch: string | null;
-}
-
-/** Removes a run's worktree and branch and records it DISCARDED (a merged run stays MERGED). */
-export async function discardRun(root: string, run: RunDetails): Promise<DiscardResult> {
-  const state = run.state;
-  if (state?.status === 'ACTIVE' && isAlive(state.pid, state.pid_start)) {
-    throw new AgentboxError('USAGE', `run ${run.name} is still running`, {
-      hint: `stop it first (agentbox stop ${run.meta.run_id}, or Ctrl-C in its terminal), then discard it`,
-    });
-  }
-  let removed = { removedWorktree: false, deletedBranch: false };
-  if (state?.worktree_path) {
-    removed = await removeWorktree(root, {
-      path: state.worktree_path,
-      branch: state.branch,
-      deleteBranch: true,
-    });
-  }
-  const ledger = openLedger(root);
-  const merged = state?.status === 'MERGED';
-  const already = state?.status === 'DISCARDED';
-  if (!already && !merged)
-    await updateState(ledger, run.name, { status: 'DISCARDED' }, { event: 'discarded' });
-  else if (removed.removedWorktree) await updateState(ledger, run.name, {}, { event: 'worktree_removed' });
-  return {
-    run: run.name,
-    status: merged ? 'MERGED' : 'DISCARDED',
-    already,
-    ...removed,
-    branch: state?.branch ?? null,
-  };
 }
 
 /** Which of `files` have uncommitted changes in the working tree or index. */

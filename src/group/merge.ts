@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { AgentboxError } from '../errors.js';
-import { discardRun } from '../gate/merge.js';
+import { discardRun } from '../gate/discard.js';
 import { runIdOf } from '../ledger/names.js';
 import type { Ledger } from '../ledger/paths.js';
 import type { RunDetails } from '../ledger/read.js';

@@ -101,6 +101,7 @@ export function groupRow(group: GroupDetails, runs: ReadonlyMap<string, RunSumma
     tool_calls: sum(ran.map((s) => s.tool_calls)),
     problem: null,
     ran_on: null,
+    claimed_by: null,
     halted: group.state.halted?.reason ?? null,
     merged: group.state.merged?.attempt ?? null,
     attempts,
@@ -122,6 +123,7 @@ function damagedRow(name: string, error: unknown): RunSummary {
     tool_calls: null,
     problem: `group: ${error instanceof Error ? error.message : String(error)}`,
     ran_on: null,
+    claimed_by: null,
   };
 }
 

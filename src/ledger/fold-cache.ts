@@ -21,7 +21,8 @@ import type { Ledger } from './paths.js';
  * fold, no sort. The stamp is carried over while folding new lines adds or drops no run.
  */
 
-const VERSION = 2;
+// 3: the rows' `claimed_by` (a fetched run's publisher).
+const VERSION = 3;
 const TAIL_BYTES = 256;
 
 /** What the cache records: the runs of the log's whole lines, and where those lines end. */

@@ -18,6 +18,7 @@ export const COLUMNS = [
   'cost_usd',
   'tool_calls',
   'ran_on',
+  'claimed_by',
   'group',
   'attempt',
   'verified',
@@ -61,6 +62,7 @@ function runOf(c: Columns, i: number): FoldedRun | null {
   const cost_usd = c.cost_usd[i];
   const tool_calls = c.tool_calls[i];
   const ran_on = c.ran_on[i];
+  const claimed_by = c.claimed_by[i];
   if (typeof name !== 'string' || !TYPES.has(type) || !STATUSES.has(status)) return null;
   if (typeof task !== 'string' || typeof started_at !== 'string') return null;
   if (ended_at !== null && typeof ended_at !== 'string') return null;
@@ -68,6 +70,7 @@ function runOf(c: Columns, i: number): FoldedRun | null {
   if (cost_usd !== null && typeof cost_usd !== 'number') return null;
   if (tool_calls !== null && typeof tool_calls !== 'number') return null;
   if (ran_on !== null && typeof ran_on !== 'string') return null;
+  if (claimed_by !== null && typeof claimed_by !== 'string') return null;
   const run = {
     name,
     id: runIdOf(name),
@@ -81,6 +84,7 @@ function runOf(c: Columns, i: number): FoldedRun | null {
     tool_calls,
     problem: null,
     ran_on,
+    claimed_by,
   } as FoldedRun;
   const group = c.group[i];
   // NOTE: only an attempt gets the fields: a plain run's object keeps its shape (and its JSON).

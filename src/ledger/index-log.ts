@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import { errnoCode, fsError } from '../errors.js';
 import { isObj } from './check.js';
+import { claimedBy } from './claim.js';
 import { runIdOf } from './names.js';
 import type { Ledger } from './paths.js';
 import { oneLine, shorten, shortTask } from './text.js';
@@ -30,6 +31,7 @@ export function runCost(usage: RunUsage | null | undefined): number | null {
 
 const DETAIL_MAX = 240;
 const EVENT_MAX = 40;
+const CLAIM_MAX = 200;
 export const LINE_MAX_BYTES = 4000;
 
 export function makeIndexEvent(
@@ -55,6 +57,7 @@ export function makeIndexEvent(
     cost_usd: runCost(state.usage),
     tool_calls: state.tool_calls,
     ...(meta.origin ? { ran_on: shorten(oneLine(meta.origin.host), EVENT_MAX) } : {}),
+    ...(state.publication ? { claimed_by: shorten(oneLine(claimedBy(state.publication)), CLAIM_MAX) } : {}),
     ...(state.summary?.group
       ? {
           group: state.summary.group.id,
@@ -96,6 +99,7 @@ export function parseIndexLine(line: string): IndexEvent | null {
   if (!STATUSES.has(raw.status) || !TYPES.has(raw.type) || typeof raw.task !== 'string') return null;
   if (raw.failure_kind != null && !FAILURES.has(raw.failure_kind)) return null;
   if (raw.ran_on !== undefined && typeof raw.ran_on !== 'string') return null;
+  if (raw.claimed_by !== undefined && typeof raw.claimed_by !== 'string') return null;
   if (raw.group !== undefined && (typeof raw.group !== 'string' || typeof raw.attempt !== 'number'))
     return null;
   if (raw.verified !== undefined && raw.verified !== null && typeof raw.verified !== 'boolean') return null;
@@ -154,6 +158,8 @@ export interface FoldedRun {
   readonly tool_calls: number | null;
   readonly problem: null;
   readonly ran_on: string | null;
+  /** A fetched run: who published the claims of this row (see RunSummary). */
+  readonly claimed_by: string | null;
   /** An attempt of a group (`fix --attempts N`): the group's id, its number, its runs.verify outcome. */
   readonly group?: string;
   readonly attempt?: number;
@@ -182,6 +188,7 @@ export function foldEvent(runs: Map<string, FoldedRun>, event: IndexEvent): void
     tool_calls: finite(event.tool_calls),
     problem: null,
     ran_on: event.ran_on ?? null,
+    claimed_by: event.claimed_by ?? null,
     ...(event.group === undefined
       ? {}
       : { group: event.group, attempt: event.attempt!, verified: event.verified ?? null }),

@@ -24,6 +24,7 @@ import {
   RUN_TYPES,
   type RunMeta,
   type RunOutput,
+  type RunPublication,
   type RunSetup,
   type RunState,
   type RunUsage,
@@ -159,6 +160,17 @@ function checkSetup(value: unknown): RunSetup | null {
   };
 }
 
+function checkPublication(value: unknown): RunPublication | null {
+  if (value === null) return null;
+  const o = obj(value, '"publication"');
+  return {
+    commit: str(o, 'commit'),
+    author: str(o, 'author'),
+    committer: str(o, 'committer'),
+    fetched_at: str(o, 'fetched_at'),
+  };
+}
+
 function checkStateV1(o: Readonly<Record<string, unknown>>): RunState {
   return {
     schema_version: 1,
@@ -191,6 +203,7 @@ function checkStateV1(o: Readonly<Record<string, unknown>>): RunState {
     ...(o.setup === undefined ? {} : { setup: checkSetup(o.setup) }),
     ...(o.failed_tool_calls === undefined ? {} : { failed_tool_calls: count(o, 'failed_tool_calls') }),
     ...(o.last_tool_error === undefined ? {} : { last_tool_error: strOrNull(o, 'last_tool_error') }),
+    ...(o.publication === undefined ? {} : { publication: checkPublication(o.publication) }),
   };
 }
 

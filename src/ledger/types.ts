@@ -188,6 +188,22 @@ export interface RunState {
   readonly failed_tool_calls?: number;
   /** The last of them in one line: tool, target, the error's telling line. */
   readonly last_tool_error?: string | null;
+  /**
+   * A fetched run (src/remote/): the publication this state came from and who made it, as git's
+   * commit says. Written by `agentbox fetch` alone, never taken from the publication: it is what
+   * makes the rest of this state a claim (status, verification, cost), not a fact checked here.
+   */
+  readonly publication?: RunPublication | null;
+}
+
+/** state.json `publication`: the commit a fetched run's files came from. */
+export interface RunPublication {
+  readonly commit: string;
+  /** The commit's author, `Name <email>` (git's, unauthenticated: what the pusher's git said). */
+  readonly author: string;
+  /** Its committer, the same way. */
+  readonly committer: string;
+  readonly fetched_at: string;
 }
 
 /** state.json `setup`: how the project's setup command went. */
@@ -234,6 +250,8 @@ export interface IndexEvent {
   readonly cost_usd?: number | null;
   /** A fetched run: the machine it ran on (meta.yaml origin.host), for `status --all`. */
   readonly ran_on?: string;
+  /** A fetched run: who published what its status and cost claim (state.json `publication`). */
+  readonly claimed_by?: string;
   /** An attempt of a group: the group's id and the attempt's number, so `status --all` folds the group. */
   readonly group?: string;
   readonly attempt?: number;

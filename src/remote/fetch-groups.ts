@@ -4,11 +4,11 @@ import type { PointerName } from '../ledger/links.js';
 import { isRunName } from '../ledger/names.js';
 import type { Ledger } from '../ledger/paths.js';
 import { type GitCall, git } from './git.js';
-import type { Taken } from './import.js';
+import type { Claim, PatchChange, Taken } from './import.js';
 import { importGroup } from './import-group.js';
 import { checkGroupPublication } from './imported-group.js';
 import { MAX_GROUP_BYTES, readPublications } from './read.js';
-import { GROUPS_NS, trackingGroups } from './refs.js';
+import { displayIdentity, GROUPS_NS, trackingGroups } from './refs.js';
 import { logRefusal } from './refusals.js';
 import { type Registry, readRegistry, writeRegistry } from './registry.js';
 
@@ -23,8 +23,8 @@ export interface GroupsFetched {
   readonly skipped: { readonly group: string; readonly why: string }[];
   /** The names (there) of every group the remote publishes: their attempts come with them only. */
   readonly names: ReadonlySet<string>;
-  /** Attempts imported with their groups: their names there → here. */
-  readonly runs: { readonly imported: string[]; readonly updated: string[] };
+  /** Attempts imported with their groups: their names there → here; those whose patch changed. */
+  readonly runs: { readonly imported: string[]; readonly updated: string[]; readonly changed: PatchChange[] };
 }
 
 export interface GroupFetchContext {
@@ -38,21 +38,29 @@ export interface GroupFetchContext {
   readonly now: Date;
 }
 
-interface Commit {
+interface Commit extends Claim {
   readonly name: string;
-  readonly commit: string;
   readonly tree: string;
   readonly parents: string[];
 }
 
-/** Commits' trees and parents, one git process for all of them. */
+/** Commits' trees, parents and identities, one git process for all of them. */
 async function commits(call: GitCall, ids: readonly string[]): Promise<Map<string, Commit>> {
   if (ids.length === 0) return new Map();
-  const out = await git(call, ['log', '--no-walk=unsorted', '--format=%H %T %P', ...ids, '--']);
+  const format = '--format=%H %T %P%x00%an <%ae>%x00%cn <%ce>';
+  const out = await git(call, ['log', '--no-walk=unsorted', format, ...ids, '--']);
   const map = new Map<string, Commit>();
   for (const line of out.split('\n').filter(Boolean)) {
-    const [commit = '', tree = '', ...parents] = line.split(' ');
-    map.set(commit, { name: '', commit, tree, parents });
+    const [head = '', author = '', committer = ''] = line.split('\0');
+    const [commit = '', tree = '', ...parents] = head.split(' ');
+    map.set(commit, {
+      name: '',
+      commit,
+      tree,
+      parents,
+      author: displayIdentity(author),
+      committer: displayIdentity(committer),
+    });
   }
   return map;
 }
@@ -91,7 +99,7 @@ export async function fetchGroups(c: GroupFetchContext): Promise<GroupsFetched> 
     own: 0,
     skipped: [],
     names: new Set(refs.map((r) => r.name)),
-    runs: { imported: [], updated: [] },
+    runs: { imported: [], updated: [], changed: [] },
   };
   const refuse = (group: string, why: string) => {
     result.skipped.push({ group, why });
@@ -131,7 +139,7 @@ async function fetchOne(
   const attempts = await readPublications(c.call, trees, MAX_GROUP_BYTES);
   const done = await importGroup(
     c.ledger,
-    { remote: c.remote, group: ref.name, files, plan, attempts },
+    { remote: c.remote, group: ref.name, files, plan, attempts, claims: made },
     c.taken,
     c.pointers,
     c.now,
@@ -141,9 +149,11 @@ async function fetchOne(
     const local = done.runs.get(a.run);
     if (local !== undefined) c.registry.set(a.run, { local, commit: a.commit });
   }
-  for (const a of done.attempts)
+  for (const a of done.attempts) {
     if (a.outcome.kind === 'imported' || a.outcome.kind === 'updated')
       result.runs[a.outcome.kind].push(a.outcome.local);
+    if (a.outcome.kind === 'updated' && a.outcome.patch) result.runs.changed.push(a.outcome.patch);
+  }
   result[done.outcome.kind].push(done.outcome.local);
   return { local: done.outcome.local };
 }

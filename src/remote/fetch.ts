@@ -9,9 +9,9 @@ import { isRunName } from '../ledger/names.js';
 import type { Ledger } from '../ledger/paths.js';
 import { fetchGroups, type GroupFetchContext, type GroupsFetched } from './fetch-groups.js';
 import { type GitCall, git } from './git.js';
-import { type ImportOutcome, importRun, type Taken } from './import.js';
+import { type ImportOutcome, importRun, type PatchChange, type Taken } from './import.js';
 import { readPublications } from './read.js';
-import { RUNS_NS, trackingRuns } from './refs.js';
+import { displayIdentity, RUNS_NS, trackingRuns } from './refs.js';
 import { logRefusal } from './refusals.js';
 import { readRegistry, writeRegistry } from './registry.js';
 import { fetchRefs } from './transport.js';
@@ -22,6 +22,8 @@ export interface FetchResult {
   readonly published: number;
   readonly imported: string[];
   readonly updated: string[];
+  /** Updated runs whose changes.patch the publication replaced: marked unreviewed here. */
+  readonly changed: PatchChange[];
   /** Merged or discarded here: left as the person decided. */
   readonly kept: string[];
   /** Runs this clone published itself. */
@@ -35,6 +37,9 @@ interface RefEntry {
   readonly run: string;
   readonly commit: string;
   readonly tree: string;
+  /** The publication commit's author and committer, `Name <email>` (what the pusher's git said). */
+  readonly author: string;
+  readonly committer: string;
 }
 
 /** Runs read from git per round: bounds the memory a fetch of many (or large) runs takes. */
@@ -72,6 +77,7 @@ export async function fetchRuns(
     published: refs.length,
     imported: [...attempts.imported],
     updated: [...attempts.updated],
+    changed: [...attempts.changed],
     kept: [],
     own: 0,
     skipped: [],
@@ -107,7 +113,12 @@ async function importRuns(
           ? { kind: 'skipped', why: published }
           : await importRun(
               ledger,
-              { remote, run: ref.run, files: published ?? new Map() },
+              {
+                remote,
+                run: ref.run,
+                files: published ?? new Map(),
+                claim: { commit: ref.commit, author: ref.author, committer: ref.committer },
+              },
               taken,
               pointers,
               now,
@@ -123,6 +134,7 @@ async function importRuns(
 function record(ledger: Ledger, result: FetchResult, run: string, outcome: ImportOutcome): void {
   if (outcome.kind === 'skipped') skip(ledger, result, run, outcome.why);
   else result[outcome.kind].push(outcome.local);
+  if (outcome.kind === 'updated' && outcome.patch) result.changed.push(outcome.patch);
 }
 
 /** A run not imported: reported, and logged (src/remote/refusals.ts). */
@@ -132,12 +144,22 @@ function skip(ledger: Ledger, result: FetchResult, run: string, why: string): vo
 }
 
 export async function listRefs(call: GitCall, prefix: string): Promise<RefEntry[]> {
-  const out = await git(call, ['for-each-ref', '--format=%(objectname) %(tree) %(refname)', prefix]);
+  // NUL between fields: a name in an identity has spaces; git keeps newlines out of identities.
+  const format =
+    '%(objectname) %(tree) %(refname)%00%(authorname) %(authoremail)%00%(committername) %(committeremail)';
+  const out = await git(call, ['for-each-ref', `--format=${format}`, prefix]);
   return out
     .split('\n')
     .filter(Boolean)
     .map((line) => {
-      const [commit = '', tree = '', ref = ''] = line.split(' ');
-      return { commit, tree, run: ref.slice(prefix.length) };
+      const [head = '', author, committer] = line.split('\0');
+      const [commit = '', tree = '', ref = ''] = head.split(' ');
+      return {
+        commit,
+        tree,
+        run: ref.slice(prefix.length),
+        author: displayIdentity(author),
+        committer: displayIdentity(committer),
+      };
     });
 }

@@ -1,5 +1,6 @@
 import type { Env } from '../context.js';
 import { GitError, type GitCall as RunnerCall, runGitBytes } from '../git/exec.js';
+import { AGENTBOX_IDENTITY } from '../git/result-commit.js';
 
 /*
  * The git calls of publishing and fetching, through the one runner (src/git/exec.ts). NOTE: push
@@ -110,4 +111,15 @@ export function parseBatch(out: Buffer): Map<string, Buffer> {
     at = start + bytes + 1;
   }
   return objects;
+}
+
+/**
+ * The identity a publication is committed under: the person's own (git's user.name and
+ * user.email, or GIT_AUTHOR_* and GIT_COMMITTER_*), as where it is fetched it names who claims
+ * what the run's state says; agentbox's own only where git has none (a bare CI runner).
+ */
+export async function publisherIdentity(call: GitCall): Promise<Readonly<Record<string, string>>> {
+  for (const who of ['GIT_AUTHOR_IDENT', 'GIT_COMMITTER_IDENT'])
+    if ((await gitRaw(call, ['var', who])).code !== 0) return AGENTBOX_IDENTITY;
+  return {};
 }

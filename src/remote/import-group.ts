@@ -7,7 +7,7 @@ import type { PointerName } from '../ledger/links.js';
 import { runIdOf } from '../ledger/names.js';
 import type { Ledger } from '../ledger/paths.js';
 import { writeAtomic } from '../util/fs.js';
-import { type ImportOutcome, importRun, parsePublished, type Taken } from './import.js';
+import { type Claim, type ImportOutcome, importRun, parsePublished, type Taken } from './import.js';
 import { candidateNames, type Occupant, pickName } from './imported.js';
 import { attemptMismatch, type GroupPlan, importedGroupMeta, importedGroupState } from './imported-group.js';
 import { isGroupFile } from './refs.js';
@@ -20,6 +20,8 @@ export interface PublishedGroup {
   readonly plan: GroupPlan;
   /** Each attempt's publication (its files), by its run's name there; a string: why it cannot be read. */
   readonly attempts: ReadonlyMap<string, ReadonlyMap<string, Buffer> | string>;
+  /** Each attempt's publication commit and its identities, by commit (what its state claims is theirs). */
+  readonly claims?: ReadonlyMap<string, Claim>;
 }
 
 export interface GroupImport {
@@ -85,9 +87,9 @@ export async function importGroup(
   const group = { id: runIdOf(local), name: local };
   for (const a of p.plan.attempts) {
     const files = p.attempts.get(a.run) as ReadonlyMap<string, Buffer>;
-    const outcome = await importRun(ledger, { remote: p.remote, run: a.run, files }, taken, pointers, now, {
-      group,
-    });
+    const claim = p.claims?.get(a.commit);
+    const published = { remote: p.remote, run: a.run, files, ...(claim ? { claim } : {}) };
+    const outcome = await importRun(ledger, published, taken, pointers, now, { group });
     if (outcome.kind === 'skipped') return refused(`attempt ${a.attempt} (${a.run}): ${outcome.why}`);
     runs.set(a.run, outcome.local);
     attempts.push({ run: a.run, outcome });

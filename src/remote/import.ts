@@ -1,12 +1,14 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { errnoCode } from '../errors.js';
+import { EventLog } from '../ledger/events.js';
 import { appendIndexEvent, makeIndexEvent } from '../ledger/index-log.js';
 import { type PointerName, pointerForStatus } from '../ledger/links.js';
 import { META_FILE, parseMeta, readMeta, serializeMeta, writeMetaOnce } from '../ledger/meta.js';
 import type { Ledger } from '../ledger/paths.js';
+import { patchSha256, recordUnreviewed } from '../ledger/reviewed.js';
 import { parseState, readState, STATE_FILE, serializeState } from '../ledger/state.js';
-import type { RunMeta, RunState } from '../ledger/types.js';
+import type { RunMeta, RunPublication, RunState } from '../ledger/types.js';
 import { candidateNames, importedMeta, importedState, type Occupant, pickName } from './imported.js';
 import { displayHost, PUBLICATION_FILE, safeEntryPath } from './refs.js';
 
@@ -15,10 +17,26 @@ export interface PublishedRun {
   readonly remote: string;
   readonly run: string;
   readonly files: ReadonlyMap<string, Buffer>;
+  /** Its publication commit and who made it (git's identities); what its state claims is theirs. */
+  readonly claim?: Claim;
+}
+
+export interface Claim {
+  readonly commit: string;
+  readonly author: string;
+  readonly committer: string;
+}
+
+/** A publication that replaced a run's changes.patch: its sha256 before (null: none) and now. */
+export interface PatchChange {
+  readonly run: string;
+  readonly from: string | null;
+  readonly to: string;
 }
 
 export type ImportOutcome =
-  | { readonly kind: 'imported' | 'updated'; readonly local: string }
+  | { readonly kind: 'imported'; readonly local: string }
+  | { readonly kind: 'updated'; readonly local: string; readonly patch?: PatchChange }
   /** A person merged or discarded it here: the gate's decision is not undone by a fetch. */
   | { readonly kind: 'kept'; readonly local: string }
   | { readonly kind: 'skipped'; readonly why: string };
@@ -101,8 +119,12 @@ export async function importRun(
   const here = fresh || !opts.group ? null : groupNameOf(safeMeta(dir) ?? parsed.meta);
   if (here !== null && here !== opts.group?.name)
     return skipped(`it is an attempt of the group ${here} here`);
+  const shaBefore = fresh ? null : patchSha256(dir);
+  const gate = fresh ? [] : gateRecords(dir);
   const failed = writeRunFiles(dir, p.files, fresh);
   if (failed !== null) return skipped(failed);
+  keepGateRecords(dir, gate);
+  const patch = fresh ? null : patchChange(dir, local, shaBefore, p, now);
   const origin = { remote: p.remote, host: parsed.host, run: p.run };
   const meta = fresh
     ? importedMeta(parsed.meta, local, origin, opts.group)
@@ -110,7 +132,7 @@ export async function importRun(
   if (fresh) writeMetaOnce(dir, meta);
   // A run fetched alone before its group was published becomes its group's attempt here.
   else if (opts.group) replaceFile(path.join(dir, META_FILE), serializeMeta(meta));
-  const state = importedState(parsed.state, meta, meta.origin?.host ?? parsed.host);
+  const state = importedState(parsed.state, meta, meta.origin?.host ?? parsed.host, publicationOf(p, now));
   replaceFile(path.join(dir, STATE_FILE), serializeState(state));
   taken.names.add(local);
   taken.ids.add(local.slice(-6));
@@ -118,7 +140,58 @@ export async function importRun(
   appendIndexEvent(ledger, makeIndexEvent(meta, state, fresh ? 'fetched' : 'fetched_update', detail, now));
   const pointer = state.status !== before?.status ? pointerForStatus(state.status) : null;
   if (pointer && local > (pointers.get(pointer) ?? '')) pointers.set(pointer, local);
-  return { kind: fresh ? 'imported' : 'updated', local };
+  if (fresh) return { kind: 'imported', local };
+  return { kind: 'updated', local, ...(patch ? { patch } : {}) };
+}
+
+/** Who published what the state claims: the commit's identities, never the publication's files. */
+function publicationOf(p: PublishedRun, now: Date): RunPublication {
+  const c = p.claim;
+  return {
+    commit: c?.commit ?? 'unknown',
+    author: c?.author ?? 'unknown',
+    committer: c?.committer ?? 'unknown',
+    fetched_at: now.toISOString(),
+  };
+}
+
+/**
+ * A publication that replaced the patch a person may have reviewed here: recorded unreviewed
+ * (src/ledger/reviewed.ts), so `merge` refuses it until it is shown again. null: the same patch.
+ */
+function patchChange(
+  dir: string,
+  local: string,
+  from: string | null,
+  p: PublishedRun,
+  now: Date,
+): PatchChange | null {
+  const to = patchSha256(dir);
+  if (to === null || to === from) return null;
+  const by = p.claim ? ` ${p.claim.commit.slice(0, 12)} by ${p.claim.author}` : '';
+  recordUnreviewed(dir, { from, to, why: `publication${by} from ${p.remote} replaced the patch` }, now);
+  return { run: local, from, to };
+}
+
+/** This machine's gate records in a run's events.jsonl: a refusal at merge, a check made here. */
+const GATE_EVENTS = new Set(['merge_refused', 'verified_here', 'human_gate_refused']);
+
+function gateRecords(dir: string): string[] {
+  return new EventLog(dir)
+    .read()
+    .filter((e) => GATE_EVENTS.has(String(e.event)))
+    .map((e) => JSON.stringify(e));
+}
+
+/**
+ * A publication's events.jsonl replaces the run's: what the gate logged here is appended again
+ * (each refusal stays logged), but for the lines the publication holds already.
+ */
+function keepGateRecords(dir: string, records: readonly string[]): void {
+  if (records.length === 0) return;
+  const now = new Set(gateRecords(dir));
+  const missing = records.filter((line) => !now.has(line));
+  if (missing.length > 0) fs.appendFileSync(path.join(dir, 'events.jsonl'), `${missing.join('\n')}\n`);
 }
 
 /** The publication's files into the run's folder, each path checked; a string: why it failed. */

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { formatRunName, parseRunName } from '../ledger/names.js';
 import { shortTask } from '../ledger/text.js';
-import type { AttemptOf, RunMeta, RunOrigin, RunState } from '../ledger/types.js';
+import type { AttemptOf, RunMeta, RunOrigin, RunPublication, RunState } from '../ledger/types.js';
 
 /*
  * What a fetched run becomes in this ledger, pure. Everything in a publication is untrusted: it
@@ -14,9 +14,17 @@ import type { AttemptOf, RunMeta, RunOrigin, RunState } from '../ledger/types.js
  * (what `status` and `show` report); nothing that names a process, a path or a commit there is:
  * the watchdog, `stop`, `discard` and `diff` must never act on another machine's values here.
  */
-export function importedState(remote: RunState, meta: RunMeta, host?: string): RunState {
+export function importedState(
+  remote: RunState,
+  meta: RunMeta,
+  host?: string,
+  /** Who published it (git's commit, read here): what makes the rest a claim. */
+  publication: RunPublication | null = null,
+): RunState {
   return {
     ...remote,
+    // Never the publication's own say: a state.json may carry any `publication` it likes.
+    publication,
     pid: null,
     pid_start: null,
     claude_pid: null,

@@ -1,11 +1,10 @@
 import path from 'node:path';
 import { AgentboxError } from '../errors.js';
-import { AGENTBOX_IDENTITY } from '../git/result-commit.js';
 import { readGroup } from '../group/store.js';
 import { readMeta } from '../ledger/meta.js';
 import type { Ledger } from '../ledger/paths.js';
 import { shortTask } from '../ledger/text.js';
-import { type GitCall, git, gitRaw } from './git.js';
+import { type GitCall, git, gitRaw, publisherIdentity } from './git.js';
 import { type PublishOptions, publishRun, regularFiles } from './publish.js';
 import { groupRef, isGroupFile } from './refs.js';
 import { writePublicationTree } from './tree.js';
@@ -69,7 +68,7 @@ export async function publishGroup(
     return { group: name, commit: previous, changed: false, attempts };
   const message = `agentbox group ${name}: ${group.state.status}, ${attempts.length} of ${group.meta.attempts} attempt(s)\n\n${shortTask(group.meta.task)}\n`;
   const parents = [previous, ...attempts.map((a) => a.commit)].filter(Boolean).flatMap((c) => ['-p', c]);
-  const commit = await git({ ...call, extra: AGENTBOX_IDENTITY, input: message }, [
+  const commit = await git({ ...call, extra: await publisherIdentity(call), input: message }, [
     'commit-tree',
     tree,
     ...parents,

@@ -2,11 +2,10 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { Env } from '../context.js';
 import { AgentboxError } from '../errors.js';
-import { AGENTBOX_IDENTITY } from '../git/result-commit.js';
 import type { Ledger } from '../ledger/paths.js';
 import { readRun } from '../ledger/read.js';
 import { shortTask } from '../ledger/text.js';
-import { type GitCall, git, gitRaw } from './git.js';
+import { type GitCall, git, gitRaw, publisherIdentity } from './git.js';
 import { isPublished, runRef } from './refs.js';
 import { writePublicationTree } from './tree.js';
 
@@ -56,7 +55,7 @@ export async function publishRun(ledger: Ledger, name: string, opts: PublishOpti
   }
   const status = run.state?.status ?? 'NO STATE';
   const message = `agentbox run ${name}: ${status}\n\n${shortTask(run.meta.task)}\n`;
-  const commit = await git({ ...call, extra: AGENTBOX_IDENTITY, input: message }, [
+  const commit = await git({ ...call, extra: await publisherIdentity(call), input: message }, [
     'commit-tree',
     tree,
     ...(previous ? ['-p', previous] : []),

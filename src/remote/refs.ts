@@ -1,4 +1,5 @@
 import { AgentboxError } from '../errors.js';
+import { REVIEWED_FILE } from '../ledger/reviewed.js';
 
 /*
  * Where a published run lives in git, pure. On the remote: refs/agentbox/runs/<run> (the ledger
@@ -54,14 +55,25 @@ export function pushRefspecs(run: string, withBranch: boolean): string[] {
 
 /**
  * Whether a path from a published tree may become a file in a run folder: relative, no empty,
- * "." or ".." part, no control characters, and not the ledger's own files (written apart).
+ * "." or ".." part, no control characters, and not the ledger's own files (written apart), nor
+ * this machine's record of what its person was shown (a publication must not say "reviewed").
  */
 export function safeEntryPath(file: string): boolean {
   if (file === '' || file.length > 255 || file.startsWith('/')) return false;
   if (/[\u0000-\u001f\u007f\\]/.test(file)) return false;
   const parts = file.split('/');
   if (parts.some((p) => p === '' || p === '.' || p === '..')) return false;
-  return !['meta.yaml', 'state.json', PUBLICATION_FILE].includes(file) && !file.startsWith('state.json.');
+  const own = ['meta.yaml', 'state.json', PUBLICATION_FILE, REVIEWED_FILE];
+  return !own.includes(file) && !file.startsWith('state.json.');
+}
+
+/** A git identity from a publication's commit, fit to print on one line (at most 200 characters). */
+export function displayIdentity(text: unknown): string {
+  if (typeof text !== 'string') return 'unknown';
+  const plain = text
+    .replace(/[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g, '')
+    .trim();
+  return plain === '' || plain === '<>' ? 'unknown' : plain.slice(0, 200);
 }
 
 /**

@@ -6,6 +6,7 @@ import { GitError, runGit } from '../git/exec.js';
 import { gitPager, pagerSink } from '../git/pager.js';
 import { hasCommit, resultTree } from '../git/result-commit.js';
 import type { RunDetails } from '../ledger/index.js';
+import { patchSha256, recordShown, type ShownBy } from '../ledger/reviewed.js';
 import { diffForTerminal } from './diff-text.js';
 import { type LiveChanges, liveChanges } from './live.js';
 
@@ -20,6 +21,8 @@ export interface DiffOptions {
   readonly pager?: boolean;
   /** The change as data: `{ run, in_progress, base, files, stat, patch }`. */
   readonly json?: boolean;
+  /** What is showing it, recorded with the patch's hash (src/ledger/reviewed.ts): `diff` unless said. */
+  readonly shownBy?: ShownBy;
 }
 
 const COLOR_WHEN = ['auto', 'always', 'never'] as const;
@@ -106,10 +109,26 @@ export async function showDiff(
 ): Promise<void> {
   const live = await liveChanges(root, run, ctx.env);
   try {
-    if (options.json) return await showJson(ctx, run, live, which?.json);
+    // Hashed before it is shown: a patch replaced meanwhile is then one merge refuses, not one it
+    // takes for reviewed. Only the whole patch counts as shown, not --stat or --name-only.
+    const sha256 = live || options.stat || options.nameOnly ? null : patchSha256(run.dir);
+    if (options.json) {
+      await showJson(ctx, run, live, { ...which?.json, ...(sha256 ? { patch_sha256: sha256 } : {}) });
+      if (sha256) recordShown(run.dir, sha256, options.shownBy ?? 'diff');
+      return;
+    }
     const { from, to } = live ? { from: live.base, to: live.tree } : await resultOf(root, run);
     const marks = [...(which ? [which.line] : []), ...(live ? [inProgressLine(run, live)] : [])];
-    await runDiff(ctx, root, { options, from, to, marks, ...(live ? { vars: live.objects } : {}) });
+    // The hash on a terminal, above the patch; a pipe gets the patch alone (--json has it).
+    const hash = sha256 && ctx.io.isTTY ? [`patch sha256 ${sha256}`] : [];
+    await runDiff(ctx, root, {
+      options,
+      from,
+      to,
+      marks: [...marks, ...hash],
+      ...(live ? { vars: live.objects } : {}),
+    });
+    if (sha256) recordShown(run.dir, sha256, options.shownBy ?? 'diff');
   } finally {
     live?.dispose();
   }

@@ -4,10 +4,13 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { memoryIo } from '../context.js';
 import { AgentboxError, type ErrorCode, isAgentboxError } from '../errors.js';
+import { claimedRunLine } from '../gate/claims.js';
+import { discardRun } from '../gate/discard.js';
 import { assertHuman } from '../gate/gate.js';
 import { checkMessage, deliveredJson, deliverMessage } from '../gate/inject.js';
-import { applyMerge, discardRun, prepareMerge } from '../gate/merge.js';
+import { applyMerge, type MergePlan, prepareMerge } from '../gate/merge.js';
 import { notPassingLine } from '../gate/merge-gate.js';
+import { changedSinceLine, shortSha } from '../gate/patch-seen.js';
 import { awaitStop, requestStop, stopExitCode, stoppedLine, stoppingLine } from '../gate/stop.js';
 import type { SensitiveChange } from '../git/sensitive.js';
 import { controlSession, restartingLine, sessionJson } from '../interactive/control.js';
@@ -113,16 +116,27 @@ function unacknowledgedPaths(sensitive: readonly SensitiveChange[], acknowledged
 }
 
 /**
- * `POST /api/runs/<run>/merge {commit?, acknowledged?, force?}`: the page confirmed; a patch with
- * sensitive changes still needs `acknowledged`, every sensitive path by name (the person ticked
- * each one), as `--yes` needs `--allow-sensitive`, and a run that did not pass needs `force`, as
- * `--yes` needs `--force`. The same checks and merge as the CLI's (src/gate/merge.ts), as data.
+ * `POST /api/runs/<run>/merge {commit?, acknowledged?, force?, patch_sha256?}`: the page confirmed;
+ * the patch must be the one the page showed (`patch_sha256`), a patch with sensitive changes still
+ * needs `acknowledged`, every sensitive path by name (the person ticked each one), as `--yes`
+ * needs `--allow-sensitive`, and a run that did not pass, or a fetched run (what it claims was not
+ * checked here), needs `force`, as `--yes` needs `--force`. The same checks and merge as the
+ * CLI's (src/gate/merge.ts), as data.
  */
 export async function mergeAction(ac: ActionContext, ref: string, body: Record<string, unknown>) {
   return domain(async () => {
     assertHuman(ac.env, 'merge', ac.root);
     const run = readRun(ac.ledger, resolveRun(ac.ledger, ref));
     const plan = await prepareMerge(ac.root, run);
+    refuseUnseen(plan, body.patch_sha256);
+    if (plan.claim && body.force !== true) {
+      const detail = claimedRunLine(plan.claim);
+      new EventLog(run.dir).append({ event: 'merge_refused', reason: 'claimed', detail, by: 'ui' });
+      throw new HttpError(409, `${run.name} ${detail} — confirm to merge it anyway`, {
+        code: 'MERGE_REFUSED',
+        claim: plan.claim,
+      });
+    }
     if (plan.notPassing && body.force !== true) {
       const detail = notPassingLine(plan.notPassing);
       new EventLog(run.dir).append({ event: 'merge_refused', reason: 'not_passing', detail, by: 'ui' });
@@ -142,6 +156,25 @@ export async function mergeAction(ac: ActionContext, ref: string, body: Record<s
       );
     }
     return applyMerge(plan, { commit: body.commit === true });
+  });
+}
+
+/**
+ * The patch the page showed is the one merged: `patch_sha256` (what the page got with the patch
+ * it drew) must be the patch's hash now; without one (a script), the patch must not have changed
+ * since it was last shown here, as for `agentbox merge --yes`.
+ */
+function refuseUnseen(plan: MergePlan, shown: unknown): void {
+  const sent = typeof shown === 'string' ? shown : null;
+  if (sent === null ? !plan.seen.changed : sent === plan.sha256) return;
+  const detail =
+    sent === null
+      ? changedSinceLine(plan.seen)
+      : `the patch changed since the page showed it: ${shortSha(sent)} → ${shortSha(plan.sha256)}`;
+  new EventLog(plan.run.dir).append({ event: 'merge_refused', reason: 'patch_changed', detail, by: 'ui' });
+  throw new HttpError(409, `${plan.run.name}: ${detail} — read the patch it has now, then merge`, {
+    code: 'MERGE_REFUSED',
+    patch_sha256: plan.sha256,
   });
 }
 

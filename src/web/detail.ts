@@ -1,9 +1,12 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import { claimedRunLine, claimOf } from '../gate/claims.js';
 import { gateOf } from '../gate/merge-gate.js';
+import { patchSeen } from '../gate/patch-seen.js';
 import { inspectPatchFile } from '../git/apply.js';
 import { EventLog } from '../ledger/events.js';
 import { type Ledger, readRun, resolveRun } from '../ledger/index.js';
+import { patchSha256, tryRecordShown } from '../ledger/reviewed.js';
 import { nestedOfEvents } from '../run/end/finalize-nested.js';
 import { renderMarkdown } from './markdown.js';
 import { activity } from './runs.js';
@@ -20,7 +23,12 @@ export async function runDetail(ledger: Ledger, root: string, ref: string) {
   };
   const report = read('report.md');
   const events = new EventLog(run.dir).read();
+  const claim = claimOf(run, events);
+  // Hashed before it is read: the page merges what it drew by this hash (src/web/actions.ts).
+  const sha256 = run.files.includes('changes.patch') ? patchSha256(run.dir) : null;
   const patch = read('changes.patch');
+  // The page draws the patch it gets: shown, for the gate's record (src/ledger/reviewed.ts).
+  if (patch !== null && sha256 !== null) tryRecordShown(run.dir, sha256, 'ui');
   const inspection =
     patch !== null ? await inspectPatchFile(root, path.join(run.dir, 'changes.patch')) : null;
   return {
@@ -33,6 +41,14 @@ export async function runDetail(ledger: Ledger, root: string, ref: string) {
     nested: nestedOfEvents(events),
     /** A fix run waiting for the gate that did not pass: the page says so above the patch. */
     not_passing: gateOf(run, events),
+    /** A fetched run: what its publication claims and who claims it (src/gate/claims.ts). */
+    claim,
+    /** The claim in one line, as `show` and `merge` say it. */
+    claim_line: claim ? claimedRunLine(claim) : null,
+    /** The sha256 of `patch` as sent: the merge button sends it back; null when none was sent. */
+    patch_sha256: patch === null ? null : sha256,
+    /** What was shown before, and whether the patch is another one now. */
+    patch_seen: run.meta.type === 'fix' ? patchSeen(run.dir) : null,
     prompt: read('prompt.md'),
     report,
     report_html: report === null ? null : renderMarkdown(report),

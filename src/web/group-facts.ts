@@ -1,5 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import { claimedRunLine, claimOf } from '../gate/claims.js';
 import { gateOf, type NotPassing } from '../gate/merge-gate.js';
 import type { Attempt } from '../group/attempts.js';
 import { EventLog } from '../ledger/events.js';
@@ -14,6 +15,8 @@ export interface AttemptExtras {
   readonly stat: DiffStat | null;
   /** Why it is not a passing attempt (the merge gate's words); null: it passed, or it is not waiting for the gate. */
   readonly not_passing: NotPassing | null;
+  /** A fetched group's attempt: what its publication claims, in one line (src/gate/claims.ts); else null. */
+  readonly claim_line: string | null;
   readonly failure: string | null;
 }
 
@@ -53,6 +56,14 @@ function patchStat(dir: string): DiffStat | null {
   }
 }
 
+/** The gate's word on an attempt, and what a fetched one only claims. */
+function verdicts(run: Attempt['run']): Pick<AttemptExtras, 'not_passing' | 'claim_line'> {
+  if (!run) return { not_passing: null, claim_line: null };
+  const events = new EventLog(run.dir).read();
+  const claim = claimOf(run, events);
+  return { not_passing: gateOf(run, events), claim_line: claim ? claimedRunLine(claim) : null };
+}
+
 /** What the page shows of one attempt beyond the ranking, from its run's files. */
 export function attemptExtras(attempt: Attempt): AttemptExtras {
   const run = attempt.run;
@@ -63,7 +74,7 @@ export function attemptExtras(attempt: Attempt): AttemptExtras {
     started_at: state?.started_at ?? null,
     ended_at: state?.ended_at ?? null,
     stat: run ? patchStat(run.dir) : null,
-    not_passing: run ? gateOf(run, new EventLog(run.dir).read()) : null,
+    ...verdicts(run),
     failure: state?.failure ? `${state.failure.kind}: ${state.failure.message}` : null,
   };
 }

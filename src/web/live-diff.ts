@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { type Ledger, type RunDetails, readRun, resolveRun } from '../ledger/index.js';
+import { sha256Of, tryRecordShown } from '../ledger/reviewed.js';
 import { isLive, liveChanges } from '../review/live.js';
 import type { Env } from '../util/env.js';
 
@@ -20,6 +21,8 @@ export interface DiffAnswer {
   /** null: no change yet, or too large (`too_large`). */
   readonly patch: string | null;
   readonly too_large: boolean;
+  /** A finished run's patch as sent: its sha256 (recorded as shown, src/ledger/reviewed.ts); else null. */
+  readonly patch_sha256: string | null;
 }
 
 interface Kept {
@@ -76,6 +79,7 @@ async function liveAnswer(root: string, run: RunDetails, env?: Env): Promise<Dif
     stat: live.stat,
     patch: large || live.patch.length === 0 ? null : live.patch.toString('utf8'),
     too_large: large,
+    patch_sha256: null,
   };
 }
 
@@ -83,6 +87,9 @@ function finishedAnswer(run: RunDetails): DiffAnswer {
   const file = path.join(run.dir, 'changes.patch');
   const size = run.files.includes('changes.patch') ? fs.statSync(file).size : 0;
   const large = size > LIVE_PATCH_MAX;
+  const bytes = size === 0 || large ? null : fs.readFileSync(file);
+  const sha256 = bytes === null ? null : sha256Of(bytes);
+  if (sha256 !== null) tryRecordShown(run.dir, sha256, 'ui');
   return {
     run: run.name,
     id: run.meta.run_id,
@@ -90,8 +97,9 @@ function finishedAnswer(run: RunDetails): DiffAnswer {
     base: run.meta.repo_sha_start ?? null,
     files: [],
     stat: '',
-    patch: size === 0 || large ? null : fs.readFileSync(file, 'utf8'),
+    patch: bytes === null ? null : bytes.toString('utf8'),
     too_large: large,
+    patch_sha256: sha256,
   };
 }
 

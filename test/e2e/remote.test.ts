@@ -79,9 +79,14 @@ describe('agentbox fix --push on a CI runner, agentbox fetch on a laptop', () =>
     expect(show.stdout).toContain('x is 42 now.');
     const diff = await laptop.run(['diff', name.slice(-6), '--no-pager']);
     expect(diff.stdout).toContain('+export const x = 42;');
-    const merged = await laptop.run(['merge', name.slice(-6), '--yes']);
+    // What it claims was not checked here (no runs.verify to run it with): --yes alone is refused.
+    const claimed = await laptop.run(['merge', name.slice(-6), '--yes']);
+    expect(claimed.code).toBe(1);
+    expect(claimed.stderr).toContain('its publication claims REVIEW');
+    const merged = await laptop.run(['merge', name.slice(-6), '--yes', '--force']);
     expect(merged.stderr).toBe('');
     expect(merged.code).toBe(0);
+    expect(merged.stdout).toMatch(/patch sha256 [0-9a-f]{64}/);
     expect(laptop.repo.read('src/app.ts')).toBe('export const x = 42;\n');
     // Fetching again changes nothing, and the merge stands.
     expect((await laptop.run(['fetch'])).stdout).toContain('0 new, 0 updated');

@@ -286,6 +286,8 @@ describe('merge: sensitive changes', () => {
         { path: '.github/workflows/ci.yml', kind: 'ci', detail: 'modified' },
       ],
       refused: [],
+      patch_sha256: expect.stringMatching(/^[0-9a-f]{64}$/),
+      claim: null,
     });
     expect(snapshotTree(repo.dir, { skip: ['.git', '.agents'] })).toEqual(snapshotTree(wt));
     expect(status()).toBe('MERGED');
@@ -351,8 +353,9 @@ describe('merge: sensitive changes', () => {
       const { ctx, io } = context(repo.dir);
       expect(await merge(ctx, name, { yes: true, allowSensitive: true, commit: true })).toBe(0);
       const head = repo.git('rev-parse', 'HEAD').trim();
-      expect(io.stdout.split('\n').slice(-5)).toEqual([
+      expect(io.stdout.split('\n').slice(-6)).toEqual([
         `✓ merged 2 file(s) into ${repo.dir} — commit ${head.slice(0, 12)}`,
+        expect.stringMatching(/^ {2}patch sha256 [0-9a-f]{64}$/),
         '  your git hooks did not run for this commit: pre-commit (.githooks)',
         '  the patch changes hook files: .githooks/pre-commit; read them before a commit runs them',
         `  next: run your tests; then remove the run's worktree and branch: agentbox discard ${name.slice(-6)} (or agentbox gc)`,

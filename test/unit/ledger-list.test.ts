@@ -62,6 +62,7 @@ describe('listRuns', () => {
       tool_calls: 0,
       problem: null,
       ran_on: null,
+      claimed_by: null,
     });
   });
 

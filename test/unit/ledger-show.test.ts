@@ -116,6 +116,8 @@ describe('agentbox show', () => {
       'dir',
       'meta',
       'state',
+      'claim',
+      'patch',
       'not_passing',
       'files',
       'sensitive',

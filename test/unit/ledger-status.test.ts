@@ -48,6 +48,7 @@ describe('agentbox status', () => {
       tool_calls: 0,
       problem: null,
       ran_on: null,
+      claimed_by: null,
     });
   });
 

@@ -148,7 +148,9 @@ describe('agentbox push / fetch through a git remote', () => {
     // Fetching twice: nothing new.
     expect((await laptop.agentbox('fetch')).stdout).toContain('0 new, 0 updated');
 
-    const merged = await laptop.agentbox('merge', run.id, '--yes');
+    // What it claims was not checked here: --yes alone is refused (test/unit/remote-claims.test.ts).
+    expect((await laptop.agentbox('merge', run.id, '--yes')).code).toBe(1);
+    const merged = await laptop.agentbox('merge', run.id, '--yes', '--force');
     expect(merged.stderr).toBe('');
     expect(merged.code).toBe(0);
     expect(laptop.repo.read('src/app.ts')).toBe("export const x = 'bump x';\n");
@@ -370,8 +372,12 @@ describe('agentbox push / fetch through a git remote', () => {
       process_mark: null,
       socket_path: null,
     });
-    // The gate holds: the sensitive change is refused with --yes, and discard leaves the folder it named.
-    const merge = await laptop.agentbox('merge', real.id, '--yes');
+    // The gate holds: what it claims is refused with --yes, the sensitive change with --force too,
+    // and discard leaves the folder it named.
+    const claimed = await laptop.agentbox('merge', real.id, '--yes');
+    expect(claimed.code).toBe(1);
+    expect(claimed.stderr).toContain('its publication claims REVIEW');
+    const merge = await laptop.agentbox('merge', real.id, '--yes', '--force');
     expect(merge.code).toBe(1);
     expect(merge.stderr).toContain('sensitive change');
     expect(fs.existsSync(path.join(laptop.repo.dir, '.claude/settings.json'))).toBe(false);

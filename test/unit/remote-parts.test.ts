@@ -174,7 +174,21 @@ describe('what is kept of a fetched run', () => {
       result_commit: null,
       config_hash: 'h',
       summary: { type: 'fix', task: 'bump x' },
+      publication: null,
     });
+  });
+
+  it('who published it is what the git commit says, never what its state.json says', () => {
+    const said = {
+      commit: 'a'.repeat(40),
+      author: 'Mallory <m@x>',
+      committer: 'Mallory <m@x>',
+      fetched_at: 'z',
+    };
+    const read = { commit: 'b'.repeat(40), author: 'Jane <j@x>', committer: 'CI <ci@x>', fetched_at: 't' };
+    const hostile = { ...state, publication: said } as RunState;
+    expect(importedState(hostile, meta).publication).toBeNull();
+    expect(importedState(hostile, meta, 'ci', read).publication).toEqual(read);
   });
 
   it('meta.yaml under its name here, with where it came from', () => {
@@ -228,6 +242,7 @@ describe('what fetch prints', () => {
       published: 3,
       imported: ['a'],
       updated: ['b'],
+      changed: [],
       kept: [],
       own: 1,
       skipped: [],
@@ -239,12 +254,35 @@ describe('what fetch prints', () => {
     );
   });
 
+  it('a publication that replaced a patch: said, with both hashes, and how to see it again', () => {
+    const [a, b] = ['a'.repeat(64), 'b'.repeat(64)];
+    const run = '26-03-01_1000__x__abc123';
+    const text = renderFetch({
+      remote: 'origin',
+      published: 2,
+      imported: [],
+      updated: [run, 'c'],
+      changed: [{ run, from: a, to: b }],
+      kept: [],
+      own: 0,
+      skipped: [],
+      groups: { published: 0, imported: [], updated: [], kept: [], own: 0, skipped: [] },
+    });
+    expect(text).toBe(
+      'origin: 2 published run(s) — 0 new, 2 updated\n' +
+        `  changed  ${run}: patch aaaaaaaaaaaa → bbbbbbbbbbbb, marked unreviewed\n  updated  c\n` +
+        '  a changed patch is merged only once shown again: agentbox diff abc123\n' +
+        '  next: agentbox status, agentbox show <id>, agentbox diff <id>\n',
+    );
+  });
+
   it('groups on a line of their own, when the remote publishes any', () => {
     const text = renderFetch({
       remote: 'origin',
       published: 2,
       imported: ['a1', 'a2'],
       updated: [],
+      changed: [],
       kept: [],
       own: 0,
       skipped: [],

@@ -1,0 +1,45 @@
+import { AgentboxError } from '../errors.js';
+import { removeWorktree } from '../git/worktree.js';
+import { openLedger, type RunDetails, updateState } from '../ledger/index.js';
+import { isAlive } from '../process/reap.js';
+
+export interface DiscardResult {
+  readonly run: string;
+  readonly status: 'MERGED' | 'DISCARDED';
+  /** It was DISCARDED before. */
+  readonly already: boolean;
+  readonly removedWorktree: boolean;
+  readonly deletedBranch: boolean;
+  readonly branch: string | null;
+}
+
+/** Removes a run's worktree and branch and records it DISCARDED (a merged run stays MERGED). */
+export async function discardRun(root: string, run: RunDetails): Promise<DiscardResult> {
+  const state = run.state;
+  if (state?.status === 'ACTIVE' && isAlive(state.pid, state.pid_start)) {
+    throw new AgentboxError('USAGE', `run ${run.name} is still running`, {
+      hint: `stop it first (agentbox stop ${run.meta.run_id}, or Ctrl-C in its terminal), then discard it`,
+    });
+  }
+  let removed = { removedWorktree: false, deletedBranch: false };
+  if (state?.worktree_path) {
+    removed = await removeWorktree(root, {
+      path: state.worktree_path,
+      branch: state.branch,
+      deleteBranch: true,
+    });
+  }
+  const ledger = openLedger(root);
+  const merged = state?.status === 'MERGED';
+  const already = state?.status === 'DISCARDED';
+  if (!already && !merged)
+    await updateState(ledger, run.name, { status: 'DISCARDED' }, { event: 'discarded' });
+  else if (removed.removedWorktree) await updateState(ledger, run.name, {}, { event: 'worktree_removed' });
+  return {
+    run: run.name,
+    status: merged ? 'MERGED' : 'DISCARDED',
+    already,
+    ...removed,
+    branch: state?.branch ?? null,
+  };
+}

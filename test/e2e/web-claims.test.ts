@@ -1,0 +1,94 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { type Browser, chromium } from 'playwright-core';
+import { afterAll, describe, expect, it } from 'vitest';
+import { run as cli } from '../../src/cli/run.js';
+import { memoryIo } from '../../src/context.js';
+import { createRun, ensureLedger, openLedger, updateState } from '../../src/ledger/index.js';
+import { GIT_ENV, tempDir } from '../helpers/git-repo.js';
+import { type Origin, origin } from '../helpers/remote.js';
+import { CHROMIUM, startUi, type Ui } from '../helpers/ui.js';
+import { ENVELOPE } from '../unit/fixtures/ledger.js';
+
+/*
+ * A fetched run's page in a real browser (issue 37): what its publication claims is said above the
+ * patch, by whom, and the merge button's confirmation quotes it before it sends `force`; the page
+ * merges the patch it drew (its hash), and that showing is recorded.
+ */
+describe('a fetched run on the web page', () => {
+  let world: Origin | undefined;
+  let ui: Ui | undefined;
+  let browser: Browser | undefined;
+  const homes: string[] = [];
+  afterAll(async () => {
+    await browser?.close();
+    await ui?.stop();
+    world?.cleanup();
+    for (const dir of homes) fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  const machine = (o: Origin, name: string) => {
+    const repo = o.clone(name);
+    ensureLedger(repo.dir);
+    const home = tempDir('agentbox-home-');
+    homes.push(home);
+    const env = { ...GIT_ENV, PATH: process.env.PATH!, HOME: home, AGENTBOX_HOST: `${name}.example` };
+    const agentbox = async (...argv: string[]) => {
+      const io = memoryIo();
+      const code = await cli(argv, { cwd: repo.dir, env, io });
+      return { code, stdout: io.stdout, stderr: io.stderr };
+    };
+    return { repo, env, ledger: openLedger(repo.dir), agentbox };
+  };
+
+  it('says what it claims and by whom, and its merge confirms that first', async () => {
+    if (!CHROMIUM) throw new Error('no Chromium: apt-get install -y chromium, or set CHROMIUM_PATH');
+    world = origin({ 'src/app.ts': 'export const x = 1;\n' });
+    const runner = machine(world, 'runner');
+    const laptop = machine(world, 'laptop');
+    const run = await createRun(runner.ledger, {
+      type: 'fix',
+      task: 'bump x',
+      envelope: ENVELOPE,
+      repoShaStart: runner.repo.git('rev-parse', 'HEAD').trim(),
+      pid: process.pid,
+      now: new Date('2026-03-01T10:00:00Z'),
+    });
+    runner.repo.write('src/app.ts', "export const x = 'bump x';\n");
+    fs.writeFileSync(path.join(run.dir, 'changes.patch'), runner.repo.git('diff'));
+    runner.repo.git('checkout', '--quiet', '--', '.');
+    await updateState(runner.ledger, run, {
+      status: 'REVIEW',
+      output: { template: null, applied: false, violations: 0, corrections: 0, verified: true },
+    });
+    expect((await runner.agentbox('push', run.id)).code).toBe(0);
+    expect((await laptop.agentbox('fetch')).code).toBe(0);
+
+    ui = await startUi(laptop.repo.dir, laptop.env);
+    browser = await chromium.launch({ executablePath: CHROMIUM!, args: ['--no-sandbox'] });
+    const page = await browser.newPage();
+    await page.goto(ui.loginUrl);
+    await page.goto(`${ui.url}/#/run/${run.id}`);
+    const claim = page.locator('#claim');
+    await claim.waitFor();
+    expect(await claim.textContent()).toBe(
+      'Claimed, not checked here: ran on runner.example (fetched from origin): its publication claims REVIEW · verify passed (claimed by Agentbox Test <test@agentbox.invalid>, not checked here)',
+    );
+    expect(await page.locator('#claimed').textContent()).toContain('claimed by Agentbox Test');
+    const reviewed = path.join(laptop.ledger.runsDir, run.name, 'reviewed.jsonl');
+    expect(fs.readFileSync(reviewed, 'utf8')).toContain('"by":"ui"');
+
+    let asked = '';
+    page.once('dialog', (dialog) => {
+      asked = dialog.message();
+      void dialog.accept();
+    });
+    await page.getByRole('button', { name: 'Merge', exact: true }).click();
+    await page.locator('[data-status="MERGED"]').waitFor();
+    expect(asked).toMatch(
+      /^This run ran on runner\.example \(fetched from origin\): its publication claims REVIEW · verify passed/,
+    );
+    expect(asked).toMatch(/patch sha256 [0-9a-f]{12}\) to your working tree and commit them anyway\?/);
+    expect(laptop.repo.read('src/app.ts')).toBe("export const x = 'bump x';\n");
+  }, 90_000);
+});
