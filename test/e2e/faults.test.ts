@@ -229,9 +229,18 @@ describe(`fault tests (seed ${SEED}, ${TRIES} tries each)`, () => {
   ): Promise<'landed' | 'late'> {
     const task = `${TASK} kill ${victim} ${label}`;
     const run = start(task);
+    // NOTE: a fix run reaches its first turn in seconds on an idle machine, but beside a second
+    // whole suite on a slow one it took over 30 s (issue 36): the wait is long, and says where the run was.
     await waitFor(
       () => p.server.requests.some((r) => r.view.turn === point.turn && r.view.allText.includes(task)),
       `turn ${point.turn} of ${task}`,
+      {
+        timeoutMs: 120_000,
+        context: () => {
+          const name = runOf(task);
+          return `run ${name ?? '(not created)'}: ${name ? JSON.stringify(p.state(name).status) : ''}\n${run.output()}`;
+        },
+      },
     );
     await sleep(point.delay);
     const name = runOf(task)!;
