@@ -1,9 +1,9 @@
-import fs from 'node:fs';
 import path from 'node:path';
 import which from 'which';
 import type { Config } from '../config/schema.js';
 import { AgentboxError } from '../errors.js';
 import type { Env } from '../util/env.js';
+import { isExecutableFile } from '../util/fs.js';
 
 export type ClaudeBinSource = 'AGENTBOX_CLAUDE_BIN' | 'config' | 'PATH';
 
@@ -40,7 +40,7 @@ export function findClaudeBin(options: {
 function resolveBin(value: string, base: string, env: Env, source: string): string {
   if (value.includes('/')) {
     const full = path.resolve(base, value);
-    if (!isExecutable(full)) {
+    if (!isExecutableFile(full)) {
       throw new AgentboxError(
         'CLAUDE_NOT_FOUND',
         `Claude Code binary not found or not executable: ${full} (from ${source})`,
@@ -63,16 +63,6 @@ function resolveBin(value: string, base: string, env: Env, source: string): stri
     );
   }
   return found;
-}
-
-function isExecutable(file: string): boolean {
-  try {
-    if (!fs.statSync(file).isFile()) return false;
-    fs.accessSync(file, fs.constants.X_OK);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 /** `claude --version` → "2.1.330"; throws with the output when it is not a version. */

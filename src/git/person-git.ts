@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { AgentboxError } from '../errors.js';
+import { isExecutableFile } from '../util/fs.js';
 import { type GitCall, git, runGit } from './exec.js';
 import type { GitSettings } from './inert.js';
 
@@ -33,19 +34,9 @@ export async function personHooks(root: string): Promise<{ dir: string; hooks: s
   const where = await git(['rev-parse', '--git-path', 'hooks'], { cwd: root, personHooksPath: true });
   const dir = path.resolve(root, where);
   // git skips a hook file that is not executable (with a warning): it would not have run either.
-  const hooks = COMMIT_HOOKS.filter((name) => executable(path.join(dir, name)));
+  const hooks = COMMIT_HOOKS.filter((name) => isExecutableFile(path.join(dir, name)));
   const inside = path.relative(root, dir);
   return { dir: inside && !inside.startsWith('..') && !path.isAbsolute(inside) ? inside : dir, hooks };
-}
-
-function executable(file: string): boolean {
-  try {
-    if (!fs.statSync(file).isFile()) return false;
-    fs.accessSync(file, fs.constants.X_OK);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 /**

@@ -101,3 +101,14 @@ export function assertWritableDir(dir: string): void {
     throw fsError(error, 'write into', dir);
   }
 }
+
+/** A regular file this process may execute. */
+export function isExecutableFile(file: string): boolean {
+  try {
+    if (!fs.statSync(file).isFile()) return false;
+    fs.accessSync(file, fs.constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
