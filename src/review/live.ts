@@ -34,6 +34,18 @@ export const SANDBOX_MASKS: readonly string[] = [
   '.idea',
   '.agentbox',
   '.claude/.cc-writes',
+  // Claude Code's protection of its own config in the worktree, seen in a live diff once reads are
+  // denied by default (issue 37): each an empty mount point while a command runs.
+  '.claude/agents',
+  '.claude/hooks',
+  '.claude/launch.json',
+  '.claude/loop.md',
+  '.claude/output-styles',
+  '.claude/routines',
+  '.claude/scheduled_tasks.json',
+  '.claude/settings.local.json',
+  '.claude/skills',
+  '.claude/workflows',
 ];
 
 /**

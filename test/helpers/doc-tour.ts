@@ -62,6 +62,7 @@ export function normalize(out: string, also: Record<string, RegExp> = {}): strin
   for (const [placeholder, pattern] of Object.entries(also)) text = text.replace(pattern, placeholder);
   return text
     .replace(/\d\d-\d\d-\d\d_\d{4}__[a-z0-9-]+__[0-9a-f]{6}/g, '<run>')
+    .replace(/\b[0-9a-f]{64}\b/g, '<sha256>')
     .replace(/\b[0-9a-f]{7,40}\b/g, '<sha>')
     .replace(/\b[0-9a-f]{6}\b/g, '<id>')
     .replace(/\$\d+\.\d+/g, '$<cost>')
