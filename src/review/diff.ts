@@ -30,7 +30,7 @@ const COLOR_WHEN = ['auto', 'always', 'never'] as const;
 /**
  * The `git diff` arguments that show a run's change: from its start commit to its result. Pure.
  * The pins keep what a user's config could change about *what* is shown (prefixes, rename
- * detection) as merge sees it; colours and diff drivers stay the person's own. Never paged by git:
+ * detection) as merge sees it; colours stay the person's own, diff drivers run not. Never paged by git:
  * the pager is given text agentbox made safe (runDiff).
  */
 export function diffArgs(from: string, to: string, options: DiffOptions): string[] {
@@ -41,6 +41,10 @@ export function diffArgs(from: string, to: string, options: DiffOptions): string
     'core.quotePath=false',
     'diff',
     `--color=${options.color ?? 'auto'}`,
+    // The change as git stores it: no diff driver or textconv of the person's runs on the run's
+    // files (the main tree's attributes may be the agent's, after a merge), as in patch.ts.
+    '--no-ext-diff',
+    '--no-textconv',
     '--src-prefix=a/',
     '--dst-prefix=b/',
     '--find-renames',

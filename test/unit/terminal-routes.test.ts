@@ -127,6 +127,34 @@ beforeAll(async () => {
   );
 });
 
+describe('agentbox diff runs no diff driver or textconv of the person’s on the run’s files', () => {
+  it.each([
+    [true, 'a terminal'],
+    [false, 'a pipe'],
+  ])('on %s (%s)', async (isTTY) => {
+    // The person's git defines a textconv and an external diff; the main tree's attributes (the
+    // agent's, after a merge) send the run's files to them: agentbox diff shows the change as git
+    // stores it, and neither program runs.
+    const config = path.join(marks, 'gitconfig');
+    const ran = path.join(marks, `driver-${isTTY}`);
+    fs.writeFileSync(
+      config,
+      `[diff "evil"]\n\ttextconv = sh -c 'touch ${ran}.textconv; cat "$1"' -\n\tcommand = sh -c 'touch ${ran}.command' -\n`,
+    );
+    repo.write('.gitattributes', '*.txt diff=evil\n');
+    try {
+      const io = memoryIo({ isTTY });
+      const env = { ...process.env, ...GIT_ENV, GIT_PAGER: 'cat', GIT_CONFIG_GLOBAL: config };
+      expect(await run(['diff', id, '--no-pager'], { cwd: repo.dir, env, io }), io.stderr).toBe(0);
+      expect(uncoloured(io.stdout)).toContain('+line ');
+      expect(fs.existsSync(`${ran}.textconv`)).toBe(false);
+      expect(fs.existsSync(`${ran}.command`)).toBe(false);
+    } finally {
+      fs.rmSync(path.join(repo.dir, '.gitattributes'));
+    }
+  });
+});
+
 describe('text an agent wrote, through every command that prints it (in-process, real git)', () => {
   it('diff --no-pager on a terminal: the content shown escaped, git’s colours kept', async () => {
     const r = await agentbox(['diff', id, '--no-pager'], { isTTY: true });
