@@ -3,7 +3,9 @@
  * against plain `claude -p "<question>"`, same scripted model, same question, same repository, as a
  * new user would run them (default configuration: supervisor `rules`). Everything agentbox does
  * before claude starts (settings, endpoint, ledger entry) and after it exits (finalisation, the
- * report) is the difference. Target: ≤ 0.2 s. Alternating rounds, medians, one warm-up each.
+ * report) is the difference. Target (issue 37): the scout takes ≤ 1.3× plain `claude -p`, its box
+ * (the sandbox, the read allowlist, the hooks) included; the overhead in ms is printed beside it.
+ * Alternating rounds, medians, one warm-up each.
  * Run: `npm run build && npx tsx bench/scout-overhead.bench.ts [--runs 7] [--bin <agentbox.cjs>]`
  * (`--bin`: time another build). Exits 1 on a miss.
  * `--code-cache`: also time the same build with no code cache, with bin/code-cache.cjs and with
@@ -28,7 +30,8 @@ const { values: args } = parseArgs({
   },
 });
 const RUNS = Number(args.runs);
-const TARGET_MS = 200;
+/** A scout's wall time against plain `claude -p`'s, medians of the same rounds. */
+const TARGET_RATIO = 1.3;
 const BIN = path.resolve(
   args.bin ?? path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'bin', 'agentbox.cjs'),
 );
@@ -127,13 +130,13 @@ try {
   scouted.forEach((b, k) => {
     const overhead = median(b) - median(plain);
     const paired = median(b.map((v, i) => v - plain[i]!));
-    const ratio = overhead / TARGET_MS;
-    if (k === 0) missed = ratio > 1;
+    const ratio = median(b) / median(plain);
+    if (k === 0) missed = ratio > TARGET_RATIO;
     console.log(
       `  ${scouts[k]!.name} scout "${QUESTION}": ${Math.round(median(b))} ms (its own CPU ${Math.round(median(cpu[k]!))} ms)`,
     );
     console.log(
-      `    overhead ${Math.round(overhead)} ms (paired ${Math.round(paired)} ms) — target ${TARGET_MS} ms — ratio ${ratio.toFixed(2)} ${ratio > 1 ? '✗' : '✓'}`,
+      `    ${ratio.toFixed(2)}× plain claude -p — target ≤ ${TARGET_RATIO}× ${ratio > TARGET_RATIO ? '✗' : '✓'} — overhead ${Math.round(overhead)} ms (paired ${Math.round(paired)} ms)`,
     );
   });
 } finally {
