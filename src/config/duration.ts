@@ -1,3 +1,9 @@
+/**
+ * A heartbeat younger than this is never stale (src/watchdog/watchdog.ts): supervisors write one
+ * every 15 s, so `runs.stall_after` below it would mean nothing, and is refused (issue 38).
+ */
+export const MIN_STALL_MS = 60_000;
+
 const UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
 
 /** Parses "250ms", "30s", "5m", "2h", "30d" into milliseconds; undefined when malformed. */

@@ -1,7 +1,7 @@
 // NOTE: a namespace import, not `{ z }`: that named zod's namespace object, so the bundle kept all of
 // it, ~50 locales included (757 KB compiled by every command that reads the config; now 182 KB).
 import * as z from 'zod';
-import { parseDuration } from './duration.js';
+import { MIN_STALL_MS, parseDuration } from './duration.js';
 
 const duration = z.string().refine((v) => parseDuration(v) !== undefined, {
   message: 'must be a duration such as "90s", "30m" or "2h"',
@@ -48,7 +48,13 @@ export const fileSchema = z
     }),
     runs: section({
       timeout: duration.nullable().optional(),
-      stall_after: duration.nullable().optional(),
+      stall_after: duration
+        .refine((v) => (parseDuration(v) ?? 0) >= MIN_STALL_MS, {
+          message:
+            'must be at least 1m: the watchdog never calls a run STALLED whose supervisor reported within the last 60 s (it reports every 15 s)',
+        })
+        .nullable()
+        .optional(),
       worktree_dir: z.string().min(1).nullable().optional(),
       env_pass: names.nullable().optional(),
       fix_allowed_tools: names.nullable().optional(),

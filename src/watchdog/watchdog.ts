@@ -1,5 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import { MIN_STALL_MS } from '../config/duration.js';
 import { activeDir, activeRunNames, unmarkActive } from '../ledger/active.js';
 import type { Ledger } from '../ledger/paths.js';
 import { readState, type StatePatch } from '../ledger/state.js';
@@ -36,7 +37,7 @@ export interface WatchdogOptions {
 }
 
 /** A heartbeat younger than this is never stale, whatever the configuration says: no config is read. */
-export const MIN_STALL_MS = 60_000;
+export { MIN_STALL_MS };
 
 export async function runWatchdog(ledger: Ledger, options: WatchdogOptions): Promise<WatchdogFinding[]> {
   const now = options.now ?? Date.now();

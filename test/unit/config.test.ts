@@ -362,6 +362,12 @@ describe('loadConfig', () => {
       'claude:\n  model: ""\n',
       'claude.model: Too small: expected string to have >=1 characters',
     ],
+    [
+      // The watchdog never calls a heartbeat younger than 60 s stale: a shorter one was ignored silently (issue 38).
+      'a stall_after the watchdog cannot honour',
+      'runs:\n  stall_after: 30s\n',
+      'runs.stall_after: must be at least 1m: the watchdog never calls a run STALLED whose supervisor reported within the last 60 s (it reports every 15 s)',
+    ],
     ['a scalar section', 'claude: 5\n', 'claude: Invalid input: expected object, received number'],
     ['a list at the top', '- claude\n', 'the file: Invalid input: expected object, received array'],
   ])('rejects %s, naming the key', (_name, text, problem) => {
