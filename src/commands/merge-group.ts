@@ -56,6 +56,8 @@ export interface RunGate {
     root: string,
     run: RunDetails,
     options: MergeOptions,
+    /** What follows `agentbox merge` in a hint: the group and its attempt, not the attempt's run. */
+    as?: string,
   ): Promise<{ plan: MergePlan; done: MergeResult } | null>;
   printMerged(
     ctx: CommandContext,
@@ -185,7 +187,13 @@ export async function mergeGroup(
     if (!options.json) printSettled(ctx, root, group, settled, false, chosen.attempt);
     return 0;
   }
-  const done = await gate.mergeRun(ctx, root, run, options);
+  const done = await gate.mergeRun(
+    ctx,
+    root,
+    run,
+    options,
+    `${runIdOf(group.name)} --attempt ${chosen.attempt}`,
+  );
   if (!done) return 1;
   const settled = await settleGroup(root, ledger, group, merged);
   gate.printMerged(

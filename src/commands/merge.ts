@@ -49,20 +49,22 @@ async function mergeRun(
   root: string,
   run: RunDetails,
   options: MergeOptions,
+  as: string = run.meta.run_id,
 ): Promise<{ plan: MergePlan; done: MergeResult } | null> {
   const plan = await prepareMerge(root, run);
   const { sensitive } = plan;
   // The patch first: --force takes a claim or a failed check, never a patch nobody was shown.
   if (plan.seen.changed && options.yes) refuseChanged(run, plan);
   // A fetched run's claims are checked here (runs.verify in a box), or taken with --force.
-  if (plan.claim && options.yes && !options.force) await checkClaim(ctx, run, plan, options.json === true);
-  if (plan.notPassing && options.yes && !options.force) refuseNotPassing(run, plan.notPassing);
+  if (plan.claim && options.yes && !options.force)
+    await checkClaim(ctx, run, plan, options.json === true, as);
+  if (plan.notPassing && options.yes && !options.force) refuseNotPassing(run, plan.notPassing, as);
   if (sensitive.length > 0 && options.yes && !options.allowSensitive) {
     throw new AgentboxError(
       'MERGE_REFUSED',
       `refusing to merge ${run.name} with --yes: it has ${sensitive.length} sensitive change(s)\n${sensitiveLines(sensitive).map(terminalLine).join('\n')}`,
       {
-        hint: `nothing was changed. Review them (agentbox show ${run.meta.run_id}), then: agentbox merge ${run.meta.run_id} --yes --allow-sensitive`,
+        hint: `nothing was changed. Review them (agentbox show ${run.meta.run_id}), then: agentbox merge ${as} --yes --allow-sensitive`,
       },
     );
   }
@@ -85,7 +87,7 @@ async function mergeRun(
     if (sensitive.length > 0) ctx.io.out(`\n${sensitiveBlock(sensitive, s.warn)}`);
     if (plan.nested.length > 0) ctx.io.out(`\n${nestedLines(plan.nested, s.warn).join('\n')}\n`);
   }
-  if (!options.yes && !(await confirmed(ctx, plan))) {
+  if (!options.yes && !(await confirmed(ctx, plan, as))) {
     ctx.io.out('Nothing changed.\n');
     return null;
   }
@@ -102,6 +104,7 @@ async function checkClaim(
   run: RunDetails,
   plan: MergePlan,
   json: boolean,
+  as: string,
 ): Promise<void> {
   const claim = plan.claim!;
   const say = (text: string) => (json ? ctx.io.err(text) : ctx.io.out(text));
@@ -127,7 +130,7 @@ async function checkClaim(
     'MERGE_REFUSED',
     `refusing to merge ${run.name} with --yes: it ${claimedRunLine(claim)}, and it could not be checked here: ${why}`,
     {
-      hint: `nothing was changed.${checked.kind === 'failed' ? ` Its output: ${checked.log}.` : ''} Read its patch (agentbox diff ${id}) and merge it when asked (agentbox merge ${id}); or take the claim as it is: agentbox merge ${id} --yes --force`,
+      hint: `nothing was changed.${checked.kind === 'failed' ? ` Its output: ${checked.log}.` : ''} Read its patch (agentbox diff ${id}) and merge it when asked (agentbox merge ${as}); or take the claim as it is: agentbox merge ${as} --yes --force`,
     },
   );
 }
@@ -143,24 +146,24 @@ function refuseChanged(run: RunDetails, plan: MergePlan): never {
 }
 
 /** `merge --yes` on a run that did not pass: refused (and logged) unless --force. */
-function refuseNotPassing(run: RunDetails, np: NotPassing): never {
+function refuseNotPassing(run: RunDetails, np: NotPassing, as: string): never {
   new EventLog(run.dir).append({ event: 'merge_refused', reason: 'not_passing', detail: notPassingLine(np) });
   const id = run.meta.run_id;
   throw new AgentboxError(
     'MERGE_REFUSED',
     `refusing to merge ${run.name} with --yes: it did not pass: ${notPassingLine(np)}`,
     {
-      hint: `nothing was changed. See why: agentbox show ${id}; to merge it anyway, pass --force: agentbox merge ${id} --yes --force`,
+      hint: `nothing was changed. See why: agentbox show ${id}; to merge it anyway, pass --force: agentbox merge ${as} --yes --force`,
     },
   );
 }
 
 /** Asks the person; `d` shows the whole diff (through the pager) and asks again. */
-async function confirmed(ctx: CommandContext, plan: MergePlan): Promise<boolean> {
+async function confirmed(ctx: CommandContext, plan: MergePlan, as: string): Promise<boolean> {
   const { root, run, sensitive } = plan;
   if (!ctx.io.ask) {
     throw new AgentboxError('USAGE', 'refusing to merge without a confirmation', {
-      hint: `run it in a terminal to be asked, or pass --yes: agentbox merge ${run.meta.run_id} --yes`,
+      hint: `run it in a terminal to be asked, or pass --yes: agentbox merge ${as} --yes`,
     });
   }
   const which = sensitive.length > 0 ? `, the ${sensitive.length} sensitive one(s) included,` : '';

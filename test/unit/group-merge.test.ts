@@ -195,6 +195,15 @@ describe('merge <group> and discard <group>', () => {
     expect(again.stderr).toContain(`group ${group.name} is already merged (attempt 2, run ${runs[1]})`);
   });
 
+  it('without a terminal and without --yes: the hint names the group and its attempt, not the run (issue 38 item 8)', async () => {
+    const { repo, group } = await fakeGroup(threeAttempts());
+    const result = await agentbox(repo, ['merge', group.meta.group_id]);
+    expect(result.code).not.toBe(0);
+    expect(result.stderr).toContain('refusing to merge without a confirmation');
+    expect(result.stderr).toContain(`agentbox merge ${group.meta.group_id} --attempt 2 --yes`);
+    expect(repo.git('status', '--porcelain').trim()).toBe('');
+  });
+
   it('an attempt named by its own run id merges as --attempt k of its group', async () => {
     const { repo, ledger, group, runs } = await fakeGroup(threeAttempts());
     const result = await agentbox(repo, ['merge', runs[0]!.slice(-6)], ['y']);
