@@ -41,6 +41,10 @@ export function runAgentbox(
       clearTimeout(timer);
       resolve({ code, signal, stdout, stderr });
     });
+    // A child that exits (or closes its stdin) before it reads what is written: EPIPE on our end,
+    // which is no failure of the test's own (its exit and output say what happened). Unhandled, it
+    // was an uncaught exception that failed a whole suite beside another (issue 36).
+    child.stdin.on('error', () => {});
     child.stdin.end(options.input ?? '');
   });
 }
