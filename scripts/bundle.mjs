@@ -65,7 +65,7 @@ await build({
   input: { main: 'src/cli/main.ts' },
   platform: 'node',
   // node's own modules are external on platform 'node' (listing them here would skip the plugin).
-  external: ['node-pty', '@anthropic-ai/sandbox-runtime', 'playwright-core'],
+  external: ['@lydell/node-pty', '@anthropic-ai/sandbox-runtime', 'playwright-core'],
   // ESM builds first (jsonc-parser's UMD main requires its files at run time).
   resolve: { mainFields: ['module', 'main'] },
   // src/version.ts reads package.json only when this is not set (tsx, the tests' src runs).

@@ -1,20 +1,26 @@
-import type * as NodePty from 'node-pty';
+import type * as NodePty from '@lydell/node-pty';
 import { AgentboxError } from '../errors.js';
 
 export type SpawnPty = typeof NodePty.spawn;
 
-/** What to do when node-pty's native module is missing: it is built by its install script. */
-export const PTY_FIX =
-  'rebuild it with install scripts allowed: npm rebuild node-pty (npm 12 blocks install scripts unless node-pty is in allowScripts)';
+/** The package holding node-pty's prebuilt native module for this machine. */
+export const PTY_BINARY = `@lydell/node-pty-${process.platform}-${process.arch}`;
 
 /**
- * node-pty's spawn, or an error saying how to get it: its native module is compiled when it is
- * installed, and a blocked install script or a missing compiler leaves it unloadable.
+ * What to do when node-pty's native module is missing. It is prebuilt (nothing is compiled at
+ * install) and comes as an optional dependency for each platform: `--omit=optional`, a
+ * node_modules copied from another OS, or a platform with no prebuild leaves it out.
+ */
+export const PTY_FIX = `install agentbox again without --omit=optional, on this machine (node-pty's prebuilt module for ${process.platform}-${process.arch} is the optional dependency ${PTY_BINARY}); agentbox start is the only command that needs it`;
+
+/**
+ * node-pty's spawn, or an error saying how to get it. Loaded only here, when a command runs
+ * something behind a pty (`agentbox start`, doctor's check): every other command works without it.
  */
 export async function loadPty(): Promise<SpawnPty> {
   let mod: typeof NodePty & { default?: typeof NodePty };
   try {
-    mod = (await import('node-pty')) as typeof NodePty & { default?: typeof NodePty };
+    mod = (await import('@lydell/node-pty')) as typeof NodePty & { default?: typeof NodePty };
   } catch (error) {
     throw new AgentboxError(
       'IO_FAILED',

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { IDisposable, IPty } from 'node-pty';
+import type { IDisposable, IPty } from '@lydell/node-pty';
 import { killOnParentExit } from './owned.js';
 import { killMarked, MARK_VAR } from './reap.js';
 

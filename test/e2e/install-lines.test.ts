@@ -278,6 +278,7 @@ describe('before anything is on the registry', () => {
         'README.md',
         'bin/',
         'dist/',
+        'docker/',
         'docs/',
         'hooks/',
         'package.json',
@@ -285,6 +286,7 @@ describe('before anything is on the registry', () => {
         'web/',
       ]);
       expect(files.filter((f) => f.endsWith('.map') || f.endsWith('.ts'))).toEqual([]);
+      expect(files.filter((f) => f.startsWith('docker/'))).toEqual(['docker/runner/Dockerfile']);
       const docs = files.filter((f) => f.startsWith('docs/'));
       expect(docs).toContain('docs/ci.md');
       for (const internal of ['docs/internals.md', 'docs/benchmarks.md', 'docs/fault-tests.md'])

@@ -1,54 +1,94 @@
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
-import { REPO_ROOT } from '../helpers/bin.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { text } from '../fixtures/model-server/index.js';
+import { REPO_ROOT, runAgentbox } from '../helpers/bin.js';
+import { prepareInteractiveConfig, TEST_API_KEY } from '../helpers/claude.js';
 import { GIT_ENV, gitRepo, tempDir } from '../helpers/git-repo.js';
+import { expectNoProcessesLeft } from '../helpers/processes.js';
+import { type Project, project } from '../helpers/project.js';
+import { sleep, startPty, waitFor } from '../helpers/pty.js';
+import { playReadmeTour, TOUR_FILES } from '../helpers/readme-tour.js';
 import { request, startUi } from '../helpers/ui.js';
 
 /**
- * The published shape: `npm pack` → install the tarball into a fresh project → `npx agentbox`.
- * Catches a missing `files` entry, a dependency left in devDependencies, a broken bin.
+ * The published shape, installed as a machine without build tools installs it (issue 38): `npm
+ * pack`, then npm with a PATH of only node, npm, git, sh and coreutils (scripts/bare-path.sh: no
+ * python, make or compiler) and no node headers (`nodedir` points nowhere, HOME is empty). Into a
+ * project (`npx agentbox`), and globally with docker/runner/Dockerfile's own install line (agentbox
+ * and the Claude Code it was measured with). Then the README tour and one `agentbox start` session
+ * run on what was installed: its agentbox, its node-pty, its claude. On the line `npm test` runs
+ * on, and in the smoke subset on the other two (.ci/run).
+ * Catches a dependency that compiles, a missing `files` entry, a dependency left in
+ * devDependencies, a broken bin.
  */
-describe('npm pack', () => {
+describe('npm pack, installed without a compiler', () => {
   const dir = tempDir('agentbox-pack-');
+  const bare = path.join(dir, 'bare-bin');
+  const prefix = path.join(dir, 'global');
+  let tarball = '';
+  let files: string[] = [];
   afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
-  const npm = (args: string[], cwd: string) =>
-    execFileSync('npm', args, {
-      cwd,
-      encoding: 'utf8',
-      stdio: ['ignore', 'pipe', 'pipe'],
-      env: { ...process.env },
-    });
+  const cache = execFileSync('npm', ['config', 'get', 'cache'], { encoding: 'utf8' }).trim();
+  /** npm as the bare machine runs it: its own PATH and HOME, the registry reached as here. */
+  const bareEnv = () => ({
+    ...(process.env as Record<string, string>),
+    PATH: bare,
+    HOME: tempDir('agentbox-pack-home-'),
+    npm_config_cache: cache,
+    npm_config_prefer_offline: 'true',
+    npm_config_nodedir: path.join(dir, 'no-node-headers'),
+    npm_config_prefix: prefix,
+  });
 
-  it('produces a package that installs, runs with npx and serves the whole page', async () => {
+  beforeAll(() => {
     // NOTE: --ignore-scripts: `prepare` would rebuild dist/ (deleting it first) under the e2e
     // files running beside this one; `npm test` has just built it.
-    const packed = npm(['pack', '--json', '--ignore-scripts', '--pack-destination', dir], REPO_ROOT);
-    const [{ filename, files }] = JSON.parse(packed.slice(packed.indexOf('['))) as [
+    const packed = execFileSync('npm', ['pack', '--json', '--ignore-scripts', '--pack-destination', dir], {
+      cwd: REPO_ROOT,
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const [result] = JSON.parse(packed.slice(packed.indexOf('['))) as [
       { filename: string; files: { path: string }[] },
     ];
-    const paths = files.map((f) => f.path);
-    expect(paths).toContain('bin/agentbox.cjs');
-    expect(paths).toContain('bin/code-cache.cjs');
-    expect(paths.filter((p) => p.startsWith('.v8-cache'))).toEqual([]);
-    expect(paths).toContain('dist/cli/main.cjs');
-    expect(paths).toContain('README.md');
-    expect(paths.filter((p) => p.startsWith('test/') || p.startsWith('src/'))).toEqual([]);
+    tarball = path.join(dir, result.filename);
+    files = result.files.map((f) => f.path);
+    execFileSync('bash', [path.join(REPO_ROOT, 'scripts/bare-path.sh'), bare]);
+  });
+
+  it('the bare PATH has no python, make or compiler', () => {
+    const found = ['python3', 'python', 'make', 'cc', 'gcc', 'g++', 'c++'].filter((tool) =>
+      fs.existsSync(path.join(bare, tool)),
+    );
+    expect(found).toEqual([]);
+    expect(fs.readdirSync(bare)).toEqual(expect.arrayContaining(['node', 'npm', 'git', 'sh', 'cp']));
+  });
+
+  it('holds what it needs, the runner image included', () => {
+    expect(files).toContain('bin/agentbox.cjs');
+    expect(files).toContain('bin/code-cache.cjs');
+    expect(files.filter((p) => p.startsWith('.v8-cache'))).toEqual([]);
+    expect(files).toContain('dist/cli/main.cjs');
+    expect(files).toContain('README.md');
+    expect(files).toContain('docker/runner/Dockerfile');
+    expect(files.filter((p) => p.startsWith('test/') || p.startsWith('src/'))).toEqual([]);
     const web = fs.readdirSync(path.join(REPO_ROOT, 'web')).map((name) => `web/${name}`);
-    expect(paths.filter((p) => p.startsWith('web/')).sort()).toEqual(web.sort());
+    expect(files.filter((p) => p.startsWith('web/')).sort()).toEqual(web.sort());
+  });
 
-    const project = path.join(dir, 'consumer');
-    fs.mkdirSync(project);
-    fs.writeFileSync(path.join(project, 'package.json'), '{ "name": "consumer", "private": true }\n');
-    npm(['install', path.join(dir, filename), '--prefer-offline', '--no-audit', '--no-fund'], project);
-
-    const help = npm(['exec', '--', 'agentbox', '--help'], project);
-    expect(help).toContain('Usage: agentbox');
-    expect(help).toContain('init');
+  it('installs into a project, runs with npx and serves the whole page', async () => {
+    const consumer = path.join(dir, 'consumer');
+    fs.mkdirSync(consumer);
+    fs.writeFileSync(path.join(consumer, 'package.json'), '{ "name": "consumer", "private": true }\n');
+    const npm = (args: string[]) =>
+      execFileSync('npm', args, { cwd: consumer, encoding: 'utf8', stdio: 'pipe', env: bareEnv() });
+    npm(['install', tarball, '--no-audit', '--no-fund']);
+    expect(npm(['exec', '--', 'agentbox', '--help'])).toContain('Usage: agentbox');
 
     const repo = gitRepo();
-    const bin = path.join(project, 'node_modules/.bin/agentbox');
+    const bin = path.join(consumer, 'node_modules/.bin/agentbox');
     const out = execFileSync(bin, ['init'], {
       cwd: repo.dir,
       encoding: 'utf8',
@@ -57,16 +97,16 @@ describe('npm pack', () => {
     expect(out).toContain('agentbox is set up');
     expect(fs.existsSync(path.join(repo.dir, '.agents/runs'))).toBe(true);
     // The chunks init loaded are in V8's code cache, inside the installed package (bin/code-cache.cjs).
-    const cached = fs.readdirSync(path.join(project, 'node_modules/agentbox/.v8-cache'));
+    const installed = path.join(consumer, 'node_modules/agentbox');
+    const cached = fs.readdirSync(path.join(installed, '.v8-cache'));
     expect(cached.some((name) => name.startsWith('main.cjs.'))).toBe(true);
     // The installed UI serves every module of the page, and diff2html from its own dependency.
     const home = tempDir('agentbox-pack-home-');
-    const installedBin = path.join(project, 'node_modules/agentbox/bin/agentbox.cjs');
     const env = { ...(process.env as Record<string, string>), ...GIT_ENV, HOME: home, XDG_STATE_HOME: home };
-    const ui = await startUi(repo.dir, env, [], installedBin);
+    const ui = await startUi(repo.dir, env, [], path.join(installed, 'bin/agentbox.cjs'));
     try {
-      const assets = [...web.filter((p) => /\.(js|css)$/.test(p)), 'diff2html.js', 'diff2html.css'];
-      for (const asset of assets.map((p) => p.replace(/^web\//, ''))) {
+      const web = files.filter((p) => p.startsWith('web/') && /\.(js|css)$/.test(p));
+      for (const asset of [...web.map((p) => p.slice('web/'.length)), 'diff2html.js', 'diff2html.css']) {
         const answer = await request(ui.port, `/assets/${asset}`);
         expect(answer.status, asset).toBe(200);
         if (!asset.startsWith('diff2html'))
@@ -75,10 +115,89 @@ describe('npm pack', () => {
     } finally {
       await ui.stop();
     }
-
     // Off, nothing more is written.
-    fs.rmSync(path.join(project, 'node_modules/agentbox/.v8-cache'), { recursive: true });
+    fs.rmSync(path.join(installed, '.v8-cache'), { recursive: true });
     execFileSync(bin, ['--help'], { env: { ...process.env, AGENTBOX_CODE_CACHE: '0' } });
-    expect(fs.existsSync(path.join(project, 'node_modules/agentbox/.v8-cache'))).toBe(false);
+    expect(fs.existsSync(path.join(installed, '.v8-cache'))).toBe(false);
   }, 240_000);
+
+  describe("installed globally by the runner image's own install line", () => {
+    const installedBin = path.join(prefix, 'lib/node_modules/agentbox/bin/agentbox.cjs');
+    const claudeBin = path.join(prefix, 'bin/claude');
+    beforeAll(() => {
+      const dockerfile = fs.readFileSync(path.join(REPO_ROOT, 'docker/runner/Dockerfile'), 'utf8');
+      const line = /npm install --global [^\n&\\]*/.exec(dockerfile)![0].trim();
+      const version = /^ARG CLAUDE_CODE_VERSION=(\S+)$/m.exec(dockerfile)![1];
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: the Dockerfile's shell expansion, as written there
+      expect(line).toContain('"${AGENTBOX_FROM}"');
+      // The shell expands the line's ${…} as docker's RUN does, from the build args.
+      execFileSync('sh', ['-c', line], {
+        cwd: dir,
+        stdio: 'pipe',
+        env: { ...bareEnv(), AGENTBOX_FROM: tarball, CLAUDE_CODE_VERSION: version },
+      });
+    }, 240_000);
+
+    it('compiled nothing, and its node-pty and claude work', async () => {
+      const pty = path.join(prefix, 'lib/node_modules/agentbox/node_modules/@lydell/node-pty');
+      expect(fs.existsSync(path.join(pty, 'build'))).toBe(false);
+      expect(execFileSync(claudeBin, ['--version'], { encoding: 'utf8' })).toContain('(Claude Code)');
+      const repo = gitRepo();
+      const doctor = await runAgentbox(['doctor'], {
+        cwd: repo.dir,
+        env: { ...process.env, ...GIT_ENV } as Record<string, string>,
+        bin: installedBin,
+      });
+      expect(doctor.stdout).toContain('✓ pty              node-pty works');
+    });
+
+    describe('and then', () => {
+      let p: Project;
+      beforeAll(async () => {
+        p = await project({ files: TOUR_FILES, bin: installedBin, claudeBin });
+      });
+      afterAll(async () => p?.cleanup());
+
+      it('the README tour runs as the README shows', async () => {
+        await playReadmeTour(p);
+      }, 300_000);
+
+      it('one agentbox start session: typed input and inject reach the model, stop ends it', async () => {
+        prepareInteractiveConfig({
+          configDir: p.home.configDir,
+          projectDirs: [p.repo.dir],
+          apiKey: TEST_API_KEY,
+        });
+        p.server.setRules([
+          { when: { lastUserText: 'hello from the installed pty' }, reply: text('INSTALLED-REPLY') },
+        ]);
+        const before = p.runs().length;
+        const s = startPty(['start'], { cwd: p.repo.dir, env: p.env, bin: installedBin });
+        const context = () => `--- terminal ---\n${s.output().slice(-3000)}`;
+        try {
+          await waitFor(() => p.runs().length > before, 'the session run', { context });
+          const name = p.newest();
+          const idle = async () => {
+            const r = await p.agentbox(['state', name, '--json']);
+            return r.code === 0 && JSON.parse(r.stdout).idle === true;
+          };
+          await waitFor(idle, 'claude to be idle', { context });
+          // Claude Code queries the terminal after its first prompt: type once the screen is quiet.
+          await sleep(1500);
+          await s.type('hello from the installed pty');
+          await waitFor(() => s.output().includes('INSTALLED-REPLY'), 'the reply on screen', { context });
+          const injected = await p.agentbox(['inject', name, 'a note from agentbox inject']);
+          expect(injected.code, injected.stderr).toBe(0);
+          await waitFor(() => s.output().includes('INJECT-REPLY'), 'the injected turn answered', { context });
+          const stopped = await p.agentbox(['stop', name]);
+          expect(stopped.code, stopped.stderr).toBe(0);
+          expect(await s.exited).toBe(0);
+          expect(p.state(name).status).toBe('DONE');
+          await expectNoProcessesLeft(p.tag);
+        } finally {
+          s.kill();
+        }
+      }, 120_000);
+    });
+  });
 });

@@ -6,12 +6,15 @@ import { tempDir } from '../helpers/git-repo.js';
 import { type Project, project } from '../helpers/project.js';
 import { startPty } from '../helpers/pty.js';
 
+const PLATFORM = `${process.platform}-${process.arch}`;
+
 /**
- * An install whose node-pty native module did not build (npm 12 blocks install scripts unless
- * allowed; a machine without a compiler): a copy of the built agentbox whose node-pty cannot load.
- * The stand-in node-pty is the one fake here: a broken native build cannot be had on cue.
+ * An install without node-pty's prebuilt native module, as `npm install --omit=optional` (or a
+ * node_modules copied from another OS) leaves it: a copy of the built agentbox whose
+ * node_modules holds @lydell/node-pty itself (a real copy, so its lookups start here) and not the
+ * platform package with the binary. Nothing in it is a stand-in.
  */
-describe('without a working node-pty', () => {
+describe("without node-pty's native module", () => {
   let p: Project;
   let install: string;
   beforeAll(async () => {
@@ -20,18 +23,14 @@ describe('without a working node-pty', () => {
     for (const entry of ['bin', 'dist', 'templates', 'hooks', 'package.json'])
       fs.cpSync(path.join(REPO_ROOT, entry), path.join(install, entry), { recursive: true });
     const modules = path.join(install, 'node_modules');
-    fs.mkdirSync(modules);
+    fs.mkdirSync(path.join(modules, '@lydell'), { recursive: true });
     for (const entry of fs.readdirSync(path.join(REPO_ROOT, 'node_modules'))) {
-      if (entry === 'node-pty' || entry.startsWith('.')) continue;
+      if (entry === '@lydell' || entry.startsWith('.')) continue;
       fs.symlinkSync(path.join(REPO_ROOT, 'node_modules', entry), path.join(modules, entry));
     }
-    const pty = path.join(modules, 'node-pty');
-    fs.mkdirSync(pty);
-    fs.writeFileSync(path.join(pty, 'package.json'), JSON.stringify({ name: 'node-pty', main: 'index.js' }));
-    fs.writeFileSync(
-      path.join(pty, 'index.js'),
-      'throw new Error("Cannot find module \'../build/Release/pty.node\'");\n',
-    );
+    fs.cpSync(path.join(REPO_ROOT, 'node_modules/@lydell/node-pty'), path.join(modules, '@lydell/node-pty'), {
+      recursive: true,
+    });
   });
   const bin = () => path.join(install, 'bin/agentbox.cjs');
 
@@ -39,9 +38,11 @@ describe('without a working node-pty', () => {
     const result = await runAgentbox(['doctor'], { cwd: p.repo.dir, env: p.env, bin: bin() });
     expect(result.code).toBe(1);
     expect(result.stdout).toContain(
-      "✗ pty              interactive sessions need node-pty, whose native module did not load: Cannot find module '../build/Release/pty.node'",
+      `✗ pty              interactive sessions need node-pty, whose native module did not load: The @lydell/node-pty package supports your platform (${PLATFORM}), but it could not find the binary package for it`,
     );
-    expect(result.stdout).toContain('fix: rebuild it with install scripts allowed: npm rebuild node-pty');
+    expect(result.stdout).toContain(
+      `fix: install agentbox again without --omit=optional, on this machine (node-pty's prebuilt module for ${PLATFORM} is the optional dependency @lydell/node-pty-${PLATFORM})`,
+    );
     expect(result.stdout).toMatch(/✓ claude /);
   });
 
@@ -50,7 +51,7 @@ describe('without a working node-pty', () => {
     const s = startPty(['start'], { cwd: p.repo.dir, env: p.env, bin: bin() });
     expect(await s.exited).toBe(1);
     expect(s.output()).toContain('interactive sessions need node-pty, whose native module did not load');
-    expect(s.output()).toContain('npm rebuild node-pty');
+    expect(s.output()).toContain('without --omit=optional');
     expect(p.runs()).toHaveLength(before);
   });
 });

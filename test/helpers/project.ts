@@ -62,6 +62,10 @@ export async function project(
     trusted?: boolean;
     /** The files are committed in another repository, which is cloned: the project is that clone. */
     cloned?: boolean;
+    /** An agentbox other than this checkout's build (an installed package's bin/agentbox.cjs). */
+    bin?: string;
+    /** A Claude Code other than the devDependency (an installed one). */
+    claudeBin?: string;
   } = {},
 ): Promise<Project> {
   const tag = newTestTag();
@@ -71,7 +75,7 @@ export async function project(
   const repo = upstream ? upstream.clone('clone') : gitRepo(options.files ? { files: options.files } : {});
   const env = {
     ...claudeEnv({ home, modelUrl: server.url, extra: { AGENTBOX_TEST_TAG: tag, AGENTBOX_LINEAGE: tag } }),
-    AGENTBOX_CLAUDE_BIN: CLAUDE_BIN,
+    AGENTBOX_CLAUDE_BIN: options.claudeBin ?? CLAUDE_BIN,
   };
   let cleaned = false;
   // Registered after the repo and HOME, so it runs before their removal: processes first.
@@ -94,7 +98,12 @@ export async function project(
         // A config the test broke on purpose: the command itself reports it.
       }
     }
-    return runAgentbox(args, { cwd: repo.dir, env: runEnv, timeoutMs: o.timeoutMs ?? 90_000 });
+    return runAgentbox(args, {
+      cwd: repo.dir,
+      env: runEnv,
+      timeoutMs: o.timeoutMs ?? 90_000,
+      ...(options.bin ? { bin: options.bin } : {}),
+    });
   };
   const init = await agentbox(['init']);
   if (init.code !== 0) throw new Error(`agentbox init failed: ${init.stderr}`);

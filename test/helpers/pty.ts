@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import pty from 'node-pty';
+import pty from '@lydell/node-pty';
 import { AGENTBOX_BIN } from './bin.js';
 import { tempDir } from './git-repo.js';
 

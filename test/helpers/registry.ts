@@ -27,12 +27,12 @@ export interface Registry {
 }
 
 export async function startRegistry(dir: string): Promise<Registry> {
-  // The person's npm settings this test keeps: the cache that holds the dependencies' tarballs, and
-  // where node-gyp finds Node's headers (nodedir; without it node-gyp downloads them).
+  // The person's npm setting this test keeps: the cache that holds the dependencies' tarballs. Node's
+  // headers are nowhere (nodedir): nothing agentbox depends on may need a compile (issue 38).
   const config = async (key: string) =>
     (await run('npm', ['config', 'get', key], { cwd: dir })).stdout.trim();
   fs.mkdirSync(dir, { recursive: true });
-  const [cache, nodedir] = await Promise.all([config('cache'), config('nodedir')]);
+  const cache = await config('cache');
   seedDependencies(path.join(dir, 'storage'), cache);
   const { runServer } = (await import('verdaccio')) as unknown as {
     runServer(config: unknown): Promise<Server>;
@@ -57,7 +57,7 @@ export async function startRegistry(dir: string): Promise<Registry> {
   });
   const { token } = (await user.json()) as { token: string };
   const npmrc = path.join(dir, 'npmrc');
-  const node = nodedir && nodedir !== 'undefined' && nodedir !== 'null' ? `nodedir=${nodedir}\n` : '';
+  const node = `nodedir=${path.join(dir, 'no-node-headers')}\n`;
   fs.writeFileSync(npmrc, `registry=${url}\n${url.replace(/^http:/, '')}:_authToken=${token}\n${node}`);
   const env = {
     npm_config_registry: url,
@@ -145,7 +145,26 @@ function seedDependencies(storage: string, cache: string): void {
   const packuments = new Map<string, any>();
   for (const [where, entry] of Object.entries<any>(lock.packages)) {
     if (where === '' || entry.dev || entry.link) continue;
-    const manifest = JSON.parse(fs.readFileSync(path.join(REPO_ROOT, where, 'package.json'), 'utf8'));
+    const installed = path.join(REPO_ROOT, where, 'package.json');
+    // An optional dependency for another platform (node-pty's prebuilt binaries): npm reads its
+    // manifest, sees another os/cpu and skips it, so its manifest (from the lock) is all it needs.
+    if (!fs.existsSync(installed) && entry.optional) {
+      const name = where.slice(where.lastIndexOf('node_modules/') + 'node_modules/'.length);
+      const { version, os, cpu } = entry;
+      const packument = packuments.get(name) ?? emptyPackument(name, version);
+      packument.versions[version] = {
+        name,
+        version,
+        os,
+        cpu,
+        _id: `${name}@${version}`,
+        dist: { integrity: entry.integrity, tarball: `http://localhost/${name}/-/none.tgz` },
+      };
+      packuments.set(name, packument);
+      fs.mkdirSync(path.join(storage, name), { recursive: true });
+      continue;
+    }
+    const manifest = JSON.parse(fs.readFileSync(installed, 'utf8'));
     const { name, version } = manifest;
     const hex = Buffer.from(entry.integrity.split('-')[1], 'base64').toString('hex');
     const content = path.join(
@@ -162,17 +181,7 @@ function seedDependencies(storage: string, cache: string): void {
     const file = `${name.split('/').pop()}-${version}.tgz`;
     fs.mkdirSync(path.join(storage, name), { recursive: true });
     fs.copyFileSync(content, path.join(storage, name, file));
-    const packument = packuments.get(name) ?? {
-      _id: name,
-      name,
-      versions: {},
-      'dist-tags': { latest: version },
-      time: {},
-      _uplinks: {},
-      _distfiles: {},
-      _attachments: {},
-      _rev: '1-0',
-    };
+    const packument = packuments.get(name) ?? emptyPackument(name, version);
     const data = fs.readFileSync(content);
     const shasum = createHash('sha1').update(data).digest('hex');
     packument.versions[version] = {
@@ -185,6 +194,21 @@ function seedDependencies(storage: string, cache: string): void {
   }
   for (const [name, packument] of packuments)
     fs.writeFileSync(path.join(storage, name, 'package.json'), JSON.stringify(packument));
+}
+
+/** A registry's record of a package with no version yet. */
+function emptyPackument(name: string, version: string): any {
+  return {
+    _id: name,
+    name,
+    versions: {},
+    'dist-tags': { latest: version },
+    time: {},
+    _uplinks: {},
+    _distfiles: {},
+    _attachments: {},
+    _rev: '1-0',
+  };
 }
 
 /**

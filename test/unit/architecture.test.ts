@@ -25,7 +25,8 @@ const HTTP_CALLS = /\bfetch\(|\bhttps?\.(request|get)\(|new XMLHttpRequest|new W
 const CLAUDE_SPAWN =
   /\b(spawnOwned|spawn|execa|execFile|execFileSync|spawnSync)\(\s*[^,()]*(claude|Claude|\bbin\b)/;
 /** Loading node-pty (a type-only import loads nothing). */
-const PTY_IMPORT = /^import (?!type )[^;]*from ['"]node-pty['"]|import\(['"]node-pty['"]\)/m;
+const PTY_IMPORT =
+  /^import (?!type )[^;]*from ['"](@lydell\/)?node-pty['"]|import\(['"](@lydell\/)?node-pty['"]\)/m;
 
 /**
  * The one request allowed: doctor's reachability probe, `POST /v1/messages/count_tokens` (issue
@@ -67,9 +68,10 @@ describe('architecture: agentbox never calls a model itself (SUP-1)', () => {
     expect(problemsOf('run/x.ts', 'const c = spawnOwned(input.claudeBin, args, {})')).toHaveLength(1);
     expect(problemsOf('supervisor/x.ts', "execa(options.bin, ['-p'])")).toHaveLength(1);
     expect(problemsOf('interactive/x.ts', "const pty = await import('node-pty')")).toHaveLength(1);
+    expect(problemsOf('interactive/x.ts', "import { spawn } from '@lydell/node-pty';")).toHaveLength(1);
     expect(problemsOf('claude/spawn.ts', 'return spawnOwned(bin, args, options);')).toEqual([]);
     expect(problemsOf('git/x.ts', "execa('git', ['status'])")).toEqual([]);
-    expect(problemsOf('interactive/x.ts', "import type { IPty } from 'node-pty';")).toEqual([]);
+    expect(problemsOf('interactive/x.ts', "import type { IPty } from '@lydell/node-pty';")).toEqual([]);
     expect(problemsOf('run/x.ts', '// fetch(url) in a comment')).toEqual([]);
     const probe = "await fetch(base + '/v1/messages/count_tokens', {})";
     expect(problemsOf(path.join('claude', 'probe.ts'), probe)).toEqual([]);

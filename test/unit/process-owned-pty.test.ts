@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import type { IPty } from 'node-pty';
+import type { IPty } from '@lydell/node-pty';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { loadPty, type SpawnPty } from '../../src/claude/pty.js';
 import { endReason, type OwnedPty, type PtySpawner, spawnOwnedPty } from '../../src/process/owned-pty.js';
