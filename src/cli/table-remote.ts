@@ -64,7 +64,7 @@ function k8sJob(program: Command, lazy: Lazy): void {
     .option('--name <name>', 'the Job name (default: agentbox-<type>-<random>)')
     .option(
       '--agentbox-from <source>',
-      "install this agentbox at pod start over the image's own: npm spec, tarball URL or git URL",
+      "install this agentbox at pod start over the image's own: npm spec, tarball or git URL, path in the image",
     )
     .option('--json', 'print the manifest as JSON')
     .action(lazy(async () => (await import('../commands/k8s.js')).job));

@@ -35,7 +35,7 @@ function setUp(program: Command, lazy: Lazy, wants: Wants): void {
       .option('--force', 'with --ci: replace a pipeline file agentbox wrote before, or your own')
       .option(
         '--agentbox-from <source>',
-        'with --ci: where runners install agentbox from: npm spec, tarball URL or git URL (default: agentbox@<version>, if the registry has it)',
+        'with --ci: where runners install agentbox from: npm spec, tarball or git URL, absolute path (default: agentbox@<version>, if the registry has it)',
       )
       .action(lazy(async () => (await import('../commands/init.js')).init));
 

@@ -1,9 +1,10 @@
+import fs from 'node:fs';
 import path from 'node:path';
 import { loadPersonConfig } from '../config/load.js';
 import type { CommandContext } from '../context.js';
 import { type CiPlan, checkPlatform, planCi, sourceRecordedIn } from '../engines/files.js';
 import { defaultSourceOrStop } from '../engines/resolve.js';
-import { checkSource } from '../engines/source.js';
+import { checkSource, PATH_NOTE, sourcePath } from '../engines/source.js';
 import { AgentboxError } from '../errors.js';
 import { findRepo, type Repo } from '../git/repo.js';
 import type { SettingsScope } from '../settings/file.js';
@@ -19,7 +20,7 @@ export interface InitOptions {
   readonly ci?: string;
   /** With --ci: replace a pipeline file that differs from the one agentbox writes. */
   readonly force?: boolean;
-  /** With --ci: where runners install agentbox from (an npm spec, a tarball URL or a git URL). */
+  /** With --ci: where runners install agentbox from (an npm spec, a tarball or git URL, an absolute path). */
   readonly agentboxFrom?: string;
 }
 
@@ -48,7 +49,7 @@ export async function init(ctx: CommandContext, options: InitOptions = {}): Prom
   const s = styler(ctx.io);
   // Said each time, also when nothing changed: a cloned repository's file may name a source of its own.
   const installFrom = ci
-    ? `CI runners install agentbox from ${ci.source} (--agentbox-from changes it).\n`
+    ? `CI runners install agentbox from ${ci.source} (--agentbox-from changes it).\n${ci.path ? `Note: ${PATH_NOTE}.\n` : ''}`
     : '';
   const notes = installFrom + (ci?.notes ?? []).map((n) => `Next: ${n}\n`).join('');
 
@@ -92,14 +93,21 @@ async function ciPlan(
   repo: Repo,
   ci: string,
   options: InitOptions,
-): Promise<CiPlan & { readonly source: string }> {
+): Promise<CiPlan & { readonly source: string; readonly path: string | undefined }> {
   const platform = checkPlatform(ci);
-  if (options.agentboxFrom !== undefined) checkSource(options.agentboxFrom);
+  if (options.agentboxFrom !== undefined) checkSource(options.agentboxFrom, ctx.cwd);
   const source =
     options.agentboxFrom ??
     sourceRecordedIn(repo.root, platform) ??
     (await defaultSourceOrStop(VERSION, `agentbox init --ci ${platform}`, repo.root, ctx.env));
-  return { ...planCi(repo.root, platform, { version: VERSION, source }, options.force === true), source };
+  // Not refused: a runner may have what this machine does not (a self-hosted runner's own disk).
+  const local = sourcePath(source);
+  if (local !== undefined && !fs.existsSync(local))
+    ctx.io.err(
+      `agentbox: warning: ${local} does not exist on this machine: runners must have it at that path\n`,
+    );
+  const plan = planCi(repo.root, platform, { version: VERSION, source }, options.force === true);
+  return { ...plan, source, path: local };
 }
 
 /** What the repository carries that agentbox will not use until the person trusts it; '' when nothing. */

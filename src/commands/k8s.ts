@@ -6,7 +6,7 @@ import { jobManifest } from '../engines/k8s.js';
 import { commitOf, isOnRemote, remoteUrl } from '../engines/origin.js';
 import { renderYaml } from '../engines/render.js';
 import { cloneUrl } from '../engines/repo-url.js';
-import { checkSource } from '../engines/source.js';
+import { checkSource, sourcePath } from '../engines/source.js';
 import { AgentboxError } from '../errors.js';
 import { findRepo } from '../git/repo.js';
 import { HEADLESS_TYPES, type HeadlessType } from '../run/begin/tier.js';
@@ -28,7 +28,7 @@ export interface K8sJobOptions {
   readonly maxCost?: string;
   readonly name?: string;
   readonly json?: boolean;
-  /** Install this agentbox at pod start over the image's own (npm spec, tarball URL, git URL). */
+  /** Install this agentbox at pod start over the image's own (npm spec, tarball or git URL, path). */
   readonly agentboxFrom?: string;
 }
 
@@ -48,7 +48,7 @@ function seconds(flag: string, text: string): number {
   return Math.round(ms / 1000);
 }
 
-function check(type: string, task: string, options: K8sJobOptions): HeadlessType {
+function check(type: string, task: string, options: K8sJobOptions, cwd: string): HeadlessType {
   if (!HEADLESS_TYPES.includes(type as HeadlessType))
     throw usage('run type', type, `use one of: ${HEADLESS_TYPES.join(', ')}`);
   if (task.trim() === '' || task.includes('\0'))
@@ -63,7 +63,7 @@ function check(type: string, task: string, options: K8sJobOptions): HeadlessType
       'container (the pod is the sandbox) or required (bubblewrap in the pod)',
     );
   if (options.maxCost !== undefined) parseMaxCost(options.maxCost);
-  if (options.agentboxFrom !== undefined) checkSource(options.agentboxFrom);
+  if (options.agentboxFrom !== undefined) checkSource(options.agentboxFrom, cwd);
   for (const [flag, value] of [
     ['--cpu', options.cpu],
     ['--memory', options.memory],
@@ -84,12 +84,17 @@ export async function job(
   task: string,
   options: K8sJobOptions,
 ): Promise<number> {
-  const runType = check(type, task, options);
+  const runType = check(type, task, options, ctx.cwd);
   const repo = await findRepo(ctx.cwd, ctx.env);
   const origin = { root: repo.root, env: ctx.env };
   const clone = cloneUrl(options.repo ?? (await remoteUrl(origin)));
   const commit = await commitOf(origin, options.commit ?? 'HEAD');
   if (clone.note) ctx.io.err(`agentbox: ${clone.note}\n`);
+  const local = options.agentboxFrom === undefined ? undefined : sourcePath(options.agentboxFrom);
+  if (local !== undefined)
+    ctx.io.err(
+      `agentbox: --agentbox-from ${local} is a path: the pod reads it in its image, not on this machine\n`,
+    );
   if (!(await isOnRemote(origin, commit)))
     ctx.io.err(
       `agentbox: commit ${commit.slice(0, 12)} is on no remote branch: push it first, or the pod cannot check it out\n`,

@@ -143,7 +143,7 @@ describe('agentbox init --ci', () => {
     ['a GitHub expression', `https://x.example/\${{secrets.ANTHROPIC_API_KEY}}.tgz`],
     ['shell in a spec', 'agentbox@$(touch pwned)'],
     ['a plain-http tarball', 'http://files.example/agentbox.tgz'],
-    ['a local path', './agentbox-0.1.0.tgz'],
+    ['an absolute path with "..", which npm reads relative', 'file:///../agentbox-0.1.0.tgz'],
   ])('--agentbox-from with %s is refused, naming it, and nothing is written', async (_, value) => {
     const r = repo();
     const before = snapshotTree(r.dir, { skip: ['.git'] });
@@ -154,6 +154,49 @@ describe('agentbox init --ci', () => {
     expect(result.code).toBe(2);
     expect(result.stderr).toContain('invalid --agentbox-from');
     expect(result.stderr).toContain('agentbox@<version>');
+    expect(snapshotTree(r.dir, { skip: ['.git'] })).toEqual(before);
+  });
+
+  it('a path or a file: URL is taken, with what it means for runners; a missing one is warned of', async () => {
+    const r = repo();
+    const tarball = path.join(r.dir, 'agentbox-0.1.0.tgz');
+    fs.writeFileSync(tarball, 'a tarball\n');
+    const fromFile = await agentbox(['init', '--ci', 'gitlab', '--agentbox-from', `file://${tarball}`], {
+      cwd: r.dir,
+      env: env(r),
+    });
+    expect(fromFile.stderr).toBe('');
+    expect(fromFile.code).toBe(0);
+    expect(r.read(GITLAB_JOB_FILE)).toContain(
+      `npm install --global --no-fund --no-audit 'file://${tarball}'`,
+    );
+    expect(fromFile.stdout).toContain(`CI runners install agentbox from file://${tarball} (`);
+    expect(fromFile.stdout).toContain("Note: a path is read on the runner's own disk:");
+    const missing = '/srv/nowhere/agentbox-0.1.0.tgz';
+    const fromMissing = await agentbox(['init', '--ci', 'github', '--agentbox-from', missing], {
+      cwd: r.dir,
+      env: env(r),
+    });
+    expect(fromMissing.code).toBe(0);
+    expect(fromMissing.stderr).toBe(
+      `agentbox: warning: ${missing} does not exist on this machine: runners must have it at that path\n`,
+    );
+    expect(r.read(GITHUB_WORKFLOW_FILE)).toContain(`'${missing}'`);
+  });
+
+  it('a relative path is refused, naming the absolute one to pass, and nothing is written', async () => {
+    const r = repo();
+    const before = snapshotTree(r.dir, { skip: ['.git'] });
+    const sub = path.join(r.dir, 'sub');
+    fs.mkdirSync(sub);
+    const result = await agentbox(['init', '--ci', 'github', '--agentbox-from', '../agentbox-0.1.0.tgz'], {
+      cwd: sub,
+      env: env(r),
+    });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain('invalid --agentbox-from "../agentbox-0.1.0.tgz": a relative path');
+    expect(result.stderr).toContain(`--agentbox-from ${path.join(r.dir, 'agentbox-0.1.0.tgz')}`);
+    fs.rmdirSync(sub);
     expect(snapshotTree(r.dir, { skip: ['.git'] })).toEqual(before);
   });
 
@@ -220,6 +263,18 @@ describe('agentbox k8s job', () => {
     });
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain('invalid --agentbox-from');
+    const inImage = await agentbox(
+      ['k8s', 'job', 'fix', 'x', '--json', '--agentbox-from', 'file:///opt/agentbox-0.1.0.tgz'],
+      { cwd: r.dir, env: env(r) },
+    );
+    expect(inImage.code).toBe(0);
+    expect(JSON.parse(inImage.stdout).spec.template.spec.containers[0].env).toContainEqual({
+      name: 'AGENTBOX_FROM',
+      value: 'file:///opt/agentbox-0.1.0.tgz',
+    });
+    expect(inImage.stderr).toContain(
+      'agentbox: --agentbox-from /opt/agentbox-0.1.0.tgz is a path: the pod reads it in its image, not on this machine',
+    );
   });
 
   it("asks git with the command's environment (its git config), not agentbox's own", async () => {
