@@ -21,8 +21,8 @@ import { publishClaudeCode, type Registry, startRegistry } from '../helpers/regi
  * its dependencies laid in from npm's cache), and each line exactly as the generated GitHub
  * workflow, GitLab job, runner Dockerfile and Kubernetes Job hold it, run by a shell against that
  * registry into a prefix of its own; then `agentbox --version` from there. The GitLab job runs
- * whole under gitlab-ci-local (shell executor): its install, the run, the push, and the laptop's
- * `agentbox fetch`.
+ * whole under gitlab-ci-local (shell executor), by the recipe docs/ci.md gives for it: its install
+ * (from a file:// tarball), the run, the push, and the laptop's `agentbox fetch`.
  * NOTE: Claude Code is a stand-in package that runs this clone's real CLI (test/helpers/registry.ts).
  */
 const run = promisify(execFile);
@@ -172,7 +172,7 @@ describe('the install lines agentbox writes, run against a real registry', () =>
     expect((await run(podAgentbox, ['--version'])).stdout.trim()).toBe(VERSION);
   }, 400_000);
 
-  it.concurrent('GitLab, whole under gitlab-ci-local: install from a tarball URL, the run, its push, then the laptop fetches it', async () => {
+  it.concurrent("GitLab: init with a file:// tarball, then docs/ci.md's recipe runs the job under gitlab-ci-local, and the laptop fetches the run; nothing of the person's git or npm changes", async () => {
     const p: Project = await project({ files: { 'src/app.ts': 'export const x = 1;\n' } });
     try {
       await gitlabEndToEnd(p);
@@ -182,82 +182,91 @@ describe('the install lines agentbox writes, run against a real registry', () =>
   }, 400_000);
 });
 
+/** The shell block of docs/ci.md "Trying the job on your machine", as a person would paste it. */
+function tryGitlabRecipe(): string {
+  const doc = fs.readFileSync(path.join(REPO_ROOT, 'docs/ci.md'), 'utf8');
+  const block = /<!-- try-gitlab:start -->\n```sh\n([\s\S]*?)```\n<!-- try-gitlab:end -->/.exec(doc)?.[1];
+  if (block === undefined) throw new Error('docs/ci.md has no <!-- try-gitlab:start --> sh block');
+  return block;
+}
+
 /**
- * The laptop (the project) pushes to a bare origin; the runner's checkout is a clone of it, whose
- * `gcl-origin` tells gitlab-ci-local the project path; CI_SERVER_URL points the job's push remote
- * back at the bare origin.
+ * The laptop (the project) writes the job with a file:// source (a shell runner shares its disk),
+ * then runs docs/ci.md's recipe as it stands: its stand-in origin, scratch checkout, gitlab-ci-local
+ * run (the job's install from the file:// tarball, the run, its push) and `agentbox fetch`. The
+ * person has a ~/.gitconfig and a global npm prefix of their own: both stay as they were.
  */
 async function gitlabEndToEnd(p: Project): Promise<void> {
-  const git = (cwd: string, ...args: string[]) =>
-    run('git', args, { cwd, env: { ...process.env, ...GIT_ENV } });
-  const server = path.join(work, 'gitlab');
-  const origin = path.join(server, 'team/app.git');
-  fs.mkdirSync(path.dirname(origin), { recursive: true });
   const laptop = { ...p.env, ...registry.env };
-  const init = await runAgentbox(['init', '--ci', 'gitlab', '--agentbox-from', tarballUrl()], {
+  const init = await runAgentbox(['init', '--ci', 'gitlab', '--agentbox-from', `file://${tarball}`], {
     cwd: p.repo.dir,
     env: laptop,
   });
-  expect(init.code, init.stderr).toBe(0);
+  expect(init.stderr).toBe('');
+  expect(init.code).toBe(0);
+  expect(init.stdout).toContain("Note: a path is read on the runner's own disk");
   p.repo.commit('agentbox in GitLab CI');
-  await git(work, 'clone', '--quiet', '--bare', p.repo.dir, origin);
-  await git(p.repo.dir, 'remote', 'add', 'origin', origin);
-  await git(p.repo.dir, 'fetch', '--quiet', 'origin');
-  const checkout = path.join(work, 'runner-checkout');
-  await git(work, 'clone', '--quiet', origin, checkout);
-  await git(checkout, 'remote', 'add', 'gcl-origin', 'https://gitlab.example/team/app.git');
 
   p.server.setRules([
     {
-      when: { turn: 0, anyText: 'add gitlab.txt' },
+      when: { turn: 0, anyText: 'add a CHANGELOG.md' },
       reply: (req) =>
-        tool('Write', { file_path: path.join(req.workingDirectory!, 'gitlab.txt'), content: 'hello\n' }),
+        tool('Write', { file_path: path.join(req.workingDirectory!, 'CHANGELOG.md'), content: '# 0.1.0\n' }),
     },
-    { when: { turn: 1, anyText: 'add gitlab.txt' }, reply: text('Added gitlab.txt.') },
+    { when: { turn: 1, anyText: 'add a CHANGELOG.md' }, reply: text('Added CHANGELOG.md.') },
   ]);
-  const prefix = path.join(work, 'prefix-gitlab');
-  const runnerHome = fs.mkdtempSync(path.join(work, 'runner-home-'));
-  const variables = {
-    CI_PIPELINE_SOURCE: 'web',
-    CI_SERVER_URL: `file://${server}`,
-    AGENTBOX_TASK: 'add gitlab.txt',
-    GIT_PUSH_TOKEN: 'not-a-real-token',
-  };
-  const gcl = path.join(REPO_ROOT, 'node_modules/.bin/gitlab-ci-local');
-  const job = await sh(
-    [
-      gcl,
-      '--force-shell-executor',
-      '--ignore-predefined-vars',
-      'CI_PIPELINE_SOURCE,CI_SERVER_URL',
-      ...Object.entries(variables).flatMap(([k, v]) => ['--variable', `${k}=${v}`]),
-      'agentbox',
-    ],
-    {
-      ...p.env,
-      // The runner has what the job installs, nothing else: no AGENTBOX_CLAUDE_BIN, its own git config.
-      AGENTBOX_CLAUDE_BIN: undefined,
-      PATH: `${path.join(prefix, 'bin')}:${process.env.PATH}`,
-      npm_config_prefix: prefix,
-      ...WARM,
-      GIT_CONFIG_GLOBAL: path.join(runnerHome, '.gitconfig'),
-      GIT_CONFIG_NOSYSTEM: '1',
-    },
-    checkout,
+  const personBin = path.join(work, 'person-bin');
+  fs.mkdirSync(personBin);
+  fs.symlinkSync(path.join(REPO_ROOT, 'bin/agentbox.cjs'), path.join(personBin, 'agentbox'));
+  fs.symlinkSync(
+    path.join(REPO_ROOT, 'node_modules/.bin/gitlab-ci-local'),
+    path.join(personBin, 'gitlab-ci-local'),
   );
-  const log = `${job.stdout}${job.stderr}`;
-  expect(job.code, log).toBe(0);
+  const gitconfig = path.join(p.env.HOME!, '.gitconfig');
+  fs.writeFileSync(
+    gitconfig,
+    '[user]\n\tname = A Person\n\temail = person@example.invalid\n[alias]\n\tst = status\n',
+  );
+  const before = fs.readFileSync(gitconfig);
+  const tmp = path.join(work, 'person-tmp');
+  fs.mkdirSync(tmp);
+  const personPrefix = path.join(work, 'person-npm');
+  const tried = await sh(
+    [...BASH, tryGitlabRecipe()],
+    {
+      ...laptop,
+      ...WARM,
+      // The runner has what the job installs: no AGENTBOX_CLAUDE_BIN.
+      AGENTBOX_CLAUDE_BIN: undefined,
+      PATH: `${personBin}:${process.env.PATH}`,
+      TMPDIR: tmp,
+      npm_config_prefix: personPrefix,
+    },
+    p.repo.dir,
+  );
+  const log = `${tried.stdout}${tried.stderr}`;
+  expect(tried.code, log).toBe(0);
+  expect(log).toContain(`npm install --global --no-fund --no-audit 'file://${tarball}'`);
   expect(log).toMatch(/added \d+ packages/);
   expect(log).toContain('PASS  agentbox');
-  expect((await versions(path.join(prefix, 'bin'))).agentbox).toBe(VERSION);
+  const ci = path.join(tmp, fs.readdirSync(tmp).find((e) => fs.existsSync(path.join(tmp, e, 'checkout')))!);
+  expect((await versions(path.join(ci, 'npm/bin'))).agentbox).toBe(VERSION);
   const published = log.match(/published (\S+) to origin/)?.[1];
   expect(published, log).toBeDefined();
+  expect(tried.stdout).toContain('try-ci: 1 published run(s) — 1 new');
+  expect(tried.stdout).toContain(published!);
 
-  const fetched = await p.agentbox(['fetch']);
-  expect(fetched.code, fetched.stderr).toBe(0);
-  expect(fetched.stdout).toContain(published!.slice(-6));
+  // The person's own git config is byte-identical: the job's `git config --global` went to the
+  // scratch file. The job's global npm install went to the scratch prefix, not the person's.
+  expect(fs.readFileSync(gitconfig).equals(before), fs.readFileSync(gitconfig, 'utf8')).toBe(true);
+  expect(fs.readFileSync(path.join(ci, 'gitconfig'), 'utf8')).toContain('[credential]\n\thelper = ');
+  expect(fs.existsSync(personPrefix)).toBe(false);
   const diff = await p.agentbox(['diff', published!.slice(-6)]);
-  expect(diff.stdout).toContain('gitlab.txt');
+  expect(diff.stdout).toContain('CHANGELOG.md');
+  // No container around the job here: the recipe asks for the sandbox back.
+  const show = await p.agentbox(['show', published!.slice(-6)]);
+  expect(show.code, show.stderr).toBe(0);
+  expect(show.stdout).not.toContain('no kernel fence');
   await expectNoProcessesLeft(p.tag);
 }
 
