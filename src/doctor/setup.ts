@@ -4,6 +4,7 @@ import { buildAgentEnv } from '../claude/env.js';
 import type { Config } from '../config/schema.js';
 import { runGit } from '../git/exec.js';
 import type { Repo } from '../git/repo.js';
+import { probeVerifySandbox } from '../sandbox/available.js';
 import type { Env } from '../util/env.js';
 import type { CheckResult } from './checks.js';
 import {
@@ -175,6 +176,14 @@ export async function checkSetup(repo: Repo, env: Env, config: Config): Promise<
     const problem = await setupProblem(repo, key, line, pathVar);
     if (problem) return { name: 'setup', ok: false, ...problem };
   }
+  const runtime = config.runs.setup && config.sandbox.mode !== 'off' ? probeVerifySandbox(env) : null;
+  if (runtime && !runtime.ok)
+    return {
+      name: 'setup',
+      ok: false,
+      detail: runtime.problem.replace('runs.verify', 'runs.setup (and runs.verify)'),
+      fix: runtime.fix,
+    };
   const network = await setupNetwork(repo, config);
   if (!network.ok) return { name: 'setup', ok: false, detail: network.detail, fix: network.fix! };
   const locked = lines.some((l) => lockfileNeeds(l.line).length > 0);

@@ -18,7 +18,7 @@ import { findRepo } from '../../src/git/repo.js';
 import { nextAction } from '../../src/present/next-step.js';
 import { setupFailure } from '../../src/run/begin/setup-step.js';
 import { refusedHosts } from '../../src/sandbox/refused-hosts.js';
-import { gitRepo } from '../helpers/git-repo.js';
+import { gitRepo, tempDir } from '../helpers/git-repo.js';
 
 /** Issue 38, item 5: doctor knows what runs.setup's installs download, and from where. */
 describe('installs: which commands, which hosts', () => {
@@ -204,6 +204,23 @@ describe('runs.setup against its network, on a real repository (files read at HE
       sandbox: { ...DEFAULT_CONFIG.sandbox, mode: 'off' as const },
     };
     expect((await checkSetup(found, env, off)).detail).toContain('not fenced (sandbox.mode: off)');
+  });
+
+  it('runs.setup runs in the sandbox runtime, which needs ripgrep on Linux: not found, not passed', async () => {
+    const repo = gitRepo({ files: { 'package.json': '{}\n' } });
+    // node alone on PATH (its own folder may hold rg too, as /usr/bin does).
+    const bin = tempDir('agentbox-node-only-');
+    fs.symlinkSync(process.execPath, path.join(bin, 'node'));
+    const result = await checkSetup(
+      await findRepo(repo.dir),
+      { PATH: `${bin}:/nonexistent` },
+      config('node -v'),
+    );
+    if (process.platform !== 'linux') return;
+    expect(result).toMatchObject({ ok: false });
+    expect(result.detail).toContain(
+      'ripgrep (rg) is not installed, which the sandbox runtime that runs runs.setup',
+    );
   });
 
   it('a lockfile only in the working tree is not in a fix run’s worktree', async () => {
