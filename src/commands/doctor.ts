@@ -16,6 +16,7 @@ import {
   checkSandbox,
   checkTrust,
 } from '../doctor/checks.js';
+import { nodeLineResult } from '../doctor/node-line.js';
 import { checkSetup } from '../doctor/setup.js';
 import { checkTemplates, checkVerify } from '../doctor/templates.js';
 import { styler } from '../util/style.js';
@@ -58,7 +59,10 @@ async function modelChecks(
 
 /** Runs every check it can, prints each with its fix, and fails (exit 1) if any failed. */
 export async function doctor(ctx: CommandContext, options: DoctorOptions = {}): Promise<number> {
-  const results: CheckResult[] = [await checkGit(ctx.cwd, ctx.env)];
+  const results: CheckResult[] = [
+    nodeLineResult(process.versions.node, new Date()),
+    await checkGit(ctx.cwd, ctx.env),
+  ];
   const { result: repoResult, repo } = await checkRepo(ctx.cwd, ctx.env);
   results.push(repoResult);
   const { result: configResult, config, trust } = checkConfig(repo, ctx.env);
@@ -71,11 +75,12 @@ export async function doctor(ctx: CommandContext, options: DoctorOptions = {}): 
   const authCwd = trust?.trusted === false ? undefined : (repo?.root ?? ctx.cwd);
   results.push(...(await modelChecks(ctx.env, bin, authCwd, config?.claude.model ?? null)));
   results.push(await checkPty());
-  results.push(checkSandbox(ctx.env, config));
+  const sandbox = checkSandbox(ctx.env, config);
+  results.push(sandbox);
   if (repo && config)
     results.push(
       checkTemplates(repo, ctx.env, config),
-      checkVerify(ctx.env, config),
+      checkVerify(ctx.env, config, sandbox.ok),
       await checkSetup(repo, ctx.env, config),
     );
   if (repo) {
@@ -98,17 +103,25 @@ export async function doctor(ctx: CommandContext, options: DoctorOptions = {}): 
     ctx.io.out(`${JSON.stringify({ ok: failed.length === 0, checks: results }, null, 2)}\n`);
     return failed.length === 0 ? 0 : 1;
   }
+  printResults(ctx, results, failed.length);
+  return failed.length === 0 ? 0 : 1;
+}
+
+/** One line per check (✓ passed, ! a warning, ✗ failed, - skipped), its fix below, then the count. */
+function printResults(ctx: CommandContext, results: readonly CheckResult[], failed: number): void {
   const s = styler(ctx.io);
   const width = Math.max(...results.map((r) => r.name.length));
   for (const r of results) {
-    const mark = r.ok ? s.ok('✓') : r.skipped ? s.dim('-') : s.bad('✗');
+    const mark = r.warn ? s.warn('!') : r.ok ? s.ok('✓') : r.skipped ? s.dim('-') : s.bad('✗');
     ctx.io.out(`${mark} ${r.name.padEnd(width)}  ${r.skipped ? s.dim(`skipped: ${r.detail}`) : r.detail}\n`);
-    if (!r.ok && !r.skipped && r.fix) ctx.io.out(`  ${' '.repeat(width)}  ${s.warn('fix:')} ${r.fix}\n`);
+    if ((r.warn || (!r.ok && !r.skipped)) && r.fix)
+      ctx.io.out(`  ${' '.repeat(width)}  ${s.warn('fix:')} ${r.fix}\n`);
   }
+  const warned = results.filter((r) => r.warn).length;
+  const warnings = warned > 0 ? ` ${warned} warning(s) (!) above.` : '';
   ctx.io.out(
-    failed.length === 0
-      ? `\n${s.ok('All checks passed.')}\n`
-      : `\n${s.bad(`${failed.length} check(s) failed.`)}\n`,
+    failed === 0
+      ? `\n${s.ok('All checks passed.')}${warnings}\n`
+      : `\n${s.bad(`${failed} check(s) failed.`)}${warnings}\n`,
   );
-  return failed.length === 0 ? 0 : 1;
 }

@@ -93,7 +93,7 @@ function printEnd(
   const why = seen.failure ? ` (${seen.failure.kind}): ${terminalText(seen.failure.message)}` : '';
   const code = ok ? 0 : 1;
   ctx.io.out(`${ok ? s.ok('✓') : s.bad('✗')} ${run.name} — ${seen.status}${why} · exit ${code}\n`);
-  ctx.io.out(`  next ${nextStep(seen.status, runIdOf(run.name), seen.failure?.kind)}\n`);
+  ctx.io.out(`  next ${nextStep(seen.status, runIdOf(run.name), seen.failure)}\n`);
   return code;
 }
 

@@ -22,6 +22,8 @@ export interface CheckResult {
   readonly ok: boolean;
   /** A check that could not run because an earlier one failed. */
   readonly skipped?: boolean;
+  /** Passed, with something to act on before it becomes a failure (its fix says what). */
+  readonly warn?: boolean;
   readonly detail: string;
   readonly fix?: string;
 }

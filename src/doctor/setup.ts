@@ -4,8 +4,16 @@ import { buildAgentEnv } from '../claude/env.js';
 import type { Config } from '../config/schema.js';
 import { runGit } from '../git/exec.js';
 import type { Repo } from '../git/repo.js';
+import { probeVerifySandbox } from '../sandbox/available.js';
 import type { Env } from '../util/env.js';
 import type { CheckResult } from './checks.js';
+import {
+  headReader,
+  installNeeds,
+  type NetworkVerdict,
+  networkVerdict,
+  setupAllowed,
+} from './setup-network.js';
 
 /**
  * `runs.setup` and `runs.verify`, checked without running them (issue 29: `npm ci` in a project
@@ -150,7 +158,12 @@ async function committedFiles(root: string, files: readonly string[]): Promise<s
   return run.exitCode === 0 ? run.stdout.split('\n').filter(Boolean) : [];
 }
 
-/** runs.setup and runs.verify: their programs on the run's PATH, their installs' lockfiles committed. */
+/**
+ * runs.setup and runs.verify: their programs on the run's PATH, their installs' lockfiles
+ * committed, and the hosts runs.setup's installs download from within the setup's network
+ * allowlist. The line says what was checked, and only that (issue 38: "lockfiles committed" was
+ * printed for an `npm install` in a repository that had none).
+ */
 export async function checkSetup(repo: Repo, env: Env, config: Config): Promise<CheckResult> {
   const lines = (['setup', 'verify'] as const).flatMap((key) => {
     const line = config.runs[key];
@@ -163,14 +176,43 @@ export async function checkSetup(repo: Repo, env: Env, config: Config): Promise<
     const problem = await setupProblem(repo, key, line, pathVar);
     if (problem) return { name: 'setup', ok: false, ...problem };
   }
+  const runtime = config.runs.setup && config.sandbox.mode !== 'off' ? probeVerifySandbox(env) : null;
+  if (runtime && !runtime.ok)
+    return {
+      name: 'setup',
+      ok: false,
+      detail: runtime.problem.replace('runs.verify', 'runs.setup (and runs.verify)'),
+      fix: runtime.fix,
+    };
+  const network = await setupNetwork(repo, config);
+  if (!network.ok) return { name: 'setup', ok: false, detail: network.detail, fix: network.fix! };
+  const locked = lines.some((l) => lockfileNeeds(l.line).length > 0);
   const installs = /^(npm|pnpm|yarn|bun)( (ci|install|i)\b|$)/.test(config.runs.setup ?? '');
   const tip =
     installs && fs.existsSync(path.join(repo.root, 'node_modules'))
       ? `; to reuse what you installed, with no network: ${COPY_SETUP}`
       : '';
+  const what = `programs found on the run's PATH${locked ? ', lockfiles committed' : ''}`;
   return {
     name: 'setup',
     ok: true,
-    detail: `${lines.map((l) => `runs.${l.key}`).join(' and ')}: programs found on the run's PATH, lockfiles committed (not run)${tip}`,
+    detail: `${lines.map((l) => `runs.${l.key}`).join(' and ')}: ${what}${network.detail ? `; ${network.detail}` : ''} (not run)${tip}`,
   };
+}
+
+/** runs.setup's installs against the network its sandbox allows (nothing to say without a setup). */
+async function setupNetwork(repo: Repo, config: Config): Promise<NetworkVerdict> {
+  const setup = config.runs.setup;
+  if (!setup) return { ok: true, detail: '' };
+  if (config.sandbox.mode === 'off')
+    return { ok: true, detail: 'its network is not fenced (sandbox.mode: off)' };
+  const needs = await installNeeds(simpleCommands(setup), headReader(repo.root));
+  if (needs.length === 0)
+    return {
+      ok: true,
+      detail: `no install agentbox recognises in runs.setup: what it downloads is not checked (it reaches ${
+        setupAllowed(config).join(', ') || 'no host'
+      })`,
+    };
+  return networkVerdict(needs, config);
 }

@@ -34,14 +34,19 @@ export function checkTemplates(repo: Repo, env: Env, config: Config): CheckResul
   };
 }
 
-/** runs.verify, when set, can run where fix runs do: in the sandbox runtime. */
-export function checkVerify(env: Env, config: Config): CheckResult {
+/**
+ * runs.verify, when set, can run where fix runs do: in the sandbox runtime, which needs the
+ * sandbox itself (the sandbox check) and, on Linux, ripgrep. Not run: the line says so.
+ */
+export function checkVerify(env: Env, config: Config, sandboxWorks: boolean): CheckResult {
   const command = config.runs.verify;
   if (!command) return { name: 'verify', ok: true, detail: 'runs.verify is not set: nothing to run' };
   if (config.sandbox.mode === 'off')
     return { name: 'verify', ok: true, detail: `"${command}" runs unsandboxed (sandbox.mode: off)` };
+  if (!sandboxWorks)
+    return { name: 'verify', ok: false, skipped: true, detail: 'needs the sandbox (see the sandbox check)' };
   const probe = probeVerifySandbox(env);
   return probe.ok
-    ? { name: 'verify', ok: true, detail: `"${command}" runs in each fix run's sandbox` }
+    ? { name: 'verify', ok: true, detail: `"${command}" can run in each fix run's sandbox (not run)` }
     : { name: 'verify', ok: false, detail: probe.problem, fix: probe.fix };
 }

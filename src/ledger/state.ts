@@ -68,6 +68,7 @@ function checkFailure(value: unknown): Failure | null {
     kind: oneOf(o, 'kind', FAILURE_KINDS),
     message: str(o, 'message'),
     ...(o.last_safe_artifact === undefined ? {} : { last_safe_artifact: last }),
+    ...(typeof o.next === 'string' ? { next: o.next } : {}),
   };
 }
 

@@ -88,6 +88,8 @@ export interface Failure {
   readonly kind: FailureKind;
   readonly message: string;
   readonly last_safe_artifact?: string | null;
+  /** What to do next when this failure knows better than its kind (a setup the proxy refused). */
+  readonly next?: string;
 }
 
 /**

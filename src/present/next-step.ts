@@ -1,4 +1,7 @@
-import type { FailureKind, RunStatus } from '../ledger/types.js';
+import type { Failure, FailureKind, RunStatus } from '../ledger/types.js';
+
+/** A failure's kind, or the failure itself (whose own `next` wins). */
+type FailureOf = FailureKind | Pick<Failure, 'kind' | 'next'> | null;
 
 /**
  * What is left to do with a run that ended, by how it ended: a failure's kind says whether resuming
@@ -9,9 +12,11 @@ import type { FailureKind, RunStatus } from '../ledger/types.js';
 export function nextAction(
   status: RunStatus,
   id: string,
-  failure?: FailureKind | null,
+  failureOf?: FailureOf,
   setupLog?: string,
 ): string | null {
+  if (failureOf && typeof failureOf === 'object' && failureOf.next) return failureOf.next;
+  const failure = failureOf && typeof failureOf === 'object' ? failureOf.kind : failureOf;
   // claude never started: there is no session to resume.
   if (failure === 'setup')
     return status === 'FAILED'
@@ -40,6 +45,6 @@ export function nextAction(
 }
 
 /** After a run ends (its summary, `watch`, the notification): what to do, else where to look. Pure. */
-export function nextStep(status: RunStatus, id: string, failure?: FailureKind | null): string {
+export function nextStep(status: RunStatus, id: string, failure?: FailureOf): string {
   return nextAction(status, id, failure) ?? `agentbox show ${id}`;
 }

@@ -41,7 +41,7 @@ export interface RunEnd {
 }
 
 export function printSummary(io: Io, runDir: string, root: string, done: RunEnd, json: boolean): void {
-  const next = nextStep(done.status, runIdOf(done.name), done.failure?.kind);
+  const next = nextStep(done.status, runIdOf(done.name), done.failure);
   if (json) {
     io.out(summaryJson(runDir, done, next));
     return;

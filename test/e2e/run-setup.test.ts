@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bash, type RequestView, text, tool } from '../fixtures/model-server/index.js';
-import { AGENTBOX_BIN } from '../helpers/bin.js';
+import { AGENTBOX_BIN, REPO_ROOT } from '../helpers/bin.js';
 import { expectNoProcessesLeft } from '../helpers/processes.js';
 import { type Project, project, trustAsIs } from '../helpers/project.js';
 import { sleep, waitFor } from '../helpers/pty.js';
@@ -369,6 +369,64 @@ describe('runs.setup and failed tool calls', () => {
     fs.rmSync(flag('verify-go'));
     config('');
   }, 300_000);
+
+  it('npm install, a dependency, no lockfile (issue 38): doctor names registry.npmjs.org and the line to write; the run the proxy refuses says so and names runs.setup_domains', async () => {
+    fs.writeFileSync(
+      path.join(root, 'package.json'),
+      `${JSON.stringify({ name: 'app', version: '1.0.0', dependencies: { dequal: '^2.0.3' } })}\n`,
+    );
+    git(root, 'add', 'package.json');
+    git(root, 'commit', '-q', '-m', 'a dependency, no lockfile');
+    try {
+      config('runs:\n  setup: npm install --no-audit --no-fund\n');
+      const doctor = await p.agentbox(['doctor']);
+      expect(doctor.code).toBe(1);
+      expect(doctor.stdout).toMatch(
+        /✗ setup +runs\.setup: npm install --no-audit --no-fund downloads from registry\.npmjs\.org \(package\.json, no lockfile committed\), and the sandbox's network allowlist lets the setup reach no host: the sandbox's proxy would refuse registry\.npmjs\.org \(E403\)\n/,
+      );
+      expect(doctor.stdout).toContain(
+        'fix: in agentbox.yaml, under runs:, write  setup_domains: [registry.npmjs.org]  ',
+      );
+      expect(doctor.stdout).not.toContain('lockfiles committed');
+      // docs/getting-started.md shows these two lines as doctor prints them.
+      const printed = doctor.stdout.split('\n');
+      const at = printed.findIndex((l) => l.startsWith('✗ setup'));
+      const page = fs.readFileSync(path.join(REPO_ROOT, 'docs/getting-started.md'), 'utf8');
+      expect(page).toContain(`${printed[at]}\n${printed[at + 1]}\n`);
+
+      // The run: the sandbox's proxy refuses the registry (no network needed to see it).
+      const task = 'TASK-SETUP-REFUSED anything';
+      p.server.setRules(script(task, 'true', 'never asked'));
+      const from = p.server.requests.length;
+      const result = await p.agentbox(['fix', task]);
+      expect(result.code).toBe(1);
+      expect(p.server.requests.length).toBe(from);
+      const name = p.newest();
+      expect(p.read(name, 'raw/setup.log')).toContain('host is not on the allow list');
+      expect(result.stdout).toContain(
+        `FAILED (setup): runs.setup "npm install --no-audit --no-fund" failed with exit code 1: the sandbox's network allowlist refused registry.npmjs.org; its output is in`,
+      );
+      expect(result.stdout).toContain(
+        'next          let the setup reach registry.npmjs.org: in agentbox.yaml, under runs:, write  setup_domains: [registry.npmjs.org]  (runs.setup_domains: only the setup reaches them, not the agent), then agentbox trust and start the run again\n',
+      );
+      expect(result.stdout).not.toContain('your own tree');
+      expect((await p.agentbox(['show', name])).stdout).toContain(
+        'next: let the setup reach registry.npmjs.org',
+      );
+
+      // With the line written, doctor's setup check passes and says what it checked.
+      config('runs:\n  setup: npm install --no-audit --no-fund\n  setup_domains: [registry.npmjs.org]\n');
+      const allowed = await p.agentbox(['doctor']);
+      const passed =
+        "runs.setup: programs found on the run's PATH; npm install --no-audit --no-fund reaches registry.npmjs.org (package.json, no lockfile committed), allowed (not run)";
+      expect(allowed.stdout).toContain(`✓ setup            ${passed}\n`);
+      expect(page.replace(/\s+/g, ' ')).toContain(passed);
+    } finally {
+      git(root, 'rm', '-q', 'package.json');
+      git(root, 'commit', '-q', '-m', 'no package.json');
+      config('');
+    }
+  });
 
   it('leaves no process behind', async () => {
     await expectNoProcessesLeft(p.tag);

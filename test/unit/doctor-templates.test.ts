@@ -50,8 +50,18 @@ describe('doctor: templates and runs.verify', () => {
       runs: { ...DEFAULT_CONFIG.runs, verify },
       sandbox: { ...DEFAULT_CONFIG.sandbox, mode },
     };
-    const result = checkVerify({ PATH }, config);
+    const result = checkVerify({ PATH }, config, true);
     expect(result.ok).toBe(ok);
     if (!ok) expect(result.fix).toContain('ripgrep');
+  });
+
+  it('never says runs.verify can run in a sandbox that does not work (issue 38: every ✓ is true)', () => {
+    const config = { ...DEFAULT_CONFIG, runs: { ...DEFAULT_CONFIG.runs, verify: 'npm test' } };
+    const withRg = { PATH: process.env.PATH ?? '/usr/bin:/bin' };
+    expect(checkVerify(withRg, config, false)).toMatchObject({ ok: false, skipped: true });
+    expect(checkVerify(withRg, config, true)).toMatchObject({
+      ok: true,
+      detail: `"npm test" can run in each fix run's sandbox (not run)`,
+    });
   });
 });

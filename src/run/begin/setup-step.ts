@@ -8,6 +8,7 @@ import type { RunProgress } from '../../present/live.js';
 import { nextStep } from '../../present/next-step.js';
 import { type CommandResult, type CommandSandbox, runProjectCommand } from '../../sandbox/command.js';
 import { fixWritable, type RunSandbox } from '../../sandbox/prepare.js';
+import { refusedHosts } from '../../sandbox/refused-hosts.js';
 import { writeAtomic } from '../../util/fs.js';
 import type { Finalized } from '../end/finalize.js';
 import { renderEndReport } from '../end/report.js';
@@ -159,8 +160,17 @@ export async function runSetupStep(input: SetupStepInput): Promise<Finalized | n
   return endBeforeClaude(input, result, stoppedBy);
 }
 
-/** How a setup that did not pass is told: the command, how it ended, where its output is. Pure. */
-export function setupFailure(result: CommandResult, logPath: string, stoppedBy: string | null): Failure {
+/**
+ * How a setup that did not pass is told: the command, how it ended, where its output is; when the
+ * sandbox's proxy refused a host, that, and the line of agentbox.yaml that lets the setup reach it
+ * (issue 38: "try the command in your own tree" was the hint, where it worked). Pure.
+ */
+export function setupFailure(
+  result: CommandResult,
+  logPath: string,
+  stoppedBy: string | null,
+  setupDomains: readonly string[] = [],
+): Failure {
   const how = stoppedBy
     ? `was stopped by ${stoppedBy}`
     : result.timedOut
@@ -168,9 +178,19 @@ export function setupFailure(result: CommandResult, logPath: string, stoppedBy: 
       : result.exitCode === null
         ? `could not start (${result.excerpt.split('\n')[0]})`
         : `failed with exit code ${result.exitCode}`;
+  const refused = stoppedBy || result.ok ? null : refusedHosts(result.excerpt);
+  const hosts = refused?.hosts.filter((h) => !setupDomains.includes(h)) ?? [];
+  const named = hosts.length > 0 ? hosts.join(', ') : 'a host (its name is in the log)';
+  const network = refused ? `: the sandbox's network allowlist refused ${named}` : '';
+  const line = `setup_domains: [${[...new Set([...setupDomains, ...(hosts.length > 0 ? hosts : ['<host>'])])].join(', ')}]`;
   return {
     kind: 'setup',
-    message: `runs.setup "${result.command}" ${how}; its output is in ${logPath}; claude was not started`,
+    message: `runs.setup "${result.command}" ${how}${network}; its output is in ${logPath}; claude was not started`,
+    ...(refused
+      ? {
+          next: `let the setup reach ${hosts.length > 0 ? hosts.join(', ') : 'it'}: in agentbox.yaml, under runs:, write  ${line}  (runs.setup_domains: only the setup reaches them, not the agent), then agentbox trust and start the run again`,
+        }
+      : {}),
   };
 }
 
@@ -181,7 +201,12 @@ async function endBeforeClaude(
 ): Promise<Finalized> {
   const { ledger, meta } = input;
   const status: RunStatus = stoppedBy ? 'ABORTED' : 'FAILED';
-  const failure = setupFailure(result, path.relative(ledger.root, result.logFile), stoppedBy);
+  const failure = setupFailure(
+    result,
+    path.relative(ledger.root, result.logFile),
+    stoppedBy,
+    input.setup.domains,
+  );
   const state = readState(input.runDir);
   let removed = true;
   let left = 'Its worktree and branch were removed: the agent never worked in them.';
@@ -196,7 +221,7 @@ async function endBeforeClaude(
     left = `Its worktree is kept at ${input.worktree} (it could not be removed: ${(error as Error).message}).`;
   }
   const tail = result.excerpt.split('\n').slice(-20).join('\n').replace(/```/g, "'''");
-  const next = `Next: ${nextStep(status, meta.run_id, 'setup')}. ${left}\n\nThe end of the setup's output:\n\n\`\`\`text\n${tail}\n\`\`\``;
+  const next = `Next: ${nextStep(status, meta.run_id, failure)}. ${left}\n\nThe end of the setup's output:\n\n\`\`\`text\n${tail}\n\`\`\``;
   await writeAtomic(
     path.join(input.runDir, 'report.md'),
     renderEndReport({ meta, status, detail: `${failure.kind}: ${failure.message}`, next }),

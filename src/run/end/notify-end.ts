@@ -46,7 +46,7 @@ export async function notifyRunEnd(
       state,
       changes: done.changes?.files.length ?? 0,
       report: done.files.includes('report.md') ? path.join(runDir, 'report.md') : null,
-      next: nextStep(done.status, runIdOf(done.name), done.failure?.kind),
+      next: nextStep(done.status, runIdOf(done.name), done.failure),
     }),
   });
 }
