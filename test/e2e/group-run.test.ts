@@ -135,9 +135,13 @@ describe('fix --attempts N', () => {
       expect(s).toMatchObject({ status: 'ABORTED', failure: { kind: 'budget' } });
       return s.usage.agent.cost_usd + s.usage.supervisor.cost_usd;
     });
-    // Together past the budget, and neither alone reached it: the group's total stopped them.
+    // Together past the budget, and at least one never reached it alone: the group's total stopped
+    // it. Not "neither": on a busy machine attempt 2 may start late, and attempt 1 alone may pass
+    // the budget before the group sees the sum (seen in CI beside a second suite: $0.084). The
+    // overshoot is bounded: each attempt ends within a turn (about $0.02) of the total passing it.
     expect(costs[0] + costs[1]).toBeGreaterThan(0.08);
-    expect(Math.max(...costs)).toBeLessThan(0.08);
+    expect(Math.min(...costs)).toBeLessThan(0.08);
+    expect(costs[0] + costs[1]).toBeLessThan(0.08 + 2 * 0.025);
     await expectNoProcessesLeft(p.tag);
   });
 

@@ -170,6 +170,7 @@ describe('npm pack, installed without a compiler', () => {
         });
         p.server.setRules([
           { when: { lastUserText: 'hello from the installed pty' }, reply: text('INSTALLED-REPLY') },
+          { when: { lastUserText: 'a note from agentbox inject' }, reply: text('INJECT-REPLY') },
         ]);
         const before = p.runs().length;
         const s = startPty(['start'], { cwd: p.repo.dir, env: p.env, bin: installedBin });
