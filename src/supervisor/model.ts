@@ -22,6 +22,8 @@ export interface AskOptions {
   readonly model: string | null;
   readonly timeoutMs: number;
   readonly env: Env;
+  /** Aborted when the run ends: the call is ended (an answer with ok: false). */
+  readonly signal?: AbortSignal;
 }
 
 /**
@@ -68,8 +70,12 @@ export async function askSupervisorModel(prompt: string, options: AskOptions): P
       timedOut = true;
       void child.stop(1000);
     }, options.timeoutMs);
+    const abort = () => void child.stop(1000);
+    if (options.signal?.aborted) abort();
+    options.signal?.addEventListener('abort', abort, { once: true });
     const exit = await child.exited;
     clearTimeout(timer);
+    options.signal?.removeEventListener('abort', abort);
     const durationMs = Date.now() - started;
     if (timedOut) return { ok: false, error: `timed out after ${options.timeoutMs} ms`, durationMs };
     if (exit.spawnError)
