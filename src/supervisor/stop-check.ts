@@ -34,7 +34,7 @@ export async function checkStop(
     verify = await checks.verify(signal);
     if (signal.aborted) return { decision: undefined, violations: 0, corrected: false, verify: null };
     log.append({ event: 'verify', ok: verify.ok, detail: verify.detail });
-    if (!verify.ok) found = [{ type: 'skipped_validation', detail: verify.detail }];
+    if (!verify.ok) found = [{ type: 'verify_failed', detail: verify.detail }];
   }
   const none = { decision: undefined, violations: found.length, corrected: false, verify };
   if (found.length === 0) return none;

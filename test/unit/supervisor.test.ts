@@ -679,3 +679,34 @@ describe('Supervisor.close: the run ended while a Stop was being decided (issue 
     await supervisor.close();
   });
 });
+
+describe('a failing runs.verify (issue 38 item 6)', () => {
+  const verifyChecks = (actions = DEFAULT_ACTIONS) => ({
+    answer: null,
+    verify: async () => ({ ok: false, detail: '`npm test` failed (exit code 1)' }),
+    actions,
+    maxCorrections: 2,
+    failOnViolation: false,
+    enforce: true,
+    requiredSections: [],
+  });
+
+  it('is reported as verify_failed, not as a skipped validation', async () => {
+    const { supervisor, log } = setup([], { config: { mode: 'rules' }, checks: verifyChecks() });
+    await supervisor.onEvent('Stop', stopInput());
+    expect(log.read().filter((e) => e.event === 'violation')).toEqual([
+      expect.objectContaining({ type: 'verify_failed', action: 'correct', correction: 1 }),
+    ]);
+  });
+
+  it('configured major, it ends the run with "Supervisor violation: verify_failed"', async () => {
+    const { supervisor, ends } = setup([], {
+      config: { mode: 'rules' },
+      checks: verifyChecks({ ...DEFAULT_ACTIONS, verify_failed: 'fail' }),
+    });
+    await supervisor.onEvent('Stop', stopInput());
+    expect(ends).toEqual([
+      { kind: 'abort', failure: 'violation', reason: 'Supervisor violation: verify_failed' },
+    ]);
+  });
+});
