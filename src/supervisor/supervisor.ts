@@ -144,8 +144,9 @@ export class Supervisor {
         // of the event loop lets any stream line still queued reach recordTool first.
         await new Promise((resolve) => setImmediate(resolve));
         if (this.closed) return {};
-        // Decisions are taken one at a time, in the order the Stops came.
-        const decided = this.queue.then(() => this.decide(input));
+        // Decisions are taken one at a time, in the order the Stops came; none once the run has
+        // ended (it may end while an earlier one is decided).
+        const decided = this.queue.then(() => (this.closed ? {} : this.decide(input)));
         this.queue = decided.catch(() => {});
         return decided;
       }
@@ -161,8 +162,6 @@ export class Supervisor {
   }
 
   private async decide(input: HookInput): Promise<HookAnswer> {
-    // NOTE: a run stopped while an earlier Stop was being decided: this one is not.
-    if (this.closed) return {};
     const { config } = this.options;
     const { log } = this;
     const facts: StopFacts = {
@@ -212,26 +211,26 @@ export class Supervisor {
         return {};
       case 'allow': {
         const checked = await this.checkStop(input, base);
-        if (checked || this.closed) return checked ?? {};
+        if (checked) return checked;
         log.append({ ...base, decision: 'complete', source: 'rules', reason: rule.reason });
         this.finish({ kind: 'complete', summary: rule.reason });
         return {};
       }
-      case 'ask': {
-        const checked = await this.checkStop(input, base);
-        if (checked || this.closed) return checked ?? {};
-        return this.askModel(input, iteration, base, rule.final);
-      }
+      case 'ask':
+        return (await this.checkStop(input, base)) ?? this.askModel(input, iteration, base, rule.final);
     }
   }
 
-  /** The Stop checks (contract, verification), their findings added to the run's record. */
+  /**
+   * The Stop checks (contract, verification), their findings added to the run's record. A run that
+   * ended meanwhile gets `{}`: nothing more is decided for it.
+   */
   private async checkStop(input: HookInput, base: Record<string, unknown>): Promise<HookAnswer | undefined> {
     const checks = this.options.checks;
     if (!checks) return undefined;
     const lastMessage = str(input.last_assistant_message);
     const found = await checkStop(checks, lastMessage, this.corrections, this.log, base, this.closing.signal);
-    if (this.closed) return undefined;
+    if (this.closed) return {};
     if (found.verify) this.lastVerify = found.verify;
     this.violations += found.violations;
     if (found.corrected) {
