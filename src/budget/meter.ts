@@ -1,6 +1,6 @@
 import type { StreamEvent, TokenUsage } from '../claude/stream.js';
 import type { Spend } from '../ledger/types.js';
-import { estimateCost } from './prices.js';
+import { estimateCost, UNKNOWN_MODEL_FLOOR } from './prices.js';
 import { addSpend, NO_SPEND, spendOfModels } from './spend.js';
 
 /**
@@ -22,6 +22,13 @@ interface Message {
  * every API message seen is estimated from its usage and list price (src/budget/prices.ts); a
  * result's `model_usage_since_last_result` then replaces the estimate of everything before it
  * (Claude Code states each call on exactly one result, also across resumes).
+ *
+ * Two estimates (issue 38 item 9): the stream's lines carry a message's usage as it started (its
+ * input and cache counts final, its output 1), so what they say is a floor of what the result
+ * will state — the figure recorded and shown while the run goes on, which never passes the one it
+ * ends at. The budget guesses the output from its text (meterCeiling): a guess can be above the
+ * truth (a scripted model said 10 tokens for a 3,000-character Write; the guess was 750, $0.0162
+ * shown live for a run that ended at $0.0007), and the budget is the side where erring high is safe.
  */
 export interface Meter {
   /** What the run's earlier processes spent (state.json when this one started). */
@@ -33,6 +40,8 @@ export interface Meter {
   /** The agent's own messages (not subagents') since the last result: turns not counted yet. */
   readonly newTurns: number;
   readonly results: number;
+  /** The process has ended: what no result stated will never be (killed, stopped, an error result). */
+  readonly ended: boolean;
 }
 
 export const startMeter = (base: Spend = NO_SPEND): Meter => ({
@@ -41,6 +50,7 @@ export const startMeter = (base: Spend = NO_SPEND): Meter => ({
   pending: {},
   newTurns: 0,
   results: 0,
+  ended: false,
 });
 
 const max = (a: TokenUsage, b: TokenUsage): TokenUsage => ({
@@ -90,21 +100,51 @@ export function meterEvent(meter: Meter, event: StreamEvent): Meter {
   };
 }
 
-/** The estimate of messages no result has stated: list price, output at least its text's size. */
-function estimate(message: Message): Partial<Spend> {
-  const output = Math.max(message.usage.output_tokens, Math.ceil(message.outputChars / CHARS_PER_TOKEN));
-  const usage = { ...message.usage, output_tokens: output };
-  const cost = estimateCost(message.model, usage, message.cacheWrite1h);
+/**
+ * The estimate of a message no result has stated, at list price: its usage as the stream said it,
+ * or (`guess`) with its output at least its text's size.
+ */
+function estimate(message: Message, guess: boolean): Partial<Spend> {
+  const fromText = guess ? Math.ceil(message.outputChars / CHARS_PER_TOKEN) : 0;
+  const usage = { ...message.usage, output_tokens: Math.max(message.usage.output_tokens, fromText) };
+  // A floor prices a model the table does not know at the lowest rates, a guess at the highest.
+  const cost = estimateCost(
+    message.model,
+    usage,
+    message.cacheWrite1h,
+    guess ? undefined : UNKNOWN_MODEL_FLOOR,
+  );
   return { ...usage, cost_usd: cost, estimated: cost > 0 };
 }
 
-/** The run's agent spend so far: earlier processes, then this one (one call). */
+/**
+ * The run's agent spend so far: earlier processes, then this one (one call). While the process
+ * runs, a floor of what it will state; once it has ended, what it never stated with its output
+ * guessed from its text.
+ */
 export function meterSpend(meter: Meter): Spend {
-  const pending = Object.values(meter.pending).reduce((sum, m) => addSpend(sum, estimate(m)), NO_SPEND);
+  return spendOf(meter, meter.ended);
+}
+
+/** What the budget counts: the output of messages not yet stated guessed from their text. */
+export function meterCeiling(meter: Meter): Spend {
+  return spendOf(meter, true);
+}
+
+function spendOf(meter: Meter, guess: boolean): Spend {
+  const pending = Object.values(meter.pending).reduce(
+    (sum, m) => addSpend(sum, estimate(m, guess)),
+    NO_SPEND,
+  );
   return addSpend(addSpend(addSpend(meter.base, meter.stated), pending), { turns: meter.newTurns, calls: 1 });
 }
 
-/** Once the process has ended: one that wrote no result line (killed, stopped) counts its wall time. */
+/**
+ * Once the process has ended: the messages no result stated count their output as guessed from
+ * their text (Claude Code's own rule for output it was not told the size of: a call cut
+ * mid-answer), and a process that wrote no result line (killed, stopped) counts its wall time.
+ */
 export function endMeter(meter: Meter, wallMs: number): Meter {
-  return meter.results > 0 ? meter : { ...meter, stated: addSpend(meter.stated, { duration_ms: wallMs }) };
+  const stated = meter.results > 0 ? meter.stated : addSpend(meter.stated, { duration_ms: wallMs });
+  return { ...meter, stated, ended: true };
 }

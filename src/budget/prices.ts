@@ -56,27 +56,39 @@ export const PRICES: Readonly<Record<string, Price>> = {
 };
 
 const fields = ['input', 'output', 'cacheWrite', 'cacheWrite1h', 'cacheRead'] as const;
+const rates = (f: (typeof fields)[number]) =>
+  Object.values(PRICES).flatMap((p) => [p[f], ...(p.longPrompt ? [p.longPrompt.price[f]] : [])]);
 
 /** The highest known rate of each kind: what a model missing from the table is priced at. */
 export const UNKNOWN_MODEL_PRICE: Price = Object.fromEntries(
-  fields.map((f) => [
-    f,
-    Math.max(...Object.values(PRICES).flatMap((p) => [p[f], p.longPrompt?.price[f] ?? 0])),
-  ]),
+  fields.map((f) => [f, Math.max(...rates(f))]),
 ) as unknown as Price;
 
-/** The price of a model by its id; a model the table does not know is priced at the highest rates. */
-export function priceOf(model: string): Price {
+/** The lowest known rate of each kind: an unknown model's price where the estimate must be a floor. */
+export const UNKNOWN_MODEL_FLOOR: Price = Object.fromEntries(
+  fields.map((f) => [f, Math.min(...rates(f))]),
+) as unknown as Price;
+
+/** The price of a model by its id; a model the table does not know is priced at `unknown` (the highest rates). */
+export function priceOf(model: string, unknown: Price = UNKNOWN_MODEL_PRICE): Price {
   const id = model.toLowerCase();
   let best: string | undefined;
   for (const key of Object.keys(PRICES))
     if (id.includes(key) && (best === undefined || key.length > best.length)) best = key;
-  return best === undefined ? UNKNOWN_MODEL_PRICE : PRICES[best]!;
+  return best === undefined ? unknown : PRICES[best]!;
 }
 
-/** What one API call cost by list price, in USD. `cacheWrite1h`: the part of the cache writes kept an hour. */
-export function estimateCost(model: string, usage: TokenUsage, cacheWrite1h = 0): number {
-  const base = priceOf(model);
+/**
+ * What one API call cost by list price, in USD. `cacheWrite1h`: the part of the cache writes kept
+ * an hour; `unknown`: the price of a model the table does not know.
+ */
+export function estimateCost(
+  model: string,
+  usage: TokenUsage,
+  cacheWrite1h = 0,
+  unknown: Price = UNKNOWN_MODEL_PRICE,
+): number {
+  const base = priceOf(model, unknown);
   const prompt = usage.input_tokens + usage.cache_read_input_tokens + usage.cache_creation_input_tokens;
   const p = base.longPrompt && prompt > base.longPrompt.above ? base.longPrompt.price : base;
   const hour = Math.min(cacheWrite1h, usage.cache_creation_input_tokens);

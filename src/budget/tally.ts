@@ -1,7 +1,7 @@
 import type { ResultEvent, StreamEvent } from '../claude/stream.js';
 import type { RunUsage, Spend } from '../ledger/types.js';
 import { budgetPassed } from './budget.js';
-import { endMeter, type Meter, meterEvent, meterSpend, startMeter } from './meter.js';
+import { endMeter, type Meter, meterCeiling, meterEvent, meterSpend, startMeter } from './meter.js';
 import { addSupervisorCall, NO_SPEND } from './spend.js';
 
 /**
@@ -40,13 +40,18 @@ export class Tally {
     this.meter = endMeter(this.meter, wallMs);
   }
 
+  /** The spend recorded and shown: while claude runs, never more than what the run will end at. */
   usage(): RunUsage {
     return { agent: meterSpend(this.meter), supervisor: this.supervisor };
   }
 
+  /** What the budget counts (USD): the agent's output not yet stated is guessed from its text. */
+  budgetUsd(): number {
+    return meterCeiling(this.meter).cost_usd + this.supervisor.cost_usd;
+  }
+
   /** Why the run must end now, when it has passed its budget. */
   passed(): string | null {
-    const { agent, supervisor } = this.usage();
-    return budgetPassed(this.maxCostUsd, agent, supervisor);
+    return budgetPassed(this.maxCostUsd, meterCeiling(this.meter), this.supervisor);
   }
 }

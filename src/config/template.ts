@@ -76,7 +76,7 @@ runs:
   # shell command (tests, builds) inside its worktree; narrow it, e.g. ["Bash(npm test:*)"].
   fix_allowed_tools: # [Bash]
   # The project's check, e.g. "npm test": run by agentbox in a fix run's worktree, in its sandbox,
-  # when the agent wants to end; a failure is sent back to the agent to fix (skipped_validation).
+  # when the agent wants to end; a failure is sent back to the agent to fix (verify_failed).
   verify:
   # The verification is stopped (and fails) after this long.
   verify_timeout: # 10m

@@ -105,7 +105,11 @@ async function superviseClaude(
   if (run.contract) void loadLexer().catch(() => {});
   harness.defer(() => killMarked(child.mark));
   harness.defer(() => child.stop());
-  halt.attach(() => child.stop());
+  // Whatever ends the run ends its supervisor's Stop under way too (its verification, its model call).
+  halt.attach(() => {
+    void run.supervisor.close();
+    return child.stop();
+  });
   await recordStart(input, run, child);
   harness.defer(sink.beating());
   const timeout = setTimeout(() => halt.timedOut(input.timeoutMs), input.timeoutMs);
@@ -168,6 +172,9 @@ async function recordEnd(
 ): Promise<Finalized> {
   const { ledger, meta } = input;
   try {
+    // NOTE: before the end is recorded: a Stop still being decided (claude was stopped while it
+    // waited) is abandoned now, so nothing of it is logged after the run has ended.
+    await run.supervisor.close();
     run.tally.end(Date.now() - run.startedAt);
     await updateState(ledger, meta.run_name, { usage: run.tally.usage() });
     return await finalizeRun({

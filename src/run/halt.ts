@@ -19,7 +19,7 @@ export class Halt {
       readonly maxCostUsd: number | null;
       /** The repository root, that file names in messages are relative to. */
       readonly root: string;
-      /** Told the run's cost (USD, agent and supervisor) each time it grows: a group adds its attempts up. */
+      /** Told the run's cost as its budget counts it (USD, agent and supervisor) each time it grows: a group adds its attempts up. */
       readonly onSpend?: (usd: number) => void;
     },
   ) {}
@@ -71,10 +71,7 @@ export class Halt {
 
   /** The cost budget, checked as usage arrives: passing it stops claude, as the timeout does. */
   checkBudget(): void {
-    if (this.options.onSpend) {
-      const { agent, supervisor } = this.options.tally.usage();
-      this.options.onSpend(agent.cost_usd + supervisor.cost_usd);
-    }
+    this.options.onSpend?.(this.options.tally.budgetUsd());
     const reason = this.options.tally.passed();
     if (!reason || this.current.kind !== 'finished') return;
     this.options.log.append({

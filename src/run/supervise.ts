@@ -64,12 +64,13 @@ export function headlessSupervisor(input: HeadlessSupervisorInput): Supervisor {
     log: input.log,
     history: 'stream',
     startedAt: input.startedAt,
-    ask: async (prompt) => {
+    ask: async (prompt, signal) => {
       const reply = await askSupervisorModel(prompt, {
         bin: settings.bin,
         model: settings.model,
         timeoutMs: settings.timeoutMs,
         env: input.env,
+        signal,
       });
       input.onReply?.(reply);
       return reply;
@@ -119,9 +120,10 @@ export function verifier(input: {
       elapsedMs: Date.now() - (input.startedAt ?? Date.now()),
       ...(end ? { end } : {}),
     });
-  return async () => {
+  return async (signal) => {
     report();
     const result = await runVerify({
+      signal,
       command,
       cwd: input.worktree,
       env: input.env,

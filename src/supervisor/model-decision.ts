@@ -4,7 +4,7 @@ import type { ModelReply } from './model.js';
 import { parseAnswer, type SupervisorAnswer } from './parse.js';
 
 export interface ModelDecisionInput {
-  readonly log: EventLog;
+  readonly log: Pick<EventLog, 'append'>;
   readonly ask: ((prompt: string) => Promise<ModelReply>) | undefined;
   readonly attempts: number;
   readonly prompt: string;

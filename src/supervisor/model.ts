@@ -22,6 +22,8 @@ export interface AskOptions {
   readonly model: string | null;
   readonly timeoutMs: number;
   readonly env: Env;
+  /** Aborted when the run ends: the call is ended (an answer with ok: false). */
+  readonly signal?: AbortSignal;
 }
 
 /**
@@ -63,15 +65,11 @@ export async function askSupervisorModel(prompt: string, options: AskOptions): P
         stderr += chunk.toString('utf8');
       },
     });
-    let timedOut = false;
-    const timer = setTimeout(() => {
-      timedOut = true;
-      void child.stop(1000);
-    }, options.timeoutMs);
+    const ending = endCall(child, options);
     const exit = await child.exited;
-    clearTimeout(timer);
+    ending.dispose();
     const durationMs = Date.now() - started;
-    if (timedOut) return { ok: false, error: `timed out after ${options.timeoutMs} ms`, durationMs };
+    if (ending.timedOut()) return { ok: false, error: `timed out after ${options.timeoutMs} ms`, durationMs };
     if (exit.spawnError)
       return { ok: false, error: `could not start ${options.bin}: ${exit.spawnError}`, durationMs };
     const result = parseStreamLine(stdout).find((e): e is ResultEvent => e.kind === 'result');
@@ -89,4 +87,23 @@ export async function askSupervisorModel(prompt: string, options: AskOptions): P
   } finally {
     fs.rmSync(cwd, { recursive: true, force: true });
   }
+}
+
+/** Ends the call after its timeout, or at once when the run ends (its signal aborts). */
+function endCall(child: { stop(graceMs: number): Promise<unknown> }, options: AskOptions) {
+  let timedOut = false;
+  const stop = () => void child.stop(1000);
+  const timer = setTimeout(() => {
+    timedOut = true;
+    stop();
+  }, options.timeoutMs);
+  if (options.signal?.aborted) stop();
+  options.signal?.addEventListener('abort', stop, { once: true });
+  return {
+    timedOut: () => timedOut,
+    dispose: () => {
+      clearTimeout(timer);
+      options.signal?.removeEventListener('abort', stop);
+    },
+  };
 }

@@ -23,15 +23,18 @@ export async function checkStop(
   checks: StopChecks,
   lastMessage: string,
   correctionsSoFar: number,
-  log: EventLog,
+  log: Pick<EventLog, 'append'>,
   base: LogBase,
+  /** Aborted when the run ends: no verification starts, one under way is ended and not counted. */
+  signal: AbortSignal,
 ): Promise<StopCheckResult> {
   let found = checks.answer ? await checks.answer(lastMessage) : [];
   let verify: CheckRecord['verify'] = null;
-  if (found.length === 0 && checks.verify) {
-    verify = await checks.verify();
+  if (found.length === 0 && checks.verify && !signal.aborted) {
+    verify = await checks.verify(signal);
+    if (signal.aborted) return { decision: undefined, violations: 0, corrected: false, verify: null };
     log.append({ event: 'verify', ok: verify.ok, detail: verify.detail });
-    if (!verify.ok) found = [{ type: 'skipped_validation', detail: verify.detail }];
+    if (!verify.ok) found = [{ type: 'verify_failed', detail: verify.detail }];
   }
   const none = { decision: undefined, violations: found.length, corrected: false, verify };
   if (found.length === 0) return none;

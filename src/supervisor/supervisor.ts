@@ -24,8 +24,8 @@ export interface SupervisorOptions {
   readonly runDir: string;
   readonly log: EventLog;
   readonly startedAt: number;
-  /** Asks the supervisor model (mode claude). */
-  readonly ask?: (prompt: string) => Promise<ModelReply>;
+  /** Asks the supervisor model (mode claude); the signal, once aborted, ends the call. */
+  readonly ask?: (prompt: string, signal: AbortSignal) => Promise<ModelReply>;
   /** Where tool calls come from: `recordTool` fed by the stream, or PostToolUse hooks (default). */
   readonly history?: 'stream' | 'hooks';
   /** Attempts per decision before "no marker" ends the run. */
@@ -60,9 +60,31 @@ export class Supervisor {
   private lastVerify: CheckRecord['verify'] = null;
   /** The last block was a correction: the agent's answer to it is a text, not "no progress". */
   private corrected = false;
+  /** Aborted when the run ends: what a Stop is doing (verification, model call) is ended with it. */
+  private readonly closing = new AbortController();
+  /** The run's log while the run lasts: nothing of a Stop cut short by the run's end is written. */
+  private readonly log: Pick<EventLog, 'append'> = {
+    append: (entry) => {
+      if (!this.closed) this.options.log.append(entry);
+    },
+  };
 
   constructor(private readonly options: SupervisorOptions) {
     this.task = options.task;
+  }
+
+  private get closed(): boolean {
+    return this.closing.signal.aborted;
+  }
+
+  /**
+   * The run is ending (stopped, timed out, over budget, or its claude has exited): no Stop is
+   * decided from now on, a decision under way is abandoned (its verification or model call is
+   * ended, nothing of it is logged), and the promise resolves once it has let go. Safe twice.
+   */
+  close(): Promise<void> {
+    this.closing.abort();
+    return this.queue.then(() => {});
   }
 
   get end(): SupervisorEnd | null {
@@ -107,27 +129,29 @@ export class Supervisor {
         const output = ok ? JSON.stringify(input.tool_response ?? '') : str(input.error);
         const excerpt = toolExcerpt(input.tool_input, output);
         if (this.options.history !== 'stream') this.recordTool(str(input.tool_name), ok, excerpt);
-        this.options.log.append({ event, tool: str(input.tool_name), ok, excerpt });
+        this.log.append({ event, tool: str(input.tool_name), ok, excerpt });
         return undefined;
       }
       case 'SubagentStop':
-        this.options.log.append({ event });
+        this.log.append({ event });
         return undefined;
       case 'UserPromptSubmit':
-        this.options.log.append({ event, session_id: input.session_id });
+        this.log.append({ event, session_id: input.session_id });
         if (this.options.runType === 'interactive') this.newTurn(str(input.prompt));
         return undefined;
       case 'Stop': {
         // NOTE: claude printed its last tool results long before it asked its Stop hook; one turn
         // of the event loop lets any stream line still queued reach recordTool first.
         await new Promise((resolve) => setImmediate(resolve));
-        // Decisions are taken one at a time, in the order the Stops came.
-        const decided = this.queue.then(() => this.decide(input));
+        if (this.closed) return {};
+        // Decisions are taken one at a time, in the order the Stops came; none once the run has
+        // ended (it may end while an earlier one is decided).
+        const decided = this.queue.then(() => (this.closed ? {} : this.decide(input)));
         this.queue = decided.catch(() => {});
         return decided;
       }
       default:
-        this.options.log.append({
+        this.log.append({
           event,
           session_id: input.session_id,
           source: input.source,
@@ -138,7 +162,8 @@ export class Supervisor {
   }
 
   private async decide(input: HookInput): Promise<HookAnswer> {
-    const { config, log } = this.options;
+    const { config } = this.options;
+    const { log } = this;
     const facts: StopFacts = {
       stopHookActive: input.stop_hook_active === true,
       backgroundTasks: Array.isArray(input.background_tasks) ? input.background_tasks.length : 0,
@@ -196,12 +221,16 @@ export class Supervisor {
     }
   }
 
-  /** The Stop checks (contract, verification), their findings added to the run's record. */
+  /**
+   * The Stop checks (contract, verification), their findings added to the run's record. A run that
+   * ended meanwhile gets `{}`: nothing more is decided for it.
+   */
   private async checkStop(input: HookInput, base: Record<string, unknown>): Promise<HookAnswer | undefined> {
     const checks = this.options.checks;
     if (!checks) return undefined;
     const lastMessage = str(input.last_assistant_message);
-    const found = await checkStop(checks, lastMessage, this.corrections, this.options.log, base);
+    const found = await checkStop(checks, lastMessage, this.corrections, this.log, base, this.closing.signal);
+    if (this.closed) return {};
     if (found.verify) this.lastVerify = found.verify;
     this.violations += found.violations;
     if (found.corrected) {
@@ -218,7 +247,8 @@ export class Supervisor {
     base: Record<string, unknown>,
     final: boolean,
   ): Promise<HookAnswer> {
-    const { log, config } = this.options;
+    const { config } = this.options;
+    const { log } = this;
     const now = this.options.now ?? Date.now;
     const prompt = supervisorPrompt({
       task: this.task,
@@ -229,9 +259,10 @@ export class Supervisor {
       lastMessage: str(input.last_assistant_message),
       runType: this.options.runType,
     });
+    const { ask } = this.options;
     const decision = await decideByModel({
       log,
-      ask: this.options.ask,
+      ask: ask && ((text) => ask(text, this.closing.signal)),
       attempts: this.options.attempts ?? 3,
       prompt,
       base,
@@ -239,7 +270,7 @@ export class Supervisor {
       maxIterations: config.maxIterations,
       final,
     });
-    return this.settle(decision);
+    return this.closed ? {} : this.settle(decision);
   }
 
   /**

@@ -4,8 +4,13 @@ import type { Violation, ViolationAction, ViolationType } from '../templates/con
 export interface StopChecks {
   /** The final answer's problems (the output contract); null: no format check. */
   readonly answer: ((text: string) => Promise<Violation[]> | Violation[]) | null;
-  /** Runs the project's verification in the worktree; null: none configured (or not a fix run). */
-  readonly verify: (() => Promise<{ readonly ok: boolean; readonly detail: string }>) | null;
+  /**
+   * Runs the project's verification in the worktree (aborting the signal ends it); null: none
+   * configured (or not a fix run).
+   */
+  readonly verify:
+    | ((signal: AbortSignal) => Promise<{ readonly ok: boolean; readonly detail: string }>)
+    | null;
   readonly actions: Readonly<Record<ViolationType, ViolationAction>>;
   readonly maxCorrections: number;
   /** Every violation is major. */

@@ -3,11 +3,16 @@ import * as z from 'zod';
 import { fillVariables, type TemplateValues } from './compose.js';
 import { findSection, type Section, sectionKey, splitSections } from './sections.js';
 
-/** SUP-7's violation types, as the seed names them. */
+/**
+ * The violation types a run reports. SUP-7's, but for `verify_failed`: the seed's
+ * `skipped_validation` is what agentbox checks by running `runs.verify` itself, and what it finds
+ * is that the verification failed, not that the agent skipped it. A template may still name
+ * `skipped_validation`: it sets verify_failed's action (see toContract).
+ */
 export const VIOLATION_TYPES = [
   'missing_section',
   'bad_format',
-  'skipped_validation',
+  'verify_failed',
   'direct_execution',
 ] as const;
 export type ViolationType = (typeof VIOLATION_TYPES)[number];
@@ -27,10 +32,16 @@ export const contractSchema = z
       .object({
         missing_section: z.enum(['correct', 'fail']).optional(),
         bad_format: z.enum(['correct', 'fail']).optional(),
+        verify_failed: z.enum(['correct', 'fail']).optional(),
+        /** The seed's name of verify_failed, kept so that templates written for it mean what they say. */
         skipped_validation: z.enum(['correct', 'fail']).optional(),
         direct_execution: z.enum(['correct', 'fail']).optional(),
       })
       .strict()
+      .refine((v) => !v.verify_failed || !v.skipped_validation || v.verify_failed === v.skipped_validation, {
+        message:
+          'verify_failed and skipped_validation name the same violation (a failing runs.verify) and disagree: keep verify_failed',
+      })
       .optional(),
   })
   .strict();
@@ -47,15 +58,17 @@ export interface OutputContract {
 export const DEFAULT_ACTIONS: Record<ViolationType, ViolationAction> = {
   missing_section: 'correct',
   bad_format: 'correct',
-  skipped_validation: 'correct',
+  verify_failed: 'correct',
   direct_execution: 'correct',
 };
 
 /** The contract of a parsed output template (front matter already validated with contractSchema). */
 export function toContract(data: z.infer<typeof contractSchema>, body: string): OutputContract {
+  const { skipped_validation, verify_failed, ...others } = data.violations ?? {};
+  const verify = verify_failed ?? skipped_validation;
   return {
     requiredSections: data.required_sections.map((s) => s.replace(/^#+\s*/, '').trim()),
-    actions: { ...DEFAULT_ACTIONS, ...data.violations },
+    actions: { ...DEFAULT_ACTIONS, ...others, ...(verify ? { verify_failed: verify } : {}) },
     body,
   };
 }
@@ -81,7 +94,7 @@ export function correctionText(
   const say: Record<ViolationType, (detail: string) => string> = {
     missing_section: (d) => `Your final answer lacks the section \`${d}\`; add it.`,
     bad_format: (d) => `Your final answer is not in the required format: ${d}.`,
-    skipped_validation: (d) =>
+    verify_failed: (d) =>
       `The project's verification failed: ${d}\nFix the cause and run it again yourself before you finish.`,
     direct_execution: (d) => `You tried something no run may do (${d}); it was refused. Do not try it again.`,
   };

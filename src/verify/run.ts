@@ -20,6 +20,8 @@ export function runVerify(input: {
   readonly privateDir: string;
   readonly logFile: string;
   readonly timeoutMs: number;
+  /** Aborted when the run ends: the command is stopped. */
+  readonly signal?: AbortSignal;
 }): Promise<VerifyResult> {
   const { privateDir, ...rest } = input;
   return runProjectCommand({ ...rest, settingsFile: path.join(privateDir, 'verify-sandbox.json') });

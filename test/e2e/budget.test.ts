@@ -1,9 +1,11 @@
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { formatUsd } from '../../src/budget/format.js';
 import { estimateCost } from '../../src/budget/prices.js';
-import { bash, type RequestView, text, type Usage } from '../fixtures/model-server/index.js';
+import { bash, type RequestView, text, tool, type Usage } from '../fixtures/model-server/index.js';
 import { expectNoProcessesLeft } from '../helpers/processes.js';
 import { type Project, project } from '../helpers/project.js';
+import { waitFor } from '../helpers/pty.js';
 
 /** The supervisor's `claude -p` is offered no tools and asked for a marker. */
 const isSupervisor = (req: RequestView) => req.tools.length === 0 && req.allText.includes('[COMPLETE]');
@@ -137,4 +139,47 @@ describe('budgets on the real Claude Code', () => {
     expect(p.read(name, 'meta.yaml')).toContain('max_cost_usd: 0.05');
     await expectNoProcessesLeft(p.tag);
   });
+
+  it('the cost status shows while a run works never passes the one it ends at (issue 38 item 9)', async () => {
+    const task = 'TASK-LIVE-COST write a big file';
+    // A long Write the model says took 10 output tokens: its text alone would guess 750.
+    const content = `${'x'.repeat(3000)}\n`;
+    p.server.setRules([
+      {
+        when: { turn: 0, predicate: worker(task) },
+        reply: (r: RequestView) =>
+          tool('Write', { file_path: path.join(r.workingDirectory!, 'big.txt'), content }),
+      },
+      { when: { turn: 1, predicate: worker(task) }, reply: bash('sleep 3') },
+      { when: { predicate: worker(task) }, reply: text('Written.') },
+    ]);
+    const started = await p.agentbox(['fix', task, '--detach', '--json']);
+    expect(started.code, started.stderr).toBe(0);
+    const name = JSON.parse(started.stdout).run as string;
+    const live: number[] = [];
+    let statusSaid: number | null = null;
+    const costNow = (s: Record<string, any>) => s.usage.agent.cost_usd + s.usage.supervisor.cost_usd;
+    await waitFor(
+      async () => {
+        const state = p.state(name);
+        if (state.status !== 'ACTIVE') return true;
+        if (state.usage) live.push(costNow(state));
+        // What status itself says, once the Write's cost is in.
+        if (statusSaid === null && (live.at(-1) ?? 0) > 0) {
+          const status = JSON.parse((await p.agentbox(['status', '--json'])).stdout);
+          const row = status.runs.find((r: { name: string }) => r.name === name);
+          if (row?.status === 'ACTIVE') statusSaid = row.cost_usd as number;
+        }
+        return false;
+      },
+      'the run to end',
+      { timeoutMs: 60_000 },
+    );
+    expect(p.state(name).status).toBe('REVIEW');
+    const final = costNow(p.state(name));
+    expect(statusSaid, 'status while the run worked').not.toBeNull();
+    expect(statusSaid).toBeGreaterThan(0);
+    expect(statusSaid).toBeLessThanOrEqual(final);
+    for (const usd of live) expect(usd).toBeLessThanOrEqual(final);
+  }, 90_000);
 });

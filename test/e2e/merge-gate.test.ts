@@ -40,7 +40,7 @@ describe('the merge gate', () => {
         'check.sh': 'echo "CHECKS-FAIL: a.txt is wrong"; exit 1\n',
       },
     });
-    // 1. runs.verify fails at every Stop: the run ends ABORTED (skipped_validation), patch kept.
+    // 1. runs.verify fails at every Stop: the run ends ABORTED (verify_failed), patch kept.
     config('runs:\n  verify: sh check.sh\n');
     const verifyTask = 'TASK-GATE-VERIFY change a';
     p.server.setRules(writes(verifyTask, 'a.txt', text('Done, all checks pass.')));

@@ -63,7 +63,7 @@ describe('from task to REVIEW with no human step', () => {
     const events = p.events(name);
     expect(events.filter((e) => e.event === 'violation').map((e) => [e.type, e.action])).toEqual([
       ['missing_section', 'correct'],
-      ['skipped_validation', 'correct'],
+      ['verify_failed', 'correct'],
     ]);
     expect(events.filter((e) => e.event === 'verify').map((e) => e.ok)).toEqual([false, true]);
     expect(p.state(name).output).toMatchObject({

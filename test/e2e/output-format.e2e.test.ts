@@ -144,7 +144,7 @@ describe('the output contract', () => {
     expect(p.read(name, 'raw/answer.md')).toContain('No idea.');
   });
 
-  it('a failing runs.verify is corrected, then ends the run with "Supervisor violation: skipped_validation"', async () => {
+  it('a failing runs.verify is corrected, then ends the run with "Supervisor violation: verify_failed"', async () => {
     config('runs:\n  verify: sh test.sh\n');
     const task = 'TASK-VERIFY-FAILS set x';
     p.server.setRules(setX(task, 2, 'Done, and I verified it.'));
@@ -154,7 +154,7 @@ describe('the output contract', () => {
     const name = p.newest();
     const state = p.state(name);
     expect(state.status).toBe('ABORTED');
-    expect(state.failure.message).toBe('Supervisor violation: skipped_validation');
+    expect(state.failure.message).toBe('Supervisor violation: verify_failed');
     // The agent was told what failed, with the command's output.
     const feedback = p.server.requests
       .slice(from)
@@ -195,7 +195,7 @@ describe('the output contract', () => {
     await p.agentbox(['fix', task]);
     const name = p.newest();
     expect(fs.existsSync(path.join(root, 'verify-escaped.txt'))).toBe(false);
-    expect(p.state(name).failure?.message).toBe('Supervisor violation: skipped_validation');
+    expect(p.state(name).failure?.message).toBe('Supervisor violation: verify_failed');
     expect(p.read(name, 'raw/verify-1.log')).toMatch(/Read-only file system/);
     config('');
   });

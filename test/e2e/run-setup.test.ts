@@ -359,7 +359,7 @@ describe('runs.setup and failed tool calls', () => {
       expect.stringMatching(/^setup passed after .*: echo preparing/),
       'Bash echo first look',
       expect.stringMatching(/^verify: FAILED — `i=0;/),
-      expect.stringMatching(/^violation: skipped_validation — .* \(correct\)$/),
+      expect.stringMatching(/^violation: verify_failed — .* \(correct\)$/),
       'supervisor: continue (rules) — correction',
       expect.stringMatching(/^Edit \S*src\/app\.ts$/),
       expect.stringMatching(/^verify: passed — `i=0;/),

@@ -4,8 +4,8 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { budgetPassed, parseMaxCost } from '../../src/budget/budget.js';
 import { formatUsd } from '../../src/budget/format.js';
-import { endMeter, meterEvent, meterSpend, startMeter } from '../../src/budget/meter.js';
-import { estimateCost, priceOf, UNKNOWN_MODEL_PRICE } from '../../src/budget/prices.js';
+import { endMeter, meterCeiling, meterEvent, meterSpend, startMeter } from '../../src/budget/meter.js';
+import { estimateCost, priceOf, UNKNOWN_MODEL_FLOOR, UNKNOWN_MODEL_PRICE } from '../../src/budget/prices.js';
 import { addSpend, addSupervisorCall, NO_SPEND } from '../../src/budget/spend.js';
 import { Tally } from '../../src/budget/tally.js';
 import {
@@ -114,7 +114,7 @@ describe('the meter (the agent, from its stream)', () => {
     );
   });
 
-  it('estimates before the result: a message split over lines counts once, output at least its text', () => {
+  it('estimates before the result: a message split over lines counts once; its usage as the stream says it', () => {
     const events = eventsOf('success');
     const before = fold(
       events.slice(
@@ -122,19 +122,48 @@ describe('the meter (the agent, from its stream)', () => {
         events.findIndex((e) => e.kind === 'result'),
       ),
     );
-    // Two messages of 10 in; output: max(1, ceil(chars / 4)): "Let me look." + the tool input, "All done: hello."
-    const toolChars = JSON.stringify({ command: 'echo hello', description: 'say hello' }).length;
-    const outputs = Math.ceil((12 + toolChars) / 4) + Math.ceil(16 / 4);
+    // Two messages of 10 in, each line saying 1 out (the usage of the message as it started).
     expect(meterSpend(before)).toEqual(
       spend({
-        ...tokens(20, outputs),
-        cost_usd: expect.closeTo((20 * 4 + outputs * 20) / 1e6, 12),
+        ...tokens(20, 2),
+        cost_usd: expect.closeTo((20 * 4 + 2 * 20) / 1e6, 12),
         estimated: true,
         turns: 2,
         calls: 1,
       }),
     );
+    // The budget, and a process that ends here: output at least its text, "Let me look." + the
+    // tool input, "All done: hello.".
+    const toolChars = JSON.stringify({ command: 'echo hello', description: 'say hello' }).length;
+    const outputs = Math.ceil((12 + toolChars) / 4) + Math.ceil(16 / 4);
+    const guessed = spend({
+      ...tokens(20, outputs),
+      cost_usd: expect.closeTo((20 * 4 + outputs * 20) / 1e6, 12),
+      estimated: true,
+      turns: 2,
+      calls: 1,
+    });
+    expect(meterCeiling(before)).toEqual(guessed);
+    expect(meterSpend(endMeter(before, 0))).toEqual(guessed);
   });
+
+  it('a model the table does not know: the live floor prices it at the lowest rates, the budget at the highest', () => {
+    const meter = fold([usage('a', tokens(1_000_000, 0), { model: 'claude-unheard-of-9' })]);
+    expect(meterSpend(meter).cost_usd).toBeCloseTo(UNKNOWN_MODEL_FLOOR.input, 10);
+    expect(meterCeiling(meter).cost_usd).toBeCloseTo(UNKNOWN_MODEL_PRICE.input, 10);
+    expect(UNKNOWN_MODEL_FLOOR).toMatchObject({ input: 0.1, output: 0.5 });
+  });
+
+  it.each(['success', 'denied-tool'])(
+    'the live figure never passes the one the run ends at: every prefix of the recorded %s stream (issue 38 item 9)',
+    (name) => {
+      const events = eventsOf(name);
+      const final = meterSpend(endMeter(fold(events), 1000)).cost_usd;
+      expect(final).toBeGreaterThan(0);
+      for (let n = 0; n < events.length; n++)
+        expect(meterSpend(fold(events.slice(0, n))).cost_usd, `after ${n} events`).toBeLessThanOrEqual(final);
+    },
+  );
 
   it.each<[string, StreamEvent[], Partial<Spend>]>([
     [

@@ -6,6 +6,7 @@ import { enqueue, pendingCount } from '../../src/supervisor/inbox.js';
 import type { ModelReply } from '../../src/supervisor/model.js';
 import type { SupervisorConfig } from '../../src/supervisor/rules.js';
 import { Supervisor, type SupervisorEnd, type SupervisorOptions } from '../../src/supervisor/supervisor.js';
+import { DEFAULT_ACTIONS } from '../../src/templates/contract.js';
 import { tempDir } from '../helpers/git-repo.js';
 
 // The model call is the boundary here: `ask` is a scripted function. The real `claude -p` path is
@@ -630,5 +631,82 @@ describe('Supervisor in an interactive session', () => {
     await supervisor.onEvent('UserPromptSubmit', prompt('something else'));
     await supervisor.onEvent('Stop', stopInput());
     expect(prompts[0]).toContain('write the parser');
+  });
+});
+
+describe('Supervisor.close: the run ended while a Stop was being decided (issue 38 item 10)', () => {
+  /** Resolves like a killed call or command once `signal` is aborted; `started` is told first. */
+  const untilAborted = <T>(signal: AbortSignal, started: () => void, value: T) =>
+    new Promise<T>((resolve) => {
+      started();
+      signal.addEventListener('abort', () => setTimeout(() => resolve(value), 20), { once: true });
+    });
+  const checks = (verify: NonNullable<SupervisorOptions['checks']>['verify']) => ({
+    answer: null,
+    verify,
+    actions: DEFAULT_ACTIONS,
+    maxCorrections: 2,
+    failOnViolation: false,
+    enforce: true,
+    requiredSections: [],
+  });
+
+  it.each([
+    ['its verification', 'rules' as const],
+    ['its model call', 'claude' as const],
+  ])('%s is ended, nothing of it is logged, and no later Stop is decided', async (_label, mode) => {
+    let started = () => {};
+    const running = new Promise<void>((resolve) => {
+      started = resolve;
+    });
+    const { supervisor, stops, log, ends } = setup([], {
+      config: { mode },
+      ask: (_prompt, signal) => untilAborted(signal, started, { ok: false, error: 'killed', durationMs: 1 }),
+      ...(mode === 'rules'
+        ? { checks: checks((signal) => untilAborted(signal, started, { ok: false, detail: 'stopped' })) }
+        : {}),
+    });
+    const answer = supervisor.onEvent('Stop', stopInput());
+    await running;
+    await supervisor.close();
+    expect(await answer).toEqual({});
+    expect(await supervisor.onEvent('Stop', stopInput())).toEqual({});
+    await supervisor.onEvent('SessionEnd', { hook_event_name: 'SessionEnd', reason: 'other' });
+    expect(stops()).toEqual([]);
+    expect(log.read()).toEqual([]);
+    expect(ends).toEqual([]);
+    expect(supervisor.checkRecord).toEqual({ violations: 0, corrections: 0, verify: null });
+    await supervisor.close();
+  });
+});
+
+describe('a failing runs.verify (issue 38 item 6)', () => {
+  const verifyChecks = (actions = DEFAULT_ACTIONS) => ({
+    answer: null,
+    verify: async () => ({ ok: false, detail: '`npm test` failed (exit code 1)' }),
+    actions,
+    maxCorrections: 2,
+    failOnViolation: false,
+    enforce: true,
+    requiredSections: [],
+  });
+
+  it('is reported as verify_failed, not as a skipped validation', async () => {
+    const { supervisor, log } = setup([], { config: { mode: 'rules' }, checks: verifyChecks() });
+    await supervisor.onEvent('Stop', stopInput());
+    expect(log.read().filter((e) => e.event === 'violation')).toEqual([
+      expect.objectContaining({ type: 'verify_failed', action: 'correct', correction: 1 }),
+    ]);
+  });
+
+  it('configured major, it ends the run with "Supervisor violation: verify_failed"', async () => {
+    const { supervisor, ends } = setup([], {
+      config: { mode: 'rules' },
+      checks: verifyChecks({ ...DEFAULT_ACTIONS, verify_failed: 'fail' }),
+    });
+    await supervisor.onEvent('Stop', stopInput());
+    expect(ends).toEqual([
+      { kind: 'abort', failure: 'violation', reason: 'Supervisor violation: verify_failed' },
+    ]);
   });
 });

@@ -14,10 +14,12 @@ import {
 } from '../../src/templates/compose.js';
 import {
   checkAnswer,
+  contractSchema,
   correctionText,
   DEFAULT_ACTIONS,
   formatAnswer,
   type OutputContract,
+  toContract,
 } from '../../src/templates/contract.js';
 import { loadRunTemplates, readTemplate } from '../../src/templates/load.js';
 import { BUILTIN_DIR, levelFile, locateTemplates } from '../../src/templates/locate.js';
@@ -168,6 +170,34 @@ describe('the output contract (SUP-3, SUP-7)', () => {
       [2, 'B'],
     ]);
     expect(sections[1]!.body).toBe('a\n### A1\nx');
+  });
+});
+
+describe('a failing runs.verify is verify_failed; a template may still call it skipped_validation (issue 38 item 6)', () => {
+  const actionOf = (violations: Record<string, string> | undefined) => {
+    const parsed = contractSchema.safeParse({ required_sections: ['Summary'], violations });
+    return parsed.success
+      ? toContract(parsed.data, '').actions.verify_failed
+      : parsed.error.issues[0]!.message;
+  };
+  it.each([
+    ['nothing said: corrected', undefined, 'correct'],
+    ['verify_failed: fail', { verify_failed: 'fail' }, 'fail'],
+    ['the seed’s name, skipped_validation: fail, means the same', { skipped_validation: 'fail' }, 'fail'],
+    ['both, agreeing', { verify_failed: 'fail', skipped_validation: 'fail' }, 'fail'],
+    ['another type’s action leaves it alone', { missing_section: 'fail' }, 'correct'],
+    [
+      'both, disagreeing: an error, not a silent pick',
+      { verify_failed: 'correct', skipped_validation: 'fail' },
+      expect.stringContaining('verify_failed and skipped_validation name the same violation'),
+    ],
+  ])('%s', (_label, violations, expected) => {
+    expect(actionOf(violations)).toEqual(expected);
+  });
+
+  it('the correction tells the agent its verification failed', () => {
+    const text = correctionText([{ type: 'verify_failed', detail: '`npm test` failed (exit code 1)' }], []);
+    expect(text).toContain("The project's verification failed: `npm test` failed (exit code 1)");
   });
 });
 

@@ -104,7 +104,7 @@ describe('the transcript of a run', () => {
         {
           ts: at(6),
           event: 'violation',
-          type: 'skipped_validation',
+          type: 'verify_failed',
           detail: 'npm test failed',
           action: 'correct',
         },
