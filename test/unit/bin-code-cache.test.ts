@@ -4,6 +4,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { REPO_ROOT } from '../helpers/bin.js';
 import { tempDir } from '../helpers/git-repo.js';
+import { othersFile } from '../helpers/unprivileged.js';
 
 /*
  * bin/code-cache.cjs in processes of their own (it patches node's module loader): two chunks that
@@ -45,17 +46,6 @@ process.stdout.write(require(${JSON.stringify(path.join(dist, 'a.cjs'))}).value 
   expect(result.stderr).toBe('');
   expect(result.stdout).toContain('hello!\n');
   return result.stdout;
-}
-
-/** A plain file of another user's (root's) that no one else may write, for a user other than root. */
-function othersFile(): string {
-  const me = process.getuid?.();
-  const found = ['/etc/passwd', '/etc/group', process.execPath].find((f) => {
-    const stat = fs.statSync(f, { throwIfNoEntry: false });
-    return stat?.isFile() && stat.uid !== me && (stat.mode & 0o022) === 0;
-  });
-  if (!found) throw new Error('no file of another user found: /etc/passwd, /etc/group and node are yours');
-  return found;
 }
 
 /** The cache file of `chunk` as it is now (named for its size, mtime and inode). */
