@@ -6,7 +6,7 @@ import { runIdOf } from '../ledger/names.js';
 export function countItems(items: readonly PurgeItem[]): string {
   const n = (what: PurgeItem['what']) => items.filter((i) => i.what === what).length;
   const parts = [`${n('worktree')} worktree(s)`, `${n('branch')} branch(es)`, `${n('ref')} ref(s)`];
-  if (n('tracking') > 0) parts.push(`${n('tracking')} remote-tracking ref(s) of run branches`);
+  if (n('tracking') > 0) parts.push(`${n('tracking')} remote-tracking ref(s)`);
   if (n('commands') > 0) parts.push(`${n('commands')} run command folder(s)`);
   return parts.join(', ');
 }

@@ -96,7 +96,9 @@ describe('agentbox uninstall --purge after agentbox fetch', () => {
     expect(purged.code, purged.stderr).toBe(0);
     expect(purged.stdout).toContain(`  tracking ${copy}\n`);
     expect(purged.stdout).toContain(`  removed tracking ${copy} (`);
-    expect(purged.stdout).toContain('1 remote-tracking ref(s) of run branches');
+    expect(purged.stdout).toContain(
+      'removed 0 worktree(s), 0 branch(es), 3 ref(s), 1 remote-tracking ref(s) agentbox made',
+    );
     expect(laptop.refs().sort()).toEqual([
       'refs/heads/main',
       'refs/remotes/origin/HEAD',
