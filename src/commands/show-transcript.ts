@@ -4,7 +4,7 @@ import { openRun } from '../run/open.js';
 import { START } from '../transcript/cursor.js';
 import { liveTranscript } from '../transcript/live.js';
 import { transcriptEntries } from '../transcript/read.js';
-import { entryJson, entryLine } from '../transcript/render.js';
+import { entryJson, entryPrinter } from '../transcript/render.js';
 import { styler } from '../util/style.js';
 
 export interface TranscriptOptions {
@@ -28,11 +28,12 @@ export async function showTranscript(
   const sink: LineSink = pager ? pagerSink(pager, ctx.env) : direct(ctx);
   const marks = styler(ctx.io);
   const width = ctx.io.isTTY && !pager ? (ctx.io.columns ?? 100) : Number.POSITIVE_INFINITY;
+  const print = entryPrinter(width, marks);
   let count = 0;
   try {
     for (const { entry } of transcriptEntries(run.dir, START, liveTranscript(run, ctx.env))) {
       count++;
-      const text = opts.json ? entryJson(entry) : entryLine(entry, width, marks);
+      const text = opts.json ? entryJson(entry) : print(entry);
       if (!(await sink.write(`${text}\n`))) break;
     }
     if (count === 0 && !opts.json)

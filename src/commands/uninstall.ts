@@ -22,6 +22,7 @@ import { planUninstall } from '../settings/managed.js';
 import { readTextIfExists } from '../util/fs.js';
 import { styler } from '../util/style.js';
 import { FileTransaction } from '../util/transaction.js';
+import { countItems, describe, progressLabel, seconds } from './uninstall-lines.js';
 
 export interface UninstallOptions {
   readonly purge?: boolean;
@@ -274,24 +275,4 @@ async function leftovers(root: string, hasLedger: boolean, traces: Traces): Prom
     );
   }
   return notes;
-}
-
-function countItems(items: readonly PurgeItem[]): string {
-  const n = (what: PurgeItem['what']) => items.filter((i) => i.what === what).length;
-  const parts = [`${n('worktree')} worktree(s)`, `${n('branch')} branch(es)`, `${n('ref')} ref(s)`];
-  if (n('commands') > 0) parts.push(`${n('commands')} run command folder(s)`);
-  return parts.join(', ');
-}
-
-function progressLabel(item: PurgeItem): string {
-  if (item.what === 'worktree') return `worktree ${item.run ? runIdOf(item.run) : item.path}`;
-  return `${item.what === 'commands' ? 'commands' : item.what} ${item.path}`;
-}
-
-const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
-
-function describe(item: PurgeItem, rel: (p: string) => string): string {
-  const label = item.what === 'commands' ? 'commands' : item.what;
-  const run = item.run && item.what === 'worktree' ? ` (${runIdOf(item.run)})` : '';
-  return `${label.padEnd(9)}${rel(item.path)}${run}`;
 }

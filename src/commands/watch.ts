@@ -13,7 +13,7 @@ import { succeeded } from '../present/print.js';
 import { followRun, type RunSighting } from '../present/watch.js';
 import { openRun } from '../run/open.js';
 import { followTranscript } from '../transcript/follow.js';
-import { entryLine } from '../transcript/render.js';
+import { entryPrinter } from '../transcript/render.js';
 import { styler } from '../util/style.js';
 import { terminalLine, terminalText } from '../util/terminal-text.js';
 
@@ -105,9 +105,10 @@ function printEnd(
 async function watchTranscript(ctx: CommandContext, run: RunDetails, pollMs?: number): Promise<number> {
   const marks = styler(ctx.io);
   const width = ctx.io.isTTY ? (ctx.io.columns ?? 100) : Number.POSITIVE_INFINITY;
+  const print = entryPrinter(width, marks);
   for await (const seen of followTranscript(run, ctx.env, pollMs)) {
     if (seen.kind !== 'entry') return printEnd(ctx, run, seen);
-    ctx.io.out(`${entryLine(seen.entry, width, marks)}\n`);
+    ctx.io.out(`${print(seen.entry)}\n`);
   }
   return 1; // not reached: followTranscript ends with 'ended' or 'gone'
 }

@@ -14,24 +14,26 @@ import { listWorktrees, removeWorktree } from '../git/worktree.js';
 import { type Ledger, listRunNames, type RunState, readState } from '../ledger/index.js';
 import { isRunName, runIdOf } from '../ledger/names.js';
 import { isAlive } from '../process/reap.js';
+import { fetchedRemotes, trackingCopies } from '../remote/tracking.js';
 import { AGENT_RUN_DIR } from '../run/end/artifacts.js';
 import { listRunCommandDirs, runCommandsDir } from '../slash/index.js';
 
 /**
  * `agentbox uninstall --purge`, the part outside the ledger: every worktree, `agentbox/<run>`
- * branch and `refs/agentbox/` ref agentbox made, and the run-scoped slash commands — found from
+ * branch and `refs/agentbox/` ref agentbox made, the remote-tracking copies of published run
+ * branches that `agentbox fetch` left (src/remote/tracking.ts), and the run-scoped slash commands — found from
  * the runs in the ledger and from git itself, so leftovers of runs the ledger no longer knows go
  * too. Changes that exist nowhere else are reported before anything is removed.
  */
 export interface PurgeItem {
-  readonly what: 'worktree' | 'branch' | 'ref' | 'commands';
+  readonly what: 'worktree' | 'branch' | 'ref' | 'tracking' | 'commands';
   readonly path: string;
   /** The run it belongs to, when its name says so. */
   readonly run: string | null;
 }
 
 /** Worktrees first: a branch checked out in one cannot be deleted. */
-const REMOVAL_ORDER: readonly PurgeItem['what'][] = ['worktree', 'branch', 'ref', 'commands'];
+const REMOVAL_ORDER: readonly PurgeItem['what'][] = ['worktree', 'branch', 'ref', 'tracking', 'commands'];
 
 export interface Traces {
   readonly items: readonly PurgeItem[];
@@ -121,6 +123,8 @@ export async function findTraces(root: string, ledger: Ledger): Promise<Traces> 
     const run = runOfBranch(branch) ?? [...states].find(([, s]) => s?.branch === branch)?.[0] ?? null;
     if (run !== null) items.push({ what: 'branch', path: branch, run });
   }
+  for (const { ref, run } of await trackingCopies(root, fetchedRemotes(ledger, refs)))
+    items.push({ what: 'tracking', path: ref, run });
   for (const id of listRunCommandDirs(root))
     items.push({ what: 'commands', path: runCommandsDir(root, id), run: null });
   for (const [name, s] of states) {
@@ -190,7 +194,8 @@ export async function removePurgeItems(
   const order = (i: PurgeItem) => REMOVAL_ORDER.indexOf(i.what);
   for (const item of [...items].sort((a, b) => order(a) - order(b))) {
     if (item.what === 'branch') await timed(item, () => deleteBranch(root, item.path));
-    else if (item.what === 'ref') await timed(item, () => deleteRef(root, item.path));
+    else if (item.what === 'ref' || item.what === 'tracking')
+      await timed(item, () => deleteRef(root, item.path));
     else if (item.what === 'commands') await timed(item, () => removeFolder(item.path));
   }
 }

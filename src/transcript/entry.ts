@@ -74,6 +74,8 @@ interface Base {
 /** A text was cut: its whole length, and the entry id that `full` reads it back by. */
 export interface Cut {
   readonly length: number;
+  /** How many lines the whole text has (a Read result prints "… N more lines"). */
+  readonly lines: number;
   readonly file: string;
   readonly offset: number;
   readonly bytes: number;
@@ -94,7 +96,9 @@ export interface LineRef {
 /** `text` cut to `max` characters, with what was cut; `max` Infinity keeps it whole. Pure. */
 export function cutText(text: string, max: number, ref: LineRef): { text: string; cut?: Cut } {
   if (text.length <= max) return { text };
-  return { text: text.slice(0, max), cut: { length: text.length, ...ref } };
+  let lines = 1;
+  for (let i = text.indexOf('\n'); i >= 0; i = text.indexOf('\n', i + 1)) lines++;
+  return { text: text.slice(0, max), cut: { length: text.length, lines, ...ref } };
 }
 
 /** A tool's input with each long string cut (a Write's content, a long command). Pure. */

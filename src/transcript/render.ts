@@ -1,6 +1,7 @@
 import { toolTarget } from '../present/live.js';
 import { terminalLine } from '../util/terminal-text.js';
 import type { Entry } from './entry.js';
+import { readBlock } from './render-read.js';
 
 /** Colours for the marks; the plain styler of src/util/style.ts fits. */
 export interface Marks {
@@ -64,12 +65,32 @@ function body(e: Entry, m: Marks): string {
  * (counted before colours). Used by `agentbox show --transcript` and `agentbox watch`. Pure.
  */
 export function entryLine(e: Entry, width = 200, marks: Marks = PLAIN): string {
-  const time = e.at ? e.at.slice(11, 19) : '--:--:--';
+  const time = timeOf(e);
   const plain = body(e, PLAIN);
   const room = Math.max(20, width - 10);
   const text = plain.length > room ? body(shorten(e, room), marks) : body(e, marks);
   return `${marks.dim(time)}  ${text}`;
 }
+
+/**
+ * A printer for one run's entries in order (`show --transcript`, `watch --transcript`): each as
+ * entryLine prints it, but the result of a Read call as the file's lines (src/transcript/
+ * render-read.ts), which it knows by the call before it. Holds the ids of Read calls whose result
+ * has not come yet.
+ */
+export function entryPrinter(width = 200, marks: Marks = PLAIN): (e: Entry) => string {
+  const reads = new Set<string>();
+  return (e) => {
+    if (e.kind === 'tool_call' && e.tool === 'Read') reads.add(e.tool_use_id);
+    if (e.kind === 'tool_result' && reads.delete(e.tool_use_id) && !e.is_error && !e.refused_by) {
+      const block = readBlock(e, timeOf(e), width, marks);
+      if (block !== null) return block;
+    }
+    return entryLine(e, width, marks);
+  };
+}
+
+const timeOf = (e: Entry) => (e.at ? e.at.slice(11, 19) : '--:--:--');
 
 /** The entry with its free text cut so that its line fits: the agent's text is what runs long. */
 function shorten(e: Entry, room: number): Entry {

@@ -84,6 +84,12 @@ describe('the transcript of a run (real Claude Code)', () => {
     ];
     expect(order).toEqual([...order].sort((a, b) => a - b));
     expect(shown.stdout).not.toMatch(/[\x1b\x07\u202e]/);
+    // The Read's result is the file's lines, numbered in a column (issue 38 item 11).
+    expect(lines.slice(order[0]! + 1, order[0]! + 4)).toEqual([
+      expect.stringMatching(/^\d\d:\d\d:\d\d {4}← 2 lines$/),
+      `${' '.repeat(14)}1  module.exports = 1;`,
+      `${' '.repeat(14)}2`,
+    ]);
 
     // In a terminal it goes through git's pager, as agentbox diff does; --no-pager prints straight out.
     const env = { ...p.env, GIT_PAGER: "sed 's/^/paged: /'" };

@@ -4,6 +4,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { REPO_ROOT } from '../helpers/bin.js';
 import { tempDir } from '../helpers/git-repo.js';
+import { othersFile } from '../helpers/unprivileged.js';
 
 /*
  * bin/code-cache.cjs in processes of their own (it patches node's module loader): two chunks that
@@ -33,6 +34,18 @@ a.later().then((p) => process.stdout.write(JSON.stringify({ value: a.value, file
   const result = spawnSync(process.execPath, ['-e', script], { encoding: 'utf8' });
   expect(result.stderr).toBe('');
   return JSON.parse(result.stdout);
+}
+
+/** load(), with V8 saying on stdout what it did with each cached data it was given. */
+function loadProfiled(dist: string, cache: string): string {
+  const script = `require(${JSON.stringify(CODE_CACHE)}).installCodeCache(${JSON.stringify(dist)}, ${JSON.stringify(cache)});
+process.stdout.write(require(${JSON.stringify(path.join(dist, 'a.cjs'))}).value + '\\n');`;
+  const result = spawnSync(process.execPath, ['--profile-deserialization', '-e', script], {
+    encoding: 'utf8',
+  });
+  expect(result.stderr).toBe('');
+  expect(result.stdout).toContain('hello!\n');
+  return result.stdout;
 }
 
 /** The cache file of `chunk` as it is now (named for its size, mtime and inode). */
@@ -94,13 +107,32 @@ describe('the code cache of the bundle', () => {
     fs.symlinkSync(shared, file);
     expect(load(dist, cache).value).toBe('hello!');
     expect(fs.lstatSync(file).isSymbolicLink()).toBe(false);
-    // Owned by someone else (the tests run as root in CI, which may give a file away).
-    if (process.getuid?.() !== 0) return;
-    const before = version(file);
-    fs.chownSync(file, 12345, 12345);
-    expect(load(dist, cache).value).toBe('hello!');
-    expect(version(file)).not.toBe(before);
-    expect(fs.statSync(file).uid).toBe(0);
+    if (process.getuid?.() === 0) {
+      // Root gives the cache file away. Its data is this chunk's, which V8 would take (and the
+      // file then stay as it is): a file that is replaced was not read.
+      const before = version(file);
+      fs.chownSync(file, 12345, 12345);
+      expect(load(dist, cache).value).toBe('hello!');
+      expect(version(file)).not.toBe(before);
+      expect(fs.statSync(file).uid).toBe(0);
+      return;
+    }
+    // NOTE: a user can neither give a file away nor write one of another user's, so the cache
+    // file becomes a link to a file of root's that only its owner makes untrusted (a plain file,
+    // mode 644); that it is not read is seen with V8's --profile-deserialization, which prints
+    // "[Cached code failed check]" for cached data it was given and rejected — as it does for the
+    // same bytes in a file of the user's own.
+    const others = othersFile();
+    fs.rmSync(file);
+    fs.symlinkSync(others, file);
+    expect(loadProfiled(dist, cache)).not.toMatch(/\[Cached code failed check/);
+    expect(fs.lstatSync(file).isSymbolicLink()).toBe(false);
+    const own = path.join(tempDir(), 'own.bin');
+    fs.copyFileSync(others, own);
+    fs.chmodSync(own, 0o644);
+    fs.rmSync(file);
+    fs.symlinkSync(own, file);
+    expect(loadProfiled(dist, cache)).toMatch(/\[Cached code failed check/);
   });
 
   it('leaves a chunk with import() to node: it runs, and is not cached', () => {

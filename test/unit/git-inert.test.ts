@@ -1,4 +1,4 @@
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
@@ -36,6 +36,53 @@ const plain = (cwd: string, ...args: string[]) =>
   execFileSync('git', args, { cwd, env, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
 /** A command for a git config value that leaves `marker` behind, whatever git makes of its result. */
 const plant = (marker: string) => `touch ${marker}; false`;
+
+/**
+ * A repository with a submodule `sm` (a clone of `sub`), pushed to a bare `origin` it can fetch
+ * from and push to.
+ */
+function superproject() {
+  const sub = gitRepo({ files: { 'a.txt': 'a\n' } });
+  const origin = gitRepo({ bare: true });
+  const repo = gitRepo();
+  plain(repo.dir, '-c', 'protocol.file.allow=always', 'submodule', 'add', '-q', sub.dir, 'sm');
+  plain(repo.dir, 'commit', '-qm', 'sm');
+  plain(repo.dir, 'remote', 'add', 'origin', origin.dir);
+  plain(repo.dir, 'push', '-q', 'origin', 'main');
+  // A submodule fetched from a path: git allows the file protocol to the user only.
+  repo.git('config', 'protocol.file.allow', 'always');
+  return { repo, sub, origin };
+}
+
+/**
+ * A superproject whose person's config asks git into submodules at every turn, with changes in its
+ * submodule for each command to find: a commit git has not recorded, a new file, and a recorded
+ * commit no remote has (push's check).
+ */
+function personsRepository(): TestRepo {
+  const { repo } = superproject();
+  repo.git('config', 'submodule.recurse', 'true');
+  repo.git('config', 'status.submoduleSummary', 'true');
+  repo.git('config', 'fetch.recurseSubmodules', 'yes');
+  repo.git('config', 'push.recurseSubmodules', 'check');
+  plain(path.join(repo.dir, 'sm'), 'commit', '-q', '--allow-empty', '-m', 'not pushed');
+  plain(repo.dir, 'commit', '-qam', 'move sm');
+  plain(path.join(repo.dir, 'sm'), 'commit', '-q', '--allow-empty', '-m', 'not recorded');
+  fs.writeFileSync(path.join(repo.dir, 'sm', 'new.txt'), 'x\n');
+  return repo;
+}
+
+/** How many git processes ran in the repository at `dir`, from a GIT_TRACE2_EVENT file. */
+function gitsIn(trace: string, dir: string): number {
+  if (!fs.existsSync(trace)) return 0;
+  const worktree = fs.realpathSync(dir);
+  return fs
+    .readFileSync(trace, 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => JSON.parse(line))
+    .filter((e) => e.event === 'def_repo' && e.repo === 1 && e.worktree === worktree).length;
+}
 
 /** A fix run's ledger entry in `repo`, started at its HEAD. */
 async function fixRunIn(repo: TestRepo, task: string) {
@@ -79,16 +126,63 @@ describe('the one git runner is inert', () => {
     expect(fs.readdirSync(marks).sort()).toEqual(['driver', 'fsmonitor', 'hook', 'run.sh']);
   });
 
-  it('enters no submodule: a submodule’s own fsmonitor never runs, also in git’s children', async () => {
-    const sub = gitRepo();
-    const repo = gitRepo();
+  it('enters no submodule, whatever the person’s config asks: no git runs inside one', async () => {
+    // The person's own config may ask git into submodules at every turn; agentbox's settings
+    // (src/git/inert.ts) keep it out. Each is needed (checked by taking each out of INERT_CONFIG
+    // in turn): without submodule.recurse=false, `reset` runs git in `sm`; without
+    // diff.ignoreSubmodules=dirty, `status` and `diff`; without status.submoduleSummary=false,
+    // `status`. fetch.recurseSubmodules=false and push.recurseSubmodules=no each stand in for
+    // submodule.recurse=false and the other way round (git's fetch and push read both): without
+    // submodule.recurse and one of them, `fetch` (or `push`) runs git in `sm`.
+    // NOTE: `add -A` is not in the list: it runs `git status` in a submodule whose HEAD is the
+    // commit recorded, to see whether its content changed, and no setting stops that: the next
+    // test shows what holds there.
+    const calls = [
+      ['status'],
+      ['diff', 'HEAD'],
+      ['reset', '-q', '--hard', 'HEAD'],
+      ['fetch', '-q', 'origin'],
+      ['push', '-q', 'origin', 'HEAD:refs/heads/x'],
+    ];
+    /** The calls that ran a git in `sm`, each on a repository of its own as the person left it. */
+    const template = personsRepository();
+    const entering = async (run: (args: string[], cwd: string, trace: string) => Promise<unknown>) => {
+      const entered: string[] = [];
+      for (const args of calls) {
+        const dir = path.join(tempDir('agentbox-copy-'), 'repo');
+        fs.cpSync(template.dir, dir, { recursive: true });
+        const trace = path.join(tempDir('agentbox-trace-'), 'events');
+        await run(args, dir, trace);
+        if (gitsIn(trace, path.join(dir, 'sm')) > 0) entered.push(args.join(' '));
+      }
+      return entered;
+    };
+    expect(
+      await entering((args, cwd, trace) => runGit(args, { cwd, env: { ...env, GIT_TRACE2_EVENT: trace } })),
+    ).toEqual([]);
+    // The same calls by plain git (the person's config alone): each one runs git in `sm` (push's
+    // check then refuses: the submodule's commit is on no remote).
+    const byPlainGit = await entering(async (args, cwd, trace) =>
+      spawnSync('git', args, { cwd, env: { ...env, GIT_TRACE2_EVENT: trace }, stdio: 'ignore' }),
+    );
+    expect(byPlainGit).toEqual(calls.map((a) => a.join(' ')));
+  });
+
+  it('a submodule’s own fsmonitor never runs, also in the git that add or a status asking for it starts there', async () => {
+    const { repo } = superproject();
     const marker = path.join(tempDir('agentbox-marks-'), 'fired');
-    plain(repo.dir, '-c', 'protocol.file.allow=always', 'submodule', 'add', '-q', sub.dir, 'sm');
-    plain(repo.dir, 'commit', '-qm', 'sm');
     plain(path.join(repo.dir, 'sm'), 'config', 'core.fsmonitor', plant(marker));
     fs.writeFileSync(path.join(repo.dir, 'sm', 'new.txt'), 'x\n');
-    for (const args of [['status'], ['add', '-A'], ['diff', 'HEAD'], ['status', '--ignore-submodules=none']])
-      await runGit(args, { cwd: repo.dir, env });
+    // Both run `git status` in sm (seen in GIT_TRACE2): core.fsmonitor=false goes with it, in
+    // GIT_CONFIG_PARAMETERS (and core.hooksPath=/dev/null with it).
+    for (const args of [
+      ['add', '-A'],
+      ['status', '--ignore-submodules=none'],
+    ]) {
+      const trace = path.join(tempDir('agentbox-trace-'), 'events');
+      await runGit(args, { cwd: repo.dir, env: { ...env, GIT_TRACE2_EVENT: trace } });
+      expect(gitsIn(trace, path.join(repo.dir, 'sm')), args.join(' ')).toBe(1);
+    }
     expect(fs.existsSync(marker)).toBe(false);
     plain(repo.dir, 'status');
     expect(fs.existsSync(marker)).toBe(true);

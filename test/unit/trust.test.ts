@@ -14,6 +14,7 @@ import { DENY_RULES, GUARD_GROUP } from '../../src/settings/guard.js';
 import { configEntries, mcpEntries, settingsEntries } from '../../src/trust/entries.js';
 import { decideTrust, entryLine, hashEntries, launchTrusted, trustStatus } from '../../src/trust/index.js';
 import { gitRepo, tempDir } from '../helpers/git-repo.js';
+import { NOBODY, runWithOthersFileAt } from '../helpers/unprivileged.js';
 
 const Y = 'agentbox.yaml';
 const S = '.claude/settings.json';
@@ -349,11 +350,26 @@ describe('agentbox trust, in-process on a real repository', () => {
   it('a trust file of another owner is not used', async () => {
     const { repo, env, run, file } = setUp();
     await run({ yes: true });
-    const other = process.getuid?.() === 0 ? 65534 : undefined;
-    if (other === undefined) return; // only root can give a file away
-    fs.chownSync(file, other, other);
-    expect(trustStatus(repo.dir, env).storeProblem).toMatch(/belongs to user 65534, not to you/);
-    expect(trustStatus(repo.dir, env).trusted).toBe(false);
+    expect(trustStatus(repo.dir, env).trusted).toBe(true);
+    if (process.getuid?.() === 0) {
+      fs.chownSync(file, NOBODY, NOBODY);
+      const status = trustStatus(repo.dir, env);
+      expect(status.storeProblem).toMatch(/belongs to user 65534, not to you \(0\): it is not used/);
+      expect(status.trusted).toBe(false);
+      return;
+    }
+    // NOTE: a user cannot give a file away: the trust file is replaced by one of root's in a user
+    // and mount namespace of the test's own (test/helpers/unprivileged.ts), where the check runs.
+    const said = runWithOthersFileAt(
+      file,
+      `import { trustStatus } from '@src/trust/index.ts';
+      const s = trustStatus(${JSON.stringify(repo.dir)}, ${JSON.stringify(env)});
+      console.log(JSON.stringify({ problem: s.storeProblem, trusted: s.trusted }));`,
+    );
+    expect(JSON.parse(said)).toEqual({
+      problem: expect.stringMatching(/belongs to user \d+, not to you \(0\): it is not used/),
+      trusted: false,
+    });
   });
 
   it('a trust file that is a symlink is not used', async () => {

@@ -1,0 +1,57 @@
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import { REPO_ROOT } from './bin.js';
+
+/** The user a check that root would pass runs as when the tests run as root: nobody. */
+export const NOBODY = 65534;
+
+/**
+ * Runs `script` (an ES module body; `src/` is imported as `@src/…`) in a node of its own with
+ * the repository's TypeScript loader, as a user without root's powers: nobody (65534, no
+ * supplementary groups) when the tests run as root, else the tests' own user. For the checks a
+ * root process passes whatever a file's mode says (it reads an unreadable file). What the script
+ * prints is returned, and its stderr when it fails.
+ */
+export function runUnprivileged(script: string): string {
+  const body = script.replaceAll('@src/', `${REPO_ROOT}/src/`);
+  const ids = process.getuid?.() === 0 ? { uid: NOBODY, gid: NOBODY } : {};
+  const result = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', body], {
+    cwd: REPO_ROOT,
+    encoding: 'utf8',
+    ...ids,
+  });
+  if (result.status !== 0) throw new Error(`exit ${result.status}: ${result.stderr}`);
+  return result.stdout;
+}
+
+/** A plain file of another user's (root's) that no one else may write, for a user other than root. */
+export function othersFile(): string {
+  const me = process.getuid?.();
+  const found = ['/etc/passwd', '/etc/group', process.execPath].find((f) => {
+    const stat = fs.statSync(f, { throwIfNoEntry: false });
+    return stat?.isFile() && stat.uid !== me && (stat.mode & 0o022) === 0;
+  });
+  if (!found) throw new Error('no file of another user found: /etc/passwd, /etc/group and node are yours');
+  return found;
+}
+
+/**
+ * For a user other than root, who can neither give a file away nor write one of another user's:
+ * runs `script` (as runUnprivileged) in a user and mount namespace of its own (`unshare --user
+ * --map-root-user --mount`), where the file at `at` is replaced by a bind mount of othersFile():
+ * a plain file of root's, which belongs there to an unmapped user (65534), the process being 0.
+ */
+export function runWithOthersFileAt(at: string, script: string): string {
+  const body = script.replaceAll('@src/', `${REPO_ROOT}/src/`);
+  const shell = 'mount --bind "$1" "$2" && exec "$3" --import tsx --input-type=module -e "$4"';
+  const args = ['--user', '--map-root-user', '--mount', 'sh', '-c', shell, 'sh', othersFile(), at];
+  const result = spawnSync('unshare', [...args, process.execPath, body], {
+    cwd: REPO_ROOT,
+    encoding: 'utf8',
+  });
+  if (result.status !== 0)
+    throw new Error(
+      `this check needs root, or unprivileged user namespaces (unshare --user --map-root-user --mount): ${result.error?.message ?? result.stderr}`,
+    );
+  return result.stdout;
+}
