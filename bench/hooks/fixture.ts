@@ -60,6 +60,7 @@ export const BOX: RunSandbox = {
   gitDir: path.join(runDir, 'git'),
   tmpDir: path.join(runDir, 'tmp'),
   mainGitDir: path.join(repo.dir, '.git'),
+  mainTree: repo.dir,
   denyRead: [],
   allowRead: [],
   runtimeWritable: [],

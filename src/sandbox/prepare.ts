@@ -99,7 +99,9 @@ function readFence(
   const denyRead = existing([
     ...regions,
     path.dirname(area.secretsRoot),
-    ...(fix ? [path.dirname(fix.worktree), path.join(places.mainGitDir, 'worktrees')] : []),
+    // A fix run works on its worktree, not on the main tree: the main tree's untracked and ignored
+    // files (a .env, a local config) are the person's, not the commit's. Its git dir stays open.
+    ...(fix ? [opts.repoRoot, path.dirname(fix.worktree), path.join(places.mainGitDir, 'worktrees')] : []),
     ...secrets,
     ...opts.config.deny_read.map((p) => expand(p, env.HOME, opts.repoRoot)),
     area.secretsRoot,
@@ -114,9 +116,10 @@ function readFence(
     ...READ_ALLOWLIST.map((row) => homePath(row.path, env)),
     ...onPath,
     ...opts.config.allow_read.map((p) => expand(p, env.HOME, opts.repoRoot)),
-    // The repository itself: runs.setup copies ignored folders from the main tree
-    // ($AGENTBOX_REPO_ROOT/node_modules); the ledger and the other run worktrees in it stay denied.
-    opts.repoRoot,
+    // A read-only run works on the repository itself; a fix run only on its git (its objects).
+    // runs.setup, which copies ignored folders from the main tree ($AGENTBOX_REPO_ROOT/node_modules),
+    // is opened the main tree by its own fence (setupSandbox); the ledger stays denied.
+    ...(fix ? [] : [opts.repoRoot]),
     places.mainGitDir,
     ...(fix ? [fix.worktree, fix.adminDir, fix.gitDir] : []),
     places.tmpDir,
@@ -162,6 +165,8 @@ export interface RunSandbox {
   readonly mainGitDir: string;
   /** Reads are denied by default: the regions and credentials denied, the paths opened inside them. */
   readonly denyRead: readonly string[];
+  /** A fix run's main working tree, hidden from the agent, opened to runs.setup only; null otherwise. */
+  readonly mainTree: string | null;
   readonly allowRead: readonly string[];
   /** What Anthropic's sandbox runtime makes writable by itself, denied where it exists (RUNTIME_WRITABLE). */
   readonly runtimeWritable: readonly string[];
@@ -215,7 +220,7 @@ export async function prepareRunPrivacy(opts: {
       );
       area.onDispose(() => removeEmpty(leftovers));
       const reads = readFence(opts, area, { mainGitDir, tmpDir: area.tmpDir, fix: null });
-      return { area, secrets, sandbox: { ...fence, ...reads, gitDir: null } };
+      return { area, secrets, sandbox: { ...fence, ...reads, gitDir: null, mainTree: null } };
     }
     const own = await git(['rev-parse', '--git-dir'], { cwd: opts.worktree });
     const adminDir = path.resolve(opts.worktree, own.trim());
@@ -238,7 +243,8 @@ export async function prepareRunPrivacy(opts: {
       tmpDir: area.tmpDir,
       fix: { worktree: opts.worktree, adminDir, gitDir: area.gitDir },
     });
-    return { area, secrets, sandbox: { ...fence, ...reads, gitDir: area.gitDir } };
+    const mainTree = fs.realpathSync(opts.repoRoot);
+    return { area, secrets, sandbox: { ...fence, ...reads, gitDir: area.gitDir, mainTree } };
   } catch (error) {
     area.dispose();
     throw error;

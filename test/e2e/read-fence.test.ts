@@ -56,6 +56,8 @@ describe('reads are denied by default (the real sandbox)', () => {
   let otherRepoWorktree: string;
   let siblingWorktree: string;
   let siblingTmp: string;
+  /** An untracked secret in the main tree (a fix run's agent must not read it; a scout works there). */
+  let mainEnv: { file: string; mark: string };
 
   beforeAll(async () => {
     // A tiny package whose one dependency is in the person's npm cache only (no network here).
@@ -113,7 +115,7 @@ describe('reads are denied by default (the real sandbox)', () => {
       path.join(root, 'agentbox.yaml'),
       [
         'runs:',
-        '  setup: cat "$HOME/.npm/rf-marker" && if cat "$HOME/.netrc"; then exit 9; fi',
+        '  setup: cat "$HOME/.npm/rf-marker" "$AGENTBOX_REPO_ROOT/main-note.txt" && if cat "$HOME/.netrc"; then exit 9; fi',
         '  verify: npm test && cat "$HOME/.npm/rf-marker" && if cat "$HOME/.netrc"; then exit 9; fi',
         '',
       ].join('\n'),
@@ -122,6 +124,11 @@ describe('reads are denied by default (the real sandbox)', () => {
     fs.rmSync(pkgDir, { recursive: true, force: true });
 
     secrets = HOME_FILES.map((rel, i) => ({ file: path.join(home, rel), mark: `${MARK}-${i}` }));
+    // The main tree's untracked files: a fix run's agent works on its worktree, not on them; the
+    // setup may read the main tree (it copies ignored folders such as node_modules from it).
+    mainEnv = { file: path.join(root, '.env'), mark: `${MARK}-main-tree` };
+    fs.writeFileSync(mainEnv.file, `${mainEnv.mark}\n`);
+    fs.writeFileSync(path.join(root, 'main-note.txt'), 'main tree read by the setup\n');
     // Another repository's run worktree, and a sibling attempt's worktree, git and temp dir, where
     // agentbox puts them (src/run/begin/worktree.ts, src/sandbox/private.ts).
     const worktrees = path.join(home, '.local', 'share', 'agentbox', 'worktrees');
@@ -186,8 +193,10 @@ describe('reads are denied by default (the real sandbox)', () => {
   }
 
   const files = () => secrets.map((s) => s.file);
-  const readAll = () => ({ tools: files().map((file_path) => ({ name: 'Read', input: { file_path } })) });
-  const python = () =>
+  const readAll = (list = files()) => ({
+    tools: list.map((file_path) => ({ name: 'Read', input: { file_path } })),
+  });
+  const python = (list = files()) =>
     `python3 -c "
 import sys
 for f in sys.argv[1:]:
@@ -195,13 +204,14 @@ for f in sys.argv[1:]:
         print(f, 'READ', open(f).read())
     except OSError as e:
         print(f, 'refused:', e)
-" ${files().join(' ')}`;
+" ${list.join(' ')}`;
 
   it('a fix run reads none of them, by any route, each refusal logged; npm ci and npm test pass from the warm cache', async () => {
+    const fixFiles = [...files(), mainEnv.file];
     const turns: Reply[] = [
-      bash(`cat ${files().join(' ')}`),
-      bash(python()),
-      readAll(),
+      bash(`cat ${fixFiles.join(' ')}`),
+      bash(python(fixFiles)),
+      readAll(fixFiles),
       {
         tools: [
           { name: 'Grep', input: { pattern: MARK, path: home, output_mode: 'content' } },
@@ -222,20 +232,23 @@ for f in sys.argv[1:]:
       },
       bash(`git -C ${siblingWorktree} log --format=%s -1; git -C ${otherRepoWorktree} show HEAD:answer.txt`),
       bash('npm ci && npm test'),
+      // The main tree's .env by a path no string check can see (spelled backwards): the kernel's.
+      bash(`python3 -c "print(open('${[...mainEnv.file].reverse().join('')}'[::-1]).read())"`),
     ];
     const { name, requests, results } = await attempt('fix', 'rf hostile fix', turns);
     const seen = requests.map((r) => r.allText).join('\n');
     const stream = p.read(name, 'raw/stream.jsonl');
-    for (const s of secrets) {
+    for (const s of [...secrets, mainEnv]) {
       expect(seen, s.file).not.toContain(s.mark);
       expect(stream, s.file).not.toContain(s.mark);
     }
     expect(seen).not.toMatch(new RegExp(`${MARK}-\\d`));
+    expect(results(8)[0]!.content).toMatch(/No such file|Permission denied/);
     // Every place, by cat, by Python and by the Read tool, is in the log as refused.
     const events = p.events(name);
     const logged = refusedPaths(name);
     const byTool = (i: number) => events.filter((e) => results(i).some((r) => r.toolUseId === e.toolUseId));
-    for (const s of secrets) {
+    for (const s of [...secrets, mainEnv]) {
       for (const turn of [0, 1, 2])
         expect(JSON.stringify(byTool(turn)), `turn ${turn}: ${s.file}`).toContain(s.file);
     }
@@ -254,6 +267,7 @@ for f in sys.argv[1:]:
     // runs.setup and runs.verify ran in the same fence: the cache read, the home hidden.
     expect(p.state(name).setup).toMatchObject({ ok: true });
     expect(p.read(name, 'raw/setup.log')).toContain('warm cache here');
+    expect(p.read(name, 'raw/setup.log')).toContain('main tree read by the setup');
     expect(p.read(name, 'raw/verify-1.log')).toContain('rf tests pass');
     expect(p.read(name, 'raw/verify-1.log')).not.toContain(MARK);
     expect(p.state(name).status).toBe('REVIEW');

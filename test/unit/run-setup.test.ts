@@ -43,12 +43,13 @@ describe('the setup is fenced like the agent', () => {
     gitDir: '/p/git',
     tmpDir: '/p/tmp',
     mainGitDir: '/repo/.git',
-    denyRead: ['/home/u', '/home/u/.ssh'],
+    mainTree: '/repo',
+    denyRead: ['/home/u', '/repo', '/home/u/.ssh'],
     allowRead: ['/home/u/.npm'],
     runtimeWritable: [],
     allowedDomains: ['example.com'],
   };
-  it('writes only its worktree, private git and temp dir; the network is the run’s plus runs.setup_domains', () => {
+  it('writes only its worktree, private git and temp dir, reads the main tree too; the network is the run’s plus runs.setup_domains', () => {
     const wt = fs.mkdtempSync(path.join(os.tmpdir(), 'setup-box-'));
     fs.mkdirSync(path.join(wt, '.claude', 'commands'), { recursive: true });
     try {
@@ -56,8 +57,9 @@ describe('the setup is fenced like the agent', () => {
         writable: [wt, '/p/git', '/p/tmp'],
         // Only what exists is listed (a missing denied path becomes a mount point).
         denyWrite: ['/repo/.git', path.join(wt, '.claude/commands')],
+        // The main tree the agent cannot read is opened to the setup (it copies from it).
         denyRead: ['/repo/.agents', '/home/u', '/home/u/.ssh'],
-        allowRead: ['/home/u/.npm'],
+        allowRead: ['/home/u/.npm', '/repo'],
         allowedDomains: ['example.com', 'registry.npmjs.org'],
       });
     } finally {

@@ -38,9 +38,9 @@ export function setupDue(
 }
 
 /**
- * The fence around the setup: exactly the agent's (its worktree, private git and temp dir; not
- * the run's commands, settings and templates; not the ledger or secrets), and the network of the
- * run plus `runs.setup_domains`. Pure but for which paths exist (see src/sandbox/settings.ts).
+ * The fence around the setup: the agent's (its worktree, private git and temp dir; not the run's
+ * commands, settings and templates; not the ledger or secrets) plus the main tree to read, and the
+ * network of the run plus `runs.setup_domains`. Pure but for which paths exist (see src/sandbox/settings.ts).
  */
 export function setupSandbox(
   box: RunSandbox,
@@ -56,8 +56,10 @@ export function setupSandbox(
       ...box.runtimeWritable,
       ...own.map((p) => path.join(worktree, p)).filter((p) => fs.existsSync(p)),
     ],
-    denyRead: [ledgerDir, ...box.denyRead],
-    allowRead: box.allowRead,
+    // The main tree is opened to the setup (and the ledger inside it stays denied): it copies
+    // what the person built there, e.g. node_modules. The agent's own fence hides it.
+    denyRead: [ledgerDir, ...box.denyRead.filter((p) => p !== box.mainTree)],
+    allowRead: [...box.allowRead, ...(box.mainTree ? [box.mainTree] : [])],
     allowedDomains: [...new Set([...box.allowedDomains, ...domains])],
   };
 }
