@@ -50,7 +50,8 @@ export async function rerun(ctx: CommandContext, ref: string, options: RerunFlag
 /** `rerun of <old> (fix) · carried over: model opus · timeout 45m`. */
 function rerunLine(ctx: CommandContext, plan: RerunPlan, typed: RunOptions): string {
   const carried = carriedText(plan, typed);
-  const more = carried ? ` · carried over: ${carried}` : '';
+  // A model's name comes from meta.yaml, a file a person may have edited: shown safe.
+  const more = carried ? ` · carried over: ${terminalLine(carried)}` : '';
   return `${styler(ctx.io).dim(`rerun of ${plan.of} (${plan.type}), with today's templates and configuration${more}`)}\n`;
 }
 

@@ -86,6 +86,23 @@ describe('agentbox rerun: the same task, anew', () => {
     expect(shown.stdout).toContain(`  rerun of    ${old} (agentbox show ${old.slice(-6)})\n`);
     const json = JSON.parse((await p.agentbox(['show', fresh.slice(-6), '--json'])).stdout);
     expect(json.meta.rerun_of).toBe(old);
+  });
+
+  it('a scout reruns as a scout; with --json, stdout is the one JSON document', async () => {
+    const question = 'where is greet() defined?';
+    p.server.setRules([{ when: { anyText: question }, reply: text('In src/greet.js.') }]);
+    expect((await p.agentbox(['scout', question])).code).toBe(0);
+    const old = p.newest();
+    const again = await p.agentbox(['rerun', old.slice(-6), '--json']);
+    expect(again.code).toBe(0);
+    const out = JSON.parse(again.stdout);
+    const fresh = p.newest();
+    expect(fresh).not.toBe(old);
+    expect(JSON.stringify(out)).toContain(fresh);
+    const meta = p.read(fresh, 'meta.yaml');
+    expect(meta).toContain('type: scout\n');
+    expect(meta).toContain(`rerun_of: ${old}\n`);
+    expect(p.read(fresh, 'report.md')).toContain('In src/greet.js.');
     await expectNoProcessesLeft(p.tag);
   });
 });
