@@ -1,5 +1,5 @@
 // The run page's buttons: what the gate offers for the run's status (merge, discard, restart,
-// stop, inject, resume), each the CLI's command behind a POST, most behind a confirmation. A
+// stop, inject, resume, re-run), each the CLI's command behind a POST, most behind a confirmation. A
 // failure stays next to the buttons, copyable, until the person dismisses it.
 import { api } from './api.js';
 import { h, toast } from './dom.js';
@@ -186,4 +186,31 @@ function lifeActions(run, act) {
       await post('resume', instructions ? { instructions } : {});
       return 'resuming';
     });
+  rerunAction(run, act, post);
 }
+
+/**
+ * Re-run: the same task as a new run, with today's templates and configuration (`agentbox rerun`);
+ * this run is left as it is. Offered once a headless run has ended. A fetched run's task is its
+ * publication's word: the question quotes it whole, and only then is `confirm` sent.
+ */
+function rerunAction(run, act, post) {
+  const status = run.state?.status;
+  if (!status || status === 'ACTIVE' || !RERUN_TYPES.includes(run.meta.type)) return;
+  const origin = run.meta.origin;
+  const fetched = origin
+    ? `${run.name} was fetched from ${origin.remote} (it ran on ${origin.host}). Its task is that publication's word, not checked here:\n\n${run.meta.task}\n\n`
+    : '';
+  act(
+    'Re-run',
+    '',
+    `${fetched}Start this ${run.meta.type} task again as a new run, with today's templates and configuration? ${run.name} is left as it is.`,
+    async () => {
+      const r = await post('rerun', origin ? { confirm: true } : {});
+      location.hash = `#/run/${String(r.run).slice(-6)}`;
+      return `started ${r.run}, a rerun of ${run.name}${r.notice ? ` — ${r.notice}` : ''}`;
+    },
+  );
+}
+
+const RERUN_TYPES = ['scout', 'plan', 'fix', 'review'];

@@ -50,7 +50,7 @@ function costText(usage) {
 
 function heading(run) {
   return [
-    h('p', { id: 'back' }, h('a', { href: '#/' }, '← Runs'), ...groupLink(run)),
+    h('p', { id: 'back' }, h('a', { href: '#/' }, '← Runs'), ...groupLink(run), ...rerunLink(run)),
     h(
       'h1',
       { id: 'title' },
@@ -82,6 +82,13 @@ function groupLink(run) {
     ' · ',
     h('a', { href: `#/group/${g.id}`, id: 'group-of' }, `attempt ${g.attempt} of ${g.attempts} in its group`),
   ];
+}
+
+/** A rerun (`agentbox rerun`): a way to the run whose task it took again. */
+function rerunLink(run) {
+  const of = String(run.meta.rerun_of ?? '');
+  if (!/__[0-9a-f]{6}$/.test(of)) return [];
+  return [' · ', h('a', { href: `#/run/${of.slice(-6)}`, id: 'rerun-of' }, `rerun of ${of}`)];
 }
 
 function nowLines(run, session) {

@@ -9,7 +9,7 @@ const RUN_TYPES = {
   review: async () => (await import('../commands/review.js')).review,
 };
 
-/** `scout`, `plan`, `fix` (with its attempts) and `review`: the commands that start a run. */
+/** `scout`, `plan`, `fix` (with its attempts), `review`, and `rerun`: the commands that start a run. */
 export function runs(program: Command, lazy: Lazy, wants: Wants): void {
   const runCommand = (
     name: keyof typeof RUN_TYPES,
@@ -21,25 +21,8 @@ export function runs(program: Command, lazy: Lazy, wants: Wants): void {
     const command = program
       .command(name)
       .description(description)
-      .argument(`<${argName}>`, `what the run is about, passed to Claude Code verbatim`)
-      .option('--json', 'print the outcome as JSON')
-      .option('--detach', 'return at once; the run goes on in the background')
-      .option('--model <model>', 'the model for this run (default: config claude.model)')
-      .option('--timeout <duration>', 'stop the run after this long, e.g. 45m (default: config runs.timeout)')
-      .option(
-        '--supervisor <mode>',
-        'claude | rules | off: who decides at each stop (default: config supervisor.mode)',
-      )
-      .option(
-        '--max-iterations <n>',
-        'stops before the run is ended (default: config supervisor.max_iterations)',
-      )
-      .option(
-        '--max-cost <usd>',
-        'end the run once it has cost more than this, in USD, e.g. 2.50 (default: config supervisor.max_cost)',
-      )
-      .option('--push [remote]', 'when the run ends, publish it to the git remote (default: origin)');
-    more(command).action(lazy(RUN_TYPES[name]));
+      .argument(`<${argName}>`, `what the run is about, passed to Claude Code verbatim`);
+    more(runFlags(command)).action(lazy(RUN_TYPES[name]));
   };
   program.commandsGroup('Runs:');
   runCommand('scout', 'investigate a question, read-only; the answer goes to report.md', 'question');
@@ -55,4 +38,39 @@ export function runs(program: Command, lazy: Lazy, wants: Wants): void {
       .option('--first-pass', 'with --attempts: stop the others as soon as one passes runs.verify'),
   );
   runCommand('review', 'review code, read-only; the review goes to report.md', 'request');
+  if (wants('rerun'))
+    runFlags(
+      program
+        .command('rerun')
+        .description("start a run's task anew as a new run, with today's templates and configuration")
+        .argument('<run>', 'a run name, its short id (or a unique prefix of it), or "latest"')
+        .option('--yes', 'a fetched run: start its task without asking (it is still printed)'),
+      'rerun',
+    ).action(lazy(async () => (await import('../commands/rerun.js')).rerun));
+}
+
+/** The flags every run takes; a rerun's defaults are the old run's first (src/run/rerun.ts). */
+function runFlags(command: Command, of: 'run' | 'rerun' = 'run'): Command {
+  const dflt = (key: string) => (of === 'run' ? `config ${key}` : `the old run's, else config ${key}`);
+  return command
+    .option('--json', 'print the outcome as JSON')
+    .option('--detach', 'return at once; the run goes on in the background')
+    .option('--model <model>', `the model for this run (default: ${dflt('claude.model')})`)
+    .option(
+      '--timeout <duration>',
+      `stop the run after this long, e.g. 45m (default: ${dflt('runs.timeout')})`,
+    )
+    .option(
+      '--supervisor <mode>',
+      `claude | rules | off: who decides at each stop (default: ${dflt('supervisor.mode')})`,
+    )
+    .option(
+      '--max-iterations <n>',
+      `stops before the run is ended (default: ${dflt('supervisor.max_iterations')})`,
+    )
+    .option(
+      '--max-cost <usd>',
+      `end the run once it has cost more than this, in USD, e.g. 2.50 (default: ${dflt('supervisor.max_cost')})`,
+    )
+    .option('--push [remote]', 'when the run ends, publish it to the git remote (default: origin)');
 }

@@ -214,6 +214,7 @@ export function renderRunDetails(
   );
   field('task', indentedTask);
   field('created', meta.created_at);
+  if (meta.rerun_of) field('rerun of', `${meta.rerun_of} (agentbox show ${runIdOf(meta.rerun_of)})`);
   if (state) stateFields(state, field, style);
   envelopeFields(run, field, style, sandboxOff);
   const drift = state && state.config_hash !== meta.config_hash;

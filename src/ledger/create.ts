@@ -27,6 +27,8 @@ export interface CreateRunInput {
   readonly repoShaStart: string | null;
   /** How the run was started; recorded in meta.yaml (see RunMeta.options). */
   readonly options?: Readonly<Record<string, unknown>>;
+  /** The run this one reruns (`agentbox rerun`): meta.yaml `rerun_of`. */
+  readonly rerunOf?: string;
   /** Start time; names the run. Default: now. */
   readonly now?: Date;
   /** The supervising process, recorded in state.json. Default: null. */
@@ -123,6 +125,7 @@ export async function createRun(ledger: Ledger, input: CreateRunInput): Promise<
     repoShaStart: input.repoShaStart,
     now,
     ...(input.options === undefined ? {} : { options: input.options }),
+    ...(input.rerunOf === undefined ? {} : { rerunOf: input.rerunOf }),
   });
   await loadYaml();
   writeMetaOnce(dir, meta);

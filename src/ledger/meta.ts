@@ -6,6 +6,7 @@ import type * as Yaml from 'yaml';
 import { errnoCode, fsError } from '../errors.js';
 import { VERSION } from '../version.js';
 import { corruptFile, isObj, obj, oneOf, schemaVersion, str, strList, strOrNull } from './check.js';
+import { parseRunName } from './names.js';
 import { type Envelope, RUN_TYPES, type RunMeta, type RunOrigin, type RunType } from './types.js';
 
 export const META_FILE = 'meta.yaml';
@@ -71,6 +72,8 @@ export interface MetaInput {
   readonly repoShaStart: string | null;
   readonly now: Date;
   readonly options?: Readonly<Record<string, unknown>>;
+  /** The run this one reruns (`agentbox rerun`). */
+  readonly rerunOf?: string;
 }
 
 export function buildMeta(input: MetaInput): RunMeta {
@@ -93,6 +96,7 @@ export function buildMeta(input: MetaInput): RunMeta {
     ...(envelope.extra === undefined ? {} : { extra: envelope.extra }),
     config_hash: configHash(envelope),
     ...(input.options === undefined ? {} : { options: input.options }),
+    ...(input.rerunOf === undefined ? {} : { rerun_of: input.rerunOf }),
   };
 }
 
@@ -110,6 +114,7 @@ export function parseMeta(text: string, file: string): RunMeta {
     if (options !== undefined && !isObj(options)) throw new Error('"options" must be a mapping');
     const model = o.model === null ? null : str(o, 'model');
     const origin = o.origin === undefined ? undefined : checkOrigin(o.origin);
+    const rerunOf = o.rerun_of === undefined ? undefined : checkRunName(o, 'rerun_of');
     return {
       schema_version: 1,
       run_name: str(o, 'run_name'),
@@ -129,6 +134,7 @@ export function parseMeta(text: string, file: string): RunMeta {
       config_hash: str(o, 'config_hash'),
       ...(options === undefined ? {} : { options }),
       ...(origin === undefined ? {} : { origin }),
+      ...(rerunOf === undefined ? {} : { rerun_of: rerunOf }),
     };
   } catch (error) {
     throw corruptFile(file, error);
@@ -139,6 +145,13 @@ export function parseMeta(text: string, file: string): RunMeta {
 function checkOrigin(value: unknown): RunOrigin {
   const o = obj(value, '"origin"');
   return { remote: str(o, 'remote'), host: str(o, 'host'), run: str(o, 'run') };
+}
+
+/** A field that names a run: a run name, nothing else (it is shown, and may be looked up). */
+function checkRunName(o: Readonly<Record<string, unknown>>, key: string): string {
+  const name = str(o, key);
+  if (!parseRunName(name)) throw new Error(`"${key}" is not a run name`);
+  return name;
 }
 
 /** The run's meta.yaml, or undefined when the folder has none (yet). */

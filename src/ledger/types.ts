@@ -72,6 +72,8 @@ export interface RunMeta extends Envelope {
   readonly options?: Readonly<Record<string, unknown>>;
   /** Set on a run brought in by `agentbox fetch`: it ran on another machine (see src/remote/). */
   readonly origin?: RunOrigin;
+  /** Set on a run `agentbox rerun` started: the name of the run whose task it took (src/run/rerun.ts). */
+  readonly rerun_of?: string;
 }
 
 /** meta.yaml `origin`: where a fetched run ran, and under which name it was published there. */

@@ -69,7 +69,8 @@ export function importedMeta(
   const k = own as { attempt?: unknown; attempts?: unknown } | undefined;
   const attempt = group && k ? { group: { ...group, attempt: k.attempt, attempts: k.attempts } } : {};
   const kept = { ...options, ...attempt };
-  const { options: _, ...rest } = remote;
+  // `rerun_of` names a run of the other machine's ledger: here it would name another run, or none.
+  const { options: _, rerun_of: _rerunOf, ...rest } = remote;
   return {
     ...rest,
     ...(Object.keys(kept).length > 0 ? { options: kept } : {}),

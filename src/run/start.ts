@@ -39,10 +39,12 @@ export async function startRun(
   type: HeadlessType,
   task: string,
   options: RunOptions,
+  /** `agentbox rerun`: the run this one reruns, recorded as meta.yaml `rerun_of`. */
+  rerunOf?: string,
 ): Promise<number> {
   const { rc, flags, base } = await preflight(ctx, type, task, options);
   const fix = needsWorktree(type);
-  const run = await createHeadlessRun(ctx, rc, { type, task, base, options, flags });
+  const run = await createHeadlessRun(ctx, rc, { type, task, base, options, flags, rerunOf });
   logTrust(rc, run.dir);
   if (fix) await addRunWorktree(rc, run, worktreePath(rc, ctx.env, run.name), base!);
   if (options.detach) return detachRun(ctx, rc.ledger, run.name, options.json === true);
@@ -139,6 +141,7 @@ export async function createHeadlessRun(
     options: RunOptions;
     flags: RunFlags;
     group?: AttemptTag;
+    rerunOf?: string | undefined;
   },
 ) {
   const { type, options } = input;
@@ -151,6 +154,7 @@ export async function createHeadlessRun(
     task: input.task,
     repoShaStart: input.base,
     pid: process.pid,
+    ...(input.rerunOf === undefined ? {} : { rerunOf: input.rerunOf }),
     options: {
       ...stored,
       ...(maxCost === null ? {} : { max_cost_usd: maxCost }),

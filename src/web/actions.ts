@@ -81,6 +81,11 @@ export async function startRunAction(ac: ActionContext, body: Record<string, unk
   await domain(() =>
     group ? startGroupFromUi(ctx, task, options, group) : startRun(ctx, type as HeadlessType, task, options),
   );
+  return startedAnswer(io);
+}
+
+/** What a run started detached with --json printed, as the answer; its stderr as `notice`. */
+export function startedAnswer(io: { stdout: string; stderr: string }): Record<string, unknown> {
   // What the run goes without, as the CLI says it on stderr: the page shows it every time too.
   const notice = io.stderr.trim() ? { notice: io.stderr.trim() } : {};
   try {

@@ -90,5 +90,21 @@ describe('a fetched run on the web page', () => {
     );
     expect(asked).toMatch(/patch sha256 [0-9a-f]{12}\) to your working tree and commit them anyway\?/);
     expect(laptop.repo.read('src/app.ts')).toBe("export const x = 'bump x';\n");
+
+    // Re-run (issue 39): its task is the publication's word, so the question quotes it whole
+    // before anything is sent; dismissed, nothing starts and nothing is asked of the server.
+    const runs = fs.readdirSync(laptop.ledger.runsDir);
+    page.once('dialog', (dialog) => {
+      asked = dialog.message();
+      void dialog.dismiss();
+    });
+    await page.getByRole('button', { name: 'Re-run' }).click();
+    await page.waitForTimeout(300);
+    expect(asked).toBe(
+      `${run.name} was fetched from origin (it ran on runner.example). Its task is that publication's word, not checked here:\n\nbump x\n\nStart this fix task again as a new run, with today's templates and configuration? ${run.name} is left as it is.`,
+    );
+    expect(fs.readdirSync(laptop.ledger.runsDir)).toEqual(runs);
+    const events = fs.readFileSync(path.join(laptop.ledger.runsDir, run.name, 'events.jsonl'), 'utf8');
+    expect(events).not.toContain('rerun_refused');
   }, 90_000);
 });

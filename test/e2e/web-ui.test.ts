@@ -289,6 +289,30 @@ describe('agentbox ui in Chromium', () => {
     expect(asked).toContain(`Remove the worktree and branch of ${name}?`);
     expect(p.state(name).status).toBe('DISCARDED');
 
+    // Re-run, by the keyboard too: the same task as a new run (issue 39), confirmed; the page goes
+    // to the new run, which says whose rerun it is, and the old run stays DISCARDED.
+    const before = fs.readFileSync(path.join(p.runDir(name), 'state.json'), 'utf8');
+    page.once('dialog', (dialog) => {
+      asked = dialog.message();
+      void dialog.accept();
+    });
+    await tabUntil((s) => s.text === 'Re-run');
+    await page.keyboard.press('Enter');
+    await page.waitForURL((url) => !url.hash.endsWith(name.slice(-6)));
+    expect(asked).toBe(
+      `Start this fix task again as a new run, with today's templates and configuration? ${name} is left as it is.`,
+    );
+    const rerun = p.newest();
+    expect(page.url()).toBe(`${ui.url}/#/run/${rerun.slice(-6)}`);
+    await page.locator('#rerun-of').waitFor();
+    expect(await page.locator('#rerun-of').textContent()).toBe(`rerun of ${name}`);
+    await page.locator('[data-status="REVIEW"]').waitFor({ timeout: 60_000 });
+    expect(p.read(rerun, 'meta.yaml')).toContain(`rerun_of: ${name}\n`);
+    expect(p.read(rerun, 'meta.yaml')).toContain(`task: ${task}\n`);
+    expect(fs.readFileSync(path.join(p.runDir(name), 'state.json'), 'utf8')).toBe(before);
+    await page.locator('#rerun-of').click();
+    await page.waitForURL(new RegExp(`#/run/${name.slice(-6)}$`));
+
     await page.goto(`${ui.url}/#/settings`);
     await page.getByLabel('Supervisor mode').waitFor();
     await shoot('settings');

@@ -20,6 +20,7 @@ const COMMANDS = [
   'plan',
   'fix',
   'review',
+  'rerun',
   'templates',
   'diff',
   'merge',
