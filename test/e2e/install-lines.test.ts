@@ -151,10 +151,18 @@ describe('the install lines agentbox writes, run against a real registry', () =>
       /^FROM node:(22|24)-slim$/m,
     );
     const [fromDocker, dockerWithout, fromPod] = await Promise.all([
-      installs('docker', docker.line, { ...WARM, ...docker.args, AGENTBOX_FROM: `agentbox@${VERSION}` }, [
-        'sh',
-        '-c',
-      ]),
+      // Its own npm cache, as an image build has: the line ends in `npm cache clean --force`, which
+      // emptied the shared cache under the pod's and the GitLab job's installs (ENOTEMPTY, seen in CI).
+      installs(
+        'docker',
+        docker.line,
+        {
+          ...docker.args,
+          AGENTBOX_FROM: `agentbox@${VERSION}`,
+          npm_config_cache: path.join(work, 'docker-npm-cache'),
+        },
+        ['sh', '-c'],
+      ),
       installs('docker-no-arg', docker.line, docker.args, ['sh', '-c']),
       // The pod: the image's Claude Code stays; agentbox from AGENTBOX_FROM into its home.
       installs('pod', `${POD_INSTALL}command -v agentbox`, { ...WARM, AGENTBOX_FROM: tarballUrl() }),
