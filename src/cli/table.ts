@@ -92,6 +92,10 @@ function humanGate(program: Command, lazy: Lazy, wants: Wants): void {
       .argument('<run>', 'a run name, its short id (or a unique prefix of it), "latest", or a group')
       .option('--attempt <k>', "a group: attempt k's change (default: the best-ranked attempt's)")
       .option('--attempts <j,k>', "a group: from attempt j's result to attempt k's")
+      .option(
+        '--revision <k>',
+        "a revised run (agentbox revise): revision k's own change, against revision k-1",
+      )
       .option('--stat', 'only the diffstat')
       .option('--name-only', 'only the names of the changed files')
       .option('--color <when>', 'auto (in a terminal), always or never', 'auto')
@@ -145,6 +149,19 @@ function continueAndSteer(program: Command, lazy: Lazy, wants: Wants): void {
       .option('--force', "resume even if today's configuration would give the run a different envelope")
       .option('--json', 'print the outcome as JSON')
       .action(lazy(async () => (await import('../commands/resume.js')).resume));
+
+  if (wants('revise'))
+    program
+      .command('revise')
+      .description(
+        'request changes to a fix run in review: it goes on in its session, and returns to REVIEW with a new commit',
+      )
+      .argument('<run>', 'a run name, its short id (or a unique prefix of it), or "latest"')
+      .argument('[feedback]', 'what to change, verbatim')
+      .option('--detach', 'return at once; the revision goes on in the background')
+      .option('--force', "revise even if today's configuration would give the run a different envelope")
+      .option('--json', 'print the outcome as JSON')
+      .action(lazy(async () => (await import('../commands/revise.js')).revise));
 
   if (wants('inject'))
     program
@@ -236,6 +253,7 @@ function ledger(program: Command, lazy: Lazy, wants: Wants): void {
     program
       .command('__exec', { hidden: true })
       .argument('<run>')
+      .option('--revision')
       .action(lazy(async () => (await import('../commands/exec.js')).exec));
   if (wants('__exec-group'))
     program

@@ -90,6 +90,8 @@ export async function show(ctx: CommandContext, type: string, task: string): Pro
     worktree: fix ? '<worktree>' : '',
     attempt: '1',
     attempts: '1',
+    review: '',
+    revision: '1',
     date: new Date().toISOString().slice(0, 10),
   });
   ctx.io.out(composed.composed);

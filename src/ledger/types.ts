@@ -196,6 +196,21 @@ export interface RunState {
    * makes the rest of this state a claim (status, verification, cost), not a fact checked here.
    */
   readonly publication?: RunPublication | null;
+  /** A fix run revised after review (`agentbox revise`): the revision it is on. Absent: revision 1. */
+  readonly revision?: RunRevision | null;
+}
+
+/**
+ * state.json `revision`: the revision a fix run is on (1 is the run as it first ran; each
+ * `agentbox revise` adds one) and what its record in `revisions/<number>/` is measured from.
+ */
+export interface RunRevision {
+  readonly number: number;
+  readonly started_at: string;
+  /** The result commit the revision started from (the previous revision's); null: none was made. */
+  readonly from_commit: string | null;
+  /** The run's cost (USD, agent and supervisor) when the revision started: its own is the rest. */
+  readonly cost_before_usd: number;
 }
 
 /** state.json `publication`: the commit a fetched run's files came from. */

@@ -27,6 +27,7 @@ const COMMANDS = [
   'push',
   'fetch',
   'resume',
+  'revise',
   'inject',
   'start',
   'watch',

@@ -19,6 +19,7 @@ import { commitResult, exportChanges } from './finalize-changes.js';
 import { type NestedRecord, nestedOfRun } from './finalize-nested.js';
 import { classify, type Outcome, type StopReason } from './outcome.js';
 import { renderReport } from './report.js';
+import { recordRevision } from './revision.js';
 
 export interface FinalizeInput {
   readonly ledger: Ledger;
@@ -83,6 +84,8 @@ export async function finalizeRun(input: FinalizeInput): Promise<Finalized> {
   const resultCommit = files.includes('changes.patch')
     ? await commitResult(input, outcome.status, result)
     : (readState(runDir)?.result_commit ?? null);
+  // A revision's record (agentbox revise), once its result commit is made.
+  files.push(...(await revisionRecord(input, outcome.status, resultCommit)));
   files.push(...collectArtifacts(input.worktree, runDir));
   const denials = recordDenials(input);
   const { formatted, resultFile } = await writeAnswer(input, result);
@@ -110,6 +113,23 @@ export async function finalizeRun(input: FinalizeInput): Promise<Finalized> {
     toolErrors,
     nested: nestedOfRun(runDir),
   };
+}
+
+/** revisions/<k>/ of a revised run; a record that cannot be written is logged, the run goes on. */
+async function revisionRecord(input: FinalizeInput, status: RunStatus, commit: string | null) {
+  const { runDir, meta } = input;
+  const state = readState(runDir);
+  try {
+    const verified = input.checks?.verify ? input.checks.verify.ok : null;
+    return await recordRevision({ repoRoot: input.ledger.root, runDir, meta }, state, {
+      status,
+      commit,
+      verified,
+    });
+  } catch (error) {
+    new EventLog(runDir).append({ event: 'revision_record_failed', error: (error as Error).message });
+    return [];
+  }
 }
 
 /** How the run ended; a fix whose changes could not be exported is CRASHED. */
