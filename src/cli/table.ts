@@ -1,6 +1,6 @@
 import { type Command, Option } from 'commander';
 import { engines, remote } from './table-remote.js';
-import { runs } from './table-runs.js';
+import { reviseCommand, runs } from './table-runs.js';
 import type { Lazy, Wants } from './table-types.js';
 
 /**
@@ -150,19 +150,7 @@ function continueAndSteer(program: Command, lazy: Lazy, wants: Wants): void {
       .option('--json', 'print the outcome as JSON')
       .action(lazy(async () => (await import('../commands/resume.js')).resume));
 
-  if (wants('revise'))
-    program
-      .command('revise')
-      .description(
-        'request changes to a fix run in review: it goes on in its session, and returns to REVIEW with a new commit',
-      )
-      .argument('<run>', 'a run name, its short id (or a unique prefix of it), or "latest"')
-      .argument('[feedback]', 'what to change, verbatim')
-      .option('--detach', 'return at once; the revision goes on in the background')
-      .option('--force', "revise even if today's configuration would give the run a different envelope")
-      .option('--json', 'print the outcome as JSON')
-      .action(lazy(async () => (await import('../commands/revise.js')).revise));
-
+  reviseCommand(program, lazy, wants);
   if (wants('inject'))
     program
       .command('inject')

@@ -6,15 +6,19 @@ import { assertHuman } from '../gate/gate.js';
 import { findGroup } from '../group/resolve.js';
 import { readRun, resolveRun } from '../ledger/index.js';
 import { type RevisionRecord, readRevision } from '../ledger/revisions.js';
+import { collectReview } from '../review/feedback/collect.js';
 import { loadRunContext } from '../run/begin/context.js';
 import { checkContinue } from '../run/continue.js';
 import { detachRun } from '../run/detach.js';
-import { beginRevision, composeRevision, reviseBlocker } from '../run/revise.js';
+import { beginRevision, composeRevision, reviseBlocker, revisionOf } from '../run/revise.js';
 import { refuseUntrustedChecks, runHere } from '../run/start.js';
 import { assertSandboxUsable, assertVerifyUsable } from '../sandbox/prepare.js';
 import { assertProjectSettings } from '../settings/startup.js';
 
 export interface ReviseOptions {
+  /** `--comment <file>:<line> "<text>"`, repeatable: every value in order. */
+  readonly comment?: readonly string[];
+  readonly edit?: boolean;
   readonly detach?: boolean;
   readonly json?: boolean;
   readonly force?: boolean;
@@ -42,7 +46,6 @@ export async function revise(
   const name = resolveRun(rc.ledger, ref);
   const run = readRun(rc.ledger, name);
   reviseBlocker(run);
-  const review = reviewText(feedback, run.meta.run_id);
   const id = run.meta.run_id;
   // Everything a run checks before it starts, before anything changes.
   checkContinue(ctx, rc, name, { command: `agentbox revise ${id} "…"`, force: options.force === true });
@@ -50,8 +53,16 @@ export async function revise(
   assertSandboxUsable(ctx.env, rc.config.sandbox, 'fix');
   refuseUntrustedChecks(rc);
   assertVerifyUsable(ctx.env, rc.config.sandbox, rc.config.runs.verify);
-  const next = composeRevision(ctx.env, rc, run, review);
-  await beginRevision(rc, run, { ...next, review });
+  const { review, rendered } = await collectReview(ctx.env, {
+    runDir: run.dir,
+    runName: name,
+    revision: revisionOf(run.state) + 1,
+    feedback,
+    comments: options.comment,
+    edit: options.edit,
+  });
+  const next = composeRevision(ctx.env, rc, run, rendered);
+  await beginRevision(rc, run, { ...next, review, rendered });
   const json = options.json === true;
   if (options.detach) return detachRun(ctx, rc.ledger, name, json, ['--revision']);
   const code = await runHere(ctx, rc, name, json, {
@@ -71,17 +82,4 @@ export function revisionLine(r: RevisionRecord, id: string): string {
   const line = `revision ${r.revision} · ${verify} · ${formatUsd(r.cost_usd)} · ${formatDuration(r.duration_ms)} — ${own}\n`;
   if (r.verified !== false) return line;
   return `${line}✗ revision ${r.revision} broke runs.verify: merge --yes refuses it — revise it again (agentbox revise ${id} "…") or see why: agentbox show ${id}\n`;
-}
-
-/** The person's review as the agent gets it: not empty. */
-function reviewText(feedback: string | undefined, id: string): string {
-  const text = feedback?.trim() ?? '';
-  if (text === '') {
-    throw new AgentboxError('USAGE', 'the review is empty: say what to change', {
-      hint: `e.g. agentbox revise ${id} "rename x to count, and test the empty list"`,
-    });
-  }
-  if (text.includes('\0'))
-    throw new AgentboxError('USAGE', 'the review contains a NUL byte', { hint: 'remove it' });
-  return text;
 }

@@ -9,6 +9,7 @@ import { EventLog } from '../ledger/events.js';
 import { type RunDetails, type RunState, reactivated, runIdOf, updateState } from '../ledger/index.js';
 import { costOf, revisionDir } from '../ledger/revisions.js';
 import { isAlive } from '../process/reap.js';
+import type { Review } from '../review/feedback/comments.js';
 import { templateDirs } from '../templates/locate.js';
 import { loadReviseTemplate, revisionMarker, revisionMessage } from '../templates/revise.js';
 import { readTextIfExists, writeAtomic } from '../util/fs.js';
@@ -109,14 +110,21 @@ export function composeRevision(env: Env, rc: RunContext, run: RunDetails, revie
 export async function beginRevision(
   rc: RunContext,
   run: RunDetails,
-  next: { readonly number: number; readonly message: string; readonly review: string },
+  next: {
+    readonly number: number;
+    readonly message: string;
+    readonly review: Review;
+    readonly rendered: string;
+  },
 ): Promise<void> {
   const state = run.state!;
   const worktree = state.worktree_path!;
   await recordFirstRevision(rc.ledger.root, run.dir, run.meta, state);
   const dir = revisionDir(run.dir, next.number);
   fs.mkdirSync(dir, { recursive: true });
-  await writeAtomic(path.join(dir, 'feedback.md'), `${next.review.trimEnd()}\n`);
+  // The review as the agent got it ({{review}}), and as data (its message and line comments).
+  await writeAtomic(path.join(dir, 'feedback.md'), `${next.rendered.trimEnd()}\n`);
+  await writeAtomic(path.join(dir, 'review.json'), `${JSON.stringify(next.review, null, 2)}\n`);
   await writeAtomic(path.join(dir, 'prompt.md'), next.message);
   const taken = await takeCheckpoint(worktree, run.name, { exclude: [AGENT_RUN_DIR] });
   const at = new Date();
@@ -146,7 +154,12 @@ export async function beginRevision(
     },
     { event: 'revise', detail: `revision ${next.number}` },
   );
-  new EventLog(run.dir).append({ event: 'revise', revision: next.number, review: next.review });
+  new EventLog(run.dir).append({
+    event: 'revise',
+    revision: next.number,
+    review: next.review.message,
+    comments: next.review.comments.length,
+  });
 }
 
 /** Revision k's message, as recorded when it began (the detached worker and recovery send it). */

@@ -64,7 +64,14 @@ describe('agentbox revise', () => {
       laterTurns('FEEDBACK-2', text('Now notes.txt says two.')),
     ]);
     const first = p.server.requests.length;
-    const result = await p.agentbox(['revise', id, 'FEEDBACK-2: make it say two']);
+    const result = await p.agentbox([
+      'revise',
+      id,
+      'FEEDBACK-2: make it say two',
+      '--comment',
+      'notes.txt:1',
+      'COMMENT-ON-ONE: this line',
+    ]);
     expect(result.stderr).toBe('');
     expect(result.code).toBe(0);
     expect(result.stdout).toContain(`revising ${name} — revision 2\n`);
@@ -77,6 +84,10 @@ describe('agentbox revise', () => {
     expect(request.sessionId).toBe(before.session_id);
     expect(request.lastUserText).toContain('FEEDBACK-2: make it say two');
     expect(request.lastUserText).toContain('this is revision 2');
+    // The line comment: its place, its text, and the hunk it is on with the line marked.
+    expect(request.lastUserText).toContain(
+      '### 1. notes.txt:1\n\nCOMMENT-ON-ONE: this line\n\nThe hunk of your change it is on (the line marked with ←):\n```diff\n@@ -0,0 +1 @@\n+one  ←\n```',
+    );
     // The earlier turns are in the request: the task, and the first Write.
     const conversation = JSON.stringify(request.body.messages);
     expect(conversation).toContain(TASK);
@@ -101,9 +112,13 @@ describe('agentbox revise', () => {
     expect(two).toMatchObject({ revision: 2, status: 'REVIEW', verified: true, feedback: 'feedback.md' });
     expect(two.from_commit).toBe(one.commit);
     expect(two.cost_usd).toBeGreaterThan(0);
-    expect(fs.readFileSync(path.join(dir, 'revisions/2/feedback.md'), 'utf8')).toBe(
-      'FEEDBACK-2: make it say two\n',
+    expect(fs.readFileSync(path.join(dir, 'revisions/2/feedback.md'), 'utf8')).toMatch(
+      /^FEEDBACK-2: make it say two\n\n## Line comments\n\n### 1\. notes\.txt:1\n/,
     );
+    expect(JSON.parse(fs.readFileSync(path.join(dir, 'revisions/2/review.json'), 'utf8'))).toEqual({
+      message: 'FEEDBACK-2: make it say two',
+      comments: [{ file: 'notes.txt', line: 1, text: 'COMMENT-ON-ONE: this line' }],
+    });
     // changes.patch stays the whole change against the start; the interdiff is the revision's own.
     const whole = p.read(name, 'changes.patch');
     expect(whole).toContain('new file mode');
@@ -208,7 +223,24 @@ describe('agentbox revise', () => {
       revisionTurn(5, write('app.txt', 'fixed\n')),
       laterTurns('FEEDBACK-5', text('Fixed app.txt.')),
     ]);
-    expect((await p.agentbox(['revise', id, 'FEEDBACK-5: fix app.txt'])).code).toBe(0);
+    // Written in the editor: the message on top, a comment under the line it is about.
+    const editor = path.join(p.repo.dir, '..', `edit-${id}.sh`);
+    fs.writeFileSync(
+      editor,
+      `sed -i -e '1s/^/FEEDBACK-5: fix app.txt/' -e 's/^+BROKEN$/+BROKEN\\n> COMMENT-ON-BROKEN/' "$1"\n`,
+    );
+    const first = p.server.requests.length;
+    const edited = await p.agentbox(['revise', id, '--edit'], {
+      env: { EDITOR: `sh ${editor}`, VISUAL: '' },
+    });
+    expect(edited.stderr).toBe('');
+    expect(edited.code).toBe(0);
+    const sent = p.server.requests[first]!.view.lastUserText;
+    expect(sent).toContain(
+      'FEEDBACK-5: fix app.txt\n\n## Line comments\n\n### 1. app.txt:1\n\nCOMMENT-ON-BROKEN',
+    );
+    expect(sent).toContain('+BROKEN  ←');
+    expect(sent).not.toContain('# agentbox revise');
     expect(p.state(name)).toMatchObject({ status: 'REVIEW', output: { verified: true } });
     await p.agentbox(['diff', id, '--no-pager']);
     const merge = await p.agentbox(['merge', id, '--yes']);
