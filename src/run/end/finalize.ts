@@ -84,8 +84,8 @@ export async function finalizeRun(input: FinalizeInput): Promise<Finalized> {
   const resultCommit = files.includes('changes.patch')
     ? await commitResult(input, outcome.status, result)
     : (readState(runDir)?.result_commit ?? null);
-  // A revision's record (agentbox revise), once its result commit is made.
-  files.push(...(await revisionRecord(input, outcome.status, resultCommit)));
+  // A revision's record (agentbox revise), once its result commit is made (not listed: it is the record).
+  await revisionRecord(input, outcome.status, resultCommit);
   files.push(...collectArtifacts(input.worktree, runDir));
   const denials = recordDenials(input);
   const { formatted, resultFile } = await writeAnswer(input, result);
