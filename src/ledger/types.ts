@@ -274,6 +274,8 @@ export interface IndexEvent {
   readonly attempt?: number;
   /** An attempt's runs.verify outcome (null: not run), so `status` counts the group's passes from the log. */
   readonly verified?: boolean | null;
+  /** A revised fix run (agentbox revise): its revision, so `status --all` shows it from the log. */
+  readonly revision?: number;
 }
 
 /** An attempt's place in its group (meta.yaml `options.group` has the group's name as well). */

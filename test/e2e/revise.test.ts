@@ -147,6 +147,12 @@ describe('agentbox revise', () => {
   it('status, status --json and show say which revision the run is on', async () => {
     const status = await p.agentbox(['status']);
     expect(status.stdout).toMatch(new RegExp(`${id}\\s+fix\\s+REVIEW r2 `));
+    // --all folds INDEX.jsonl instead of reading state files: the log carries the revision too.
+    const all = await p.agentbox(['status', '--all']);
+    expect(all.stdout).toMatch(new RegExp(`${id}\\s+fix\\s+REVIEW r2 `));
+    expect(JSON.parse((await p.agentbox(['show', id, '--json'])).stdout).state.revision).toMatchObject({
+      number: 2,
+    });
     const json = JSON.parse((await p.agentbox(['status', '--json'])).stdout);
     expect(json.runs.find((r: { name: string }) => r.name === name).revision).toBe(2);
     const show = await p.agentbox(['show', id]);
