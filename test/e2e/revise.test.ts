@@ -264,6 +264,52 @@ describe('agentbox revise', () => {
     expect(merged.stderr).toContain('agentbox fix');
   });
 
+  it('watch follows a detached revision and stop ends it: ABORTED, its record kept; then revise refuses it', async () => {
+    const task = 'TASK-REVISE-STOP write a file';
+    p.server.setRules([
+      { when: { anyText: task, turn: 0 }, reply: write('stop.txt', 'one\n') },
+      {
+        when: { anyText: task, lastUserText: 'agentbox revise' },
+        reply: { text: 'never', delayMs: 120_000 },
+      },
+      { when: { anyText: task }, reply: text('Wrote stop.txt.') },
+    ]);
+    expect((await p.agentbox(['fix', task])).code).toBe(0);
+    const other = p.newest();
+    const otherId = other.slice(-6);
+    expect((await p.agentbox(['revise', otherId, '--detach', 'FEEDBACK-STOP'])).code).toBe(0);
+    await waitFor(
+      () =>
+        p.server.requests.some(
+          (r) => r.view.allText.includes(task) && r.view.lastUserText.includes('FEEDBACK-STOP'),
+        ),
+      'the revision to reach the model',
+      { timeoutMs: 60_000 },
+    );
+    const watching = p.agentbox(['watch', otherId]);
+    await new Promise((r) => setTimeout(r, 500));
+    expect((await p.agentbox(['stop', otherId])).code).toBe(0);
+    const watched = await watching;
+    expect(watched.stdout).toContain(`${other} — fix: ${task} — revision 2\n`);
+    expect(watched.stdout).toContain(
+      "revision 2: the person's review is the agent's next turn — FEEDBACK-STOP",
+    );
+    expect(watched.stdout).toContain(`✗ ${other} — ABORTED`);
+    expect(p.state(other)).toMatchObject({
+      status: 'ABORTED',
+      failure: { kind: 'killed' },
+      revision: { number: 2 },
+    });
+    expect(JSON.parse(p.read(other, 'revisions/2/revision.json'))).toMatchObject({
+      revision: 2,
+      status: 'ABORTED',
+    });
+    const refused = await p.agentbox(['revise', otherId, 'more']);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain(`run ${other} is ABORTED; only a run in REVIEW can be revised`);
+    expect(refused.stderr).toContain(`agentbox resume ${otherId} "<instructions>"`);
+  });
+
   it('leaves no process behind', async () => {
     await expectNoProcessesLeft(p.tag);
   });
