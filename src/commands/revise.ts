@@ -53,6 +53,8 @@ export async function revise(
   assertSandboxUsable(ctx.env, rc.config.sandbox, 'fix');
   refuseUntrustedChecks(rc);
   assertVerifyUsable(ctx.env, rc.config.sandbox, rc.config.runs.verify);
+  // Ctrl-C in the editor is the editor's: agentbox waits for it, as git does, rather than dying under it.
+  const unsubscribe = options.edit ? ctx.onInterrupt?.(() => {}) : undefined;
   const { review, rendered } = await collectReview(ctx.env, {
     runDir: run.dir,
     runName: name,
@@ -60,7 +62,7 @@ export async function revise(
     feedback,
     comments: options.comment,
     edit: options.edit,
-  });
+  }).finally(() => unsubscribe?.());
   const next = composeRevision(ctx.env, rc, run, rendered);
   await beginRevision(rc, run, { ...next, review, rendered });
   const json = options.json === true;

@@ -161,6 +161,20 @@ describe('agentbox revise', () => {
     );
   });
 
+  it('a review left empty in the editor aborts: nothing is sent, nothing changes', async () => {
+    const editor = path.join(p.repo.dir, '..', `empty-${id}.sh`);
+    fs.writeFileSync(editor, ': > "$1"\n');
+    const before = p.server.requests.length;
+    const aborted = await p.agentbox(['revise', id, '--edit'], {
+      env: { EDITOR: `sh ${editor}`, VISUAL: '' },
+    });
+    expect(aborted.code).toBe(2);
+    expect(aborted.stderr).toContain('the review is empty (the file was left empty): nothing was sent');
+    expect(p.server.requests.length).toBe(before);
+    expect(p.state(name)).toMatchObject({ status: 'REVIEW', revision: { number: 2 } });
+    expect(fs.existsSync(path.join(p.runDir(name), 'revisions/3'))).toBe(false);
+  });
+
   it('a detached revision killed with -9 is recovered whole: same session, nothing lost', async () => {
     const session = p.state(name).session_id;
     p.server.setRules([
