@@ -4,6 +4,7 @@ import type { CommandContext } from '../context.js';
 import { AgentboxError } from '../errors.js';
 import { assertHuman } from '../gate/gate.js';
 import { findGroup } from '../group/resolve.js';
+import { EventLog } from '../ledger/events.js';
 import { readRun, resolveRun } from '../ledger/index.js';
 import { type RevisionRecord, readRevision } from '../ledger/revisions.js';
 import { collectReview } from '../review/feedback/collect.js';
@@ -45,7 +46,13 @@ export async function revise(
   }
   const name = resolveRun(rc.ledger, ref);
   const run = readRun(rc.ledger, name);
-  reviseBlocker(run);
+  try {
+    reviseBlocker(run);
+  } catch (error) {
+    // Every refusal of the human gate is logged in the run's events.jsonl, as merge's are.
+    new EventLog(run.dir).append({ event: 'revise_refused', reason: (error as Error).message });
+    throw error;
+  }
   const id = run.meta.run_id;
   // Everything a run checks before it starts, before anything changes.
   checkContinue(ctx, rc, name, { command: `agentbox revise ${id} "…"`, force: options.force === true });

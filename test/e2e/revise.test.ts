@@ -276,6 +276,9 @@ describe('agentbox revise', () => {
     expect(merged.code).toBe(2);
     expect(merged.stderr).toContain(`run ${name} is already MERGED`);
     expect(merged.stderr).toContain('agentbox fix');
+    expect(p.events(name).filter((e) => e.event === 'revise_refused')).toEqual([
+      expect.objectContaining({ reason: expect.stringContaining('is already MERGED') }),
+    ]);
   });
 
   it('watch follows a detached revision and stop ends it: ABORTED, its record kept; then revise refuses it', async () => {
