@@ -11,7 +11,7 @@ import { collectReview } from '../review/feedback/collect.js';
 import { loadRunContext } from '../run/begin/context.js';
 import { checkContinue } from '../run/continue.js';
 import { detachRun } from '../run/detach.js';
-import { beginRevision, composeRevision, reviseBlocker, revisionOf } from '../run/revise.js';
+import { beginRevision, composeRevision, reviseBlocker, revisionOf, sessionBlocker } from '../run/revise.js';
 import { refuseUntrustedChecks, runHere } from '../run/start.js';
 import { assertSandboxUsable, assertVerifyUsable } from '../sandbox/prepare.js';
 import { assertProjectSettings } from '../settings/startup.js';
@@ -48,6 +48,7 @@ export async function revise(
   const run = readRun(rc.ledger, name);
   try {
     reviseBlocker(run);
+    sessionBlocker(run, ctx.env);
   } catch (error) {
     // Every refusal of the human gate is logged in the run's events.jsonl, as merge's are.
     new EventLog(run.dir).append({ event: 'revise_refused', reason: (error as Error).message });

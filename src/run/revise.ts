@@ -64,6 +64,24 @@ export function reviseBlocker(run: RunDetails): void {
   }
 }
 
+/**
+ * A run whose Claude Code session has no transcript left (its config folder was cleaned, or it ran
+ * under another one): `claude --resume` would fail, so it is refused before anything changes.
+ */
+export function sessionBlocker(run: RunDetails, env: Env): void {
+  const session = run.state?.session_id;
+  if (!session) return;
+  const dir = claudeConfigDir(env, os.homedir());
+  if (findTranscript(dir, session)) return;
+  throw new AgentboxError(
+    'USAGE',
+    `the Claude Code session of ${run.name} is gone: no transcript of ${session} under ${path.join(dir, 'projects')}`,
+    {
+      hint: `its change is kept: merge it (agentbox merge ${run.meta.run_id}), or start a new run: agentbox fix "…"`,
+    },
+  );
+}
+
 /** The refusal of a fix run that is not waiting for review: its message and hint. Pure apart from the pid check. */
 function notInReview(name: string, id: string, state: RunState): [string, string] {
   const { status } = state;

@@ -1,8 +1,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { RunState } from '../../src/ledger/index.js';
-import { pendingRevisionTurn } from '../../src/run/revise.js';
+import type { RunDetails, RunState } from '../../src/ledger/index.js';
+import { pendingRevisionTurn, sessionBlocker } from '../../src/run/revise.js';
 import { tempDir } from '../helpers/git-repo.js';
 
 /**
@@ -36,5 +36,20 @@ describe('pendingRevisionTurn', () => {
       fs.writeFileSync(transcript, content);
     }
     expect(pendingRevisionTurn(runDir, state(revision), env)).toBe(want);
+  });
+
+  it('sessionBlocker refuses a run whose session has no transcript left, before anything changes', () => {
+    const run = {
+      name: 'r__abc123',
+      meta: { run_id: 'abc123' },
+      state: { session_id: session },
+    } as unknown as RunDetails;
+    fs.rmSync(path.join(config, 'projects'), { recursive: true, force: true });
+    expect(() => sessionBlocker(run, env)).toThrow(
+      `the Claude Code session of r__abc123 is gone: no transcript of ${session}`,
+    );
+    fs.mkdirSync(path.dirname(transcript), { recursive: true });
+    fs.writeFileSync(transcript, line('hello'));
+    expect(() => sessionBlocker(run, env)).not.toThrow();
   });
 });
