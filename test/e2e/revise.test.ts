@@ -250,11 +250,17 @@ describe('agentbox revise', () => {
       `sed -i -e '1s/^/FEEDBACK-5: fix app.txt/' -e 's/^+BROKEN$/+BROKEN\\n> COMMENT-ON-BROKEN/' "$1"\n`,
     );
     const first = p.server.requests.length;
-    const edited = await p.agentbox(['revise', id, '--edit'], {
+    const edited = await p.agentbox(['revise', id, '--edit', '--json'], {
       env: { EDITOR: `sh ${editor}`, VISUAL: '' },
     });
     expect(edited.stderr).toBe('');
     expect(edited.code).toBe(0);
+    // --json: one document, the run's summary with the revision that just ended.
+    expect(JSON.parse(edited.stdout)).toMatchObject({
+      run: name,
+      status: 'REVIEW',
+      revision: { number: 5, verified: true },
+    });
     const sent = p.server.requests[first]!.view.lastUserText;
     expect(sent).toContain(
       'FEEDBACK-5: fix app.txt\n\n## Line comments\n\n### 1. app.txt:1\n\nCOMMENT-ON-BROKEN',

@@ -6,6 +6,7 @@ import type { Inspection } from '../../git/sensitive.js';
 import { EventLog } from '../../ledger/events.js';
 import type { Failure, Ledger, RunMeta, RunStatus } from '../../ledger/index.js';
 import { readState, updateState } from '../../ledger/index.js';
+import type { RevisionRecord } from '../../ledger/revisions.js';
 import { NO_TOOL_ERRORS, type ToolErrors } from '../../present/tool-errors.js';
 import type { OwnedExit } from '../../process/owned.js';
 import type { Denial } from '../../supervisor/hooks.js';
@@ -64,7 +65,15 @@ export interface Finalized {
   readonly toolErrors?: ToolErrors;
   /** The nested repositories left out of the patch (events.jsonl `nested_git`), named in the summary. */
   readonly nested?: readonly NestedRecord[];
+  /** A revised run's revision that just ended (agentbox revise): its record, revisions/<k>/revision.json. */
+  readonly revision?: RevisionShown;
 }
+
+/** What the summary says of a revision. */
+export type RevisionShown = Pick<
+  RevisionRecord,
+  'revision' | 'verified' | 'cost_usd' | 'duration_ms' | 'commit'
+>;
 
 /**
  * Ends a run: exports what a fix changed (also after a crash or Ctrl-C: nothing is lost), writes
@@ -85,7 +94,7 @@ export async function finalizeRun(input: FinalizeInput): Promise<Finalized> {
     ? await commitResult(input, outcome.status, result)
     : (readState(runDir)?.result_commit ?? null);
   // A revision's record (agentbox revise), once its result commit is made (not listed: it is the record).
-  await revisionRecord(input, outcome.status, resultCommit);
+  const revision = await revisionRecord(input, outcome.status, resultCommit);
   files.push(...collectArtifacts(input.worktree, runDir));
   const denials = recordDenials(input);
   const { formatted, resultFile } = await writeAnswer(input, result);
@@ -112,6 +121,7 @@ export async function finalizeRun(input: FinalizeInput): Promise<Finalized> {
     resultCommit,
     toolErrors,
     nested: nestedOfRun(runDir),
+    ...(revision ? { revision } : {}),
   };
 }
 
@@ -128,7 +138,7 @@ async function revisionRecord(input: FinalizeInput, status: RunStatus, commit: s
     });
   } catch (error) {
     new EventLog(runDir).append({ event: 'revision_record_failed', error: (error as Error).message });
-    return [];
+    return null;
   }
 }
 

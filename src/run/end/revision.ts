@@ -70,11 +70,11 @@ export async function recordRevision(
   input: { readonly repoRoot: string; readonly runDir: string; readonly meta: RunMeta },
   state: RunState | null,
   end: { readonly status: RunStatus; readonly commit: string | null; readonly verified: boolean | null },
-): Promise<string[]> {
+): Promise<Omit<RevisionRecord, 'schema_version'> | null> {
   const revision = state?.revision;
-  if (!revision) return [];
+  if (!revision) return null;
   const now = new Date();
-  return writeRevision(input, {
+  const record = {
     revision: revision.number,
     status: end.status,
     started_at: revision.started_at,
@@ -85,7 +85,9 @@ export async function recordRevision(
     from_commit: revision.from_commit,
     commit: end.commit,
     feedback: 'feedback.md',
-  });
+  };
+  await writeRevision(input, record);
+  return record;
 }
 
 /** Revision 1, the run as it first ran, recorded from its state when it is first revised. */
