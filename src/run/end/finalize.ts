@@ -90,9 +90,12 @@ export async function finalizeRun(input: FinalizeInput): Promise<Finalized> {
   await input.pauseAfter?.('patch');
   const outcome = outcomeOf(input, (changes?.files.length ?? 0) > 0, exported.error);
   const result = summary.result && !summary.result.isError ? summary.result.result : summary.lastText;
+  // No change left (the agent undid it): no result commit either; else the last one stands.
   const resultCommit = files.includes('changes.patch')
     ? await commitResult(input, outcome.status, result)
-    : (readState(runDir)?.result_commit ?? null);
+    : exported.emptied
+      ? null
+      : (readState(runDir)?.result_commit ?? null);
   // A revision's record (agentbox revise), once its result commit is made (not listed: it is the record).
   const revision = await revisionRecord(input, outcome.status, resultCommit);
   files.push(...collectArtifacts(input.worktree, runDir));
