@@ -74,3 +74,24 @@ function runFlags(command: Command, of: 'run' | 'rerun' = 'run'): Command {
     )
     .option('--push [remote]', 'when the run ends, publish it to the git remote (default: origin)');
 }
+
+/** `agentbox revise`: a fix run in review goes on in its session with the person's review. */
+export function reviseCommand(program: Command, lazy: Lazy, wants: Wants): void {
+  if (!wants('revise')) return;
+  program
+    .command('revise')
+    .description(
+      'request changes to a fix run in review: it goes on in its session, and returns to REVIEW with a new commit',
+    )
+    .argument('<run>', 'a run name, its short id (or a unique prefix of it), or "latest"')
+    .argument('[feedback]', 'what to change, verbatim')
+    .option(
+      '--comment <place-and-text...>',
+      'a comment on a line of the change: --comment <file>:<line> "<text>" (repeatable)',
+    )
+    .option('--edit', 'write the review in $EDITOR, on the change: comments under the lines they are about')
+    .option('--detach', 'return at once; the revision goes on in the background')
+    .option('--force', "revise even if today's configuration would give the run a different envelope")
+    .option('--json', 'print the outcome as JSON')
+    .action(lazy(async () => (await import('../commands/revise.js')).revise));
+}

@@ -1,6 +1,6 @@
 import { type Command, Option } from 'commander';
 import { engines, remote } from './table-remote.js';
-import { runs } from './table-runs.js';
+import { reviseCommand, runs } from './table-runs.js';
 import type { Lazy, Wants } from './table-types.js';
 
 /**
@@ -92,6 +92,10 @@ function humanGate(program: Command, lazy: Lazy, wants: Wants): void {
       .argument('<run>', 'a run name, its short id (or a unique prefix of it), "latest", or a group')
       .option('--attempt <k>', "a group: attempt k's change (default: the best-ranked attempt's)")
       .option('--attempts <j,k>', "a group: from attempt j's result to attempt k's")
+      .option(
+        '--revision <k>',
+        "a revised run (agentbox revise): revision k's own change, against revision k-1",
+      )
       .option('--stat', 'only the diffstat')
       .option('--name-only', 'only the names of the changed files')
       .option('--color <when>', 'auto (in a terminal), always or never', 'auto')
@@ -146,6 +150,7 @@ function continueAndSteer(program: Command, lazy: Lazy, wants: Wants): void {
       .option('--json', 'print the outcome as JSON')
       .action(lazy(async () => (await import('../commands/resume.js')).resume));
 
+  reviseCommand(program, lazy, wants);
   if (wants('inject'))
     program
       .command('inject')
@@ -236,6 +241,7 @@ function ledger(program: Command, lazy: Lazy, wants: Wants): void {
     program
       .command('__exec', { hidden: true })
       .argument('<run>')
+      .option('--revision')
       .action(lazy(async () => (await import('../commands/exec.js')).exec));
   if (wants('__exec-group'))
     program

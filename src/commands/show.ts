@@ -186,6 +186,10 @@ function trustFields(
   if (seen) field('patch', patchSeenLine(seen, style));
 }
 
+/** A revised run's revision (agentbox revise) and where its own change is. Pure. */
+const revisionText = (id: string, k: number) =>
+  `${k} (each in revisions/<k>/; its own change: agentbox diff ${id} --revision ${k})`;
+
 /** The human view of `agentbox show`. Pure. */
 export function renderRunDetails(
   run: RunDetails,
@@ -213,6 +217,7 @@ export function renderRunDetails(
     state ? `${colourStatus(state.status, style)(state.status)}${claimed}` : style.dim('(no state.json)'),
   );
   field('task', indentedTask);
+  if (state?.revision) field('revision', revisionText(meta.run_id, state.revision.number));
   field('created', meta.created_at);
   if (meta.rerun_of) field('rerun of', `${meta.rerun_of} (agentbox show ${runIdOf(meta.rerun_of)})`);
   if (state) stateFields(state, field, style);

@@ -150,7 +150,9 @@ function tableCells(runs: readonly StatusRow[], now: Date, wide: boolean, measur
     const claimed = 'claimed_by' in run && typeof run.claimed_by === 'string';
     const mark = claimed ? CLAIM_MARK : '';
     claims ||= claimed;
-    const status = `${run.status ?? '?'}${claimed && !DECIDED.has(run.status) ? mark : ''}`;
+    // A revised run (agentbox revise) says which revision it is on: `REVIEW r2`.
+    const revision = 'revision' in run && run.revision ? ` r${run.revision}` : '';
+    const status = `${run.status ?? '?'}${revision}${claimed && !DECIDED.has(run.status) ? mark : ''}`;
     statuses.push(status);
     w.status = Math.max(w.status, status.length);
     const age = ageOf(run.started_at);
@@ -208,7 +210,7 @@ export function renderStatusTable(
   // Each cell with the two spaces after it, made once per distinct text.
   const typeCell = cellCache((type) => `${type.padEnd(w.type)}  `);
   const statusCell = cellCache((text) => {
-    const status = text.endsWith(CLAIM_MARK) ? text.slice(0, -CLAIM_MARK.length) : text;
+    const status = (text.endsWith(CLAIM_MARK) ? text.slice(0, -CLAIM_MARK.length) : text).split(' ')[0]!;
     return `${colourStatus(status === '?' ? null : (status as RunStatus), style)(text.padEnd(w.status))}  `;
   });
   const ageCell = cellCache((age) => `${age.padStart(w.age)}  `);

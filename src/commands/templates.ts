@@ -8,6 +8,7 @@ import { composeRunPrompt, runTemplates } from '../run/begin/compose.js';
 import { TEMPLATE_VARIABLES } from '../templates/compose.js';
 import type { RunTemplates } from '../templates/load.js';
 import { BUILTIN_DIR, templateDirs } from '../templates/locate.js';
+import { locateReviseTemplate } from '../templates/revise.js';
 import { loadTrustedConfig } from '../trust/index.js';
 
 export interface TemplatesOptions {
@@ -42,6 +43,8 @@ export async function list(ctx: CommandContext, options: TemplatesOptions): Prom
       project_input: t.projectInput?.path ?? null,
       output: t.output?.path ?? null,
       required_sections: t.output?.contract.requiredSections ?? [],
+      // The message of a revision (agentbox revise): fix runs only.
+      ...(type === 'fix' ? { revise: locateReviseTemplate(templateDirs(ctx.env, repo.root), type) } : {}),
     };
   });
   const dirs = templateDirs(ctx.env, repo.root);
@@ -61,6 +64,7 @@ export async function list(ctx: CommandContext, options: TemplatesOptions): Prom
     lines.push(
       `  output:         ${r.output ? `${source(r.output, repo.root)} (required: ${r.required_sections.join(', ')})` : r.type === 'interactive' ? '— (a session of your own has no output contract)' : '— (the raw answer is the report)'}`,
     );
+    if ('revise' in r && r.revise) lines.push(`  revise:         ${source(r.revise, repo.root)}`);
   }
   lines.push('', `variables: ${TEMPLATE_VARIABLES.map((v) => `{{${v}}}`).join(' ')}`);
   lines.push('see the composed prompt: agentbox templates show <type> "<task>"');
@@ -90,6 +94,8 @@ export async function show(ctx: CommandContext, type: string, task: string): Pro
     worktree: fix ? '<worktree>' : '',
     attempt: '1',
     attempts: '1',
+    review: '',
+    revision: '1',
     date: new Date().toISOString().slice(0, 10),
   });
   ctx.io.out(composed.composed);

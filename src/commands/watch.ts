@@ -69,6 +69,8 @@ function rawEventLine(e: Record<string, unknown>): string | null {
       return `verify: ${e.ok ? 'passed' : 'FAILED'} — ${first(e.detail)}`;
     case 'budget':
       return `budget: ${first(e.reason ?? e.detail)}`;
+    case 'revise':
+      return `revision ${e.revision}: the person's review is the agent's next turn — ${first(e.review)}`;
     case 'stop_requested':
       return `stop requested (${e.by})`;
     default:
@@ -137,7 +139,8 @@ export async function watch(
   const started = Date.parse(run.state?.started_at ?? run.meta.created_at);
   // Each line at its own time since the run started, live and in a replay alike.
   const clock = (at: number) => s.dim(`[${formatDuration(Math.max(0, at - started))}]`);
-  ctx.io.out(`${s.bold(run.name)} — ${run.meta.type}: ${first(run.meta.task, 100)}\n`);
+  const revision = run.state?.revision ? ` — revision ${run.state.revision.number}` : '';
+  ctx.io.out(`${s.bold(run.name)} — ${run.meta.type}: ${first(run.meta.task, 100)}${revision}\n`);
   if (options.transcript) return watchTranscript(ctx, run, options.pollMs);
   for await (const seen of followRun(run, options.pollMs)) {
     if (seen.kind === 'ended' || seen.kind === 'gone') return printEnd(ctx, run, seen);

@@ -4,6 +4,7 @@ import type { Repo } from '../git/repo.js';
 import { probeVerifySandbox } from '../sandbox/available.js';
 import { loadRunTemplates } from '../templates/load.js';
 import { TEMPLATE_TYPES, templateDirs } from '../templates/locate.js';
+import { loadReviseTemplate } from '../templates/revise.js';
 import type { Env } from '../util/env.js';
 import type { CheckResult } from './checks.js';
 
@@ -18,6 +19,8 @@ export function checkTemplates(repo: Repo, env: Env, config: Config): CheckResul
     try {
       const t = loadRunTemplates(dirs, type, { builtinOutput: !config.supervisor.allow_raw_output });
       if (t.output && type !== 'interactive') outputs++;
+      // A fix run's revisions (agentbox revise) get their message from the revise template.
+      if (type === 'fix') loadReviseTemplate(dirs, type);
     } catch (error) {
       return {
         name: 'templates',

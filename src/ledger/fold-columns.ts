@@ -22,6 +22,7 @@ export const COLUMNS = [
   'group',
   'attempt',
   'verified',
+  'revision',
 ] as const;
 export type Columns = { [K in (typeof COLUMNS)[number]]: unknown[] };
 
@@ -87,8 +88,11 @@ function runOf(c: Columns, i: number): FoldedRun | null {
     claimed_by,
   } as FoldedRun;
   const group = c.group[i];
-  // NOTE: only an attempt gets the fields: a plain run's object keeps its shape (and its JSON).
-  return group === null ? run : attemptOf(run, group, c.attempt[i], c.verified[i]);
+  // NOTE: only an attempt (a revised run) gets the fields: a plain run's object keeps its shape (and its JSON).
+  const whole = group === null ? run : attemptOf(run, group, c.attempt[i], c.verified[i]);
+  const revision = c.revision[i];
+  if (revision === null || whole === null) return whole;
+  return typeof revision === 'number' ? { ...whole, revision } : null;
 }
 
 function attemptOf(run: FoldedRun, group: unknown, attempt: unknown, verified: unknown): FoldedRun | null {

@@ -65,6 +65,7 @@ export function makeIndexEvent(
           verified: state.output?.verified ?? null,
         }
       : {}),
+    ...(state.revision ? { revision: state.revision.number } : {}),
   };
 }
 
@@ -103,6 +104,7 @@ export function parseIndexLine(line: string): IndexEvent | null {
   if (raw.group !== undefined && (typeof raw.group !== 'string' || typeof raw.attempt !== 'number'))
     return null;
   if (raw.verified !== undefined && raw.verified !== null && typeof raw.verified !== 'boolean') return null;
+  if (raw.revision !== undefined && !Number.isInteger(raw.revision)) return null;
   return raw as unknown as IndexEvent;
 }
 
@@ -164,6 +166,8 @@ export interface FoldedRun {
   readonly group?: string;
   readonly attempt?: number;
   readonly verified?: boolean | null;
+  /** A revised fix run (agentbox revise): the revision it is on. */
+  readonly revision?: number;
 }
 
 const text = (value: unknown): string | null => (typeof value === 'string' ? value : null);
@@ -192,6 +196,7 @@ export function foldEvent(runs: Map<string, FoldedRun>, event: IndexEvent): void
     ...(event.group === undefined
       ? {}
       : { group: event.group, attempt: event.attempt!, verified: event.verified ?? null }),
+    ...(event.revision === undefined ? {} : { revision: event.revision }),
   });
 }
 

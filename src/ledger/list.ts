@@ -46,6 +46,8 @@ export interface RunSummary {
   readonly attempt?: number;
   /** An attempt's runs.verify outcome; null: not run. */
   readonly verified?: boolean | null;
+  /** A revised fix run (agentbox revise): the revision it is on, 2 or more; absent: never revised. */
+  readonly revision?: number;
 }
 
 /** Every run folder name, newest minute first (names sort by their `YY-MM-DD_HHmm` prefix). */
@@ -116,6 +118,7 @@ export function summaryFromFiles(ledger: Ledger, name: string): RunSummary {
     ran_on: state?.summary?.ran_on ?? meta?.origin?.host ?? null,
     claimed_by: state?.publication ? claimedBy(state.publication) : null,
     ...(group ? { group: group.id, attempt: group.attempt, verified: state?.output?.verified ?? null } : {}),
+    ...(state?.revision ? { revision: state.revision.number } : {}),
   };
 }
 

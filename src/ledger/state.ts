@@ -25,6 +25,7 @@ import {
   type RunMeta,
   type RunOutput,
   type RunPublication,
+  type RunRevision,
   type RunSetup,
   type RunState,
   type RunUsage,
@@ -172,6 +173,17 @@ function checkPublication(value: unknown): RunPublication | null {
   };
 }
 
+function checkRevision(value: unknown): RunRevision | null {
+  if (value === null) return null;
+  const o = obj(value, '"revision"');
+  return {
+    number: count(o, 'number'),
+    started_at: str(o, 'started_at'),
+    from_commit: strOrNull(o, 'from_commit'),
+    cost_before_usd: amount(o, 'cost_before_usd'),
+  };
+}
+
 function checkStateV1(o: Readonly<Record<string, unknown>>): RunState {
   return {
     schema_version: 1,
@@ -205,6 +217,7 @@ function checkStateV1(o: Readonly<Record<string, unknown>>): RunState {
     ...(o.failed_tool_calls === undefined ? {} : { failed_tool_calls: count(o, 'failed_tool_calls') }),
     ...(o.last_tool_error === undefined ? {} : { last_tool_error: strOrNull(o, 'last_tool_error') }),
     ...(o.publication === undefined ? {} : { publication: checkPublication(o.publication) }),
+    ...(o.revision === undefined ? {} : { revision: checkRevision(o.revision) }),
   };
 }
 

@@ -198,6 +198,21 @@ export interface RunState {
    * makes the rest of this state a claim (status, verification, cost), not a fact checked here.
    */
   readonly publication?: RunPublication | null;
+  /** A fix run revised after review (`agentbox revise`): the revision it is on. Absent: revision 1. */
+  readonly revision?: RunRevision | null;
+}
+
+/**
+ * state.json `revision`: the revision a fix run is on (1 is the run as it first ran; each
+ * `agentbox revise` adds one) and what its record in `revisions/<number>/` is measured from.
+ */
+export interface RunRevision {
+  readonly number: number;
+  readonly started_at: string;
+  /** The result commit the revision started from (the previous revision's); null: none was made. */
+  readonly from_commit: string | null;
+  /** The run's cost (USD, agent and supervisor) when the revision started: its own is the rest. */
+  readonly cost_before_usd: number;
 }
 
 /** state.json `publication`: the commit a fetched run's files came from. */
@@ -261,6 +276,8 @@ export interface IndexEvent {
   readonly attempt?: number;
   /** An attempt's runs.verify outcome (null: not run), so `status` counts the group's passes from the log. */
   readonly verified?: boolean | null;
+  /** A revised fix run (agentbox revise): its revision, so `status --all` shows it from the log. */
+  readonly revision?: number;
 }
 
 /** An attempt's place in its group (meta.yaml `options.group` has the group's name as well). */

@@ -38,6 +38,13 @@ export interface RunEnd {
   readonly resultCommit: string | null;
   /** Nested repositories left out of the patch: a person deciding on it must know. */
   readonly nested?: readonly NestedShown[];
+  /** A revision that just ended (agentbox revise): which, and how its checks went. */
+  readonly revision?: {
+    readonly revision: number;
+    readonly verified: boolean | null;
+    readonly cost_usd: number;
+    readonly duration_ms: number;
+  };
 }
 
 export function printSummary(io: Io, runDir: string, root: string, done: RunEnd, json: boolean): void {
@@ -67,6 +74,16 @@ function summaryJson(runDir: string, done: RunEnd, next: string): string {
       denials: done.denials,
       duration_ms: done.durationMs,
       answer: done.result,
+      ...(done.revision
+        ? {
+            revision: {
+              number: done.revision.revision,
+              verified: done.revision.verified,
+              cost_usd: done.revision.cost_usd,
+              duration_ms: done.revision.duration_ms,
+            },
+          }
+        : {}),
       next,
     },
     null,

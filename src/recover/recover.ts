@@ -17,6 +17,7 @@ import { isAlive } from '../process/reap.js';
 import type { RunContext } from '../run/begin/context.js';
 import { continueSession } from '../run/continue.js';
 import { AGENT_RUN_DIR } from '../run/end/artifacts.js';
+import { revisionTurn } from '../run/revise.js';
 import { runHere } from '../run/start.js';
 import type { Env } from '../util/env.js';
 import { endOrphan } from '../watchdog/watchdog.js';
@@ -91,7 +92,10 @@ export async function readyReplay(
     await restoreCheckpoint(state.worktree_path, point, { keep: [AGENT_RUN_DIR] });
   }
   await updateState(rc.ledger, name, reactivated(), { event: 'recover', detail: `replay: ${action.reason}` });
-  return replayNote(action.to, more);
+  // Cut off in a revision (agentbox revise): the new session gets the revision's message too.
+  const k = state?.revision?.number;
+  const revision = k ? revisionTurn(path.join(rc.ledger.runsDir, name), k) : undefined;
+  return replayNote(action.to, [revision, more].filter(Boolean).join('\n') || undefined);
 }
 
 /**

@@ -1,9 +1,12 @@
+import path from 'node:path';
 import type { CommandContext, Env } from '../context.js';
 import { AgentboxError } from '../errors.js';
 import { configHash, type RunMeta, reactivated, readRun, updateState } from '../ledger/index.js';
 import { runTemplates } from './begin/compose.js';
 import type { RunContext } from './begin/context.js';
+import { resumePrompt } from './begin/prompt.js';
 import { allowedTools, buildEnvelope, withTemplates } from './begin/tier.js';
+import { pendingRevisionTurn } from './revise.js';
 import { runHere } from './start.js';
 
 /*
@@ -91,9 +94,18 @@ export async function continueSession(
   options: { command: string; event: string; detail?: string; force: boolean; json: boolean; more?: string },
 ): Promise<number> {
   const detail = checkContinue(ctx, rc, name, options);
-  await updateState(rc.ledger, name, reactivated(), {
+  const updated = await updateState(rc.ledger, name, reactivated(), {
     event: options.event,
     ...(detail.length > 0 ? { detail: detail.join('; ') } : {}),
   });
-  return runHere(ctx, rc, name, options.json, options.more === undefined ? {} : { more: options.more });
+  // In the middle of a revision (agentbox revise) whose message never reached the session: it goes now.
+  const pending = pendingRevisionTurn(path.join(rc.ledger.runsDir, name), updated, ctx.env);
+  const message = pending && options.more ? `${pending}\n${resumePrompt(options.more)}` : pending;
+  return runHere(
+    ctx,
+    rc,
+    name,
+    options.json,
+    message ? { message } : options.more === undefined ? {} : { more: options.more },
+  );
 }

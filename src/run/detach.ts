@@ -94,9 +94,11 @@ export async function detachRun(
   ledger: Ledger,
   name: string,
   json: boolean,
+  /** More of the worker's arguments (`--revision`: it goes on with the run's revision, agentbox revise). */
+  more: readonly string[] = [],
 ): Promise<number> {
   const logFile = path.join(ledger.runsDir, name, 'raw', 'agentbox.log');
-  await spawnWorker(ctx, ledger.root, ['__exec', name], logFile, (pid) =>
+  await spawnWorker(ctx, ledger.root, ['__exec', name, ...more], logFile, (pid) =>
     updateState(
       ledger,
       name,

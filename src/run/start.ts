@@ -94,7 +94,7 @@ export async function preflight(ctx: CommandContext, type: HeadlessType, task: s
  * what the project asked for, and a run whose verification was left out must not look verified.
  * So while they await trust the run does not start.
  */
-function refuseUntrustedChecks(rc: RunContext): void {
+export function refuseUntrustedChecks(rc: RunContext): void {
   if (rc.trust.trusted) return;
   const checks = rc.trust.entries.filter((e) => e.key === 'runs.setup' || e.key === 'runs.verify');
   if (checks.length === 0) return;
@@ -192,13 +192,20 @@ async function writePrompt(
   await writeRunPrompt(run.dir, composeRunPrompt(templates, values), templates);
 }
 
+/** How a run goes on in its session: more instructions, or a whole next turn; `header`: the line printed first. */
+export interface ResumeTurn {
+  readonly more?: string;
+  readonly message?: string;
+  readonly header?: string;
+}
+
 /** Executes a run that is already in the ledger, in this process, and prints how it ended. */
 export async function runHere(
   ctx: CommandContext,
   rc: RunContext,
   name: string,
   json: boolean,
-  resume?: { more?: string },
+  resume?: ResumeTurn,
   replay?: { note: string },
   /** A detached worker: its output is the run's raw/agentbox.log, which gets a line per tool call. */
   worker = false,
@@ -220,15 +227,18 @@ async function runLoaded(
   ctx: CommandContext,
   rc: RunContext,
   run: { readonly name: string; readonly dir: string; readonly meta: RunMeta; readonly state: RunState },
-  how: { json: boolean; resume?: { more?: string }; replay?: { note: string }; worker?: boolean },
+  how: { json: boolean; resume?: ResumeTurn; replay?: { note: string }; worker?: boolean },
 ): Promise<number> {
   const { json, resume, replay } = how;
   // --json prints one JSON document: no live line, no line per tool call (but a worker's log does).
   const live = json && !how.worker ? { update() {}, clear() {} } : liveReporter(ctx.io);
-  if (!json) ctx.io.out(`${resume ? 'resuming' : replay ? 'replaying' : 'started'} ${run.name}\n`);
+  const header = resume
+    ? (resume.header ?? `resuming ${run.name}`)
+    : `${replay ? 'replaying' : 'started'} ${run.name}`;
+  if (!json) ctx.io.out(`${header}\n`);
   const done = await executeRun({
     ...executionOf(ctx, rc, run.meta, run.state),
-    ...(resume ? { resume } : {}),
+    ...(resume ? { resume: { ...resume } } : {}),
     ...(replay ? { replay } : {}),
     ...(ctx.onInterrupt ? { onInterrupt: ctx.onInterrupt } : {}),
     onProgress: (p) => live.update(p),

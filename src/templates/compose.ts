@@ -16,6 +16,9 @@ export const TEMPLATE_VARIABLES = [
   'date',
   'attempt',
   'attempts',
+  // A revision's message (agentbox revise, src/run/revise.ts): the person's review, and which revision.
+  'review',
+  'revision',
 ] as const;
 export type TemplateVariable = (typeof TEMPLATE_VARIABLES)[number];
 export type TemplateValues = Readonly<Record<TemplateVariable, string>>;

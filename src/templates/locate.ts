@@ -2,7 +2,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-export type TemplateKind = 'input' | 'output';
+/** `revise`: the message of a revision (agentbox revise), see src/templates/revise.ts. */
+export type TemplateKind = 'input' | 'output' | 'revise';
 export type TemplateLevel = 'global' | 'project';
 
 /** Run types a template may name (`<type>.input.md`). */

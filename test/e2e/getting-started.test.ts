@@ -71,7 +71,23 @@ const FIX = 'kebab() must drop punctuation';
 
 /** Reads, edits the code and its test, runs the tests, answers: a fix as the page shows it. */
 const at = (r: RequestView, file: string) => path.join(r.workingDirectory!, file);
+/** The revision `agentbox revise` asks for: one more test, then the answer. */
+const REVISION = '<!-- agentbox: revision 2 (agentbox revise) -->';
 const RULES: Rule[] = [
+  {
+    when: { lastUserText: REVISION },
+    reply: (r) =>
+      tool('Edit', {
+        file_path: at(r, 'test/kebab.test.js'),
+        old_string: "  assert.equal(kebab('Hello, World!'), 'hello-world');\n});\n",
+        new_string:
+          "  assert.equal(kebab('Hello, World!'), 'hello-world');\n});\n\ntest('a title of punctuation only gives an empty slug', () => {\n  assert.equal(kebab('!!!'), '');\n});\n",
+      }),
+  },
+  {
+    when: { anyText: REVISION },
+    reply: text("Added the test: `kebab('!!!')` gives `''`. `npm test` passes (3 tests)."),
+  },
   { when: { anyText: SCOUT, turn: 0 }, reply: (r) => tool('Read', { file_path: at(r, 'package.json') }) },
   {
     when: { anyText: SCOUT },
@@ -224,7 +240,7 @@ describe('docs/getting-started.md', () => {
     expect(toolResults.find((r) => r.content.includes('> kebab@1.0.0 test'))?.content).toContain('ℹ pass 2');
     // The change merged is the package's: its own tests pass on it, and they test the new behaviour.
     expect(repo.read('index.js')).toContain('.split(/[^a-z0-9]+/)');
-    expect(execFileSync('npm', ['test'], { cwd: repo.dir, env, encoding: 'utf8' })).toContain('ℹ pass 2');
+    expect(execFileSync('npm', ['test'], { cwd: repo.dir, env, encoding: 'utf8' })).toContain('ℹ pass 3');
     await expectNoProcessesLeft(tag);
   }, 120_000);
 });

@@ -28,6 +28,7 @@ const COMMANDS = [
   'push',
   'fetch',
   'resume',
+  'revise',
   'inject',
   'start',
   'watch',

@@ -38,6 +38,8 @@ const VALUES: TemplateValues = {
   date: '2026-01-01',
   attempt: '1',
   attempts: '1',
+  review: 'rename x',
+  revision: '2',
 };
 
 describe('composePrompt (SUP-2): global, project, task — in that order, always', () => {

@@ -34,6 +34,8 @@ export function templateValues(input: {
   readonly meta: Pick<RunMeta, 'run_name' | 'run_id' | 'type' | 'task' | 'repo_root' | 'options'>;
   readonly worktree: string | null;
   readonly branch: string | null;
+  /** A revision (agentbox revise): its number and the person's review, rendered. */
+  readonly revision?: { readonly number: number; readonly review: string };
 }): TemplateValues {
   const { meta } = input;
   return {
@@ -48,6 +50,8 @@ export function templateValues(input: {
     date: new Date().toISOString().slice(0, 10),
     attempt: String(attemptOf(meta)?.attempt ?? 1),
     attempts: String(attemptOf(meta)?.attempts ?? 1),
+    review: input.revision?.review ?? '',
+    revision: String(input.revision?.number ?? 1),
   };
 }
 

@@ -28,8 +28,11 @@ export interface ExecuteInput {
   /** USD the run may cost, agent and supervisor together; passing it ends the run (ABORTED, budget). */
   readonly maxCostUsd?: number | null;
   readonly supervisor: SupervisorSettings;
-  /** Resume the run's session instead of starting it (`more`: extra instructions). */
-  readonly resume?: { readonly more?: string };
+  /**
+   * Resume the run's session instead of starting it (`more`: extra instructions; `message`: the
+   * whole next user turn, a revision's).
+   */
+  readonly resume?: { readonly more?: string; readonly message?: string };
   /** Start the task again in a new session (after a crash left nothing to resume); `note` says why. */
   readonly replay?: { readonly note: string };
   /** The output contract and the verification (from supervisor.* and runs.verify). */

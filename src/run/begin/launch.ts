@@ -22,7 +22,8 @@ export interface LaunchInput {
   readonly sessionId: string;
   /** The run's first message, composed from its templates and task when it was created (prompt.md). */
   readonly prompt: string;
-  readonly resume?: { readonly more?: string };
+  /** `message`: the whole next user turn (a revision's, agentbox revise); else `more` after a fixed line. */
+  readonly resume?: { readonly more?: string; readonly message?: string };
   /** Start the task again in a new session, with `note` saying why (recovery after a crash). */
   readonly replay?: { readonly note: string };
   readonly endpoint: { readonly url: string; readonly token: string };
@@ -61,7 +62,7 @@ export function planLaunch(input: LaunchInput): {
   stdin: string;
 } {
   const prompt = input.resume
-    ? resumePrompt(input.resume.more)
+    ? (input.resume.message ?? resumePrompt(input.resume.more))
     : `${input.prompt}${input.replay ? `\n\n${input.replay.note}` : ''}`;
   return {
     args: launchArgs(input, prompt),

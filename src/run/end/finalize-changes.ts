@@ -1,3 +1,4 @@
+import fs from 'node:fs';
 import path from 'node:path';
 import { inspectPatchFile } from '../../git/apply.js';
 import { type ExportedPatch, exportPatch } from '../../git/patch.js';
@@ -34,6 +35,8 @@ export async function exportChanges(input: RunPlace): Promise<{
   files: string[];
   inspection?: Inspection | undefined;
   error?: string;
+  /** A revision undid the whole change: the run folder's patch (the revision before's) was removed. */
+  emptied?: boolean;
 }> {
   const { meta, runDir } = input;
   if (meta.type !== 'fix' || !input.worktree || !meta.repo_sha_start) return { changes: null, files: [] };
@@ -46,8 +49,15 @@ export async function exportChanges(input: RunPlace): Promise<{
       base: meta.repo_sha_start,
       exclude: changesExcludes(meta.run_id, nested),
     });
-    if (changes.patch.length === 0) return { changes, files: [] };
     const file = path.join(runDir, 'changes.patch');
+    if (changes.patch.length === 0) {
+      // NOTE: in a revision (agentbox revise) the patch of the revision before is stale now: left, it
+      // would be merged as the run's change although the worktree no longer holds any. Only then:
+      // after a crash a replay may start from an empty worktree, and the earlier patch is what is kept.
+      const emptied = Boolean(readState(runDir)?.revision) && fs.existsSync(file);
+      if (emptied) fs.rmSync(file, { force: true });
+      return { changes, files: [], emptied };
+    }
     await writeAtomic(file, changes.patch);
     // Against the main tree (its hooksPath and symlinks), where merge will apply it. Not
     // knowing leaves the report silent; merge inspects again and is what refuses.

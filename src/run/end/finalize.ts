@@ -6,6 +6,7 @@ import type { Inspection } from '../../git/sensitive.js';
 import { EventLog } from '../../ledger/events.js';
 import type { Failure, Ledger, RunMeta, RunStatus } from '../../ledger/index.js';
 import { readState, updateState } from '../../ledger/index.js';
+import type { RevisionRecord } from '../../ledger/revisions.js';
 import { NO_TOOL_ERRORS, type ToolErrors } from '../../present/tool-errors.js';
 import type { OwnedExit } from '../../process/owned.js';
 import type { Denial } from '../../supervisor/hooks.js';
@@ -19,6 +20,7 @@ import { commitResult, exportChanges } from './finalize-changes.js';
 import { type NestedRecord, nestedOfRun } from './finalize-nested.js';
 import { classify, type Outcome, type StopReason } from './outcome.js';
 import { renderReport } from './report.js';
+import { recordRevision } from './revision.js';
 
 export interface FinalizeInput {
   readonly ledger: Ledger;
@@ -63,7 +65,15 @@ export interface Finalized {
   readonly toolErrors?: ToolErrors;
   /** The nested repositories left out of the patch (events.jsonl `nested_git`), named in the summary. */
   readonly nested?: readonly NestedRecord[];
+  /** A revised run's revision that just ended (agentbox revise): its record, revisions/<k>/revision.json. */
+  readonly revision?: RevisionShown;
 }
+
+/** What the summary says of a revision. */
+export type RevisionShown = Pick<
+  RevisionRecord,
+  'revision' | 'verified' | 'cost_usd' | 'duration_ms' | 'commit'
+>;
 
 /**
  * Ends a run: exports what a fix changed (also after a crash or Ctrl-C: nothing is lost), writes
@@ -80,9 +90,14 @@ export async function finalizeRun(input: FinalizeInput): Promise<Finalized> {
   await input.pauseAfter?.('patch');
   const outcome = outcomeOf(input, (changes?.files.length ?? 0) > 0, exported.error);
   const result = summary.result && !summary.result.isError ? summary.result.result : summary.lastText;
+  // No change left (the agent undid it): no result commit either; else the last one stands.
   const resultCommit = files.includes('changes.patch')
     ? await commitResult(input, outcome.status, result)
-    : (readState(runDir)?.result_commit ?? null);
+    : exported.emptied
+      ? null
+      : (readState(runDir)?.result_commit ?? null);
+  // A revision's record (agentbox revise), once its result commit is made (not listed: it is the record).
+  const revision = await revisionRecord(input, outcome.status, resultCommit);
   files.push(...collectArtifacts(input.worktree, runDir));
   const denials = recordDenials(input);
   const { formatted, resultFile } = await writeAnswer(input, result);
@@ -109,7 +124,25 @@ export async function finalizeRun(input: FinalizeInput): Promise<Finalized> {
     resultCommit,
     toolErrors,
     nested: nestedOfRun(runDir),
+    ...(revision ? { revision } : {}),
   };
+}
+
+/** revisions/<k>/ of a revised run; a record that cannot be written is logged, the run goes on. */
+async function revisionRecord(input: FinalizeInput, status: RunStatus, commit: string | null) {
+  const { runDir, meta } = input;
+  const state = readState(runDir);
+  try {
+    const verified = input.checks?.verify ? input.checks.verify.ok : null;
+    return await recordRevision({ repoRoot: input.ledger.root, runDir, meta }, state, {
+      status,
+      commit,
+      verified,
+    });
+  } catch (error) {
+    new EventLog(runDir).append({ event: 'revision_record_failed', error: (error as Error).message });
+    return null;
+  }
 }
 
 /** How the run ended; a fix whose changes could not be exported is CRASHED. */

@@ -1,0 +1,95 @@
+import { formatUsd } from '../budget/format.js';
+import { formatDuration } from '../config/duration.js';
+import type { CommandContext } from '../context.js';
+import { AgentboxError } from '../errors.js';
+import { assertHuman } from '../gate/gate.js';
+import { findGroup } from '../group/resolve.js';
+import { EventLog } from '../ledger/events.js';
+import { readRun, resolveRun } from '../ledger/index.js';
+import { type RevisionRecord, readRevision } from '../ledger/revisions.js';
+import { collectReview } from '../review/feedback/collect.js';
+import { loadRunContext } from '../run/begin/context.js';
+import { checkContinue } from '../run/continue.js';
+import { detachRun } from '../run/detach.js';
+import { beginRevision, composeRevision, reviseBlocker, revisionOf, sessionBlocker } from '../run/revise.js';
+import { refuseUntrustedChecks, runHere } from '../run/start.js';
+import { assertSandboxUsable, assertVerifyUsable } from '../sandbox/prepare.js';
+import { assertProjectSettings } from '../settings/startup.js';
+
+export interface ReviseOptions {
+  /** `--comment <file>:<line> "<text>"`, repeatable: every value in order. */
+  readonly comment?: readonly string[];
+  readonly edit?: boolean;
+  readonly detach?: boolean;
+  readonly json?: boolean;
+  readonly force?: boolean;
+}
+
+/**
+ * `agentbox revise <run> "<feedback>"`: a fix run waiting for review goes on in its own Claude Code
+ * session (`--resume <session id>`), worktree, envelope and tier, with the person's review as its
+ * next user turn, and returns to REVIEW with a new commit on its branch (docs/commands.md).
+ */
+export async function revise(
+  ctx: CommandContext,
+  ref: string,
+  feedback: string | undefined,
+  options: ReviseOptions,
+): Promise<number> {
+  assertHuman(ctx.env, 'revise', ctx.cwd);
+  const rc = await loadRunContext(ctx);
+  const group = findGroup(rc.ledger, ref);
+  if (group) {
+    throw new AgentboxError('USAGE', `${group} is a group: a group's attempt cannot be revised yet`, {
+      hint: `merge its best attempt (agentbox merge ${ref}), or start a new run: agentbox fix "…"`,
+    });
+  }
+  const name = resolveRun(rc.ledger, ref);
+  const run = readRun(rc.ledger, name);
+  try {
+    reviseBlocker(run);
+    sessionBlocker(run, ctx.env);
+  } catch (error) {
+    // Every refusal of the human gate is logged in the run's events.jsonl, as merge's are.
+    new EventLog(run.dir).append({ event: 'revise_refused', reason: (error as Error).message });
+    throw error;
+  }
+  const id = run.meta.run_id;
+  // Everything a run checks before it starts, before anything changes.
+  checkContinue(ctx, rc, name, { command: `agentbox revise ${id} "…"`, force: options.force === true });
+  assertProjectSettings(rc.repo.root);
+  assertSandboxUsable(ctx.env, rc.config.sandbox, 'fix');
+  refuseUntrustedChecks(rc);
+  assertVerifyUsable(ctx.env, rc.config.sandbox, rc.config.runs.verify);
+  // Ctrl-C in the editor is the editor's: agentbox waits for it, as git does, rather than dying under it.
+  const unsubscribe = options.edit ? ctx.onInterrupt?.(() => {}) : undefined;
+  const { review, rendered } = await collectReview(ctx.env, {
+    runDir: run.dir,
+    runName: name,
+    revision: revisionOf(run.state) + 1,
+    feedback,
+    comments: options.comment,
+    edit: options.edit,
+  }).finally(() => unsubscribe?.());
+  const next = composeRevision(ctx.env, rc, run, rendered);
+  await beginRevision(rc, run, { ...next, review, rendered });
+  const json = options.json === true;
+  if (options.detach) return detachRun(ctx, rc.ledger, name, json, ['--revision']);
+  const code = await runHere(ctx, rc, name, json, {
+    message: next.message,
+    header: `revising ${name} — revision ${next.number}`,
+  });
+  const record = readRevision(run.dir, next.number);
+  if (!json && record) ctx.io.out(revisionLine(record, id));
+  return code;
+}
+
+/** How a revision went, after the run's summary: its verification first (merge --yes refuses a failed one). Pure. */
+export function revisionLine(r: RevisionRecord, id: string): string {
+  const verify =
+    r.verified === null ? 'runs.verify not run' : r.verified ? 'runs.verify passed' : 'runs.verify FAILED';
+  const own = `its own change: agentbox diff ${id} --revision ${r.revision}`;
+  const line = `revision ${r.revision} · ${verify} · ${formatUsd(r.cost_usd)} · ${formatDuration(r.duration_ms)} — ${own}\n`;
+  if (r.verified !== false) return line;
+  return `${line}✗ revision ${r.revision} broke runs.verify: merge --yes refuses it — revise it again (agentbox revise ${id} "…") or see why: agentbox show ${id}\n`;
+}

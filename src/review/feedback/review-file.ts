@@ -1,0 +1,103 @@
+import { AgentboxError } from '../../errors.js';
+import type { LineComment, Review } from './comments.js';
+
+/*
+ * The review file `agentbox revise <run> --edit` opens in $EDITOR, as `git commit` and `gh pr
+ * review` do: the overall feedback on top, then the run's whole change, and a comment on a line
+ * is written right under that line, its lines starting with `>`. Lines starting with `#` are
+ * ignored; a review left empty aborts. A diff line never starts with `>` or `#` (its content lines
+ * start with ' ', '+' or '-'), so a comment is never mistaken for the change, nor the reverse. Pure.
+ */
+
+const SEPARATOR = '# ------------------------ >8 ------------------------';
+
+/** The file the editor opens: instructions, the message so far, the change. */
+export function writeReviewFile(input: {
+  run: string;
+  revision: number;
+  message: string;
+  patch: string;
+}): string {
+  return [
+    input.message.trim(),
+    '',
+    `# agentbox revise ${input.run} — revision ${input.revision}`,
+    '# Write your feedback above. To comment a line of the change, add a line starting',
+    "# with '>' right under it (several '>' lines make one comment). Lines starting",
+    "# with '#' are ignored. Leave everything empty to abort: nothing is sent.",
+    SEPARATOR,
+    input.patch.trimEnd(),
+    '',
+  ].join('\n');
+}
+
+/** Where a comment in the file sits: its file and line in the change, or why it cannot. */
+type Anchor = { file: string; line: number } | { problem: string };
+
+/** The review a person wrote into the file. Throws a usage error for a comment with no line under it. */
+export function parseReviewFile(text: string, file: string): Review {
+  const lines = text.split('\n');
+  const message: string[] = [];
+  const comments: LineComment[] = [];
+  let inDiff = false;
+  let current = '';
+  let next = 0;
+  let anchor: Anchor = { problem: 'it is above the change' };
+  let open: { file: string; line: number; text: string[] } | null = null;
+  const close = () => {
+    if (open && open.text.join('\n').trim() !== '')
+      comments.push({ file: open.file, line: open.line, text: open.text.join('\n').trim() });
+    open = null;
+  };
+  lines.forEach((line, i) => {
+    if (line.startsWith('>')) {
+      if ('problem' in anchor) throw misplaced(file, i + 1, anchor.problem);
+      if (!open) open = { ...anchor, text: [] };
+      open.text.push(line.slice(1).replace(/^ /, ''));
+      return;
+    }
+    if (line.startsWith('#')) return;
+    close();
+    if (!inDiff && !line.startsWith('diff --git ')) {
+      message.push(line);
+      return;
+    }
+    inDiff = true;
+    ({ current, next, anchor } = step(line, current, next));
+  });
+  close();
+  return { message: message.join('\n').trim(), comments };
+}
+
+/** One line of the change: the file and new-side line a comment under it refers to. */
+function step(
+  line: string,
+  current: string,
+  next: number,
+): { current: string; next: number; anchor: Anchor } {
+  const header = { problem: 'it is under a header of the change, not under one of its lines' };
+  if (line.startsWith('diff --git ')) {
+    const at = line.indexOf(' b/');
+    return { current: at >= 0 ? line.slice(at + 3) : current, next: 0, anchor: header };
+  }
+  if (line.startsWith('+++ b/')) return { current: line.slice(6), next, anchor: header };
+  const hunk = /^@@ -\d+(?:,\d+)? \+(\d+)/.exec(line);
+  if (hunk)
+    return { current, next: Number(hunk[1]), anchor: { file: current, line: Math.max(1, Number(hunk[1])) } };
+  if (next > 0 && (line.startsWith('+') || line.startsWith(' ')))
+    return { current, next: next + 1, anchor: { file: current, line: next } };
+  // A removed line: the comment goes where it was, before the new side's next line.
+  if (next > 0 && line.startsWith('-'))
+    return { current, next, anchor: { file: current, line: Math.max(1, next) } };
+  return { current, next, anchor: header };
+}
+
+function misplaced(file: string, line: number, problem: string): AgentboxError {
+  return new AgentboxError(
+    'USAGE',
+    `${file}:${line}: a '>' comment must be right under a line of the change; ${problem}`,
+    {
+      hint: 'move it under the line it is about, or start it with # to drop it, then run the same command again',
+    },
+  );
+}

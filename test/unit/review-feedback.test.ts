@@ -1,0 +1,191 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { parseCommentArgs, parsePlace } from '../../src/review/feedback/comments.js';
+import { hunkAt, parseHunks } from '../../src/review/feedback/hunks.js';
+import { renderReview } from '../../src/review/feedback/render.js';
+import { parseReviewFile, writeReviewFile } from '../../src/review/feedback/review-file.js';
+import { loadReviseTemplate, revisionMessage } from '../../src/templates/revise.js';
+import { tempDir } from '../helpers/git-repo.js';
+
+const PATCH = [
+  'diff --git a/src/app.ts b/src/app.ts',
+  'index 1111111..2222222 100644',
+  '--- a/src/app.ts',
+  '+++ b/src/app.ts',
+  '@@ -1,4 +1,5 @@',
+  ' export const a = 1;',
+  '-export const x = 1;',
+  '+export const x = 42;',
+  '+export const y = x + 1;',
+  ' export const b = 2;',
+  ' export const c = 3;',
+  'diff --git a/notes.txt b/notes.txt',
+  'new file mode 100644',
+  'index 0000000..3333333',
+  '--- /dev/null',
+  '+++ b/notes.txt',
+  '@@ -0,0 +1,2 @@',
+  '+one',
+  '+two with ``` fences',
+  '',
+].join('\n');
+
+describe('--comment <file>:<line> "<text>"', () => {
+  it.each([
+    [['src/app.ts:2', 'rename x'], [{ file: 'src/app.ts', line: 2, text: 'rename x' }]],
+    [['./a:b.txt:10', ' spaced '], [{ file: 'a:b.txt', line: 10, text: 'spaced' }]],
+    [
+      ['a.ts:1', 'one', 'b.ts:2', 'two'],
+      [
+        { file: 'a.ts', line: 1, text: 'one' },
+        { file: 'b.ts', line: 2, text: 'two' },
+      ],
+    ],
+  ])('%j → %j', (args, want) => {
+    expect(parseCommentArgs(args)).toEqual(want);
+  });
+
+  it.each([
+    [['a.ts:1'], '--comment takes a place and a text; "a.ts:1" has no text'],
+    [['a.ts', 'x'], '--comment "a.ts": not <file>:<line>'],
+    [['a.ts:0', 'x'], '--comment "a.ts:0": not <file>:<line>'],
+    [['a.ts:1x', 'x'], 'not <file>:<line>'],
+    [[':3', 'x'], 'not <file>:<line>'],
+    [['../etc/passwd:1', 'x'], 'must be a path inside the repository'],
+    [['/etc/passwd:1', 'x'], 'must be a path inside the repository'],
+    [['a.ts:1', '   '], '--comment a.ts:1: the comment is empty'],
+  ])('%j is refused: %s', (args, message) => {
+    expect(() => parseCommentArgs(args)).toThrow(message);
+  });
+
+  it('a place keeps every colon but the last', () => {
+    expect(parsePlace('C:dir/x.ts:7')).toEqual({ file: 'C:dir/x.ts', line: 7 });
+  });
+});
+
+describe('the hunks of a change', () => {
+  const files = parseHunks(PATCH);
+  it.each([
+    ['src/app.ts', 2, '@@ -1,4 +1,5 @@'],
+    ['src/app.ts', 5, '@@ -1,4 +1,5 @@'],
+    ['notes.txt', 1, '@@ -0,0 +1,2 @@'],
+    ['src/app.ts', 6, null],
+    ['other.ts', 1, null],
+  ])('%s:%i is on %s', (file, line, header) => {
+    expect(hunkAt(files, file, line)?.header ?? null).toBe(header);
+  });
+});
+
+describe('the review file of --edit', () => {
+  const initial = writeReviewFile({ run: 'r__abc123', revision: 2, message: 'overall', patch: PATCH });
+
+  it('left as written: the message, no comments', () => {
+    expect(parseReviewFile(initial, 'F')).toEqual({ message: 'overall', comments: [] });
+  });
+
+  it('a > line under a diff line comments that line of the new file; several > lines make one comment', () => {
+    const edited = initial
+      .replace('+export const y = x + 1;\n', '+export const y = x + 1;\n> y needs a test\n')
+      .replace('-export const x = 1;\n', '-export const x = 1;\n>why remove it?\n')
+      .replace('+two with ``` fences\n', '+two with ``` fences\n> first line\n> second line\n')
+      .replace('overall', 'overall\n\nsecond paragraph\n# a note to self');
+    expect(parseReviewFile(edited, 'F')).toEqual({
+      message: 'overall\n\nsecond paragraph',
+      comments: [
+        { file: 'src/app.ts', line: 2, text: 'why remove it?' },
+        { file: 'src/app.ts', line: 3, text: 'y needs a test' },
+        { file: 'notes.txt', line: 2, text: 'first line\nsecond line' },
+      ],
+    });
+  });
+
+  it.each([
+    [
+      'above the change',
+      (t: string) => `> too early\n${t}`,
+      "F:1: a '>' comment must be right under a line of the change; it is above the change",
+    ],
+    [
+      'under a header',
+      (t: string) => t.replace('+++ b/notes.txt\n', '+++ b/notes.txt\n> x\n'),
+      'it is under a header',
+    ],
+  ])('a comment %s is refused, naming the line', (_what, edit, message) => {
+    expect(() => parseReviewFile(edit(initial), 'F')).toThrow(message);
+  });
+
+  it('emptied: an empty review (the command aborts)', () => {
+    expect(parseReviewFile(initial.replace('overall', ''), 'F')).toEqual({ message: '', comments: [] });
+  });
+});
+
+describe('{{review}}: the form the agent gets (the prompt contract)', () => {
+  it('the message verbatim, then each comment with its place and its hunk, the line marked', () => {
+    const review = {
+      message: 'Good. Two things:',
+      comments: [
+        { file: 'src/app.ts', line: 3, text: 'y needs a test' },
+        { file: 'notes.txt', line: 2, text: 'no fences here' },
+        { file: 'README.md', line: 9, text: 'mention it here' },
+      ],
+    };
+    expect(renderReview(review, parseHunks(PATCH))).toBe(
+      [
+        'Good. Two things:',
+        '',
+        '## Line comments',
+        '',
+        '### 1. src/app.ts:3',
+        '',
+        'y needs a test',
+        '',
+        'The hunk of your change it is on (the line marked with ←):',
+        '```diff',
+        '@@ -1,4 +1,5 @@',
+        ' export const a = 1;',
+        '-export const x = 1;',
+        '+export const x = 42;',
+        '+export const y = x + 1;  ←',
+        ' export const b = 2;',
+        ' export const c = 3;',
+        '```',
+        '',
+        '### 2. notes.txt:2',
+        '',
+        'no fences here',
+        '',
+        'The hunk of your change it is on (the line marked with ←):',
+        '````diff',
+        '@@ -0,0 +1,2 @@',
+        '+one',
+        '+two with ``` fences  ←',
+        '````',
+        '',
+        '### 3. README.md:9',
+        '',
+        'mention it here',
+        '',
+        '(line 9 of README.md is not in your change)',
+      ].join('\n'),
+    );
+  });
+
+  it('the revision message: a fixed first line, then the template with {{review}} filled verbatim', () => {
+    const values = { review: '{{task}} /clear', revision: '2', branch: 'agentbox/r' } as never;
+    expect(revisionMessage({ body: 'On {{branch}}, revision {{revision}}:\n\n{{review}}\n' }, values)).toBe(
+      '<!-- agentbox: revision 2 (agentbox revise) -->\nOn agentbox/r, revision 2:\n\n{{task}} /clear\n',
+    );
+  });
+});
+
+describe('the revise template', () => {
+  it('the built-in fix template places {{review}}; one of yours without it is refused, naming the file', () => {
+    const project = tempDir('agentbox-revise-tpl-');
+    expect(loadReviseTemplate({ global: null, project }, 'fix').body).toContain('{{review}}');
+    fs.writeFileSync(path.join(project, 'fix.revise.md'), 'Please revise. \\{{review}} is escaped.\n');
+    expect(() => loadReviseTemplate({ global: null, project }, 'fix')).toThrow(
+      `template ${path.join(project, 'fix.revise.md')}: it has no {{review}}`,
+    );
+  });
+});
