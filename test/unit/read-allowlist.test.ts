@@ -257,7 +257,10 @@ describe("a run's read fence, as prepareRunPrivacy builds it (real folders)", ()
       expect(can(path.join(home, '.ssh', 'id'))).toBe(false);
       expect(can(path.join(worktree, 'a.txt'))).toBe(true);
       expect(can(path.join(path.dirname(worktree), 'fix-sibling', 'a.txt'))).toBe(false);
-      expect(can(path.join(root, 'a.txt'))).toBe(true);
+      // A fix run works on its worktree: the main tree (its untracked .env) is hidden, its git open.
+      expect(can(path.join(root, 'a.txt'))).toBe(false);
+      expect(can(path.join(root, '.env'))).toBe(false);
+      expect(box.mainTree).toBe(root);
       expect(can(path.join(root, '.git', 'objects', 'x'))).toBe(true);
       expect(can(path.join(root, '.git', 'worktrees', 'fix-a', 'HEAD'))).toBe(true);
       expect(can(path.join(root, '.git', 'worktrees', 'fix-b', 'HEAD'))).toBe(false);
