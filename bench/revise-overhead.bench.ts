@@ -1,0 +1,89 @@
+/**
+ * What a revision costs on top of Claude Code itself (issue 39): `agentbox revise <run> "<message>"`
+ * against the same turn sent with `claude --resume <session id> -p "<message>"` straight in the
+ * run's worktree, same scripted model, same session. Everything agentbox does around the turn (the
+ * envelope check, the revision's record and checkpoint, the sandbox and hooks, the supervisor's
+ * rules, the patch set: its commit, whole change and interdiff) is the difference.
+ * Target: ≤ 1.2× the direct turn. Alternating rounds, medians, one warm-up each.
+ * Run: `npm run build && npx tsx bench/revise-overhead.bench.ts [--runs 7]`. Exits 1 on a miss.
+ */
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { bash, startModelServer, text } from '../test/fixtures/model-server/index.js';
+import { CLAUDE_BIN, claudeEnv, claudeHome } from '../test/helpers/claude.js';
+import { gitRepo } from '../test/helpers/git-repo.js';
+
+const { values: args } = parseArgs({ options: { runs: { type: 'string', default: '7' } } });
+const RUNS = Number(args.runs);
+const TARGET_RATIO = 1.2;
+const BIN = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'bin', 'agentbox.cjs');
+const TASK = 'BENCH-REVISE add a line to notes.txt';
+
+const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+
+/** A whole process, spawn to exit, in ms; it must succeed. */
+function time(command: string, argv: string[], cwd: string, env: Record<string, string>): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const start = performance.now();
+    const child = spawn(command, argv, { cwd, env, stdio: ['ignore', 'ignore', 'pipe'] });
+    let stderr = '';
+    child.stderr.on('data', (d) => {
+      stderr += d;
+    });
+    child.on('exit', (code) =>
+      code === 0
+        ? resolve(performance.now() - start)
+        : reject(new Error(`${command} ${argv.join(' ')} exited ${code}:\n${stderr}`)),
+    );
+  });
+}
+
+const server = await startModelServer([
+  { when: { anyText: TASK, turn: 0 }, reply: bash('echo one more line >> notes.txt') },
+  { when: {}, reply: text('Done: the line is there.') },
+]);
+const home = claudeHome();
+const repo = gitRepo({ files: { 'notes.txt': 'first line\n' } });
+const env = { ...claudeEnv({ home, modelUrl: server.url }), AGENTBOX_CLAUDE_BIN: CLAUDE_BIN };
+let missed = false;
+try {
+  await time(process.execPath, [BIN, 'init'], repo.dir, env);
+  repo.commit('agentbox init');
+  await time(process.execPath, [BIN, 'fix', TASK], repo.dir, env);
+  const runsDir = path.join(repo.dir, '.agents', 'runs');
+  const [name] = fs.readdirSync(runsDir).filter((n) => fs.existsSync(path.join(runsDir, n, 'state.json')));
+  const state = JSON.parse(fs.readFileSync(path.join(runsDir, name!, 'state.json'), 'utf8'));
+  if (state.status !== 'REVIEW') throw new Error(`the fix run ended ${state.status}, not REVIEW`);
+  const worktree: string = state.worktree_path;
+  const session: string = state.session_id;
+  let round = 0;
+  const runs: (() => Promise<number>)[] = [
+    () => time(CLAUDE_BIN, ['--resume', session, '-p', `direct turn ${++round}`], worktree, env),
+    () => time(process.execPath, [BIN, 'revise', name!, `revision turn ${++round}`], repo.dir, env),
+  ];
+  for (const run of runs) await run();
+  const figures: number[][] = runs.map(() => []);
+  for (let i = 0; i < RUNS; i++) {
+    for (let k = 0; k < runs.length; k++) {
+      const at = (i + k) % runs.length;
+      figures[at]!.push(await runs[at]!());
+    }
+  }
+  const [direct, revised] = figures as [number[], number[]];
+  const ratio = median(revised) / median(direct);
+  missed = ratio > TARGET_RATIO;
+  console.log(`revise overhead, ${RUNS} rounds (median), node ${process.version}:`);
+  console.log(`  claude --resume <session> -p "<message>" in the worktree: ${Math.round(median(direct))} ms`);
+  console.log(`  agentbox revise <run> "<message>": ${Math.round(median(revised))} ms`);
+  console.log(
+    `    ${ratio.toFixed(2)}× the direct turn — target ≤ ${TARGET_RATIO}× ${missed ? '✗' : '✓'} — overhead ${Math.round(median(revised) - median(direct))} ms`,
+  );
+} finally {
+  await server.close();
+  home.cleanup();
+  repo.cleanup();
+}
+process.exitCode = missed ? 1 : 0;
