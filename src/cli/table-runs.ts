@@ -83,8 +83,12 @@ export function reviseCommand(program: Command, lazy: Lazy, wants: Wants): void 
     .description(
       'request changes to a fix run in review: it goes on in its session, and returns to REVIEW with a new commit',
     )
-    .argument('<run>', 'a run name, its short id (or a unique prefix of it), or "latest"')
+    .argument(
+      '<run>',
+      'a run name, its short id (or a unique prefix of it), "latest", or a group with --attempt',
+    )
     .argument('[feedback]', 'what to change, verbatim')
+    .option('--attempt <k>', "a group's attempt to revise (the others stay as they are)")
     .option(
       '--comment <place-and-text...>',
       'a comment on a line of the change: --comment <file>:<line> "<text>" (repeatable)',

@@ -1,11 +1,9 @@
 import { formatUsd } from '../budget/format.js';
 import { formatDuration } from '../config/duration.js';
 import type { CommandContext } from '../context.js';
-import { AgentboxError } from '../errors.js';
 import { assertHuman } from '../gate/gate.js';
-import { findGroup } from '../group/resolve.js';
 import { EventLog } from '../ledger/events.js';
-import { readRun, resolveRun } from '../ledger/index.js';
+import { readRun } from '../ledger/index.js';
 import { type RevisionRecord, readRevision } from '../ledger/revisions.js';
 import { collectReview } from '../review/feedback/collect.js';
 import { loadRunContext } from '../run/begin/context.js';
@@ -15,6 +13,7 @@ import { beginRevision, composeRevision, reviseBlocker, revisionOf, sessionBlock
 import { refuseUntrustedChecks, runHere } from '../run/start.js';
 import { assertSandboxUsable, assertVerifyUsable } from '../sandbox/prepare.js';
 import { assertProjectSettings } from '../settings/startup.js';
+import { reviseTarget } from './revise-target.js';
 
 export interface ReviseOptions {
   /** `--comment <file>:<line> "<text>"`, repeatable: every value in order. */
@@ -23,6 +22,8 @@ export interface ReviseOptions {
   readonly detach?: boolean;
   readonly json?: boolean;
   readonly force?: boolean;
+  /** `--attempt k`: which attempt of a group (the ref names the group). */
+  readonly attempt?: string;
 }
 
 /**
@@ -38,13 +39,7 @@ export async function revise(
 ): Promise<number> {
   assertHuman(ctx.env, 'revise', ctx.cwd);
   const rc = await loadRunContext(ctx);
-  const group = findGroup(rc.ledger, ref);
-  if (group) {
-    throw new AgentboxError('USAGE', `${group} is a group: a group's attempt cannot be revised yet`, {
-      hint: `merge its best attempt (agentbox merge ${ref}), or start a new run: agentbox fix "…"`,
-    });
-  }
-  const name = resolveRun(rc.ledger, ref);
+  const name = reviseTarget(rc.ledger, ref, options.attempt);
   const run = readRun(rc.ledger, name);
   try {
     reviseBlocker(run);

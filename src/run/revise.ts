@@ -36,13 +36,6 @@ export function reviseBlocker(run: RunDetails): void {
       `revise it on ${meta.origin.host}, or merge it (agentbox merge ${id}) or start a new run here (agentbox fix "…")`,
     );
   }
-  if (state.summary?.group) {
-    const g = state.summary.group;
-    throw refuse(
-      `run ${name} is attempt ${g.attempt} of group ${g.id}: a group's attempt cannot be revised yet`,
-      `merge it (agentbox merge ${g.id} --attempt ${g.attempt}), or start a new run: agentbox fix "…"`,
-    );
-  }
   if (meta.type !== 'fix') {
     throw refuse(
       `run ${name} is a ${meta.type} run: only a fix run (its change waiting for review) can be revised`,

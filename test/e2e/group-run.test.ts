@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bash } from '../fixtures/model-server/index.js';
+import { bash, text } from '../fixtures/model-server/index.js';
 import { attemptRules, GROUP_FILES, groupOfTask, readGroupFiles } from '../helpers/group.js';
 import { expectNoProcessesLeft } from '../helpers/processes.js';
 import { type Project, project } from '../helpers/project.js';
@@ -86,6 +86,46 @@ describe('fix --attempts N', () => {
     const index = fs.readFileSync(path.join(p.repo.dir, '.agents/INDEX.jsonl'), 'utf8');
     expect(index).toContain(`"group":"${meta.group_id}","attempt":2`);
     expect(result.stdout).toMatch(/attempt 1\/3 ended: .* REVIEW · verify passed/);
+    await expectNoProcessesLeft(p.tag);
+  });
+
+  it('the chosen attempt can be revised (the others stay as they are), and the group merges its whole change', async () => {
+    // The group of the first test: attempt 1 in REVIEW (x = 42), attempts 2 and 3 ABORTED.
+    const group = groupOfTask(p.repo.dir, 'TASK-GROUP-THREE set x');
+    const id: string = readGroupFiles(p.repo.dir, group).meta.group_id;
+    const runs = attemptsOf(group) as string[];
+    const others = () =>
+      [runs[1]!, runs[2]!].map((r) => fs.readFileSync(path.join(p.runDir(r), 'state.json'), 'utf8'));
+    const before = others();
+    p.server.setRules([
+      { when: { lastUserText: 'REVISE-ATTEMPT' }, reply: bash('echo "export const y = 1;" >> src/app.ts') },
+      { when: { anyText: 'REVISE-ATTEMPT' }, reply: text('## Summary\nAdded y beside x.') },
+    ]);
+    const unnamed = await p.agentbox(['revise', id, 'REVISE-ATTEMPT add y']);
+    expect(unnamed.code).toBe(2);
+    expect(unnamed.stderr).toContain('is a group: name the attempt to revise');
+    expect(unnamed.stderr).toContain(`agentbox revise ${id} --attempt <k>`);
+    const revised = await p.agentbox(['revise', id, '--attempt', '1', 'REVISE-ATTEMPT add y'], {
+      timeoutMs: 180_000,
+    });
+    expect(revised.code, revised.stderr + revised.stdout).toBe(0);
+    expect(p.state(runs[0]!)).toMatchObject({
+      status: 'REVIEW',
+      output: { verified: true },
+      revision: { number: 2 },
+    });
+    const whole = p.read(runs[0]!, 'changes.patch');
+    expect(whole).toContain('export const x = 42;');
+    expect(whole).toContain('export const y = 1;');
+    expect(others()).toEqual(before);
+    // The group's merge takes the attempt's whole change, once, after it was shown again.
+    await p.agentbox(['diff', runs[0]!, '--no-pager']);
+    const merged = await p.agentbox(['merge', id, '--attempt', '1', '--yes']);
+    expect(merged.code, merged.stderr + merged.stdout).toBe(0);
+    expect(fs.readFileSync(path.join(p.repo.dir, 'src/app.ts'), 'utf8')).toBe(
+      'export const x = 42;\nexport const y = 1;\n',
+    );
+    p.repo.git('checkout', '--', '.');
     await expectNoProcessesLeft(p.tag);
   });
 

@@ -29,18 +29,17 @@ describe('reviseBlocker', () => {
     expect(() => reviseBlocker(run())).not.toThrow();
   });
 
+  it("lets a group's attempt in REVIEW be revised (the person chose it: revise <group> --attempt k)", () => {
+    const attempt = { summary: { type: 'fix', task: 'x', group: { id: 'g1', attempt: 2, attempts: 3 } } };
+    expect(() => reviseBlocker(run({}, attempt as Partial<RunState>))).not.toThrow();
+  });
+
   it.each([
     [
       'a fetched run',
       run({ origin: { remote: 'origin', host: 'ci-7', run: name } }),
       'ran on ci-7: its Claude Code session is there, so it cannot be revised here',
       'revise it on ci-7',
-    ],
-    [
-      "a group's attempt",
-      run({}, { summary: { type: 'fix', task: 'x', group: { id: 'g1', attempt: 2, attempts: 3 } } }),
-      'is attempt 2 of group g1',
-      'agentbox merge g1 --attempt 2',
     ],
     ['a scout run', run({ type: 'scout' }), 'is a scout run: only a fix run', 'agentbox scout "…"'],
     ['a merged run', run({}, { status: 'MERGED' }), 'is already MERGED', 'agentbox fix "…"'],
