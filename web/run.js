@@ -208,6 +208,13 @@ function report(run) {
   if (run.report_html === null) return [];
   const panel = h('div', { class: 'panel report', id: 'report' });
   panel.innerHTML = run.report_html; // sanitised by the server (sanitize-html allow-list)
+  // A code block or table wider than the screen scrolls sideways: a named Tab stop, so the
+  // keyboard's arrows reach what it clips (axe: scrollable-region-focusable).
+  for (const box of panel.querySelectorAll('pre, table')) {
+    box.setAttribute('tabindex', '0');
+    box.setAttribute('role', 'region');
+    box.setAttribute('aria-label', box.tagName === 'PRE' ? 'code in the report' : 'table in the report');
+  }
   return [h('h2', {}, 'Report'), panel];
 }
 

@@ -68,11 +68,11 @@ describe('the page in Chromium: accessible in both themes, one run per Start, se
     writeRuns(p.repo.dir, FIXTURE_RUNS);
     const task = 'TASK-A11Y make app return 3';
     p.server.setRules([
-      // One tool call; a diff of 15 added lines, 14 of them wider than the page (issue 40 items 1, 4).
+      // One tool call; a diff of 61 added lines (past the screen's height), 60 of them wider than the page (issue 40 items 1, 4).
       {
         when: { anyText: task, turn: 0 },
         reply: bash(
-          `printf 'module.exports = 3;\\n' > src/app.js && yes '${LONG}' | head -n 14 > src/long.js`,
+          `printf 'module.exports = 3;\\n' > src/app.js && yes '${LONG}' | head -n 60 > src/long.js`,
         ),
       },
       { when: { anyText: task }, reply: text(REPORT) },
@@ -126,6 +126,32 @@ describe('the page in Chromium: accessible in both themes, one run per Start, se
     expect(luminance(header.bg)).toBeLessThan(0.1);
     expect(contrast((await colors('.d2h-file-header .d2h-file-name')).fg, header.bg)).toBeGreaterThan(4.5);
     expect(contrast((await colors('.d2h-ins .d2h-code-line-ctn')).fg, body.bg)).toBeGreaterThan(4.5);
+    // An added line's number, on the ground a reader sees under it: the number's cell lies over
+    // the line's own cell, two translucent greens (4.43:1 on the long diff, issue 40 item 1; axe
+    // leaves a ground it cannot compute as "incomplete"). Every added line's number, 2 digits too.
+    const numbers = await page.evaluate(() => {
+      const g = globalThis as any;
+      const rgba = (c: string) => (c.match(/[\d.]+/g) ?? []).map(Number);
+      return [...g.document.querySelectorAll('.d2h-code-linenumber.d2h-ins .line-num2')]
+        .filter((el: any) => el.textContent.trim().length >= 2)
+        .slice(0, 5)
+        .map((el: any) => {
+          el.scrollIntoView({ block: 'center' });
+          const box = el.getBoundingClientRect();
+          const stack = g.document.elementsFromPoint(box.left + box.width / 2, box.top + box.height / 2);
+          // Composited from the bottom: the first opaque ground, then each translucent one over it.
+          const grounds = stack.map((e: any) => rgba(g.getComputedStyle(e).backgroundColor));
+          const base = grounds.findIndex((c: number[]) => c.length === 3 || c[3] === 1);
+          let [r, gr, b] = grounds[base] as number[];
+          for (const c of grounds.slice(0, base).reverse()) {
+            const a = c[3] ?? 0;
+            [r, gr, b] = [c[0]! * a + r! * (1 - a), c[1]! * a + gr! * (1 - a), c[2]! * a + b! * (1 - a)];
+          }
+          return { fg: g.getComputedStyle(el).color as string, bg: `rgb(${r}, ${gr}, ${b})` };
+        });
+    });
+    expect(numbers.length).toBeGreaterThan(0);
+    for (const n of numbers) expect(contrast(n.fg, n.bg), JSON.stringify(n)).toBeGreaterThanOrEqual(4.5);
     const dark = await violations();
     expect(dark, dark.join('\n')).toEqual([]);
     await page.emulateMedia({ colorScheme: 'light' });
@@ -138,7 +164,7 @@ describe('the page in Chromium: accessible in both themes, one run per Start, se
     const pages: [string, string][] = [
       ['#/', 'tbody tr'],
       [`#/run/${fixId}`, '.d2h-file-wrapper'],
-      [`#/run/${doneId}`, '#timeline li'],
+      [`#/run/${doneId}`, '#summary [data-status="DONE"]'],
       ['#/new', '#new-run'],
       ['#/settings', '#templates'],
     ];
@@ -159,8 +185,8 @@ describe('the page in Chromium: accessible in both themes, one run per Start, se
     }
     await page.setViewportSize({ width: 1280, height: 800 });
     await page.emulateMedia({ colorScheme: 'light' });
-    expect(found, found.join('\n')).toEqual([]);
-    expect(wide).toEqual([]);
+    // Both said at once: a page too wide (settings: 469 px at 390) and what axe found.
+    expect({ wide, found }, found.join('\n')).toEqual({ wide: [], found: [] });
   }, 120_000);
 
   it('the keyboard: every Tab stop on every page shows where the focus is; the diff boxes that scroll are Tab stops', async () => {
@@ -199,7 +225,7 @@ describe('the page in Chromium: accessible in both themes, one run per Start, se
   }, 60_000);
 
   it('a DONE fix run: nothing to merge, no "did not pass"; a bidi override shown, not obeyed; "1 tool call"', async () => {
-    await open(`#/run/${doneId}`, '#timeline li');
+    await open(`#/run/${doneId}`, '#summary [data-status="DONE"]');
     expect(await page.locator('#not-passing').count()).toBe(0);
     expect(await page.locator('main').textContent()).not.toContain('did not pass');
     expect(await page.locator('#title .task').textContent()).toBe('TASK-DONE look ⟨U+202E⟩txt.exe');
