@@ -278,6 +278,17 @@ describe('the live page in Chromium', () => {
     await page.keyboard.press('Space');
     await page.locator('[data-status="ABORTED"]').waitFor({ timeout: 60_000 });
     expect(p.state(name).status).toBe('ABORTED');
+    // Resume asks for its optional instructions in the page too; Escape leaves it, nothing resumed.
+    await tabUntil('Resume');
+    await page.keyboard.press('Enter');
+    const resume = page.getByRole('dialog', { name: /^Resume / });
+    await resume.waitFor();
+    expect(await page.evaluate('document.activeElement.id')).toBe('ask-text');
+    expect(await page.getByLabel('More instructions (optional)').count()).toBe(1);
+    await page.keyboard.press('Escape');
+    await page.locator('#toast', { hasText: 'not resumed' }).waitFor();
+    expect(await focused()).toMatchObject({ text: 'Resume' });
+    expect(p.state(name).status).toBe('ABORTED');
   }, 150_000);
 
   it('the runs list: the keyboard reaches Notify me and operates it', async () => {
