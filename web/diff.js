@@ -15,7 +15,8 @@ function loadDiff2Html() {
   return diff2html;
 }
 
-export async function drawDiff(target, patch) {
+/** `where`: whose diff it is (`attempt 2`), in the name of each of its scrolling boxes. */
+export async function drawDiff(target, patch, where = '') {
   // A live update that kept the diff already shown (same data-sig) drew this one for nothing.
   if (!target.isConnected) return;
   await loadDiff2Html();
@@ -32,6 +33,25 @@ export async function drawDiff(target, patch) {
   });
   ui.draw();
   ui.highlightCode();
+  reachable(target, where);
+}
+
+/**
+ * diff2html's boxes that scroll sideways (a file's diff; each side of a split one), made Tab stops
+ * with a name: the keyboard's arrow keys then scroll the lines they clip (axe:
+ * scrollable-region-focusable), and app.css shows where the focus is.
+ */
+function reachable(target, where) {
+  for (const file of target.querySelectorAll('.d2h-file-wrapper')) {
+    const name = file.querySelector('.d2h-file-name')?.textContent?.trim() ?? 'a file';
+    const boxes = file.querySelectorAll('.d2h-file-diff, .d2h-file-side-diff');
+    boxes.forEach((box, i) => {
+      const side = boxes.length === 2 ? (i === 0 ? ' (before)' : ' (after)') : '';
+      box.setAttribute('tabindex', '0');
+      box.setAttribute('role', 'region');
+      box.setAttribute('aria-label', `${where ? `${where}: ` : ''}changes to ${name}${side}`);
+    });
+  }
 }
 
 /** 'light' or 'dark' when the page has its theme set by hand, else 'auto' (the system's). */

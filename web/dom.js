@@ -17,7 +17,18 @@ function listen(el, type, fn) {
   on[type] = fn;
 }
 
-/** An element with attributes and children (strings become text nodes). */
+/**
+ * The controls a text from a run may hold that change what the page shows without being seen: C0
+ * and C1 controls but line end and tab, DEL, and the bidirectional controls (Trojan Source) — the
+ * set src/util/terminal-text.ts escapes for the terminal. Shown as what they are: `⟨U+202E⟩`.
+ */
+const HIDDEN = /[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
+
+/** `text` with every hidden control shown as `⟨U+XXXX⟩`, so a right-to-left override reverses nothing. */
+export const visible = (text) =>
+  text.replace(HIDDEN, (c) => `⟨U+${c.charCodeAt(0).toString(16).toUpperCase().padStart(4, '0')}⟩`);
+
+/** An element with attributes and children (strings become text nodes, their hidden controls shown). */
 export function h(tag, attrs = {}, ...children) {
   const el = document.createElement(tag);
   for (const [k, v] of Object.entries(attrs)) {
@@ -27,7 +38,7 @@ export function h(tag, attrs = {}, ...children) {
     else el.setAttribute(k, v === true ? '' : String(v));
   }
   for (const c of children.flat())
-    if (c !== null && c !== undefined) el.append(c instanceof Node ? c : String(c));
+    if (c !== null && c !== undefined) el.append(c instanceof Node ? c : visible(String(c)));
   return el;
 }
 
@@ -47,7 +58,7 @@ export function draw(parent, nodes) {
   const next = nodes.flat().filter((n) => n !== null && n !== undefined && n !== '');
   patchChildren(
     parent,
-    next.map((n) => (n instanceof Node ? n : document.createTextNode(String(n)))),
+    next.map((n) => (n instanceof Node ? n : document.createTextNode(visible(String(n))))),
   );
 }
 
@@ -125,7 +136,15 @@ export function toast(text) {
   t.textContent = text;
   t.classList.add('show');
   clearTimeout(toast.timer);
-  toast.timer = setTimeout(() => t.classList.remove('show'), 6000);
+  toast.timer = setTimeout(hideToast, 6000);
+}
+
+/** The toast gone now: a failure shown beside a form must not sit next to the last success's word. */
+export function hideToast() {
+  clearTimeout(toast.timer);
+  const t = document.getElementById('toast');
+  t.classList.remove('show');
+  t.textContent = '';
 }
 
 export function select(id, options, value, onChange) {
@@ -168,6 +187,9 @@ export function fingerprint(text) {
   for (let i = 0; i < text.length; i++) x = Math.imul(x ^ text.charCodeAt(i), 0x01000193);
   return `${text.length}-${(x >>> 0).toString(36)}`;
 }
+
+/** `1 tool call`, `2 tool calls`: a count and its noun, singular for one. */
+export const count = (n, noun) => `${n} ${noun}${Number(n) === 1 ? '' : 's'}`;
 
 export const usd = (n) => (n === null || n === undefined ? '—' : `$${n.toFixed(n < 1 ? 4 : 2)}`);
 

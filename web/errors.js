@@ -1,6 +1,6 @@
 // A failed action's error stays beside the action until the person dismisses it: selectable, with
 // a Copy button. (A toast that vanished after 6 s lost a merge conflict's recovery commands.)
-import { h, toast } from './dom.js';
+import { h, hideToast, toast } from './dom.js';
 
 /** The server's error and its hint (the next command), as the CLI prints them. */
 export const errorText = (e) => `${e.message}${e.data?.hint ? `\n\n${e.data.hint}` : ''}`;
@@ -44,16 +44,23 @@ export function errorPanel(label, text, onDismiss, attrs = {}, textId = undefine
  * A place beside a form's button for its failure: `show(label, error, button)` fills it (Dismiss
  * gives the focus back to the button), `clear()` empties it when the action is tried again.
  */
-export function errorSlot() {
+export function errorSlot(textId = undefined) {
   const el = h('div', { class: 'error-slot' });
   return {
     el,
     show(label, error, button) {
+      hideToast();
       el.replaceChildren(
-        errorPanel(label, errorText(error), () => {
-          el.replaceChildren();
-          button?.focus();
-        }),
+        errorPanel(
+          label,
+          errorText(error),
+          () => {
+            el.replaceChildren();
+            button?.focus();
+          },
+          {},
+          textId,
+        ),
       );
     },
     clear: () => el.replaceChildren(),

@@ -5,7 +5,8 @@ import { api } from './api.js';
 import { drawDiff } from './diff.js';
 import { age, badge, draw, fingerprint, h, main, toast, usd } from './dom.js';
 import { errorPanel, errorText } from './errors.js';
-import { hooksText, notPassingText } from './run-actions.js';
+import { startNotices } from './new-run.js';
+import { hooksText, MERGE_WAITS, notPassingText } from './run-actions.js';
 
 /** Each attempt's diff as last fetched, by run: `{ patch, in_progress, too_large, at, status }`. */
 const diffs = new Map();
@@ -60,12 +61,36 @@ export async function showGroup(id, redraw) {
       ),
     ),
     ...groupNotes(group),
+    startNotice(group),
     h(
       'div',
       { class: 'attempts', id: 'attempts' },
       group.attempts.map((a) => attemptCard(group, a, redraw)),
     ),
   ]);
+}
+
+/** What the group's attempts go without until `agentbox trust` (said when it started), until dismissed. */
+function startNotice(group) {
+  const notice = startNotices.get(group.id);
+  if (!notice) return null;
+  return h(
+    'div',
+    { class: 'panel warn', id: 'untrusted' },
+    h('pre', {}, notice),
+    h(
+      'button',
+      {
+        type: 'button',
+        onclick: () => {
+          startNotices.delete(group.id);
+          document.getElementById('untrusted')?.remove();
+          main.focus();
+        },
+      },
+      'Dismiss',
+    ),
+  );
 }
 
 function groupNotes(group) {
@@ -148,15 +173,20 @@ function mergeBlock(group, a, redraw) {
   const asked = sensitiveAsked.get(key) ?? [];
   const acks = ticked.get(key) ?? new Set();
   const waiting = asked.some((s) => !acks.has(s.path));
+  const why = `merge-why-${a.attempt}`;
   const button = h(
     'button',
     {
       class: a.not_passing ? 'danger' : 'primary',
       'data-action': 'merge-attempt',
-      disabled: waiting,
-      title: waiting ? 'tick each sensitive change above first' : undefined,
+      // A Tab stop that says why it waits (aria-disabled), not a `disabled` one Tab skips.
+      'aria-disabled': waiting ? 'true' : undefined,
+      'aria-describedby': waiting ? why : undefined,
       'aria-busy': pending ? 'true' : undefined,
-      onclick: () => merge(group, a, redraw),
+      onclick: () =>
+        waiting
+          ? document.querySelector(`[data-attempt="${a.attempt}"] .sensitive input:not(:checked)`)?.focus()
+          : merge(group, a, redraw),
     },
     a.not_passing ? `Merge this attempt (${a.not_passing.status})` : 'Merge this attempt',
   );
@@ -166,6 +196,7 @@ function mergeBlock(group, a, redraw) {
     { class: 'attempt-merge', 'data-key': `merge-${a.attempt}` },
     asked.length ? sensitiveList(key, asked, acks, redraw) : null,
     h('div', { class: 'actions' }, button),
+    waiting ? h('p', { class: 'muted', id: why }, MERGE_WAITS) : null,
     failure
       ? errorPanel('Merge', failure, async () => {
           failures.delete(key);
@@ -273,7 +304,7 @@ function diffBox(a) {
   if (d?.patch) {
     const box = h('div', { class: 'attempt-diff-body' });
     target.append(box);
-    queueMicrotask(() => drawDiff(box, d.patch));
+    queueMicrotask(() => drawDiff(box, d.patch, `attempt ${a.attempt}`));
   }
   return target;
 }

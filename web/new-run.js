@@ -65,15 +65,35 @@ function attemptFields() {
   return [h('label', { for: 'n-attempts' }, 'Attempts'), attempts, extra];
 }
 
+/** The untrusted-settings notice of a group just started, by group id, for its page to keep showing. */
+export const startNotices = new Map();
+
+/** Each field the server named marked invalid (and described by its message); the others cleared. */
+function markFields(form, problems) {
+  for (const el of form.querySelectorAll('[aria-invalid]')) {
+    el.removeAttribute('aria-invalid');
+    el.removeAttribute('aria-describedby');
+  }
+  for (const p of problems) {
+    const el = form.elements[p.field];
+    if (!el?.setAttribute) continue;
+    el.setAttribute('aria-invalid', 'true');
+    el.setAttribute('aria-describedby', 'start-error');
+  }
+  form.querySelector('[aria-invalid]')?.focus();
+}
+
 export function showNew() {
   const key = newKey();
   const start = h('button', { class: 'primary', type: 'submit' }, 'Start');
-  const failed = errorSlot();
+  const failed = errorSlot('start-error');
   const form = h(
     'form',
     {
       class: 'grid',
       id: 'new-run',
+      // The server checks every field and names each bad one; the browser's check stops at the first.
+      novalidate: true,
       onsubmit: async (e) => {
         e.preventDefault();
         // Disabled until answered: a double click submits once.
@@ -85,10 +105,13 @@ export function showNew() {
           const r = await api('POST', '/api/runs', data, { 'idempotency-key': key });
           const started = r.group ?? r.run;
           // What the repository carries that this run left out until `agentbox trust`.
-          toast(r.notice ? `started ${started}\n${r.notice}` : `started ${started}`);
+          // It stays on the run's page (its trust_required event) and the group's (startNotice).
+          toast(`started ${started}`);
+          if (r.group && r.notice) startNotices.set(String(started).slice(-6), r.notice);
           location.hash = `#/${r.group ? 'group' : 'run'}/${String(started).slice(-6)}`;
         } catch (err) {
           start.disabled = false;
+          markFields(form, err.data?.fields ?? []);
           failed.show('Start', err, start);
         }
       },

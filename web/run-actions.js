@@ -2,6 +2,7 @@
 // stop, inject, resume, re-run), each the CLI's command behind a POST, most behind a confirmation. A
 // failure stays next to the buttons, copyable, until the person dismisses it.
 import { api } from './api.js';
+import { askText } from './ask.js';
 import { h, toast } from './dom.js';
 import { errorPanel, errorText } from './errors.js';
 
@@ -61,6 +62,9 @@ export function sensitiveItem(run, change, i, redraw) {
   );
 }
 
+/** Why Merge does nothing yet: it stays a Tab stop (aria-disabled, not disabled) that says so. */
+export const MERGE_WAITS = 'Merge waits until you tick “I have read this” on each sensitive change above.';
+
 /** The buttons for `run` (GET /api/runs/:id), and the last failure under them. */
 export function runActions(run, redraw) {
   const buttons = h('div', { class: 'actions' });
@@ -77,6 +81,11 @@ export function runActions(run, redraw) {
             // One action at a time (a Stop waits for the run to end): not `disabled`, which
             // would take the keyboard focus off the button.
             if (pending.has(run.id)) return;
+            // Merge waiting for the ticks: it says so and takes the person to the first one left.
+            if (attrs['aria-disabled'] === 'true') {
+              document.querySelector('#sensitive .ack:not(:checked)')?.focus();
+              return;
+            }
             if (confirmText && !window.confirm(confirmText)) return;
             failures.delete(run.id);
             pending.add(run.id);
@@ -95,7 +104,14 @@ export function runActions(run, redraw) {
     );
   mergeAction(run, act);
   lifeActions(run, act);
-  return h('div', { id: 'actions' }, buttons, failurePanel(run, redraw));
+  const waiting = offersMerge(run) && !allAcknowledged(run);
+  return h(
+    'div',
+    { id: 'actions' },
+    buttons,
+    waiting ? h('p', { class: 'muted', id: 'merge-why' }, MERGE_WAITS) : null,
+    failurePanel(run, redraw),
+  );
 }
 
 function failurePanel(run, redraw) {
@@ -143,7 +159,7 @@ function mergeAction(run, act) {
       });
       return `merged${r.commit ? ` — commit ${String(r.commit).slice(0, 12)}` : ''} — patch sha256 ${String(r.patch_sha256).slice(0, 12)}${hooksText(r)}`;
     },
-    waiting ? { disabled: true, title: 'tick each sensitive change above first' } : {},
+    waiting ? { 'aria-disabled': 'true', 'aria-describedby': 'merge-why' } : {},
   );
 }
 
@@ -174,7 +190,12 @@ function lifeActions(run, act) {
       return 'stopped';
     });
     act('Inject', '', null, async () => {
-      const text = window.prompt('Message for the agent (it gets it at its next stop):');
+      const text = await askText({
+        title: `Message for ${run.name}`,
+        label: 'Message for the agent',
+        hint: 'It gets it at its next stop. Ctrl+Enter sends.',
+        send: 'Send',
+      });
       if (!text) return 'nothing sent';
       await post('inject', { text });
       return 'queued';
@@ -182,7 +203,14 @@ function lifeActions(run, act) {
   }
   if (['CRASHED', 'ABORTED', 'STALLED'].includes(status))
     act('Resume', '', null, async () => {
-      const instructions = window.prompt('More instructions (optional):') ?? '';
+      const instructions = await askText({
+        title: `Resume ${run.name}`,
+        label: 'More instructions (optional)',
+        hint: 'The agent goes on from where it stopped, with these if you give any. Ctrl+Enter resumes.',
+        send: 'Resume',
+        optional: true,
+      });
+      if (instructions === null) return 'not resumed';
       await post('resume', instructions ? { instructions } : {});
       return 'resuming';
     });

@@ -2,7 +2,7 @@
 // to read before a merge, the diff, the report, the timeline and the prompt.
 import { api } from './api.js';
 import { diffSection } from './diff.js';
-import { age, badge, doing, draw, fingerprint, h, main, usd } from './dom.js';
+import { age, badge, count, doing, draw, fingerprint, h, main, usd } from './dom.js';
 import { liveDiffSection } from './live-diff.js';
 import { notPassingText, runActions, sensitiveItem } from './run-actions.js';
 import { followTranscript, prefetchTranscript, transcriptSection } from './transcript.js';
@@ -68,7 +68,7 @@ function heading(run) {
       h(
         'span',
         { class: 'muted', id: 'cost' },
-        `· ${run.state?.tool_calls ?? 0} tool calls · ${costText(run.state?.usage)}${run.claim ? ' (claimed)' : ''}`,
+        `· ${count(run.state?.tool_calls ?? 0, 'tool call')} · ${costText(run.state?.usage)}${run.claim ? ' (claimed)' : ''}`,
       ),
     ),
   ];
@@ -99,7 +99,7 @@ function nowLines(run, session) {
       h(
         'p',
         { class: 'now', id: 'now' },
-        `now: ${doing(now)} · ${now.tool_calls} tool calls · iteration ${now.iteration}${now.max_iterations ? `/${now.max_iterations}` : ''} · started `,
+        `now: ${doing(now)} · ${count(now.tool_calls, 'tool call')} · iteration ${now.iteration}${now.max_iterations ? `/${now.max_iterations}` : ''} · started `,
         age(now.since),
         ' ago',
       ),
@@ -128,6 +128,8 @@ function warnings(run, redraw) {
         run.claim_line,
       ),
     );
+  const untrusted = run.events.find((e) => e.event === 'trust_required');
+  if (untrusted) panels.push(untrustedPanel(untrusted));
   if (run.patch_seen?.changed)
     panels.push(
       h(
@@ -176,6 +178,26 @@ function warnings(run, redraw) {
   return panels;
 }
 
+/**
+ * The repository's settings this run went without (its `trust_required` event): said on the page
+ * for as long as the run is shown, not in a toast that went after 6 s.
+ */
+export function untrustedPanel(e) {
+  return h(
+    'div',
+    { class: 'panel warn', id: 'untrusted' },
+    h('strong', {}, 'Not used by this run — this repository’s settings are not trusted yet: '),
+    h(
+      'ul',
+      {},
+      (e.entries ?? []).map((x) => h('li', {}, h('code', {}, `${x.file} ${x.key}`), ': ', x.text)),
+    ),
+    'Review them, then run ',
+    h('code', {}, 'agentbox trust'),
+    ' in a terminal (the page cannot grant trust); the next run uses them.',
+  );
+}
+
 function changes(run) {
   if (run.meta.type === 'fix' && run.state?.status === 'ACTIVE') return liveDiffSection(run);
   if (run.patch) {
@@ -193,6 +215,13 @@ function report(run) {
   if (run.report_html === null) return [];
   const panel = h('div', { class: 'panel report', id: 'report' });
   panel.innerHTML = run.report_html; // sanitised by the server (sanitize-html allow-list)
+  // A code block or table wider than the screen scrolls sideways: a named Tab stop, so the
+  // keyboard's arrows reach what it clips (axe: scrollable-region-focusable).
+  for (const box of panel.querySelectorAll('pre, table')) {
+    box.setAttribute('tabindex', '0');
+    box.setAttribute('role', 'region');
+    box.setAttribute('aria-label', box.tagName === 'PRE' ? 'code in the report' : 'table in the report');
+  }
   return [h('h2', {}, 'Report'), panel];
 }
 

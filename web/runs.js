@@ -1,6 +1,6 @@
 // The runs list (#/): filters, one row per run, and the banner of runs an interruption left.
 import { api } from './api.js';
-import { age, badge, doing, draw, h, main, select, toast, usd } from './dom.js';
+import { age, badge, count, doing, draw, h, main, select, toast, usd } from './dom.js';
 import { enableNotifications } from './notify.js';
 
 const STATUSES = [
@@ -35,7 +35,7 @@ export async function showRuns(redraw) {
     // Filled by the answer below alone: the list's redraws keep it (a constant data-sig).
     h('div', { id: 'recover-slot', 'data-sig': '' }),
     filters(redraw),
-    data.runs.length ? runsTable(data.runs) : h('p', { class: 'muted' }, emptyText(data.total)),
+    data.runs.length ? runsTable(data.runs) : emptyNote(redraw),
     h('p', { class: 'muted', id: 'runs-count' }, `${data.runs.length} of ${data.total}`),
     moreButton(data, redraw),
   ]);
@@ -91,7 +91,32 @@ function moreButton(data, redraw) {
   );
 }
 
-const emptyText = (total) => (total === 0 ? 'No runs yet — start one from “New run”.' : 'No run matches.');
+const filtered = () => Boolean(listState.status || listState.type || listState.q);
+
+/** No row: no run at all, or none that passes the filters (then a way back to every run). */
+function emptyNote(redraw) {
+  if (!filtered())
+    return h('p', { class: 'muted', id: 'runs-empty' }, 'No runs yet — start one from “New run”.');
+  return h(
+    'p',
+    { class: 'muted', id: 'runs-empty' },
+    'No run matches these filters. ',
+    h(
+      'button',
+      {
+        type: 'button',
+        id: 'clear-filters',
+        onclick: async () => {
+          Object.assign(listState, { status: '', type: '', q: '', shown: PAGE });
+          await redraw();
+          // The button is gone with the filters: the keyboard goes back to the first of them.
+          document.getElementById('f-status')?.focus();
+        },
+      },
+      'Clear the filters',
+    ),
+  );
+}
 
 function filters(redraw) {
   const set = (key) => (value) => {
@@ -147,7 +172,7 @@ function runRow(run) {
   const href = group ? `#/group/${run.id}` : `#/run/${run.id}`;
   const open = () => (location.hash = href);
   const now = run.now
-    ? h('div', { class: 'now' }, `${doing(run.now)} · ${run.now.tool_calls} tool calls`)
+    ? h('div', { class: 'now' }, `${doing(run.now)} · ${count(run.now.tool_calls, 'tool call')}`)
     : null;
   return h(
     'tr',

@@ -2,7 +2,7 @@
 // word the agent, a tool or the repository wrote is hostile: it goes in as a text node (dom.js
 // `h`), never as HTML, and inside an isolated direction run (transcript.css) so a bidi control
 // in it cannot turn the page's own words around.
-import { h } from './dom.js';
+import { h, visible } from './dom.js';
 
 /** A tool's input, a key a line; a string as it is (a command, a file's new text), the rest as JSON. */
 function inputText(input) {
@@ -30,7 +30,7 @@ function agentText(e, ctx, tag = 'div') {
       onclick: async () => {
         more.disabled = true;
         try {
-          box.textContent = (await ctx.whole(e.id)).text;
+          box.textContent = visible((await ctx.whole(e.id)).text);
           more.remove();
         } catch (err) {
           more.disabled = false;

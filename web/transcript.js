@@ -161,7 +161,7 @@ const atBottom = () => window.innerHeight + window.scrollY >= document.documentE
 function counts(s) {
   const calls = s.ctx.callCount;
   const sofar = s.more ? ' so far' : '';
-  s.count.textContent = `${s.entries.toLocaleString()} entries · ${calls.toLocaleString()} tool calls${sofar} ·`;
+  s.count.textContent = `${s.entries.toLocaleString()} entries · ${calls.toLocaleString()} tool call${calls === 1 ? '' : 's'}${sofar} ·`;
   s.refusals.textContent = `${s.ctx.refused} refused${sofar}`;
   s.refusals.classList.toggle('t-has-refusals', s.ctx.refused > 0);
 }

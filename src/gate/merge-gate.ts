@@ -21,6 +21,26 @@ const cut = (text: string) => {
   return line.length > MAX ? `${line.slice(0, MAX - 1)}…` : line;
 };
 
+/**
+ * A verification's detail in one line: its first (`\`npm test\` failed (exit code 1):`) and the
+ * end of the command's output after it, where a test runner says what failed; the first line
+ * alone ended in a colon with nothing after it. Cut from the front of the output, never its end.
+ */
+function verifyLine(detail: string): string {
+  const [head = '', ...rest] = detail.trim().split('\n');
+  const first = terminalLine(head.trim().replace(/:$/, ''));
+  const output = rest
+    .map((line) => line.trim())
+    .filter(Boolean)
+    .slice(-3)
+    .map(terminalLine)
+    .join(' ⏎ ');
+  if (!output) return cut(first);
+  const room = MAX - first.length - 2;
+  const tail = output.length > room ? `…${output.slice(output.length - room + 1)}` : output;
+  return `${first}: ${tail}`;
+}
+
 /** The last `verify` event's verdict, for a run that ended before it recorded its output. */
 export function lastVerify(
   events: readonly Record<string, unknown>[],
@@ -33,7 +53,7 @@ export function lastVerify(
 }
 
 /**
- * null: the run ended REVIEW and no check it ran failed (runs.setup, runs.verify). Otherwise its
+ * null: the run ended REVIEW (or DONE, with nothing to merge) and no check it ran failed (runs.setup, runs.verify). Otherwise its
  * status and why. NOTE: a failed runs.verify counts even when the status reads REVIEW: the status
  * says how the agent's session ended, the verification whether its change works. Pure.
  */
@@ -45,9 +65,10 @@ export function notPassing(run: RunDetails, events: readonly Record<string, unkn
   const verify = lastVerify(events);
   const verified = state?.output?.verified ?? (verify ? verify.ok : null);
   if (verified === false)
-    reasons.push(cut(`runs.verify FAILED${verify?.detail ? `: ${verify.detail}` : ''}`));
+    reasons.push(`runs.verify FAILED${verify?.detail ? `: ${verifyLine(verify.detail)}` : ''}`);
   if (state?.setup && !state.setup.ok) reasons.push(cut(`runs.setup FAILED: ${state.setup.command}`));
-  if (status === 'REVIEW' && reasons.length === 0) return null;
+  // DONE: a fix run that changed nothing ended well; there is nothing to merge, nothing failed.
+  if ((status === 'REVIEW' || status === 'DONE') && reasons.length === 0) return null;
   return { status: terminalLine(status), reasons };
 }
 

@@ -258,11 +258,11 @@ async function locallyChanged(
  * that changed in a commit since the run started is merged by hand with --3way, then recorded.
  */
 export function conflictHint(runId: string, patch: string, edited: readonly string[]): string {
-  const byHand = `or merge by hand (git apply --3way ${patch}, resolve the conflict markers), then: agentbox merge ${runId} --mark-merged`;
+  const byHand = `merge by hand (git apply --3way ${patch}, resolve the conflict markers), then: agentbox merge ${runId} --mark-merged`;
   if (edited.length > 0) {
     return (
       `nothing was changed. You have uncommitted changes in ${edited.map(terminalName).join(', ')}: commit them, or stash them ` +
-      `(git stash), run agentbox merge ${runId} again, then git stash pop; ${byHand}`
+      `(git stash), run agentbox merge ${runId} again, then git stash pop; or ${byHand}`
     );
   }
   return `nothing was changed. Those files changed here since the run started: ${byHand}; or discard the run (agentbox discard ${runId})`;

@@ -22,6 +22,7 @@ import type { Env } from '../util/env.js';
 import { styler } from '../util/style.js';
 import { groupAsk, startGroupFromUi } from './group-start.js';
 import { HttpError, stringField } from './http.js';
+import { assertStartable } from './start-check.js';
 
 /**
  * The page's buttons: each action calls the domain functions its CLI command calls (the command in
@@ -63,6 +64,8 @@ export async function startRunAction(ac: ActionContext, body: Record<string, unk
   const type = stringField(body, 'type', true);
   if (!RUN_TYPES.includes(type as HeadlessType))
     throw new HttpError(400, `"type" must be one of scout, plan, fix, review, not "${type}"`);
+  // Every bad field at once (the form marks each), before the CLI's checks stop at the first.
+  assertStartable(body);
   const task = stringField(body, 'task', true);
   const options: RunOptions = {
     detach: true,

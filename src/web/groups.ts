@@ -1,3 +1,4 @@
+import { formatUsd } from '../budget/format.js';
 import { type Attempt, groupAttempts, groupStatus } from '../group/attempts.js';
 import { rankAttempts } from '../group/rank.js';
 import { attemptFacts as rankFacts } from '../group/rank-facts.js';
@@ -37,10 +38,10 @@ export function foreignMembers(ledger: Ledger, group: GroupDetails): string[] {
 
 /**
  * `fix ×4 · 2 passed · $0.31`: the group's counts as `agentbox status` says them
- * (src/group/row-text.ts), and its cost. Pure.
+ * (src/group/row-text.ts), and its cost as the CLI writes one (`$0.0013`, never `$0.00`). Pure.
  */
 export function groupLabel(row: GroupSummary): string {
-  return `${countsLine(row)} · $${(row.cost_usd ?? 0).toFixed(2)}`;
+  return `${countsLine(row)} · ${formatUsd(row.cost_usd ?? 0)}`;
 }
 
 /** A group's row of the runs list: the status row's fields (`kind: 'group'`, its attempts), and its line. */

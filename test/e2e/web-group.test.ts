@@ -110,6 +110,38 @@ describe('a group in the page', () => {
     const found = await axeLightAndDark(page);
     expect(found, found.join('\n')).toEqual([]);
     await page.screenshot({ path: path.join(SHOTS, 'group-1280.png'), fullPage: true });
+    // Why attempt 1 did not pass: the verification's output after its first line (no dangling colon).
+    const why = (await cards.nth(1).locator('.warn-text').textContent()) ?? '';
+    expect(why).toContain('runs.verify FAILED: `sh test.sh` failed (exit code 1): x is not 42');
+    expect(why).not.toMatch(/:(;|$)/);
+    // The group's cost as its attempts' (was $0.00 beside attempts of $0.0013).
+    const label = (await page.locator('#group-label').textContent()) ?? '';
+    expect(label).toMatch(/^· fix ×2 · 1 passed · 1 failed · \$\d+\.\d{2,4} · started /);
+    expect(label).not.toContain('$0.00 ');
+
+    // As narrow as a phone, the cards' diffs scroll sideways: each scrolling box is a Tab stop
+    // with a name, and the arrow keys scroll it.
+    await page.setViewportSize({ width: 390, height: 900 });
+    try {
+      const narrow = await axeLightAndDark(page);
+      expect(narrow, narrow.join('\n')).toEqual([]);
+      const box = best.locator('.d2h-file-diff');
+      expect(await box.getAttribute('tabindex')).toBe('0');
+      expect(await box.getAttribute('aria-label')).toBe('attempt 2: changes to src/app.ts');
+      expect(await box.evaluate((el) => el.scrollWidth > el.clientWidth)).toBe(true);
+      await page.evaluate('document.activeElement?.blur()');
+      for (let i = 0; i < 60 && !(await box.evaluate((el) => el === el.ownerDocument.activeElement)); i++)
+        await page.keyboard.press('Tab');
+      expect(await box.evaluate((el) => el === el.ownerDocument.activeElement)).toBe(true);
+      expect(await box.evaluate((el) => (globalThis as any).getComputedStyle(el).outlineStyle)).not.toBe(
+        'none',
+      );
+      await page.keyboard.press('ArrowRight');
+      await expect.poll(() => box.evaluate((el) => el.scrollLeft)).toBeGreaterThan(0);
+      expect(await page.evaluate('document.documentElement.scrollWidth')).toBeLessThanOrEqual(390);
+    } finally {
+      await page.setViewportSize({ width: 1280, height: 900 });
+    }
   });
 
   it('the runs list: one row for the group, linking to its page; its attempts are not rows of their own', async () => {
@@ -117,7 +149,7 @@ describe('a group in the page', () => {
     const row = page.locator(`tr[data-group="${group.name}"]`);
     await row.waitFor();
     expect(await row.locator('.group-label').textContent()).toMatch(
-      /^fix ×2 · 1 passed · 1 failed · \$\d+\.\d\d$/,
+      /^fix ×2 · 1 passed · 1 failed · \$\d+\.\d{2,4}$/,
     );
     for (const k of [1, 2]) expect(await page.locator(`tr[data-run="${runOf(k)}"]`).count()).toBe(0);
     await row.click();

@@ -148,6 +148,13 @@ describe('the live page in Chromium', () => {
     const calls = await page.locator('#transcript summary').allTextContents();
     const stops = (await tabStops()).filter((s) => s.tag === 'BUTTON' || s.tag === 'SUMMARY');
     expect(stops.map((s) => s.text)).toEqual(['Stop', 'Inject', 'Prompt', ...calls]);
+    // The live run page, in both themes, wide and as narrow as a phone.
+    for (const width of [1280, 390]) {
+      await page.setViewportSize({ width, height: 800 });
+      const live = await violations();
+      expect(live, `${width}px\n${live.join('\n')}`).toEqual([]);
+    }
+    await page.setViewportSize({ width: 1280, height: 800 });
 
     // Focus on Inject: a live update keeps it, on the very same button.
     await tabUntil('Inject');
@@ -156,13 +163,41 @@ describe('the live page in Chromium', () => {
     await liveUpdate();
     expect(await focused()).toMatchObject({ tag: 'BUTTON', text: 'Inject', kept: true });
 
-    // Space on Inject asks for the message and queues it; the focus stays on Inject.
-    page.once('dialog', (dialog) => void dialog.accept('please also read README'));
+    // Space on Inject asks for the message in the page (a labelled multi-line field, not the
+    // browser's one-line prompt), the keyboard writes and sends it; the focus comes back to Inject.
+    let prompted = false;
+    page.once('dialog', () => {
+      prompted = true;
+    });
     await page.keyboard.press('Space');
+    const ask = page.getByRole('dialog', { name: /^Message for / });
+    await ask.waitFor();
+    expect(await page.evaluate('document.activeElement.id')).toBe('ask-text');
+    const inDialog = await axeLightAndDark(page, '#ask');
+    expect(inDialog, inDialog.join('\n')).toEqual([]);
+    await page.keyboard.type('please also read README');
+    await page.keyboard.press('Shift+Enter');
+    await page.keyboard.type('and the docs');
+    await page.keyboard.press('Tab');
+    expect(await focused()).toMatchObject({ tag: 'BUTTON', text: 'Send' });
+    await page.keyboard.press('Enter');
     await page.locator('#toast', { hasText: 'queued' }).waitFor();
+    expect(prompted).toBe(false);
+    expect(await ask.count()).toBe(0);
     await liveUpdate();
     expect(await focused()).toMatchObject({ text: 'Inject', kept: true });
-    expect(fs.readdirSync(path.join(p.runDir(name), 'inbox', 'pending'))).toHaveLength(1);
+    const inbox = path.join(p.runDir(name), 'inbox', 'pending');
+    expect(fs.readdirSync(inbox)).toHaveLength(1);
+    expect(JSON.parse(fs.readFileSync(path.join(inbox, fs.readdirSync(inbox)[0]!), 'utf8')).text).toBe(
+      'please also read README\nand the docs',
+    );
+    // Escape leaves the dialog and sends nothing.
+    await page.keyboard.press('Space');
+    await ask.waitFor();
+    await page.keyboard.press('Escape');
+    await page.locator('#toast', { hasText: 'nothing sent' }).waitFor();
+    expect(fs.readdirSync(inbox)).toHaveLength(1);
+    expect(await focused()).toMatchObject({ text: 'Inject' });
 
     // Enter on Prompt opens it; a live update leaves it open and keeps the focus on it.
     await tabUntil('Prompt');
@@ -243,6 +278,17 @@ describe('the live page in Chromium', () => {
     await page.keyboard.press('Space');
     await page.locator('[data-status="ABORTED"]').waitFor({ timeout: 60_000 });
     expect(p.state(name).status).toBe('ABORTED');
+    // Resume asks for its optional instructions in the page too; Escape leaves it, nothing resumed.
+    await tabUntil('Resume');
+    await page.keyboard.press('Enter');
+    const resume = page.getByRole('dialog', { name: /^Resume / });
+    await resume.waitFor();
+    expect(await page.evaluate('document.activeElement.id')).toBe('ask-text');
+    expect(await page.getByLabel('More instructions (optional)').count()).toBe(1);
+    await page.keyboard.press('Escape');
+    await page.locator('#toast', { hasText: 'not resumed' }).waitFor();
+    expect(await focused()).toMatchObject({ text: 'Resume' });
+    expect(p.state(name).status).toBe('ABORTED');
   }, 150_000);
 
   it('the runs list: the keyboard reaches Notify me and operates it', async () => {
@@ -279,6 +325,9 @@ describe('the live page in Chromium', () => {
     expect(shown).toContain('do not apply');
     expect(shown).toContain('src/app.js');
     expect(shown).toMatch(/git apply --3way|agentbox/);
+    // One clause after the colon (it read "…since the run started: or merge by hand").
+    expect(shown).toContain('since the run started: merge by hand (git apply --3way');
+    expect(shown).not.toContain(': or ');
     expect(await error.getAttribute('role')).toBe('alert');
     // Past the toast's 6 s, and through a live update of the ledger: still there.
     await page.waitForTimeout(6500);
@@ -307,10 +356,16 @@ describe('the live page in Chromium', () => {
     await page.goto(`${base}#/new`);
     await page.getByLabel('Task').fill('TASK-LIVE-BAD-BUDGET');
     await page.getByLabel('Budget (USD)').fill('lots');
+    await page.getByLabel('Timeout').fill('soon');
     await page.getByRole('button', { name: 'Start' }).click();
     const error = page.locator('#new-run [role="alert"]');
     await error.waitFor();
-    expect(await error.textContent()).toMatch(/Start failed[\s\S]*lots/);
+    // Every bad field, not the first: both named, both marked, the focus on the first.
+    expect(await error.textContent()).toMatch(/Start failed[\s\S]*soon[\s\S]*lots/);
+    expect(await page.getByLabel('Timeout').getAttribute('aria-invalid')).toBe('true');
+    expect(await page.getByLabel('Budget (USD)').getAttribute('aria-invalid')).toBe('true');
+    expect(await page.getByLabel('Task').getAttribute('aria-invalid')).toBeNull();
+    expect(await page.evaluate('document.activeElement.id')).toBe('n-timeout');
     // Past the toast's 6 s: still there, and the form as the person filled it.
     await page.waitForTimeout(6500);
     expect(await error.isVisible()).toBe(true);
@@ -327,17 +382,51 @@ describe('the live page in Chromium', () => {
 
     await page.goto(`${base}#/settings`);
     await page.getByLabel('template file').selectOption('fix.input.md');
+    // Saved, then broken at once: the failure does not sit beside the last save's "saved".
+    await page.getByLabel('template text').fill('Fix it well.\n');
+    await page.getByRole('button', { name: 'Save template' }).click();
+    await page.locator('#toast', { hasText: 'template saved' }).waitFor();
     await page.getByLabel('template text').fill('Broken {{nope}}');
     await page.getByRole('button', { name: 'Save template' }).click();
     const broken = page.locator('#templates [role="alert"]');
     await broken.waitFor();
+    expect(await page.locator('#toast').isVisible()).toBe(false);
     expect(await broken.textContent()).toMatch(/Save template failed[\s\S]*nope/);
     expect(await violations()).toEqual([]);
     await broken.getByRole('button', { name: 'Dismiss' }).click();
     await broken.waitFor({ state: 'detached' });
     expect(await focused()).toMatchObject({ tag: 'BUTTON', text: 'Save template' });
+    page.once('dialog', (dialog) => void dialog.accept());
+    await page.getByRole('button', { name: 'Remove' }).click();
+    await expect.poll(() => page.locator('#t-note').textContent()).toContain('built-in default');
     expect(fs.existsSync(path.join(p.repo.dir, '.agentbox', 'templates', 'fix.input.md'))).toBe(false);
   }, 60_000);
+
+  it("a run started without the repository's untrusted setup says so on its page, not in a 6 s toast", async () => {
+    const yaml = path.join(p.repo.dir, 'agentbox.yaml');
+    const before = fs.readFileSync(yaml, 'utf8');
+    p.server.setRules([{ when: { anyText: 'TASK-LIVE-UNTRUSTED' }, reply: text('looked') }]);
+    try {
+      // A setup command the person has not trusted yet (the file changed since they did).
+      const planted = before.replace(/^ {2}setup:.*$/m, '  setup: "echo planted"');
+      expect(planted).not.toBe(before);
+      fs.writeFileSync(yaml, planted);
+      await page.goto(`${page.url().split('#')[0]}#/new`);
+      await page.getByLabel('Type').selectOption('scout');
+      await page.getByLabel('Task').fill('TASK-LIVE-UNTRUSTED look around');
+      await page.getByRole('button', { name: 'Start' }).click();
+      await page.waitForURL(/#\/run\/[0-9a-f]{6}$/);
+    } finally {
+      fs.writeFileSync(yaml, before);
+    }
+    await page.locator('[data-status="DONE"]').waitFor({ timeout: 60_000 });
+    await page.waitForTimeout(6500);
+    await liveUpdate();
+    const panel = page.locator('#untrusted');
+    expect(await panel.isVisible()).toBe(true);
+    expect(await panel.textContent()).toMatch(/runs\.setup[\s\S]*echo planted[\s\S]*agentbox trust/);
+    expect(await violations()).toEqual([]);
+  }, 90_000);
 
   it('a sensitive merge: Merge waits until each change is ticked, and the server refuses without them', async () => {
     const task = 'TASK-LIVE-SENSITIVE add a workflow';
@@ -355,7 +444,14 @@ describe('the live page in Chromium', () => {
     await page.locator('#sensitive').waitFor();
     const merge = page.getByRole('button', { name: 'Merge' });
     expect(await violations()).toEqual([]);
-    expect(await merge.isDisabled()).toBe(true);
+    // Waiting for the ticks, Merge is still a Tab stop that says why; Enter on it leads to the tick.
+    expect(await merge.getAttribute('aria-disabled')).toBe('true');
+    expect(await page.locator('#merge-why').textContent()).toContain('tick');
+    await tabUntil('Merge');
+    expect(await page.evaluate('document.activeElement.getAttribute("aria-describedby")')).toBe('merge-why');
+    await page.keyboard.press('Enter');
+    expect(await page.evaluate('document.activeElement.className')).toBe('ack');
+    expect(p.state(name).status).toBe('REVIEW');
 
     // The server holds the gate whatever the page sends: every spelling but the path itself.
     const wrong: unknown[] = [
@@ -384,7 +480,8 @@ describe('the live page in Chromium', () => {
     await box.focus();
     await page.keyboard.press('Space');
     await page.waitForFunction(
-      () => !(globalThis as any).document.querySelector('[data-action="merge"]').disabled,
+      () =>
+        !(globalThis as any).document.querySelector('[data-action="merge"]').hasAttribute('aria-disabled'),
     );
     let asked = '';
     page.once('dialog', (dialog) => {

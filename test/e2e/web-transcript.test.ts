@@ -112,9 +112,10 @@ describe('the transcript on the run page (real Claude Code, Chromium)', () => {
       (globalThis as any).document.getElementById('transcript-list').keptAcrossUpdates = true;
     });
 
-    // A message injected from the page while ACTIVE.
-    page.once('dialog', (dialog) => void dialog.accept(NOTE));
+    // A message injected from the page while ACTIVE (its in-page dialog, web/ask.js).
     await page.getByRole('button', { name: 'Inject' }).click();
+    await page.getByLabel('Message for the agent').fill(NOTE);
+    await page.getByRole('button', { name: 'Send' }).click();
     await page.locator('#toast', { hasText: 'queued' }).waitFor();
 
     // The Bash call's result, by the keyboard: Tab to its summary, Enter, the output is there.

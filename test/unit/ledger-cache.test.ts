@@ -1,7 +1,9 @@
 import { isAscii } from 'node:buffer';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { asciiJson, readCache, writeCache } from '../../src/ledger/cache.js';
 import { readFoldedIndex } from '../../src/ledger/fold-cache.js';
 import { type Ledger, listRunNames, listRuns, updateState } from '../../src/ledger/index.js';
 import { foldIndex, readIndexLog } from '../../src/ledger/index-log.js';
@@ -337,5 +339,24 @@ describe('the cached list of run folders', () => {
     expect(listRuns(ledger, { limit: 20 }).runs.map((r) => r.name)).toEqual(edited.slice(0, 20));
     // (the oldest name left out of the second line: a listing of the folders would have it)
     expect(listRunNames(ledger)).toEqual(plain.slice(0, 249));
+  });
+});
+
+describe('a cache larger than one part (read and written 32 KB at a time)', () => {
+  it('reads back the same value, ASCII or UTF-8 split across parts', () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'agentbox-cache-'));
+    try {
+      const file = path.join(dir, 'c.json');
+      const value = { runs: Array.from({ length: 3000 }, (_, i) => ({ task: `tâche ${i} — ✓`, i })) };
+      writeCache(file, asciiJson(value));
+      expect(fs.statSync(file).size).toBeGreaterThan(64 * 1024);
+      expect(readCache(file)).toEqual(value);
+      // Written by hand in UTF-8 (not asciiJson): a character split at a part's edge.
+      const text = `{"a":"${'x'.repeat(32 * 1024 - 7)}","b":"é✓😀${'é'.repeat(40_000)}"}`;
+      fs.writeFileSync(file, text);
+      expect(readCache(file)).toEqual(JSON.parse(text));
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
