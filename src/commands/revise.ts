@@ -2,17 +2,11 @@ import { formatUsd } from '../budget/format.js';
 import { formatDuration } from '../config/duration.js';
 import type { CommandContext } from '../context.js';
 import { assertHuman } from '../gate/gate.js';
-import { EventLog } from '../ledger/events.js';
-import { readRun } from '../ledger/index.js';
 import { type RevisionRecord, readRevision } from '../ledger/revisions.js';
-import { collectReview } from '../review/feedback/collect.js';
 import { loadRunContext } from '../run/begin/context.js';
-import { checkContinue } from '../run/continue.js';
 import { detachRun } from '../run/detach.js';
-import { beginRevision, composeRevision, reviseBlocker, revisionOf, sessionBlocker } from '../run/revise.js';
-import { refuseUntrustedChecks, runHere } from '../run/start.js';
-import { assertSandboxUsable, assertVerifyUsable } from '../sandbox/prepare.js';
-import { assertProjectSettings } from '../settings/startup.js';
+import { openRevision } from '../run/revise-open.js';
+import { runHere } from '../run/start.js';
 import { reviseTarget } from './revise-target.js';
 
 export interface ReviseOptions {
@@ -40,34 +34,12 @@ export async function revise(
   assertHuman(ctx.env, 'revise', ctx.cwd);
   const rc = await loadRunContext(ctx);
   const name = reviseTarget(rc.ledger, ref, options.attempt);
-  const run = readRun(rc.ledger, name);
-  try {
-    reviseBlocker(run);
-    sessionBlocker(run, ctx.env);
-  } catch (error) {
-    // Every refusal of the human gate is logged in the run's events.jsonl, as merge's are.
-    new EventLog(run.dir).append({ event: 'revise_refused', reason: (error as Error).message });
-    throw error;
-  }
-  const id = run.meta.run_id;
-  // Everything a run checks before it starts, before anything changes.
-  checkContinue(ctx, rc, name, { command: `agentbox revise ${id} "…"`, force: options.force === true });
-  assertProjectSettings(rc.repo.root);
-  assertSandboxUsable(ctx.env, rc.config.sandbox, 'fix');
-  refuseUntrustedChecks(rc);
-  assertVerifyUsable(ctx.env, rc.config.sandbox, rc.config.runs.verify);
-  // Ctrl-C in the editor is the editor's: agentbox waits for it, as git does, rather than dying under it.
-  const unsubscribe = options.edit ? ctx.onInterrupt?.(() => {}) : undefined;
-  const { review, rendered } = await collectReview(ctx.env, {
-    runDir: run.dir,
-    runName: name,
-    revision: revisionOf(run.state) + 1,
+  const { run, next } = await openRevision(ctx, rc, name, {
+    ...options,
     feedback,
     comments: options.comment,
-    edit: options.edit,
-  }).finally(() => unsubscribe?.());
-  const next = composeRevision(ctx.env, rc, run, rendered);
-  await beginRevision(rc, run, { ...next, review, rendered });
+  });
+  const id = run.meta.run_id;
   const json = options.json === true;
   if (options.detach) return detachRun(ctx, rc.ledger, name, json, ['--revision']);
   const code = await runHere(ctx, rc, name, json, {

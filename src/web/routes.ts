@@ -26,7 +26,7 @@ export interface RouteContext {
   readonly limit: number;
 }
 
-const RUN_ACTIONS = new Set(['merge', 'discard', 'stop', 'resume', 'inject', 'restart', 'rerun']);
+const RUN_ACTIONS = new Set(['merge', 'discard', 'stop', 'resume', 'inject', 'restart', 'rerun', 'revise']);
 
 /** `POST /api/runs/<run>/<action>`: the human gate and run control. */
 async function runAction(
@@ -50,6 +50,8 @@ async function runAction(
       return json(await restartAction(ac, ref, input));
     case 'rerun':
       return json(await (await import('./rerun.js')).rerunAction(ac, ref, input), 201);
+    case 'revise':
+      return json(await (await import('./revise.js')).reviseAction(ac, ref, input), 201);
     default:
       return json(await injectAction(ac, ref, input));
   }

@@ -1,0 +1,82 @@
+import type { CommandContext } from '../context.js';
+import { isAgentboxError } from '../errors.js';
+import { EventLog } from '../ledger/events.js';
+import { readRun } from '../ledger/index.js';
+import { collectReview } from '../review/feedback/collect.js';
+import { assertSandboxUsable, assertVerifyUsable } from '../sandbox/prepare.js';
+import { assertProjectSettings } from '../settings/startup.js';
+import type { RunContext } from './begin/context.js';
+import { checkContinue } from './continue.js';
+import { beginRevision, composeRevision, reviseBlocker, revisionOf, sessionBlocker } from './revise.js';
+import { refuseUntrustedChecks } from './start.js';
+
+export interface RevisionAsk {
+  readonly feedback?: string | undefined;
+  /** `--comment` values in order: place, text, place, text… */
+  readonly comments?: readonly string[] | undefined;
+  readonly edit?: boolean | undefined;
+  readonly force?: boolean | undefined;
+  /** Who asked: the page (`ui`) or the command line (unset). */
+  readonly by?: 'ui' | undefined;
+}
+
+/** Which check refused a revision: the run's own state (a conflict) or what was asked (bad input). */
+export type RefusalKind = 'blocked' | 'refused';
+
+/**
+ * Opens revision k+1 of `name`, everything `agentbox revise` does before the run goes on (in this
+ * process or detached): the run's blockers, the checks of any run, the review collected and
+ * rendered, revisions/<k>/ written and the run ACTIVE. The CLI and the page (POST
+ * /api/runs/<run>/revise) both call it. Every refusal is logged in the run's events.jsonl
+ * (`revise_refused`); `onRefused` says which kind it was (the page answers 409 or 400).
+ */
+export async function openRevision(
+  ctx: CommandContext,
+  rc: RunContext,
+  name: string,
+  ask: RevisionAsk,
+  onRefused: (kind: RefusalKind) => void = () => {},
+) {
+  const run = readRun(rc.ledger, name);
+  const refused = (kind: RefusalKind) => (error: unknown) => {
+    if (isAgentboxError(error)) {
+      const by = ask.by ? { by: ask.by } : {};
+      new EventLog(run.dir).append({ event: 'revise_refused', reason: error.message, ...by });
+      onRefused(kind);
+    }
+    throw error;
+  };
+  try {
+    reviseBlocker(run);
+    sessionBlocker(run, ctx.env);
+  } catch (error) {
+    refused('blocked')(error);
+  }
+  const id = run.meta.run_id;
+  // Ctrl-C in the editor is the editor's: agentbox waits for it, as git does, rather than dying under it.
+  const unsubscribe = ask.edit ? ctx.onInterrupt?.(() => {}) : undefined;
+  const next = await (async () => {
+    // Everything a run checks before it starts, before anything changes.
+    checkContinue(ctx, rc, name, { command: `agentbox revise ${id} "…"`, force: ask.force === true });
+    assertProjectSettings(rc.repo.root);
+    assertSandboxUsable(ctx.env, rc.config.sandbox, 'fix');
+    refuseUntrustedChecks(rc);
+    assertVerifyUsable(ctx.env, rc.config.sandbox, rc.config.runs.verify);
+    const { review, rendered } = await collectReview(ctx.env, {
+      runDir: run.dir,
+      runName: name,
+      revision: revisionOf(run.state) + 1,
+      feedback: ask.feedback,
+      comments: ask.comments,
+      edit: ask.edit,
+    }).finally(() => unsubscribe?.());
+    return { ...composeRevision(ctx.env, rc, run, rendered), review, rendered };
+  })().catch(refused('refused'));
+  try {
+    await beginRevision(rc, run, next);
+  } catch (error) {
+    // Another command took the run between the checks and now (two revises at once: one wins).
+    refused('blocked')(error);
+  }
+  return { run, next };
+}

@@ -1,0 +1,58 @@
+import { memoryIo } from '../context.js';
+import { assertHuman } from '../gate/gate.js';
+import { resolveRun } from '../ledger/index.js';
+import { loadRunContext } from '../run/begin/context.js';
+import { detachRun } from '../run/detach.js';
+import { openRevision, type RefusalKind } from '../run/revise-open.js';
+import { type ActionContext, domain, startedAnswer } from './actions.js';
+import { HttpError, stringField } from './http.js';
+
+/**
+ * `POST /api/runs/<run>/revise {message?, comments?: [{file, line, text}]}`: as `agentbox revise
+ * <run> "<message>" --comment <file>:<line> "<text>"… --detach` (src/run/revise-open.ts, the
+ * same code), answered 201 `{ run, detached, revision }`. A run that cannot be revised (not in
+ * REVIEW, fetched, its session gone, taken by another command) is 409; a bad review (empty, a
+ * bad place) 400; each refusal is logged in the run's events.jsonl, `by: "ui"`.
+ */
+export async function reviseAction(ac: ActionContext, ref: string, body: Record<string, unknown>) {
+  const message = stringField(body, 'message') ?? '';
+  const comments = commentArgs(body.comments);
+  let kind = 'refused' as RefusalKind;
+  try {
+    return await domain(async () => {
+      assertHuman(ac.env, 'revise', ac.root);
+      const io = memoryIo();
+      const ctx = { cwd: ac.root, env: ac.env, io };
+      const rc = await loadRunContext(ctx);
+      const name = resolveRun(rc.ledger, ref);
+      const ask = { feedback: message, comments, by: 'ui' as const };
+      const { next } = await openRevision(ctx, rc, name, ask, (k) => {
+        kind = k;
+      });
+      await detachRun(ctx, rc.ledger, name, true, ['--revision']);
+      return { ...startedAnswer(io), revision: next.number };
+    });
+  } catch (error) {
+    // The run's state refused it (a conflict), not what was sent.
+    if (error instanceof HttpError && kind === 'blocked' && error.status === 400)
+      throw new HttpError(409, error.message, error.extra);
+    throw error;
+  }
+}
+
+/** `comments` as the CLI's `--comment` values (place, text…); a bad shape is a 400 naming the item. Pure. */
+export function commentArgs(raw: unknown): string[] {
+  if (raw === undefined || raw === null) return [];
+  if (!Array.isArray(raw)) throw new HttpError(400, '"comments" must be a list of {file, line, text}');
+  return raw.flatMap((c: unknown, i) => {
+    const item = (c ?? {}) as Record<string, unknown>;
+    const { file, line, text } = item;
+    if (typeof file !== 'string' || typeof text !== 'string' || !Number.isInteger(line)) {
+      throw new HttpError(
+        400,
+        `comment ${i + 1}: not {file, line, text} (a path, a line number, a text): ${JSON.stringify(c)}`,
+      );
+    }
+    return [`${file}:${line}`, text];
+  });
+}

@@ -1,0 +1,86 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { updateState } from '../../src/ledger/index.js';
+import { HttpError } from '../../src/web/http.js';
+import { commentArgs, reviseAction } from '../../src/web/revise.js';
+import { GIT_ENV, tempDir } from '../helpers/git-repo.js';
+import { create, errorOf, ledgerRepo } from './fixtures/ledger.js';
+
+/**
+ * `POST /api/runs/<run>/revise` (issue 39): the CLI's refusals, as HTTP — a run that cannot be
+ * revised is 409, a bad review 400 — each with its message and hint, and each logged `by: "ui"`.
+ */
+describe('the page asks for a revision', () => {
+  const setup = async (state: Record<string, unknown>) => {
+    const { repo, ledger } = ledgerRepo();
+    const run = await create(ledger, 'add x', '2026-03-01T10:00:00Z', { type: 'fix' });
+    await updateState(ledger, run.name, state);
+    const env = { ...GIT_ENV, PATH: process.env.PATH, HOME: tempDir('agentbox-home-') };
+    const ac = { root: repo.dir, ledger, env };
+    const events = () => fs.readFileSync(path.join(run.dir, 'events.jsonl'), 'utf8');
+    return { ac, run, events };
+  };
+
+  it.each([
+    ['an aborted run', { status: 'ABORTED' }, /is ABORTED; only a run in REVIEW/],
+    ['a merged run', { status: 'MERGED' }, /is already MERGED/],
+    [
+      'a run in REVIEW with no session',
+      { status: 'REVIEW', session_id: null },
+      /never started a Claude Code session/,
+    ],
+    [
+      'a run in REVIEW whose session is gone',
+      { status: 'REVIEW', session_id: 'gone-1', worktree_path: '/' },
+      /the Claude Code session of .* is gone/,
+    ],
+  ])('%s: 409 with the message and hint, logged', async (_, state, message) => {
+    const { ac, run, events } = await setup(state);
+    const error = await errorOf(() => reviseAction(ac, run.id, { message: 'rename x' }));
+    expect(error).toBeInstanceOf(HttpError);
+    expect((error as HttpError).status).toBe(409);
+    expect((error as HttpError).message).toMatch(message);
+    expect((error as HttpError).extra.hint).toEqual(expect.any(String));
+    const refused = events()
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, unknown>)
+      .filter((e) => e.event === 'revise_refused');
+    expect(refused).toEqual([expect.objectContaining({ by: 'ui', reason: (error as Error).message })]);
+  });
+
+  it('an unknown run is 404', async () => {
+    const { ac } = await setup({ status: 'REVIEW' });
+    const error = await errorOf(() => reviseAction(ac, 'zzzzzz', { message: 'x' }));
+    expect((error as HttpError).status).toBe(404);
+  });
+
+  it.each([
+    ['not a list', { file: 'a', line: 1, text: 't' }, /"comments" must be a list/],
+    ['no line', [{ file: 'a', text: 't' }], /comment 1: not \{file, line, text\}/],
+    ['a line as text', [{ file: 'a', line: '3', text: 't' }], /comment 1: not/],
+    [
+      'no text',
+      [
+        { file: 'a', line: 1, text: 't' },
+        { file: 'b', line: 2 },
+      ],
+      /comment 2: not/,
+    ],
+  ])('comments %s: 400 naming the item', async (_, comments, message) => {
+    const error = await errorOf(() => commentArgs(comments));
+    expect((error as HttpError).status).toBe(400);
+    expect((error as HttpError).message).toMatch(message);
+  });
+
+  it("comments become the CLI's --comment values, a path with a colon kept whole", () => {
+    expect(
+      commentArgs([
+        { file: 'src/a.ts', line: 3, text: 'rename x' },
+        { file: 'docs/a:b.md', line: 1, text: 'typo' },
+      ]),
+    ).toEqual(['src/a.ts:3', 'rename x', 'docs/a:b.md:1', 'typo']);
+    expect(commentArgs(undefined)).toEqual([]);
+  });
+});
