@@ -282,7 +282,9 @@ describe('agentbox revise', () => {
     expect(merged.code).toBe(2);
     expect(merged.stderr).toContain(`run ${name} is already MERGED`);
     expect(merged.stderr).toContain('agentbox fix');
+    // Every refusal is logged: the review left empty in the editor earlier, then this one.
     expect(p.events(name).filter((e) => e.event === 'revise_refused')).toEqual([
+      expect.objectContaining({ reason: expect.stringContaining('the review is empty') }),
       expect.objectContaining({ reason: expect.stringContaining('is already MERGED') }),
     ]);
   });
