@@ -15,8 +15,11 @@ function loadDiff2Html() {
   return diff2html;
 }
 
-/** `where`: whose diff it is (`attempt 2`), in the name of each of its scrolling boxes. */
-export async function drawDiff(target, patch, where = '') {
+/**
+ * `where`: whose diff it is (`attempt 2`), in the name of each of its scrolling boxes; `after`:
+ * what to add once it is drawn (a run in review's line comments, review.js).
+ */
+export async function drawDiff(target, patch, where = '', after = () => {}) {
   // A live update that kept the diff already shown (same data-sig) drew this one for nothing.
   if (!target.isConnected) return;
   await loadDiff2Html();
@@ -34,6 +37,7 @@ export async function drawDiff(target, patch, where = '') {
   ui.draw();
   ui.highlightCode();
   reachable(target, where);
+  after(target);
 }
 
 /**
@@ -61,18 +65,18 @@ function theme() {
 }
 
 /** The "Changes" section: its heading, the unified/split toggle and the diff, drawn once shown. */
-export function diffSection(patch) {
+export function diffSection(patch, after = undefined) {
   const target = h('div', { id: 'diff' });
   const toggle = h(
     'button',
     {
       onclick: () => {
         diffMode = diffMode === 'line-by-line' ? 'side-by-side' : 'line-by-line';
-        drawDiff(document.getElementById('diff'), patch);
+        drawDiff(document.getElementById('diff'), patch, '', after);
       },
     },
     'Unified / split',
   );
-  queueMicrotask(() => drawDiff(target, patch));
+  queueMicrotask(() => drawDiff(target, patch, '', after));
   return [h('h2', {}, 'Changes'), toggle, target];
 }

@@ -4,6 +4,8 @@ import { api } from './api.js';
 import { diffSection } from './diff.js';
 import { age, badge, count, doing, draw, fingerprint, h, main, usd } from './dom.js';
 import { liveDiffSection } from './live-diff.js';
+import { enableLineComments, reviewSection, showInline } from './review.js';
+import { revisionsSection } from './revisions.js';
 import { notPassingText, runActions, sensitiveItem } from './run-actions.js';
 import { followTranscript, prefetchTranscript, transcriptSection } from './transcript.js';
 
@@ -27,7 +29,9 @@ export async function showRun(id, redraw) {
       : '',
     runActions(run, redraw),
     ...warnings(run, redraw),
-    ...changes(run),
+    ...changes(run, redraw),
+    ...reviewSection(run, redraw),
+    ...revisionsSection(run),
     ...report(run),
     h('h2', { id: 'timeline-title' }, 'Timeline'),
     h('ol', { class: 'timeline', id: 'timeline' }, run.events.map(eventItem)),
@@ -35,6 +39,7 @@ export async function showRun(id, redraw) {
     transcriptSection(run),
   ]);
   followTranscript(run);
+  showInline(document.getElementById('diff'), run);
 }
 
 /**
@@ -198,10 +203,10 @@ export function untrustedPanel(e) {
   );
 }
 
-function changes(run) {
+function changes(run, redraw) {
   if (run.meta.type === 'fix' && run.state?.status === 'ACTIVE') return liveDiffSection(run);
   if (run.patch) {
-    const section = diffSection(run.patch);
+    const section = diffSection(run.patch, (target) => enableLineComments(target, run, redraw));
     // diff2html's box is kept whole while the patch is the same (dom.js draw), redrawn when it changes.
     section.find((el) => el.id === 'diff')?.setAttribute('data-sig', fingerprint(run.patch));
     return section;

@@ -9,6 +9,7 @@ import { type Ledger, readRun, resolveRun } from '../ledger/index.js';
 import { patchSha256, tryRecordShown } from '../ledger/reviewed.js';
 import { nestedOfEvents } from '../run/end/finalize-nested.js';
 import { renderMarkdown } from './markdown.js';
+import { revisionsOf } from './revisions.js';
 import { activity } from './runs.js';
 
 const PATCH_MAX = 5 * 1024 * 1024;
@@ -58,5 +59,7 @@ export async function runDetail(ledger: Ledger, root: string, ref: string) {
     sensitive: inspection?.sensitive ?? [],
     refused: inspection?.refused ?? [],
     now: run.state?.status === 'ACTIVE' ? activity(ledger, run.name) : null,
+    /** A revised fix run's revisions, oldest first (agentbox revise). */
+    revisions: revisionsOf(run.dir),
   };
 }

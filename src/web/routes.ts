@@ -99,6 +99,10 @@ export async function route(ctx: RouteContext, req: http.IncomingMessage, url: U
       if (parts.length === 5)
         return json((await transcript()).transcriptEntryOf(ctx.ledger, ctx.env, parts[2]!, parts[4]!));
     }
+    if (parts[1] === 'runs' && parts.length === 6 && parts[3] === 'revisions' && parts[5] === 'interdiff') {
+      if (method === 'GET')
+        return json((await import('./revisions.js')).interdiffOf(ctx.ledger, parts[2]!, parts[4]!));
+    }
     if (parts[1] === 'runs' && parts.length === 4 && parts[3] === 'session' && method === 'GET') {
       return json(await (await actions()).sessionState(ac, parts[2]!));
     }

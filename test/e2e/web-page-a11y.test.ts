@@ -46,6 +46,7 @@ describe('the page in Chromium: accessible in both themes, one run per Start, se
   let context: BrowserContext;
   let page: Page;
   let fixId = '';
+  let fixName = '';
   let doneId = '';
   const notFound: string[] = [];
 
@@ -79,7 +80,8 @@ describe('the page in Chromium: accessible in both themes, one run per Start, se
       { when: { anyText: 'TASK-DONE' }, reply: text('Nothing to change.') },
     ]);
     expect((await p.agentbox(['fix', task])).code).toBe(0);
-    fixId = p.newest().slice(-6);
+    fixName = p.newest();
+    fixId = fixName.slice(-6);
     // A fix run that changes nothing: DONE, nothing to merge.
     expect((await p.agentbox(['fix', BIDI_TASK])).code).toBe(0);
     doneId = p.newest().slice(-6);
@@ -160,6 +162,21 @@ describe('the page in Chromium: accessible in both themes, one run per Start, se
     expect(luminance(light.fg)).toBeLessThan(0.2);
   });
 
+  /**
+   * A fix run in REVIEW with the review's controls shown: a pending comment (under its line and in
+   * the list) and a comment box left open on another line.
+   */
+  const openReviewControls = async () => {
+    await page.getByRole('button', { name: 'Comment on src/app.js line 1', exact: true }).click();
+    await page
+      .getByLabel('Your comment on src/app.js line 1', { exact: true })
+      .fill('AXE-COMMENT: a pending one');
+    await page.getByRole('button', { name: 'Add comment' }).click();
+    await page.locator('tr.review-comment', { hasText: 'AXE-COMMENT' }).first().waitFor();
+    await page.getByRole('button', { name: 'Comment on src/long.js line 2', exact: true }).click();
+    await page.getByLabel('Your comment on src/long.js line 2', { exact: true }).waitFor();
+  };
+
   it('axe-core: no serious or critical violation on any page, light and dark, 1280 and 390 px wide; none wider than its screen', async () => {
     const pages: [string, string][] = [
       ['#/', 'tbody tr'],
@@ -177,6 +194,7 @@ describe('the page in Chromium: accessible in both themes, one run per Start, se
         for (const [hash, ready] of pages) {
           await open(hash, ready);
           if (hash === '#/settings') await page.locator('main details').first().click();
+          if (hash === `#/run/${fixId}`) await openReviewControls();
           found.push(...(await violations()).map((v) => `${width}px ${scheme} ${hash}: ${v}`));
           const scrollWidth = (await page.evaluate('document.documentElement.scrollWidth')) as number;
           if (scrollWidth > width) wide.push(`${width}px ${hash}: ${scrollWidth} px wide`);
@@ -426,6 +444,67 @@ describe('the page in Chromium: accessible in both themes, one run per Start, se
     await page.locator('#report').waitFor();
     expect(notFound).toEqual([]);
   });
+
+  it('review in the page: a line comment and a message sent as Request changes reach the model; the run is back in REVIEW at revision 2, its timeline and interdiff shown', async () => {
+    p.server.setRules([
+      {
+        when: { lastUserText: '<!-- agentbox: revision 2 (agentbox revise) -->' },
+        // Slow enough for the page to be seen following the revision live.
+        reply: { ...bash("printf 'module.exports = 4;\\n' > src/app.js"), delayMs: 1500 },
+      },
+      { when: { anyText: 'MESSAGE-WEB' }, reply: text('app.js now returns 4.') },
+    ]);
+    await page.emulateMedia({ colorScheme: 'light' });
+    await open(`#/run/${fixId}`, '.d2h-file-wrapper');
+    // The pending comments of the sweep above, removed: each one's Remove.
+    while ((await page.locator('.remove-comment').count()) > 0)
+      await page.locator('.remove-comment').first().click();
+    expect(await page.locator('tr.review-comment').count()).toBe(0);
+    // By the keyboard: the line's number focused, Enter, the comment typed, Ctrl+Enter adds it.
+    await page.getByRole('button', { name: 'Comment on src/app.js line 1', exact: true }).focus();
+    await page.keyboard.press('Enter');
+    await page
+      .getByLabel('Your comment on src/app.js line 1', { exact: true })
+      .fill('COMMENT-WEB: return 4, not 3');
+    await page.keyboard.press('Control+Enter');
+    await page.locator('#pending-comments li', { hasText: 'src/app.js:1' }).waitFor();
+    expect(await page.locator('tr.review-comment').textContent()).toContain('COMMENT-WEB: return 4, not 3');
+    await page.locator('#review-message').fill('MESSAGE-WEB: and say so in the report');
+    const first = p.server.requests.length;
+    await page.getByRole('button', { name: /^Request changes \(1 comment\)$/ }).click();
+    // The page follows the revision as it follows a run: ACTIVE, then back in REVIEW.
+    await page.locator('#summary [data-status="ACTIVE"]').waitFor({ timeout: 30_000 });
+    await page.locator('#summary [data-status="REVIEW"]').waitFor({ timeout: 120_000 });
+    expect(p.state(fixName)).toMatchObject({ status: 'REVIEW', revision: { number: 2 } });
+    const sent = p.server.requests
+      .slice(first)
+      .find((r) => r.view.lastUserText.includes('revision 2 (agentbox revise)'));
+    expect(sent?.view.lastUserText).toContain('MESSAGE-WEB: and say so in the report');
+    expect(sent?.view.lastUserText).toContain('src/app.js:1\n\nCOMMENT-WEB: return 4, not 3');
+    expect(p.events(fixName).filter((e) => e.event === 'revise')).toEqual([
+      expect.objectContaining({ revision: 2, review: 'MESSAGE-WEB: and say so in the report', comments: 1 }),
+    ]);
+    // The timeline of revisions: two, and revision 2's own change only (not src/long.js).
+    await page.locator('#revision-now', { hasText: 'On revision 2 of 2.' }).waitFor();
+    expect(await page.locator('#revisions > li').count()).toBe(2);
+    const r2 = page.locator('#revisions > li[data-revision="2"]');
+    expect(await r2.textContent()).toMatch(
+      /Revision 2\s*REVIEW · runs\.verify not run · \$[0-9.]+ · [0-9.]+s/,
+    );
+    await r2.locator('summary', { hasText: 'Feedback' }).click();
+    expect(await r2.locator('.feedback pre').textContent()).toContain('COMMENT-WEB: return 4, not 3');
+    await r2.locator('summary', { hasText: 'interdiff' }).click();
+    await page.locator('#interdiff-2 .d2h-ins', { hasText: 'module.exports = 4;' }).first().waitFor();
+    expect(await page.locator('#interdiff-2 .d2h-file-wrapper .d2h-file-name').allTextContents()).toEqual([
+      'src/app.js',
+    ]);
+    for (const scheme of ['light', 'dark'] as const) {
+      await page.emulateMedia({ colorScheme: scheme });
+      const found = await violations();
+      expect(found, `${scheme}: ${found.join('\n')}`).toEqual([]);
+    }
+    await page.emulateMedia({ colorScheme: 'light' });
+  }, 180_000);
 
   it('no process is left behind', async () => {
     await browser.close();

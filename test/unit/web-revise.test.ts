@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { updateState } from '../../src/ledger/index.js';
 import { HttpError } from '../../src/web/http.js';
 import { commentArgs, reviseAction } from '../../src/web/revise.js';
+import { interdiffOf, revisionsOf } from '../../src/web/revisions.js';
 import { GIT_ENV, tempDir } from '../helpers/git-repo.js';
 import { create, errorOf, ledgerRepo } from './fixtures/ledger.js';
 
@@ -82,5 +83,45 @@ describe('the page asks for a revision', () => {
       ]),
     ).toEqual(['src/a.ts:3', 'rename x', 'docs/a:b.md:1', 'typo']);
     expect(commentArgs(undefined)).toEqual([]);
+  });
+});
+
+describe('a revised run on the page: its revisions and their interdiffs', () => {
+  it('lists revisions oldest first with record, feedback and interdiff; answers revision k’s interdiff, 400/404 otherwise', async () => {
+    const { ledger } = ledgerRepo();
+    const run = await create(ledger, 'add x', '2026-03-01T10:00:00Z', { type: 'fix' });
+    const dir = (k: number) => path.join(run.dir, 'revisions', String(k));
+    for (const k of [1, 2, 10]) fs.mkdirSync(dir(k), { recursive: true });
+    fs.mkdirSync(path.join(run.dir, 'revisions', 'x'));
+    fs.writeFileSync(path.join(dir(2), 'feedback.md'), 'rename x\n');
+    fs.writeFileSync(path.join(dir(2), 'interdiff.patch'), 'diff --git a/x b/x\n');
+    fs.writeFileSync(
+      path.join(dir(2), 'revision.json'),
+      JSON.stringify({ schema_version: 1, revision: 2, status: 'REVIEW' }),
+    );
+    const listed = revisionsOf(run.dir);
+    expect(listed.map((r) => r.revision)).toEqual([1, 2, 10]);
+    expect(listed[1]).toEqual({
+      revision: 2,
+      record: expect.objectContaining({ status: 'REVIEW' }),
+      feedback: 'rename x\n',
+      interdiff: true,
+    });
+    expect(listed[0]).toEqual({ revision: 1, record: null, feedback: null, interdiff: false });
+    expect(interdiffOf(ledger, run.id, '2')).toEqual({
+      run: run.name,
+      revision: 2,
+      patch: 'diff --git a/x b/x\n',
+      too_large: false,
+    });
+    for (const [k, status] of [
+      ['1', 404],
+      ['0', 400],
+      ['../2', 400],
+      ['2x', 400],
+    ] as const) {
+      const error = await errorOf(() => interdiffOf(ledger, run.id, k));
+      expect([k, (error as HttpError).status]).toEqual([k, status]);
+    }
   });
 });

@@ -1,0 +1,61 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { type Ledger, readRun, resolveRun } from '../ledger/index.js';
+import { REVISIONS_DIR, readRevision, revisionDir } from '../ledger/revisions.js';
+import { HttpError } from './http.js';
+
+/** A feedback or interdiff larger than this is not sent (the CLI shows it: agentbox diff --revision k). */
+const TEXT_MAX = 5 * 1024 * 1024;
+
+/**
+ * A revised run's revisions for its page (issue 39), oldest first: each with its record
+ * (revision.json: status, cost, duration, verify; null while it runs), the person's review as the
+ * agent got it (feedback.md; null for revision 1, the task) and whether its interdiff is kept.
+ */
+export function revisionsOf(runDir: string) {
+  let names: string[];
+  try {
+    names = fs.readdirSync(path.join(runDir, REVISIONS_DIR));
+  } catch {
+    return [];
+  }
+  return names
+    .filter((n) => /^[1-9]\d{0,3}$/.test(n))
+    .map(Number)
+    .sort((a, b) => a - b)
+    .map((k) => {
+      const dir = revisionDir(runDir, k);
+      return {
+        revision: k,
+        record: readRevision(runDir, k),
+        feedback: readSmall(path.join(dir, 'feedback.md')),
+        interdiff: fs.existsSync(path.join(dir, 'interdiff.patch')),
+      };
+    });
+}
+
+/** `GET /api/runs/<run>/revisions/<k>/interdiff`: `{ run, revision, patch }`, revision k's own change. */
+export function interdiffOf(ledger: Ledger, ref: string, raw: string) {
+  if (!/^[1-9]\d{0,3}$/.test(raw))
+    throw new HttpError(400, `"${raw}" is not a revision number (from 1)`, {
+      hint: 'e.g. /revisions/2/interdiff',
+    });
+  const run = readRun(ledger, resolveRun(ledger, ref));
+  const k = Number(raw);
+  const file = path.join(revisionDir(run.dir, k), 'interdiff.patch');
+  if (!fs.existsSync(file)) {
+    throw new HttpError(404, `${run.name} has no interdiff for revision ${k}`, {
+      hint: `its revisions: agentbox show ${run.meta.run_id}`,
+    });
+  }
+  const patch = readSmall(file);
+  return { run: run.name, revision: k, patch, too_large: patch === null };
+}
+
+function readSmall(file: string): string | null {
+  try {
+    return fs.statSync(file).size > TEXT_MAX ? null : fs.readFileSync(file, 'utf8');
+  } catch {
+    return null;
+  }
+}
