@@ -122,7 +122,7 @@ export function showInline(target, run) {
 export function reviewSection(run, redraw) {
   if (!offersRevise(run)) return [];
   const review = reviewOf(run.id);
-  const send = async (body, done) => {
+  const send = async (label, button, body, done) => {
     if (sending.has(run.id)) return;
     sending.add(run.id);
     review.error = null;
@@ -131,12 +131,11 @@ export function reviewSection(run, redraw) {
       done();
       toast(`revision ${r.revision} of ${run.name} started`);
     } catch (e) {
-      review.error = errorText(e);
+      review.error = { label, button, text: errorText(e) };
     } finally {
       sending.delete(run.id);
     }
     await redraw();
-    if (review.error) document.getElementById('review-error-text')?.focus();
   };
   const busy = sending.has(run.id) ? 'true' : undefined;
   return [
@@ -169,10 +168,15 @@ export function reviewSection(run, redraw) {
           class: 'primary',
           'aria-busy': busy,
           onclick: () =>
-            send({ message: review.message, comments: review.comments }, () => {
-              review.comments = [];
-              review.message = '';
-            }),
+            send(
+              'Request changes',
+              'request-changes',
+              { message: review.message, comments: review.comments },
+              () => {
+                review.comments = [];
+                review.message = '';
+              },
+            ),
         },
         `Request changes${review.comments.length ? ` (${review.comments.length} comment${review.comments.length === 1 ? '' : 's'})` : ''}`,
       ),
@@ -194,7 +198,7 @@ export function reviewSection(run, redraw) {
           id: 'send-follow-up',
           'aria-busy': busy,
           onclick: () =>
-            send({ message: review.followUp }, () => {
+            send('Send follow-up', 'send-follow-up', { message: review.followUp }, () => {
               review.followUp = '';
             }),
         },
@@ -202,12 +206,13 @@ export function reviewSection(run, redraw) {
       ),
       review.error
         ? errorPanel(
-            'Request changes',
-            review.error,
+            review.error.label,
+            review.error.text,
             async () => {
+              const back = review.error.button;
               review.error = null;
               await redraw();
-              document.getElementById('request-changes')?.focus();
+              document.getElementById(back)?.focus();
             },
             { id: 'review-error' },
             'review-error-text',

@@ -460,6 +460,15 @@ describe('the page in Chromium: accessible in both themes, one run per Start, se
     while ((await page.locator('.remove-comment').count()) > 0)
       await page.locator('.remove-comment').first().click();
     expect(await page.locator('tr.review-comment').count()).toBe(0);
+    // An empty follow-up is refused (400), said beside the buttons with its hint, and logged.
+    await page.locator('#send-follow-up').click();
+    const refusal = page.locator('#review-error', { hasText: 'Send follow-up failed' });
+    expect(await refusal.textContent()).toContain('the review is empty: nothing was sent');
+    expect(p.events(fixName).filter((e) => e.event === 'revise_refused')).toEqual([
+      expect.objectContaining({ by: 'ui', reason: 'the review is empty: nothing was sent' }),
+    ]);
+    await refusal.getByRole('button', { name: 'Dismiss' }).click();
+    await page.waitForFunction(() => (globalThis as any).document.activeElement?.id === 'send-follow-up');
     // By the keyboard: the line's number focused, Enter, the comment typed, Ctrl+Enter adds it.
     await page.getByRole('button', { name: 'Comment on src/app.js line 1', exact: true }).focus();
     await page.keyboard.press('Enter');

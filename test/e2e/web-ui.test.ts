@@ -270,10 +270,19 @@ describe('agentbox ui in Chromium', () => {
     await shoot('run-detail');
 
     // Every button of the run page is a Tab stop, and the keyboard operates them.
-    const buttons = await page.getByRole('button').allTextContents();
-    expect(buttons).toEqual(expect.arrayContaining(['Merge', 'Discard', 'Unified / split']));
+    // The buttons a person meets (a line's comment button, a <td>, is counted below).
+    const buttons = await page
+      .getByRole('button')
+      .evaluateAll((els) => els.filter((e) => e.tagName === 'BUTTON').map((e) => e.textContent ?? ''));
+    expect(buttons).toEqual(
+      expect.arrayContaining(['Merge', 'Discard', 'Unified / split', 'Request changes', 'Send follow-up']),
+    );
     const pageStops = await tabStops();
     expect(new Set(pageStops.filter((s) => s.tag === 'BUTTON').map((s) => s.text))).toEqual(new Set(buttons));
+    // Each line of the change a comment button too (issue 39: the review), a Tab stop.
+    const lines = await page.locator('td.commentable[role="button"]').count();
+    expect(lines).toBeGreaterThan(0);
+    expect(pageStops.filter((s) => s.tag === 'TD').length).toBe(lines);
     expect(await page.locator('.d2h-file-side-diff').count()).toBe(0);
     await tabUntil((s) => s.text === 'Unified / split');
     await page.keyboard.press('Enter');
