@@ -11,13 +11,14 @@ import { HttpError, stringField } from './http.js';
  * `POST /api/runs/<run>/revise {message?, comments?: [{file, line, text}]}`: as `agentbox revise
  * <run> "<message>" --comment <file>:<line> "<text>"… --detach` (src/run/revise-open.ts, the
  * same code), answered 201 `{ run, detached, revision }`. A run that cannot be revised (not in
- * REVIEW, fetched, its session gone, taken by another command) is 409; a bad review (empty, a
- * bad place) 400; each refusal is logged in the run's events.jsonl, `by: "ui"`.
+ * REVIEW, fetched, its session gone, taken by another command) or that a run's checks refuse
+ * (CONFIG_CHANGED: today's envelope differs) is 409; a bad review (empty, a bad place) 400;
+ * each refusal is logged in the run's events.jsonl, `by: "ui"`.
  */
 export async function reviseAction(ac: ActionContext, ref: string, body: Record<string, unknown>) {
   const message = stringField(body, 'message') ?? '';
   const comments = commentArgs(body.comments);
-  let kind = 'refused' as RefusalKind;
+  let kind = null as RefusalKind | null;
   try {
     return await domain(async () => {
       assertHuman(ac.env, 'revise', ac.root);
@@ -33,9 +34,12 @@ export async function reviseAction(ac: ActionContext, ref: string, body: Record<
       return { ...startedAnswer(io), revision: next.number };
     });
   } catch (error) {
-    // The run's state refused it (a conflict), not what was sent.
-    if (error instanceof HttpError && kind === 'blocked' && error.status === 400)
-      throw new HttpError(409, error.message, error.extra);
+    // The run's state refused it (a conflict), not what was sent; so did a check any run makes
+    // (today's configuration gives another envelope, no sandbox): a conflict, not a server fault.
+    if (error instanceof HttpError && kind !== null) {
+      const status = kind === 'blocked' || error.status >= 500 ? 409 : error.status;
+      if (status !== error.status) throw new HttpError(status, error.message, error.extra);
+    }
     throw error;
   }
 }

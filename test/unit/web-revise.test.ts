@@ -51,6 +51,20 @@ describe('the page asks for a revision', () => {
     expect(refused).toEqual([expect.objectContaining({ by: 'ui', reason: (error as Error).message })]);
   });
 
+  it('a run the checks of any run refuse (its session and worktree there): 409, logged', async () => {
+    const { ac, run, events } = await setup({});
+    const home = ac.env.HOME!;
+    fs.mkdirSync(path.join(home, '.claude', 'projects', 'p'), { recursive: true });
+    fs.writeFileSync(path.join(home, '.claude', 'projects', 'p', 's-1.jsonl'), '{}\n');
+    await updateState(ac.ledger, run.name, { status: 'REVIEW', session_id: 's-1', worktree_path: ac.root });
+    const error = await errorOf(() => reviseAction(ac, run.id, { message: 'rename x' }));
+    // Today's envelope is not the run's: CONFIG_CHANGED, a conflict (the page cannot --force it).
+    expect((error as HttpError).status).toBe(409);
+    expect((error as Error).message).toMatch(/the envelope of .* changed since it started/);
+    expect((error as HttpError).extra.code).toBe('CONFIG_CHANGED');
+    expect(events()).toContain('"revise_refused"');
+  });
+
   it('an unknown run is 404', async () => {
     const { ac } = await setup({ status: 'REVIEW' });
     const error = await errorOf(() => reviseAction(ac, 'zzzzzz', { message: 'x' }));
