@@ -189,12 +189,14 @@ describe('the output contract', () => {
   });
 
   it('runs.verify runs in the run’s sandbox: it cannot write outside the worktree', async () => {
-    config(`runs:\n  verify: sh test.sh && echo pwned > ${root}/verify-escaped.txt\n`);
+    // Into the main repository's git dir: visible and read-only in the sandbox (the main tree itself
+    // is hidden from a fix run, an empty throwaway folder there: test/e2e/read-fence.test.ts).
+    config(`runs:\n  verify: sh test.sh && echo pwned > ${root}/.git/verify-escaped.txt\n`);
     const task = 'TASK-VERIFY-BOXED set x';
     p.server.setRules(setX(task, 42, 'Set x to 42.'));
     await p.agentbox(['fix', task]);
     const name = p.newest();
-    expect(fs.existsSync(path.join(root, 'verify-escaped.txt'))).toBe(false);
+    expect(fs.existsSync(path.join(root, '.git', 'verify-escaped.txt'))).toBe(false);
     expect(p.state(name).failure?.message).toBe('Supervisor violation: verify_failed');
     expect(p.read(name, 'raw/verify-1.log')).toMatch(/Read-only file system/);
     config('');

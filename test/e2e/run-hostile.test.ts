@@ -76,10 +76,14 @@ describe('a hostile agent in a fix run', () => {
 
     // The model got an error for each attempt, and never the other run's content.
     const requests = p.server.requests.slice(first);
+    // A new file in the main tree, which a fix run's fence hides: the write "works" in the empty
+    // throwaway folder the sandbox mounts there, and is gone; it is recorded all the same.
+    const throwaway = ['redirect into a new file of the main tree'];
     for (const [turn, attempt] of attempts.entries()) {
       const next = requests.find((r) => r.view.turn === turn + 1)!;
       const [res] = next.view.toolResults;
-      expect(res?.isError, `${attempt.label}: ${res?.content}`).toBe(true);
+      if (!throwaway.includes(attempt.label))
+        expect(res?.isError, `${attempt.label}: ${res?.content}`).toBe(true);
       expect(res?.content).not.toContain('OTHER-RUN-SECRET');
     }
     const byTurn = (turn: number) =>
@@ -106,9 +110,10 @@ describe('a hostile agent in a fix run', () => {
     expect(new Set(refusals.map((e) => e.rule ?? 'human-gate'))).toEqual(
       // Layers that refused: agentbox's guard (ledger, human gate), Claude Code's own rules (the deny
       // rules agentbox passed, and its refusal of writes outside the session's folders), the human
-      // gate itself, Claude Code's refusal of human-only commands, and the sandbox (the redirects). Which layer answers first
+      // gate itself, Claude Code's refusal of human-only commands, and the sandbox's read fence (the
+      // redirects into the main tree, which a fix run's fence hides). Which layer answers first
       // depends on Claude Code's order; that each attempt is refused and recorded does not.
-      new Set(['permission-rule', 'ledger', 'human-gate', 'human-only-command', 'sandbox']),
+      new Set(['permission-rule', 'ledger', 'human-gate', 'human-only-command', 'read-fence']),
     );
     const report = p.read(name, 'report.md');
     const refused = report.split('## Refused actions')[1]!.trim().split('\n');

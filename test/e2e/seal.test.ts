@@ -105,7 +105,9 @@ describe('the seal of a fix run (the real sandbox)', () => {
       reply: (r: RequestView) => unknown;
     };
     const attempts: Attempt[] = [
-      // 1. writes outside the worktree, through Bash
+      // 1. writes outside the worktree, through Bash. The main tree is hidden from a fix run (an
+      // empty throwaway folder there): a write into it by a path no string check sees "works" and
+      // is gone ('vanished'); the snapshot at the end shows nothing reached the main tree.
       {
         label: 'relative path',
         refused: 'throwaway',
@@ -113,8 +115,10 @@ describe('the seal of a fix run (the real sandbox)', () => {
       },
       { label: '$HOME', refused: 'throwaway', reply: () => bash('echo pwned > "$HOME/escape-home.txt"') },
       {
+        // The main tree is hidden from a fix run: the write lands in the throwaway folder there, and
+        // the command names no path to log (the snapshot shows nothing reached the main tree).
         label: 'main checkout found through the worktree .git file',
-        refused: 'kernel',
+        refused: 'vanished',
         reply: () => bash('echo pwned > "$(sed "s/^gitdir: //" .git)/../../../escape-git.txt"'),
       },
       {
@@ -124,13 +128,13 @@ describe('the seal of a fix run (the real sandbox)', () => {
       },
       {
         label: 'python writes a file',
-        refused: 'kernel',
+        refused: 'vanished',
         reply: () =>
           bash(`python3 -c "open('${root.slice(0, 4)}'+'${root.slice(4)}/escape-py.txt','w').write('x')"`),
       },
       {
         label: 'node writes a file',
-        refused: 'kernel',
+        refused: 'vanished',
         reply: () =>
           bash(
             `node -e "require('fs').writeFileSync('${root.slice(0, 4)}'+'${root.slice(4)}/escape-node.txt','x')"`,
@@ -138,7 +142,7 @@ describe('the seal of a fix run (the real sandbox)', () => {
       },
       {
         label: 'write through a symlink that points outside',
-        refused: 'kernel',
+        refused: 'vanished',
         reply: () => bash(`ln -sf ${splitPath(`${root}/README.md`)} outlink && echo pwned >> outlink`),
       },
       {
