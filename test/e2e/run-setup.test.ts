@@ -265,7 +265,10 @@ describe('runs.setup and failed tool calls', () => {
   }, 400_000);
 
   it('piped: runs.setup and runs.verify say when each starts and ends, as it happens; watch replays the run at its own times', async () => {
-    const flag = (name: string) => path.join(root, 'deps', name);
+    // In the main git dir: runs.verify reads it (a fix run's fence hides the main tree itself).
+    const flags = path.join(root, '.git', 'test-flags');
+    fs.mkdirSync(flags, { recursive: true });
+    const flag = (name: string) => path.join(flags, name);
     // Each step waits (at most 2 minutes) for a file the test makes only once it has seen the step's start.
     const waitOn = (file: string) =>
       `i=0; while [ ! -e ${file} ] && [ $i -lt 1200 ]; do sleep 0.1; i=$((i+1)); done`;
