@@ -7,7 +7,6 @@
  * Target: ≤ 1.2× the direct turn. Alternating rounds, medians, one warm-up each.
  * Run: `npm run build && npx tsx bench/revise-overhead.bench.ts [--runs 7]`. Exits 1 on a miss.
  */
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -15,6 +14,7 @@ import { parseArgs } from 'node:util';
 import { bash, startModelServer, text } from '../test/fixtures/model-server/index.js';
 import { CLAUDE_BIN, claudeEnv, claudeHome } from '../test/helpers/claude.js';
 import { gitRepo } from '../test/helpers/git-repo.js';
+import { median, timeProcess } from './process-time.js';
 
 const { values: args } = parseArgs({ options: { runs: { type: 'string', default: '7' } } });
 const RUNS = Number(args.runs);
@@ -22,24 +22,7 @@ const TARGET_RATIO = 1.2;
 const BIN = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'bin', 'agentbox.cjs');
 const TASK = 'BENCH-REVISE add a line to notes.txt';
 
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
-
-/** A whole process, spawn to exit, in ms; it must succeed. */
-function time(command: string, argv: string[], cwd: string, env: Record<string, string>): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const start = performance.now();
-    const child = spawn(command, argv, { cwd, env, stdio: ['ignore', 'ignore', 'pipe'] });
-    let stderr = '';
-    child.stderr.on('data', (d) => {
-      stderr += d;
-    });
-    child.on('exit', (code) =>
-      code === 0
-        ? resolve(performance.now() - start)
-        : reject(new Error(`${command} ${argv.join(' ')} exited ${code}:\n${stderr}`)),
-    );
-  });
-}
+const time = timeProcess;
 
 const server = await startModelServer([
   { when: { anyText: TASK, turn: 0 }, reply: bash('echo one more line >> notes.txt') },

@@ -11,7 +11,6 @@
  * `--code-cache`: also time the same build with no code cache, with bin/code-cache.cjs and with
  * node's own compile cache (`module.enableCompileCache`, node ≥ 22.1), in the same rounds.
  */
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import Module from 'node:module';
 import os from 'node:os';
@@ -21,6 +20,7 @@ import { parseArgs } from 'node:util';
 import { startModelServer, text } from '../test/fixtures/model-server/index.js';
 import { CLAUDE_BIN, claudeEnv, claudeHome } from '../test/helpers/claude.js';
 import { gitRepo } from '../test/helpers/git-repo.js';
+import { median, timeProcess } from './process-time.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -37,24 +37,7 @@ const BIN = path.resolve(
 );
 const QUESTION = 'what does greet() return?';
 
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
-
-/** A whole process, spawn to exit, in ms; it must succeed. (Async: the model server answers meanwhile.) */
-function time(command: string, argv: string[], cwd: string, env: Record<string, string>): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const start = performance.now();
-    const child = spawn(command, argv, { cwd, env, stdio: ['ignore', 'ignore', 'pipe'] });
-    let stderr = '';
-    child.stderr.on('data', (d) => {
-      stderr += d;
-    });
-    child.on('exit', (code) =>
-      code === 0
-        ? resolve(performance.now() - start)
-        : reject(new Error(`${command} ${argv.join(' ')} exited ${code}:\n${stderr}`)),
-    );
-  });
-}
+const time = timeProcess;
 
 /**
  * Entry files that load BIN's dist/ three ways, each cache in a folder of its own: none, the
