@@ -7,17 +7,30 @@ import { templatesEditor } from './templates.js';
 
 export async function showSettings(redraw) {
   const s = await api('GET', '/api/settings');
-  const files = s.files.map((f) =>
-    h('details', {}, h('summary', {}, `${f.scope}: ${f.path}`), h('pre', {}, f.text ?? '(no file)')),
-  );
+  const trust = h('div', { id: 'settings-trust' }, ...awaitingTrust(s.awaiting_trust));
+  const files = h('div', { id: 'settings-files' }, ...fileViews(s.files));
+  // After a save, what it changed is shown: the files as written and what now awaits trust (the
+  // form and the templates editor stay as the person left them).
+  const afterSave = async () => {
+    const now = await api('GET', '/api/settings');
+    trust.replaceChildren(...awaitingTrust(now.awaiting_trust));
+    files.replaceChildren(...fileViews(now.files));
+    redraw();
+  };
   main.replaceChildren(
     h('h1', {}, 'Settings'),
-    ...awaitingTrust(s.awaiting_trust),
-    settingsForm(s.effective, redraw),
+    trust,
+    settingsForm(s.effective, afterSave),
     h('h2', {}, 'Templates'),
     await templatesEditor(),
     h('h2', {}, 'Files'),
-    ...files,
+    files,
+  );
+}
+
+function fileViews(files) {
+  return files.map((f) =>
+    h('details', {}, h('summary', {}, `${f.scope}: ${f.path}`), h('pre', {}, f.text ?? '(no file)')),
   );
 }
 
@@ -39,7 +52,7 @@ function values(form) {
   return out;
 }
 
-function settingsForm(e, redraw) {
+function settingsForm(e, afterSave) {
   // What the page loaded (the effective config): only what the person changed from it is sent,
   // so a save never pins the rest into the file over the user config (runs.verify and runs.setup
   // run commands: the server never changes them, 403).
@@ -73,7 +86,7 @@ function settingsForm(e, redraw) {
               ? `saved; ${waiting.join(', ')} loosens your own settings: it applies once you run "agentbox trust" in a terminal`
               : 'saved: it applies to the next run',
           );
-          redraw();
+          await afterSave();
         } catch (err) {
           failed.show('Save', err, save);
         }

@@ -336,6 +336,11 @@ describe('agentbox ui in Chromium', () => {
     await page.getByRole('button', { name: 'Save', exact: true }).click();
     // Looser than the person's rules: saved, and said to wait for `agentbox trust`.
     await page.getByText('supervisor.mode loosens your own settings').waitFor();
+    // The page shows what the save changed without a reload: the file as written, the entry awaiting trust.
+    await page
+      .locator('#settings-files pre', { hasText: 'mode: off # rules' })
+      .waitFor({ state: 'attached' });
+    await page.locator('#awaiting-trust').waitFor();
     const yaml = fs.readFileSync(path.join(p.repo.dir, 'agentbox.yaml'), 'utf8');
     expect(yaml).toMatch(/^ {2}mode: off # rules$/m);
     expect(yaml).toMatch(/^ {2}verify:$/m);
