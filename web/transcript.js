@@ -5,7 +5,7 @@
 // (an SSE `change`) asks only for what came after the last cursor and appends it; what is on the
 // page is never drawn again, so an opened call stays open and the scroll stays where it is.
 import { api } from './api.js';
-import { h, main } from './dom.js';
+import { h, main, pageKey } from './dom.js';
 import { entryItem } from './transcript-entry.js';
 
 const FIRST = 200;
@@ -32,7 +32,7 @@ let early = null;
 
 /** Called as the run page is asked for: its first page comes in the same round trip as the run. */
 export function prefetchTranscript(ref) {
-  if (document.getElementById('transcript') && main.dataset.page === location.hash) return;
+  if (document.getElementById('transcript') && main.dataset.page === pageKey()) return;
   early = { ref, page: api('GET', pageUrl(ref, '')).catch(() => null) };
 }
 
@@ -164,4 +164,22 @@ function counts(s) {
   s.count.textContent = `${s.entries.toLocaleString()} entries · ${calls.toLocaleString()} tool call${calls === 1 ? '' : 's'}${sofar} ·`;
   s.refusals.textContent = `${s.ctx.refused} refused${sofar}`;
   s.refusals.classList.toggle('t-has-refusals', s.ctx.refused > 0);
+}
+
+/**
+ * The entry named `id` on the page, its pages loaded one after another until it comes (a deep
+ * link to entry 8,000 of a paged transcript, web/deep-link.js); null when the transcript ends
+ * without it or a page cannot be read.
+ */
+export async function revealEntry(id) {
+  const s = STATES.get(document.getElementById('transcript'));
+  if (!s) return null;
+  for (;;) {
+    const li = s.list.querySelector(`[data-key="${CSS.escape(id)}"]`);
+    if (li) return li;
+    if (s.loading) await s.loading;
+    else if (s.cursor && !s.more) return null;
+    else await load(s);
+    if (s.error.textContent) return null;
+  }
 }
