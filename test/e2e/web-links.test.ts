@@ -271,8 +271,13 @@ describe('deep links, error first and collapsed files on the run page (Chromium)
       '+600',
     );
     expect(await axeLightAndDark(page)).toEqual([]);
+    // At phone width too: axe clean, nothing wider than the screen.
+    await page.setViewportSize({ width: 390, height: 800 });
+    expect(await axeLightAndDark(page, '#diff')).toEqual([]);
+    expect(await page.evaluate('document.documentElement.scrollWidth')).toBeLessThanOrEqual(390);
+    await page.setViewportSize({ width: 1280, height: 800 });
 
-    // By the keyboard: Tab to "Load diff", Enter; the file is drawn and the focus is in it.
+    // By the keyboard: "Load diff" is a button (a Tab stop); Enter draws the file and puts the focus in it.
     const load = collapsed.first().getByRole('button', { name: 'Load diff' });
     await load.focus();
     await page.keyboard.press('Enter');
