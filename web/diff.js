@@ -17,10 +17,14 @@ function loadDiff2Html() {
   return diff2html;
 }
 
-/** The files opened by "Load diff", by page and name: a live redraw or the split toggle keeps them open. */
+/**
+ * The files opened by "Load diff", by page, diff (a group's attempts share a page) and name: a
+ * live redraw or the split toggle keeps them open.
+ */
 const expanded = new Set();
-const expandedHere = () =>
-  new Set([...expanded].filter((k) => k.startsWith(`${pageKey()}\0`)).map((k) => k.split('\0')[1]));
+const keyOf = (where, name) => `${pageKey()}\0${where}\0${name}`;
+const expandedHere = (where, files) =>
+  new Set(files.filter((f) => expanded.has(keyOf(where, f.name))).map((f) => f.name));
 
 /** Each diff box's draw, awaited by a deep link to one of its lines (run-place.js). */
 const DRAWN = new WeakMap();
@@ -48,17 +52,26 @@ export async function drawDiff(target, patch, where = '', after = () => {}) {
     return;
   }
   const files = splitPatch(patch);
-  const open = expandedHere();
-  const ui = new window.Diff2HtmlUI(target, drawnAtOnce(files, open), options(true));
-  ui.draw();
-  ui.highlightCode();
+  const open = expandedHere(where, files);
+  const folded = files.filter((f) => f.why && !open.has(f.name));
+  draw(target, folded.length ? drawnAtOnce(files, open) : patch, true);
   const wrappers = target.querySelectorAll('.d2h-wrapper > .d2h-file-wrapper');
   const listed = target.querySelectorAll('.d2h-file-list-line');
-  files.forEach((file, i) => {
-    if (file.why && !open.has(file.name) && wrappers[i])
-      collapse(wrappers[i], listed[i], file, () => expand(wrappers[i], file, where, after));
-  });
+  const named = (i) => wrappers[i]?.querySelector('.d2h-file-name')?.textContent.includes(files[i].name);
+  // diff2html draws the files in the patch's order; should a name not match, nothing is collapsed.
+  if (folded.length && !files.every((f, i) => !folded.includes(f) || named(i))) draw(target, patch, true);
+  else
+    files.forEach((file, i) => {
+      if (folded.includes(file))
+        collapse(wrappers[i], listed[i], file, () => expand(wrappers[i], file, where, after));
+    });
   finish(target, where, after);
+}
+
+function draw(target, patch, fileList) {
+  const ui = new window.Diff2HtmlUI(target, patch, options(fileList));
+  ui.draw();
+  ui.highlightCode();
 }
 
 /** What every drawn file gets: named scroll boxes, the review's comment buttons, line links. */
@@ -87,11 +100,9 @@ function collapse(wrapper, listed, file, load) {
 /** "Load diff": the file drawn alone and put in its header's place, focused; open from now on. */
 function expand(wrapper, file, where, after) {
   if (!wrapper.isConnected) return null;
-  expanded.add(`${pageKey()}\0${file.name}`);
+  expanded.add(keyOf(where, file.name));
   const box = h('div');
-  const ui = new window.Diff2HtmlUI(box, file.text, options(false));
-  ui.draw();
-  ui.highlightCode();
+  draw(box, file.text, false);
   finish(box, where, after);
   const drawn = box.querySelector('.d2h-file-wrapper');
   if (!drawn) return null;
