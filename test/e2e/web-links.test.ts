@@ -192,6 +192,12 @@ describe('deep links, error first and collapsed files on the run page (Chromium)
     await again.locator(`#transcript-list > li.is-target[data-key="${key}"]`).waitFor();
     await focusedAndSeen(again, '#transcript-list > li.is-target');
     await again.context().close();
+    // The printed address with the place after it: the redirect to `/` keeps the fragment.
+    const withToken = await (await browser.newContext()).newPage();
+    await withToken.goto(`${ui.loginUrl}#/run/${runs.LONG}/entry/${encodeURIComponent(key!)}`);
+    await withToken.waitForURL(link);
+    await withToken.locator(`#transcript-list > li.is-target[data-key="${key}"]`).waitFor();
+    await withToken.context().close();
 
     // Entry 8,000 (its id read from the API's pages), far past the 200 the page shows first.
     let cursor = '';
