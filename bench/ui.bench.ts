@@ -2,7 +2,8 @@
  * `agentbox ui` with 10,000 runs in the ledger: the runs list's first page in ≤ 50 ms (request to
  * answer, loopback included: an upper bound of the server's time), the page interactive in
  * ≤ 300 ms (navigation to the first rendered list, in Chromium), an SSE message ≤ 200 ms after a
- * run's state changes, and the server's idle RSS ≤ 80 MB.
+ * run's state changes, and the server's idle RSS ≤ 80 MB after a walk that also opens a run page
+ * by a deep link to entry 8,000 of a 10,000-call transcript and loads a collapsed 600-line file.
  * Run: `npm run build && npx tsx bench/ui.bench.ts [--runs 10000]`. Exits 1 when a target is missed.
  */
 import { spawn } from 'node:child_process';
@@ -11,10 +12,11 @@ import http from 'node:http';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { chromium } from 'playwright-core';
+import { chromium, type Page } from 'playwright-core';
 import { createRun, ensureLedger, openLedger, updateState } from '../src/ledger/index.js';
 import { gitRepo } from '../test/helpers/git-repo.js';
 import { ENVELOPE, writeRuns } from './ledger-fixture.js';
+import { writeStream } from './stream-fixture.js';
 
 const { values: args } = parseArgs({ options: { runs: { type: 'string', default: '10000' } } });
 const COUNT = Number(args.runs);
@@ -69,6 +71,38 @@ function sse(port: number, token: string) {
   };
 }
 
+/** The 8,000th entry of the list a run page shows (a call's result goes into its call's entry). */
+async function entry8000(address: { url: string; token: string }, run: string): Promise<string> {
+  const ids: string[] = [];
+  for (let next = ''; ids.length < 8_000; ) {
+    const res = await fetch(
+      `${address.url}/api/runs/${run}/transcript?limit=1000${next ? `&after=${next}` : ''}`,
+      {
+        headers: { authorization: `Bearer ${address.token}` },
+      },
+    );
+    const body = (await res.json()) as { entries: { id: string; kind: string }[]; next: string };
+    ids.push(...body.entries.filter((e) => e.kind !== 'tool_result').map((e) => e.id));
+    next = body.next;
+  }
+  return ids[7_999]!;
+}
+
+/** A deep link to entry 8,000 of the long run, then its collapsed file loaded: timed, not gated. */
+async function walkLongRun(page: Page, address: { url: string; token: string }, run: string) {
+  const id = await entry8000(address, run);
+  const start = performance.now();
+  await page.goto(`${address.url}/#/run/${run}/entry/${encodeURIComponent(id)}`);
+  await page.waitForSelector(`#transcript-list > li.is-target[data-key="${id}"]`, { timeout: 120_000 });
+  console.log(
+    `  (not gated) a deep link to entry 8,000 of 10,000 calls, reached: ${(performance.now() - start).toFixed(0)} ms`,
+  );
+  const load = performance.now();
+  await page.click('button.d2h-load');
+  await page.waitForSelector('.d2h-file-wrapper:not(.d2h-collapsed) td.d2h-code-linenumber');
+  console.log(`  (not gated) "Load diff" of a 600-line file: ${(performance.now() - load).toFixed(0)} ms`);
+}
+
 const results: { what: string; value: number; target: number; unit: string }[] = [];
 const repo = gitRepo();
 const ui = { child: undefined as ReturnType<typeof spawn> | undefined };
@@ -85,6 +119,21 @@ try {
     repoShaStart: null,
   });
   await updateState(ledger, live, { status: 'ACTIVE' });
+  // The walk's run page (issue 40): a 10,000-call transcript opened by a deep link to entry 8,000,
+  // and a diff whose 600-line file is collapsed until "Load diff".
+  const long = await createRun(ledger, {
+    type: 'fix',
+    task: 'the long run',
+    envelope: ENVELOPE,
+    repoShaStart: null,
+  });
+  await updateState(ledger, long, { status: 'REVIEW', tool_calls: 10_000 });
+  writeStream(path.join(long.dir, 'raw', 'stream.jsonl'), 10_000);
+  const big = Array.from({ length: 600 }, (_, i) => `+export const v${i} = ${i};`).join('\n');
+  fs.writeFileSync(
+    path.join(long.dir, 'changes.patch'),
+    `diff --git a/src/big.js b/src/big.js\nnew file mode 100644\n--- /dev/null\n+++ b/src/big.js\n@@ -0,0 +1,600 @@\n${big}\n`,
+  );
   console.log(`fixture: ${fmt(COUNT)} runs (${repo.dir})`);
 
   const child = spawn(process.execPath, [bin, 'ui', '--no-open'], {
@@ -161,6 +210,7 @@ try {
         target: 300,
         unit: 'ms',
       });
+      await walkLongRun(page, address, long.name.slice(-6));
     } finally {
       await browser.close();
     }

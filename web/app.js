@@ -2,7 +2,8 @@
 // is its own module (runs.js, run.js, new-run.js, settings.js), drawn with the helpers of dom.js
 // and api.js. This one routes the hash to a view and redraws it when the ledger changes (SSE).
 // The page's Content-Security-Policy runs no inline script, and nothing from another origin.
-import { h, main, tickAges } from './dom.js';
+import { restoreAfterLogin } from './deep-link.js';
+import { h, main, pageKey, tickAges } from './dom.js';
 import { showGroup } from './group.js';
 import { showNew } from './new-run.js';
 import { notifyEnded } from './notify.js';
@@ -73,10 +74,17 @@ function connect() {
 }
 
 window.addEventListener('hashchange', () => {
+  // Another place on the same run's page (a deep link): drawn in place, the page goes there.
+  if (main.dataset.page === pageKey()) {
+    render();
+    return;
+  }
   delete main.dataset.page;
   render();
   main.focus();
 });
+// The place a link asked for before the token exchange (web/login.js kept it).
+restoreAfterLogin();
 document.getElementById('live').after(h('span', { id: 'live-text', class: 'live-text', role: 'status' }));
 notifyEnded();
 connect();

@@ -1,7 +1,9 @@
 // A fix run's patch drawn by diff2html (served from the package), unified or split, in the page's
 // theme: diff2html's "auto" follows prefers-color-scheme as app.css does (its default, "light",
 // drew dark-mode text on pale green); a page that sets <html data-theme> has the diff follow that.
-import { h } from './dom.js';
+import { linkLines } from './deep-link.js';
+import { drawnAtOnce, splitPatch } from './diff-collapse.js';
+import { h, pageKey } from './dom.js';
 
 /** Kept across redraws: the person's choice holds while the run changes. */
 let diffMode = 'line-by-line';
@@ -16,8 +18,30 @@ function loadDiff2Html() {
 }
 
 /**
+ * The files opened by "Load diff", by page, diff (a group's attempts share a page) and name: a
+ * live redraw or the split toggle keeps them open.
+ */
+const expanded = new Set();
+const keyOf = (where, name) => `${pageKey()}\0${where}\0${name}`;
+const expandedHere = (where, files) =>
+  new Set(files.filter((f) => expanded.has(keyOf(where, f.name))).map((f) => f.name));
+
+/** Each diff box's draw, awaited by a deep link to one of its lines (run-place.js). */
+const DRAWN = new WeakMap();
+export const diffDrawn = (target) => DRAWN.get(target) ?? Promise.resolve();
+
+const options = (drawFileList) => ({
+  drawFileList,
+  matching: 'lines',
+  outputFormat: diffMode,
+  highlight: true,
+  colorScheme: theme(),
+});
+
+/**
  * `where`: whose diff it is (`attempt 2`), in the name of each of its scrolling boxes; `after`:
- * what to add once it is drawn (a run in review's line comments, review.js).
+ * what to add once it is drawn (a run in review's line comments, review.js). A large or generated
+ * file is drawn as its header with "Load diff" (diff-collapse.js).
  */
 export async function drawDiff(target, patch, where = '', after = () => {}) {
   // A live update that kept the diff already shown (same data-sig) drew this one for nothing.
@@ -27,17 +51,70 @@ export async function drawDiff(target, patch, where = '', after = () => {}) {
     target.replaceChildren(h('pre', {}, patch));
     return;
   }
-  const ui = new window.Diff2HtmlUI(target, patch, {
-    drawFileList: true,
-    matching: 'lines',
-    outputFormat: diffMode,
-    highlight: true,
-    colorScheme: theme(),
-  });
+  const files = splitPatch(patch);
+  const open = expandedHere(where, files);
+  const folded = files.filter((f) => f.why && !open.has(f.name));
+  draw(target, folded.length ? drawnAtOnce(files, open) : patch, true);
+  const wrappers = target.querySelectorAll('.d2h-wrapper > .d2h-file-wrapper');
+  const listed = target.querySelectorAll('.d2h-file-list-line');
+  const named = (i) => wrappers[i]?.querySelector('.d2h-file-name')?.textContent.includes(files[i].name);
+  // diff2html draws the files in the patch's order; should a name not match, nothing is collapsed.
+  if (folded.length && !files.every((f, i) => !folded.includes(f) || named(i))) draw(target, patch, true);
+  else
+    files.forEach((file, i) => {
+      if (folded.includes(file))
+        collapse(wrappers[i], listed[i], file, () => expand(wrappers[i], file, where, after));
+    });
+  finish(target, where, after);
+}
+
+function draw(target, patch, fileList) {
+  const ui = new window.Diff2HtmlUI(target, patch, options(fileList));
   ui.draw();
   ui.highlightCode();
-  reachable(target, where);
-  after(target);
+}
+
+/** What every drawn file gets: named scroll boxes, the review's comment buttons, line links. */
+function finish(root, where, after) {
+  reachable(root, where);
+  after(root);
+  linkLines(root);
+}
+
+/** A collapsed file: its size in words and a "Load diff" button where its lines would be. */
+function collapse(wrapper, listed, file, load) {
+  const size = `+${file.added.toLocaleString()} −${file.removed.toLocaleString()} lines`;
+  const why = file.why === 'generated' ? 'A generated file' : 'A large diff';
+  const button = h('button', { type: 'button', class: 'd2h-load', onclick: load }, 'Load diff');
+  wrapper.classList.add('d2h-collapsed');
+  wrapper.dataset.collapsed = file.why;
+  wrapper
+    .querySelector('.d2h-file-diff, .d2h-files-diff')
+    ?.replaceWith(h('div', { class: 'd2h-collapsed-body' }, `${why} (${size}) is not shown. `, button));
+  const added = listed?.querySelector('.d2h-lines-added');
+  const removed = listed?.querySelector('.d2h-lines-deleted');
+  if (added) added.textContent = `+${file.added}`;
+  if (removed) removed.textContent = `-${file.removed}`;
+}
+
+/** "Load diff": the file drawn alone and put in its header's place, focused; open from now on. */
+function expand(wrapper, file, where, after) {
+  if (!wrapper.isConnected) return null;
+  expanded.add(keyOf(where, file.name));
+  const box = h('div');
+  draw(box, file.text, false);
+  finish(box, where, after);
+  const drawn = box.querySelector('.d2h-file-wrapper');
+  if (!drawn) return null;
+  drawn.id = wrapper.id; // the file list's link to it
+  wrapper.replaceWith(drawn);
+  drawn.querySelector('.d2h-file-diff, .d2h-file-side-diff')?.focus();
+  return drawn;
+}
+
+/** A collapsed file's "Load diff", pressed for a deep link to one of its lines. */
+export function expandFile(wrapper) {
+  wrapper.querySelector('button.d2h-load')?.click();
 }
 
 /**
@@ -77,6 +154,9 @@ export function diffSection(patch, after = undefined) {
     },
     'Unified / split',
   );
-  queueMicrotask(() => drawDiff(target, patch, '', after));
+  DRAWN.set(
+    target,
+    new Promise((resolve) => queueMicrotask(() => resolve(drawDiff(target, patch, '', after)))),
+  );
   return [h('h2', {}, 'Changes'), toggle, target];
 }

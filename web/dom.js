@@ -43,6 +43,12 @@ export function h(tag, attrs = {}, ...children) {
 }
 
 /**
+ * The page an address shows, without the place in it a deep link adds (`#/run/<id>/entry/…` is the
+ * page `#/run/<id>`, web/deep-link.js): going to another entry of the same run redraws nothing.
+ */
+export const pageKey = (hash = location.hash) => hash.split('/').slice(0, 3).join('/');
+
+/**
  * Draws `nodes` into `parent` in place: an element that is there already (same `id` or `data-key`,
  * else the same tag at the same place) is kept and updated, so what the person holds survives a
  * live update — the keyboard focus, a selection, an opened <details>, text typed in a field, the
@@ -51,9 +57,9 @@ export function h(tag, attrs = {}, ...children) {
  */
 export function draw(parent, nodes) {
   // Another page (another run) starts from nothing: no state of the last one carries over.
-  if (parent === main && parent.dataset.page !== location.hash) {
+  if (parent === main && parent.dataset.page !== pageKey()) {
     parent.replaceChildren();
-    parent.dataset.page = location.hash;
+    parent.dataset.page = pageKey();
   }
   const next = nodes.flat().filter((n) => n !== null && n !== undefined && n !== '');
   patchChildren(

@@ -3,6 +3,7 @@
 // removable, and sent with an overall message as one "Request changes" (POST
 // /api/runs/<run>/revise, `agentbox revise --detach`); a follow-up sends a message alone.
 import { api } from './api.js';
+import { lineHref } from './deep-link.js';
 import { h, toast } from './dom.js';
 import { errorPanel, errorText } from './errors.js';
 
@@ -33,6 +34,13 @@ export function enableLineComments(target, run, redraw) {
     cell.setAttribute('role', 'button');
     cell.setAttribute('aria-label', `Comment on ${file} line ${line}`);
     cell.classList.add('commentable');
+    // A context line's cell shows both numbers; its name says the new one. The old one is drawn
+    // by CSS (access.css) so the button's text is its name's number (axe: label-content-name-mismatch).
+    const old = cell.querySelector('.line-num1');
+    if (old?.textContent.trim()) {
+      old.dataset.num = old.textContent.trim();
+      old.textContent = '';
+    }
     const open = () => openForm(cell.closest('tr'), run, file, line, redraw);
     cell.addEventListener('click', open);
     cell.addEventListener('keydown', (e) => {
@@ -97,6 +105,9 @@ function openForm(row, run, file, line, redraw) {
       h('button', { type: 'button', class: 'primary add-comment', onclick: add }, 'Add comment'),
       ' ',
       h('button', { type: 'button', onclick: close }, 'Cancel'),
+      ' ',
+      // The line number is this box's button here: the line's link is offered beside it.
+      h('a', { href: lineHref(file, 'R', line), class: 'deep-link' }, 'Link to this line'),
     ),
   );
   row.after(form);

@@ -7,6 +7,7 @@ import { liveDiffSection } from './live-diff.js';
 import { enableLineComments, reviewSection, showInline } from './review.js';
 import { revisionsSection } from './revisions.js';
 import { notPassingText, runActions, sensitiveItem } from './run-actions.js';
+import { goToPlace } from './run-place.js';
 import { followTranscript, prefetchTranscript, transcriptSection } from './transcript.js';
 
 export async function showRun(id, redraw) {
@@ -40,6 +41,7 @@ export async function showRun(id, redraw) {
   ]);
   followTranscript(run);
   showInline(document.getElementById('diff'), run);
+  goToPlace(run);
 }
 
 /**

@@ -2,6 +2,7 @@
 // word the agent, a tool or the repository wrote is hostile: it goes in as a text node (dom.js
 // `h`), never as HTML, and inside an isolated direction run (transcript.css) so a bidi control
 // in it cannot turn the page's own words around.
+import { entryLink } from './deep-link.js';
 import { h, visible } from './dom.js';
 
 /** A tool's input, a key a line; a string as it is (a command, a file's new text), the rest as JSON. */
@@ -44,7 +45,15 @@ function agentText(e, ctx, tag = 'div') {
 }
 
 const item = (e, cls, ...children) =>
-  h('li', { class: `t-entry t-${e.kind} ${cls}`.trim(), 'data-key': e.id }, when(e.at), ' ', ...children);
+  h(
+    'li',
+    { class: `t-entry t-${e.kind} ${cls}`.trim(), 'data-key': e.id },
+    when(e.at),
+    ' ',
+    entryLink(e.id),
+    ' ',
+    ...children,
+  );
 
 const label = (text) => h('span', { class: 't-label' }, text);
 

@@ -5,11 +5,13 @@
 // (an SSE `change`) asks only for what came after the last cursor and appends it; what is on the
 // page is never drawn again, so an opened call stays open and the scroll stays where it is.
 import { api } from './api.js';
-import { h, main } from './dom.js';
+import { h, main, pageKey } from './dom.js';
 import { entryItem } from './transcript-entry.js';
 
 const FIRST = 200;
 const PAGE = 500;
+/** A deep link's pages: the API's largest, half the round trips on the way to entry 8,000. */
+const SEEK = 1000;
 
 /** The state of each section on the page, by its element: a new page (another run) is a new one. */
 const STATES = new WeakMap();
@@ -32,13 +34,13 @@ let early = null;
 
 /** Called as the run page is asked for: its first page comes in the same round trip as the run. */
 export function prefetchTranscript(ref) {
-  if (document.getElementById('transcript') && main.dataset.page === location.hash) return;
+  if (document.getElementById('transcript') && main.dataset.page === pageKey()) return;
   early = { ref, page: api('GET', pageUrl(ref, '')).catch(() => null) };
 }
 
 /** The first page, or the one after `cursor`. */
-const pageUrl = (run, cursor) =>
-  `/api/runs/${encodeURIComponent(run)}/transcript?limit=${cursor ? `${PAGE}&after=${encodeURIComponent(cursor)}` : FIRST}`;
+const pageUrl = (run, cursor, size = PAGE) =>
+  `/api/runs/${encodeURIComponent(run)}/transcript?limit=${cursor ? `${size}&after=${encodeURIComponent(cursor)}` : FIRST}`;
 
 /** Called after each draw of the run page: the first page once, then what came since. */
 export function followTranscript(run) {
@@ -134,7 +136,7 @@ function earlyPage(s) {
 async function fetchPage(s) {
   let page;
   try {
-    page = (await earlyPage(s)) ?? (await api('GET', pageUrl(s.run, s.cursor)));
+    page = (await earlyPage(s)) ?? (await api('GET', pageUrl(s.run, s.cursor, s.seeking ? SEEK : PAGE)));
   } catch (e) {
     s.error.textContent = `Could not load the transcript: ${e.message} (it is asked again at the next update)`;
     return;
@@ -164,4 +166,27 @@ function counts(s) {
   s.count.textContent = `${s.entries.toLocaleString()} entries · ${calls.toLocaleString()} tool call${calls === 1 ? '' : 's'}${sofar} ·`;
   s.refusals.textContent = `${s.ctx.refused} refused${sofar}`;
   s.refusals.classList.toggle('t-has-refusals', s.ctx.refused > 0);
+}
+
+/**
+ * The entry named `id` on the page, its pages loaded one after another until it comes (a deep
+ * link to entry 8,000 of a paged transcript, web/deep-link.js); null when the transcript ends
+ * without it or a page cannot be read.
+ */
+export async function revealEntry(id) {
+  const s = STATES.get(document.getElementById('transcript'));
+  if (!s) return null;
+  s.seeking = true;
+  try {
+    for (;;) {
+      const li = s.list.querySelector(`[data-key="${CSS.escape(id)}"]`);
+      if (li) return li;
+      if (s.loading) await s.loading;
+      else if (s.cursor && !s.more) return null;
+      else await load(s);
+      if (s.error.textContent) return null;
+    }
+  } finally {
+    s.seeking = false;
+  }
 }

@@ -46,13 +46,16 @@ export function webAssets(webDir = WEB_DIR): ReadonlyMap<string, Asset> {
   return assets;
 }
 
+/** The entry, diff2html (loaded when a diff is first drawn) and the login page's script. */
+const NOT_PRELOADED = new Set(['/assets/app.js', '/assets/diff2html.js', '/assets/login.js']);
+
 /**
  * `<link rel="modulepreload">` for every page module but the entry: the browser asks for them all
  * at once with the page, instead of one level of imports after another (each a round trip).
  */
 export function modulePreloads(assets: ReadonlyMap<string, Asset>): string {
   return [...assets.keys()]
-    .filter((url) => url.endsWith('.js') && url !== '/assets/app.js' && url !== '/assets/diff2html.js')
+    .filter((url) => url.endsWith('.js') && !NOT_PRELOADED.has(url))
     .map((url) => `<link rel="modulepreload" href="${url}">`)
     .join('\n  ');
 }

@@ -4,11 +4,11 @@ import { claimedRunLine, claimOf } from '../gate/claims.js';
 import { gateOf } from '../gate/merge-gate.js';
 import { patchSeen } from '../gate/patch-seen.js';
 import { inspectPatchFile } from '../git/apply.js';
-import { EventLog } from '../ledger/events.js';
 import { type Ledger, readRun, resolveRun } from '../ledger/index.js';
 import { patchSha256, tryRecordShown } from '../ledger/reviewed.js';
 import { nestedOfEvents } from '../run/end/finalize-nested.js';
 import { renderMarkdown } from './markdown.js';
+import { eventsWithOffsets, opensAt } from './opens-at.js';
 import { revisionsOf } from './revisions.js';
 import { activity } from './runs.js';
 
@@ -23,7 +23,9 @@ export async function runDetail(ledger: Ledger, root: string, ref: string) {
     return fs.statSync(full).size > max ? null : fs.readFileSync(full, 'utf8');
   };
   const report = read('report.md');
-  const events = new EventLog(run.dir).read();
+  // Read once with their offsets: the page opens at a failed run's entry, named by its offset.
+  const lines = eventsWithOffsets(run.dir);
+  const events = lines.map((line) => line.value);
   const claim = claimOf(run, events);
   // Hashed before it is read: the page merges what it drew by this hash (src/web/actions.ts).
   const sha256 = run.files.includes('changes.patch') ? patchSha256(run.dir) : null;
@@ -32,6 +34,7 @@ export async function runDetail(ledger: Ledger, root: string, ref: string) {
   if (patch !== null && sha256 !== null) tryRecordShown(run.dir, sha256, 'ui');
   const inspection =
     patch !== null ? await inspectPatchFile(root, path.join(run.dir, 'changes.patch')) : null;
+  const gate = gateOf(run, events);
   return {
     name: run.name,
     id: run.meta.run_id,
@@ -41,7 +44,9 @@ export async function runDetail(ledger: Ledger, root: string, ref: string) {
     events,
     nested: nestedOfEvents(events),
     /** A fix run waiting for the gate that did not pass: the page says so above the patch. */
-    not_passing: gateOf(run, events),
+    not_passing: gate,
+    /** Where the page opens: at what failed (a transcript entry or a panel), else null (src/web/opens-at.ts). */
+    opens_at: opensAt(run.state, lines, gate !== null),
     /** A fetched run: what its publication claims and who claims it (src/gate/claims.ts). */
     claim,
     /** The claim in one line, as `show` and `merge` say it. */

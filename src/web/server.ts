@@ -145,8 +145,9 @@ function sendLoginHint(res: http.ServerResponse): void {
     'content-type': 'text/html; charset=utf-8',
     'content-security-policy': CSP,
   });
+  // web/login.js keeps the place a link named for after the token exchange (its redirect ends at `/`).
   res.end(
-    '<!doctype html><meta charset="utf-8"><title>agentbox</title><p>Open the address <code>agentbox ui</code> printed (it carries the token), or restart it.</p>',
+    '<!doctype html><meta charset="utf-8"><title>agentbox</title><script type="module" src="/assets/login.js"></script><p>Open the address <code>agentbox ui</code> printed (it carries the token), or restart it.</p>',
   );
 }
 
