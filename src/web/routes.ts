@@ -96,6 +96,10 @@ export async function route(ctx: RouteContext, req: http.IncomingMessage, url: U
     if (parts[1] === 'runs' && parts[3] === 'transcript' && method === 'GET') {
       if (parts.length === 4)
         return json((await transcript()).transcriptOf(ctx.ledger, ctx.env, parts[2]!, url.searchParams));
+      if (parts.length === 5 && parts[4] === 'search')
+        return json(
+          (await transcript()).transcriptSearchOf(ctx.ledger, ctx.env, parts[2]!, url.searchParams),
+        );
       if (parts.length === 5)
         return json((await transcript()).transcriptEntryOf(ctx.ledger, ctx.env, parts[2]!, parts[4]!));
     }
