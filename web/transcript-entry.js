@@ -43,8 +43,50 @@ function agentText(e, ctx, tag = 'div') {
   return [box, more];
 }
 
-const item = (e, cls, ...children) =>
-  h('li', { class: `t-entry t-${e.kind} ${cls}`.trim(), 'data-key': e.id }, when(e.at), ' ', ...children);
+/** The entry's <li>, kept by its id for search (transcript-search.js): where it is, what to mark. */
+function item(e, cls, ...children) {
+  const li = h(
+    'li',
+    { class: `t-entry t-${e.kind} ${cls}`.trim(), 'data-key': e.id },
+    when(e.at),
+    ' ',
+    ...children,
+  );
+  return li;
+}
+
+/** `li` is where entry `e` is drawn; `parts`, the elements holding its words. */
+const drawn = (ctx, e, li, parts = [li]) => {
+  ctx.byId.set(e.id, { li, parts });
+  return li;
+};
+
+/** `1.2 s`, `3 min 4 s`: a duration as a person reads it. */
+export function durationText(ms) {
+  if (ms < 1000) return `${Math.round(ms)} ms`;
+  if (ms < 60_000) return `${(ms / 1000).toFixed(1)} s`;
+  const m = Math.floor(ms / 60_000);
+  return `${m} min ${Math.round((ms - m * 60_000) / 1000)} s`;
+}
+
+/**
+ * How long a step took, as an element: slow (a tenth of the run or more: transcript-steps.js
+ * SLOW) in bold with its share said in words, so it is seen without colour too.
+ */
+export function durationMark(ms, runMs) {
+  const share = runMs > 0 ? ms / runMs : 0;
+  const slow = share >= SLOW_SHARE;
+  return h(
+    'span',
+    { class: `t-dur${slow ? ' t-slow' : ''}` },
+    slow ? `${durationText(ms)} · slow: ${Math.round(share * 100)}% of the run` : durationText(ms),
+  );
+}
+
+/** A step that took this share of the run or more is slow. */
+export const SLOW_SHARE = 0.1;
+
+const msBetween = (a, b) => (a && b ? Date.parse(b) - Date.parse(a) : Number.NaN);
 
 const label = (text) => h('span', { class: 't-label' }, text);
 
@@ -52,30 +94,32 @@ const label = (text) => h('span', { class: 't-label' }, text);
 function toolCall(e, ctx) {
   const mark = h('span', { class: 't-mark t-pending' }, 'no result yet');
   const result = h('div', { class: 't-result' });
+  const summary = h(
+    'summary',
+    {},
+    h('span', { class: 't-tool' }, e.tool),
+    ' ',
+    h('span', { class: 't-target t-agent' }, e.target ?? ''),
+    ' ',
+    mark,
+  );
+  const input = h('pre', { class: 't-input t-agent', tabindex: 0 }, inputText(e.input));
   const li = item(
     e,
     '',
     h(
       'details',
       { class: 't-call' },
-      h(
-        'summary',
-        {},
-        h('span', { class: 't-tool' }, e.tool),
-        ' ',
-        h('span', { class: 't-target t-agent' }, e.target ?? ''),
-        ' ',
-        mark,
-      ),
+      summary,
       h('div', { class: 't-head' }, 'Input'),
-      h('pre', { class: 't-input t-agent', tabindex: 0 }, inputText(e.input)),
+      input,
       h('div', { class: 't-head' }, 'Result'),
       result,
     ),
   );
-  ctx.calls.set(e.tool_use_id, { li, mark, result });
+  ctx.calls.set(e.tool_use_id, { li, mark, result, at: e.at });
   ctx.callCount++;
-  return li;
+  return drawn(ctx, e, li, [summary, input]);
 }
 
 /** A result goes into its call's <details>; one whose call is not on the page stands alone. */
@@ -88,13 +132,23 @@ function toolResult(e, ctx) {
   ctx.calls.delete(e.tool_use_id);
   call.mark.className = `t-mark ${e.refused_by ? 't-mark-refused' : e.is_error ? 't-mark-error' : 't-mark-ok'}`;
   call.mark.textContent = e.refused_by ? `✗ ${how}` : e.is_error ? '! error' : '✓';
+  // From the line that asked for the call to the line of its result, as Claude Code timed them.
+  const took = msBetween(call.at, e.at);
+  if (took >= 0) call.mark.after(' ', durationMark(took, ctx.runMs));
   if (cls) call.li.classList.add(cls);
   call.result.replaceChildren(...agentText(e, ctx, 'pre'));
+  drawn(ctx, e, call.li, [call.result]);
   return null;
 }
 
 /** The element for entry `e` (null when it went into one already on the page). */
 export function entryItem(e, ctx) {
+  const li = anyItem(e, ctx);
+  if (li && !ctx.byId.has(e.id)) drawn(ctx, e, li);
+  return li;
+}
+
+function anyItem(e, ctx) {
   switch (e.kind) {
     case 'text':
       return item(e, '', label('assistant'), ' ', ...agentText(e, ctx));
@@ -131,10 +185,19 @@ export function entryItem(e, ctx) {
       );
     case 'inject':
       return item(e, 't-super', label('injected'), ' ', h('span', { class: 't-agent' }, e.text));
-    case 'verify':
+    case 'verify': {
+      const took = typeof e.duration_ms === 'number' ? [' ', durationMark(e.duration_ms, ctx.runMs)] : [];
       return e.ok
-        ? item(e, 't-okline', label('✓ verification passed'))
-        : item(e, 't-failed', label('✗ verification failed'), ' ', h('span', { class: 't-agent' }, e.detail));
+        ? item(e, 't-okline', label('✓ verification passed'), ...took)
+        : item(
+            e,
+            't-failed',
+            label('✗ verification failed'),
+            ...took,
+            ' ',
+            h('span', { class: 't-agent' }, e.detail),
+          );
+    }
     case 'violation':
       return item(
         e,
