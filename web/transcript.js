@@ -54,7 +54,6 @@ export function followTranscript(run) {
     STATES.set(el, s);
   }
   s.active = run.state?.status === 'ACTIVE';
-  s.list.classList.toggle('t-following', s.active);
   s.ctx.runMs = runMsOf(run);
   const steps = stepsList(stepsOf(run.events ?? []), s.ctx.runMs);
   s.steps.replaceWith(steps);
