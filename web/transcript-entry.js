@@ -3,6 +3,7 @@
 // `h`), never as HTML, and inside an isolated direction run (transcript.css) so a bidi control
 // in it cannot turn the page's own words around.
 import { h, visible } from './dom.js';
+import { durationMark } from './duration.js';
 
 /** A tool's input, a key a line; a string as it is (a command, a file's new text), the rest as JSON. */
 function inputText(input) {
@@ -45,14 +46,13 @@ function agentText(e, ctx, tag = 'div') {
 
 /** The entry's <li>, kept by its id for search (transcript-search.js): where it is, what to mark. */
 function item(e, cls, ...children) {
-  const li = h(
+  return h(
     'li',
     { class: `t-entry t-${e.kind} ${cls}`.trim(), 'data-key': e.id },
     when(e.at),
     ' ',
     ...children,
   );
-  return li;
 }
 
 /** `li` is where entry `e` is drawn; `parts`, the elements holding its words. */
@@ -60,31 +60,6 @@ const drawn = (ctx, e, li, parts = [li]) => {
   ctx.byId.set(e.id, { li, parts });
   return li;
 };
-
-/** `1.2 s`, `3 min 4 s`: a duration as a person reads it. */
-export function durationText(ms) {
-  if (ms < 1000) return `${Math.round(ms)} ms`;
-  if (ms < 60_000) return `${(ms / 1000).toFixed(1)} s`;
-  const m = Math.floor(ms / 60_000);
-  return `${m} min ${Math.round((ms - m * 60_000) / 1000)} s`;
-}
-
-/**
- * How long a step took, as an element: slow (a tenth of the run or more: transcript-steps.js
- * SLOW) in bold with its share said in words, so it is seen without colour too.
- */
-export function durationMark(ms, runMs) {
-  const share = runMs > 0 ? ms / runMs : 0;
-  const slow = share >= SLOW_SHARE;
-  return h(
-    'span',
-    { class: `t-dur${slow ? ' t-slow' : ''}` },
-    slow ? `${durationText(ms)} · slow: ${Math.round(share * 100)}% of the run` : durationText(ms),
-  );
-}
-
-/** A step that took this share of the run or more is slow. */
-export const SLOW_SHARE = 0.1;
 
 const msBetween = (a, b) => (a && b ? Date.parse(b) - Date.parse(a) : Number.NaN);
 

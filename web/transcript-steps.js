@@ -2,7 +2,7 @@
 // each turn of the agent, each runs.verify — every figure from the run's own events.jsonl (the run
 // page has them), none estimated. A tool call's own time is on its line in the transcript.
 import { h } from './dom.js';
-import { durationText, SLOW_SHARE } from './transcript-entry.js';
+import { durationMark, SLOW_SHARE } from './duration.js';
 
 const ms = (a, b) => Date.parse(b) - Date.parse(a);
 
@@ -45,11 +45,7 @@ export function runMsOf(run) {
   return Number.isFinite(start) && end > start ? end - start : 0;
 }
 
-/**
- * The steps as a list, each with a bar as wide as its share of the run; a slow one (a tenth of the
- * run or more) in bold, its share in words. Why a share and not seconds: a 40-second step is
- * nothing in an hour-long run and most of a one-minute one.
- */
+/** The steps as a list, each with a bar as wide as its share of the run; a slow one (SLOW_SHARE) in bold, its share in words. */
 export function stepsList(steps, runMs) {
   if (steps.length === 0) return h('p', { id: 'transcript-steps', class: 't-steps-none', hidden: true });
   return h(
@@ -63,11 +59,7 @@ export function stepsList(steps, runMs) {
         { class: `t-step${slow ? ' t-slow' : ''}${s.ok ? '' : ' t-step-failed'}` },
         h('span', { class: 't-step-name' }, s.name, s.ok ? '' : ' (failed)'),
         ' ',
-        h(
-          'span',
-          { class: 't-dur' },
-          slow ? `${durationText(s.ms)} · slow: ${Math.round(share * 100)}% of the run` : durationText(s.ms),
-        ),
+        durationMark(s.ms, runMs),
         h('span', { class: 't-bar-track', 'aria-hidden': 'true' }, fill(share)),
       );
     }),
