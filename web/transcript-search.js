@@ -22,11 +22,12 @@ export function searchBar(s) {
     'aria-describedby': 'transcript-search-count',
   });
   const count = h('span', { id: 'transcript-search-count', class: 't-search-count', role: 'status' });
-  const prev = h('button', { type: 'button', id: 'transcript-search-prev', disabled: true }, 'Previous');
-  const next = h('button', { type: 'button', id: 'transcript-search-next', disabled: true }, 'Next');
+  // Always enabled: with a new query in the box, either one searches, as Enter does.
+  const prev = h('button', { type: 'button', id: 'transcript-search-prev' }, 'Previous');
+  const next = h('button', { type: 'button', id: 'transcript-search-next' }, 'Next');
   const go = (step) => {
-    if (input.value.trim() === '') return clear(s, q, count, [prev, next]);
-    if (input.value !== q.text) return ask(s, q, input.value, count, [prev, next]);
+    if (input.value.trim() === '') return clear(s, q, count);
+    if (input.value !== q.text) return ask(s, q, input.value, count);
     if (q.matches.length) show(s, q, (q.at + step + q.matches.length) % q.matches.length, count);
   };
   input.addEventListener('keydown', (e) => {
@@ -36,7 +37,7 @@ export function searchBar(s) {
     } else if (e.key === 'Escape' && input.value) {
       e.preventDefault();
       input.value = '';
-      clear(s, q, count, [prev, next]);
+      clear(s, q, count);
     }
   });
   prev.addEventListener('click', () => go(-1));
@@ -57,7 +58,7 @@ export function searchBar(s) {
   return { bar, marked: (ids) => markNew(s, q, ids) };
 }
 
-async function ask(s, q, text, count, buttons) {
+async function ask(s, q, text, count) {
   clearMarks(s, q);
   const asked = ++q.asked;
   Object.assign(q, { text, matches: [], capped: false, at: -1, pattern: patternOf(text) });
@@ -77,7 +78,6 @@ async function ask(s, q, text, count, buttons) {
   q.matches = found.matches;
   q.capped = found.capped;
   q.set = new Set(found.matches);
-  for (const b of buttons) b.disabled = q.matches.length === 0;
   if (q.matches.length === 0) {
     count.textContent = 'No match';
     return;
@@ -103,11 +103,12 @@ async function show(s, q, i, count) {
   const where = s.ctx.byId.get(id);
   if (!where) return;
   where.li.classList.add('t-current');
-  const details = where.li.querySelector('details');
-  const inside = where.parts.some((p) => p.closest('details') === details && p.tagName !== 'SUMMARY');
-  if (details && inside && !details.open) details.open = true;
   const marks = where.parts.flatMap((p) => [...p.querySelectorAll('mark.t-hit')]);
   for (const m of marks) m.classList.add('t-hit-now');
+  // A call is opened when what matched is in its input or result, not only on its line.
+  const details = where.li.querySelector('details');
+  if (details && !details.open && marks.some((m) => details.contains(m) && !m.closest('summary')))
+    details.open = true;
   (marks[0] ?? where.li).scrollIntoView({ block: 'center' });
 }
 
@@ -157,10 +158,9 @@ function clearMarks(s) {
     el.classList.remove('t-match', 't-current');
 }
 
-function clear(s, q, count, buttons) {
+function clear(s, q, count) {
   clearMarks(s, q);
   q.asked++;
   Object.assign(q, { text: '', matches: [], set: null, capped: false, at: -1, pattern: null });
   count.textContent = '';
-  for (const b of buttons) b.disabled = true;
 }

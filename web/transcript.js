@@ -55,9 +55,12 @@ export function followTranscript(run) {
   }
   s.active = run.state?.status === 'ACTIVE';
   s.ctx.runMs = runMsOf(run);
+  // The steps grow above the list: a person following a live run at its end stays there.
+  const stay = s.active && atBottom();
   const steps = stepsList(stepsOf(run.events ?? []), s.ctx.runMs);
   s.steps.replaceWith(steps);
   s.steps = steps;
+  if (stay && !atBottom()) window.scrollTo(0, document.documentElement.scrollHeight);
   s.live.textContent = s.active ? 'live: new entries appear as the run writes them' : '';
   // While pages are left to load, the person's scrolling brings them; at the end, ask for more.
   if (!s.more) load(s);

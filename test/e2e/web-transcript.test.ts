@@ -188,6 +188,15 @@ describe('the transcript on the run page (real Claude Code, Chromium)', () => {
     expect(await page.evaluate('window.__pwned')).toBeUndefined();
 
     await page.locator('[data-status="REVIEW"]').waitFor({ timeout: 60_000 });
+    // Each turn and how long it took, from events.jsonl (issue 40): the message delivered at the
+    // first Stop, the supervisor's correction at the second, its complete at the third.
+    const steps = page.locator('#transcript-steps > li');
+    await expect.poll(() => steps.count(), { timeout: 10_000 }).toBe(3);
+    expect(await steps.allTextContents()).toEqual([
+      expect.stringMatching(/^turn 1 \(inject\) \d/),
+      expect.stringMatching(/^turn 2 \(continue\) \d/),
+      expect.stringMatching(/^turn 3 \(complete\) \d/),
+    ]);
     expect(await violations()).toEqual([]);
   }, 240_000);
 });
