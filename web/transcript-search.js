@@ -95,7 +95,7 @@ async function show(s, q, i, count) {
   if (!s.ctx.byId.has(id)) {
     count.textContent = `${(i + 1).toLocaleString()} of ${total} (loading the transcript down to it…)`;
     await s.reach(id);
-    if (q.at !== i) return;
+    if (q.at !== i || q.matches[i] !== id) return; // another match or search was asked meanwhile
     count.textContent = `${(i + 1).toLocaleString()} of ${total}`;
   }
   for (const el of s.list.querySelectorAll('.t-current')) el.classList.remove('t-current');
