@@ -4,6 +4,7 @@
 // in it cannot turn the page's own words around.
 import { entryLink } from './deep-link.js';
 import { h, visible } from './dom.js';
+import { durationMark } from './duration.js';
 
 /** A tool's input, a key a line; a string as it is (a command, a file's new text), the rest as JSON. */
 function inputText(input) {
@@ -44,8 +45,9 @@ function agentText(e, ctx, tag = 'div') {
   return [box, more];
 }
 
-const item = (e, cls, ...children) =>
-  h(
+/** The entry's <li>, kept by its id for search (transcript-search.js): where it is, what to mark. */
+function item(e, cls, ...children) {
+  return h(
     'li',
     { class: `t-entry t-${e.kind} ${cls}`.trim(), 'data-key': e.id },
     when(e.at),
@@ -54,6 +56,15 @@ const item = (e, cls, ...children) =>
     ' ',
     ...children,
   );
+}
+
+/** `li` is where entry `e` is drawn; `parts`, the elements holding its words. */
+const drawn = (ctx, e, li, parts = [li]) => {
+  ctx.byId.set(e.id, { li, parts });
+  return li;
+};
+
+const msBetween = (a, b) => (a && b ? Date.parse(b) - Date.parse(a) : Number.NaN);
 
 const label = (text) => h('span', { class: 't-label' }, text);
 
@@ -61,30 +72,32 @@ const label = (text) => h('span', { class: 't-label' }, text);
 function toolCall(e, ctx) {
   const mark = h('span', { class: 't-mark t-pending' }, 'no result yet');
   const result = h('div', { class: 't-result' });
+  const summary = h(
+    'summary',
+    {},
+    h('span', { class: 't-tool' }, e.tool),
+    ' ',
+    h('span', { class: 't-target t-agent' }, e.target ?? ''),
+    ' ',
+    mark,
+  );
+  const input = h('pre', { class: 't-input t-agent', tabindex: 0 }, inputText(e.input));
   const li = item(
     e,
     '',
     h(
       'details',
       { class: 't-call' },
-      h(
-        'summary',
-        {},
-        h('span', { class: 't-tool' }, e.tool),
-        ' ',
-        h('span', { class: 't-target t-agent' }, e.target ?? ''),
-        ' ',
-        mark,
-      ),
+      summary,
       h('div', { class: 't-head' }, 'Input'),
-      h('pre', { class: 't-input t-agent', tabindex: 0 }, inputText(e.input)),
+      input,
       h('div', { class: 't-head' }, 'Result'),
       result,
     ),
   );
-  ctx.calls.set(e.tool_use_id, { li, mark, result });
+  ctx.calls.set(e.tool_use_id, { li, mark, result, at: e.at });
   ctx.callCount++;
-  return li;
+  return drawn(ctx, e, li, [summary, input]);
 }
 
 /** A result goes into its call's <details>; one whose call is not on the page stands alone. */
@@ -97,13 +110,23 @@ function toolResult(e, ctx) {
   ctx.calls.delete(e.tool_use_id);
   call.mark.className = `t-mark ${e.refused_by ? 't-mark-refused' : e.is_error ? 't-mark-error' : 't-mark-ok'}`;
   call.mark.textContent = e.refused_by ? `✗ ${how}` : e.is_error ? '! error' : '✓';
+  // From the line that asked for the call to the line of its result, as Claude Code timed them.
+  const took = msBetween(call.at, e.at);
+  if (took >= 0) call.mark.after(' ', durationMark(took, ctx.runMs));
   if (cls) call.li.classList.add(cls);
   call.result.replaceChildren(...agentText(e, ctx, 'pre'));
+  drawn(ctx, e, call.li, [call.result]);
   return null;
 }
 
 /** The element for entry `e` (null when it went into one already on the page). */
 export function entryItem(e, ctx) {
+  const li = anyItem(e, ctx);
+  if (li && !ctx.byId.has(e.id)) drawn(ctx, e, li);
+  return li;
+}
+
+function anyItem(e, ctx) {
   switch (e.kind) {
     case 'text':
       return item(e, '', label('assistant'), ' ', ...agentText(e, ctx));
@@ -140,10 +163,19 @@ export function entryItem(e, ctx) {
       );
     case 'inject':
       return item(e, 't-super', label('injected'), ' ', h('span', { class: 't-agent' }, e.text));
-    case 'verify':
+    case 'verify': {
+      const took = typeof e.duration_ms === 'number' ? [' ', durationMark(e.duration_ms, ctx.runMs)] : [];
       return e.ok
-        ? item(e, 't-okline', label('✓ verification passed'))
-        : item(e, 't-failed', label('✗ verification failed'), ' ', h('span', { class: 't-agent' }, e.detail));
+        ? item(e, 't-okline', label('✓ verification passed'), ...took)
+        : item(
+            e,
+            't-failed',
+            label('✗ verification failed'),
+            ...took,
+            ' ',
+            h('span', { class: 't-agent' }, e.detail),
+          );
+    }
     case 'violation':
       return item(
         e,

@@ -7,11 +7,13 @@
 import { api } from './api.js';
 import { h, main, pageKey } from './dom.js';
 import { entryItem } from './transcript-entry.js';
+import { searchBar } from './transcript-search.js';
+import { runMsOf, stepsList, stepsOf } from './transcript-steps.js';
 
 const FIRST = 200;
 const PAGE = 500;
-/** A deep link's pages: the API's largest, half the round trips on the way to entry 8,000. */
-const SEEK = 1000;
+/** The pages asked for on the way down to a search's match: the API's largest. */
+const REACH = 1000;
 
 /** The state of each section on the page, by its element: a new page (another run) is a new one. */
 const STATES = new WeakMap();
@@ -39,8 +41,8 @@ export function prefetchTranscript(ref) {
 }
 
 /** The first page, or the one after `cursor`. */
-const pageUrl = (run, cursor, size = PAGE) =>
-  `/api/runs/${encodeURIComponent(run)}/transcript?limit=${cursor ? `${size}&after=${encodeURIComponent(cursor)}` : FIRST}`;
+const pageUrl = (run, cursor, limit = PAGE) =>
+  `/api/runs/${encodeURIComponent(run)}/transcript?limit=${cursor ? `${limit}&after=${encodeURIComponent(cursor)}` : FIRST}`;
 
 /** Called after each draw of the run page: the first page once, then what came since. */
 export function followTranscript(run) {
@@ -52,6 +54,13 @@ export function followTranscript(run) {
     STATES.set(el, s);
   }
   s.active = run.state?.status === 'ACTIVE';
+  s.ctx.runMs = runMsOf(run);
+  // The steps grow above the list: a person following a live run at its end stays there.
+  const stay = s.active && atBottom();
+  const steps = stepsList(stepsOf(run.events ?? []), s.ctx.runMs);
+  s.steps.replaceWith(steps);
+  s.steps = steps;
+  if (stay && !atBottom()) window.scrollTo(0, document.documentElement.scrollHeight);
   s.live.textContent = s.active ? 'live: new entries appear as the run writes them' : '';
   // While pages are left to load, the person's scrolling brings them; at the end, ask for more.
   if (!s.more) load(s);
@@ -70,6 +79,9 @@ function start(el, run) {
       refused: 0,
       callCount: 0,
       calls: new Map(),
+      /** Where each entry is drawn, by id (transcript-search.js). */
+      byId: new Map(),
+      runMs: 0,
       whole: async (id) =>
         (await api('GET', `/api/runs/${encodeURIComponent(run.name)}/transcript/${encodeURIComponent(id)}`))
           .entry,
@@ -84,8 +96,13 @@ function start(el, run) {
   s.error = h('p', { class: 't-error', role: 'alert' });
   s.moreButton = h('button', { type: 'button', class: 't-more', hidden: true }, 'Show more');
   s.moreButton.addEventListener('click', () => load(s));
+  s.steps = h('p', { hidden: true });
+  s.reach = (id) => reach(s, id);
+  s.search = searchBar(s);
   el.replaceChildren(
     h('h2', { id: 'transcript-title' }, 'Transcript'),
+    s.steps,
+    s.search.bar,
     h(
       'p',
       { class: 't-bar' },
@@ -110,12 +127,12 @@ function start(el, run) {
 }
 
 /** The next page after the cursor, appended; one request at a time, one more if asked meanwhile. */
-function load(s) {
+function load(s, limit = PAGE) {
   if (s.loading) {
     s.again = true;
     return s.loading;
   }
-  s.loading = fetchPage(s).finally(() => {
+  s.loading = fetchPage(s, limit).finally(() => {
     s.loading = null;
     if (s.again) {
       s.again = false;
@@ -133,10 +150,28 @@ function earlyPage(s) {
   return page;
 }
 
-async function fetchPage(s) {
+/** Pages loaded until entry `id` is drawn, or the transcript ends, or a page brings nothing. */
+async function reach(s, id) {
+  if (s.loading) await s.loading;
+  if (s.ctx.byId.has(id)) return;
+  // Out of the layout while pages are added: laying out the whole growing list after each one
+  // made a jump to the end of a 10,000-call run take tens of seconds.
+  s.list.classList.add('t-reaching');
+  try {
+    while (!s.ctx.byId.has(id) && (s.more || !s.cursor)) {
+      const before = s.entries;
+      await load(s, REACH);
+      if (s.entries === before) return;
+    }
+  } finally {
+    s.list.classList.remove('t-reaching');
+  }
+}
+
+async function fetchPage(s, limit) {
   let page;
   try {
-    page = (await earlyPage(s)) ?? (await api('GET', pageUrl(s.run, s.cursor, s.seeking ? SEEK : PAGE)));
+    page = (await earlyPage(s)) ?? (await api('GET', pageUrl(s.run, s.cursor, limit)));
   } catch (e) {
     s.error.textContent = `Could not load the transcript: ${e.message} (it is asked again at the next update)`;
     return;
@@ -150,6 +185,7 @@ async function fetchPage(s) {
     if (li) items.push(li);
   }
   s.list.append(...items);
+  s.search.marked(page.entries.map((e) => e.id));
   s.entries += page.entries.length;
   s.cursor = page.next;
   s.more = page.more;
@@ -176,17 +212,7 @@ function counts(s) {
 export async function revealEntry(id) {
   const s = STATES.get(document.getElementById('transcript'));
   if (!s) return null;
-  s.seeking = true;
-  try {
-    for (;;) {
-      const li = s.list.querySelector(`[data-key="${CSS.escape(id)}"]`);
-      if (li) return li;
-      if (s.loading) await s.loading;
-      else if (s.cursor && !s.more) return null;
-      else await load(s);
-      if (s.error.textContent) return null;
-    }
-  } finally {
-    s.seeking = false;
-  }
+  await reach(s, id);
+  // A call's result is drawn in its call's entry: the link to it opens the call.
+  return s.ctx.byId.get(id)?.li ?? null;
 }

@@ -145,6 +145,7 @@ export function verifier(input: {
     const how = result.timedOut ? 'timed out' : `exit code ${result.exitCode ?? '?'}`;
     return {
       ok: result.ok,
+      duration_ms: result.durationMs,
       detail: `\`${command}\` ${result.ok ? 'passed' : `failed (${how})`}${result.excerpt ? `:\n${result.excerpt}` : ''}`,
     };
   };

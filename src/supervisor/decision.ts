@@ -11,7 +11,7 @@ export interface CheckRecord {
   readonly violations: number;
   readonly corrections: number;
   /** The last verification's outcome, when one ran. */
-  readonly verify: { readonly ok: boolean; readonly detail: string } | null;
+  readonly verify: { readonly ok: boolean; readonly detail: string; readonly duration_ms?: number } | null;
 }
 
 /** One Stop decided: the answer to the hook, and the run's end when the decision ends it. */

@@ -33,7 +33,13 @@ export async function checkStop(
   if (found.length === 0 && checks.verify && !signal.aborted) {
     verify = await checks.verify(signal);
     if (signal.aborted) return { decision: undefined, violations: 0, corrected: false, verify: null };
-    log.append({ event: 'verify', ok: verify.ok, detail: verify.detail });
+    // How long it took, for the run page's steps (src/web: a slow verification is seen at a glance).
+    log.append({
+      event: 'verify',
+      ok: verify.ok,
+      detail: verify.detail,
+      ...(verify.duration_ms === undefined ? {} : { duration_ms: verify.duration_ms }),
+    });
     if (!verify.ok) found = [{ type: 'verify_failed', detail: verify.detail }];
   }
   const none = { decision: undefined, violations: found.length, corrected: false, verify };

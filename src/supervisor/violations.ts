@@ -9,7 +9,9 @@ export interface StopChecks {
    * configured (or not a fix run).
    */
   readonly verify:
-    | ((signal: AbortSignal) => Promise<{ readonly ok: boolean; readonly detail: string }>)
+    | ((
+        signal: AbortSignal,
+      ) => Promise<{ readonly ok: boolean; readonly detail: string; readonly duration_ms?: number }>)
     | null;
   readonly actions: Readonly<Record<ViolationType, ViolationAction>>;
   readonly maxCorrections: number;

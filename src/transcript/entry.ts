@@ -39,7 +39,13 @@ export type Entry =
     })
   /** Messages a person queued (`agentbox inject`), delivered at a Stop. */
   | (Base & { readonly kind: 'inject'; readonly text: string })
-  | (Base & { readonly kind: 'verify'; readonly ok: boolean; readonly detail: string })
+  /** `duration_ms`: how long runs.verify took (logged since issue 40; older runs have none). */
+  | (Base & {
+      readonly kind: 'verify';
+      readonly ok: boolean;
+      readonly detail: string;
+      readonly duration_ms?: number;
+    })
   | (Base & {
       readonly kind: 'violation';
       readonly type: string;

@@ -46,7 +46,13 @@ function draftOf(e: Json): Record<string, unknown> | null {
   if (e.decision === 'deny')
     return { kind: 'refusal', by: s(e.source) || 'guard', tool: s(e.tool), reason: s(e.reason) };
   if (event === 'budget') return { kind: 'budget', reason: s(e.reason) };
-  if (event === 'verify') return { kind: 'verify', ok: e.ok === true, detail: s(e.detail) };
+  if (event === 'verify')
+    return {
+      kind: 'verify',
+      ok: e.ok === true,
+      detail: s(e.detail),
+      ...(typeof e.duration_ms === 'number' && e.duration_ms >= 0 ? { duration_ms: e.duration_ms } : {}),
+    };
   if (event === 'violation')
     return { kind: 'violation', type: s(e.type), detail: s(e.detail), action: s(e.action) };
   if (typeof e.decision === 'string') return decisionOf(e);

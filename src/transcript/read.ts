@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { type Cursor, START } from './cursor.js';
-import { CUT_AT, type Entry } from './entry.js';
+import { CUT_AT, type Entry, type LineRef } from './entry.js';
 import { eventEntry } from './event-entries.js';
 import { LineReader, MAX_LINE } from './lines.js';
 import { lineEntries } from './stream-entries.js';
@@ -50,9 +50,14 @@ class ClaudeSide {
   private lastBefore: number | null;
   private skip: number;
 
+  /** Offsets of the last lines `keep` passed over: an untimed line kept after them takes their time. */
+  private skipped: number[] = [];
+
   constructor(
     private readonly src: ClaudeSource,
     from: Cursor,
+    /** Lines this is false for are not parsed and give no entry (a search's filter, search.ts). */
+    private readonly keep?: (text: string) => boolean,
   ) {
     this.reader = new LineReader(src.file, from.s, MAX_LINE, src.noFollow);
     this.lastAt = from.t;
@@ -67,18 +72,47 @@ class ClaudeSide {
       this.line = line.offset;
       this.lastBefore = this.lastAt;
       const ref = { file: this.src.rel, offset: line.offset, bytes: line.bytes };
-      const at = this.lastAt === null ? null : new Date(this.lastAt).toISOString();
-      if (line.text === null) {
-        this.pending = [{ kind: 'oversized', id: `${this.src.prefix}${line.offset}.0`, at, ...ref }];
+      if (this.keep && (line.text === null || !this.keep(line.text))) {
+        if (line.text !== null) this.skipped = [...this.skipped.slice(-3), line.offset];
+        this.pending = [];
       } else {
-        const read = lineEntries({ text: line.text, ref, prefix: this.src.prefix, lastAt: at, max: CUT_AT });
-        if (read.at !== null) this.lastAt = Date.parse(read.at);
-        this.pending = read.entries;
+        this.pending = this.entriesOf(line.text, ref);
       }
       this.taken = Math.min(this.skip, this.pending.length);
       this.skip = 0;
     }
     return this.pending[this.taken];
+  }
+
+  private entriesOf(text: string | null, ref: LineRef): Entry[] {
+    const at = this.lastAt === null ? null : new Date(this.lastAt).toISOString();
+    if (text === null) return [{ kind: 'oversized', id: `${this.src.prefix}${ref.offset}.0`, at, ...ref }];
+    const parse = (lastAt: string | null) =>
+      lineEntries({ text, ref, prefix: this.src.prefix, lastAt, max: CUT_AT });
+    let read = parse(at);
+    // An untimed line after lines a search skipped: it takes their time, as a full read would.
+    const before = read.at === null && this.skipped.length > 0 ? this.skippedTime() : null;
+    if (before !== null) read = { entries: parse(before).entries, at: before };
+    this.skipped = [];
+    if (read.at !== null) this.lastAt = Date.parse(read.at);
+    return read.entries;
+  }
+
+  /** The time of the newest skipped line that has one, read again (rare: untimed lines are few). */
+  private skippedTime(): string | null {
+    for (const offset of [...this.skipped].reverse()) {
+      const reader = new LineReader(this.src.file, offset, MAX_LINE, this.src.noFollow);
+      try {
+        const text = reader.next()?.text;
+        const at = text
+          ? lineEntries({ text, ref: { file: '', offset, bytes: 0 }, prefix: '', lastAt: null }).at
+          : null;
+        if (at !== null) return at;
+      } finally {
+        reader.close();
+      }
+    }
+    return null;
   }
 
   take(e: number): Positioned {
@@ -145,8 +179,9 @@ export function* transcriptEntries(
   runDir: string,
   from: Cursor = START,
   live: string | null = null,
+  keep?: (text: string) => boolean,
 ): Generator<Positioned> {
-  const claude = new ClaudeSide(claudeFile(runDir, live), from);
+  const claude = new ClaudeSide(claudeFile(runDir, live), from, keep);
   const events = new EventSide(path.join(runDir, 'events.jsonl'), from.e);
   try {
     for (;;) {

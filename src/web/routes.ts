@@ -75,6 +75,15 @@ async function startRun(ctx: RouteContext, ac: ActionContext, req: http.Incoming
   return json(value, repeated ? 200 : 201);
 }
 
+/** `GET /api/runs/<run>/transcript`, `…/transcript/search?q=`, `…/transcript/<entry id>`. */
+async function transcriptRoute(ctx: RouteContext, parts: string[], url: URL): Promise<Reply> {
+  const t = await transcript();
+  if (parts.length === 4) return json(t.transcriptOf(ctx.ledger, ctx.env, parts[2]!, url.searchParams));
+  if (parts[4] === 'search')
+    return json(t.transcriptSearchOf(ctx.ledger, ctx.env, parts[2]!, url.searchParams));
+  return json(t.transcriptEntryOf(ctx.ledger, ctx.env, parts[2]!, parts[4]!));
+}
+
 /** The JSON API, one resource at a time; the request has passed every check already. */
 export async function route(ctx: RouteContext, req: http.IncomingMessage, url: URL): Promise<Reply> {
   const method = req.method ?? 'GET';
@@ -93,12 +102,8 @@ export async function route(ctx: RouteContext, req: http.IncomingMessage, url: U
     if (parts[1] === 'runs' && parts.length === 4 && parts[3] === 'diff' && method === 'GET') {
       return json(await (await liveDiff()).liveDiffs.answer(ctx.ledger, ctx.root, parts[2]!, ctx.env));
     }
-    if (parts[1] === 'runs' && parts[3] === 'transcript' && method === 'GET') {
-      if (parts.length === 4)
-        return json((await transcript()).transcriptOf(ctx.ledger, ctx.env, parts[2]!, url.searchParams));
-      if (parts.length === 5)
-        return json((await transcript()).transcriptEntryOf(ctx.ledger, ctx.env, parts[2]!, parts[4]!));
-    }
+    if (parts[1] === 'runs' && parts[3] === 'transcript' && method === 'GET' && parts.length <= 5)
+      return await transcriptRoute(ctx, parts, url);
     if (parts[1] === 'runs' && parts.length === 6 && parts[3] === 'revisions' && parts[5] === 'interdiff') {
       if (method === 'GET')
         return json((await import('./revisions.js')).interdiffOf(ctx.ledger, parts[2]!, parts[4]!));

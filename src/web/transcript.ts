@@ -5,6 +5,7 @@ import type { Entry } from '../transcript/entry.js';
 import { fullEntry } from '../transcript/full.js';
 import { liveTranscript } from '../transcript/live.js';
 import { claudeFile, transcriptPage } from '../transcript/read.js';
+import { MAX_QUERY, searchTranscript } from '../transcript/search.js';
 import type { Env } from '../util/env.js';
 import { HttpError } from './http.js';
 
@@ -52,4 +53,21 @@ export function transcriptOf(ledger: Ledger, env: Env, ref: string, params: URLS
 export function transcriptEntryOf(ledger: Ledger, env: Env, ref: string, id: string) {
   const run = readRun(ledger, resolveRun(ledger, ref));
   return { name: run.name, entry: withTarget(fullEntry(run.dir, id, liveTranscript(run, env))) };
+}
+
+/**
+ * `GET /api/runs/<run>/transcript/search?q=<text>`: the ids of the entries whose words contain
+ * `q` (any case), in the transcript's order, read from the files at each request
+ * (src/transcript/search.ts); `capped` when MAX_MATCHES were found and the rest not looked for.
+ */
+export function transcriptSearchOf(ledger: Ledger, env: Env, ref: string, params: URLSearchParams) {
+  const q = params.get('q') ?? '';
+  if (q.trim() === '' || q.length > MAX_QUERY)
+    throw new HttpError(
+      400,
+      `q must be 1 to ${MAX_QUERY} characters, not ${q.trim() === '' ? 'empty' : `${q.length} characters`}`,
+    );
+  const run = readRun(ledger, resolveRun(ledger, ref));
+  const found = searchTranscript(run.dir, q, liveTranscript(run, env));
+  return { name: run.name, q, matches: found.matches, capped: found.capped };
 }

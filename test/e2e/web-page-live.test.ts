@@ -141,13 +141,13 @@ describe('the live page in Chromium', () => {
     await liveUpdate();
 
     // The keyboard: every button and the Prompt, in the page's order, each a Tab stop; then the
-    // transcript's tool calls (web/transcript.js), each a summary to open: both Bash calls with
-    // their results (the third turn hangs).
+    // transcript's search (its Previous and Next) and tool calls (web/transcript.js), each a
+    // summary to open: both Bash calls with their results (the third turn hangs).
     const answered = page.locator('#transcript summary .t-mark-ok');
     await expect.poll(() => answered.count(), { timeout: 60_000 }).toBe(2);
     const calls = await page.locator('#transcript summary').allTextContents();
     const stops = (await tabStops()).filter((s) => s.tag === 'BUTTON' || s.tag === 'SUMMARY');
-    expect(stops.map((s) => s.text)).toEqual(['Stop', 'Inject', 'Prompt', ...calls]);
+    expect(stops.map((s) => s.text)).toEqual(['Stop', 'Inject', 'Prompt', 'Previous', 'Next', ...calls]);
     // The live run page, in both themes, wide and as narrow as a phone.
     for (const width of [1280, 390]) {
       await page.setViewportSize({ width, height: 800 });

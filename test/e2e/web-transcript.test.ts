@@ -94,11 +94,13 @@ describe('the transcript on the run page (real Claude Code, Chromium)', () => {
     await refused.first().waitFor({ timeout: 90_000 });
     expect(p.state(name).status).toBe('ACTIVE');
     const calls = list.locator('details.t-call > summary');
+    // Each with how long it ran, from Claude Code's own timestamps (issue 40).
+    const took = String.raw` (\d+ ms|\d+\.\d s|\d+ min \d+ s)( · slow: \d+% of the run)?$`;
     expect(await calls.allTextContents()).toEqual([
-      expect.stringMatching(/^Read .*src\/app\.js ✓$/),
-      expect.stringMatching(/^Edit .*src\/app\.js ✓$/),
-      expect.stringMatching(/^Bash printf .*✓$/),
-      expect.stringMatching(/^Read .*\.agents\/INDEX\.md ✗ refused \(\w+\)$/),
+      expect.stringMatching(new RegExp(String.raw`^Read .*src/app\.js ✓${took}`)),
+      expect.stringMatching(new RegExp(String.raw`^Edit .*src/app\.js ✓${took}`)),
+      expect.stringMatching(new RegExp(`^Bash printf .*✓${took}`)),
+      expect.stringMatching(new RegExp(String.raw`^Read .*\.agents/INDEX\.md ✗ refused \(\w+\)${took}`)),
     ]);
     // Counted at the top, and a filter that shows only them.
     const marked = await refused.count();
@@ -186,6 +188,15 @@ describe('the transcript on the run page (real Claude Code, Chromium)', () => {
     expect(await page.evaluate('window.__pwned')).toBeUndefined();
 
     await page.locator('[data-status="REVIEW"]').waitFor({ timeout: 60_000 });
+    // Each turn and how long it took, from events.jsonl (issue 40): the message delivered at the
+    // first Stop, the supervisor's correction at the second, its complete at the third.
+    const steps = page.locator('#transcript-steps > li');
+    await expect.poll(() => steps.count(), { timeout: 10_000 }).toBe(3);
+    expect(await steps.allTextContents()).toEqual([
+      expect.stringMatching(/^turn 1 \(inject\) \d/),
+      expect.stringMatching(/^turn 2 \(continue\) \d/),
+      expect.stringMatching(/^turn 3 \(complete\) \d/),
+    ]);
     expect(await violations()).toEqual([]);
   }, 240_000);
 });
