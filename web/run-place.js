@@ -7,13 +7,18 @@ import { diffDrawn, expandFile } from './diff.js';
 import { toast } from './dom.js';
 import { revealEntry } from './transcript.js';
 
-/** The address whose place the page went to last. */
+/** The address whose place the page went to last; the panel it marked, if it was one. */
 let reached = null;
+let markedPanel = null;
 
 export async function goToPlace(run) {
-  if (reached === location.hash) return;
+  if (reached === location.hash) {
+    keepPanelMark();
+    return;
+  }
   const hash = location.hash;
   reached = hash;
+  markedPanel = null;
   const asked = targetOf(hash);
   const place = asked ?? run.opens_at;
   if (!place) return;
@@ -24,8 +29,10 @@ export async function goToPlace(run) {
       : await lineOf(place);
   // The person went somewhere else while the transcript's pages came.
   if (location.hash !== hash) return;
-  if (found) markTarget(...found);
-  else if (asked)
+  if (found) {
+    markTarget(...found);
+    markedPanel = place.panel ?? null;
+  } else if (asked)
     toast(
       asked.entry
         ? `Entry ${asked.entry} is not in this run's transcript`
@@ -42,6 +49,19 @@ async function entryOf(id) {
   const call = li.querySelector('details.t-call');
   if (call) call.open = true;
   return [li];
+}
+
+/**
+ * A redraw draws the panels anew (the transcript's entries stay): the marked one keeps its mark,
+ * and the focus when it had it (it went with the old element), without scrolling there again.
+ */
+function keepPanelMark() {
+  const panel = markedPanel && document.getElementById(markedPanel);
+  if (!panel || panel.classList.contains('is-target')) return;
+  panel.classList.add('is-target');
+  panel.setAttribute('tabindex', '-1');
+  if (document.activeElement === document.body || !document.activeElement)
+    panel.focus({ preventScroll: true });
 }
 
 function panelOf(id) {

@@ -327,6 +327,17 @@ describe('deep links, error first and collapsed files on the run page (Chromium)
       await page.goto(`${ui.url}/#/run/${runs[key]}`);
       await page.locator(selector).waitFor();
       expect(await page.locator(selector).textContent()).toMatch(text);
+      // A redraw (as a live update makes) keeps the mark and the focus where they were.
+      const drawn = await page.evaluate(() => (globalThis as any).document.body.dataset.rendered);
+      await page.evaluate(() => {
+        const g = globalThis as any;
+        g.dispatchEvent(new g.HashChangeEvent('hashchange'));
+      });
+      await page.waitForFunction(
+        (before) => (globalThis as any).document.body.dataset.rendered !== before,
+        drawn,
+      );
+      expect(await page.locator(selector).textContent()).toMatch(text);
       await focusedAndSeen(page, selector);
       expect(await page.locator('.is-target').count()).toBe(1);
       expect(await axeLightAndDark(page)).toEqual([]);
