@@ -113,6 +113,7 @@ async function superviseClaude(
     return child.stop();
   });
   await recordStart(input, run, child);
+  await input.onStarted?.();
   harness.defer(sink.beating());
   const timeout = setTimeout(() => halt.timedOut(input.timeoutMs), input.timeoutMs);
   harness.defer(() => clearTimeout(timeout));
