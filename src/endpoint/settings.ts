@@ -80,6 +80,11 @@ type Group = { matcher?: string; hooks: Hook[] };
  * session SessionStart goes through hooks/agentbox-hook.mjs. A headless run has no SessionStart
  * hook: claude waits for a command hook before its first request, and the node process it starts
  * cost a scout ~30-45 ms (bench/scout-overhead.bench.ts) for a line the stream's init gives anyway.
+ * NOTE: a headless run has no UserPromptSubmit or SessionEnd hook either: the endpoint only logged
+ * them (the prompt is agentbox's own, the session's end is claude's exit, both in the stream), and
+ * each is a round trip claude waits for, through its sandbox's proxy, before its first request
+ * and before it exits (bench/scout-overhead.bench.ts). A person's session keeps them: its turns
+ * start there.
  * PreToolUse fails closed (onFailure: block): with the supervisor gone, guarded tools stop.
  */
 /** The `if` rules of the Bash guard: the commands that name what a run must not touch. */
@@ -141,17 +146,16 @@ export function runSettings(input: RunSettingsInput): Record<string, unknown> {
       ? [{ hooks: [http(event)] }]
       : [{ matcher: 'Task|Agent', hooks: [http(event)] }];
   const command = `${shellQuote(input.node ?? process.execPath)} ${shellQuote(HOOK_SCRIPT)} SessionStart ${shellQuote(input.hookFile)}`;
+  const session = input.history === 'hooks';
   const hooks: Record<string, Group[]> = {
-    ...(input.history === 'hooks'
-      ? { SessionStart: [{ hooks: [{ type: 'command', command, timeout: 30 }] }] }
-      : {}),
-    UserPromptSubmit: [{ hooks: [http('UserPromptSubmit')] }],
+    ...(session ? { SessionStart: [{ hooks: [{ type: 'command', command, timeout: 30 }] }] } : {}),
+    ...(session ? { UserPromptSubmit: [{ hooks: [http('UserPromptSubmit')] }] } : {}),
     PreToolUse: pre,
     PostToolUse: post('PostToolUse'),
     PostToolUseFailure: post('PostToolUseFailure'),
     Stop: [{ hooks: [http('Stop')] }],
     SubagentStop: [{ hooks: [http('SubagentStop')] }],
-    SessionEnd: [{ hooks: [http('SessionEnd')] }],
+    ...(session ? { SessionEnd: [{ hooks: [http('SessionEnd')] }] } : {}),
   };
   return { permissions: { deny: [...input.deny] }, hooks, ...input.sandbox };
 }

@@ -35,6 +35,11 @@ export interface CreateRunInput {
   readonly pid?: number | null;
   /** Source of short ids; tests pass a small pool to force collisions. Default: crypto random. */
   readonly randomId?: () => string;
+  /**
+   * false: INDEX.md is left to the caller (regenerateIndexMd), which writes it once claude has
+   * started (a foreground run: 10-60 ms off the way to claude). Default: written here.
+   */
+  readonly dashboard?: boolean;
 }
 
 export interface RunHandle {
@@ -100,7 +105,7 @@ function groupHas(ledger: Ledger, suffix: string): boolean {
 
 /**
  * Creates a run: its folder with raw/, meta.yaml (once), state.json (ACTIVE), a `created` event
- * in INDEX.jsonl, a fresh INDEX.md, and `latest` pointing at it.
+ * in INDEX.jsonl, a fresh INDEX.md (unless `dashboard` is false), and `latest` pointing at it.
  */
 export async function createRun(ledger: Ledger, input: CreateRunInput): Promise<RunHandle> {
   if (!RUN_TYPES.includes(input.type)) throw new Error(`unknown run type ${JSON.stringify(input.type)}`);
@@ -133,7 +138,7 @@ export async function createRun(ledger: Ledger, input: CreateRunInput): Promise<
   markActive(ledger, name);
   writeFirstState(dir, state);
   appendIndexEvent(ledger, makeIndexEvent(meta, state, 'created', undefined, now));
-  await regenerateIndexMd(ledger);
+  if (input.dashboard !== false) await regenerateIndexMd(ledger);
   setLatest(ledger, name);
   return { name, id, dir, meta, state };
 }

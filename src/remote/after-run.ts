@@ -1,11 +1,4 @@
 import type { CommandContext } from '../context.js';
-import { AgentboxError, isAgentboxError } from '../errors.js';
-import { findRepo } from '../git/repo.js';
-import { openLedger } from '../ledger/paths.js';
-import { pushGroupAfter } from './after-group.js';
-import { checkRemoteName, DEFAULT_REMOTE } from './refs.js';
-import { runsStartedBy, type Shared, shareRun } from './share.js';
-import { groupsStartedBy } from './share-group.js';
 
 /** A run command's options as far as `--push` is concerned. */
 export interface PushFlags {
@@ -17,10 +10,7 @@ export interface PushFlags {
 
 /**
  * `agentbox <scout|plan|fix|review> "<task>" --push [<remote>]`: runs the command as it is, then
- * publishes the run it created, whatever its outcome (a failed run is worth seeing too); a group
- * (`fix --attempts N`) is published whole (pushGroupAfter). The run command is not told: its runs
- * are found as those this process supervised (see runsStartedBy), and their groups by them.
- * A push that fails makes the command fail, after the run: a CI job must not pass silently.
+ * publishes the run it created (src/remote/publish-after.ts). Without --push the command just runs.
  */
 export async function pushAfter<O extends PushFlags>(
   ctx: CommandContext,
@@ -29,63 +19,8 @@ export async function pushAfter<O extends PushFlags>(
 ): Promise<number> {
   const { push, ...rest } = options;
   if (push === undefined || push === false) return start(rest);
-  const remote = checkRemoteName(push === true ? DEFAULT_REMOTE : push);
-  if (options.detach) {
-    throw new AgentboxError('USAGE', '--push waits for the run to end: it does not go with --detach', {
-      hint: 'run it in the foreground (a CI job does), or push later: agentbox push <run>',
-    });
-  }
-  const since = new Date();
-  let code = 1;
-  let failure: unknown;
-  try {
-    code = await start(rest);
-  } catch (error) {
-    failure = error;
-  }
-  const root = await findRepo(ctx.cwd, ctx.env).then(
-    (r) => r.root,
-    () => null,
-  );
-  const ledger = root === null ? null : tryOpen(root);
-  const runs = ledger ? runsStartedBy(ledger, process.pid, since) : [];
-  // A group goes whole (its attempts with it); the runs left are published one by one.
-  const done = new Set<string>();
-  for (const group of ledger ? groupsStartedBy(ledger, runs, process.pid, since) : []) {
-    try {
-      for (const run of await pushGroupAfter(ctx, ledger!, group, remote, options.json === true))
-        done.add(run);
-    } catch (error) {
-      throw failure ?? error;
-    }
-  }
-  for (const name of runs.filter((r) => !done.has(r))) {
-    let shared: Shared;
-    try {
-      shared = await shareRun(ledger!, name, remote, { env: ctx.env });
-    } catch (error) {
-      if (failure !== undefined || !isAgentboxError(error)) throw failure ?? error;
-      throw new AgentboxError(
-        'GIT_FAILED',
-        `the run ${name} ended but could not be pushed: ${error.message}`,
-        {
-          hint: `${error.hint ?? 'check the remote'}; then: agentbox push ${name.slice(-6)} ${remote}`,
-        },
-      );
-    }
-    const line = `published ${name} to ${remote}${shared.branch ? ` with its branch agentbox/${name}` : ''}\n`;
-    // --json keeps stdout one document: the line goes to stderr then.
-    if (options.json) ctx.io.err(line);
-    else ctx.io.out(line);
-  }
-  if (failure !== undefined) throw failure;
-  return code;
-}
-
-function tryOpen(root: string) {
-  try {
-    return openLedger(root);
-  } catch {
-    return null;
-  }
+  // Loaded only for --push: the remote's code (sharing, git transport) was ~12 ms of every run's
+  // start before claude (bench/scout-overhead.bench.ts).
+  const { publishAfter } = await import('./publish-after.js');
+  return publishAfter(ctx, options, push, start);
 }

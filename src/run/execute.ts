@@ -6,7 +6,9 @@ import { updateState } from '../ledger/index.js';
 import { NO_TOOL_ERRORS } from '../present/tool-errors.js';
 import type { OwnedExit } from '../process/owned.js';
 import { killMarked, processStartTime } from '../process/reap.js';
+import { withNpmRootShim } from '../sandbox/npm-root.js';
 import { loadLexer } from '../templates/sections.js';
+import { agentboxStateDir } from '../util/state-dir.js';
 import { type PreparedRun, prepareRun } from './begin/prepare.js';
 import { runSetupStep, setupDue, setupEnv, setupSandbox } from './begin/setup-step.js';
 import { type Finalized, finalizeRun, pauseSeam } from './end/finalize.js';
@@ -93,7 +95,7 @@ async function superviseClaude(
   });
   const child = spawnClaude(input.claudeBin, run.launch.args, {
     cwd: run.launchDir,
-    env: run.launch.env,
+    env: await claudeEnv(input, run),
     input: run.launch.stdin,
     onStdout: (chunk) => sink.stdout(chunk),
     onStderr: (chunk) => sink.stderr(chunk),
@@ -111,6 +113,7 @@ async function superviseClaude(
     return child.stop();
   });
   await recordStart(input, run, child);
+  await input.onStarted?.();
   harness.defer(sink.beating());
   const timeout = setTimeout(() => halt.timedOut(input.timeoutMs), input.timeoutMs);
   harness.defer(() => clearTimeout(timeout));
@@ -121,6 +124,20 @@ async function superviseClaude(
   const exit = await child.exited;
   sink.flush();
   return { exit, sink };
+}
+
+/**
+ * claude's environment: with its sandbox, an `npm` first on PATH that answers the `npm root -g` its
+ * sandbox start asks from a kept answer (0.3 s, src/sandbox/npm-root.ts). Only claude's: the
+ * agent's commands (the shim is in the sandbox's denied private area) and runs.verify use the real one.
+ */
+async function claudeEnv(input: ExecuteInput, run: PreparedRun): Promise<Record<string, string>> {
+  const { privacy } = run.harness;
+  if (!privacy.sandbox) return run.launch.env;
+  return withNpmRootShim(run.launch.env, {
+    dir: path.join(privacy.area.workDir, 'bin'),
+    stateDir: agentboxStateDir(input.env),
+  });
 }
 
 /** What the sink checks a Bash call's paths against, to log reads the sandbox refused (a fenced run only). */

@@ -5,14 +5,23 @@ import { AgentboxError } from '../errors.js';
 import { findRepo } from '../git/repo.js';
 import { headSha } from '../git/worktree.js';
 import { EventLog } from '../ledger/events.js';
-import { createRun, type RunMeta, type RunState, readRun, readState } from '../ledger/index.js';
+import {
+  createRun,
+  type RunMeta,
+  type RunState,
+  readRun,
+  readState,
+  regenerateIndexMd,
+} from '../ledger/index.js';
 import { liveReporter, printSummary, succeeded } from '../present/print.js';
+import { probeSandboxAsync } from '../sandbox/available.js';
 import { assertSandboxUsable, assertVerifyUsable } from '../sandbox/prepare.js';
 import { assertProjectSettings } from '../settings/startup.js';
 import type { RunTemplates } from '../templates/load.js';
 import { entryLine, trustEvent, untrustedNotice } from '../trust/index.js';
 import { composeRunPrompt, runTemplates, templateValues, writeRunPrompt } from './begin/compose.js';
 import { type RunContext, runContextIn } from './begin/context.js';
+import { onceStarted } from './begin/dashboard.js';
 import {
   checkTask,
   executionOf,
@@ -44,15 +53,33 @@ export async function startRun(
 ): Promise<number> {
   const { rc, flags, base } = await preflight(ctx, type, task, options);
   const fix = needsWorktree(type);
-  const run = await createHeadlessRun(ctx, rc, { type, task, base, options, flags, rerunOf });
-  logTrust(rc, run.dir);
-  if (fix) await addRunWorktree(rc, run, worktreePath(rc, ctx.env, run.name), base!);
-  if (options.detach) return detachRun(ctx, rc.ledger, run.name, options.json === true);
-  // The run as just created, not read back (parsing meta.yaml again cost ~8 ms before claude
-  // starts); a fix run's state has its worktree since.
-  const state = fix ? readState(run.dir) : run.state;
-  if (!state) throw new AgentboxError('RUN_NOT_FOUND', `run ${run.name} has no state.json`);
-  return runLoaded(ctx, rc, { ...run, state }, { json: options.json === true });
+  // INDEX.md (the dashboard) is written once claude has started, while it starts up (see onceStarted).
+  const run = await createHeadlessRun(ctx, rc, {
+    type,
+    task,
+    base,
+    options,
+    flags,
+    rerunOf,
+    dashboard: false,
+  });
+  const dashboard = onceStarted(() => regenerateIndexMd(rc.ledger), run.dir);
+  try {
+    logTrust(rc, run.dir);
+    if (fix) await addRunWorktree(rc, run, worktreePath(rc, ctx.env, run.name), base!);
+    if (options.detach) {
+      await dashboard();
+      return await detachRun(ctx, rc.ledger, run.name, options.json === true);
+    }
+    // The run as just created, not read back (parsing meta.yaml again cost ~8 ms before claude
+    // starts); a fix run's state has its worktree since.
+    const state = fix ? readState(run.dir) : run.state;
+    if (!state) throw new AgentboxError('RUN_NOT_FOUND', `run ${run.name} has no state.json`);
+    return await runLoaded(ctx, rc, { ...run, state }, { json: options.json === true, onStarted: dashboard });
+  } finally {
+    // A run that ended before claude started (or never did) gets its dashboard line all the same.
+    await dashboard();
+  }
 }
 
 /**
@@ -63,10 +90,12 @@ export async function startRun(
 export async function preflight(ctx: CommandContext, type: HeadlessType, task: string, options: RunOptions) {
   checkTask(task);
   const repo = await findRepo(ctx.cwd, ctx.env);
-  // git answers while the configuration is read and checked (~10 ms of a scout's start).
+  // git answers, and bubblewrap is tried, while the configuration is read and checked (~10 ms and
+  // 5-25 ms of a scout's start).
   const head = headSha(repo.root);
   // NOTE: awaited below; until then a failure must not count as unhandled (a bad config throws first).
   head.catch(() => {});
+  const box = probeSandboxAsync(ctx.env);
   const rc = runContextIn(ctx, repo);
   ctx.io.err(untrustedNotice(rc.trust));
   const flags = checkFlags(rc, options);
@@ -80,7 +109,7 @@ export async function preflight(ctx: CommandContext, type: HeadlessType, task: s
   // Before anything is created: the project's Claude Code settings must load (a broken file is
   // dropped whole by Claude Code, and the project's guard with it), and a fix run needs its sandbox.
   assertProjectSettings(rc.repo.root);
-  assertSandboxUsable(ctx.env, rc.config.sandbox, type);
+  assertSandboxUsable(ctx.env, rc.config.sandbox, type, await box);
   if (fix) {
     refuseUntrustedChecks(rc);
     assertVerifyUsable(ctx.env, rc.config.sandbox, rc.config.runs.verify);
@@ -142,6 +171,8 @@ export async function createHeadlessRun(
     flags: RunFlags;
     group?: AttemptTag;
     rerunOf?: string | undefined;
+    /** false: INDEX.md is the caller's to write (createRun's `dashboard`). */
+    dashboard?: false;
   },
 ) {
   const { type, options } = input;
@@ -155,6 +186,7 @@ export async function createHeadlessRun(
     repoShaStart: input.base,
     pid: process.pid,
     ...(input.rerunOf === undefined ? {} : { rerunOf: input.rerunOf }),
+    ...(input.dashboard === false ? { dashboard: false } : {}),
     options: {
       ...stored,
       ...(maxCost === null ? {} : { max_cost_usd: maxCost }),
@@ -227,7 +259,13 @@ async function runLoaded(
   ctx: CommandContext,
   rc: RunContext,
   run: { readonly name: string; readonly dir: string; readonly meta: RunMeta; readonly state: RunState },
-  how: { json: boolean; resume?: ResumeTurn; replay?: { note: string }; worker?: boolean },
+  how: {
+    json: boolean;
+    resume?: ResumeTurn;
+    replay?: { note: string };
+    worker?: boolean;
+    onStarted?: () => Promise<void>;
+  },
 ): Promise<number> {
   const { json, resume, replay } = how;
   // --json prints one JSON document: no live line, no line per tool call (but a worker's log does).
@@ -241,6 +279,7 @@ async function runLoaded(
     ...(resume ? { resume: { ...resume } } : {}),
     ...(replay ? { replay } : {}),
     ...(ctx.onInterrupt ? { onInterrupt: ctx.onInterrupt } : {}),
+    ...(how.onStarted ? { onStarted: how.onStarted } : {}),
     onProgress: (p) => live.update(p),
   });
   live.clear();

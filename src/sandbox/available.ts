@@ -1,4 +1,4 @@
-import { spawnSync } from 'node:child_process';
+import { execFile, spawnSync } from 'node:child_process';
 import which from 'which';
 
 /** The environment the sandbox code reads (PATH, HOME, TMPDIR); passed in, never read from process.env. */
@@ -14,12 +14,11 @@ function onPath(name: string, env: SandboxEnv): string | null {
   return env.PATH ? which.sync(name, { nothrow: true, path: env.PATH }) : null;
 }
 
-/**
- * Whether Claude Code's sandbox can work here: on Linux, bubblewrap and socat on PATH and a kernel
- * that lets this user create the namespaces bubblewrap needs (tried for real: ~5 ms); on macOS,
- * sandbox-exec. Anything else has no sandbox.
- */
-export function probeSandbox(env: SandboxEnv, platform: NodeJS.Platform = process.platform): SandboxProbe {
+/** bwrap's trial: a namespace like the sandbox's, running `true`. */
+const BWRAP_TRIAL = ['--ro-bind', '/', '/', '--dev', '/dev', '--unshare-net', '--unshare-pid', '--', 'true'];
+
+/** What needs no process: the platform and the binaries. `{ bwrap }`: the trial is still to run. */
+function beforeTrial(env: SandboxEnv, platform: NodeJS.Platform): SandboxProbe | { readonly bwrap: string } {
   if (platform === 'darwin') {
     return onPath('sandbox-exec', env)
       ? { ok: true, detail: 'Seatbelt (sandbox-exec)' }
@@ -41,20 +40,57 @@ export function probeSandbox(env: SandboxEnv, platform: NodeJS.Platform = proces
       fix: `install ${packages} (Debian/Ubuntu: sudo apt-get install ${packages}; Fedora: sudo dnf install ${packages})`,
     };
   }
-  const tried = spawnSync(
-    onPath('bwrap', env)!,
-    ['--ro-bind', '/', '/', '--dev', '/dev', '--unshare-net', '--unshare-pid', '--', 'true'],
-    { env: { PATH: env.PATH ?? '' }, encoding: 'utf8', timeout: 10_000 },
-  );
-  if (tried.status !== 0) {
-    const why = (tried.stderr || tried.error?.message || `exit ${tried.status}`).trim().split('\n')[0];
-    return {
-      ok: false,
-      problem: `bubblewrap cannot create a sandbox here: ${why}`,
-      fix: 'allow unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1, or on Ubuntu 24.04+ kernel.apparmor_restrict_unprivileged_userns=0), or run inside a container started with them',
-    };
-  }
-  return { ok: true, detail: 'bubblewrap + socat' };
+  return { bwrap: onPath('bwrap', env)! };
+}
+
+/** The trial's outcome: its exit status and what it said. */
+function afterTrial(status: number | null, why: string | undefined): SandboxProbe {
+  if (status === 0) return { ok: true, detail: 'bubblewrap + socat' };
+  return {
+    ok: false,
+    problem: `bubblewrap cannot create a sandbox here: ${(why || `exit ${status}`).trim().split('\n')[0]}`,
+    fix: 'allow unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1, or on Ubuntu 24.04+ kernel.apparmor_restrict_unprivileged_userns=0), or run inside a container started with them',
+  };
+}
+
+/**
+ * Whether Claude Code's sandbox can work here: on Linux, bubblewrap and socat on PATH and a kernel
+ * that lets this user create the namespaces bubblewrap needs (tried for real: ~5 ms); on macOS,
+ * sandbox-exec. Anything else has no sandbox.
+ */
+export function probeSandbox(env: SandboxEnv, platform: NodeJS.Platform = process.platform): SandboxProbe {
+  const first = beforeTrial(env, platform);
+  if (!('bwrap' in first)) return first;
+  const tried = spawnSync(first.bwrap, BWRAP_TRIAL, {
+    env: { PATH: env.PATH ?? '' },
+    encoding: 'utf8',
+    timeout: 10_000,
+  });
+  return afterTrial(tried.status, tried.stderr || tried.error?.message);
+}
+
+/**
+ * probeSandbox without holding the event loop while bubblewrap runs: a run's start tries the
+ * sandbox while it reads its configuration (the trial was 5-25 ms before claude could start).
+ * Never rejects.
+ */
+export function probeSandboxAsync(
+  env: SandboxEnv,
+  platform: NodeJS.Platform = process.platform,
+): Promise<SandboxProbe> {
+  const first = beforeTrial(env, platform);
+  if (!('bwrap' in first)) return Promise.resolve(first);
+  return new Promise((resolve) => {
+    execFile(
+      first.bwrap,
+      BWRAP_TRIAL,
+      { env: { PATH: env.PATH ?? '' }, encoding: 'utf8', timeout: 10_000 },
+      (error, _stdout, stderr) => {
+        const status = error ? (typeof error.code === 'number' ? error.code : null) : 0;
+        resolve(afterTrial(status, stderr || error?.message));
+      },
+    );
+  });
 }
 
 /**

@@ -5,8 +5,9 @@ import type { Config } from '../config/schema.js';
 import { AgentboxError } from '../errors.js';
 import { git } from '../git/exec.js';
 import { createPrivateGit } from '../git/private.js';
+import { findOnDisk } from '../git/repo.js';
 import { agentboxStateDir } from '../util/state-dir.js';
-import { probeSandbox, probeVerifySandbox, type SandboxEnv } from './available.js';
+import { probeSandbox, probeVerifySandbox, type SandboxEnv, type SandboxProbe } from './available.js';
 import { absentBefore, leftoverCandidates, removeEmpty } from './leftovers.js';
 import { createPrivateArea, type PrivateArea, privateBase } from './private.js';
 import { HOME_SECRETS, homePath, homeRegions, READ_ALLOWLIST, type ReadFence } from './read-allowlist.js';
@@ -18,9 +19,15 @@ import { RUNTIME_WRITABLE } from './settings.js';
  * Code's sandbox works, unless the person opted out in agentbox.yaml (`sandbox.mode: off`).
  * Checked before any run folder exists.
  */
-export function assertSandboxUsable(env: SandboxEnv, config: Config['sandbox'], type = 'fix'): void {
+export function assertSandboxUsable(
+  env: SandboxEnv,
+  config: Config['sandbox'],
+  type = 'fix',
+  /** The probe's outcome when it was started earlier (probeSandboxAsync); else it runs now. */
+  probed?: SandboxProbe,
+): void {
   if (config.mode === 'off') return;
-  const probe = probeSandbox(env);
+  const probe = probed ?? probeSandbox(env);
   if (!probe.ok) {
     throw new AgentboxError(
       'SANDBOX_UNAVAILABLE',
@@ -150,6 +157,16 @@ export function fixWritable(worktree: string, box: RunSandbox): string[] {
   return [worktree, ...(box.gitDir ? [box.gitDir] : []), box.tmpDir];
 }
 
+/**
+ * The repository's git dir, real path: read from disk for the layouts git makes (a few stat
+ * calls), else asked of git. NOTE: a git process here was ~8 ms of every run's start before claude.
+ */
+async function commonGitDir(repoRoot: string): Promise<string> {
+  const onDisk = findOnDisk(repoRoot)?.commonDir;
+  const common = onDisk ?? (await git(['rev-parse', '--git-common-dir'], { cwd: repoRoot })).trim();
+  return fs.realpathSync(path.resolve(repoRoot, common));
+}
+
 /** Where a run's settings (they carry the token) and the hook script's address book go. */
 export interface RunSecrets {
   readonly root: string;
@@ -204,8 +221,7 @@ export async function prepareRunPrivacy(opts: {
   const secrets = secretFiles(area);
   if (!opts.fenced || opts.config.mode === 'off') return { area, secrets, sandbox: null };
   try {
-    const common = await git(['rev-parse', '--git-common-dir'], { cwd: opts.repoRoot });
-    const mainGitDir = fs.realpathSync(path.resolve(opts.repoRoot, common.trim()));
+    const mainGitDir = await commonGitDir(opts.repoRoot);
     const runtimeWritable = runtimeFolders(opts.env);
     const fence = {
       tmpDir: area.tmpDir,

@@ -80,6 +80,27 @@ describe('read-only runs (scout, plan) on the real Claude Code', () => {
     expect(p.repo.git('status', '--porcelain')).toBe('');
   });
 
+  it('INDEX.md lists the run as ACTIVE while claude runs (written once claude has started), then DONE', async () => {
+    const index = path.join(p.repo.dir, '.agents', 'INDEX.md');
+    let during = '';
+    p.server.setRules([
+      {
+        when: { anyText: 'dashboard while running' },
+        reply: () => {
+          during = fs.readFileSync(index, 'utf8');
+          return text('ok');
+        },
+      },
+    ]);
+    const result = await p.agentbox(['scout', 'dashboard while running']);
+    expect(result.code, result.stderr).toBe(0);
+    const name = p.newest();
+    expect(during).toMatch(new RegExp(`\\[${name}\\]\\(runs/${name}/\\) \\| scout \\| ACTIVE \\|`));
+    expect(fs.readFileSync(index, 'utf8')).toMatch(
+      new RegExp(`\\[${name}\\]\\(runs/${name}/\\) \\| scout \\| DONE \\|`),
+    );
+  });
+
   it('plan writes plan.md and a report pointing at it; --json prints the outcome', async () => {
     p.server.setRules([
       { when: { anyText: 'plan the pool resize' }, reply: text('1. Raise the pool size.\n2. Load-test.') },

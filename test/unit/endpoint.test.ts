@@ -142,8 +142,17 @@ describe('runSettings', () => {
     expect(validateSettings(settings as never)).toEqual([]);
     expect(settings.permissions).toEqual({ deny: ['Read(//x/**)'] });
     const hooks = hooksOf(settings);
-    // A headless run's session start comes from its stream (src/run/begin/session-start.ts).
+    // A headless run's session start comes from its stream (src/run/begin/session-start.ts); its
+    // prompt and its end are its own: no round trip for them.
     expect(Object.keys(hooks)).toEqual([
+      'PreToolUse',
+      'PostToolUse',
+      'PostToolUseFailure',
+      'Stop',
+      'SubagentStop',
+    ]);
+    expect(Object.keys(hooksOf(runSettings({ ...base, history: 'hooks' })))).toEqual([
+      'SessionStart',
       'UserPromptSubmit',
       'PreToolUse',
       'PostToolUse',

@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createPrivateGit } from '../../src/git/private.js';
-import { probeSandbox } from '../../src/sandbox/available.js';
+import { probeSandbox, probeSandboxAsync } from '../../src/sandbox/available.js';
 import { absentBefore, removeEmpty } from '../../src/sandbox/leftovers.js';
 import { createPrivateArea, privateBase } from '../../src/sandbox/private.js';
 import { sandboxSettings } from '../../src/sandbox/settings.js';
@@ -70,6 +70,35 @@ describe('probeSandbox', () => {
       ok: false,
       problem: 'Claude Code has no sandbox on win32',
     });
+  });
+
+  it('gives the same answers tried without holding the event loop (probeSandboxAsync)', async () => {
+    expect(await probeSandboxAsync({ PATH: process.env.PATH }, 'linux')).toEqual(
+      probeSandbox({ PATH: process.env.PATH }, 'linux'),
+    );
+    expect(await probeSandboxAsync({ PATH: temp('agentbox-nopath-') }, 'linux')).toMatchObject({
+      ok: false,
+      problem: 'bwrap and socat are not installed',
+    });
+    // A bubblewrap that cannot make its namespaces: its first line of complaint, both ways.
+    const bin = temp('agentbox-fakebwrap-');
+    fs.writeFileSync(
+      path.join(bin, 'bwrap'),
+      '#!/bin/sh\necho "bwrap: No permissions to create new namespace" >&2\necho more >&2\nexit 1\n',
+      { mode: 0o755 },
+    );
+    fs.symlinkSync(
+      execFileSync('sh', ['-c', 'command -v socat'], { encoding: 'utf8' }).trim(),
+      path.join(bin, 'socat'),
+    );
+    const env = { PATH: `${bin}:/usr/bin:/bin` };
+    const refused = {
+      ok: false,
+      problem: 'bubblewrap cannot create a sandbox here: bwrap: No permissions to create new namespace',
+      fix: expect.stringContaining('unprivileged_userns_clone'),
+    };
+    expect(probeSandbox(env, 'linux')).toEqual(refused);
+    expect(await probeSandboxAsync(env, 'linux')).toEqual(refused);
   });
 });
 

@@ -49,4 +49,6 @@ export interface ExecuteInput {
   readonly onHalt?: (halt: (reason: StopReason) => void) => () => void;
   /** Told the run's cost (USD) each time it grows (a group's budget counts every attempt). */
   readonly onSpend?: (usd: number) => void;
+  /** Called once claude has started (its start recorded), while claude starts up: work that need not come first. */
+  readonly onStarted?: () => Promise<void>;
 }
