@@ -120,6 +120,7 @@ function fence(box: RunSandbox, root: string, domains: readonly string[]): Comma
     // Reads are denied by default (src/sandbox/read-allowlist.ts): the box's allowlist, its temp dir among them.
     allowRead: box.allowRead,
     allowedDomains: [...new Set([...box.allowedDomains, ...domains])],
+    tmpDir: box.tmpDir,
   };
 }
 

@@ -10,7 +10,9 @@ import { probeSandbox, probeVerifySandbox, type SandboxEnv } from './available.j
 import { absentBefore, leftoverCandidates, removeEmpty } from './leftovers.js';
 import { createPrivateArea, type PrivateArea, privateBase } from './private.js';
 import { HOME_SECRETS, homePath, homeRegions, READ_ALLOWLIST, type ReadFence } from './read-allowlist.js';
+import { writeRunGitconfig } from './run-gitconfig.js';
 import { RUNTIME_WRITABLE } from './settings.js';
+import { agentboxInstall, inSystem, toolchainOf, topRegions } from './top-fence.js';
 
 /**
  * Fail closed: a headless run (a fix run runs shell commands without asking; a read-only run's
@@ -74,18 +76,22 @@ function existing(wanted: readonly string[]): string[] {
 interface RunPlaces {
   readonly mainGitDir: string;
   readonly tmpDir: string;
+  /** The run's own global git config (src/sandbox/run-gitconfig.ts). */
+  readonly gitConfig: string;
   /** A fix run's worktree, its own admin folder in the main git dir and its private git dir. */
   readonly fix: { readonly worktree: string; readonly adminDir: string; readonly gitDir: string } | null;
 }
 
 /**
  * The run's read fence (src/sandbox/read-allowlist.ts): reads are denied by default. Denied: the
- * person's home and its XDG folders and Claude Code's config dir (regions), every run's private
- * area, the folder holding this repository's run worktrees, the other worktrees' admin folders,
- * and, even inside what is opened, the credentials (HOME_SECRETS), `sandbox.deny_read`, every
- * run's secrets and agentbox's state. Opened again: the table's toolchains and caches, the PATH
- * folders in the home, the person's `sandbox.allow_read`, and what the run works on (the
- * repository, and a fix run's worktree, its admin folder and private git).
+ * person's home and its XDG folders and Claude Code's config dir, and on Linux every top-level
+ * folder but the system's (src/sandbox/top-fence.ts: /tmp, /srv, /home, …) (regions), every run's
+ * private area, the folder holding this repository's run worktrees, the other worktrees' admin
+ * folders, and, even inside what is opened, the credentials (HOME_SECRETS), `sandbox.deny_read`,
+ * every run's secrets and agentbox's state. Opened again: the table's toolchains and caches, the
+ * PATH folders in a region (and the table's toolchain a PATH folder is part of), agentbox's own
+ * installation, the person's `sandbox.allow_read`, the run's git config, and what the run works
+ * on (the repository, and a fix run's worktree, its admin folder and private git).
  */
 function readFence(
   opts: { readonly env: SandboxEnv; readonly repoRoot: string; readonly config: Config['sandbox'] },
@@ -93,7 +99,8 @@ function readFence(
   places: RunPlaces,
 ): ReadFence {
   const { env } = opts;
-  const regions = homeRegions(env);
+  const top = existing(topRegions(fs.readdirSync('/'), process.platform)).filter((p) => !inSystem(p));
+  const regions = [...homeRegions(env), ...top];
   const secrets = HOME_SECRETS.map((p) => homePath(p, env));
   const { fix } = places;
   const denyRead = existing([
@@ -107,14 +114,13 @@ function readFence(
     area.secretsRoot,
     agentboxStateDir(env),
   ]);
-  // PATH's folders in the home (~/.local/bin, ~/.cargo/bin): the commands the run is expected to use.
-  const onPath = (env.PATH ?? '')
-    .split(path.delimiter)
-    .filter((dir) => path.isAbsolute(dir) && !regions.includes(dir))
-    .filter((dir) => regions.some((r) => isInside(dir, r)) && !secrets.some((s) => isInside(dir, s)));
+  const root = fs.realpathSync(opts.repoRoot);
+  // agentbox's installation, unless it is (in) the repository: that would open a fix run's main tree.
+  const install = agentboxInstall().filter((p) => !isInside(p, root) && !isInside(root, p));
   const allowRead = existing([
     ...READ_ALLOWLIST.map((row) => homePath(row.path, env)),
-    ...onPath,
+    ...pathFolders(env.PATH, regions, secrets),
+    ...install,
     ...opts.config.allow_read.map((p) => expand(p, env.HOME, opts.repoRoot)),
     // A read-only run works on the repository itself; a fix run only on its git (its objects).
     // runs.setup, which copies ignored folders from the main tree ($AGENTBOX_REPO_ROOT/node_modules),
@@ -123,8 +129,29 @@ function readFence(
     places.mainGitDir,
     ...(fix ? [fix.worktree, fix.adminDir, fix.gitDir] : []),
     places.tmpDir,
+    places.gitConfig,
   ]);
   return { denyRead, allowRead };
+}
+
+/**
+ * PATH's folders inside a denied region (~/.local/bin, ~/.cargo/bin, /opt-like folders elsewhere):
+ * the commands the run is expected to use; and for one inside a toolchain of the table in another
+ * home (/root/.pyenv/shims), that toolchain (a shim runs the versions beside it). Never a region
+ * itself, never in a credential.
+ */
+function pathFolders(
+  PATH: string | undefined,
+  regions: readonly string[],
+  secrets: readonly string[],
+): string[] {
+  const rows = READ_ALLOWLIST.map((row) => row.path);
+  return (PATH ?? '')
+    .split(path.delimiter)
+    .filter((dir) => path.isAbsolute(dir) && !regions.includes(dir))
+    .filter((dir) => regions.some((r) => isInside(dir, r)) && !secrets.some((s) => isInside(dir, s)))
+    .flatMap((dir) => [dir, toolchainOf(dir, rows) ?? dir])
+    .filter((dir) => !regions.includes(dir));
 }
 
 /**
@@ -162,6 +189,8 @@ export interface RunSandbox {
   /** The agent's private git dir (a fix run); null for a read-only run, which has none. */
   readonly gitDir: string | null;
   readonly tmpDir: string;
+  /** The run's global git config (GIT_CONFIG_GLOBAL): the person's identity, none of their credentials. */
+  readonly gitConfig: string;
   readonly mainGitDir: string;
   /** Reads are denied by default: the regions and credentials denied, the paths opened inside them. */
   readonly denyRead: readonly string[];
@@ -207,19 +236,16 @@ export async function prepareRunPrivacy(opts: {
     const common = await git(['rev-parse', '--git-common-dir'], { cwd: opts.repoRoot });
     const mainGitDir = fs.realpathSync(path.resolve(opts.repoRoot, common.trim()));
     const runtimeWritable = runtimeFolders(opts.env);
-    const fence = {
-      tmpDir: area.tmpDir,
-      mainGitDir,
-      runtimeWritable,
-      allowedDomains: opts.config.allowed_domains,
-    };
+    const gitConfig = await writeRunGitconfig(area.workDir, opts.repoRoot, opts.env);
+    const places = { mainGitDir, tmpDir: area.tmpDir, gitConfig };
+    const fence = { ...places, runtimeWritable, allowedDomains: opts.config.allowed_domains };
     // A read-only run has no worktree and no git of its own: its only writable place is its temp dir.
     if (!opts.worktree) {
       const leftovers = absentBefore(
         leftoverCandidates({ repoRoot: opts.repoRoot, mainGitDir, worktree: null, worktreeGitDir: null }),
       );
       area.onDispose(() => removeEmpty(leftovers));
-      const reads = readFence(opts, area, { mainGitDir, tmpDir: area.tmpDir, fix: null });
+      const reads = readFence(opts, area, { ...places, fix: null });
       return { area, secrets, sandbox: { ...fence, ...reads, gitDir: null, mainTree: null } };
     }
     const own = await git(['rev-parse', '--git-dir'], { cwd: opts.worktree });
@@ -239,8 +265,7 @@ export async function prepareRunPrivacy(opts: {
       branch: `agentbox/${opts.runName}`,
     });
     const reads = readFence(opts, area, {
-      mainGitDir,
-      tmpDir: area.tmpDir,
+      ...places,
       fix: { worktree: opts.worktree, adminDir, gitDir: area.gitDir },
     });
     const mainTree = fs.realpathSync(opts.repoRoot);

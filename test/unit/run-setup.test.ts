@@ -42,6 +42,7 @@ describe('the setup is fenced like the agent', () => {
   const box = {
     gitDir: '/p/git',
     tmpDir: '/p/tmp',
+    gitConfig: '/p/gitconfig',
     mainGitDir: '/repo/.git',
     mainTree: '/repo',
     denyRead: ['/home/u', '/repo', '/home/u/.ssh'],
@@ -61,6 +62,7 @@ describe('the setup is fenced like the agent', () => {
         denyRead: ['/repo/.agents', '/home/u', '/home/u/.ssh'],
         allowRead: ['/home/u/.npm', '/repo'],
         allowedDomains: ['example.com', 'registry.npmjs.org'],
+        tmpDir: '/p/tmp',
       });
     } finally {
       fs.rmSync(wt, { recursive: true, force: true });

@@ -200,6 +200,8 @@ function launchEnv(input: LaunchInput): Record<string, string> {
       ...(box?.gitDir && scope.worktree ? { GIT_DIR: box.gitDir, GIT_WORK_TREE: scope.worktree } : {}),
       // Claude Code's own temp folder (TMPDIR inside the sandbox), one per run, not shared.
       ...(box ? { CLAUDE_CODE_TMPDIR: box.tmpDir } : {}),
+      // The person's ~/.gitconfig may hold a token: the run's git reads its own (run-gitconfig.ts).
+      ...(box ? { GIT_CONFIG_GLOBAL: box.gitConfig } : {}),
     },
   });
   // Nothing of the endpoint reaches the agent's environment, whatever the parent had.
