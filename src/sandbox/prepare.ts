@@ -12,7 +12,7 @@ import { createPrivateArea, type PrivateArea, privateBase } from './private.js';
 import { HOME_SECRETS, homePath, homeRegions, READ_ALLOWLIST, type ReadFence } from './read-allowlist.js';
 import { writeRunGitconfig } from './run-gitconfig.js';
 import { RUNTIME_WRITABLE } from './settings.js';
-import { agentboxInstall, inSystem, toolchainOf, topRegions } from './top-fence.js';
+import { agentboxInstall, carveTo, inSystem, toolchainOf, topRegions } from './top-fence.js';
 
 /**
  * Fail closed: a headless run (a fix run runs shell commands without asking; a read-only run's
@@ -115,6 +115,8 @@ function readFence(
     agentboxStateDir(env),
   ]);
   const root = fs.realpathSync(opts.repoRoot);
+  // A read-only run starts claude in the repository: no denied folder may lie around it (carveTo).
+  const denied = fix ? denyRead : carveTo(denyRead, root, readdirOrNone, realOrNull);
   // agentbox's installation, unless it is (in) the repository: that would open a fix run's main tree.
   const install = agentboxInstall().filter((p) => !isInside(p, root) && !isInside(root, p));
   const allowRead = existing([
@@ -131,8 +133,24 @@ function readFence(
     places.tmpDir,
     places.gitConfig,
   ]);
-  return { denyRead, allowRead };
+  return { denyRead: denied, allowRead };
 }
+
+const readdirOrNone = (dir: string): string[] => {
+  try {
+    return fs.readdirSync(dir);
+  } catch {
+    return [];
+  }
+};
+
+const realOrNull = (p: string): string | null => {
+  try {
+    return fs.realpathSync(p);
+  } catch {
+    return null;
+  }
+};
 
 /**
  * PATH's folders inside a denied region (~/.local/bin, ~/.cargo/bin, /opt-like folders elsewhere):

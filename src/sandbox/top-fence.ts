@@ -69,3 +69,45 @@ export function agentboxInstall(): string[] {
   const root = fileURLToPath(new URL('../../', import.meta.url));
   return [root, path.join(root, 'node_modules')];
 }
+
+/** Whether `child` is `parent` or inside it. */
+function within(child: string, parent: string): boolean {
+  const rel = path.relative(parent, child);
+  return rel === '' || (!rel.startsWith('..') && !path.isAbsolute(rel));
+}
+
+/**
+ * A denied folder around where claude starts, replaced by its contents but for the way down to it.
+ * NOTE: Claude Code masks the dotfiles of its launch folder (`.gitconfig`, `.bashrc`, …) with
+ * /dev/null, which needs a mount point there; a read-only run's folder (the repository, write-denied)
+ * re-opened inside a denied region is a read-only mount, and bubblewrap then failed every command
+ * ("Can't create file at <repo>/.gitconfig: Read-only file system", measured with 2.1.330 in
+ * test/e2e/read-fence-top.test.ts). So for a read-only run the regions around the repository are
+ * listed entry by entry, which leaves the repository's own path as the host's. Each entry is taken
+ * by its real path when it stays in the region, and left out when it leads elsewhere (a link to
+ * /usr must not deny the system). An entry made after the run starts is not denied. `list` gives a
+ * folder's entries and `real` an entry's real path (null: gone). Pure given those two.
+ */
+export function carveTo(
+  denyRead: readonly string[],
+  target: string,
+  list: (dir: string) => readonly string[],
+  real: (p: string) => string | null,
+): string[] {
+  const out = new Set<string>();
+  for (const region of denyRead) {
+    if (region === target || !within(target, region)) {
+      out.add(region);
+      continue;
+    }
+    for (let dir = region; dir !== target; ) {
+      const next = path.join(dir, path.relative(dir, target).split(path.sep)[0]!);
+      for (const name of list(dir)) {
+        const entry = real(path.join(dir, name));
+        if (entry && within(entry, region) && !within(target, entry)) out.add(entry);
+      }
+      dir = next;
+    }
+  }
+  return [...out];
+}

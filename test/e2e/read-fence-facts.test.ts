@@ -202,7 +202,9 @@ describe("Claude Code's sandbox and the read lists (measured)", () => {
           env: claudeEnv({
             home,
             modelUrl: server.url,
-            extra: { AGENTBOX_TEST_TAG: tag, CLAUDE_CODE_TMPDIR: runTmp },
+            // As agentbox starts a run: with TMPDIR unset, claude's sandbox also bound the shared
+            // /tmp/claude-<uid> writable and put its proxy sockets in /tmp (measured in a fix run).
+            extra: { AGENTBOX_TEST_TAG: tag, CLAUDE_CODE_TMPDIR: runTmp, TMPDIR: runTmp },
           }),
           timeoutMs: 120_000,
         },
@@ -226,6 +228,7 @@ describe("Claude Code's sandbox and the read lists (measured)", () => {
       expect(out.cwd).toContain(`${proj}/sub`);
       expect(out.cwd).toContain(`${runTmp}/claude-`);
       expect(out.cwd).toContain('cc-socks');
+      expect(out.cwd).toContain('claude-http-');
       // The system's folders still work: python, node, the project.
       expect(out.tools).toMatch(/^"4\\n/);
       expect(out.tools).toContain(`${runTmp}/claude-`);

@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { readable } from '../../src/sandbox/read-allowlist.js';
 import { runGitconfigText, writeRunGitconfig } from '../../src/sandbox/run-gitconfig.js';
-import { inSystem, SYSTEM_TOP, toolchainOf, topRegions } from '../../src/sandbox/top-fence.js';
+import { carveTo, inSystem, SYSTEM_TOP, toolchainOf, topRegions } from '../../src/sandbox/top-fence.js';
 import { gitRepo } from '../helpers/git-repo.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -75,6 +75,8 @@ describe("a run's fence outside the home (real folders)", () => {
       // The identity is the person's global one here (the helper sets one in the repository).
       repo.git('config', '--unset', 'user.name');
       repo.git('config', '--unset', 'user.email');
+      // Another folder beside the repository (a session's /tmp/claude-<uid>, another repository).
+      const sibling = fs.realpathSync(fs.mkdtempSync(path.join(path.dirname(repo.dir), 'sibling-')));
       const privacy = await prepareRunPrivacy({
         env,
         runName: 'scout-a',
@@ -86,13 +88,17 @@ describe("a run's fence outside the home (real folders)", () => {
       try {
         const box = privacy.sandbox!;
         const can = (p: string) => readable(box, p);
+        // The folder around the repository (/tmp here) is listed entry by entry (carveTo).
+        const around = `/${fs.realpathSync(repo.dir).split('/')[1]}`;
         for (const top of fs.readdirSync('/').filter((c) => !['proc', 'dev', 'sys'].includes(c))) {
           const real = fs.realpathSync(`/${top}`);
-          if (!SYSTEM_TOP.includes(top) && real === `/${top}`) expect(box.denyRead, top).toContain(`/${top}`);
+          if (!SYSTEM_TOP.includes(top) && real === `/${top}` && `/${top}` !== around)
+            expect(box.denyRead, top).toContain(`/${top}`);
         }
+        expect(box.denyRead).not.toContain(around);
         expect(can('/usr/bin/git')).toBe(true);
         expect(can('/etc/passwd')).toBe(true);
-        expect(can('/tmp/claude-0/x')).toBe(false);
+        expect(can(path.join(sibling, 'x'))).toBe(false);
         expect(can('/var/tmp/other-repo/x')).toBe(false);
         expect(can(path.join(fs.realpathSync(repo.dir), 'a.txt'))).toBe(true);
         expect(can(path.join(privacy.area.tmpDir, 'x'))).toBe(true);
@@ -111,9 +117,34 @@ describe("a run's fence outside the home (real folders)", () => {
       } finally {
         privacy.area.dispose();
         repo.cleanup();
+        fs.rmSync(sibling, { recursive: true, force: true });
       }
     },
   );
+});
+
+describe('carveTo (no denied folder around where a read-only run starts)', () => {
+  const tree: Record<string, string[]> = {
+    '/tmp': ['a', 'repo', 'link-out', 'link-in', 'gone'],
+    '/h': ['.npm', 'code'],
+    '/h/code': ['x', 'y'],
+  };
+  const links: Record<string, string | null> = {
+    '/tmp/link-out': '/usr/lib',
+    '/tmp/link-in': '/tmp/a',
+    '/tmp/gone': null,
+  };
+  const real = (p: string) => (p in links ? links[p]! : p);
+  const list = (dir: string) => tree[dir] ?? [];
+  it('lists the region’s entries but the way down, by real path, links out of it left out', () => {
+    expect(carveTo(['/tmp', '/h/.ssh', '/tmp/repo/.agents'], '/tmp/repo', list, real)).toEqual([
+      '/tmp/a',
+      '/h/.ssh',
+      '/tmp/repo/.agents',
+    ]);
+    expect(carveTo(['/h'], '/h/code/x', list, real)).toEqual(['/h/.npm', '/h/code/y']);
+    expect(carveTo(['/srv'], '/tmp/repo', list, real)).toEqual(['/srv']);
+  });
 });
 
 describe("the run's git config", () => {

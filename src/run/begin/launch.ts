@@ -198,8 +198,10 @@ function launchEnv(input: LaunchInput): Record<string, string> {
       AGENTBOX_RUN_DIR: agentRunDir(scope.worktree, input.runDir),
       // The agent's git works on its own repository (src/git/private.ts); the main one is read-only.
       ...(box?.gitDir && scope.worktree ? { GIT_DIR: box.gitDir, GIT_WORK_TREE: scope.worktree } : {}),
-      // Claude Code's own temp folder (TMPDIR inside the sandbox), one per run, not shared.
-      ...(box ? { CLAUDE_CODE_TMPDIR: box.tmpDir } : {}),
+      // Claude Code's own temp folder (TMPDIR inside the sandbox), one per run, not shared; and
+      // claude's own TMPDIR, where its sandbox proxy's sockets go: in /tmp, which the fence hides,
+      // they would be hidden from the run's commands too.
+      ...(box ? { CLAUDE_CODE_TMPDIR: box.tmpDir, TMPDIR: box.tmpDir } : {}),
       // The person's ~/.gitconfig may hold a token: the run's git reads its own (run-gitconfig.ts).
       ...(box ? { GIT_CONFIG_GLOBAL: box.gitConfig } : {}),
     },
