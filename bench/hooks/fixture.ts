@@ -60,6 +60,7 @@ export const BOX: RunSandbox = {
   gitDir: path.join(runDir, 'git'),
   tmpDir: path.join(runDir, 'tmp'),
   gitConfig: path.join(runDir, 'gitconfig'),
+  listed: [],
   mainGitDir: path.join(repo.dir, '.git'),
   mainTree: repo.dir,
   denyRead: [],

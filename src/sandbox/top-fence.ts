@@ -111,3 +111,15 @@ export function carveTo(
   }
   return [...out];
 }
+
+/**
+ * A glob that matches `p` alone (`/tmp/[a]bc` for `/tmp/abc`): Claude Code expands a glob in
+ * `denyRead` when each command starts, and one that matches nothing mounts nothing, where a plain
+ * path that vanished made bubblewrap fail the command ("Can't mkdir …: Read-only file system",
+ * measured with 2.1.330). A name with a glob character of its own stays a plain path. Pure.
+ */
+export function selfGlob(p: string): string {
+  const name = path.basename(p);
+  if (/[*?[\]{}\\!]/.test(name) || name === '') return p;
+  return path.join(path.dirname(p), `[${name[0]}]${name.slice(1)}`);
+}

@@ -100,18 +100,28 @@ for f in sys.argv[1:]:
   }, 360_000);
 
   it('a scout reads none of them either, each logged', async () => {
+    // NOTE: not another process's folder in /tmp, which a read-only run whose repository lies in
+    // /tmp reads (docs/security.md "Outside your home": a temp folder is not listed entry by entry).
+    const mine = secrets.filter((s) => !s.mark.endsWith('-tmp'));
+    const names = mine.map((s) => s.file);
+    // A hostile repository's links, which Claude Code's read-only classifier lets a scout cat.
+    const dir = path.join(p.repo.dir, 'top-links');
+    fs.mkdirSync(dir);
+    for (const [i, s] of mine.entries()) fs.symlinkSync(s.file, path.join(dir, String(i)));
     const turns: Reply[] = [
-      bash(`cat ${files().join(' ')}`),
-      { tools: files().map((file_path) => ({ name: 'Read', input: { file_path } })) },
+      bash(`cat ${names.join(' ')}`),
+      { tools: names.map((file_path) => ({ name: 'Read', input: { file_path } })) },
       // The pattern does not match itself (the command line is in the run's own files).
-      bash(`grep -r 'TOP-SECRE[T]-' /var/tmp /tmp`),
+      bash(`grep -r 'TOP-SECRE[T]-' /var/tmp`),
       bash('cat src/app.ts'),
+      bash('cat top-links/*'),
     ];
     const { name, seen, results, logged } = await attempt('scout', 'top hostile scout', turns);
-    for (const s of secrets) expect(seen, s.file).not.toContain(s.mark);
+    fs.rmSync(dir, { recursive: true, force: true });
+    for (const s of mine) expect(seen, s.file).not.toContain(s.mark);
     expect(p.read(name, 'raw/stream.jsonl')).not.toContain(MARK);
-    for (const s of secrets)
-      for (const turn of [0, 1]) expect(logged(turn), `turn ${turn}`).toContain(s.file);
+    for (const s of mine)
+      for (const turn of [0, 1, 4]) expect(logged(turn), `turn ${turn}`).toContain(s.file);
     // grep -r outside the repository: Claude Code's permission layer refuses it first, logged.
     expect(logged(2)).toContain('"refused"');
     expect(results(3)[0]!.content).toContain('export const x = 1');

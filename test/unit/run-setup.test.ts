@@ -43,6 +43,7 @@ describe('the setup is fenced like the agent', () => {
     gitDir: '/p/git',
     tmpDir: '/p/tmp',
     gitConfig: '/p/gitconfig',
+    listed: [],
     mainGitDir: '/repo/.git',
     mainTree: '/repo',
     denyRead: ['/home/u', '/repo', '/home/u/.ssh'],

@@ -6,7 +6,14 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { readable } from '../../src/sandbox/read-allowlist.js';
 import { runGitconfigText, writeRunGitconfig } from '../../src/sandbox/run-gitconfig.js';
-import { carveTo, inSystem, SYSTEM_TOP, toolchainOf, topRegions } from '../../src/sandbox/top-fence.js';
+import {
+  carveTo,
+  inSystem,
+  SYSTEM_TOP,
+  selfGlob,
+  toolchainOf,
+  topRegions,
+} from '../../src/sandbox/top-fence.js';
 import { gitRepo } from '../helpers/git-repo.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -68,39 +75,39 @@ describe("a run's fence outside the home (real folders)", () => {
   const config = { mode: 'required' as const, allowed_domains: [], deny_read: [], allow_read: [] };
 
   it.runIf(process.platform === 'linux')(
-    'denies the other top-level folders and the rest of /tmp; opens the system, the run’s places, the PATH toolchain, agentbox; gives git its own config',
+    'a fix run: denies the other top-level folders and the rest of /tmp; opens the system, the run’s places, the PATH toolchain, agentbox; gives git its own config',
     async () => {
       const { prepareRunPrivacy } = await import('../../src/sandbox/prepare.js');
       const repo = gitRepo({ files: { 'a.txt': 'a\n' } });
       // The identity is the person's global one here (the helper sets one in the repository).
       repo.git('config', '--unset', 'user.name');
       repo.git('config', '--unset', 'user.email');
+      const worktree = path.join(home, '.local', 'share', 'agentbox', 'worktrees', 'r-1', 'fix-a');
+      fs.mkdirSync(path.dirname(worktree), { recursive: true });
+      repo.git('worktree', 'add', '-q', '-b', 'agentbox/fix-a', worktree);
       // Another folder beside the repository (a session's /tmp/claude-<uid>, another repository).
       const sibling = fs.realpathSync(fs.mkdtempSync(path.join(path.dirname(repo.dir), 'sibling-')));
       const privacy = await prepareRunPrivacy({
         env,
-        runName: 'scout-a',
+        runName: 'fix-a',
         repoRoot: fs.realpathSync(repo.dir),
-        worktree: null,
+        worktree,
         fenced: true,
         config,
       });
       try {
         const box = privacy.sandbox!;
         const can = (p: string) => readable(box, p);
-        // The folder around the repository (/tmp here) is listed entry by entry (carveTo).
-        const around = `/${fs.realpathSync(repo.dir).split('/')[1]}`;
         for (const top of fs.readdirSync('/').filter((c) => !['proc', 'dev', 'sys'].includes(c))) {
           const real = fs.realpathSync(`/${top}`);
-          if (!SYSTEM_TOP.includes(top) && real === `/${top}` && `/${top}` !== around)
-            expect(box.denyRead, top).toContain(`/${top}`);
+          if (!SYSTEM_TOP.includes(top) && real === `/${top}`) expect(box.denyRead, top).toContain(`/${top}`);
         }
-        expect(box.denyRead).not.toContain(around);
+        expect(box.listed).toEqual([]);
         expect(can('/usr/bin/git')).toBe(true);
         expect(can('/etc/passwd')).toBe(true);
         expect(can(path.join(sibling, 'x'))).toBe(false);
         expect(can('/var/tmp/other-repo/x')).toBe(false);
-        expect(can(path.join(fs.realpathSync(repo.dir), 'a.txt'))).toBe(true);
+        expect(can(path.join(worktree, 'a.txt'))).toBe(true);
         expect(can(path.join(privacy.area.tmpDir, 'x'))).toBe(true);
         // A pyenv shim on PATH in another home runs the versions beside it: that toolchain opens.
         expect(can(path.join(other, '.pyenv', 'versions', '3', 'bin', 'python'))).toBe(true);
@@ -118,6 +125,48 @@ describe("a run's fence outside the home (real folders)", () => {
         privacy.area.dispose();
         repo.cleanup();
         fs.rmSync(sibling, { recursive: true, force: true });
+      }
+    },
+  );
+});
+
+describe("a read-only run's fence around its repository (real folders)", () => {
+  it.runIf(process.platform === 'linux')(
+    'lists the home around a repository in it entry by entry; a temp folder stays open but for Claude Code’s',
+    async () => {
+      const { prepareRunPrivacy } = await import('../../src/sandbox/prepare.js');
+      const dir = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'top-carve-')));
+      const home = path.join(dir, 'home');
+      const root = path.join(home, 'code', 'x');
+      fs.mkdirSync(path.join(home, 'code', 'y'), { recursive: true });
+      fs.writeFileSync(path.join(home, 'code', 'y', 'secret'), 'x');
+      fs.mkdirSync(root, { recursive: true });
+      execFileSync('git', ['init', '-q', root]);
+      const config = { mode: 'required' as const, allowed_domains: [], deny_read: [], allow_read: [] };
+      const env = { HOME: home, PATH: '/usr/bin', TMPDIR: path.join(dir, 'tmp') };
+      fs.mkdirSync(env.TMPDIR);
+      const privacy = await prepareRunPrivacy({
+        env,
+        runName: 'scout-c',
+        repoRoot: root,
+        worktree: null,
+        fenced: true,
+        config,
+      });
+      try {
+        const box = privacy.sandbox!;
+        const can = (p: string) => readable(box, p);
+        expect(box.denyRead).not.toContain(home);
+        expect(box.denyRead).not.toContain('/tmp');
+        expect(box.listed).toContain(path.join(home, 'code', 'y'));
+        expect(can(path.join(home, 'code', 'y', 'secret'))).toBe(false);
+        expect(can(path.join(root, 'a.txt'))).toBe(true);
+        const claude = `/tmp/claude-${process.getuid!()}`;
+        if (fs.existsSync(claude)) expect(can(path.join(claude, 'x'))).toBe(false);
+        expect(can('/srv/x')).toBe(!fs.existsSync('/srv'));
+      } finally {
+        privacy.area.dispose();
+        fs.rmSync(dir, { recursive: true, force: true });
       }
     },
   );
@@ -187,5 +236,16 @@ describe("the run's git config", () => {
       fs.rmSync(dir, { recursive: true, force: true });
       repo.cleanup();
     }
+  });
+});
+
+describe('selfGlob (a listed entry that may be gone when a command starts)', () => {
+  it.each([
+    ['/tmp/abc', '/tmp/[a]bc'],
+    ['/tmp/.x', '/tmp/[.]x'],
+    ['/tmp/a*b', '/tmp/a*b'],
+    ['/tmp/[x]', '/tmp/[x]'],
+  ])('%s → %s', (p, glob) => {
+    expect(selfGlob(p)).toBe(glob);
   });
 });

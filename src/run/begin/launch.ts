@@ -8,6 +8,7 @@ import { runSettings, withRepoGuard } from '../../endpoint/settings.js';
 import type { RunMeta } from '../../ledger/index.js';
 import { fixWritable, type RunSandbox, type RunSecrets } from '../../sandbox/prepare.js';
 import { sandboxSettings } from '../../sandbox/settings.js';
+import { selfGlob } from '../../sandbox/top-fence.js';
 import type { Env } from '../../util/env.js';
 import { agentboxStateDir } from '../../util/state-dir.js';
 import { agentRunDir } from '../end/artifacts.js';
@@ -155,10 +156,11 @@ function launchSandbox(worktree: string | null, ledgerDir: string, box: RunSandb
   // never has its token (401, logged).
   const endpoint = new URL(endpointUrl).host;
   if (!worktree) {
+    const listed = new Set(box.listed);
     return sandboxSettings({
       writable: [box.tmpDir],
       denyWrite: [box.mainGitDir, ...box.runtimeWritable],
-      denyRead: [ledgerDir, ...box.denyRead],
+      denyRead: [ledgerDir, ...box.denyRead.map((p) => (listed.has(p) ? selfGlob(p) : p))],
       allowRead: box.allowRead,
       // Claude Code's own read-only classifier still decides which commands run without asking.
       autoAllowBash: false,
