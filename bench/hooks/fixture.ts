@@ -61,6 +61,7 @@ export const BOX: RunSandbox = {
   tmpDir: path.join(runDir, 'tmp'),
   gitConfig: path.join(runDir, 'gitconfig'),
   listed: [],
+  sockDir: path.join(runDir, 's'),
   mainGitDir: path.join(repo.dir, '.git'),
   mainTree: repo.dir,
   denyRead: [],

@@ -13,9 +13,10 @@ export interface CommandSandbox {
   readonly allowRead: readonly string[];
   readonly allowedDomains: readonly string[];
   /**
-   * The run's temp dir: the command's TMPDIR, and where the sandbox runtime puts its proxy's
-   * sockets (in its own TMPDIR): a socket in /tmp, which the read fence hides, would be hidden
-   * from the command too (measured: every request through the proxy got an empty reply).
+   * The TMPDIR of the sandbox runtime and of the command (writable, opened to reads): the runtime
+   * puts its proxy's sockets there, and a socket in /tmp, which the read fence hides, was hidden
+   * from the command too (measured: every request through the proxy got an empty reply). Short:
+   * a socket's path must stay under ~108 bytes (the run's sockDir).
    */
   readonly tmpDir: string;
 }

@@ -31,6 +31,8 @@ function existing(wanted: readonly string[]): string[] {
 export interface RunPlaces {
   readonly mainGitDir: string;
   readonly tmpDir: string;
+  /** The short TMPDIR of claude and the sandbox runtime (their sockets): PrivateArea.sockDir. */
+  readonly sockDir: string;
   /** The run's own global git config (src/sandbox/run-gitconfig.ts). */
   readonly gitConfig: string;
   /** A fix run's worktree, its own admin folder in the main git dir and its private git dir. */
@@ -86,6 +88,7 @@ export function readFence(
     places.mainGitDir,
     ...(fix ? [fix.worktree, fix.adminDir, fix.gitDir] : []),
     places.tmpDir,
+    places.sockDir,
     places.gitConfig,
   ]);
   return { denyRead: denied, allowRead, listed: denied.filter((d) => !denyRead.includes(d)) };

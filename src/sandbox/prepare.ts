@@ -70,7 +70,7 @@ function runtimeFolders(env: SandboxEnv): string[] {
 
 /** Where a fix run's commands may write: its worktree, its private git dir and its temp dir. */
 export function fixWritable(worktree: string, box: RunSandbox): string[] {
-  return [worktree, ...(box.gitDir ? [box.gitDir] : []), box.tmpDir];
+  return [worktree, ...(box.gitDir ? [box.gitDir] : []), box.tmpDir, box.sockDir];
 }
 
 /** Where a run's settings (they carry the token) and the hook script's address book go. */
@@ -85,6 +85,8 @@ export interface RunSandbox {
   /** The agent's private git dir (a fix run); null for a read-only run, which has none. */
   readonly gitDir: string | null;
   readonly tmpDir: string;
+  /** claude's and the sandbox runtime's own TMPDIR, short enough for their sockets (PrivateArea.sockDir). */
+  readonly sockDir: string;
   /** The run's global git config (GIT_CONFIG_GLOBAL): the person's identity, none of their credentials. */
   readonly gitConfig: string;
   readonly mainGitDir: string;
@@ -139,7 +141,7 @@ export async function prepareRunPrivacy(opts: {
     const mainGitDir = fs.realpathSync(path.resolve(opts.repoRoot, common.trim()));
     const runtimeWritable = runtimeFolders(opts.env);
     const gitConfig = await writeRunGitconfig(area.workDir, opts.repoRoot, opts.env);
-    const places = { mainGitDir, tmpDir: area.tmpDir, gitConfig };
+    const places = { mainGitDir, tmpDir: area.tmpDir, sockDir: area.sockDir, gitConfig };
     const fence = { ...places, runtimeWritable, allowedDomains: opts.config.allowed_domains };
     // A read-only run has no worktree and no git of its own: its only writable place is its temp dir.
     if (!opts.worktree) {

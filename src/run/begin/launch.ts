@@ -158,7 +158,7 @@ function launchSandbox(worktree: string | null, ledgerDir: string, box: RunSandb
   if (!worktree) {
     const listed = new Set(box.listed);
     return sandboxSettings({
-      writable: [box.tmpDir],
+      writable: [box.tmpDir, box.sockDir],
       denyWrite: [box.mainGitDir, ...box.runtimeWritable],
       denyRead: [ledgerDir, ...box.denyRead.map((p) => (listed.has(p) ? selfGlob(p) : p))],
       allowRead: box.allowRead,
@@ -203,7 +203,7 @@ function launchEnv(input: LaunchInput): Record<string, string> {
       // Claude Code's own temp folder (TMPDIR inside the sandbox), one per run, not shared; and
       // claude's own TMPDIR, where its sandbox proxy's sockets go: in /tmp, which the fence hides,
       // they would be hidden from the run's commands too.
-      ...(box ? { CLAUDE_CODE_TMPDIR: box.tmpDir, TMPDIR: box.tmpDir } : {}),
+      ...(box ? { CLAUDE_CODE_TMPDIR: box.tmpDir, TMPDIR: box.sockDir } : {}),
       // The person's ~/.gitconfig may hold a token: the run's git reads its own (run-gitconfig.ts).
       ...(box ? { GIT_CONFIG_GLOBAL: box.gitConfig } : {}),
     },
