@@ -37,10 +37,13 @@ export function runGitconfigText(values: Readonly<Record<string, string>>): stri
  * its path.
  */
 export async function writeRunGitconfig(dir: string, repoRoot: string, env: Env): Promise<string> {
+  // One git for all the keys (every run starts with it): `key\nvalue\0` each, the last one wins.
+  const pattern = `^(${RUN_GIT_KEYS.map((k) => k.replace('.', '\\.')).join('|')})$`;
+  const got = await runGit(['config', '--null', '--get-regexp', pattern], { cwd: repoRoot, env });
   const values: Record<string, string> = {};
-  for (const key of RUN_GIT_KEYS) {
-    const got = await runGit(['config', '--get', key], { cwd: repoRoot, env });
-    if (got.exitCode === 0) values[key] = got.stdout;
+  for (const entry of got.exitCode === 0 ? got.stdout.split('\0') : []) {
+    const cut = entry.indexOf('\n');
+    if (cut > 0) values[entry.slice(0, cut).toLowerCase()] = entry.slice(cut + 1);
   }
   const file = path.join(dir, 'gitconfig');
   writeScratchSync(file, runGitconfigText(values), 0o600);
