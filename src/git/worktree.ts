@@ -172,10 +172,11 @@ const TRIES = 10;
 
 /**
  * Every filter driver of the person's config switched off, when the base is not the commit checked
- * out here: `fix --base <their-branch>` checks out a tree someone else wrote, whose .gitattributes
- * can hand its files to a driver of the person's whose program runs that tree's scripts (`sh
- * scripts/smudge.sh`); merge switches them off the same way (src/gate/merge-git.ts). The
- * person's own HEAD keeps their filters (git-lfs content, not pointers). null: nothing to switch off.
+ * out here (a group's attempt started after HEAD moved; a base from another's branch): such a tree
+ * may be someone else's, and its .gitattributes can hand its files to a driver of the person's
+ * whose program runs that tree's scripts (`sh scripts/smudge.sh`); merge switches them off the
+ * same way (src/gate/merge-git.ts). The person's own HEAD keeps their filters (git-lfs content,
+ * not pointers). null: nothing to switch off.
  */
 async function foreignBaseFilters(repoRoot: string, branch: string): Promise<GitSettings | null> {
   const filters = await personFiltersOff({ cwd: repoRoot });
