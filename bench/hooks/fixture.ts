@@ -59,6 +59,9 @@ if (isInside(worktree, repo.dir)) throw new Error('the worktree must lie outside
 export const BOX: RunSandbox = {
   gitDir: path.join(runDir, 'git'),
   tmpDir: path.join(runDir, 'tmp'),
+  gitConfig: path.join(runDir, 'gitconfig'),
+  listed: [],
+  sockDir: path.join(runDir, 's'),
   mainGitDir: path.join(repo.dir, '.git'),
   mainTree: repo.dir,
   denyRead: [],

@@ -114,12 +114,13 @@ async function mergedTree(plan: MergePlan, tree: string, tmp: string, env: Env):
 /** A fix run's fence, around the folder here: its own temp dir writable, the secrets and the ledger not readable. */
 function fence(box: RunSandbox, root: string, domains: readonly string[]): CommandSandbox {
   return {
-    writable: [box.tmpDir],
+    writable: [box.tmpDir, box.sockDir],
     denyWrite: [box.mainGitDir, ...box.runtimeWritable],
     denyRead: [path.join(root, '.agents'), ...box.denyRead],
     // Reads are denied by default (src/sandbox/read-allowlist.ts): the box's allowlist, its temp dir among them.
     allowRead: box.allowRead,
     allowedDomains: [...new Set([...box.allowedDomains, ...domains])],
+    tmpDir: box.sockDir,
   };
 }
 

@@ -3,6 +3,8 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { AgentboxError } from '../errors.js';
 import { GitError, type GitResult, runGit } from './exec.js';
+import type { GitSettings } from './inert.js';
+import { personFiltersOff } from './person-git.js';
 
 export interface WorktreeInfo {
   path: string;
@@ -88,7 +90,8 @@ export async function addWorktree(
   // number of processes. `--no-track`: a run's branch must never push to the base's upstream.
   const created = await gitRetrying(repoRoot, ['branch', '--no-track', '--', branch, base]);
   if (created.exitCode !== 0) throw await branchError(repoRoot, branch, base, created.stderr);
-  const added = await gitRetrying(repoRoot, ['worktree', 'add', '--quiet', '--', target, branch]);
+  const config = await foreignBaseFilters(repoRoot, branch);
+  const added = await gitRetrying(repoRoot, ['worktree', 'add', '--quiet', '--', target, branch], config);
   if (added.exitCode === 0) return;
   await gitRetrying(repoRoot, ['branch', '-D', '--', branch]);
   if (/already exists/.test(added.stderr)) throw pathExists(target);
@@ -167,9 +170,31 @@ export function backoffMs(attempt: number, random: number): number {
 
 const TRIES = 10;
 
-async function gitRetrying(cwd: string, args: string[]): Promise<GitResult> {
+/**
+ * Every filter driver of the person's config switched off, when the base is not the commit checked
+ * out here (a group's attempt started after HEAD moved; a base from another's branch): such a tree
+ * may be someone else's, and its .gitattributes can hand its files to a driver of the person's
+ * whose program runs that tree's scripts (`sh scripts/smudge.sh`); merge switches them off the
+ * same way (src/gate/merge-git.ts). The person's own HEAD keeps their filters (git-lfs content,
+ * not pointers). null: nothing to switch off.
+ */
+async function foreignBaseFilters(repoRoot: string, branch: string): Promise<GitSettings | null> {
+  const filters = await personFiltersOff({ cwd: repoRoot });
+  if (filters.length === 0) return null;
+  const at = await runGit(['rev-parse', 'HEAD^{commit}', `refs/heads/${branch}^{commit}`], {
+    cwd: repoRoot,
+  });
+  const [head, base] = at.stdout.split('\n');
+  return at.exitCode === 0 && head === base ? null : filters;
+}
+
+async function gitRetrying(
+  cwd: string,
+  args: string[],
+  config: GitSettings | null = null,
+): Promise<GitResult> {
   for (let attempt = 1; ; attempt++) {
-    const result = await runGit(args, { cwd });
+    const result = await runGit(args, { cwd, ...(config ? { config } : {}) });
     if (result.exitCode === 0 || attempt >= TRIES || !isTransientGitError(result.stderr)) return result;
     await sleep(backoffMs(attempt, Math.random()));
   }

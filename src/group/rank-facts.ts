@@ -1,4 +1,5 @@
 import path from 'node:path';
+import { claimedBy as claimedByOf } from '../ledger/claim.js';
 import { EventLog } from '../ledger/events.js';
 import { runCost } from '../ledger/index-log.js';
 import { runIdOf } from '../ledger/names.js';
@@ -44,6 +45,9 @@ export function attemptFacts(attempt: Attempt, now: Date): AttemptFacts {
     };
   }
   const state = run.state;
+  // A fetched attempt's state.json and events.jsonl are its publication's word, not facts.
+  const p = state?.publication;
+  const claimedBy = run.meta.origin ? (p ? claimedByOf(p) : 'unknown') : null;
   const lines = run.files.includes('changes.patch')
     ? countPatchLines(path.join(run.dir, 'changes.patch'))
     : null;
@@ -59,6 +63,7 @@ export function attemptFacts(attempt: Attempt, now: Date): AttemptFacts {
     diffLines: lines ? lines.added + lines.removed : null,
     costUsd: runCost(state?.usage),
     durationMs: durationOf(run, now),
+    claimedBy,
   };
 }
 

@@ -33,6 +33,11 @@ export interface AttemptFacts {
   readonly durationMs: number | null;
   /** Why it could not be started (its worktree, its run folder): it will not be tried again. */
   readonly startError?: string | null;
+  /**
+   * Who claims its status, verdicts, refusals, cost and time: a run fetched from another machine's
+   * publication (src/gate/claims.ts); null or absent: a run of this machine, its facts checked here.
+   */
+  readonly claimedBy?: string | null;
 }
 
 export interface RankedAttempt extends AttemptFacts {

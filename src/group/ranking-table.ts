@@ -46,21 +46,28 @@ const verifyCell = (a: RankedAttempt) =>
 const contractCell = (a: RankedAttempt) => (a.applied === null ? '—' : a.applied ? 'applied' : 'not applied');
 const started = (a: RankedAttempt) => a.status !== null;
 
-/** The cells of one attempt's row, in RANKING_HEADER's order. */
+/** The mark on a value a fetched attempt's publication claims (as `agentbox status` marks them). */
+export const CLAIM_MARK = '*';
+export const CLAIM_NOTE =
+  '* claimed by the publication of a run fetched from another machine, not checked here (agentbox show <id> says who published it)';
+
+/** The cells of one attempt's row, in RANKING_HEADER's order; a fetched attempt's claims marked. */
 export function rankingCells(a: RankedAttempt, ranking: Ranking): string[] {
+  // The patch (DIFF) is checked here, whoever published it; the rest comes from its state and log.
+  const claim = (cell: string) => (a.claimedBy && cell !== '—' ? `${cell}${CLAIM_MARK}` : cell);
   return [
     placeCell(a, ranking),
     String(a.attempt),
     a.id ?? '—',
     a.model === null ? '(default)' : terminalLine(a.model),
-    statusCell(a),
-    started(a) ? verifyCell(a) : '—',
-    started(a) ? contractCell(a) : '—',
-    started(a) ? String(a.violations) : '—',
-    started(a) ? String(a.refusals) : '—',
+    claim(statusCell(a)),
+    claim(started(a) ? verifyCell(a) : '—'),
+    claim(started(a) ? contractCell(a) : '—'),
+    claim(started(a) ? String(a.violations) : '—'),
+    claim(started(a) ? String(a.refusals) : '—'),
     a.diffLines === null ? '—' : `${a.diffLines} lines`,
-    a.costUsd === null ? '—' : formatUsd(a.costUsd),
-    a.durationMs === null ? '—' : formatDuration(a.durationMs),
+    claim(a.costUsd === null ? '—' : formatUsd(a.costUsd)),
+    claim(a.durationMs === null ? '—' : formatDuration(a.durationMs)),
   ];
 }
 
@@ -68,5 +75,6 @@ export function rankingCells(a: RankedAttempt, ranking: Ranking): string[] {
 export function rankingTable(ranking: Ranking, indent = '  '): string[] {
   const rows = [[...RANKING_HEADER], ...ranking.attempts.map((a) => rankingCells(a, ranking))];
   const widths = RANKING_HEADER.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
-  return rows.map((r) => `${indent}${r.map((c, i) => c.padEnd(widths[i]!)).join('  ')}`.trimEnd());
+  const table = rows.map((r) => `${indent}${r.map((c, i) => c.padEnd(widths[i]!)).join('  ')}`.trimEnd());
+  return ranking.attempts.some((a) => a.claimedBy) ? [...table, `${indent}${CLAIM_NOTE}`] : table;
 }

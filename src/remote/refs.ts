@@ -57,14 +57,18 @@ export function pushRefspecs(run: string, withBranch: boolean): string[] {
  * Whether a path from a published tree may become a file in a run folder: relative, no empty,
  * "." or ".." part, no control characters, and not the ledger's own files (written apart), nor
  * this machine's record of what its person was shown (a publication must not say "reviewed").
+ * NOTE: the reserved names are compared by the path's first part and in any case: on a
+ * case-insensitive file system (macOS, Windows) `REVIEWED.jsonl` is `reviewed.jsonl`, and
+ * `reviewed.jsonl/x` would make a folder of this machine's record.
  */
 export function safeEntryPath(file: string): boolean {
   if (file === '' || file.length > 255 || file.startsWith('/')) return false;
   if (/[\u0000-\u001f\u007f\\]/.test(file)) return false;
   const parts = file.split('/');
   if (parts.some((p) => p === '' || p === '.' || p === '..')) return false;
+  const first = parts[0]!.toLowerCase();
   const own = ['meta.yaml', 'state.json', PUBLICATION_FILE, REVIEWED_FILE];
-  return !own.includes(file) && !file.startsWith('state.json.');
+  return !own.includes(first) && !first.startsWith('state.json.');
 }
 
 /** A git identity from a publication's commit, fit to print on one line (at most 200 characters). */

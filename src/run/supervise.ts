@@ -134,6 +134,7 @@ export function verifier(input: {
             denyRead: [scope.ledgerDir, ...box.denyRead],
             allowRead: box.allowRead,
             allowedDomains: box.allowedDomains,
+            tmpDir: box.sockDir,
           }
         : null,
       // The run's own secrets folder: two runs' verifications must not share one settings file.

@@ -12,6 +12,13 @@ export interface CommandSandbox {
   /** Opened again inside denyRead (reads are denied by default: src/sandbox/read-allowlist.ts). */
   readonly allowRead: readonly string[];
   readonly allowedDomains: readonly string[];
+  /**
+   * The TMPDIR of the sandbox runtime and of the command (writable, opened to reads): the runtime
+   * puts its proxy's sockets there, and a socket in /tmp, which the read fence hides, was hidden
+   * from the command too (measured: every request through the proxy got an empty reply). Short:
+   * a socket's path must stay under ~108 bytes (the run's sockDir).
+   */
+  readonly tmpDir: string;
 }
 
 export interface CommandResult {
@@ -63,6 +70,7 @@ export async function runProjectCommand(input: ProjectCommand): Promise<CommandR
   const started = Date.now();
   fs.mkdirSync(path.dirname(input.logFile), { recursive: true });
   const [command, args] = commandArgv(input);
+  const env = input.sandbox ? { ...input.env, TMPDIR: input.sandbox.tmpDir } : input.env;
   const log = fs.openSync(input.logFile, 'w');
   const output = outputTail(log);
   let timedOut = false;
@@ -71,7 +79,7 @@ export async function runProjectCommand(input: ProjectCommand): Promise<CommandR
   try {
     const child = spawnOwned(command, args, {
       cwd: input.cwd,
-      env: input.env,
+      env,
       onStdout: output.take,
       onStderr: output.take,
     });

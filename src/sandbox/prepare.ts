@@ -1,16 +1,15 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { isInside } from '../airlock/paths.js';
 import type { Config } from '../config/schema.js';
 import { AgentboxError } from '../errors.js';
 import { git } from '../git/exec.js';
 import { createPrivateGit } from '../git/private.js';
 import { findOnDisk } from '../git/repo.js';
-import { agentboxStateDir } from '../util/state-dir.js';
 import { probeSandbox, probeVerifySandbox, type SandboxEnv, type SandboxProbe } from './available.js';
+import { readFence } from './fence.js';
 import { absentBefore, leftoverCandidates, removeEmpty } from './leftovers.js';
 import { createPrivateArea, type PrivateArea, privateBase } from './private.js';
-import { HOME_SECRETS, homePath, homeRegions, READ_ALLOWLIST, type ReadFence } from './read-allowlist.js';
+import { writeRunGitconfig } from './run-gitconfig.js';
 import { RUNTIME_WRITABLE } from './settings.js';
 
 /**
@@ -58,82 +57,6 @@ export function assertVerifyUsable(
   }
 }
 
-/** `~/x` → `<home>/x`; other relative paths are relative to the repository. */
-function expand(p: string, home: string | undefined, repoRoot: string): string {
-  if (p === '~' || p.startsWith('~/')) return path.join(home ?? '/', p.slice(1));
-  return path.resolve(repoRoot, p);
-}
-
-/** The paths of `wanted` that exist, symlinks resolved (the guard compares real paths), once each. */
-function existing(wanted: readonly string[]): string[] {
-  const out = new Set<string>();
-  for (const p of wanted) {
-    try {
-      out.add(fs.realpathSync(p));
-    } catch {
-      // Missing: nothing to deny or open (see src/sandbox/settings.ts).
-    }
-  }
-  return [...out];
-}
-
-/** What a run works on: the repository (a read-only run) or its worktree (a fix run). */
-interface RunPlaces {
-  readonly mainGitDir: string;
-  readonly tmpDir: string;
-  /** A fix run's worktree, its own admin folder in the main git dir and its private git dir. */
-  readonly fix: { readonly worktree: string; readonly adminDir: string; readonly gitDir: string } | null;
-}
-
-/**
- * The run's read fence (src/sandbox/read-allowlist.ts): reads are denied by default. Denied: the
- * person's home and its XDG folders and Claude Code's config dir (regions), every run's private
- * area, the folder holding this repository's run worktrees, the other worktrees' admin folders,
- * and, even inside what is opened, the credentials (HOME_SECRETS), `sandbox.deny_read`, every
- * run's secrets and agentbox's state. Opened again: the table's toolchains and caches, the PATH
- * folders in the home, the person's `sandbox.allow_read`, and what the run works on (the
- * repository, and a fix run's worktree, its admin folder and private git).
- */
-function readFence(
-  opts: { readonly env: SandboxEnv; readonly repoRoot: string; readonly config: Config['sandbox'] },
-  area: PrivateArea,
-  places: RunPlaces,
-): ReadFence {
-  const { env } = opts;
-  const regions = homeRegions(env);
-  const secrets = HOME_SECRETS.map((p) => homePath(p, env));
-  const { fix } = places;
-  const denyRead = existing([
-    ...regions,
-    path.dirname(area.secretsRoot),
-    // A fix run works on its worktree, not on the main tree: the main tree's untracked and ignored
-    // files (a .env, a local config) are the person's, not the commit's. Its git dir stays open.
-    ...(fix ? [opts.repoRoot, path.dirname(fix.worktree), path.join(places.mainGitDir, 'worktrees')] : []),
-    ...secrets,
-    ...opts.config.deny_read.map((p) => expand(p, env.HOME, opts.repoRoot)),
-    area.secretsRoot,
-    agentboxStateDir(env),
-  ]);
-  // PATH's folders in the home (~/.local/bin, ~/.cargo/bin): the commands the run is expected to use.
-  const onPath = (env.PATH ?? '')
-    .split(path.delimiter)
-    .filter((dir) => path.isAbsolute(dir) && !regions.includes(dir))
-    .filter((dir) => regions.some((r) => isInside(dir, r)) && !secrets.some((s) => isInside(dir, s)));
-  const allowRead = existing([
-    ...READ_ALLOWLIST.map((row) => homePath(row.path, env)),
-    ...onPath,
-    ...opts.config.allow_read.map((p) => expand(p, env.HOME, opts.repoRoot)),
-    // A read-only run works on the repository itself; a fix run only on its git (its objects).
-    // runs.setup, which copies ignored folders from the main tree ($AGENTBOX_REPO_ROOT/node_modules),
-    // is opened the main tree by its own fence (setupSandbox); the ledger stays denied.
-    ...(fix ? [] : [opts.repoRoot]),
-    places.mainGitDir,
-    ...(fix ? [fix.worktree, fix.adminDir, fix.gitDir] : []),
-    places.tmpDir,
-  ]);
-  return { denyRead, allowRead };
-}
-
 /**
  * The folders the sandbox runtime opens for writing by itself, made first where missing so they
  * can be denied: only an existing path can be (see src/sandbox/settings.ts), and the runtime makes
@@ -154,7 +77,7 @@ function runtimeFolders(env: SandboxEnv): string[] {
 
 /** Where a fix run's commands may write: its worktree, its private git dir and its temp dir. */
 export function fixWritable(worktree: string, box: RunSandbox): string[] {
-  return [worktree, ...(box.gitDir ? [box.gitDir] : []), box.tmpDir];
+  return [worktree, ...(box.gitDir ? [box.gitDir] : []), box.tmpDir, box.sockDir];
 }
 
 /**
@@ -179,9 +102,19 @@ export interface RunSandbox {
   /** The agent's private git dir (a fix run); null for a read-only run, which has none. */
   readonly gitDir: string | null;
   readonly tmpDir: string;
+  /** claude's and the sandbox runtime's own TMPDIR, short enough for their sockets (PrivateArea.sockDir). */
+  readonly sockDir: string;
+  /** The run's global git config (GIT_CONFIG_GLOBAL): the person's identity, none of their credentials. */
+  readonly gitConfig: string;
   readonly mainGitDir: string;
   /** Reads are denied by default: the regions and credentials denied, the paths opened inside them. */
   readonly denyRead: readonly string[];
+  /**
+   * The entries of `denyRead` listed one by one around a read-only run's repository (carveTo): any
+   * may be gone by the time a command runs, so Claude Code gets each as a glob matching only itself
+   * (selfGlob), which it skips when nothing matches.
+   */
+  readonly listed: readonly string[];
   /** A fix run's main working tree, hidden from the agent, opened to runs.setup only; null otherwise. */
   readonly mainTree: string | null;
   readonly allowRead: readonly string[];
@@ -223,19 +156,16 @@ export async function prepareRunPrivacy(opts: {
   try {
     const mainGitDir = await commonGitDir(opts.repoRoot);
     const runtimeWritable = runtimeFolders(opts.env);
-    const fence = {
-      tmpDir: area.tmpDir,
-      mainGitDir,
-      runtimeWritable,
-      allowedDomains: opts.config.allowed_domains,
-    };
+    const gitConfig = await writeRunGitconfig(area.workDir, opts.repoRoot, opts.env);
+    const places = { mainGitDir, tmpDir: area.tmpDir, sockDir: area.sockDir, gitConfig };
+    const fence = { ...places, runtimeWritable, allowedDomains: opts.config.allowed_domains };
     // A read-only run has no worktree and no git of its own: its only writable place is its temp dir.
     if (!opts.worktree) {
       const leftovers = absentBefore(
         leftoverCandidates({ repoRoot: opts.repoRoot, mainGitDir, worktree: null, worktreeGitDir: null }),
       );
       area.onDispose(() => removeEmpty(leftovers));
-      const reads = readFence(opts, area, { mainGitDir, tmpDir: area.tmpDir, fix: null });
+      const reads = readFence(opts, area, { ...places, fix: null });
       return { area, secrets, sandbox: { ...fence, ...reads, gitDir: null, mainTree: null } };
     }
     const own = await git(['rev-parse', '--git-dir'], { cwd: opts.worktree });
@@ -255,8 +185,7 @@ export async function prepareRunPrivacy(opts: {
       branch: `agentbox/${opts.runName}`,
     });
     const reads = readFence(opts, area, {
-      mainGitDir,
-      tmpDir: area.tmpDir,
+      ...places,
       fix: { worktree: opts.worktree, adminDir, gitDir: area.gitDir },
     });
     const mainTree = fs.realpathSync(opts.repoRoot);

@@ -15,6 +15,13 @@ export interface PrivateArea {
   readonly secretsDir: string;
   readonly workDir: string;
   readonly tmpDir: string;
+  /**
+   * A short folder of its own (`<base>/s/<8 hex>`), the TMPDIR of claude and of the sandbox runtime
+   * for `runs.setup`/`runs.verify`: both put their proxy's unix sockets in their TMPDIR, and a
+   * socket's path must stay under ~108 bytes, which `tmpDir` (it holds the run's name) does not
+   * (measured: `Failed to create bridge socket` for a long task).
+   */
+  readonly sockDir: string;
   readonly gitDir: string;
   writeSecret(name: string, content: string): string;
   /** Runs `cleanup` when the area is disposed (after its own folders are gone). */
@@ -60,6 +67,9 @@ export function createPrivateArea(base: string, runName: string): PrivateArea {
   mkdirPrivate(workDir);
   const tmpDir = path.join(workDir, 'tmp');
   fs.mkdirSync(tmpDir, { recursive: true, mode: 0o700 });
+  mkdirPrivate(path.join(base, 's'));
+  const sockDir = path.join(base, 's', randomBytes(4).toString('hex'));
+  mkdirPrivate(sockDir);
   let disposed = false;
   const more: (() => void)[] = [];
   return {
@@ -67,6 +77,7 @@ export function createPrivateArea(base: string, runName: string): PrivateArea {
     secretsDir,
     workDir,
     tmpDir,
+    sockDir,
     gitDir: path.join(workDir, 'git'),
     writeSecret(name, content) {
       const file = path.join(secretsDir, name);
@@ -82,6 +93,7 @@ export function createPrivateArea(base: string, runName: string): PrivateArea {
       disposed = true;
       fs.rmSync(secretsDir, { recursive: true, force: true });
       fs.rmSync(workDir, { recursive: true, force: true });
+      fs.rmSync(sockDir, { recursive: true, force: true });
       for (const cleanup of more) cleanup();
     },
   };

@@ -84,9 +84,7 @@ export const READ_ALLOWLIST: readonly ReadAllowRow[] = [
   { path: '.local/share/mise', for: 'mise: versions and shims' },
   { path: '.cache/mise', for: "mise's cache" },
   { path: '.nix-profile', for: 'Nix profile on PATH' },
-  // git
-  { path: '.gitconfig', for: "git's identity and settings for the agent's commits" },
-  { path: '.config/git/config', for: "git's identity and settings" },
+  // git (not ~/.gitconfig, which may hold a token: a run's git gets its own, src/sandbox/run-gitconfig.ts)
   { path: '.config/git/ignore', for: "git's global ignore file" },
   { path: '.config/git/attributes', for: "git's global attributes" },
 ];
@@ -114,6 +112,8 @@ export const HOME_SECRETS: readonly string[] = [
   '.pypirc',
   '.git-credentials',
   '.config/git/credentials',
+  '.gitconfig',
+  '.config/git/config',
   '.cargo/credentials',
   '.cargo/credentials.toml',
   '.terraform.d',

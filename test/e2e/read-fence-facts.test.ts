@@ -10,6 +10,7 @@ import {
   tool,
 } from '../fixtures/model-server/index.js';
 import { type ClaudeHome, claudeEnv, claudeHome, runClaude } from '../helpers/claude.js';
+import { tempDir } from '../helpers/git-repo.js';
 import { expectNoProcessesLeft, newTestTag } from '../helpers/processes.js';
 
 /**
@@ -137,6 +138,104 @@ describe("Claude Code's sandbox and the read lists (measured)", () => {
     expect(out.grep).toContain(SECRET);
     expect(out.glob).toContain('.config/x/secret');
     expect(JSON.stringify(results)).not.toContain('own ok\\nother');
+  }, 180_000);
+
+  it('a denied top level: other folders of / and of /tmp read as missing; the run keeps its own', async () => {
+    // Another repository outside the home (/var/tmp: outside /tmp too) and another session's /tmp.
+    const elsewhere = fs.realpathSync(fs.mkdtempSync('/var/tmp/rf-facts-'));
+    const otherTmp = tempDir('rf-facts-other-');
+    const runTmp = tempDir('rf-facts-run-');
+    try {
+      fs.writeFileSync(path.join(elsewhere, 'secret'), `${SECRET}\n`);
+      fs.writeFileSync(path.join(otherTmp, 'secret'), `${SECRET}\n`);
+      const system = [
+        'usr',
+        'bin',
+        'sbin',
+        'lib',
+        'lib32',
+        'lib64',
+        'libx32',
+        'etc',
+        'opt',
+        'proc',
+        'dev',
+        'sys',
+      ];
+      const tops = fs
+        .readdirSync('/')
+        .filter((c) => !system.includes(c))
+        .map((c) => `/${c}`);
+      const steps = {
+        elsewhere: bash(`cat ${elsewhere}/secret`),
+        otherTmp: bash(`cat ${otherTmp}/secret`),
+        root: bash('ls /'),
+        tmp: bash('ls -A /tmp'),
+        cd: bash('mkdir -p sub && cd sub && pwd'),
+        cwd: bash(`pwd && printenv TMPDIR && ls -A ${runTmp}`),
+        tools: bash(`/usr/bin/python3 -c "print(2+2)"; node -e "console.log(require('os').tmpdir())"`),
+        project: bash(`cat ${proj}/src/a.txt`),
+      };
+      const names = Object.keys(steps);
+      server.setRules(scriptByTurn([...Object.values(steps), text('done')]));
+      const settings = path.join(runTmp, 'settings.json');
+      fs.writeFileSync(
+        settings,
+        JSON.stringify({
+          sandbox: {
+            enabled: true,
+            failIfUnavailable: true,
+            autoAllowBashIfSandboxed: true,
+            allowUnsandboxedCommands: false,
+            filesystem: {
+              allowWrite: [proj, runTmp],
+              denyRead: [...tops, h],
+              allowRead: [proj, runTmp],
+            },
+          },
+        }),
+      );
+      const result = await runClaude(
+        ['-p', 'go', '--output-format', 'stream-json', '--verbose', '--settings', settings],
+        {
+          cwd: proj,
+          env: claudeEnv({
+            home,
+            modelUrl: server.url,
+            // As agentbox starts a run: with TMPDIR unset, claude's sandbox also bound the shared
+            // /tmp/claude-<uid> writable and put its proxy sockets in /tmp (measured in a fix run).
+            extra: { AGENTBOX_TEST_TAG: tag, CLAUDE_CODE_TMPDIR: runTmp, TMPDIR: runTmp },
+          }),
+          timeoutMs: 120_000,
+        },
+      );
+      expect(result.code, result.stderr).toBe(0);
+      const results: { content: unknown }[] = result.events
+        .filter((e) => e.type === 'user')
+        .flatMap((e) => e.message.content)
+        .filter((b: { type: string }) => b.type === 'tool_result');
+      const out = Object.fromEntries(names.map((n, i) => [n, JSON.stringify(results[i]?.content ?? null)]));
+      if (process.env.FENCE_DEBUG) console.log(out);
+      // Another repository outside the home and /tmp, another process's /tmp folder: missing.
+      expect(out.elsewhere).toContain('No such file or directory');
+      expect(out.otherTmp).toContain('No such file or directory');
+      // /tmp shows only what is opened in it (the run's temp dir, the folder around the project).
+      expect(out.tmp).toContain(path.basename(runTmp));
+      expect(out.tmp).not.toContain(path.basename(otherTmp));
+      expect(out.tmp).not.toMatch(/claude-\d|claude-http/);
+      // Claude Code keeps its own temp files, cwd tracking and proxy sockets in CLAUDE_CODE_TMPDIR.
+      expect(out.cd).toContain(`${proj}/sub`);
+      expect(out.cwd).toContain(`${proj}/sub`);
+      expect(out.cwd).toContain(`${runTmp}/claude-`);
+      expect(out.cwd).toContain('cc-socks');
+      expect(out.cwd).toContain('claude-http-');
+      // The system's folders still work: python, node, the project.
+      expect(out.tools).toMatch(/^"4\\n/);
+      expect(out.tools).toContain(`${runTmp}/claude-`);
+      expect(out.project).toContain('project file');
+    } finally {
+      fs.rmSync(elsewhere, { recursive: true, force: true });
+    }
   }, 180_000);
 
   it('leaves no process behind', async () => {

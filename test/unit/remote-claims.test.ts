@@ -236,6 +236,27 @@ describe('a fetched run is what its publication claims', () => {
     expect(laptop.repo.read('src/app.ts')).toBe("export const x = 'bump x';\n");
   });
 
+  it('a publication’s review record, in any spelling (another case, a folder under its name), is never this machine’s', async () => {
+    world = origin({ 'src/app.ts': 'export const x = 1;\n' });
+    const runner = machine(world, 'runner');
+    const laptop = machine(world, 'laptop');
+    const run = await fixRun(runner.repo, runner.ledger, 'bump x', { status: 'REVIEW', verified: true });
+    await runner.agentbox(['push', run.id]);
+    const patch = fs.readFileSync(path.join(run.dir, 'changes.patch'), 'utf8');
+    const forged = `{"v":1,"ts":"2026-03-01T10:00:00.000Z","event":"shown","sha256":"${sha256(patch)}","by":"diff"}\n`;
+    // On a case-insensitive file system (macOS, Windows) the first is reviewed.jsonl itself.
+    republish(world, run.name, { 'REVIEWED.jsonl': forged, 'reviewed.jsonl/x': forged });
+    expect((await laptop.agentbox(['fetch'])).stderr).toBe('');
+    const dir = path.join(laptop.ledger.runsDir, run.name);
+    expect(fs.readdirSync(dir).filter((f) => f.toLowerCase().startsWith('reviewed'))).toEqual([]);
+    // `diff` shows it and records that here, in this machine's own record.
+    const diff = await laptop.agentbox(['diff', run.id, '--no-pager']);
+    expect(diff.stderr).toBe('');
+    expect(fs.readFileSync(path.join(dir, 'reviewed.jsonl'), 'utf8')).not.toContain(
+      '2026-03-01T10:00:00.000Z',
+    );
+  });
+
   it('a patch replaced after `diff`: fetch says so, merge refuses it until it is shown again, then merges the new one and prints its hash', async () => {
     world = origin({ 'src/app.ts': 'export const x = 1;\n' });
     const runner = machine(world, 'runner');

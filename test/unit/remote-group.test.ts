@@ -204,6 +204,16 @@ describe('agentbox push <group> / fetch: a group travels whole', () => {
     expect(index).toContain(`"group":"${group.meta.group_id}"`);
     expect(refusals(laptop.ledger)).toEqual([]);
     expect((await laptop.agentbox('fetch')).stdout).toContain('1 published group(s) — 0 new, 0 updated');
+    // What a fetched group's attempts say of themselves is their publication's claim: show's
+    // ranking marks it, as the single-run views do; the runner's own view has nothing to mark.
+    const shown = await laptop.agentbox('show', group.meta.group_id);
+    expect(shown.stdout).toMatch(/REVIEW\*/);
+    expect(shown.stdout).toContain('* claimed by the publication of a run fetched from another machine');
+    const json = JSON.parse((await laptop.agentbox('show', group.meta.group_id, '--json')).stdout);
+    expect(json.ranking.attempts[0].claimedBy).toContain(GIT_ENV.GIT_AUTHOR_EMAIL);
+    const local = await runner.agentbox('show', group.meta.group_id);
+    expect(local.stdout).toContain('REVIEW');
+    expect(local.stdout).not.toMatch(/REVIEW\*|claimed/);
     // A fetched group is not published again from here.
     const again = await laptop.agentbox('push', group.meta.group_id);
     expect(again.code).not.toBe(0);

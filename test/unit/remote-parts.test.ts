@@ -32,6 +32,14 @@ describe('which paths of a publication may become files in a run folder', () => 
     ['state.json', false],
     ['state.json.1234', false],
     ['publication.json', false],
+    // This machine's record of what its person was shown, in any spelling a file system takes as it.
+    ['reviewed.jsonl', false],
+    ['REVIEWED.jsonl', false],
+    ['Reviewed.JSONL', false],
+    ['reviewed.jsonl/x', false],
+    ['State.json', false],
+    ['meta.yaml/x', false],
+    ['artifacts/reviewed.jsonl', true],
     ['x'.repeat(256), false],
   ])('%j → %s', (file, ok) => {
     expect(safeEntryPath(file)).toBe(ok);

@@ -42,6 +42,9 @@ describe('the setup is fenced like the agent', () => {
   const box = {
     gitDir: '/p/git',
     tmpDir: '/p/tmp',
+    gitConfig: '/p/gitconfig',
+    listed: [],
+    sockDir: '/p/s',
     mainGitDir: '/repo/.git',
     mainTree: '/repo',
     denyRead: ['/home/u', '/repo', '/home/u/.ssh'],
@@ -54,13 +57,14 @@ describe('the setup is fenced like the agent', () => {
     fs.mkdirSync(path.join(wt, '.claude', 'commands'), { recursive: true });
     try {
       expect(setupSandbox(box, wt, '/repo/.agents', ['registry.npmjs.org', 'example.com'])).toEqual({
-        writable: [wt, '/p/git', '/p/tmp'],
+        writable: [wt, '/p/git', '/p/tmp', '/p/s'],
         // Only what exists is listed (a missing denied path becomes a mount point).
         denyWrite: ['/repo/.git', path.join(wt, '.claude/commands')],
         // The main tree the agent cannot read is opened to the setup (it copies from it).
         denyRead: ['/repo/.agents', '/home/u', '/home/u/.ssh'],
         allowRead: ['/home/u/.npm', '/repo'],
         allowedDomains: ['example.com', 'registry.npmjs.org'],
+        tmpDir: '/p/s',
       });
     } finally {
       fs.rmSync(wt, { recursive: true, force: true });

@@ -84,4 +84,28 @@ describe('agentbox’s git on a worktree runs no filter of the person’s', () =
     repo.git('-C', wt, 'add', '-A');
     expect(marked()).toEqual(['clean']);
   });
+
+  it('a worktree from another’s branch (fix --base) is checked out with the person’s filters off; their own HEAD keeps them', async () => {
+    const marks = tempDir('agentbox-marks-');
+    const repo = gitRepo({ files: { 'src/a.ts': 'a\n' } });
+    repo.git('config', 'filter.strip.clean', 'sh scripts/smudge.sh');
+    repo.git('config', 'filter.strip.smudge', 'sh scripts/smudge.sh');
+    const off = ['-c', 'filter.strip.clean=', '-c', 'filter.strip.smudge='];
+    // Someone else's branch: its attributes send the person's driver its files, its script marks.
+    repo.git('checkout', '-q', '-b', 'theirs');
+    repo.write('.gitattributes', '*.ts filter=strip\n');
+    repo.write('scripts/smudge.sh', `echo "$(id -u)" >> '${marks}/smudge'\ncat\n`);
+    repo.git(...off, 'add', '-A');
+    repo.git(...off, 'commit', '-qm', 'theirs');
+    repo.git(...off, 'checkout', '-q', 'main');
+    const theirs = path.join(tempDir('agentbox-wt-'), 'wt');
+    await addWorktree(repo.dir, { path: theirs, branch: 'agentbox/theirs', base: 'theirs' });
+    expect(fs.readdirSync(marks)).toEqual([]);
+    expect(fs.readFileSync(path.join(theirs, 'src/a.ts'), 'utf8')).toBe('a\n');
+    // The person's own checked-out commit, with those attributes, runs their filter as git would.
+    repo.git(...off, 'merge', '-q', 'theirs');
+    const own = path.join(tempDir('agentbox-wt-'), 'wt');
+    await addWorktree(repo.dir, { path: own, branch: 'agentbox/own', base: 'HEAD' });
+    expect(fs.readdirSync(marks)).toEqual(['smudge']);
+  });
 });

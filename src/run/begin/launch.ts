@@ -8,6 +8,7 @@ import { runSettings, withRepoGuard } from '../../endpoint/settings.js';
 import type { RunMeta } from '../../ledger/index.js';
 import { fixWritable, type RunSandbox, type RunSecrets } from '../../sandbox/prepare.js';
 import { sandboxSettings } from '../../sandbox/settings.js';
+import { selfGlob } from '../../sandbox/top-fence.js';
 import type { Env } from '../../util/env.js';
 import { agentboxStateDir } from '../../util/state-dir.js';
 import { agentRunDir } from '../end/artifacts.js';
@@ -155,10 +156,11 @@ function launchSandbox(worktree: string | null, ledgerDir: string, box: RunSandb
   // never has its token (401, logged).
   const endpoint = new URL(endpointUrl).host;
   if (!worktree) {
+    const listed = new Set(box.listed);
     return sandboxSettings({
-      writable: [box.tmpDir],
+      writable: [box.tmpDir, box.sockDir],
       denyWrite: [box.mainGitDir, ...box.runtimeWritable],
-      denyRead: [ledgerDir, ...box.denyRead],
+      denyRead: [ledgerDir, ...box.denyRead.map((p) => (listed.has(p) ? selfGlob(p) : p))],
       allowRead: box.allowRead,
       // Claude Code's own read-only classifier still decides which commands run without asking.
       autoAllowBash: false,
@@ -198,8 +200,12 @@ function launchEnv(input: LaunchInput): Record<string, string> {
       AGENTBOX_RUN_DIR: agentRunDir(scope.worktree, input.runDir),
       // The agent's git works on its own repository (src/git/private.ts); the main one is read-only.
       ...(box?.gitDir && scope.worktree ? { GIT_DIR: box.gitDir, GIT_WORK_TREE: scope.worktree } : {}),
-      // Claude Code's own temp folder (TMPDIR inside the sandbox), one per run, not shared.
-      ...(box ? { CLAUDE_CODE_TMPDIR: box.tmpDir } : {}),
+      // Claude Code's own temp folder (TMPDIR inside the sandbox), one per run, not shared; and
+      // claude's own TMPDIR, where its sandbox proxy's sockets go: in /tmp, which the fence hides,
+      // they would be hidden from the run's commands too.
+      ...(box ? { CLAUDE_CODE_TMPDIR: box.tmpDir, TMPDIR: box.sockDir } : {}),
+      // The person's ~/.gitconfig may hold a token: the run's git reads its own (run-gitconfig.ts).
+      ...(box ? { GIT_CONFIG_GLOBAL: box.gitConfig } : {}),
     },
   });
   // Nothing of the endpoint reaches the agent's environment, whatever the parent had.

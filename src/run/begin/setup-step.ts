@@ -61,6 +61,7 @@ export function setupSandbox(
     denyRead: [ledgerDir, ...box.denyRead.filter((p) => p !== box.mainTree)],
     allowRead: [...box.allowRead, ...(box.mainTree ? [box.mainTree] : [])],
     allowedDomains: [...new Set([...box.allowedDomains, ...domains])],
+    tmpDir: box.sockDir,
   };
 }
 
