@@ -14,10 +14,17 @@ function onPath(name: string, env: SandboxEnv): string | null {
   return env.PATH ? which.sync(name, { nothrow: true, path: env.PATH }) : null;
 }
 
+/** A bubblewrap that worked, by PATH, and when: the checks of one command ask more than once. */
+const worked = new Map<string, number>();
+
+/** How long a bubblewrap that worked is taken to work still (a long-lived `agentbox ui` asks again after). */
+const WORKED_FOR_MS = 60_000;
+
 /**
  * Whether Claude Code's sandbox can work here: on Linux, bubblewrap and socat on PATH and a kernel
- * that lets this user create the namespaces bubblewrap needs (tried for real: ~5 ms); on macOS,
- * sandbox-exec. Anything else has no sandbox.
+ * that lets this user create the namespaces bubblewrap needs (tried for real: ~5 ms idle, a
+ * blocking spawn: `agentbox revise` checked it twice, before the revision and as the run starts;
+ * a success is kept for a minute); on macOS, sandbox-exec. Anything else has no sandbox.
  */
 export function probeSandbox(env: SandboxEnv, platform: NodeJS.Platform = process.platform): SandboxProbe {
   if (platform === 'darwin') {
@@ -41,8 +48,12 @@ export function probeSandbox(env: SandboxEnv, platform: NodeJS.Platform = proces
       fix: `install ${packages} (Debian/Ubuntu: sudo apt-get install ${packages}; Fedora: sudo dnf install ${packages})`,
     };
   }
+  const bwrap = onPath('bwrap', env)!;
+  const key = `${bwrap}\0${env.PATH}`;
+  if (Date.now() - (worked.get(key) ?? Number.NEGATIVE_INFINITY) < WORKED_FOR_MS)
+    return { ok: true, detail: 'bubblewrap + socat' };
   const tried = spawnSync(
-    onPath('bwrap', env)!,
+    bwrap,
     ['--ro-bind', '/', '/', '--dev', '/dev', '--unshare-net', '--unshare-pid', '--', 'true'],
     { env: { PATH: env.PATH ?? '' }, encoding: 'utf8', timeout: 10_000 },
   );
@@ -54,6 +65,7 @@ export function probeSandbox(env: SandboxEnv, platform: NodeJS.Platform = proces
       fix: 'allow unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1, or on Ubuntu 24.04+ kernel.apparmor_restrict_unprivileged_userns=0), or run inside a container started with them',
     };
   }
+  worked.set(key, Date.now());
   return { ok: true, detail: 'bubblewrap + socat' };
 }
 

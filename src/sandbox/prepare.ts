@@ -4,7 +4,7 @@ import { isInside } from '../airlock/paths.js';
 import type { Config } from '../config/schema.js';
 import { AgentboxError } from '../errors.js';
 import { git } from '../git/exec.js';
-import { createPrivateGit } from '../git/private.js';
+import { createPrivateGit, worktreeGit } from '../git/private.js';
 import { agentboxStateDir } from '../util/state-dir.js';
 import { probeSandbox, probeVerifySandbox, type SandboxEnv } from './available.js';
 import { absentBefore, leftoverCandidates, removeEmpty } from './leftovers.js';
@@ -204,7 +204,13 @@ export async function prepareRunPrivacy(opts: {
   const secrets = secretFiles(area);
   if (!opts.fenced || opts.config.mode === 'off') return { area, secrets, sandbox: null };
   try {
-    const common = await git(['rev-parse', '--git-common-dir'], { cwd: opts.repoRoot });
+    // NOTE: the main git dir is asked of the repository, never of the worktree, whose `.git` file
+    // an agent of an earlier turn could have pointed elsewhere; the worktree's own git is read
+    // once, for its admin dir and the private git (createPrivateGit), at the same time.
+    const [common, info] = await Promise.all([
+      git(['rev-parse', '--git-common-dir'], { cwd: opts.repoRoot }),
+      opts.worktree ? worktreeGit(opts.worktree) : null,
+    ]);
     const mainGitDir = fs.realpathSync(path.resolve(opts.repoRoot, common.trim()));
     const runtimeWritable = runtimeFolders(opts.env);
     const fence = {
@@ -214,7 +220,7 @@ export async function prepareRunPrivacy(opts: {
       allowedDomains: opts.config.allowed_domains,
     };
     // A read-only run has no worktree and no git of its own: its only writable place is its temp dir.
-    if (!opts.worktree) {
+    if (!opts.worktree || !info) {
       const leftovers = absentBefore(
         leftoverCandidates({ repoRoot: opts.repoRoot, mainGitDir, worktree: null, worktreeGitDir: null }),
       );
@@ -222,8 +228,7 @@ export async function prepareRunPrivacy(opts: {
       const reads = readFence(opts, area, { mainGitDir, tmpDir: area.tmpDir, fix: null });
       return { area, secrets, sandbox: { ...fence, ...reads, gitDir: null, mainTree: null } };
     }
-    const own = await git(['rev-parse', '--git-dir'], { cwd: opts.worktree });
-    const adminDir = path.resolve(opts.worktree, own.trim());
+    const adminDir = info.gitDir;
     const leftovers = absentBefore(
       leftoverCandidates({
         repoRoot: opts.repoRoot,
@@ -237,6 +242,7 @@ export async function prepareRunPrivacy(opts: {
       worktree: opts.worktree,
       gitDir: area.gitDir,
       branch: `agentbox/${opts.runName}`,
+      info,
     });
     const reads = readFence(opts, area, {
       mainGitDir,
