@@ -1,10 +1,9 @@
-import { memoryIo } from '../context.js';
 import { assertHuman } from '../gate/gate.js';
 import { resolveRun } from '../ledger/index.js';
 import { loadRunContext } from '../run/begin/context.js';
 import { detachRun } from '../run/detach.js';
 import { openRevision, type RefusalKind } from '../run/revise-open.js';
-import { type ActionContext, domain, startedAnswer } from './actions.js';
+import { type ActionContext, domain, startedHere } from './actions.js';
 import { HttpError, stringField } from './http.js';
 
 /**
@@ -22,16 +21,18 @@ export async function reviseAction(ac: ActionContext, ref: string, body: Record<
   try {
     return await domain(async () => {
       assertHuman(ac.env, 'revise', ac.root);
-      const io = memoryIo();
-      const ctx = { cwd: ac.root, env: ac.env, io };
-      const rc = await loadRunContext(ctx);
-      const name = resolveRun(rc.ledger, ref);
-      const ask = { feedback: message, comments, by: 'ui' as const };
-      const { next } = await openRevision(ctx, rc, name, ask, (k) => {
-        kind = k;
+      let revision = 0;
+      const started = await startedHere(ac, async (ctx) => {
+        const rc = await loadRunContext(ctx);
+        const name = resolveRun(rc.ledger, ref);
+        const ask = { feedback: message, comments, by: 'ui' as const };
+        const { next } = await openRevision(ctx, rc, name, ask, (k) => {
+          kind = k;
+        });
+        revision = next.number;
+        await detachRun(ctx, rc.ledger, name, true, ['--revision']);
       });
-      await detachRun(ctx, rc.ledger, name, true, ['--revision']);
-      return { ...startedAnswer(io), revision: next.number };
+      return { ...started, revision };
     });
   } catch (error) {
     // The run's state refused it (a conflict), not what was sent; so did a check any run makes
