@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bash, text } from '../fixtures/model-server/index.js';
 import { expectNoProcessesLeft } from '../helpers/processes.js';
 import { type Project, project } from '../helpers/project.js';
+import { requestChanges } from '../helpers/review-page.js';
 import { CHROMIUM, startUi, type Ui } from '../helpers/ui.js';
 
 /** src/app.js before the run; the run removes its line 2 and adds a 400-line src/big.js. */
@@ -131,15 +132,7 @@ describe('line comments in Chromium: the split view and a 400-line diff by the k
       },
       { when: { anyText: 'SPLIT-OLD' }, reply: text('b is back.') },
     ]);
-    const first = p.server.requests.length;
-    await page.getByRole('button', { name: /^Request changes \(2 comments\)$/ }).click();
-    await page.locator('#summary [data-status="ACTIVE"]').waitFor({ timeout: 30_000 });
-    await page.locator('#summary [data-status="REVIEW"]').waitFor({ timeout: 120_000 });
-    expect(p.state(name)).toMatchObject({ status: 'REVIEW', revision: { number: 2 } });
-    const sent = p.server.requests
-      .slice(first)
-      .find((r) => r.view.lastUserText.includes('revision 2 (agentbox revise)'));
-    const said = sent?.view.lastUserText ?? '';
+    const said = await requestChanges(page, p, name, /^Request changes \(2 comments\)$/);
     expect(said).toContain(
       '### 1. src/app.js:-2 (line 2 before your change: a line it removed)\n\nSPLIT-OLD: why drop b?',
     );
