@@ -180,6 +180,21 @@ export interface RunPrivacy {
   readonly sandbox: RunSandbox | null;
 }
 
+/** A read-only run has no worktree and no git of its own: its only writable place is its temp dir. */
+function readOnlyFence(
+  opts: Parameters<typeof readFence>[0],
+  area: PrivateArea,
+  fence: Pick<RunSandbox, 'tmpDir' | 'mainGitDir' | 'runtimeWritable' | 'allowedDomains'>,
+): RunSandbox {
+  const { mainGitDir } = fence;
+  const leftovers = absentBefore(
+    leftoverCandidates({ repoRoot: opts.repoRoot, mainGitDir, worktree: null, worktreeGitDir: null }),
+  );
+  area.onDispose(() => removeEmpty(leftovers));
+  const reads = readFence(opts, area, { mainGitDir, tmpDir: area.tmpDir, fix: null });
+  return { ...fence, ...reads, gitDir: null, mainTree: null };
+}
+
 /** Where the run's secrets go in its private area (the agent cannot read them). */
 const secretFiles = (area: PrivateArea): RunSecrets => ({
   root: area.secretsRoot,
@@ -219,15 +234,7 @@ export async function prepareRunPrivacy(opts: {
       runtimeWritable,
       allowedDomains: opts.config.allowed_domains,
     };
-    // A read-only run has no worktree and no git of its own: its only writable place is its temp dir.
-    if (!opts.worktree || !info) {
-      const leftovers = absentBefore(
-        leftoverCandidates({ repoRoot: opts.repoRoot, mainGitDir, worktree: null, worktreeGitDir: null }),
-      );
-      area.onDispose(() => removeEmpty(leftovers));
-      const reads = readFence(opts, area, { mainGitDir, tmpDir: area.tmpDir, fix: null });
-      return { area, secrets, sandbox: { ...fence, ...reads, gitDir: null, mainTree: null } };
-    }
+    if (!opts.worktree || !info) return { area, secrets, sandbox: readOnlyFence(opts, area, fence) };
     const adminDir = info.gitDir;
     const leftovers = absentBefore(
       leftoverCandidates({
