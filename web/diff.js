@@ -141,7 +141,21 @@ function theme() {
   return chosen === 'light' || chosen === 'dark' ? chosen : 'auto';
 }
 
-/** The "Changes" section: its heading, the unified/split toggle and the diff, drawn once shown. */
+/** What a Tab stop can be: the first of them after the diff is where "Skip the diff" goes. */
+const TABBABLE = 'a[href], button, input, select, textarea, summary, [tabindex="0"]';
+
+/** Moves the focus to the first Tab stop after `target` (the Review's box, the report…). */
+function skipPast(target) {
+  const next = [...document.querySelectorAll(TABBABLE)].find(
+    (el) => target.compareDocumentPosition(el) & Node.DOCUMENT_POSITION_FOLLOWING && !target.contains(el),
+  );
+  next?.focus();
+}
+
+/**
+ * The "Changes" section: its heading, the unified/split toggle, a "Skip the diff" button for the
+ * keyboard (past however many files it has) and the diff, drawn once shown.
+ */
 export function diffSection(patch, after = undefined) {
   const target = h('div', { id: 'diff' });
   const toggle = h(
@@ -154,9 +168,14 @@ export function diffSection(patch, after = undefined) {
     },
     'Unified / split',
   );
+  const skip = h(
+    'button',
+    { id: 'skip-diff', onclick: () => skipPast(document.getElementById('diff')) },
+    'Skip the diff',
+  );
   DRAWN.set(
     target,
     new Promise((resolve) => queueMicrotask(() => resolve(drawDiff(target, patch, '', after)))),
   );
-  return [h('h2', {}, 'Changes'), toggle, target];
+  return [h('h2', {}, 'Changes'), h('div', { class: 'actions' }, toggle, ' ', skip), target];
 }

@@ -1,11 +1,13 @@
-// A fix run's review on its page (issue 39), as on GitHub: a line of the diff clicked (or focused,
-// then Enter) opens a comment box under it; the pending comments are listed, editable and
-// removable, and sent with an overall message as one "Request changes" (POST
-// /api/runs/<run>/revise, `agentbox revise --detach`); a follow-up sends a message alone.
+// A fix run's review on its page (issue 39), as on GitHub: a line of the diff clicked (or reached
+// by the keyboard, then Enter) opens a comment box under it; the pending comments are listed,
+// editable and removable, and sent with an overall message as one "Request changes" (POST
+// /api/runs/<run>/revise, `agentbox revise --detach`); a follow-up sends a message alone. Which
+// lines are buttons, and how the keyboard moves among them: web/review-lines.js.
 import { api } from './api.js';
 import { lineHref } from './deep-link.js';
 import { h, toast } from './dom.js';
 import { errorPanel, errorText } from './errors.js';
+import { diffLines, insertRow, lineButtons, lineName, removeRow } from './review-lines.js';
 
 /** Pending comments and the typed messages, by run: kept across live redraws until sent. */
 const reviews = new Map();
@@ -23,71 +25,48 @@ export const offersRevise = (run) =>
   !run.meta.origin &&
   Boolean(run.state?.session_id);
 
+/** The same line: file, number and side. */
+const samePlace = (a, b) => a.file === b.file && a.line === b.line && (a.side ?? 'new') === (b.side ?? 'new');
+
+/** A comment's place as `agentbox revise --comment` takes it: `src/app.js:3`, `src/app.js:-3` (removed). */
+const placeText = (c) => `${c.file}:${c.side === 'old' ? '-' : ''}${c.line}`;
+
 /**
- * Each line of the change as it leaves the file (the new side) made a comment button, once
- * diff2html has drawn `target`; the comments already pending shown under their lines.
+ * Each line of the change a comment button once diff2html has drawn `target` (the new side's
+ * lines, and the removed ones by their number before the change); the comments already pending
+ * shown under their lines.
  */
 export function enableLineComments(target, run, redraw) {
   if (!offersRevise(run)) return;
-  for (const { cell, file, line } of newLines(target)) {
-    cell.setAttribute('tabindex', '0');
-    cell.setAttribute('role', 'button');
-    cell.setAttribute('aria-label', `Comment on ${file} line ${line}`);
-    cell.classList.add('commentable');
-    // A context line's cell shows both numbers; its name says the new one. The old one is drawn
-    // by CSS (access.css) so the button's text is its name's number (axe: label-content-name-mismatch).
-    const old = cell.querySelector('.line-num1');
-    if (old?.textContent.trim()) {
-      old.dataset.num = old.textContent.trim();
-      old.textContent = '';
-    }
-    const open = () => openForm(cell.closest('tr'), run, file, line, redraw);
-    cell.addEventListener('click', open);
-    cell.addEventListener('keydown', (e) => {
-      if (e.key !== 'Enter' && e.key !== ' ') return;
-      e.preventDefault();
-      open();
-    });
-  }
+  lineButtons(diffLines(target), (l) => openForm(l, run, redraw));
   showInline(target, run);
 }
 
-/** The new side's numbered lines: unified (line-num2) or the right half of a split diff. */
-function newLines(target) {
-  const out = [];
-  for (const wrapper of target.querySelectorAll('.d2h-file-wrapper')) {
-    const name = wrapper.querySelector('.d2h-file-name')?.textContent?.trim() ?? '';
-    const file = name.includes('→') ? name.split('→').pop().trim() : name;
-    const unified = [...wrapper.querySelectorAll('td.d2h-code-linenumber')].map((td) => [
-      td,
-      td.querySelector('.line-num2'),
-    ]);
-    const sides = wrapper.querySelectorAll('.d2h-file-side-diff');
-    const split = sides.length === 2 ? [...sides[1].querySelectorAll('td.d2h-code-side-linenumber')] : [];
-    for (const [cell, num] of [...unified, ...split.map((td) => [td, td])]) {
-      const line = Number(num?.textContent?.trim());
-      if (Number.isInteger(line) && line > 0) out.push({ cell, file, line });
-    }
-  }
-  return out;
-}
-
-function openForm(row, run, file, line, redraw) {
+function openForm(l, run, redraw) {
+  const row = l.cell.closest('tr');
   const next = row.nextElementSibling;
   if (next?.classList.contains('review-form')) {
     next.querySelector('textarea')?.focus();
     return;
   }
-  const label = `Your comment on ${file} line ${line}`;
-  const box = h('textarea', { rows: 3, 'aria-label': label, class: 'review-text' });
+  const box = h('textarea', {
+    rows: 3,
+    'aria-label': `Your comment on ${lineName(l)}`,
+    class: 'review-text',
+  });
   const close = () => {
-    form.remove();
-    row.querySelector('[role="button"]')?.focus();
+    removeRow(form);
+    l.cell.focus();
   };
   const add = () => {
     const text = box.value.trim();
     if (!text) return box.focus();
-    reviewOf(run.id).comments.push({ file, line, text });
+    reviewOf(run.id).comments.push({
+      file: l.file,
+      line: l.line,
+      ...(l.side === 'old' ? { side: 'old' } : {}),
+      text,
+    });
     close();
     redraw();
   };
@@ -107,23 +86,27 @@ function openForm(row, run, file, line, redraw) {
       h('button', { type: 'button', onclick: close }, 'Cancel'),
       ' ',
       // The line number is this box's button here: the line's link is offered beside it.
-      h('a', { href: lineHref(file, 'R', line), class: 'deep-link' }, 'Link to this line'),
+      h(
+        'a',
+        { href: lineHref(l.file, l.side === 'old' ? 'L' : 'R', l.line), class: 'deep-link' },
+        'Link to this line',
+      ),
     ),
   );
-  row.after(form);
+  insertRow(row, form);
   box.focus();
 }
 
 /** The pending comments under their lines, as they read now. */
 export function showInline(target, run) {
   if (!target || !offersRevise(run)) return;
-  for (const old of target.querySelectorAll('tr.review-comment')) old.remove();
-  const lines = newLines(target);
+  for (const old of target.querySelectorAll('tr.review-comment')) removeRow(old);
+  const lines = diffLines(target).flat();
   for (const c of reviewOf(run.id).comments) {
-    const at = lines.find((l) => l.file === c.file && l.line === c.line);
-    const row = at?.cell.closest('tr');
+    const row = lines.find((l) => samePlace(l, c))?.cell.closest('tr');
     if (!row) continue;
-    row.after(
+    insertRow(
+      row,
       h('tr', { class: 'review-comment' }, h('td', { colspan: row.children.length }, `💬 ${c.text}`)),
     );
   }
@@ -149,6 +132,7 @@ export function reviewSection(run, redraw) {
     await redraw();
   };
   const busy = sending.has(run.id) ? 'true' : undefined;
+  const comments = review.comments.length;
   return [
     h('h2', { id: 'review-title' }, 'Review'),
     h(
@@ -157,64 +141,37 @@ export function reviewSection(run, redraw) {
       h(
         'p',
         { class: 'muted', id: 'review-how' },
-        'Click a line of the change (or Tab to its number and press Enter) to comment on it.',
+        'Click a line of the change to comment on it. By the keyboard: Tab to a file’s lines, move with the arrow keys (Page Up/Down, Home, End), press Enter.',
       ),
       pendingList(review, redraw),
-      h('label', { for: 'review-message' }, 'Overall message'),
-      h(
-        'textarea',
-        {
-          id: 'review-message',
-          rows: 3,
-          oninput: (e) => {
-            review.message = e.target.value;
-          },
-        },
-        review.message,
-      ),
-      h(
-        'button',
-        {
-          id: 'request-changes',
-          class: 'primary',
-          'aria-busy': busy,
-          onclick: () =>
-            send(
-              'Request changes',
-              'request-changes',
-              { message: review.message, comments: review.comments },
-              () => {
-                review.comments = [];
-                review.message = '';
-              },
-            ),
-        },
-        `Request changes${review.comments.length ? ` (${review.comments.length} comment${review.comments.length === 1 ? '' : 's'})` : ''}`,
-      ),
-      h('label', { for: 'follow-up' }, 'Follow-up (a message with no line)'),
-      h(
-        'textarea',
-        {
-          id: 'follow-up',
-          rows: 2,
-          oninput: (e) => {
-            review.followUp = e.target.value;
-          },
-        },
-        review.followUp,
-      ),
-      h(
-        'button',
-        {
-          id: 'send-follow-up',
-          'aria-busy': busy,
-          onclick: () =>
-            send('Send follow-up', 'send-follow-up', { message: review.followUp }, () => {
-              review.followUp = '';
-            }),
-        },
-        'Send follow-up',
-      ),
+      ...sendBox(review, busy, {
+        field: 'message',
+        id: 'review-message',
+        rows: 3,
+        label: 'Overall message',
+        button: 'request-changes',
+        primary: true,
+        action: 'Request changes',
+        text: `Request changes${comments ? ` (${comments} comment${comments === 1 ? '' : 's'})` : ''}`,
+        send: (label, button) =>
+          send(label, button, { message: review.message, comments: review.comments }, () => {
+            review.comments = [];
+            review.message = '';
+          }),
+      }),
+      ...sendBox(review, busy, {
+        field: 'followUp',
+        id: 'follow-up',
+        rows: 2,
+        label: 'Follow-up (a message with no line)',
+        button: 'send-follow-up',
+        action: 'Send follow-up',
+        text: 'Send follow-up',
+        send: (label, button) =>
+          send(label, button, { message: review.followUp }, () => {
+            review.followUp = '';
+          }),
+      }),
       review.error
         ? errorPanel(
             review.error.label,
@@ -233,6 +190,34 @@ export function reviewSection(run, redraw) {
   ];
 }
 
+/** A labelled box for one of the review's texts (`review[o.field]`, kept as typed) and its send button. */
+function sendBox(review, busy, o) {
+  return [
+    h('label', { for: o.id }, o.label),
+    h(
+      'textarea',
+      {
+        id: o.id,
+        rows: o.rows,
+        oninput: (e) => {
+          review[o.field] = e.target.value;
+        },
+      },
+      review[o.field],
+    ),
+    h(
+      'button',
+      {
+        id: o.button,
+        class: o.primary ? 'primary' : undefined,
+        'aria-busy': busy,
+        onclick: () => o.send(o.action, o.button),
+      },
+      o.text,
+    ),
+  ];
+}
+
 function pendingList(review, redraw) {
   if (review.comments.length === 0)
     return h('p', { class: 'muted', id: 'pending-none' }, 'No line comments yet.');
@@ -242,8 +227,8 @@ function pendingList(review, redraw) {
     review.comments.map((c, i) =>
       h(
         'li',
-        { 'data-key': `c-${c.file}:${c.line}:${i}` },
-        h('label', { for: `pending-${i}` }, `${c.file}:${c.line}`),
+        { 'data-key': `c-${placeText(c)}:${i}` },
+        h('label', { for: `pending-${i}` }, `${placeText(c)}${c.side === 'old' ? ' (removed)' : ''}`),
         h(
           'textarea',
           {
@@ -260,7 +245,7 @@ function pendingList(review, redraw) {
           'button',
           {
             class: 'remove-comment',
-            'aria-label': `Remove the comment on ${c.file} line ${c.line}`,
+            'aria-label': `Remove the comment on ${lineName(c)}`,
             onclick: async () => {
               review.comments.splice(i, 1);
               await redraw();

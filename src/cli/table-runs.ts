@@ -91,7 +91,7 @@ export function reviseCommand(program: Command, lazy: Lazy, wants: Wants): void 
     .option('--attempt <k>', "a group's attempt to revise (the others stay as they are)")
     .option(
       '--comment <place-and-text...>',
-      'a comment on a line of the change: --comment <file>:<line> "<text>" (repeatable)',
+      'a comment on a line of the change: --comment <file>:<line> "<text>" (repeatable; <file>:-<line>: a line it removed)',
     )
     .option('--edit', 'write the review in $EDITOR, on the change: comments under the lines they are about')
     .option('--detach', 'return at once; the revision goes on in the background')

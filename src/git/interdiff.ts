@@ -6,6 +6,8 @@ import { GitError, runGitBytes } from './exec.js';
  * the flags pinned as for changes.patch (src/git/patch.ts), so no diff driver or textconv runs.
  */
 export async function interdiff(repoRoot: string, from: string, to: string): Promise<Buffer> {
+  // A revision that changed nothing: the same result on both sides, nothing to ask git.
+  if (from === to) return Buffer.alloc(0);
   const args = [
     '-c',
     'core.quotePath=false',

@@ -15,21 +15,34 @@ export interface PrivateGit {
   readonly branch: string;
 }
 
+/** A worktree's git: the repository's common dir, the worktree's own admin dir, its HEAD commit. */
+export interface WorktreeGit {
+  readonly commonDir: string;
+  readonly gitDir: string;
+  readonly head: string;
+}
+
+const callIn = (worktree: string) => ({ cwd: worktree, vars: { GIT_CONFIG_NOSYSTEM: '1' } });
+
+/** One `git rev-parse` for all three (the run's set-up asked three times, twice the same). */
+export async function worktreeGit(worktree: string): Promise<WorktreeGit> {
+  const info = await git(['rev-parse', '--git-common-dir', '--git-dir', 'HEAD'], callIn(worktree));
+  const [common, own, head] = info.split('\n');
+  return { commonDir: path.resolve(worktree, common!), gitDir: path.resolve(worktree, own!), head: head! };
+}
+
 export async function createPrivateGit(opts: {
   readonly worktree: string;
   readonly gitDir: string;
   readonly branch: string;
+  /** The worktree's git when the caller has read it already. */
+  readonly info?: WorktreeGit;
 }): Promise<PrivateGit> {
   const { worktree, gitDir, branch } = opts;
-  const call = { cwd: worktree, vars: { GIT_CONFIG_NOSYSTEM: '1' } };
-  const info = await git(['rev-parse', '--git-common-dir', '--git-dir', 'HEAD'], call);
-  const [common, own, head] = info.split('\n');
-  const commonDir = path.resolve(worktree, common!);
-  const worktreeGitDir = path.resolve(worktree, own!);
-  const refs = await git(
-    ['for-each-ref', '--format=%(objectname) %(refname)', 'refs/heads', 'refs/tags'],
-    call,
-  );
+  const [{ commonDir, gitDir: worktreeGitDir, head }, refs] = await Promise.all([
+    opts.info ?? worktreeGit(worktree),
+    git(['for-each-ref', '--format=%(objectname) %(refname)', 'refs/heads', 'refs/tags'], callIn(worktree)),
+  ]);
   // Built from nothing before the agent starts: plain writes, nothing is replaced or read meanwhile.
   fs.rmSync(gitDir, { recursive: true, force: true });
   fs.mkdirSync(path.join(gitDir, 'objects', 'info'), { recursive: true });

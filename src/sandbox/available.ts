@@ -14,11 +14,20 @@ function onPath(name: string, env: SandboxEnv): string | null {
   return env.PATH ? which.sync(name, { nothrow: true, path: env.PATH }) : null;
 }
 
+/** A bubblewrap that worked, by PATH, and when: the checks of one command ask more than once. */
+const worked = new Map<string, number>();
+
+/** How long a bubblewrap that worked is taken to work still (a long-lived `agentbox ui` asks again after). */
+const WORKED_FOR_MS = 60_000;
+
 /** bwrap's trial: a namespace like the sandbox's, running `true`. */
 const BWRAP_TRIAL = ['--ro-bind', '/', '/', '--dev', '/dev', '--unshare-net', '--unshare-pid', '--', 'true'];
 
 /** What needs no process: the platform and the binaries. `{ bwrap }`: the trial is still to run. */
-function beforeTrial(env: SandboxEnv, platform: NodeJS.Platform): SandboxProbe | { readonly bwrap: string } {
+function beforeTrial(
+  env: SandboxEnv,
+  platform: NodeJS.Platform,
+): SandboxProbe | { readonly bwrap: string; readonly key: string } {
   if (platform === 'darwin') {
     return onPath('sandbox-exec', env)
       ? { ok: true, detail: 'Seatbelt (sandbox-exec)' }
@@ -40,12 +49,21 @@ function beforeTrial(env: SandboxEnv, platform: NodeJS.Platform): SandboxProbe |
       fix: `install ${packages} (Debian/Ubuntu: sudo apt-get install ${packages}; Fedora: sudo dnf install ${packages})`,
     };
   }
-  return { bwrap: onPath('bwrap', env)! };
+  const bwrap = onPath('bwrap', env)!;
+  const key = `${bwrap}\0${env.PATH}`;
+  // A success is kept a minute (`agentbox revise` checked twice, a blocking spawn each); a failure
+  // is tried again every time.
+  if (Date.now() - (worked.get(key) ?? Number.NEGATIVE_INFINITY) < WORKED_FOR_MS)
+    return { ok: true, detail: 'bubblewrap + socat' };
+  return { bwrap, key };
 }
 
 /** The trial's outcome: its exit status and what it said. */
-function afterTrial(status: number | null, why: string | undefined): SandboxProbe {
-  if (status === 0) return { ok: true, detail: 'bubblewrap + socat' };
+function afterTrial(key: string, status: number | null, why: string | undefined): SandboxProbe {
+  if (status === 0) {
+    worked.set(key, Date.now());
+    return { ok: true, detail: 'bubblewrap + socat' };
+  }
   return {
     ok: false,
     problem: `bubblewrap cannot create a sandbox here: ${(why || `exit ${status}`).trim().split('\n')[0]}`,
@@ -66,7 +84,7 @@ export function probeSandbox(env: SandboxEnv, platform: NodeJS.Platform = proces
     encoding: 'utf8',
     timeout: 10_000,
   });
-  return afterTrial(tried.status, tried.stderr || tried.error?.message);
+  return afterTrial(first.key, tried.status, tried.stderr || tried.error?.message);
 }
 
 /**
@@ -87,7 +105,7 @@ export function probeSandboxAsync(
       { env: { PATH: env.PATH ?? '' }, encoding: 'utf8', timeout: 10_000 },
       (error, _stdout, stderr) => {
         const status = error ? (typeof error.code === 'number' ? error.code : null) : 0;
-        resolve(afterTrial(status, stderr || error?.message));
+        resolve(afterTrial(first.key, status, stderr || error?.message));
       },
     );
   });

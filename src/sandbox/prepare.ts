@@ -3,7 +3,7 @@ import path from 'node:path';
 import type { Config } from '../config/schema.js';
 import { AgentboxError } from '../errors.js';
 import { git } from '../git/exec.js';
-import { createPrivateGit } from '../git/private.js';
+import { createPrivateGit, worktreeGit } from '../git/private.js';
 import { findOnDisk } from '../git/repo.js';
 import { probeSandbox, probeVerifySandbox, type SandboxEnv, type SandboxProbe } from './available.js';
 import { readFence } from './fence.js';
@@ -130,6 +130,22 @@ export interface RunPrivacy {
   readonly sandbox: RunSandbox | null;
 }
 
+/** A read-only run has no worktree and no git of its own: its only writable place is its temp dir. */
+function readOnlyFence(
+  opts: Parameters<typeof readFence>[0],
+  area: PrivateArea,
+  places: Omit<Parameters<typeof readFence>[2], 'fix'>,
+  fence: Omit<RunSandbox, 'gitDir' | 'mainTree' | 'denyRead' | 'allowRead' | 'listed'>,
+): RunSandbox {
+  const { mainGitDir } = places;
+  const leftovers = absentBefore(
+    leftoverCandidates({ repoRoot: opts.repoRoot, mainGitDir, worktree: null, worktreeGitDir: null }),
+  );
+  area.onDispose(() => removeEmpty(leftovers));
+  const reads = readFence(opts, area, { ...places, fix: null });
+  return { ...fence, ...reads, gitDir: null, mainTree: null };
+}
+
 /** Where the run's secrets go in its private area (the agent cannot read them). */
 const secretFiles = (area: PrivateArea): RunSecrets => ({
   root: area.secretsRoot,
@@ -154,22 +170,19 @@ export async function prepareRunPrivacy(opts: {
   const secrets = secretFiles(area);
   if (!opts.fenced || opts.config.mode === 'off') return { area, secrets, sandbox: null };
   try {
-    const mainGitDir = await commonGitDir(opts.repoRoot);
+    // NOTE: the main git dir is asked of the repository, never of the worktree, whose `.git` file
+    // an agent of an earlier turn could have pointed elsewhere; the worktree's own git is read
+    // once, for its admin dir and the private git (createPrivateGit), at the same time.
+    const [mainGitDir, info] = await Promise.all([
+      commonGitDir(opts.repoRoot),
+      opts.worktree ? worktreeGit(opts.worktree) : null,
+    ]);
     const runtimeWritable = runtimeFolders(opts.env);
     const gitConfig = await writeRunGitconfig(area.workDir, opts.repoRoot, opts.env);
     const places = { mainGitDir, tmpDir: area.tmpDir, sockDir: area.sockDir, gitConfig };
     const fence = { ...places, runtimeWritable, allowedDomains: opts.config.allowed_domains };
-    // A read-only run has no worktree and no git of its own: its only writable place is its temp dir.
-    if (!opts.worktree) {
-      const leftovers = absentBefore(
-        leftoverCandidates({ repoRoot: opts.repoRoot, mainGitDir, worktree: null, worktreeGitDir: null }),
-      );
-      area.onDispose(() => removeEmpty(leftovers));
-      const reads = readFence(opts, area, { ...places, fix: null });
-      return { area, secrets, sandbox: { ...fence, ...reads, gitDir: null, mainTree: null } };
-    }
-    const own = await git(['rev-parse', '--git-dir'], { cwd: opts.worktree });
-    const adminDir = path.resolve(opts.worktree, own.trim());
+    if (!opts.worktree || !info) return { area, secrets, sandbox: readOnlyFence(opts, area, places, fence) };
+    const adminDir = info.gitDir;
     const leftovers = absentBefore(
       leftoverCandidates({
         repoRoot: opts.repoRoot,
@@ -183,6 +196,7 @@ export async function prepareRunPrivacy(opts: {
       worktree: opts.worktree,
       gitDir: area.gitDir,
       branch: `agentbox/${opts.runName}`,
+      info,
     });
     const reads = readFence(opts, area, {
       ...places,

@@ -67,7 +67,20 @@ export async function startRunAction(ac: ActionContext, body: Record<string, unk
   // Every bad field at once (the form marks each), before the CLI's checks stop at the first.
   assertStartable(body);
   const task = stringField(body, 'task', true);
-  const options: RunOptions = {
+  const options = startOptions(body);
+  const group = groupAsk(body);
+  return domain(() =>
+    startedHere(ac, (ctx) =>
+      group
+        ? startGroupFromUi(ctx, task, options, group)
+        : startRun(ctx, type as HeadlessType, task, options),
+    ),
+  );
+}
+
+/** A run's options from the page's fields, as `--detach --json` and the flags of the same names. Pure. */
+export function startOptions(body: Record<string, unknown>): RunOptions {
+  return {
     detach: true,
     json: true,
     model: stringField(body, 'model'),
@@ -76,19 +89,28 @@ export async function startRunAction(ac: ActionContext, body: Record<string, unk
     maxIterations: stringField(body, 'max_iterations'),
     maxCost: stringField(body, 'max_cost'),
   };
-  const group = groupAsk(body);
-  // startRun prints how it started (src/run/start.ts): with --detach --json, one JSON line; so
-  // does startGroup (`{ group, detached }`).
+}
+
+/**
+ * Starts something detached in the server's process, as the CLI would in `ac.root`, and answers
+ * what it printed: startRun prints how it started (src/run/start.ts), with --detach --json one
+ * JSON line; so does startGroup (`{ group, detached }`).
+ */
+export async function startedHere(
+  ac: ActionContext,
+  start: (ctx: {
+    cwd: string;
+    env: ActionContext['env'];
+    io: ReturnType<typeof memoryIo>;
+  }) => Promise<unknown>,
+): Promise<Record<string, unknown>> {
   const io = memoryIo();
-  const ctx = { cwd: ac.root, env: ac.env, io };
-  await domain(() =>
-    group ? startGroupFromUi(ctx, task, options, group) : startRun(ctx, type as HeadlessType, task, options),
-  );
+  await start({ cwd: ac.root, env: ac.env, io });
   return startedAnswer(io);
 }
 
 /** What a run started detached with --json printed, as the answer; its stderr as `notice`. */
-export function startedAnswer(io: { stdout: string; stderr: string }): Record<string, unknown> {
+function startedAnswer(io: { stdout: string; stderr: string }): Record<string, unknown> {
   // What the run goes without, as the CLI says it on stderr: the page shows it every time too.
   const notice = io.stderr.trim() ? { notice: io.stderr.trim() } : {};
   try {

@@ -1,10 +1,9 @@
-import { memoryIo } from '../context.js';
 import { EventLog } from '../ledger/events.js';
 import { readRun, resolveRun } from '../ledger/index.js';
 import { rerunOptions, rerunPlanHere } from '../run/rerun.js';
-import { type RunOptions, startRun } from '../run/start.js';
-import { type ActionContext, domain, startedAnswer } from './actions.js';
-import { HttpError, stringField } from './http.js';
+import { startRun } from '../run/start.js';
+import { type ActionContext, domain, startedHere, startOptions } from './actions.js';
+import { HttpError } from './http.js';
 
 /**
  * `POST /api/runs/<run>/rerun {confirm?, model?, timeout?, supervisor?, max_iterations?,
@@ -14,15 +13,7 @@ import { HttpError, stringField } from './http.js';
  * run's events.jsonl, as a refused merge is.
  */
 export async function rerunAction(ac: ActionContext, ref: string, body: Record<string, unknown>) {
-  const typed: RunOptions = {
-    detach: true,
-    json: true,
-    model: stringField(body, 'model'),
-    timeout: stringField(body, 'timeout'),
-    supervisor: stringField(body, 'supervisor'),
-    maxIterations: stringField(body, 'max_iterations'),
-    maxCost: stringField(body, 'max_cost'),
-  };
+  const typed = startOptions(body);
   return domain(async () => {
     const old = readRun(ac.ledger, resolveRun(ac.ledger, ref));
     const plan = rerunPlanHere(ac.root, ac.env, old.meta);
@@ -36,9 +27,9 @@ export async function rerunAction(ac: ActionContext, ref: string, body: Record<s
         origin: plan.fetched,
       });
     }
-    const io = memoryIo();
-    const ctx = { cwd: ac.root, env: ac.env, io };
-    await startRun(ctx, plan.type, plan.task, rerunOptions(plan, typed), old.name);
-    return { ...startedAnswer(io), rerun_of: old.name };
+    const started = await startedHere(ac, (ctx) =>
+      startRun(ctx, plan.type, plan.task, rerunOptions(plan, typed), old.name),
+    );
+    return { ...started, rerun_of: old.name };
   });
 }

@@ -1,10 +1,9 @@
-import { memoryIo } from '../context.js';
 import { assertHuman } from '../gate/gate.js';
 import { resolveRun } from '../ledger/index.js';
 import { loadRunContext } from '../run/begin/context.js';
 import { detachRun } from '../run/detach.js';
 import { openRevision, type RefusalKind } from '../run/revise-open.js';
-import { type ActionContext, domain, startedAnswer } from './actions.js';
+import { type ActionContext, domain, startedHere } from './actions.js';
 import { HttpError, stringField } from './http.js';
 
 /**
@@ -22,16 +21,18 @@ export async function reviseAction(ac: ActionContext, ref: string, body: Record<
   try {
     return await domain(async () => {
       assertHuman(ac.env, 'revise', ac.root);
-      const io = memoryIo();
-      const ctx = { cwd: ac.root, env: ac.env, io };
-      const rc = await loadRunContext(ctx);
-      const name = resolveRun(rc.ledger, ref);
-      const ask = { feedback: message, comments, by: 'ui' as const };
-      const { next } = await openRevision(ctx, rc, name, ask, (k) => {
-        kind = k;
+      let revision = 0;
+      const started = await startedHere(ac, async (ctx) => {
+        const rc = await loadRunContext(ctx);
+        const name = resolveRun(rc.ledger, ref);
+        const ask = { feedback: message, comments, by: 'ui' as const };
+        const { next } = await openRevision(ctx, rc, name, ask, (k) => {
+          kind = k;
+        });
+        revision = next.number;
+        await detachRun(ctx, rc.ledger, name, true, ['--revision']);
       });
-      await detachRun(ctx, rc.ledger, name, true, ['--revision']);
-      return { ...startedAnswer(io), revision: next.number };
+      return { ...started, revision };
     });
   } catch (error) {
     // The run's state refused it (a conflict), not what was sent; so did a check any run makes
@@ -44,19 +45,25 @@ export async function reviseAction(ac: ActionContext, ref: string, body: Record<
   }
 }
 
-/** `comments` as the CLI's `--comment` values (place, text…); a bad shape is a 400 naming the item. Pure. */
+/**
+ * `comments` as the CLI's `--comment` values (place, text…): `side: "old"` names a removed line by
+ * its number before the change (`<file>:-<line>`). A bad shape is a 400 naming the item. Pure.
+ */
 export function commentArgs(raw: unknown): string[] {
   if (raw === undefined || raw === null) return [];
-  if (!Array.isArray(raw)) throw new HttpError(400, '"comments" must be a list of {file, line, text}');
+  if (!Array.isArray(raw)) throw new HttpError(400, '"comments" must be a list of {file, line, side?, text}');
   return raw.flatMap((c: unknown, i) => {
     const item = (c ?? {}) as Record<string, unknown>;
-    const { file, line, text } = item;
-    if (typeof file !== 'string' || typeof text !== 'string' || !Number.isInteger(line)) {
+    const { file, line, side, text } = item;
+    const sided = side === undefined || side === 'old' || side === 'new';
+    // NOTE: a negative line would read as `<file>:-<line>`, the old side: refused here.
+    const numbered = Number.isInteger(line) && (line as number) >= 0;
+    if (typeof file !== 'string' || typeof text !== 'string' || !numbered || !sided) {
       throw new HttpError(
         400,
-        `comment ${i + 1}: not {file, line, text} (a path, a line number, a text): ${JSON.stringify(c)}`,
+        `comment ${i + 1}: not {file, line, side?, text} (a path, a line number from 1, "old" or "new", a text): ${JSON.stringify(c)}`,
       );
     }
-    return [`${file}:${line}`, text];
+    return [`${file}:${side === 'old' ? '-' : ''}${line}`, text];
   });
 }

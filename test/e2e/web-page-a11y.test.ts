@@ -9,6 +9,7 @@ import { axeLines } from '../helpers/axe.js';
 import { expectNoProcessesLeft } from '../helpers/processes.js';
 import { type Project, project } from '../helpers/project.js';
 import { waitFor } from '../helpers/pty.js';
+import { requestChanges } from '../helpers/review-page.js';
 import { CHROMIUM, request, startUi, type Ui } from '../helpers/ui.js';
 
 /** Runs written by the ledger fixture: past one page of the list, and over 100 DONE (every 4th). */
@@ -479,17 +480,10 @@ describe('the page in Chromium: accessible in both themes, one run per Start, se
     await page.locator('#pending-comments li', { hasText: 'src/app.js:1' }).waitFor();
     expect(await page.locator('tr.review-comment').textContent()).toContain('COMMENT-WEB: return 4, not 3');
     await page.locator('#review-message').fill('MESSAGE-WEB: and say so in the report');
-    const first = p.server.requests.length;
-    await page.getByRole('button', { name: /^Request changes \(1 comment\)$/ }).click();
     // The page follows the revision as it follows a run: ACTIVE, then back in REVIEW.
-    await page.locator('#summary [data-status="ACTIVE"]').waitFor({ timeout: 30_000 });
-    await page.locator('#summary [data-status="REVIEW"]').waitFor({ timeout: 120_000 });
-    expect(p.state(fixName)).toMatchObject({ status: 'REVIEW', revision: { number: 2 } });
-    const sent = p.server.requests
-      .slice(first)
-      .find((r) => r.view.lastUserText.includes('revision 2 (agentbox revise)'));
-    expect(sent?.view.lastUserText).toContain('MESSAGE-WEB: and say so in the report');
-    expect(sent?.view.lastUserText).toContain('src/app.js:1\n\nCOMMENT-WEB: return 4, not 3');
+    const said = await requestChanges(page, p, fixName, /^Request changes \(1 comment\)$/);
+    expect(said).toContain('MESSAGE-WEB: and say so in the report');
+    expect(said).toContain('src/app.js:1\n\nCOMMENT-WEB: return 4, not 3');
     expect(p.events(fixName).filter((e) => e.event === 'revise')).toEqual([
       expect.objectContaining({ revision: 2, review: 'MESSAGE-WEB: and say so in the report', comments: 1 }),
     ]);

@@ -279,10 +279,12 @@ describe('agentbox ui in Chromium', () => {
     );
     const pageStops = await tabStops();
     expect(new Set(pageStops.filter((s) => s.tag === 'BUTTON').map((s) => s.text))).toEqual(new Set(buttons));
-    // Each line of the change a comment button too (issue 39: the review), a Tab stop.
+    // Each line of the change a comment button too (issue 39: the review): one Tab stop per file
+    // for all its lines (the arrow keys move among them, test/e2e/web-review-lines.test.ts).
     const lines = await page.locator('td.commentable[role="button"]').count();
     expect(lines).toBeGreaterThan(0);
-    expect(pageStops.filter((s) => s.tag === 'TD').length).toBe(lines);
+    const files = await page.locator('.d2h-file-diff:has(td.commentable)').count();
+    expect(pageStops.filter((s) => s.tag === 'TD').length).toBe(files);
     expect(await page.locator('.d2h-file-side-diff').count()).toBe(0);
     await tabUntil((s) => s.text === 'Unified / split');
     await page.keyboard.press('Enter');

@@ -3,21 +3,13 @@ import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { run as cli } from '../../src/cli/run.js';
-import { memoryIo } from '../../src/context.js';
-import {
-  createRun,
-  ensureLedger,
-  type Ledger,
-  openLedger,
-  readState,
-  updateState,
-} from '../../src/ledger/index.js';
+import { createRun, type Ledger, readState, updateState } from '../../src/ledger/index.js';
 import { mergeAction } from '../../src/web/actions.js';
 import { runDetail } from '../../src/web/detail.js';
 import { HttpError } from '../../src/web/http.js';
 import { GIT_ENV, type TestRepo, tempDir } from '../helpers/git-repo.js';
 import { type Origin, origin } from '../helpers/remote.js';
+import { machine } from '../helpers/remote-machine.js';
 import { ENVELOPE } from './fixtures/ledger.js';
 
 /*
@@ -37,24 +29,6 @@ afterEach(() => {
 });
 
 const MALLORY = { name: 'Mallory Pusher', email: 'mallory@evil.example' };
-
-function machine(o: Origin, name: string) {
-  const repo = o.clone(name);
-  ensureLedger(repo.dir);
-  const home = tempDir('agentbox-home-');
-  scratch.push(home);
-  const env = { ...GIT_ENV, PATH: process.env.PATH, HOME: home, AGENTBOX_HOST: `${name}.example` };
-  return {
-    repo,
-    env: env as Record<string, string | undefined>,
-    ledger: openLedger(repo.dir),
-    async agentbox(argv: string[], answers?: string[]) {
-      const io = memoryIo(answers ? { answers } : {});
-      const code = await cli(argv, { cwd: repo.dir, env, io });
-      return { code, stdout: io.stdout, stderr: io.stderr };
-    },
-  };
-}
 
 /** A fix run in `repo` that changed src/app.ts, with its changes.patch, ended as `end` says. */
 async function fixRun(

@@ -2,14 +2,10 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { run as cli } from '../../src/cli/run.js';
-import { memoryIo } from '../../src/context.js';
 import { createGroup, groupDir, listGroupNames, readGroup, updateGroupState } from '../../src/group/store.js';
 import {
   createRun,
-  ensureLedger,
   type Ledger,
-  openLedger,
   type RunHandle,
   readMeta,
   readState,
@@ -17,8 +13,9 @@ import {
 } from '../../src/ledger/index.js';
 import { parseMeta, serializeMeta } from '../../src/ledger/meta.js';
 import { readPublications } from '../../src/remote/read.js';
-import { GIT_ENV, type TestRepo, tempDir } from '../helpers/git-repo.js';
+import { GIT_ENV, type TestRepo } from '../helpers/git-repo.js';
 import { type Origin, origin } from '../helpers/remote.js';
+import { machine } from '../helpers/remote-machine.js';
 import { ENVELOPE } from './fixtures/ledger.js';
 
 /*
@@ -28,29 +25,10 @@ import { ENVELOPE } from './fixtures/ledger.js';
  */
 
 let world: Origin | undefined;
-const scratch: string[] = [];
 afterEach(() => {
   world?.cleanup();
   world = undefined;
-  for (const dir of scratch.splice(0)) fs.rmSync(dir, { recursive: true, force: true });
 });
-
-function machine(o: Origin, name: string) {
-  const repo = o.clone(name);
-  ensureLedger(repo.dir);
-  const home = tempDir('agentbox-home-');
-  scratch.push(home);
-  const env = { ...GIT_ENV, PATH: process.env.PATH, HOME: home, AGENTBOX_HOST: `${name}.example` };
-  return {
-    repo,
-    ledger: openLedger(repo.dir),
-    async agentbox(...argv: string[]) {
-      const io = memoryIo();
-      const code = await cli(argv, { cwd: repo.dir, env, io });
-      return { code, stdout: io.stdout, stderr: io.stderr };
-    },
-  };
-}
 
 /** A group of `n` finished fix attempts, as the group's process leaves it (REVIEW, patches, report). */
 async function fixGroup(
@@ -136,7 +114,7 @@ describe('agentbox push <group> / fetch: a group travels whole', () => {
       randomId: () => 'aaa111',
     });
 
-    const pushed = await runner.agentbox('push', group.meta.group_id);
+    const pushed = await runner.agentbox(['push', group.meta.group_id]);
     expect(pushed.stderr).toBe('');
     expect(pushed.code).toBe(0);
     expect(pushed.stdout).toContain(`published group ${group.name} to origin: its folder and 2 attempt(s)`);
@@ -165,11 +143,11 @@ describe('agentbox push <group> / fetch: a group travels whole', () => {
         'publication.json',
       ]),
     );
-    expect((await runner.agentbox('push', group.meta.group_id)).stdout).toContain(
+    expect((await runner.agentbox(['push', group.meta.group_id])).stdout).toContain(
       'unchanged since its last push',
     );
 
-    const fetched = await laptop.agentbox('fetch');
+    const fetched = await laptop.agentbox(['fetch']);
     expect(fetched.stderr).toBe('');
     expect(fetched.stdout).toContain('origin: 2 published run(s) — 2 new, 0 updated');
     expect(fetched.stdout).toContain('origin: 1 published group(s) — 1 new, 0 updated');
@@ -203,19 +181,19 @@ describe('agentbox push <group> / fetch: a group travels whole', () => {
     const index = fs.readFileSync(path.join(laptop.ledger.dir, 'INDEX.jsonl'), 'utf8');
     expect(index).toContain(`"group":"${group.meta.group_id}"`);
     expect(refusals(laptop.ledger)).toEqual([]);
-    expect((await laptop.agentbox('fetch')).stdout).toContain('1 published group(s) — 0 new, 0 updated');
+    expect((await laptop.agentbox(['fetch'])).stdout).toContain('1 published group(s) — 0 new, 0 updated');
     // What a fetched group's attempts say of themselves is their publication's claim: show's
     // ranking marks it, as the single-run views do; the runner's own view has nothing to mark.
-    const shown = await laptop.agentbox('show', group.meta.group_id);
+    const shown = await laptop.agentbox(['show', group.meta.group_id]);
     expect(shown.stdout).toMatch(/REVIEW\*/);
     expect(shown.stdout).toContain('* claimed by the publication of a run fetched from another machine');
-    const json = JSON.parse((await laptop.agentbox('show', group.meta.group_id, '--json')).stdout);
+    const json = JSON.parse((await laptop.agentbox(['show', group.meta.group_id, '--json'])).stdout);
     expect(json.ranking.attempts[0].claimedBy).toContain(GIT_ENV.GIT_AUTHOR_EMAIL);
-    const local = await runner.agentbox('show', group.meta.group_id);
+    const local = await runner.agentbox(['show', group.meta.group_id]);
     expect(local.stdout).toContain('REVIEW');
     expect(local.stdout).not.toMatch(/REVIEW\*|claimed/);
     // A fetched group is not published again from here.
-    const again = await laptop.agentbox('push', group.meta.group_id);
+    const again = await laptop.agentbox(['push', group.meta.group_id]);
     expect(again.code).not.toBe(0);
     expect(again.stderr).toContain('only the machine it ran on publishes it');
   });
@@ -226,15 +204,15 @@ describe('agentbox push <group> / fetch: a group travels whole', () => {
     const laptop = machine(world, 'laptop');
     const { group, runs } = await fixGroup(runner.repo, runner.ledger, 'still going', 2);
     await updateGroupState(runner.ledger, group.name, () => ({ status: 'ACTIVE', pid: process.pid }));
-    await runner.agentbox('push', group.meta.group_id);
-    await laptop.agentbox('fetch');
+    await runner.agentbox(['push', group.meta.group_id]);
+    await laptop.agentbox(['fetch']);
     const here = readGroup(laptop.ledger, group.name);
     expect(here.state).toMatchObject({ status: 'ENDED', pid: null });
     expect(fs.readdirSync(path.join(laptop.ledger.dir, 'active'))).toEqual([]);
     // A later publication of one attempt alone updates it here, still an attempt of its group.
     fs.writeFileSync(path.join(runs[0]!.dir, 'report.md'), 'attempt 1, later\n');
-    expect((await runner.agentbox('push', runs[0]!.id)).code).toBe(0);
-    const later = await laptop.agentbox('fetch');
+    expect((await runner.agentbox(['push', runs[0]!.id])).code).toBe(0);
+    const later = await laptop.agentbox(['fetch']);
     expect(later.stdout).toContain('0 new, 1 updated');
     const dir = path.join(laptop.ledger.runsDir, runs[0]!.name);
     expect(fs.readFileSync(path.join(dir, 'report.md'), 'utf8')).toBe('attempt 1, later\n');
@@ -248,16 +226,16 @@ describe('a group deleted from the remote goes whole', () => {
     const runner = machine(world, 'runner');
     const laptop = machine(world, 'laptop');
     const { group } = await fixGroup(runner.repo, runner.ledger, 'gone soon', 2);
-    await runner.agentbox('push', group.meta.group_id);
+    await runner.agentbox(['push', group.meta.group_id]);
     const refs = () =>
       world!.git('for-each-ref', '--format=%(refname)', 'refs/agentbox/', 'refs/heads/agentbox/').trim();
     expect(refs().split('\n')).toHaveLength(5);
-    const gone = await runner.agentbox('discard', group.meta.group_id, '--remote');
+    const gone = await runner.agentbox(['discard', group.meta.group_id, '--remote']);
     expect(gone.code, gone.stderr).toBe(0);
     expect(gone.stdout).toContain('origin: deleted 5 ref(s): the group, its attempts and their branches');
     expect(refs()).toBe('');
     expect(runner.repo.git('for-each-ref', 'refs/agentbox/').trim()).toBe('');
-    const fetched = await laptop.agentbox('fetch');
+    const fetched = await laptop.agentbox(['fetch']);
     expect(fetched.stdout).toContain('origin: 0 published run(s)');
     expect(listGroupNames(laptop.ledger)).toEqual([]);
   });
@@ -276,8 +254,8 @@ describe('a hostile or partial group publication is refused whole, and logged', 
     const a = await fixGroup(attacker.repo, attacker.ledger, 'group a', 2, [], '123456');
     const b = await fixGroup(attacker.repo, attacker.ledger, 'group b', 2);
     const c = await fixGroup(attacker.repo, attacker.ledger, 'group c', 2);
-    await attacker.agentbox('push', a.group.meta.group_id);
-    await attacker.agentbox('push', b.group.meta.group_id);
+    await attacker.agentbox(['push', a.group.meta.group_id]);
+    await attacker.agentbox(['push', b.group.meta.group_id]);
     const g = (input: string | Buffer, ...args: string[]) =>
       execFileSync('git', args, { cwd: attacker.repo.dir, input, env: { ...process.env, ...GIT_ENV } })
         .toString()
@@ -300,7 +278,7 @@ describe('a hostile or partial group publication is refused whole, and logged', 
         '--stdin',
       );
     const runCommit = async (run: string) => {
-      await attacker.agentbox('push', run.slice(-6));
+      await attacker.agentbox(['push', run.slice(-6)]);
       return g('', 'rev-parse', `refs/agentbox/runs/${run}`);
     };
     const aCommits = [await runCommit(a.runs[0]!.name), await runCommit(a.runs[1]!.name)];
@@ -372,7 +350,7 @@ describe('a hostile or partial group publication is refused whole, and logged', 
     const blobRef = '26-03-01_1000__blob__a1a1a1';
     g('', 'push', '--quiet', 'origin', `${blob('not a commit\n')}:refs/agentbox/groups/${blobRef}`);
 
-    const fetched = await laptop.agentbox('fetch');
+    const fetched = await laptop.agentbox(['fetch']);
     expect(fetched.code).toBe(0);
     expect(fetched.stdout).toContain('9 published group(s) — 2 new, 0 updated, 7 not imported');
     const said = (name: string, why: RegExp) =>
@@ -406,7 +384,7 @@ describe('a hostile or partial group publication is refused whole, and logged', 
     expect(fs.existsSync(groupDir(laptop.ledger, outside))).toBe(false);
     // Group c published whole (its publication replaces the partial one): it comes, with its attempts.
     g('', 'push', '--quiet', '--delete', 'origin', `refs/agentbox/groups/${c.group.name}`);
-    expect((await attacker.agentbox('push', c.group.meta.group_id)).code).toBe(0);
+    expect((await attacker.agentbox(['push', c.group.meta.group_id])).code).toBe(0);
     // A group that takes group a's attempt 1 (its publication bent to say so) is refused: an
     // attempt of one group here never becomes another's, and its files stay as they were.
     const steal = '26-03-01_1000__steal__5ea15e';
@@ -439,7 +417,7 @@ describe('a hostile or partial group publication is refused whole, and logged', 
       manifest: a.runs.map((r, i) => ({ attempt: i + 1, run: r.name, commit: bent[i] })),
       parents: bent,
     });
-    const whole = await laptop.agentbox('fetch');
+    const whole = await laptop.agentbox(['fetch']);
     expect(whole.stdout).toContain('1 new, 0 updated, 7 not imported');
     expect(readGroup(laptop.ledger, c.group.name).state.members.map((m) => m.run)).toEqual(
       c.runs.map((r) => r.name),
@@ -465,8 +443,8 @@ describe('a hostile or partial group publication is refused whole, and logged', 
       options: { group: { id: mine.group.meta.group_id, name: mine.group.name, attempt: 2, attempts: 2 } },
     });
     await updateState(attacker.ledger, run, { status: 'REVIEW' });
-    await attacker.agentbox('push', run.id);
-    expect((await laptop.agentbox('fetch')).stdout).toContain('1 new');
+    await attacker.agentbox(['push', run.id]);
+    expect((await laptop.agentbox(['fetch'])).stdout).toContain('1 new');
     const dir = path.join(laptop.ledger.runsDir, run.name);
     expect(readMeta(dir)?.options?.group).toBeUndefined();
     expect(readState(dir)?.summary?.group).toBeUndefined();

@@ -2,19 +2,10 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { run as cli } from '../../src/cli/run.js';
-import { memoryIo } from '../../src/context.js';
-import {
-  createRun,
-  ensureLedger,
-  type Ledger,
-  openLedger,
-  readMeta,
-  readState,
-  updateState,
-} from '../../src/ledger/index.js';
-import { GIT_ENV, type TestRepo, tempDir } from '../helpers/git-repo.js';
+import { createRun, type Ledger, readMeta, readState, updateState } from '../../src/ledger/index.js';
+import { type TestRepo, tempDir } from '../helpers/git-repo.js';
 import { type Origin, origin } from '../helpers/remote.js';
+import { machine } from '../helpers/remote-machine.js';
 import { ENVELOPE } from './fixtures/ledger.js';
 
 /*
@@ -29,28 +20,6 @@ afterEach(() => {
   world = undefined;
   for (const dir of scratch.splice(0)) fs.rmSync(dir, { recursive: true, force: true });
 });
-
-const home = () => {
-  const dir = tempDir('agentbox-home-');
-  scratch.push(dir);
-  return dir;
-};
-
-function machine(o: Origin, name: string) {
-  const repo = o.clone(name);
-  ensureLedger(repo.dir);
-  const env = { ...GIT_ENV, PATH: process.env.PATH, HOME: home(), AGENTBOX_HOST: `${name}.example` };
-  return {
-    repo,
-    env: env as Record<string, string | undefined>,
-    ledger: openLedger(repo.dir),
-    async agentbox(...argv: string[]) {
-      const io = memoryIo();
-      const code = await cli(argv, { cwd: repo.dir, env, io });
-      return { code, stdout: io.stdout, stderr: io.stderr };
-    },
-  };
-}
 
 /** A fix run in `repo` that changed src/app.ts, REVIEW, with its branch and changes.patch. */
 async function fixRun(repo: TestRepo, ledger: Ledger, task: string, opts: { id?: string; at?: string } = {}) {
@@ -101,7 +70,7 @@ describe('agentbox push / fetch through a git remote', () => {
         .join('\n');
     const untouched = userStatus();
 
-    const pushed = await runner.agentbox('push', run.id);
+    const pushed = await runner.agentbox(['push', run.id]);
     expect(pushed.stderr).toBe('');
     expect(pushed.code).toBe(0);
     expect(pushed.stdout).toContain(
@@ -121,43 +90,43 @@ describe('agentbox push / fetch through a git remote', () => {
 
     // Pushing twice: nothing new.
     const first = world.git('rev-parse', `refs/agentbox/runs/${run.name}`);
-    const again = await runner.agentbox('push', run.id);
+    const again = await runner.agentbox(['push', run.id]);
     expect(again.stdout).toContain('unchanged since its last push');
     expect(world.git('rev-parse', `refs/agentbox/runs/${run.name}`)).toBe(first);
 
-    const fetched = await laptop.agentbox('fetch');
+    const fetched = await laptop.agentbox(['fetch']);
     expect(fetched.stderr).toBe('');
     expect(fetched.stdout).toContain('origin: 1 published run(s) — 1 new, 0 updated');
     const dir = path.join(laptop.ledger.runsDir, run.name);
     expect(readMeta(dir)?.origin).toEqual({ remote: 'origin', host: 'runner.example', run: run.name });
     // Nothing that names a process or a path on the runner is kept.
     expect(readState(dir)).toMatchObject({ status: 'REVIEW', pid: null, worktree_path: null, branch: null });
-    const status = await laptop.agentbox('status', '--json');
+    const status = await laptop.agentbox(['status', '--json']);
     expect(JSON.parse(status.stdout).runs.map((r: { name: string }) => r.name)).toEqual([run.name]);
     // Marked with where it ran, in status (the default view and --all, from INDEX.jsonl) and its JSON.
     expect(JSON.parse(status.stdout).runs[0].ran_on).toBe('runner.example');
-    expect((await laptop.agentbox('status')).stdout).toMatch(/WHERE[\s\S]*runner\.example/);
-    expect((await laptop.agentbox('status', '--all')).stdout).toMatch(/WHERE[\s\S]*runner\.example/);
-    expect((await laptop.agentbox('show', run.id)).stdout).toMatch(
+    expect((await laptop.agentbox(['status'])).stdout).toMatch(/WHERE[\s\S]*runner\.example/);
+    expect((await laptop.agentbox(['status', '--all'])).stdout).toMatch(/WHERE[\s\S]*runner\.example/);
+    expect((await laptop.agentbox(['show', run.id])).stdout).toMatch(
       /ran on +runner\.example — fetched from origin\n/,
     );
-    const diff = await laptop.agentbox('diff', run.id, '--no-pager');
+    const diff = await laptop.agentbox(['diff', run.id, '--no-pager']);
     expect(diff.stdout).toContain("+export const x = 'bump x';");
     expect(fs.readlinkSync(path.join(laptop.ledger.pointersDir, 'last-review'))).toBe(`../runs/${run.name}`);
 
     // Fetching twice: nothing new.
-    expect((await laptop.agentbox('fetch')).stdout).toContain('0 new, 0 updated');
+    expect((await laptop.agentbox(['fetch'])).stdout).toContain('0 new, 0 updated');
 
     // What it claims was not checked here: --yes alone is refused (test/unit/remote-claims.test.ts).
-    expect((await laptop.agentbox('merge', run.id, '--yes')).code).toBe(1);
-    const merged = await laptop.agentbox('merge', run.id, '--yes', '--force');
+    expect((await laptop.agentbox(['merge', run.id, '--yes'])).code).toBe(1);
+    const merged = await laptop.agentbox(['merge', run.id, '--yes', '--force']);
     expect(merged.stderr).toBe('');
     expect(merged.code).toBe(0);
     expect(laptop.repo.read('src/app.ts')).toBe("export const x = 'bump x';\n");
     // The runner publishes again (a later state): the laptop's decision stands.
     fs.appendFileSync(path.join(run.dir, 'events.jsonl'), '{"event":"late"}\n');
-    await runner.agentbox('push', run.id);
-    const late = await laptop.agentbox('fetch');
+    await runner.agentbox(['push', run.id]);
+    const late = await laptop.agentbox(['fetch']);
     expect(late.stdout).toContain('1 already decided here');
     expect(readState(dir)?.status).toBe('MERGED');
   });
@@ -174,21 +143,21 @@ describe('agentbox push / fetch through a git remote', () => {
     });
     // The runner's own watchdog would call it stalled: this is a run that is fine there.
     runner.env.AGENTBOX_WATCHDOG = '0';
-    await runner.agentbox('push', run.id);
-    await laptop.agentbox('fetch');
+    await runner.agentbox(['push', run.id]);
+    await laptop.agentbox(['fetch']);
     const dir = path.join(laptop.ledger.runsDir, run.name);
     // A heartbeat from 2020 and a pid of this very process: the watchdog would act on either.
-    expect((await laptop.agentbox('status')).stdout).toContain('ACTIVE');
+    expect((await laptop.agentbox(['status'])).stdout).toContain('ACTIVE');
     expect(readState(dir)?.status).toBe('ACTIVE');
     expect(fs.readdirSync(path.join(laptop.ledger.dir, 'active'))).toEqual([]);
-    const merge = await laptop.agentbox('merge', run.id, '--yes');
+    const merge = await laptop.agentbox(['merge', run.id, '--yes']);
     expect(merge.stderr).toContain('is still running on runner.example');
-    const resume = await laptop.agentbox('resume', run.id);
+    const resume = await laptop.agentbox(['resume', run.id]);
     expect(resume.stderr).toContain('ran on runner.example: it cannot go on here');
 
     await updateState(runner.ledger, run, { status: 'REVIEW' });
-    await runner.agentbox('push', run.id);
-    const next = await laptop.agentbox('fetch');
+    await runner.agentbox(['push', run.id]);
+    const next = await laptop.agentbox(['fetch']);
     expect(next.stdout).toContain('0 new, 1 updated');
     expect(readState(dir)?.status).toBe('REVIEW');
   });
@@ -201,8 +170,8 @@ describe('agentbox push / fetch through a git remote', () => {
     const mine = await fixRun(laptop.repo, laptop.ledger, 'same task', { id: 'abc123' });
     expect(mine.name).toBe(theirs.name);
     const before = fs.readFileSync(path.join(mine.dir, 'report.md'));
-    await runner.agentbox('push', theirs.id);
-    const fetched = await laptop.agentbox('fetch');
+    await runner.agentbox(['push', theirs.id]);
+    const fetched = await laptop.agentbox(['fetch']);
     expect(fetched.stdout).toContain('1 new');
     const names = fs.readdirSync(laptop.ledger.runsDir).sort();
     expect(names).toHaveLength(2);
@@ -213,16 +182,16 @@ describe('agentbox push / fetch through a git remote', () => {
     expect(fs.readFileSync(path.join(mine.dir, 'report.md'))).toEqual(before);
     // The second fetch finds the same place; the laptop cannot push a run of the same name over it.
     fs.appendFileSync(path.join(theirs.dir, 'events.jsonl'), '{"event":"more"}\n');
-    await runner.agentbox('push', theirs.id);
-    expect((await laptop.agentbox('fetch')).stdout).toContain('0 new, 1 updated');
-    const clash = await laptop.agentbox('push', mine.id);
+    await runner.agentbox(['push', theirs.id]);
+    expect((await laptop.agentbox(['fetch'])).stdout).toContain('0 new, 1 updated');
+    const clash = await laptop.agentbox(['push', mine.id]);
     expect(clash.code).toBe(1);
     expect(clash.stderr).toContain(`origin already holds a run named ${mine.name} with another history`);
     // A fetched run is published by the machine it ran on, not re-published from here.
-    const republish = await laptop.agentbox('push', imported.slice(-6));
+    const republish = await laptop.agentbox(['push', imported.slice(-6)]);
     expect(republish.stderr).toContain('only the machine it ran on publishes it');
     // The runner fetching its own publication imports nothing.
-    const own = await runner.agentbox('fetch');
+    const own = await runner.agentbox(['fetch']);
     expect(own.stdout).toContain('1 from this clone');
     expect(fs.readdirSync(runner.ledger.runsDir)).toEqual([theirs.name]);
   });
@@ -232,12 +201,12 @@ describe('agentbox push / fetch through a git remote', () => {
     const runner = machine(world, 'runner');
     const laptop = machine(world, 'laptop');
     const run = await fixRun(runner.repo, runner.ledger, 'unwanted');
-    await runner.agentbox('push', run.id, '--raw');
+    await runner.agentbox(['push', run.id, '--raw']);
     expect(world.git('ls-tree', '-r', '--name-only', `refs/agentbox/runs/${run.name}`)).toContain(
       'raw/stream.jsonl',
     );
-    await laptop.agentbox('fetch', 'origin');
-    const discarded = await laptop.agentbox('discard', run.id, '--remote');
+    await laptop.agentbox(['fetch', 'origin']);
+    const discarded = await laptop.agentbox(['discard', run.id, '--remote']);
     expect(discarded.stderr).toBe('');
     expect(discarded.stdout).toContain(
       `origin: deleted refs/agentbox/runs/${run.name} and refs/heads/agentbox/${run.name}`,
@@ -246,7 +215,7 @@ describe('agentbox push / fetch through a git remote', () => {
     expect(laptop.repo.git('for-each-ref', 'refs/agentbox/')).toBe('');
     expect(readState(path.join(laptop.ledger.runsDir, run.name))?.status).toBe('DISCARDED');
     // Twice: the remote holds nothing more, and says so.
-    expect((await laptop.agentbox('discard', run.id, '--remote')).stdout).toContain(
+    expect((await laptop.agentbox(['discard', run.id, '--remote'])).stdout).toContain(
       'origin: held none of its refs',
     );
   });
@@ -254,7 +223,7 @@ describe('agentbox push / fetch through a git remote', () => {
   it('refuses a remote name that is not one', async () => {
     world = origin();
     const laptop = machine(world, 'laptop');
-    const bad = await laptop.agentbox('fetch', '../x');
+    const bad = await laptop.agentbox(['fetch', '../x']);
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain('invalid remote name "../x"');
     expect(execFileSync('git', ['-C', laptop.repo.dir, 'for-each-ref'], { encoding: 'utf8' })).not.toContain(
@@ -346,7 +315,7 @@ describe('agentbox push / fetch through a git remote', () => {
         ['40000', 'report.md', tree([['100644', 'x', blob('x\n')]])],
       ]),
     );
-    const fetched = await laptop.agentbox('fetch');
+    const fetched = await laptop.agentbox(['fetch']);
     expect(fetched.code).toBe(0);
     expect(fetched.stdout).toContain('6 published run(s) — 1 new, 0 updated, 5 not imported');
     expect(fetched.stderr).toContain('not imported: "not-a-run": not a run name');
@@ -374,14 +343,14 @@ describe('agentbox push / fetch through a git remote', () => {
     });
     // The gate holds: what it claims is refused with --yes, the sensitive change with --force too,
     // and discard leaves the folder it named.
-    const claimed = await laptop.agentbox('merge', real.id, '--yes');
+    const claimed = await laptop.agentbox(['merge', real.id, '--yes']);
     expect(claimed.code).toBe(1);
     expect(claimed.stderr).toContain('its publication claims REVIEW');
-    const merge = await laptop.agentbox('merge', real.id, '--yes', '--force');
+    const merge = await laptop.agentbox(['merge', real.id, '--yes', '--force']);
     expect(merge.code).toBe(1);
     expect(merge.stderr).toContain('sensitive change');
     expect(fs.existsSync(path.join(laptop.repo.dir, '.claude/settings.json'))).toBe(false);
-    expect((await laptop.agentbox('discard', real.id)).code).toBe(0);
+    expect((await laptop.agentbox(['discard', real.id])).code).toBe(0);
     expect(fs.existsSync(sentinel)).toBe(true);
   });
 });

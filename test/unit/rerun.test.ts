@@ -1,18 +1,16 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { run as cli } from '../../src/cli/run.js';
-import { memoryIo } from '../../src/context.js';
 import { isAgentboxError } from '../../src/errors.js';
 import { createGroup } from '../../src/group/store.js';
-import { createRun, ensureLedger, type Ledger, openLedger, type RunMeta } from '../../src/ledger/index.js';
+import { createRun, type Ledger, type RunMeta } from '../../src/ledger/index.js';
 import { buildMeta, parseMeta, serializeMeta } from '../../src/ledger/meta.js';
 import { importedMeta } from '../../src/remote/imported.js';
 import { carriedText, rerunOptions, rerunPlan, type TodayLimits } from '../../src/run/rerun.js';
 import { HttpError } from '../../src/web/http.js';
 import { rerunAction } from '../../src/web/rerun.js';
-import { GIT_ENV, tempDir } from '../helpers/git-repo.js';
 import { type Origin, origin } from '../helpers/remote.js';
+import { machine } from '../helpers/remote-machine.js';
 import { ENVELOPE } from './fixtures/ledger.js';
 
 /*
@@ -150,32 +148,10 @@ describe('meta.yaml rerun_of', () => {
 });
 
 let world: Origin | undefined;
-const scratch: string[] = [];
 afterEach(() => {
   world?.cleanup();
   world = undefined;
-  for (const dir of scratch.splice(0)) fs.rmSync(dir, { recursive: true, force: true });
 });
-
-function machine(o: Origin, name: string) {
-  const repo = o.clone(name);
-  ensureLedger(repo.dir);
-  const home = tempDir('agentbox-home-');
-  scratch.push(home);
-  const env = { ...GIT_ENV, PATH: process.env.PATH, HOME: home, AGENTBOX_HOST: `${name}.example` };
-  const ledger = openLedger(repo.dir);
-  return {
-    repo,
-    ledger,
-    env: env as Record<string, string | undefined>,
-    runs: () => fs.readdirSync(ledger.runsDir).sort(),
-    async agentbox(argv: string[], answers?: string[]) {
-      const io = memoryIo(answers ? { answers } : {});
-      const code = await cli(argv, { cwd: repo.dir, env, io });
-      return { code, stdout: io.stdout, stderr: io.stderr };
-    },
-  };
-}
 
 /** Every file of a run folder with its bytes, events.jsonl apart (a refusal is logged there). */
 function snapshot(dir: string): Record<string, string> {

@@ -36,6 +36,11 @@ describe('--comment <file>:<line> "<text>"', () => {
     [['src/app.ts:2', 'rename x'], [{ file: 'src/app.ts', line: 2, text: 'rename x' }]],
     [['./a:b.txt:10', ' spaced '], [{ file: 'a:b.txt', line: 10, text: 'spaced' }]],
     [
+      ['src/app.ts:-2', 'why remove it?'],
+      [{ file: 'src/app.ts', line: 2, side: 'old', text: 'why remove it?' }],
+    ],
+    [['src/app.ts:+3', 'the new side'], [{ file: 'src/app.ts', line: 3, text: 'the new side' }]],
+    [
       ['a.ts:1', 'one', 'b.ts:2', 'two'],
       [
         { file: 'a.ts', line: 1, text: 'one' },
@@ -51,6 +56,8 @@ describe('--comment <file>:<line> "<text>"', () => {
     [['a.ts', 'x'], '--comment "a.ts": not <file>:<line>'],
     [['a.ts:0', 'x'], '--comment "a.ts:0": not <file>:<line>'],
     [['a.ts:1x', 'x'], 'not <file>:<line>'],
+    [['a.ts:-0', 'x'], '--comment "a.ts:-0": not <file>:<line>'],
+    [['a.ts:--1', 'x'], 'not <file>:<line>'],
     [[':3', 'x'], 'not <file>:<line>'],
     [['../etc/passwd:1', 'x'], 'must be a path inside the repository'],
     [['/etc/passwd:1', 'x'], 'must be a path inside the repository'],
@@ -75,6 +82,15 @@ describe('the hunks of a change', () => {
   ])('%s:%i is on %s', (file, line, header) => {
     expect(hunkAt(files, file, line)?.header ?? null).toBe(header);
   });
+
+  it.each([
+    ['src/app.ts', 2, '@@ -1,4 +1,5 @@'],
+    ['src/app.ts', 1, null], // kept, not removed: a comment on it names its new side
+    ['src/app.ts', 5, null],
+    ['notes.txt', 1, null],
+  ])('removed line %s:-%i is on %s', (file, line, header) => {
+    expect(hunkAt(files, file, line, 'old')?.header ?? null).toBe(header);
+  });
 });
 
 describe('the review file of --edit', () => {
@@ -84,7 +100,7 @@ describe('the review file of --edit', () => {
     expect(parseReviewFile(initial, 'F')).toEqual({ message: 'overall', comments: [] });
   });
 
-  it('a > line under a diff line comments that line of the new file; several > lines make one comment', () => {
+  it('a > line under a diff line comments that line of the new file (a removed line: of the old one); several > lines make one comment', () => {
     const edited = initial
       .replace('+export const y = x + 1;\n', '+export const y = x + 1;\n> y needs a test\n')
       .replace('-export const x = 1;\n', '-export const x = 1;\n>why remove it?\n')
@@ -93,7 +109,7 @@ describe('the review file of --edit', () => {
     expect(parseReviewFile(edited, 'F')).toEqual({
       message: 'overall\n\nsecond paragraph',
       comments: [
-        { file: 'src/app.ts', line: 2, text: 'why remove it?' },
+        { file: 'src/app.ts', line: 2, side: 'old', text: 'why remove it?' },
         { file: 'src/app.ts', line: 3, text: 'y needs a test' },
         { file: 'notes.txt', line: 2, text: 'first line\nsecond line' },
       ],
@@ -128,6 +144,8 @@ describe('{{review}}: the form the agent gets (the prompt contract)', () => {
         { file: 'src/app.ts', line: 3, text: 'y needs a test' },
         { file: 'notes.txt', line: 2, text: 'no fences here' },
         { file: 'README.md', line: 9, text: 'mention it here' },
+        { file: 'src/app.ts', line: 2, side: 'old' as const, text: 'why remove it?' },
+        { file: 'src/app.ts', line: 1, side: 'old' as const, text: 'kept, not removed' },
       ],
     };
     expect(renderReview(review, parseHunks(PATCH))).toBe(
@@ -167,6 +185,27 @@ describe('{{review}}: the form the agent gets (the prompt contract)', () => {
         'mention it here',
         '',
         '(line 9 of README.md is not in your change)',
+        '',
+        '### 4. src/app.ts:-2 (line 2 before your change: a line it removed)',
+        '',
+        'why remove it?',
+        '',
+        'The hunk of your change it is on (the line marked with ←):',
+        '```diff',
+        '@@ -1,4 +1,5 @@',
+        ' export const a = 1;',
+        '-export const x = 1;  ←',
+        '+export const x = 42;',
+        '+export const y = x + 1;',
+        ' export const b = 2;',
+        ' export const c = 3;',
+        '```',
+        '',
+        '### 5. src/app.ts:-1 (line 1 before your change: a line it removed)',
+        '',
+        'kept, not removed',
+        '',
+        '(removed line 1 of src/app.ts is not in your change)',
       ].join('\n'),
     );
   });

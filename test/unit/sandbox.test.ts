@@ -65,6 +65,22 @@ describe('probeSandbox', () => {
     });
   });
 
+  it('tries bubblewrap once for the checks of one command: a success is kept, a failure asked again', () => {
+    const tries = (exit: number) => {
+      const bin = temp('agentbox-fakebwrap-');
+      const log = path.join(bin, 'tries');
+      fs.writeFileSync(path.join(bin, 'bwrap'), `#!/bin/sh\necho x >> '${log}'\nexit ${exit}\n`, {
+        mode: 0o755,
+      });
+      fs.writeFileSync(path.join(bin, 'socat'), '#!/bin/sh\n', { mode: 0o755 });
+      const env = { PATH: `${bin}:/usr/bin:/bin` };
+      const answers = [probeSandbox(env, 'linux'), probeSandbox(env, 'linux')].map((p) => p.ok);
+      return { answers, tries: fs.readFileSync(log, 'utf8').split('\n').filter(Boolean).length };
+    };
+    expect(tries(0)).toEqual({ answers: [true, true], tries: 1 });
+    expect(tries(1)).toEqual({ answers: [false, false], tries: 2 });
+  });
+
   it('says a platform without a sandbox has none', () => {
     expect(probeSandbox({ PATH: '' }, 'win32')).toMatchObject({
       ok: false,

@@ -1,12 +1,10 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { run as cli } from '../../src/cli/run.js';
-import { memoryIo } from '../../src/context.js';
-import { createRun, ensureLedger, openLedger, updateState } from '../../src/ledger/index.js';
+import { createRun, updateState } from '../../src/ledger/index.js';
 import { trackedRun } from '../../src/remote/tracking.js';
-import { GIT_ENV, tempDir } from '../helpers/git-repo.js';
 import { type Origin, origin } from '../helpers/remote.js';
+import { machine } from '../helpers/remote-machine.js';
 import { ENVELOPE } from './fixtures/ledger.js';
 
 /*
@@ -39,30 +37,10 @@ describe('trackedRun: the run whose branch a local ref copies, under a remote’
 });
 
 let world: Origin | undefined;
-const scratch: string[] = [];
 afterEach(() => {
   world?.cleanup();
   world = undefined;
-  for (const dir of scratch.splice(0)) fs.rmSync(dir, { recursive: true, force: true });
 });
-
-function machine(o: Origin, name: string) {
-  const repo = o.clone(name);
-  ensureLedger(repo.dir);
-  const home = tempDir('agentbox-home-');
-  scratch.push(home);
-  const env = { ...GIT_ENV, PATH: process.env.PATH, HOME: home, AGENTBOX_HOST: `${name}.example` };
-  return {
-    repo,
-    ledger: openLedger(repo.dir),
-    refs: () => repo.git('for-each-ref', '--format=%(refname)').split('\n').filter(Boolean),
-    async agentbox(...argv: string[]) {
-      const io = memoryIo();
-      const code = await cli(argv, { cwd: repo.dir, env, io });
-      return { code, stdout: io.stdout, stderr: io.stderr };
-    },
-  };
-}
 
 describe('agentbox uninstall --purge after agentbox fetch', () => {
   it('removes the remote-tracking refs of run branches that fetch left; the person’s own stay', async () => {
@@ -81,18 +59,18 @@ describe('agentbox uninstall --purge after agentbox fetch', () => {
     fs.writeFileSync(path.join(run.dir, 'changes.patch'), '');
     runner.repo.git('branch', `agentbox/${run.name}`, base);
     await updateState(runner.ledger, run, { status: 'REVIEW', branch: `agentbox/${run.name}` });
-    expect((await runner.agentbox('push', run.id)).code).toBe(0);
+    expect((await runner.agentbox(['push', run.id])).code).toBe(0);
 
     const laptop = machine(world, 'laptop');
     // A second remote agentbox never fetched from: what the person's own git fetch made there stays.
     laptop.repo.git('remote', 'add', 'upstream', world.dir);
     laptop.repo.git('fetch', '--quiet', 'upstream');
-    const fetched = await laptop.agentbox('fetch');
+    const fetched = await laptop.agentbox(['fetch']);
     expect(fetched.code, fetched.stderr).toBe(0);
     const copy = `refs/remotes/origin/agentbox/${run.name}`;
     expect(laptop.refs()).toContain(copy);
 
-    const purged = await laptop.agentbox('uninstall', '--purge', '--force');
+    const purged = await laptop.agentbox(['uninstall', '--purge', '--force']);
     expect(purged.code, purged.stderr).toBe(0);
     expect(purged.stdout).toContain(`  tracking ${copy}\n`);
     expect(purged.stdout).toContain(`  removed tracking ${copy} (`);

@@ -73,7 +73,9 @@ describe('the page asks for a revision', () => {
 
   it.each([
     ['not a list', { file: 'a', line: 1, text: 't' }, /"comments" must be a list/],
-    ['no line', [{ file: 'a', text: 't' }], /comment 1: not \{file, line, text\}/],
+    ['no line', [{ file: 'a', text: 't' }], /comment 1: not \{file, line, side\?, text\}/],
+    ['a negative line', [{ file: 'a', line: -3, text: 't' }], /comment 1: not .*"line":-3/],
+    ['another side', [{ file: 'a', line: 3, side: 'left', text: 't' }], /comment 1: not .*"side":"left"/],
     ['a line as text', [{ file: 'a', line: '3', text: 't' }], /comment 1: not/],
     [
       'no text',
@@ -94,8 +96,19 @@ describe('the page asks for a revision', () => {
       commentArgs([
         { file: 'src/a.ts', line: 3, text: 'rename x' },
         { file: 'docs/a:b.md', line: 1, text: 'typo' },
+        { file: 'src/a.ts', line: 7, side: 'old', text: 'why remove it?' },
+        { file: 'src/a.ts', line: 8, side: 'new', text: 'the new side' },
       ]),
-    ).toEqual(['src/a.ts:3', 'rename x', 'docs/a:b.md:1', 'typo']);
+    ).toEqual([
+      'src/a.ts:3',
+      'rename x',
+      'docs/a:b.md:1',
+      'typo',
+      'src/a.ts:-7',
+      'why remove it?',
+      'src/a.ts:8',
+      'the new side',
+    ]);
     expect(commentArgs(undefined)).toEqual([]);
   });
 });

@@ -1,13 +1,23 @@
 import { AgentboxError } from '../../errors.js';
 
-/** A person's comment on one line of a run's change: a line of the file as the change leaves it. */
+/**
+ * A person's comment on one line of a run's change: a line of the file as the change leaves it,
+ * or (`side: 'old'`) a line the change removed, by its number before the change — the `-` and
+ * `+` sides of a hunk header, as `--comment <file>:-<line>` and `<file>:<line>` name them.
+ */
 export interface LineComment {
   /** The file's path in the repository, as the diff names it (`b/` side). */
   readonly file: string;
-  /** 1-based, in the file as the change leaves it. */
+  /** 1-based, in the file as the change leaves it (or, `side: 'old'`, as it was before). */
   readonly line: number;
+  /** Absent for the new side, so a review of new-side comments reads as before. */
+  readonly side?: 'old';
   readonly text: string;
 }
+
+/** How a comment's place is written: `src/app.ts:12`, `src/app.ts:-12` for a removed line. Pure. */
+export const placeText = (c: { file: string; line: number; side?: 'old' }): string =>
+  `${c.file}:${c.side === 'old' ? '-' : ''}${c.line}`;
 
 /** What a person sends with `agentbox revise`: a message, line comments, or both. */
 export interface Review {
@@ -16,7 +26,8 @@ export interface Review {
 }
 
 const usage = (message: string, hint: string) => new AgentboxError('USAGE', message, { hint });
-const EXAMPLE = 'e.g. --comment src/app.ts:12 "rename x to count"';
+const EXAMPLE =
+  'e.g. --comment src/app.ts:12 "rename x to count" (src/app.ts:-12: line 12 before the change, a removed one)';
 
 /**
  * `--comment <file>:<line> "<text>"`, repeatable, as commander hands it over: every value in
@@ -39,18 +50,19 @@ export function parseCommentArgs(values: readonly string[]): LineComment[] {
   return comments;
 }
 
-/** `<file>:<line>` → its parts. Pure. */
-export function parsePlace(place: string): { file: string; line: number } {
+/** `<file>:<line>` (or `:+<line>`, the same) and `<file>:-<line>` (the old side) → its parts. Pure. */
+export function parsePlace(place: string): { file: string; line: number; side?: 'old' } {
   const at = place.lastIndexOf(':');
   const file = at > 0 ? place.slice(0, at).replace(/^\.\//, '') : '';
-  const line = Number(place.slice(at + 1));
-  if (at <= 0 || file === '' || !/^\d+$/.test(place.slice(at + 1)) || line < 1) {
+  const number = /^([-+]?)(\d+)$/.exec(place.slice(at + 1));
+  const line = Number(number?.[2]);
+  if (at <= 0 || file === '' || !number || line < 1) {
     throw usage(`--comment "${place}": not <file>:<line> (a line number from 1)`, EXAMPLE);
   }
   if (file.startsWith('/') || file.split('/').includes('..')) {
     throw usage(`--comment "${place}": the file must be a path inside the repository`, EXAMPLE);
   }
-  return { file, line };
+  return number[1] === '-' ? { file, line, side: 'old' } : { file, line };
 }
 
 function checkText(text: string, place: string): string {

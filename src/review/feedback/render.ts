@@ -1,4 +1,4 @@
-import type { Review } from './comments.js';
+import { type LineComment, placeText, type Review } from './comments.js';
 import { type FileHunks, type Hunk, hunkAt, numbered } from './hunks.js';
 
 /*
@@ -16,13 +16,13 @@ export function renderReview(review: Review, files: readonly FileHunks[]): strin
   if (review.comments.length > 0) {
     parts.push('## Line comments');
     review.comments.forEach((c, i) => {
-      const hunk = hunkAt(files, c.file, c.line);
+      const hunk = hunkAt(files, c.file, c.line, c.side);
       parts.push(
-        `### ${i + 1}. ${c.file}:${c.line}`,
+        `### ${i + 1}. ${placeText(c)}${c.side === 'old' ? ` (line ${c.line} before your change: a line it removed)` : ''}`,
         c.text,
         hunk
-          ? `The hunk of your change it is on (the line marked with ←):\n${fenced(hunkLines(hunk, c.line))}`
-          : `(line ${c.line} of ${c.file} is not in your change)`,
+          ? `The hunk of your change it is on (the line marked with ←):\n${fenced(hunkLines(hunk, c))}`
+          : `(${c.side === 'old' ? 'removed line' : 'line'} ${c.line} of ${c.file} is not in your change)`,
       );
     });
   }
@@ -30,11 +30,13 @@ export function renderReview(review: Review, files: readonly FileHunks[]): strin
 }
 
 /** The hunk's header and lines, the commented one marked, cut to CONTEXT lines either side. */
-function hunkLines(hunk: Hunk, line: number): string[] {
+function hunkLines(hunk: Hunk, c: LineComment): string[] {
   const rows = numbered(hunk);
   const at = Math.max(
     0,
-    rows.findIndex((r) => r.line === line),
+    rows.findIndex((r) =>
+      c.side === 'old' ? r.old === c.line && r.text.startsWith('-') : r.line === c.line,
+    ),
   );
   const from = Math.max(0, at - CONTEXT);
   const to = Math.min(rows.length, at + CONTEXT + 1);

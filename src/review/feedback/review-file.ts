@@ -32,7 +32,15 @@ export function writeReviewFile(input: {
 }
 
 /** Where a comment in the file sits: its file and line in the change, or why it cannot. */
-type Anchor = { file: string; line: number } | { problem: string };
+type Anchor = { file: string; line: number; side?: 'old' } | { problem: string };
+
+/** Where the reading is in the change: the file, the next line on each side, and the anchor. */
+interface At {
+  readonly current: string;
+  readonly next: number;
+  readonly before: number;
+  readonly anchor: Anchor;
+}
 
 /** The review a person wrote into the file. Throws a usage error for a comment with no line under it. */
 export function parseReviewFile(text: string, file: string): Review {
@@ -40,19 +48,17 @@ export function parseReviewFile(text: string, file: string): Review {
   const message: string[] = [];
   const comments: LineComment[] = [];
   let inDiff = false;
-  let current = '';
-  let next = 0;
-  let anchor: Anchor = { problem: 'it is above the change' };
-  let open: { file: string; line: number; text: string[] } | null = null;
+  let at: At = { current: '', next: 0, before: 0, anchor: { problem: 'it is above the change' } };
+  let open: { file: string; line: number; side?: 'old'; text: string[] } | null = null;
   const close = () => {
-    if (open && open.text.join('\n').trim() !== '')
-      comments.push({ file: open.file, line: open.line, text: open.text.join('\n').trim() });
+    const body = open?.text.join('\n').trim();
+    if (open && body) comments.push({ ...open, text: body });
     open = null;
   };
   lines.forEach((line, i) => {
     if (line.startsWith('>')) {
-      if ('problem' in anchor) throw misplaced(file, i + 1, anchor.problem);
-      if (!open) open = { ...anchor, text: [] };
+      if ('problem' in at.anchor) throw misplaced(file, i + 1, at.anchor.problem);
+      if (!open) open = { ...at.anchor, text: [] };
       open.text.push(line.slice(1).replace(/^ /, ''));
       return;
     }
@@ -63,35 +69,33 @@ export function parseReviewFile(text: string, file: string): Review {
       return;
     }
     inDiff = true;
-    ({ current, next, anchor } = step(line, current, next));
+    at = step(line, at);
   });
   close();
   return { message: message.join('\n').trim(), comments };
 }
 
-/** One line of the change: the file and new-side line a comment under it refers to. */
-function step(
-  line: string,
-  current: string,
-  next: number,
-): { current: string; next: number; anchor: Anchor } {
+/** One line of the change: the file and line a comment under it refers to (a removed line: its old number). */
+function step(line: string, { current, next, before }: At): At {
   const header = { problem: 'it is under a header of the change, not under one of its lines' };
   if (line.startsWith('diff --git ')) {
     const at = line.indexOf(' b/');
-    return { current: at >= 0 ? line.slice(at + 3) : current, next: 0, anchor: header };
+    return { current: at >= 0 ? line.slice(at + 3) : current, next: 0, before: 0, anchor: header };
   }
-  if (line.startsWith('+++ b/')) return { current: line.slice(6), next, anchor: header };
-  const hunk = /^@@ -\d+(?:,\d+)? \+(\d+)/.exec(line);
-  if (hunk)
-    return { current, next: Number(hunk[1]), anchor: { file: current, line: Math.max(1, Number(hunk[1])) } };
-  if (next > 0 && (line.startsWith('+') || line.startsWith(' ')))
-    return { current, next: next + 1, anchor: { file: current, line: next } };
-  // A removed line: the comment goes where it was, before the new side's next line.
-  if (next > 0 && line.startsWith('-'))
-    return { current, next, anchor: { file: current, line: Math.max(1, next) } };
-  return { current, next, anchor: header };
+  if (line.startsWith('+++ b/')) return { current: line.slice(6), next, before, anchor: header };
+  const hunk = /^@@ -(\d+)(?:,\d+)? \+(\d+)/.exec(line);
+  if (hunk) {
+    const [old, now] = [Number(hunk[1]), Number(hunk[2])];
+    return { current, next: now, before: old, anchor: { file: current, line: Math.max(1, now) } };
+  }
+  if (next > 0 && line.startsWith('+'))
+    return { current, next: next + 1, before, anchor: { file: current, line: next } };
+  if (next > 0 && line.startsWith(' '))
+    return { current, next: next + 1, before: before + 1, anchor: { file: current, line: next } };
+  if (before > 0 && line.startsWith('-'))
+    return { current, next, before: before + 1, anchor: { file: current, line: before, side: 'old' } };
+  return { current, next, before, anchor: header };
 }
-
 function misplaced(file: string, line: number, problem: string): AgentboxError {
   return new AgentboxError(
     'USAGE',

@@ -38,7 +38,11 @@ export async function writeRevision(
   if (base) {
     const previous = path.join(revisionDir(input.runDir, record.revision - 1), 'changes.patch');
     const from = await resultOrTree(input.repoRoot, base, record.from_commit, nonEmpty(previous));
-    const to = await resultOrTree(input.repoRoot, base, record.commit, patch.length > 0 ? whole : null);
+    // A revision that changed nothing ends on the result it started from, found just above.
+    const same = record.commit !== null && record.commit === record.from_commit && from === record.commit;
+    const to = same
+      ? from
+      : await resultOrTree(input.repoRoot, base, record.commit, patch.length > 0 ? whole : null);
     await writeAtomic(path.join(dir, 'interdiff.patch'), await interdiff(input.repoRoot, from, to));
   }
   await writeAtomic(
