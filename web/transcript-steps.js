@@ -8,7 +8,7 @@ const ms = (a, b) => Date.parse(b) - Date.parse(a);
 
 /**
  * The steps in `events`, in order: `{ name, ms, ok }`. A turn is Claude Code's: from a prompt
- * (UserPromptSubmit) or the supervisor's answer that sent the agent on, to the supervisor's answer
+ * (UserPromptSubmit; a headless run's start) or the supervisor's answer that sent the agent on, to the supervisor's answer
  * at the agent's next Stop (its checks, runs.verify among them, included). Pure.
  */
 export function stepsOf(events) {
@@ -22,6 +22,9 @@ export function stepsOf(events) {
     else if (e.event === 'verify' && typeof e.duration_ms === 'number')
       steps.push({ name: 'runs.verify', ms: e.duration_ms, ok: e.ok === true });
     else if (e.event === 'UserPromptSubmit') from = e.ts;
+    // A headless run has no UserPromptSubmit hook (src/endpoint/settings.ts): its prompt goes in as
+    // its session starts (the stream's init line, logged as SessionStart), a resumed one's too.
+    else if (e.event === 'SessionStart' && e.source !== 'compact') from = e.ts;
     else if (e.event === 'Stop' && typeof e.decision === 'string') {
       turn++;
       if (from) steps.push({ name: `turn ${turn} (${e.decision})`, ms: ms(from, e.ts), ok: true });

@@ -4,7 +4,6 @@ import { chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bash, text, tool } from '../fixtures/model-server/index.js';
 import { axeLightAndDark } from '../helpers/axe.js';
-import { tempDir } from '../helpers/git-repo.js';
 import { expectNoProcessesLeft } from '../helpers/processes.js';
 import { type Project, project } from '../helpers/project.js';
 import { startPty, waitFor } from '../helpers/pty.js';
@@ -28,7 +27,9 @@ describe('the live diff of an ACTIVE fix run', () => {
   });
 
   it('agentbox diff, the API and the page show the changes so far in progress, then the final patch', async () => {
-    const release = path.join(tempDir('agentbox-release-'), 'go');
+    // The agent waits for a file in its worktree (its box reads nothing of the machine's /tmp),
+    // and removes it as it goes on: it is in no patch.
+    const release = '.agentbox-release';
     const task = 'TASK-LIVE-DIFF change x and add notes';
     const at = (file: string) => (req: { workingDirectory?: string | undefined }) =>
       path.join(req.workingDirectory!, file);
@@ -42,7 +43,7 @@ describe('the live diff of an ACTIVE fix run', () => {
           }),
         (req: { workingDirectory?: string | undefined }) =>
           tool('Write', { file_path: at('NOTES.md')(req), content: '# Notes\nx is 42\n' }),
-        () => bash(`until [ -e ${release} ]; do sleep 0.2; done; echo released`),
+        () => bash(`until [ -e ${release} ]; do sleep 0.2; done; rm ${release}; echo released`),
         () => text('x is 42 and NOTES.md says so.'),
       ].map((reply, turn) => ({ when: { turn, anyText: task }, reply })),
     );
@@ -101,7 +102,7 @@ describe('the live diff of an ACTIVE fix run', () => {
       await browser.close();
     }
 
-    fs.writeFileSync(release, '');
+    fs.writeFileSync(path.join(p.state(name).worktree_path!, release), '');
     await waitFor(() => p.state(name).status === 'REVIEW', 'REVIEW', { timeoutMs: 90_000 });
     const finalPatch = p.read(name, 'changes.patch');
     const after = JSON.parse((await p.agentbox(['diff', id, '--json'])).stdout);

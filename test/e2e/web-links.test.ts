@@ -240,9 +240,10 @@ describe('deep links, error first and collapsed files on the run page (Chromium)
     await page.getByRole('link', { name: 'Link to this line' }).click();
     const link = `${ui.url}/#/run/${runs.LONG}/line/${encodeURIComponent('src/small.js')}/R3`;
     expect(page.url()).toBe(link);
-    // A removed line's old number is a link of its own.
-    const removed = page.getByRole('link', { name: 'Link to src/small.js line 2 (removed)' });
-    await removed.click();
+    // A removed line is a comment button too (by its number before the change): its box links to it.
+    await page.getByRole('button', { name: 'Cancel' }).click();
+    await page.getByRole('button', { name: 'Comment on src/small.js line 2 (removed)' }).click();
+    await page.getByRole('link', { name: 'Link to this line' }).click();
     expect(page.url()).toBe(`${ui.url}/#/run/${runs.LONG}/line/${encodeURIComponent('src/small.js')}/L2`);
     await page.locator('tr.is-target', { hasText: 'const b = 2;' }).waitFor();
 
