@@ -1,15 +1,14 @@
 import { defineConfig } from 'vitest/config';
 
-// Two groups, one after the other: `unit` (pure functions and in-process commands on real temp
+// Three groups, one after another: `unit` (pure functions and in-process commands on real temp
 // repos; the fast loop), then `e2e` (the built bin against the real Claude Code CLI and the
-// scripted model), two files at a time. The fault suite (20 runs at once, processes killed at
-// random points) is one of them: it had the machine to itself until its waits were made for a
-// loaded machine (issue 36: three loaded passes with a second whole suite beside it); alone it
-// added its 100-115 s to the wall time. `npm test` runs both.
+// scripted model), two files at a time, then `e2e-alone`: the fault suite, which starts 20 runs at
+// once and kills processes at random points, with the machine to itself. `npm test` runs all.
 // NOTE: two e2e files at a time: 479 s of vitest for 673 s of test time, 8.5 minutes from a fresh
 // clone on an idle 2-core machine. Each file has its own repositories, model server, HOME and
 // process tag, so they do not meet; a test must not change the checkout itself (pack.test.ts packs
 // with --ignore-scripts: `prepare` would rebuild dist/ under the file beside it).
+const ALONE = ['test/e2e/faults.test.ts'];
 export default defineConfig({
   test: {
     projects: [
@@ -29,10 +28,21 @@ export default defineConfig({
         test: {
           name: 'e2e',
           include: ['test/e2e/**/*.test.ts'],
+          exclude: ALONE,
           testTimeout: 120_000,
           hookTimeout: 60_000,
           maxWorkers: 2,
           sequence: { groupOrder: 1 },
+        },
+      },
+      {
+        test: {
+          name: 'e2e-alone',
+          include: ALONE,
+          testTimeout: 120_000,
+          hookTimeout: 60_000,
+          fileParallelism: false,
+          sequence: { groupOrder: 2 },
         },
       },
     ],
