@@ -1,10 +1,11 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bash, type Reply, type RequestView, text } from '../fixtures/model-server/index.js';
+import { bash, type Reply } from '../fixtures/model-server/index.js';
 import { tempDir } from '../helpers/git-repo.js';
 import { expectNoProcessesLeft } from '../helpers/processes.js';
 import { type Project, project } from '../helpers/project.js';
+import { scriptedRun } from '../helpers/scripted-run.js';
 
 /**
  * The fence outside the home (docs/security.md "Outside your home", "Your git config"): from a fix
@@ -51,20 +52,11 @@ describe('reads outside the home are denied by default (the real sandbox)', () =
   });
 
   async function attempt(type: 'fix' | 'scout', task: string, turns: Reply[]) {
-    p.server.setRules([
-      ...turns.map((reply, turn) => ({ when: { turn, anyText: task }, reply })),
-      { when: { turn: turns.length, anyText: task }, reply: text('done') },
-    ]);
-    const first = p.server.requests.length;
-    const result = await p.agentbox([type, task], { timeoutMs: 300_000 });
-    expect(result.code, result.stderr).toBe(0);
-    const requests: RequestView[] = p.server.requests.slice(first).map((r) => r.view);
-    const name = p.newest();
-    const results = (turn: number) => requests.find((r) => r.turn === turn + 1)?.toolResults ?? [];
-    const events = p.events(name);
+    const run = await scriptedRun(p, type, task, turns);
+    const events = p.events(run.name);
     const logged = (turn: number) =>
-      JSON.stringify(events.filter((e) => results(turn).some((r) => r.toolUseId === e.toolUseId)));
-    return { name, seen: requests.map((r) => r.allText).join('\n'), results, logged };
+      JSON.stringify(events.filter((e) => run.results(turn).some((r) => r.toolUseId === e.toolUseId)));
+    return { ...run, seen: run.requests.map((r) => r.allText).join('\n'), logged };
   }
 
   const files = () => secrets.map((s) => s.file);

@@ -3,10 +3,11 @@ import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bash, type Reply, type RequestView, text } from '../fixtures/model-server/index.js';
+import { bash, type Reply } from '../fixtures/model-server/index.js';
 import { tempDir } from '../helpers/git-repo.js';
 import { expectNoProcessesLeft } from '../helpers/processes.js';
 import { type Project, project } from '../helpers/project.js';
+import { scriptedRun } from '../helpers/scripted-run.js';
 
 /**
  * Reads are denied by default (issue 37, docs/security.md "Reads are denied by default"): from a
@@ -166,22 +167,7 @@ describe('reads are denied by default (the real sandbox)', () => {
   });
 
   /** One turn per reply; what the model saw of each tool call, by turn. */
-  async function attempt(type: 'fix' | 'scout', task: string, turns: Reply[]) {
-    p.server.setRules([
-      ...turns.map((reply, turn) => ({ when: { turn, anyText: task }, reply })),
-      { when: { turn: turns.length, anyText: task }, reply: text('done') },
-    ]);
-    const first = p.server.requests.length;
-    const result = await p.agentbox([type, task], { timeoutMs: 300_000 });
-    expect(result.code, result.stderr).toBe(0);
-    const requests: RequestView[] = p.server.requests.slice(first).map((r) => r.view);
-    const name = p.newest();
-    return {
-      name,
-      requests,
-      results: (turn: number) => requests.find((r) => r.turn === turn + 1)?.toolResults ?? [],
-    };
-  }
+  const attempt = (type: 'fix' | 'scout', task: string, turns: Reply[]) => scriptedRun(p, type, task, turns);
 
   /** Every path the run's log says was refused: hidden reads (their paths) and the guard's (its input). */
   function refusedPaths(name: string): string {
