@@ -14,6 +14,11 @@
 // the same chunks (an ES entry alone ~4 ms; the ES face of node:fs loads fs streams, ~2 ms). The
 // sources stay ES modules: `import.meta.url` becomes the chunk's own file URL, as it was.
 //
+// The web page (web/app.js and the modules it imports) is bundled too, into dist/web/app.js: one
+// request instead of ~30 module requests, which the browser's six connections fetched in ~170 ms on
+// the 10,000-call run page (bench/ui-transcript.bench.ts). The sources in web/ stay what a run from
+// src/ (tsx) serves, module by module.
+//
 // Kept outside the bundle: node-pty (a native addon), the sandbox runtime (started as its own CLI
 // by path) and playwright-core (tests only). The hook script in hooks/ is not bundled: it stays a
 // tiny file of its own.
@@ -69,7 +74,13 @@ await build({
   // ESM builds first (jsonc-parser's UMD main requires its files at run time).
   resolve: { mainFields: ['module', 'main'] },
   // src/version.ts reads package.json only when this is not set (tsx, the tests' src runs).
-  transform: { define: { AGENTBOX_BUILD_VERSION: JSON.stringify(version), 'import.meta.url': MODULE_URL } },
+  transform: {
+    define: {
+      AGENTBOX_BUILD_VERSION: JSON.stringify(version),
+      AGENTBOX_WEB_BUNDLE: 'true',
+      'import.meta.url': MODULE_URL,
+    },
+  },
   plugins: [lazyChildProcess, moduleUrl],
   output: {
     // NOTE: chunks stay in dist/cli/: code finds bin/, hooks/, templates/ and web/ two folders up.
@@ -103,6 +114,15 @@ await build({
       ],
     },
   },
+});
+
+// The page: one ES module, not minified (a person reading an error in the browser's console reads
+// the sources' names). diff2html is not in it: the page loads that from its package when a diff is
+// first drawn.
+await build({
+  input: { app: 'web/app.js' },
+  platform: 'browser',
+  output: { dir: 'dist/web', format: 'esm', entryFileNames: '[name].js', codeSplitting: false },
 });
 
 // bin/code-cache.cjs leaves a chunk that mentions import() to node (no code cache for it): say so.

@@ -47,15 +47,16 @@ function showLive(on, text = GONE) {
 
 function connect() {
   const source = new EventSource('/api/events');
-  // Each time the stream opens, the page is drawn: the first time too (no change falls between
-  // the two, and the server is asked once, not twice); without a stream, it is drawn all the same.
+  // Each time the stream opens, the page is drawn again: a change that fell between the first draw
+  // (made at once, not after the browser's ~25 ms to open the stream) and the stream is not lost.
+  // The runs' statuses notifications compare with are read after the draw: the server answers the
+  // page's own requests first.
   source.onopen = () => {
     showLive(true);
-    render();
+    render().then(notifyEnded);
   };
   source.onerror = () => {
     showLive(false);
-    if (!document.body.dataset.rendered) render();
     // EventSource reconnects by itself, except after an answer that was not a stream (a server
     // that was starting or stopping): then a new one, until the server answers.
     if (source.readyState !== EventSource.CLOSED) return;
@@ -86,7 +87,7 @@ window.addEventListener('hashchange', () => {
 // The place a link asked for before the token exchange (web/login.js kept it).
 restoreAfterLogin();
 document.getElementById('live').after(h('span', { id: 'live-text', class: 'live-text', role: 'status' }));
-notifyEnded();
+render();
 connect();
 // Ages count up between updates, from the browser's clock.
 setInterval(tickAges, 1000);

@@ -6,9 +6,21 @@ import { fileURLToPath } from 'node:url';
 /** The page and its modules and styles: `web/` beside `dist/` in the package. */
 export const WEB_DIR = fileURLToPath(new URL('../../web/', import.meta.url));
 
+/** Set by `npm run build` (scripts/bundle.mjs), which also bundles the page's modules. */
+declare const AGENTBOX_WEB_BUNDLE: boolean | undefined;
+
+/**
+ * The page's modules in one file, `dist/web/app.js`, when this code is the build: the browser asks
+ * for it alone instead of ~30 modules. A run from src/ (tsx) serves web/ as it is, module by module.
+ */
+export const PAGE_BUNDLE: string | undefined =
+  typeof AGENTBOX_WEB_BUNDLE === 'boolean' ? path.join(WEB_DIR, '..', 'dist', 'web', 'app.js') : undefined;
+
 export interface Asset {
   readonly file: string;
   readonly type: string;
+  /** The page's modules in one file: nothing else to preload. */
+  readonly bundled?: boolean;
 }
 
 const TYPES: Readonly<Record<string, string>> = {
@@ -25,11 +37,15 @@ const SERVED = /^[a-z][a-z0-9-]*\.(?:js|css)$/;
  * Nothing from a CDN. A request is looked up by its whole path in this map, never joined to a
  * folder, so no spelling of `..` reaches another file: what is not a key is not served.
  */
-export function webAssets(webDir = WEB_DIR): ReadonlyMap<string, Asset> {
+export function webAssets(webDir = WEB_DIR, bundle = PAGE_BUNDLE): ReadonlyMap<string, Asset> {
   const assets = new Map<string, Asset>();
   for (const name of pageFiles(webDir)) {
     if (!SERVED.test(name)) continue;
     assets.set(`/assets/${name}`, { file: path.join(webDir, name), type: TYPES[path.extname(name)]! });
+  }
+  // The entry is the bundle when there is one; the modules stay served (a cached page may ask).
+  if (bundle && assets.has('/assets/app.js') && fs.existsSync(bundle)) {
+    assets.set('/assets/app.js', { file: bundle, type: TYPES['.js']!, bundled: true });
   }
   const diff2html = path.join(
     path.dirname(createRequire(import.meta.url).resolve('diff2html/package.json')),
@@ -54,6 +70,7 @@ const NOT_PRELOADED = new Set(['/assets/app.js', '/assets/diff2html.js', '/asset
  * at once with the page, instead of one level of imports after another (each a round trip).
  */
 export function modulePreloads(assets: ReadonlyMap<string, Asset>): string {
+  if (assets.get('/assets/app.js')?.bundled) return '';
   return [...assets.keys()]
     .filter((url) => url.endsWith('.js') && !NOT_PRELOADED.has(url))
     .map((url) => `<link rel="modulepreload" href="${url}">`)

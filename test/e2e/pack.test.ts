@@ -75,6 +75,7 @@ describe('npm pack, installed without a compiler', () => {
     expect(files).toContain('bin/code-cache.cjs');
     expect(files.filter((p) => p.startsWith('.v8-cache'))).toEqual([]);
     expect(files).toContain('dist/cli/main.cjs');
+    expect(files).toContain('dist/web/app.js');
     expect(files).toContain('README.md');
     expect(files).toContain('docker/runner/Dockerfile');
     expect(files.filter((p) => p.startsWith('test/') || p.startsWith('src/'))).toEqual([]);
@@ -104,7 +105,8 @@ describe('npm pack, installed without a compiler', () => {
     const installed = path.join(consumer, 'node_modules/agentbox');
     const cached = fs.readdirSync(path.join(installed, '.v8-cache'));
     expect(cached.some((name) => name.startsWith('main.cjs.'))).toBe(true);
-    // The installed UI serves every module of the page, and diff2html from its own dependency.
+    // The installed UI serves every module of the page, and diff2html from its own dependency; its
+    // entry is the build's bundle of the modules (scripts/bundle.mjs), with nothing to preload.
     const home = tempDir('agentbox-pack-home-');
     const env = { ...(process.env as Record<string, string>), ...GIT_ENV, HOME: home, XDG_STATE_HOME: home };
     const ui = await startUi(repo.dir, env, [], path.join(installed, 'bin/agentbox.cjs'));
@@ -113,9 +115,16 @@ describe('npm pack, installed without a compiler', () => {
       for (const asset of [...web.map((p) => p.slice('web/'.length)), 'diff2html.js', 'diff2html.css']) {
         const answer = await request(ui.port, `/assets/${asset}`);
         expect(answer.status, asset).toBe(200);
+        const source = asset === 'app.js' ? 'dist/web/app.js' : `web/${asset}`;
         if (!asset.startsWith('diff2html'))
-          expect(answer.text, asset).toBe(fs.readFileSync(path.join(REPO_ROOT, 'web', asset), 'utf8'));
+          expect(answer.text, asset).toBe(fs.readFileSync(path.join(REPO_ROOT, source), 'utf8'));
       }
+      const entry = (await request(ui.port, '/assets/app.js')).text;
+      expect(entry).toContain('function showRun(');
+      expect(entry).not.toMatch(/^import /m);
+      const page = await request(ui.port, '/', { headers: { authorization: `Bearer ${ui.token}` } });
+      expect(page.text).toContain('<script type="module" src="/assets/app.js">');
+      expect(page.text).not.toContain('modulepreload');
     } finally {
       await ui.stop();
     }

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureLedger, openLedger } from '../../src/ledger/index.js';
-import { WEB_DIR, webAssets } from '../../src/web/assets.js';
+import { modulePreloads, WEB_DIR, webAssets } from '../../src/web/assets.js';
 import { startUiServer, type UiServer } from '../../src/web/server.js';
 import { REPO_ROOT } from '../helpers/bin.js';
 import { gitRepo, tempDir } from '../helpers/git-repo.js';
@@ -97,6 +97,24 @@ describe('agentbox ui: the page modules and nothing else', () => {
       expect(answer.text, spelling).not.toContain('<script');
     }
     expect(packageJson).toContain('"name": "agentbox"');
+  });
+
+  it("serves the build's bundle as the entry, with nothing to preload; the modules when there is none", () => {
+    const bundle = path.join(tempDir('agentbox-web-bundle-'), 'app.js');
+    fs.writeFileSync(bundle, '// bundled\n');
+    const bundled = webAssets(WEB_DIR, bundle);
+    expect(bundled.get('/assets/app.js')).toEqual({
+      file: bundle,
+      type: 'text/javascript; charset=utf-8',
+      bundled: true,
+    });
+    // The modules stay served (a page loaded before an upgrade may still ask for one).
+    expect(bundled.get('/assets/run.js')?.file).toBe(path.join(WEB_DIR, 'run.js'));
+    expect(modulePreloads(bundled)).toBe('');
+    // A build whose bundle is missing (a broken install) serves the modules, preloaded.
+    const modules = webAssets(WEB_DIR, path.join(path.dirname(bundle), 'none.js'));
+    expect(modules.get('/assets/app.js')?.file).toBe(path.join(WEB_DIR, 'app.js'));
+    expect(modulePreloads(modules)).toContain('<link rel="modulepreload" href="/assets/run.js">');
   });
 
   it('takes a plain lower-case .js or .css name at the top of web/, nothing hidden, nested or other', () => {
