@@ -1,5 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import { agentGitConfig } from './agent-config.js';
 import { git } from './exec.js';
 
 /**
@@ -8,40 +9,55 @@ import { git } from './exec.js';
  * and starts on the worktree's commit and index, so `git status/diff/log/add/commit` work as in
  * any checkout; commits, refs, config and hooks all land here. The main repository's git dir is
  * read-only to the sandbox, so an agent that unsets GIT_DIR (or names the main one) can read it
- * and change nothing. agentbox never runs git against this folder.
+ * and change nothing; its config is not readable at all (agent-config.ts says why and what of it
+ * this one carries). agentbox never runs git against this folder.
  */
 export interface PrivateGit {
   readonly gitDir: string;
-  readonly branch: string;
+  readonly branch: string | { readonly detached: string | null };
 }
 
 /** A worktree's git: the repository's common dir, the worktree's own admin dir, its HEAD commit. */
 export interface WorktreeGit {
   readonly commonDir: string;
   readonly gitDir: string;
-  readonly head: string;
+  readonly head: string | null;
 }
 
 const callIn = (worktree: string) => ({ cwd: worktree, vars: { GIT_CONFIG_NOSYSTEM: '1' } });
 
-/** One `git rev-parse` for all three (the run's set-up asked three times, twice the same). */
+/**
+ * One `git rev-parse` for all three (the run's set-up asked three times, twice the same). A
+ * repository without a commit yet (a scout's) has no HEAD commit: `head` is null.
+ */
 export async function worktreeGit(worktree: string): Promise<WorktreeGit> {
-  const info = await git(['rev-parse', '--git-common-dir', '--git-dir', 'HEAD'], callIn(worktree));
+  const dirs = ['rev-parse', '--git-common-dir', '--git-dir'];
+  const info = await git([...dirs, 'HEAD'], callIn(worktree)).catch(async (error) => {
+    if (!/unknown revision|ambiguous argument 'HEAD'/.test(String(error))) throw error;
+    return git(dirs, callIn(worktree));
+  });
   const [common, own, head] = info.split('\n');
-  return { commonDir: path.resolve(worktree, common!), gitDir: path.resolve(worktree, own!), head: head! };
+  return {
+    commonDir: path.resolve(worktree, common!),
+    gitDir: path.resolve(worktree, own!),
+    head: head || null,
+  };
 }
 
 export async function createPrivateGit(opts: {
   readonly worktree: string;
   readonly gitDir: string;
-  readonly branch: string;
+  /** The branch HEAD names (its ref is the worktree's commit), or a detached HEAD's commit. */
+  readonly branch: string | { readonly detached: string | null };
   /** The worktree's git when the caller has read it already. */
   readonly info?: WorktreeGit;
 }): Promise<PrivateGit> {
   const { worktree, gitDir, branch } = opts;
-  const [{ commonDir, gitDir: worktreeGitDir, head }, refs] = await Promise.all([
+  const [{ commonDir, gitDir: worktreeGitDir, head }, refs, listing] = await Promise.all([
     opts.info ?? worktreeGit(worktree),
     git(['for-each-ref', '--format=%(objectname) %(refname)', 'refs/heads', 'refs/tags'], callIn(worktree)),
+    // The repository's own config as it is in its file, includes not followed (they are not read).
+    git(['config', '--local', '--list', '-z'], callIn(worktree)),
   ]);
   // Built from nothing before the agent starts: plain writes, nothing is replaced or read meanwhile.
   fs.rmSync(gitDir, { recursive: true, force: true });
@@ -52,26 +68,25 @@ export async function createPrivateGit(opts: {
     path.join(gitDir, 'objects', 'info', 'alternates'),
     `${path.join(commonDir, 'objects')}\n`,
   );
-  fs.writeFileSync(path.join(gitDir, 'HEAD'), `ref: refs/heads/${branch}\n`);
-  // The main repository's own config first (identity, aliases, attributes the person set up), then
-  // what this repository is; the agent's changes to it stay here.
-  fs.writeFileSync(
-    path.join(gitDir, 'config'),
-    `[include]\n\tpath = ${JSON.stringify(path.join(commonDir, 'config'))}\n[core]\n\trepositoryformatversion = 0\n\tbare = false\n\tlogallrefupdates = true\n`,
-  );
+  const named = typeof branch === 'string' ? branch : null;
+  fs.writeFileSync(path.join(gitDir, 'HEAD'), named ? `ref: refs/heads/${named}\n` : `${head}\n`);
+  // What the agent may know of the repository's config (agent-config.ts): not its tokens.
+  fs.writeFileSync(path.join(gitDir, 'config'), agentGitConfig(listing));
   // The main repository's branches and tags, read-only copies, so `git diff main` works; the run's
   // own branch is the one loose ref.
   const packed = refs
     .split('\n')
-    .filter((line) => line && !line.endsWith(` refs/heads/${branch}`))
+    .filter((line) => line && !(named && line.endsWith(` refs/heads/${named}`)))
     .join('\n');
   fs.writeFileSync(
     path.join(gitDir, 'packed-refs'),
     `# pack-refs with: peeled sorted \n${packed}${packed ? '\n' : ''}`,
   );
-  const ref = path.join(gitDir, 'refs', 'heads', branch);
-  fs.mkdirSync(path.dirname(ref), { recursive: true });
-  fs.writeFileSync(ref, `${head}\n`);
+  if (named && head) {
+    const ref = path.join(gitDir, 'refs', 'heads', named);
+    fs.mkdirSync(path.dirname(ref), { recursive: true });
+    fs.writeFileSync(ref, `${head}\n`);
+  }
   const index = path.join(worktreeGitDir, 'index');
   if (fs.existsSync(index)) fs.copyFileSync(index, path.join(gitDir, 'index'));
   return { gitDir, branch };

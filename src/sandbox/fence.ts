@@ -35,8 +35,10 @@ export interface RunPlaces {
   readonly sockDir: string;
   /** The run's own global git config (src/sandbox/run-gitconfig.ts). */
   readonly gitConfig: string;
-  /** A fix run's worktree, its own admin folder in the main git dir and its private git dir. */
-  readonly fix: { readonly worktree: string; readonly adminDir: string; readonly gitDir: string } | null;
+  /** The agent's private git dir (src/git/private.ts): a fix run's writable, a read-only run's not. */
+  readonly gitDir: string;
+  /** A fix run's worktree and its own admin folder in the main git dir. */
+  readonly fix: { readonly worktree: string; readonly adminDir: string } | null;
 }
 
 /**
@@ -48,7 +50,7 @@ export interface RunPlaces {
  * every run's secrets and agentbox's state. Opened again: the table's toolchains and caches, the
  * PATH folders in a region (and the table's toolchain a PATH folder is part of), agentbox's own
  * installation, the person's `sandbox.allow_read`, the run's git config, and what the run works
- * on (the repository, and a fix run's worktree, its admin folder and private git).
+ * on (the repository and the run's private git, and a fix run's worktree and its admin folder).
  */
 export function readFence(
   opts: { readonly env: SandboxEnv; readonly repoRoot: string; readonly config: Config['sandbox'] },
@@ -67,6 +69,9 @@ export function readFence(
     // files (a .env, a local config) are the person's, not the commit's. Its git dir stays open.
     ...(fix ? [opts.repoRoot, path.dirname(fix.worktree), path.join(places.mainGitDir, 'worktrees')] : []),
     ...secrets,
+    // The repository's config and its submodules' (a token in a remote URL, actions/checkout's
+    // extraheader): the run's git reads its own (src/git/agent-config.ts), a scout's git none.
+    ...gitConfigs(places.mainGitDir),
     ...opts.config.deny_read.map((p) => expand(p, env.HOME, opts.repoRoot)),
     area.secretsRoot,
     agentboxStateDir(env),
@@ -86,12 +91,37 @@ export function readFence(
     // is opened the main tree by its own fence (setupSandbox); the ledger stays denied.
     ...(fix ? [] : [opts.repoRoot]),
     places.mainGitDir,
-    ...(fix ? [fix.worktree, fix.adminDir, fix.gitDir] : []),
+    places.gitDir,
+    ...(fix ? [fix.worktree, fix.adminDir] : []),
     places.tmpDir,
     places.sockDir,
     places.gitConfig,
   ]);
   return { denyRead: denied, allowRead, listed: denied.filter((d) => !denyRead.includes(d)) };
+}
+
+/**
+ * `config` of the git dir and of every submodule's git dir below its `modules/` (a submodule's name
+ * may hold slashes: its git dir is the folder with a HEAD), at most 6 folders deep.
+ */
+export function gitConfigs(gitDir: string): string[] {
+  const found = [path.join(gitDir, 'config')];
+  const walk = (dir: string, depth: number) => {
+    let entries: fs.Dirent[];
+    try {
+      entries = fs.readdirSync(dir, { withFileTypes: true });
+    } catch {
+      return;
+    }
+    if (entries.some((e) => e.name === 'HEAD' && e.isFile())) {
+      found.push(path.join(dir, 'config'));
+      if (entries.some((e) => e.name === 'modules')) walk(path.join(dir, 'modules'), 0);
+      return;
+    }
+    if (depth < 6) for (const e of entries) if (e.isDirectory()) walk(path.join(dir, e.name), depth + 1);
+  };
+  walk(path.join(gitDir, 'modules'), 0);
+  return found;
 }
 
 /**

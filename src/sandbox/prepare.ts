@@ -3,7 +3,7 @@ import path from 'node:path';
 import type { Config } from '../config/schema.js';
 import { AgentboxError } from '../errors.js';
 import { git } from '../git/exec.js';
-import { createPrivateGit, worktreeGit } from '../git/private.js';
+import { createPrivateGit, type WorktreeGit, worktreeGit } from '../git/private.js';
 import { findOnDisk } from '../git/repo.js';
 import { probeSandbox, probeVerifySandbox, type SandboxEnv, type SandboxProbe } from './available.js';
 import { readFence } from './fence.js';
@@ -77,7 +77,7 @@ function runtimeFolders(env: SandboxEnv): string[] {
 
 /** Where a fix run's commands may write: its worktree, its private git dir and its temp dir. */
 export function fixWritable(worktree: string, box: RunSandbox): string[] {
-  return [worktree, ...(box.gitDir ? [box.gitDir] : []), box.tmpDir, box.sockDir];
+  return [worktree, box.gitDir, box.tmpDir, box.sockDir];
 }
 
 /**
@@ -99,8 +99,8 @@ export interface RunSecrets {
 
 /** What the sandbox of a run must fence. Paths exist (see src/sandbox/settings.ts). */
 export interface RunSandbox {
-  /** The agent's private git dir (a fix run); null for a read-only run, which has none. */
-  readonly gitDir: string | null;
+  /** The agent's private git dir (src/git/private.ts): a fix run's writable, a read-only run's not. */
+  readonly gitDir: string;
   readonly tmpDir: string;
   /** claude's and the sandbox runtime's own TMPDIR, short enough for their sockets (PrivateArea.sockDir). */
   readonly sockDir: string;
@@ -130,20 +130,37 @@ export interface RunPrivacy {
   readonly sandbox: RunSandbox | null;
 }
 
-/** A read-only run has no worktree and no git of its own: its only writable place is its temp dir. */
-function readOnlyFence(
+/**
+ * A read-only run has no worktree: its only writable place is its temp dir. Its git is a private
+ * one all the same, read-only, on the repository's tree (GIT_WORK_TREE): the repository's own
+ * config is not readable to it (a token in a remote URL), and git cannot work without its config.
+ */
+async function readOnlyFence(
   opts: Parameters<typeof readFence>[0],
   area: PrivateArea,
   places: Omit<Parameters<typeof readFence>[2], 'fix'>,
   fence: Omit<RunSandbox, 'gitDir' | 'mainTree' | 'denyRead' | 'allowRead' | 'listed'>,
-): RunSandbox {
+  info: WorktreeGit,
+): Promise<RunSandbox> {
   const { mainGitDir } = places;
   const leftovers = absentBefore(
     leftoverCandidates({ repoRoot: opts.repoRoot, mainGitDir, worktree: null, worktreeGitDir: null }),
   );
   area.onDispose(() => removeEmpty(leftovers));
+  await createPrivateGit({ worktree: opts.repoRoot, gitDir: area.gitDir, branch: currentBranch(info), info });
   const reads = readFence(opts, area, { ...places, fix: null });
-  return { ...fence, ...reads, gitDir: null, mainTree: null };
+  return { ...fence, ...reads, gitDir: area.gitDir, mainTree: null };
+}
+
+/** The branch the repository has checked out (`.git/HEAD`), or its commit when detached. */
+function currentBranch(info: WorktreeGit): string | { readonly detached: string | null } {
+  try {
+    const head = fs.readFileSync(path.join(info.gitDir, 'HEAD'), 'utf8').trim();
+    if (head.startsWith('ref: refs/heads/')) return head.slice('ref: refs/heads/'.length);
+  } catch {
+    // Another ref format (reftable): the commit.
+  }
+  return { detached: info.head };
 }
 
 /** Where the run's secrets go in its private area (the agent cannot read them). */
@@ -175,13 +192,15 @@ export async function prepareRunPrivacy(opts: {
     // once, for its admin dir and the private git (createPrivateGit), at the same time.
     const [mainGitDir, info] = await Promise.all([
       commonGitDir(opts.repoRoot),
-      opts.worktree ? worktreeGit(opts.worktree) : null,
+      worktreeGit(opts.worktree ?? opts.repoRoot),
     ]);
     const runtimeWritable = runtimeFolders(opts.env);
     const gitConfig = await writeRunGitconfig(area.workDir, opts.repoRoot, opts.env);
-    const places = { mainGitDir, tmpDir: area.tmpDir, sockDir: area.sockDir, gitConfig };
-    const fence = { ...places, runtimeWritable, allowedDomains: opts.config.allowed_domains };
-    if (!opts.worktree || !info) return { area, secrets, sandbox: readOnlyFence(opts, area, places, fence) };
+    const places = { mainGitDir, tmpDir: area.tmpDir, sockDir: area.sockDir, gitConfig, gitDir: area.gitDir };
+    const { gitDir: _, ...shared } = places;
+    const fence = { ...shared, runtimeWritable, allowedDomains: opts.config.allowed_domains };
+    if (!opts.worktree)
+      return { area, secrets, sandbox: await readOnlyFence(opts, area, places, fence, info) };
     const adminDir = info.gitDir;
     const leftovers = absentBefore(
       leftoverCandidates({
@@ -200,7 +219,7 @@ export async function prepareRunPrivacy(opts: {
     });
     const reads = readFence(opts, area, {
       ...places,
-      fix: { worktree: opts.worktree, adminDir, gitDir: area.gitDir },
+      fix: { worktree: opts.worktree, adminDir },
     });
     const mainTree = fs.realpathSync(opts.repoRoot);
     return { area, secrets, sandbox: { ...fence, ...reads, gitDir: area.gitDir, mainTree } };

@@ -150,6 +150,18 @@ describe('reads are denied by default (the real sandbox)', () => {
       const json = s.file.endsWith('.json') && s.file.includes('claude');
       fs.writeFileSync(s.file, json ? `${JSON.stringify({ rfMark: s.mark })}\n` : `${s.mark}\n`);
     }
+    // The repository's own config with a token, as a clone with a password in its URL or
+    // actions/checkout's persisted credentials leave it: the run's git reads its own copy instead.
+    const gitConfig = { file: path.join(root, '.git', 'config'), mark: `${MARK}-git-config` };
+    execFileSync('git', ['config', 'remote.origin.url', `https://rf:${gitConfig.mark}@example.com/x.git`], {
+      cwd: root,
+    });
+    execFileSync(
+      'git',
+      ['config', 'http.https://example.com/.extraheader', `AUTHORIZATION: basic ${gitConfig.mark}`],
+      { cwd: root },
+    );
+    secrets.push(gitConfig);
     for (const wt of [otherRepoWorktree, siblingWorktree])
       execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@t', 'init', '-q'], { cwd: wt });
     for (const wt of [otherRepoWorktree, siblingWorktree])
@@ -220,6 +232,8 @@ for f in sys.argv[1:]:
       bash('npm ci && npm test'),
       // The main tree's .env by a path no string check can see (spelled backwards): the kernel's.
       bash(`python3 -c "print(open('${[...mainEnv.file].reverse().join('')}'[::-1]).read())"`),
+      // The run's own git works, and knows the remote without its password.
+      bash('git status --short src && git remote -v && git config --list --show-origin'),
     ];
     const { name, requests, results } = await attempt('fix', 'rf hostile fix', turns);
     const seen = requests.map((r) => r.allText).join('\n');
@@ -230,6 +244,10 @@ for f in sys.argv[1:]:
     }
     expect(seen).not.toMatch(new RegExp(`${MARK}-\\d`));
     expect(results(8)[0]!.content).toMatch(/No such file|Permission denied/);
+    const git = results(9)[0]!;
+    expect(git.isError, git.content).toBe(false);
+    expect(git.content).toContain('origin\thttps://example.com/x.git (fetch)');
+    expect(git.content).not.toContain('extraheader');
     // Every place, by cat, by Python and by the Read tool, is in the log as refused.
     const events = p.events(name);
     const logged = refusedPaths(name);
@@ -278,7 +296,7 @@ for f in sys.argv[1:]:
         ],
       },
       bash(`git -C ${siblingWorktree} log --format=%s -1`),
-      bash('cat src/app.ts'),
+      bash('cat src/app.ts && git log --format=%s -1 && git status --short src'),
     ];
     try {
       const { name, requests, results } = await attempt('scout', 'rf hostile scout', turns);
@@ -300,7 +318,10 @@ for f in sys.argv[1:]:
       for (const turn of [0, 2, 4, 5])
         for (const r of results(turn)) expect(logged, `turn ${turn}: ${r.content}`).toContain(r.toolUseId);
       // It still reads its repository.
+      // Its git too, with the repository's config hidden.
       expect(results(6)[0]!.content).toContain('export const x = 1');
+      expect(results(6)[0]!.content).toContain('a package');
+      expect(results(6)[0]!.isError).toBe(false);
       expect(p.state(name).status).toBe('DONE');
     } finally {
       fs.rmSync(links, { recursive: true, force: true });

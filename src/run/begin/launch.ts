@@ -198,8 +198,9 @@ function launchEnv(input: LaunchInput): Record<string, string> {
       // The agent's RUN_DIR, as its prompt names it: in a fix run its artifact folder in the worktree
       // (the ledger is out of its reach), else the run's ledger folder.
       AGENTBOX_RUN_DIR: agentRunDir(scope.worktree, input.runDir),
-      // The agent's git works on its own repository (src/git/private.ts); the main one is read-only.
-      ...(box?.gitDir && scope.worktree ? { GIT_DIR: box.gitDir, GIT_WORK_TREE: scope.worktree } : {}),
+      // The agent's git works on its own repository (src/git/private.ts); the main one is read-only
+      // and its config unreadable. A read-only run's is on the repository's tree.
+      ...(box ? { GIT_DIR: box.gitDir, GIT_WORK_TREE: scope.worktree ?? scope.repoRoot } : {}),
       // Claude Code's own temp folder (TMPDIR inside the sandbox), one per run, not shared; and
       // claude's own TMPDIR, where its sandbox proxy's sockets go: in /tmp, which the fence hides,
       // they would be hidden from the run's commands too.
