@@ -85,7 +85,11 @@ export async function startUiServer(options: UiServerOptions): Promise<UiServer>
     }
     const verdict = checkRequest(facts, secrets, served);
     if (!verdict.ok) {
-      if (url.pathname === '/' && verdict.status === 401) return sendLoginHint(res);
+      if (url.pathname === '/' && verdict.status === 401) {
+        // A page for the person, not JSON: refused all the same, and logged as every refusal is.
+        options.onProblem?.({ status: 401, reason: verdict.reason, method, path: '/' });
+        return sendLoginHint(res);
+      }
       return refuse(req, res, verdict.status, verdict.reason);
     }
     if (url.pathname === '/' && method === 'GET') return sendPage(res, secrets.csrf, preloads);

@@ -99,6 +99,31 @@ describe('agentbox ui: the page modules and nothing else', () => {
     expect(packageJson).toContain('"name": "agentbox"');
   });
 
+  it('a browser without the token gets the login page, and the refusal is logged like any other', async () => {
+    const problems: unknown[] = [];
+    const other = await startUiServer({
+      root: repo.dir,
+      ledger: openLedger(repo.dir),
+      env: {},
+      secrets: SECRETS,
+      onProblem: (problem) => problems.push(problem),
+    });
+    try {
+      const page = await request(other.port, '/#/run/abc');
+      expect(page.status).toBe(401);
+      expect(page.headers['content-type']).toBe('text/html; charset=utf-8');
+      expect(page.text).toContain('<script type="module" src="/assets/login.js"></script>');
+      const api = await request(other.port, '/api/runs');
+      expect(api.status).toBe(401);
+      expect(problems).toEqual([
+        expect.objectContaining({ status: 401, method: 'GET', path: '/' }),
+        expect.objectContaining({ status: 401, method: 'GET', path: '/api/runs' }),
+      ]);
+    } finally {
+      await other.close();
+    }
+  });
+
   it("serves the build's bundle as the entry, with nothing to preload; the modules when there is none", () => {
     const bundle = path.join(tempDir('agentbox-web-bundle-'), 'app.js');
     fs.writeFileSync(bundle, '// bundled\n');
