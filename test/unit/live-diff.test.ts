@@ -198,6 +198,7 @@ describe('the live diff of an ACTIVE fix run', () => {
         live?.files.map((f) => f.path),
         label,
       ).toEqual(expect.arrayContaining(['a.txt', 'new.txt']));
+      live?.dispose();
       await showDiff(io(), repo.dir, run(), {});
       await showDiff(io(), repo.dir, run(), { stat: true });
       expect(fs.readdirSync(marks), label).toEqual([]);
