@@ -5,6 +5,7 @@
 // click puts it in the address bar and copies it. A failed run with no place asked for opens at
 // what failed (the server's `opens_at`, src/web/opens-at.ts).
 import { pageKey, toast } from './dom.js';
+import { rove } from './roving.js';
 
 /** The place a hash asks for on a run's page, or null. */
 export function targetOf(hash = location.hash) {
@@ -36,13 +37,15 @@ export function entryLink(id) {
 /**
  * Each line number of the files in `root` (drawn by diff2html) made a link to its line, except
  * where it is a comment button already (a run in review, web/review.js: nested controls would be
- * neither); there the comment box offers the link.
+ * neither); there the comment box offers the link. The links of one scrolling box (a file's; in the
+ * split view, each side's) are one Tab stop, the arrow keys moving among them (web/roving.js).
  */
 export function linkLines(root) {
   if (!location.hash.startsWith('#/run/')) return;
   for (const wrapper of root.querySelectorAll('.d2h-file-wrapper')) {
     const file = fileOf(wrapper);
     const sides = wrapper.querySelectorAll('.d2h-file-side-diff');
+    const boxes = new Map();
     for (const td of wrapper.querySelectorAll('td.d2h-code-linenumber, td.d2h-code-side-linenumber')) {
       if (td.classList.contains('commentable') || td.querySelector('a')) continue;
       const where = lineOf(td, sides);
@@ -56,7 +59,10 @@ export function linkLines(root) {
       );
       a.append(...td.childNodes);
       td.append(a);
+      const box = [...sides].find((side) => side.contains(td)) ?? wrapper;
+      boxes.set(box, [...(boxes.get(box) ?? []), a]);
     }
+    for (const links of boxes.values()) rove(links);
   }
 }
 

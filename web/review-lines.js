@@ -5,8 +5,7 @@
 // or Space opens the comment box; Tab leaves for the next box. A 400-line diff is then two stops
 // (the box, its line), not 400.
 
-/** Lines moved by Page Up / Page Down. */
-const PAGE = 20;
+import { rove } from './roving.js';
 
 /**
  * Each commentable line of `target`'s diff, by scrolling box, in order: `{ cell, file, line,
@@ -58,9 +57,8 @@ export const lineName = (l) => `${l.file} line ${l.line}${l.side === 'old' ? ' (
 /** Makes each line of `boxes` (diffLines) a comment button; `open(l)` opens its comment box. */
 export function lineButtons(boxes, open) {
   for (const lines of boxes) {
-    lines.forEach((l, i) => {
+    for (const l of lines) {
       const { cell } = l;
-      cell.setAttribute('tabindex', i === 0 ? '0' : '-1');
       cell.setAttribute('role', 'button');
       cell.setAttribute('aria-label', `Comment on ${lineName(l)}`);
       cell.classList.add('commentable');
@@ -72,38 +70,16 @@ export function lineButtons(boxes, open) {
         old.textContent = '';
       }
       cell.addEventListener('click', () => open(l));
-      // The box's one Tab stop follows the line last reached, so Shift+Tab back returns there.
-      cell.addEventListener('focus', () => {
-        for (const other of lines) other.cell.setAttribute('tabindex', '-1');
-        cell.setAttribute('tabindex', '0');
-      });
-      cell.addEventListener('keydown', (e) => {
-        if (e.key === 'Enter' || e.key === ' ') {
-          e.preventDefault();
-          open(l);
-          return;
-        }
-        const to = moveTo(e.key, i, lines.length);
-        if (to === null) return;
+    }
+    rove(
+      lines.map((l) => l.cell),
+      (e, i) => {
+        if (e.key !== 'Enter' && e.key !== ' ') return;
         e.preventDefault();
-        lines[to].cell.focus();
-      });
-    });
+        open(lines[i]);
+      },
+    );
   }
-}
-
-/** Where a key moves the focus among `count` lines from line `i`, or null (not a moving key). Pure. */
-export function moveTo(key, i, count) {
-  const last = count - 1;
-  const to = {
-    ArrowDown: i + 1,
-    ArrowUp: i - 1,
-    PageDown: i + PAGE,
-    PageUp: i - PAGE,
-    Home: 0,
-    End: last,
-  }[key];
-  return to === undefined ? null : Math.max(0, Math.min(last, to));
 }
 
 /**

@@ -124,6 +124,7 @@ describe('deep links, error first and collapsed files on the run page (Chromium)
         },
       ],
     });
+    await fixture('DONE', 'DONE', { patch: PATCH });
     await fixture('CRASH', 'CRASHED', {
       failure: { kind: 'crashed', message: 'claude exited with code 139' },
     });
@@ -260,6 +261,41 @@ describe('deep links, error first and collapsed files on the run page (Chromium)
     await fresh.locator('#toast', { hasText: 'src/nope.js line 1 is not in this run' }).waitFor();
     await fresh.context().close();
   }, 120_000);
+
+  it("a diff box's line links are one Tab stop: the arrow keys move among them, Enter follows one", async () => {
+    await open('DONE');
+    const box = page.locator('.d2h-file-wrapper', { hasText: 'src/small.js' });
+    const links = box.locator('a.line-link');
+    expect(await links.count()).toBeGreaterThan(3);
+    const stops = () => box.locator('a.line-link[tabindex="0"]').count();
+    expect(await stops()).toBe(1);
+    await links.first().focus();
+    await page.keyboard.press('ArrowDown');
+    await page.keyboard.press('ArrowDown');
+    const focused = () =>
+      page.evaluate(() => (globalThis as any).document.activeElement?.getAttribute('aria-label'));
+    expect(await focused()).toMatch(/^Link to src\/small\.js line \d+/);
+    const reached = await focused();
+    expect(await stops()).toBe(1);
+    await page.keyboard.press('End');
+    expect(await focused()).not.toBe(reached);
+    await page.keyboard.press('Enter');
+    await page.waitForURL(/\/line\/src%2Fsmall\.js\/[LR]\d+$/);
+    // The split view: each side is one stop, the removed side's context lines included.
+    await open('LONG');
+    await page.getByRole('button', { name: /split/i }).first().click();
+    const sides = page
+      .locator('.d2h-file-wrapper', { hasText: 'src/small.js' })
+      .locator('.d2h-file-side-diff');
+    await sides.nth(1).locator('td.commentable').first().waitFor();
+    for (const side of [0, 1]) {
+      const tabbable = sides.nth(side).locator('a.line-link[tabindex="0"], td.commentable[tabindex="0"]');
+      const all = sides.nth(side).locator('a.line-link, td.commentable');
+      expect(await all.count(), `side ${side}`).toBeGreaterThan(1);
+      expect(await tabbable.count(), `side ${side}`).toBeLessThanOrEqual(2);
+    }
+    await page.getByRole('button', { name: /split/i }).first().click();
+  });
 
   it('a large file and a lock file are collapsed with "Load diff", usable by keyboard, comments work on the loaded file, axe clean', async () => {
     await open('LONG');
