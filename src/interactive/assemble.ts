@@ -58,12 +58,15 @@ export function sessionSupervisor(
     log,
     startedAt: Date.now(),
     history: 'hooks',
-    ask: (prompt) =>
+    // The signal ends the call when the session stops (Supervisor.close): the call is not left to
+    // run out its timeout with claude's Stop hook waiting on it.
+    ask: (prompt, signal) =>
       askSupervisorModel(prompt, {
         bin: rc.claudeBin,
         model: rc.config.supervisor.model ?? s.meta.model,
         timeoutMs: ms(rc.config.supervisor.timeout),
         env: ctx.env,
+        signal,
       }),
     onEnd,
   });
@@ -95,7 +98,11 @@ export function sessionSettings(harness: RunHarness, rc: RunContext): Record<str
 }
 
 /** The pty session, launching claude with the run's envelope, hooks and whitelisted environment. */
-export function newSession(s: SessionSetup, harness: RunHarness): InteractiveSession {
+export function newSession(
+  s: SessionSetup,
+  harness: RunHarness,
+  supervisor: { close(): Promise<void> },
+): InteractiveSession {
   const { ctx, rc, meta, terminal } = s;
   const cfg = rc.config.interactive;
   const system = systemPromptAddition({
@@ -148,6 +155,8 @@ export function newSession(s: SessionSetup, harness: RunHarness): InteractiveSes
     }),
     askRestart: () => askOneKey(terminal, '\r\nclaude exited. Restart it? [r] restart / [q] quit: '),
     onWaiting: () => void notifySession(ctx, rc.config, rc.ledger.root, s.runDir, meta, 'waiting'),
+    // A decision under way is abandoned: claude's Stop hook is answered at once and claude can exit.
+    onStopping: () => void supervisor.close(),
     spawnPty: (bin, args, o) =>
       spawnClaudePty(s.spawn, bin, args, { term: ctx.env.TERM ?? 'xterm-256color', ...o }),
   });

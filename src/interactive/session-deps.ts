@@ -30,4 +30,9 @@ export interface SessionDeps {
   readonly spawnPty: PtySpawner;
   /** Claude finished a turn and nothing queued goes in: the session waits for the person. */
   readonly onWaiting?: () => void;
+  /**
+   * The session is being stopped (agentbox stop, a signal): what must let go first, so claude can
+   * exit — a supervisor decision under way holds claude's Stop hook until its own timeout.
+   */
+  readonly onStopping?: () => void;
 }

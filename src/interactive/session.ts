@@ -112,6 +112,7 @@ export class InteractiveSession {
         return { pid: this.slot.current?.pid ?? null };
       case 'stop': {
         this.ending ??= { kind: 'stopped', by: 'agentbox stop' };
+        this.deps.onStopping?.();
         this.slot.stop(params.graceful !== false ? undefined : 0);
         return { ok: true };
       }
@@ -136,6 +137,7 @@ export class InteractiveSession {
   /** Ends the session from outside (Ctrl-C in agentbox's own terminal is passed to claude instead). */
   stop(by: string): void {
     this.ending ??= { kind: 'stopped', by };
+    this.deps.onStopping?.();
     this.slot.stop();
   }
 

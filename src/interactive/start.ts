@@ -111,6 +111,7 @@ async function runSupervised(s: SessionSetup): Promise<SessionOutcome> {
     const events = new EventLog(s.runDir);
     // The session goes without the repository's entries: said on stderr at start, logged here.
     if (rc.trust.state === 'untrusted' || rc.trust.state === 'changed') events.append(trustEvent(rc.trust));
+    const supervisor = sessionSupervisor(s, events, (end) => session?.onSupervisorEnd(end));
     harness = await openRunHarness({
       ledger: rc.ledger,
       meta,
@@ -120,13 +121,16 @@ async function runSupervised(s: SessionSetup): Promise<SessionOutcome> {
       env: ctx.env,
       sandbox: rc.config.sandbox,
       log: events,
-      supervisor: sessionSupervisor(s, events, (end) => session?.onSupervisorEnd(end)),
+      supervisor,
       // The session also learns from the hooks when claude is idle; it exists once the endpoint does.
       route: (hooks) => (event, input) =>
         session ? session.onHook(hooks, event, input) : hooks(event, input),
     });
+    // Released before the endpoint: a decision under way (its model call, its verification) is
+    // ended with the session, not waited for until its timeout.
+    harness.defer(() => supervisor.close());
     harness.writeSecrets(sessionSettings(harness, rc));
-    const live = newSession(s, harness);
+    const live = newSession(s, harness, supervisor);
     session = live;
     const socketPath = socketPathFor(s.runDir, meta.run_id, os.tmpdir());
     const ipc = await startIpcServer(socketPath, (method, params) => live.control(method, params));

@@ -279,6 +279,37 @@ describe('agentbox start: an interactive Claude Code behind a pty', () => {
     await expectNoProcessesLeft(p.tag);
   }, 90_000);
 
+  it("a stop while the supervisor's model call is under way ends that call too: no process is left", async () => {
+    const SUPERVISOR = 'You supervise a Claude Code agent';
+    p.server.setRules([
+      {
+        name: 'supervisor',
+        when: { anyText: SUPERVISOR },
+        reply: () => ({ text: '[COMPLETE] too late', delayMs: 120_000 }),
+      },
+      { when: { lastUserText: 'judge me slowly' }, reply: text('JUDGE-ME') },
+    ]);
+    const userConfig = path.join(p.home.home, '.config', 'agentbox', 'config.yaml');
+    fs.mkdirSync(path.dirname(userConfig), { recursive: true });
+    fs.writeFileSync(userConfig, 'supervisor:\n  timeout: 60s\n');
+    const { s, name } = await openSession(['--supervisor', 'claude']);
+    await idle(name);
+    const before = p.server.requests.length;
+    await s.type('judge me slowly');
+    await waitFor(
+      () => p.server.requests.slice(before).some((r) => r.view.allText.includes(SUPERVISOR)),
+      "the supervisor's call",
+      { context },
+    );
+    const stopped = Date.now();
+    await p.agentbox(['stop', name]);
+    expect(await s.exited).toBe(0);
+    // Not after the supervisor's timeout (60 s here): the call was ended with the session.
+    expect(Date.now() - stopped).toBeLessThan(30_000);
+    await expectNoProcessesLeft(p.tag, 5_000);
+    fs.rmSync(userConfig);
+  }, 90_000);
+
   it('[ABORT] from the supervisor clears the conversation and ends the session ABORTED, keeping the id to resume', async () => {
     p.server.setRules([
       {
