@@ -69,21 +69,24 @@ export async function createPrivateGit(opts: {
     `${path.join(commonDir, 'objects')}\n`,
   );
   const named = typeof branch === 'string' ? branch : null;
-  fs.writeFileSync(path.join(gitDir, 'HEAD'), named ? `ref: refs/heads/${named}\n` : `${head}\n`);
+  const detached = typeof branch === 'string' ? null : (branch.detached ?? head);
+  fs.writeFileSync(path.join(gitDir, 'HEAD'), named ? `ref: refs/heads/${named}\n` : `${detached}\n`);
   // What the agent may know of the repository's config (agent-config.ts): not its tokens.
   fs.writeFileSync(path.join(gitDir, 'config'), agentGitConfig(listing));
   // The main repository's branches and tags, read-only copies, so `git diff main` works; the run's
   // own branch is the one loose ref.
+  // (A read-only run's caller may not know the commit: then the branch stays in packed-refs.)
+  const loose = named && head ? named : null;
   const packed = refs
     .split('\n')
-    .filter((line) => line && !(named && line.endsWith(` refs/heads/${named}`)))
+    .filter((line) => line && !(loose && line.endsWith(` refs/heads/${loose}`)))
     .join('\n');
   fs.writeFileSync(
     path.join(gitDir, 'packed-refs'),
     `# pack-refs with: peeled sorted \n${packed}${packed ? '\n' : ''}`,
   );
-  if (named && head) {
-    const ref = path.join(gitDir, 'refs', 'heads', named);
+  if (loose) {
+    const ref = path.join(gitDir, 'refs', 'heads', loose);
     fs.mkdirSync(path.dirname(ref), { recursive: true });
     fs.writeFileSync(ref, `${head}\n`);
   }

@@ -157,10 +157,22 @@ function currentBranch(info: WorktreeGit): string | { readonly detached: string 
   try {
     const head = fs.readFileSync(path.join(info.gitDir, 'HEAD'), 'utf8').trim();
     if (head.startsWith('ref: refs/heads/')) return head.slice('ref: refs/heads/'.length);
+    if (/^[0-9a-f]{40}(?:[0-9a-f]{24})?$/.test(head)) return { detached: head };
   } catch {
     // Another ref format (reftable): the commit.
   }
   return { detached: info.head };
+}
+
+/**
+ * A read-only run's repository git, from the folders alone when it is a working tree with its own
+ * `.git` folder (findOnDisk: no `git rev-parse` on the way to claude); else asked of git.
+ */
+function repositoryGit(repoRoot: string): WorktreeGit | Promise<WorktreeGit> {
+  const found = findOnDisk(repoRoot);
+  if (found && found.worktreeRoot === found.root && found.root === fs.realpathSync(repoRoot))
+    return { commonDir: found.commonDir, gitDir: found.commonDir, head: null };
+  return worktreeGit(repoRoot);
 }
 
 /** Where the run's secrets go in its private area (the agent cannot read them). */
@@ -190,12 +202,12 @@ export async function prepareRunPrivacy(opts: {
     // NOTE: the main git dir is asked of the repository, never of the worktree, whose `.git` file
     // an agent of an earlier turn could have pointed elsewhere; the worktree's own git is read
     // once, for its admin dir and the private git (createPrivateGit), at the same time.
-    const [mainGitDir, info] = await Promise.all([
+    const [mainGitDir, info, gitConfig] = await Promise.all([
       commonGitDir(opts.repoRoot),
-      worktreeGit(opts.worktree ?? opts.repoRoot),
+      opts.worktree ? worktreeGit(opts.worktree) : repositoryGit(opts.repoRoot),
+      writeRunGitconfig(area.workDir, opts.repoRoot, opts.env),
     ]);
     const runtimeWritable = runtimeFolders(opts.env);
-    const gitConfig = await writeRunGitconfig(area.workDir, opts.repoRoot, opts.env);
     const places = { mainGitDir, tmpDir: area.tmpDir, sockDir: area.sockDir, gitConfig, gitDir: area.gitDir };
     const { gitDir: _, ...shared } = places;
     const fence = { ...shared, runtimeWritable, allowedDomains: opts.config.allowed_domains };
