@@ -97,6 +97,18 @@ export function sessionSettings(harness: RunHarness, rc: RunContext): Record<str
   return rc.trust.trusted ? settings : withRepoGuard(settings);
 }
 
+/** When a crashed claude is started again, from `interactive.*` (src/interactive/crash-loop.ts). */
+function restartPolicy(cfg: RunContext['config']['interactive']) {
+  return {
+    history: 10,
+    windowMs: ms(cfg.flap_window),
+    flapThreshold: cfg.flap_threshold,
+    haltAfter: cfg.halt_after,
+    transientDelayMs: ms(cfg.restart_delay),
+    flappingDelayMs: ms(cfg.flapping_delay),
+  };
+}
+
 /** The pty session, launching claude with the run's envelope, hooks and whitelisted environment. */
 export function newSession(
   s: SessionSetup,
@@ -121,14 +133,7 @@ export function newSession(
     cwd: s.cwd,
     cwdSource: s.cwdSource,
     terminal,
-    policy: {
-      history: 10,
-      windowMs: ms(cfg.flap_window),
-      flapThreshold: cfg.flap_threshold,
-      haltAfter: cfg.halt_after,
-      transientDelayMs: ms(cfg.restart_delay),
-      flappingDelayMs: ms(cfg.flapping_delay),
-    },
+    policy: restartPolicy(cfg),
     log: s.log,
     task: s.firstMessage,
     resumeSessionId: s.resumeSessionId,

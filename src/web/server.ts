@@ -85,23 +85,18 @@ export async function startUiServer(options: UiServerOptions): Promise<UiServer>
     }
     const verdict = checkRequest(facts, secrets, served);
     if (!verdict.ok) {
-      if (url.pathname === '/' && verdict.status === 401) {
-        // A page for the person, not JSON: refused all the same, and logged as every refusal is.
-        options.onProblem?.({ status: 401, reason: verdict.reason, method, path: '/' });
-        return sendLoginHint(res);
-      }
-      return refuse(req, res, verdict.status, verdict.reason);
+      // The page itself gets a page for the person, not JSON: refused and logged all the same.
+      if (url.pathname !== '/' || verdict.status !== 401)
+        return refuse(req, res, verdict.status, verdict.reason);
+      options.onProblem?.({ status: 401, reason: verdict.reason, method, path: '/' });
+      return sendLoginHint(res);
     }
     if (url.pathname === '/' && method === 'GET') return sendPage(res, secrets.csrf, preloads);
     if (url.pathname === '/api/events' && method === 'GET') return serveEvents(req, res, watcher);
     answerApi(req, res, url, options, limit);
   });
   const { port, ...listening } = await listenLocal(server, { host, port: options.port ?? 0 });
-  const names = host === '127.0.0.1' ? ['127.0.0.1', 'localhost'] : [host];
-  served = {
-    hosts: names.map((name) => `${name}:${port}`.toLowerCase()),
-    origins: names.map((name) => `http://${name}:${port}`.toLowerCase()),
-  };
+  served = servedAt(host, port);
   const url = `http://${host}:${port}`;
   return {
     url,
@@ -114,6 +109,15 @@ export async function startUiServer(options: UiServerOptions): Promise<UiServer>
       watcher.close();
       return listening.close();
     },
+  };
+}
+
+/** The Host headers and Origins this server answers to: its address, and `localhost` for 127.0.0.1. */
+function servedAt(host: string, port: number): { hosts: string[]; origins: string[] } {
+  const names = host === '127.0.0.1' ? ['127.0.0.1', 'localhost'] : [host];
+  return {
+    hosts: names.map((name) => `${name}:${port}`.toLowerCase()),
+    origins: names.map((name) => `http://${name}:${port}`.toLowerCase()),
   };
 }
 
