@@ -3,17 +3,14 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { recordResultCommit, resultTree } from '../../src/git/result-commit.js';
 import { resultMessage, subjectOf } from '../../src/present/result-message.js';
-import { gitRepo, type TestRepo } from '../helpers/git-repo.js';
+import { gitRepo, type TestRepo, tempDir } from '../helpers/git-repo.js';
 
 /** A patch of the worktree's changes against HEAD, written to a file; the worktree then reset. */
 function patchOf(repo: TestRepo, change: () => void): string {
   change();
   repo.git('add', '-A');
-  const file = path.join(
-    repo.dir,
-    '..',
-    `${path.basename(repo.dir)}-${Math.random().toString(36).slice(2)}.patch`,
-  );
+  // Outside the repository, in a folder of its own that is removed after the tests.
+  const file = path.join(tempDir('agentbox-patch-'), 'changes.patch');
   fs.writeFileSync(file, repo.git('diff', '--cached', '--binary', '--full-index', 'HEAD'));
   repo.git('reset', '-q', '--hard');
   repo.git('clean', '-fdq');
@@ -110,7 +107,7 @@ describe('recordResultCommit', () => {
     repo = gitRepo({ files: { 'a.txt': 'a\n' } });
     const base = repo.git('rev-parse', 'HEAD').trim();
     repo.git('branch', 'agentbox/r3');
-    const bogus = path.join(repo.dir, '..', `${path.basename(repo.dir)}-bogus.patch`);
+    const bogus = path.join(tempDir('agentbox-patch-'), 'bogus.patch');
     fs.writeFileSync(
       bogus,
       'diff --git a/a.txt b/a.txt\n--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-zzz\n+yyy\n',
