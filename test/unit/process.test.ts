@@ -201,8 +201,16 @@ describe('descendants that leave the process group', () => {
 
   it('stop() also kills a grandchild in a new session', async () => {
     const child = owned('(setsid sleep 300 &); sleep 30');
+    // The subshell that starts it exits at once: a pid listed a moment ago may be gone (ENOENT).
+    const escapedFrom = (pid: number) => {
+      try {
+        return sessionOf(pid) !== child.pid;
+      } catch {
+        return false;
+      }
+    };
     const escaped = await waitFor('the grandchild in its own session', () =>
-      markedProcesses(child.mark).find((pid) => pid !== child.pid && sessionOf(pid) !== child.pid),
+      markedProcesses(child.mark).find((pid) => pid !== child.pid && escapedFrom(pid)),
     );
     expect(await child.stop(1000)).toEqual({ code: null, signal: 'SIGTERM' });
     await waitFor('the grandchild to be killed', () => !alive(escaped));
