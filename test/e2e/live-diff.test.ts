@@ -1,13 +1,12 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bash, text, tool } from '../fixtures/model-server/index.js';
 import { axeLightAndDark } from '../helpers/axe.js';
 import { expectNoProcessesLeft } from '../helpers/processes.js';
 import { type Project, project } from '../helpers/project.js';
 import { startPty, waitFor } from '../helpers/pty.js';
-import { CHROMIUM, request, startUi, type Ui } from '../helpers/ui.js';
+import { launchChromium, request, startUi, type Ui } from '../helpers/ui.js';
 
 /*
  * Issue 30, the live diff: a fix run on the real Claude Code edits a file, writes a new one, then
@@ -88,7 +87,7 @@ describe('the live diff of an ACTIVE fix run', () => {
     expect(live.patch).toBe(json.patch);
 
     // The page: "Changes so far", marked in progress, with the new file in diff2html's list.
-    const browser = await chromium.launch({ executablePath: CHROMIUM!, args: ['--no-sandbox'] });
+    const browser = await launchChromium();
     try {
       const page = await browser.newPage();
       await page.goto(ui.loginUrl);

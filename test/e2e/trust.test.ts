@@ -1,13 +1,12 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bash, text, tool } from '../fixtures/model-server/index.js';
 import { tempDir } from '../helpers/git-repo.js';
 import { expectNoProcessesLeft } from '../helpers/processes.js';
 import { type Project, project } from '../helpers/project.js';
 import { waitFor } from '../helpers/pty.js';
-import { CHROMIUM, request, startUi } from '../helpers/ui.js';
+import { launchChromium, request, startUi } from '../helpers/ui.js';
 
 /**
  * A repository that plants what would run as the person: agentbox.yaml's runs.notify and
@@ -131,7 +130,7 @@ describe('workspace trust against a hostile repository (real Claude Code)', () =
       }
       expect(fs.readFileSync(path.join(p.repo.dir, 'agentbox.yaml'), 'utf8')).toBe(before);
       // The page says what awaits trust, and that only a terminal grants it.
-      const browser = await chromium.launch({ executablePath: CHROMIUM!, args: ['--no-sandbox'] });
+      const browser = await launchChromium();
       try {
         const page = await browser.newPage();
         await page.goto(ui.loginUrl);

@@ -1,13 +1,13 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { type Browser, chromium } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { afterAll, describe, expect, it } from 'vitest';
 import { run as cli } from '../../src/cli/run.js';
 import { memoryIo } from '../../src/context.js';
 import { createRun, ensureLedger, openLedger, updateState } from '../../src/ledger/index.js';
 import { GIT_ENV, tempDir } from '../helpers/git-repo.js';
 import { type Origin, origin } from '../helpers/remote.js';
-import { CHROMIUM, startUi, type Ui } from '../helpers/ui.js';
+import { CHROMIUM, launchChromium, startUi, type Ui } from '../helpers/ui.js';
 import { ENVELOPE } from '../unit/fixtures/ledger.js';
 
 /*
@@ -65,7 +65,7 @@ describe('a fetched run on the web page', () => {
     expect((await laptop.agentbox('fetch')).code).toBe(0);
 
     ui = await startUi(laptop.repo.dir, laptop.env);
-    browser = await chromium.launch({ executablePath: CHROMIUM!, args: ['--no-sandbox'] });
+    browser = await launchChromium();
     const page = await browser.newPage();
     await page.goto(ui.loginUrl);
     await page.goto(`${ui.url}/#/run/${run.id}`);

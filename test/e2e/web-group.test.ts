@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { type Browser, chromium, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { axeLightAndDark } from '../helpers/axe.js';
 import { REPO_ROOT } from '../helpers/bin.js';
@@ -8,7 +8,7 @@ import { attemptRules, GROUP_FILES, groupOfTask, readGroupFiles } from '../helpe
 import { expectNoProcessesLeft } from '../helpers/processes.js';
 import { type Project, project } from '../helpers/project.js';
 import { waitFor } from '../helpers/pty.js';
-import { CHROMIUM, request, startUi, type Ui } from '../helpers/ui.js';
+import { CHROMIUM, launchChromium, logIn, request, startUi, type Ui } from '../helpers/ui.js';
 
 /** Where the screenshot goes (git-ignored), as test/e2e/web-ui.test.ts's. */
 const SHOTS = path.join(REPO_ROOT, 'test-output', 'screenshots');
@@ -44,11 +44,10 @@ describe('a group in the page', () => {
     p = await project({ files: GROUP_FILES });
     p.server.setRules(attemptRules(TASK, ['fail', 'pass']));
     ui = await startUi(p.repo.dir, p.env);
-    browser = await chromium.launch({ executablePath: CHROMIUM!, args: ['--no-sandbox'] });
+    browser = await launchChromium();
     const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
     page = await context.newPage();
-    await page.goto(ui.loginUrl);
-    await page.getByRole('heading', { name: 'Runs' }).waitFor();
+    await logIn(page, ui);
   }, 60_000);
   afterAll(async () => {
     if (group.name && readGroupFiles(p.repo.dir, group.name).state.status === 'ACTIVE')

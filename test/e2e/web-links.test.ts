@@ -1,12 +1,12 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ENVELOPE } from '../../bench/ledger-fixture.js';
 import { createRun, openLedger, type RunStatus, updateState } from '../../src/ledger/index.js';
 import { axeLightAndDark } from '../helpers/axe.js';
 import { type Project, project } from '../helpers/project.js';
-import { CHROMIUM, request, startUi, type Ui } from '../helpers/ui.js';
+import { CHROMIUM, launchChromium, logIn, request, startUi, type Ui } from '../helpers/ui.js';
 
 /** Tool calls in the long run: two list entries each (the text, the call), past 8,000. */
 const CALLS = 4_200;
@@ -133,12 +133,11 @@ describe('deep links, error first and collapsed files on the run page (Chromium)
       events: [{ ts: at(2), decision: 'abort', source: 'claude', reason: 'looping on the same edit' }],
     });
     ui = await startUi(p.repo.dir, p.env);
-    browser = await chromium.launch({ executablePath: CHROMIUM!, args: ['--no-sandbox'] });
+    browser = await launchChromium();
     context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
     await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: ui.url });
     page = await context.newPage();
-    await page.goto(ui.loginUrl);
-    await page.getByRole('heading', { name: 'Runs' }).waitFor();
+    await logIn(page, ui);
   }, 120_000);
   afterAll(async () => {
     await browser?.close();

@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { writeRuns } from '../../bench/ledger-fixture.js';
 import { userConfigPath } from '../../src/config/load.js';
@@ -10,7 +10,7 @@ import { expectNoProcessesLeft } from '../helpers/processes.js';
 import { type Project, project } from '../helpers/project.js';
 import { waitFor } from '../helpers/pty.js';
 import { requestChanges } from '../helpers/review-page.js';
-import { CHROMIUM, request, startUi, type Ui } from '../helpers/ui.js';
+import { CHROMIUM, launchChromium, logIn, request, startUi, type Ui } from '../helpers/ui.js';
 
 /** Runs written by the ledger fixture: past one page of the list, and over 100 DONE (every 4th). */
 const FIXTURE_RUNS = 420;
@@ -88,14 +88,13 @@ describe('the page in Chromium: accessible in both themes, one run per Start, se
     doneId = p.newest().slice(-6);
     expect(p.state(p.newest()).status).toBe('DONE');
     ui = await startUi(p.repo.dir, p.env);
-    browser = await chromium.launch({ executablePath: CHROMIUM!, args: ['--no-sandbox'] });
+    browser = await launchChromium();
     context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
     page = await context.newPage();
     page.on('response', (r) => {
       if (r.status() === 404) notFound.push(r.url());
     });
-    await page.goto(ui.loginUrl);
-    await page.getByRole('heading', { name: 'Runs' }).waitFor();
+    await logIn(page, ui);
   }, 120_000);
   afterAll(async () => {
     await browser?.close();

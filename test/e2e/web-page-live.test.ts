@@ -1,13 +1,13 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bash, hang, text, type Usage } from '../fixtures/model-server/index.js';
 import { axeLightAndDark } from '../helpers/axe.js';
 import { expectNoProcessesLeft } from '../helpers/processes.js';
 import { type Project, project } from '../helpers/project.js';
 import { waitFor } from '../helpers/pty.js';
-import { CHROMIUM, startUi, type Ui } from '../helpers/ui.js';
+import { CHROMIUM, launchChromium, logIn, startUi, type Ui } from '../helpers/ui.js';
 
 /** An agent's turn as a real session reports it: enough tokens for a cost agentbox estimates. */
 const TURN: Usage = { input_tokens: 1200, cache_read_input_tokens: 30_000, output_tokens: 150 };
@@ -31,14 +31,13 @@ describe('the live page in Chromium', () => {
       throw new Error('no Chromium: apt-get install -y chromium (.ci/run does), or set CHROMIUM_PATH');
     p = await project({ files: { 'src/app.js': 'module.exports = 1;\n' } });
     ui = await startUi(p.repo.dir, p.env);
-    browser = await chromium.launch({ executablePath: CHROMIUM!, args: ['--no-sandbox'] });
+    browser = await launchChromium();
     context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
     await context.grantPermissions(['notifications', 'clipboard-read', 'clipboard-write'], {
       origin: ui.url,
     });
     page = await context.newPage();
-    await page.goto(ui.loginUrl);
-    await page.getByRole('heading', { name: 'Runs' }).waitFor();
+    await logIn(page, ui);
   }, 60_000);
   afterAll(async () => {
     // A run a failed test left ACTIVE.

@@ -1,10 +1,10 @@
-import { type Browser, chromium, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bash, text } from '../fixtures/model-server/index.js';
 import { expectNoProcessesLeft } from '../helpers/processes.js';
 import { type Project, project } from '../helpers/project.js';
 import { requestChanges } from '../helpers/review-page.js';
-import { CHROMIUM, startUi, type Ui } from '../helpers/ui.js';
+import { CHROMIUM, launchChromium, logIn, startUi, type Ui } from '../helpers/ui.js';
 
 /** src/app.js before the run; the run removes its line 2 and adds a 400-line src/big.js. */
 const APP = 'export const a = 1;\nexport const b = 2;\nexport const c = 3;\n';
@@ -39,10 +39,9 @@ describe('line comments in Chromium: the split view and a 400-line diff by the k
     name = p.newest();
     expect(p.state(name).status).toBe('REVIEW');
     ui = await startUi(p.repo.dir, p.env);
-    browser = await chromium.launch({ executablePath: CHROMIUM!, args: ['--no-sandbox'] });
+    browser = await launchChromium();
     page = await (await browser.newContext({ viewport: { width: 1280, height: 800 } })).newPage();
-    await page.goto(ui.loginUrl);
-    await page.getByRole('heading', { name: 'Runs' }).waitFor();
+    await logIn(page, ui);
   }, 120_000);
   afterAll(async () => {
     await browser?.close();

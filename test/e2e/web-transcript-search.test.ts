@@ -1,13 +1,13 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { type Browser, chromium, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ENVELOPE } from '../../bench/ledger-fixture.js';
 import { createRun, openLedger, updateState } from '../../src/ledger/index.js';
 import { axeLightAndDark } from '../helpers/axe.js';
 import { expectNoProcessesLeft } from '../helpers/processes.js';
 import { type Project, project } from '../helpers/project.js';
-import { CHROMIUM, startUi, type Ui } from '../helpers/ui.js';
+import { CHROMIUM, launchChromium, logIn, startUi, type Ui } from '../helpers/ui.js';
 
 const CALLS = 600;
 /** The call that took 5 minutes: a slow step. */
@@ -119,10 +119,9 @@ describe('the run page: search in the transcript, a duration for every step (Chr
     p = await project();
     id = (await writeRun(p.repo.dir)).slice(-6);
     ui = await startUi(p.repo.dir, p.env);
-    browser = await chromium.launch({ executablePath: CHROMIUM!, args: ['--no-sandbox'] });
+    browser = await launchChromium();
     page = await (await browser.newContext({ viewport: { width: 1280, height: 800 } })).newPage();
-    await page.goto(ui.loginUrl);
-    await page.getByRole('heading', { name: 'Runs' }).waitFor();
+    await logIn(page, ui);
   }, 60_000);
   afterAll(async () => {
     await browser?.close();

@@ -1,12 +1,12 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { type Browser, chromium, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bash, type RequestView, type Rule, text, tool } from '../fixtures/model-server/index.js';
 import { axeLightAndDark } from '../helpers/axe.js';
 import { expectNoProcessesLeft } from '../helpers/processes.js';
 import { type Project, project } from '../helpers/project.js';
-import { CHROMIUM, startUi, type Ui } from '../helpers/ui.js';
+import { CHROMIUM, launchChromium, logIn, startUi, type Ui } from '../helpers/ui.js';
 
 const SUPERVISOR = 'You supervise a Claude Code agent';
 const isSupervisor = (req: RequestView) => req.allText.includes(SUPERVISOR);
@@ -33,10 +33,9 @@ describe('the transcript on the run page (real Claude Code, Chromium)', () => {
       throw new Error('no Chromium: apt-get install -y chromium (.ci/run does), or set CHROMIUM_PATH');
     p = await project({ files: { 'src/app.js': 'module.exports = 1;\n' } });
     ui = await startUi(p.repo.dir, p.env);
-    browser = await chromium.launch({ executablePath: CHROMIUM!, args: ['--no-sandbox'] });
+    browser = await launchChromium();
     page = await (await browser.newContext({ viewport: { width: 1280, height: 800 } })).newPage();
-    await page.goto(ui.loginUrl);
-    await page.getByRole('heading', { name: 'Runs' }).waitFor();
+    await logIn(page, ui);
   }, 60_000);
   afterAll(async () => {
     for (const name of p?.runs() ?? [])

@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bash, text } from '../fixtures/model-server/index.js';
 import { REPO_ROOT } from '../helpers/bin.js';
@@ -8,7 +8,7 @@ import { prepareInteractiveConfig, TEST_API_KEY } from '../helpers/claude.js';
 import { expectNoProcessesLeft } from '../helpers/processes.js';
 import { type Project, project } from '../helpers/project.js';
 import { startPty, waitFor } from '../helpers/pty.js';
-import { CHROMIUM, startUi, type Ui } from '../helpers/ui.js';
+import { CHROMIUM, launchChromium, startUi, type Ui } from '../helpers/ui.js';
 
 /** Where the screenshots go (git-ignored): the README's two are copies of these. */
 const SHOTS = path.join(REPO_ROOT, 'test-output', 'screenshots');
@@ -32,7 +32,7 @@ describe('agentbox ui in Chromium', () => {
     fs.mkdirSync(SHOTS, { recursive: true });
     p = await project({ files: { 'src/app.js': 'module.exports = 1;\n' } });
     ui = await startUi(p.repo.dir, p.env);
-    browser = await chromium.launch({ executablePath: CHROMIUM!, args: ['--no-sandbox'] });
+    browser = await launchChromium();
     context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
     await context.grantPermissions(['notifications'], { origin: ui.url });
     // Records what the page asks the browser to show (headless Chromium shows nothing).

@@ -1,6 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
+import type { Browser, Page } from 'playwright-core';
 import { AGENTBOX_BIN } from './bin.js';
 
 /** A running `agentbox ui --no-open` and how to reach it. */
@@ -98,3 +99,17 @@ export function request(
 export const CHROMIUM: string | undefined =
   process.env.CHROMIUM_PATH ??
   ['/usr/bin/chromium', '/usr/bin/chromium-browser'].find((f) => fs.existsSync(f));
+
+/** Debian's Chromium through playwright-core (loaded here, not by every file that imports this one). */
+export async function launchChromium(): Promise<Browser> {
+  if (!CHROMIUM)
+    throw new Error('no Chromium: apt-get install -y chromium (.ci/run does), or set CHROMIUM_PATH');
+  const { chromium } = await import('playwright-core');
+  return chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
+}
+
+/** `page` logged in to `ui` by the address it printed (the token exchange), on the runs list. */
+export async function logIn(page: Page, ui: Pick<Ui, 'loginUrl'>): Promise<void> {
+  await page.goto(ui.loginUrl);
+  await page.getByRole('heading', { name: 'Runs' }).waitFor();
+}
