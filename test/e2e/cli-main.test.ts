@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createRun, ensureLedger, openLedger, updateState } from '../../src/ledger/index.js';
-import { AGENTBOX_BIN } from '../helpers/bin.js';
+import { AGENTBOX_BIN, runAgentbox } from '../helpers/bin.js';
 import { gitRepo, tempDir } from '../helpers/git-repo.js';
 import { ENVELOPE } from '../unit/fixtures/ledger.js';
 
@@ -84,4 +84,32 @@ describe('a reader that went away', () => {
     expect(ended.stderr).not.toMatch(/Error|at .*:\d+:\d+/);
     expect(ended).toMatchObject({ code: 0, signal: null });
   });
+});
+
+describe('module loading', () => {
+  it.each([
+    ['show', ['show', 'latest']],
+    ['show --json', ['show', 'latest', '--json']],
+  ])(
+    '%s reads meta.yaml with the YAML parser the bundle carries, not a second copy from node_modules',
+    async (_, args) => {
+      const dir = await repoWithRuns(1);
+      const home = tempDir('agentbox-home-');
+      // Preloaded into the bin's process: at its exit, every module file node loaded that is yaml's own.
+      const spy = path.join(home, 'spy.cjs');
+      fs.writeFileSync(
+        spy,
+        `process.once('exit', () => process.stderr.write('yaml files: ' + Object.keys(require.cache).filter((f) => f.includes('/node_modules/yaml/')).length + '\\n'));\n`,
+      );
+      const env = {
+        PATH: process.env.PATH ?? '',
+        HOME: home,
+        CLAUDE_CONFIG_DIR: path.join(home, '.claude'),
+        NODE_OPTIONS: `--require ${spy}`,
+      };
+      const { code, stderr } = await runAgentbox(args, { cwd: dir, env });
+      expect(code, stderr).toBe(0);
+      expect(stderr).toContain('yaml files: 0');
+    },
+  );
 });
