@@ -7,6 +7,7 @@ import { loadRunContext } from '../run/begin/context.js';
 import { detachRun } from '../run/detach.js';
 import { openRevision } from '../run/revise-open.js';
 import { runHere } from '../run/start.js';
+import { probeSandboxAsync } from '../sandbox/available.js';
 import { reviseTarget } from './revise-target.js';
 
 export interface ReviseOptions {
@@ -32,10 +33,13 @@ export async function revise(
   options: ReviseOptions,
 ): Promise<number> {
   assertHuman(ctx.env, 'revise', ctx.cwd);
+  // bubblewrap is tried while the configuration and the run are read (~5-10 ms otherwise waited for).
+  const box = probeSandboxAsync(ctx.env);
   const rc = await loadRunContext(ctx);
   const name = reviseTarget(rc.ledger, ref, options.attempt);
   const { run, next } = await openRevision(ctx, rc, name, {
     ...options,
+    box,
     feedback,
     comments: options.comment,
   });

@@ -49,8 +49,12 @@ export async function takeCheckpoint(
   runName: string,
   options: { exclude?: readonly string[]; message?: string; env?: Env } = {},
 ): Promise<WorktreeCheckpoint> {
-  const git = await unfilteredGitIn(worktree, options.env);
-  const [gitDir, head] = (await git(['rev-parse', '--absolute-git-dir', '--verify', 'HEAD'])).split('\n');
+  // The worktree's git dir and HEAD are asked while the person's filters are read (one round, not two).
+  const [git, found] = await Promise.all([
+    unfilteredGitIn(worktree, options.env),
+    gitIn(worktree, options.env)(['rev-parse', '--absolute-git-dir', '--verify', 'HEAD']),
+  ]);
+  const [gitDir, head] = found.split('\n');
   if (!gitDir || !head) throw new AgentboxError('IO_FAILED', `${worktree} has no commit to checkpoint on`);
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'agentbox-checkpoint-'));
   try {

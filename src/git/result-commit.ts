@@ -36,13 +36,15 @@ export async function recordResultCommit(opts: {
   readonly message: string;
 }): Promise<ResultCommit> {
   const ref = `refs/heads/${opts.branch}`;
-  const tip =
-    (await git(opts.repoRoot, ['rev-parse', '--verify', '--quiet', `${ref}^{commit}`], {}, true)) || null;
+  // The branch's commit and its tree are read while the patch is applied: independent of each other.
+  const [branch, tree] = await Promise.all([
+    branchTip(opts.repoRoot, ref),
+    resultTree(opts.repoRoot, opts.base, opts.patchFile),
+  ]);
+  const tip = branch?.commit ?? null;
   const parent = tip !== null && tip === opts.previous ? tip : opts.base;
-  const tree = await resultTree(opts.repoRoot, opts.base, opts.patchFile);
-  if (tip !== null && tip === parent && tip !== opts.base) {
-    const tipTree = await git(opts.repoRoot, ['rev-parse', `${tip}^{tree}`]);
-    if (tipTree === tree) return { commit: tip, parent: opts.base, replaced: null, created: false };
+  if (tip !== null && tip === parent && tip !== opts.base && branch?.tree === tree) {
+    return { commit: tip, parent: opts.base, replaced: null, created: false };
   }
   const commit = await git(
     opts.repoRoot,
@@ -59,6 +61,20 @@ export async function recordResultCommit(opts: {
     replaced: tip !== null && tip !== opts.base && tip !== opts.previous ? tip : null,
     created: true,
   };
+}
+
+/**
+ * The commit `ref` points at and its tree, in one git call; null when there is no such branch (or it
+ * names no commit). `for-each-ref` also lists the refs below `ref`: only `ref` itself counts.
+ */
+async function branchTip(repoRoot: string, ref: string): Promise<{ commit: string; tree: string } | null> {
+  const format = '--format=%(objecttype) %(objectname) %(tree) %(refname)';
+  const out = await git(repoRoot, ['for-each-ref', format, ref]);
+  for (const line of out.split('\n')) {
+    const [type, commit, tree, ...name] = line.split(' ');
+    if (type === 'commit' && commit && tree && name.join(' ') === ref) return { commit, tree };
+  }
+  return null;
 }
 
 /**

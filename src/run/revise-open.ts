@@ -3,6 +3,7 @@ import { isAgentboxError } from '../errors.js';
 import { EventLog } from '../ledger/events.js';
 import { readRun } from '../ledger/index.js';
 import { collectReview } from '../review/feedback/collect.js';
+import type { SandboxProbe } from '../sandbox/available.js';
 import { assertSandboxUsable, assertVerifyUsable } from '../sandbox/prepare.js';
 import { assertProjectSettings } from '../settings/startup.js';
 import type { RunContext } from './begin/context.js';
@@ -18,6 +19,8 @@ export interface RevisionAsk {
   readonly force?: boolean | undefined;
   /** Who asked: the page (`ui`) or the command line (unset). */
   readonly by?: 'ui' | undefined;
+  /** The sandbox's trial when the caller started it earlier (probeSandboxAsync); else it runs here. */
+  readonly box?: Promise<SandboxProbe> | undefined;
 }
 
 /** Which check refused a revision: the run's own state (a conflict) or what was asked (bad input). */
@@ -59,7 +62,7 @@ export async function openRevision(
     // Everything a run checks before it starts, before anything changes.
     checkContinue(ctx, rc, name, { command: `agentbox revise ${id} "…"`, force: ask.force === true });
     assertProjectSettings(rc.repo.root);
-    assertSandboxUsable(ctx.env, rc.config.sandbox, 'fix');
+    assertSandboxUsable(ctx.env, rc.config.sandbox, 'fix', await ask.box);
     refuseUntrustedChecks(rc);
     assertVerifyUsable(ctx.env, rc.config.sandbox, rc.config.runs.verify);
     const { review, rendered } = await collectReview(ctx.env, {

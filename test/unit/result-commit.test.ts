@@ -80,6 +80,32 @@ describe('recordResultCommit', () => {
     expect(repo.git('rev-list', '--count', `${base}..agentbox/r1`).trim()).toBe('2');
   });
 
+  it("takes the run's branch by its exact name: a branch below that name is not its tip", async () => {
+    repo = gitRepo({ files: { 'a.txt': 'a\n' } });
+    const base = repo.git('rev-parse', 'HEAD').trim();
+    const patch = patchOf(repo, () => repo.write('a.txt', 'A\n'));
+    // agentbox/r9/x holds exactly the result, and is given as the previous one: were it taken for
+    // agentbox/r9 (for-each-ref lists the refs below a name too), the result would be "already there".
+    repo.write('a.txt', 'A\n');
+    repo.git('commit', '-qam', 'the same change, elsewhere');
+    const other = repo.git('rev-parse', 'HEAD').trim();
+    repo.git('branch', 'agentbox/r9/x', other);
+    repo.git('reset', '-q', '--hard', base);
+    const record = () =>
+      recordResultCommit({
+        repoRoot: repo.dir,
+        branch: 'agentbox/r9',
+        base,
+        previous: other,
+        patchFile: patch,
+        message: 'm',
+      });
+    // agentbox/r9 cannot be made beside agentbox/r9/x: git refuses, nothing is claimed.
+    await expect(record()).rejects.toThrow();
+    repo.git('branch', '-D', 'agentbox/r9/x');
+    expect(await record()).toMatchObject({ parent: base, created: true, replaced: null });
+  });
+
   it('a branch moved by someone else is started over from base, and what it held is reported', async () => {
     repo = gitRepo({ files: { 'a.txt': 'a\n' } });
     const base = repo.git('rev-parse', 'HEAD').trim();

@@ -71,17 +71,18 @@ export async function exportChanges(input: RunPlace): Promise<{
 /**
  * The result as a commit on the run's branch (src/git/result-commit.ts), so `git log/diff/push`
  * and a pull request work. The patch stays the artifact: a commit that cannot be made is logged
- * and the run goes on without it.
+ * and the run goes on without it. `made`: the commit was made or found on the branch just now (not
+ * the state's last one, which gc may have dropped).
  */
 export async function commitResult(
   input: RunPlace,
   status: RunStatus,
   answer: string | null,
-): Promise<string | null> {
+): Promise<{ commit: string | null; made: boolean }> {
   const { meta, runDir } = input;
   const state = readState(runDir);
   const branch = state?.branch ?? `agentbox/${meta.run_name}`;
-  if (!meta.repo_sha_start) return null;
+  if (!meta.repo_sha_start) return { commit: null, made: false };
   const log = new EventLog(runDir);
   try {
     const done = await recordResultCommit({
@@ -100,9 +101,9 @@ export async function commitResult(
         parent: done.parent,
         ...(done.replaced ? { replaced: done.replaced } : {}),
       });
-    return done.commit;
+    return { commit: done.commit, made: true };
   } catch (error) {
     log.append({ event: 'result_commit_failed', branch, message: (error as Error).message });
-    return state?.result_commit ?? null;
+    return { commit: state?.result_commit ?? null, made: false };
   }
 }

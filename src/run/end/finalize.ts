@@ -91,13 +91,17 @@ export async function finalizeRun(input: FinalizeInput): Promise<Finalized> {
   const outcome = outcomeOf(input, (changes?.files.length ?? 0) > 0, exported.error);
   const result = summary.result && !summary.result.isError ? summary.result.result : summary.lastText;
   // No change left (the agent undid it): no result commit either; else the last one stands.
-  const resultCommit = files.includes('changes.patch')
+  const committed = files.includes('changes.patch')
     ? await commitResult(input, outcome.status, result)
-    : exported.emptied
-      ? null
-      : (readState(runDir)?.result_commit ?? null);
+    : { commit: exported.emptied ? null : (readState(runDir)?.result_commit ?? null), made: false };
+  const resultCommit = committed.commit;
   // A revision's record (agentbox revise), once its result commit is made (not listed: it is the record).
-  const revision = await revisionRecord(input, outcome.status, resultCommit);
+  const revision = await revisionRecord(
+    input,
+    outcome.status,
+    resultCommit,
+    committed.made ? resultCommit : null,
+  );
   files.push(...collectArtifacts(input.worktree, runDir));
   const denials = recordDenials(input);
   const { formatted, resultFile } = await writeAnswer(input, result);
@@ -129,7 +133,12 @@ export async function finalizeRun(input: FinalizeInput): Promise<Finalized> {
 }
 
 /** revisions/<k>/ of a revised run; a record that cannot be written is logged, the run goes on. */
-async function revisionRecord(input: FinalizeInput, status: RunStatus, commit: string | null) {
+async function revisionRecord(
+  input: FinalizeInput,
+  status: RunStatus,
+  commit: string | null,
+  present: string | null,
+) {
   const { runDir, meta } = input;
   const state = readState(runDir);
   try {
@@ -138,6 +147,7 @@ async function revisionRecord(input: FinalizeInput, status: RunStatus, commit: s
       status,
       commit,
       verified,
+      present,
     });
   } catch (error) {
     new EventLog(runDir).append({ event: 'revision_record_failed', error: (error as Error).message });

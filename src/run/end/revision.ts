@@ -28,6 +28,8 @@ import { writeAtomic } from '../../util/fs.js';
 export async function writeRevision(
   input: { readonly repoRoot: string; readonly runDir: string; readonly meta: RunMeta },
   record: Omit<RevisionRecord, 'schema_version'>,
+  /** A commit the caller has just made or found (the result commit): it is not looked up again. */
+  present: string | null = null,
 ): Promise<string[]> {
   const dir = revisionDir(input.runDir, record.revision);
   fs.mkdirSync(dir, { recursive: true });
@@ -37,12 +39,12 @@ export async function writeRevision(
   const base = input.meta.repo_sha_start;
   if (base) {
     const previous = path.join(revisionDir(input.runDir, record.revision - 1), 'changes.patch');
-    const from = await resultOrTree(input.repoRoot, base, record.from_commit, nonEmpty(previous));
+    const from = await resultOrTree(input.repoRoot, base, record.from_commit, nonEmpty(previous), present);
     // A revision that changed nothing ends on the result it started from, found just above.
     const same = record.commit !== null && record.commit === record.from_commit && from === record.commit;
     const to = same
       ? from
-      : await resultOrTree(input.repoRoot, base, record.commit, patch.length > 0 ? whole : null);
+      : await resultOrTree(input.repoRoot, base, record.commit, patch.length > 0 ? whole : null, present);
     await writeAtomic(path.join(dir, 'interdiff.patch'), await interdiff(input.repoRoot, from, to));
   }
   await writeAtomic(
@@ -61,8 +63,9 @@ async function resultOrTree(
   base: string,
   commit: string | null,
   patchFile: string | null,
+  present: string | null,
 ): Promise<string> {
-  if (commit && (await hasCommit(repoRoot, commit))) return commit;
+  if (commit && (commit === present || (await hasCommit(repoRoot, commit)))) return commit;
   return patchFile ? resultTree(repoRoot, base, patchFile) : base;
 }
 
@@ -73,7 +76,13 @@ async function resultOrTree(
 export async function recordRevision(
   input: { readonly repoRoot: string; readonly runDir: string; readonly meta: RunMeta },
   state: RunState | null,
-  end: { readonly status: RunStatus; readonly commit: string | null; readonly verified: boolean | null },
+  end: {
+    readonly status: RunStatus;
+    readonly commit: string | null;
+    readonly verified: boolean | null;
+    /** end.commit when it was made or found just now (not read back from the state). */
+    readonly present?: string | null;
+  },
 ): Promise<Omit<RevisionRecord, 'schema_version'> | null> {
   const revision = state?.revision;
   if (!revision) return null;
@@ -90,7 +99,7 @@ export async function recordRevision(
     commit: end.commit,
     feedback: 'feedback.md',
   };
-  await writeRevision(input, record);
+  await writeRevision(input, record, end.present ?? null);
   return record;
 }
 
