@@ -19,6 +19,8 @@ import { expectNoProcessesLeft, newTestTag } from '../helpers/processes.js';
  * Claude Code behaves otherwise, this file says so before a run leaks.
  */
 const SECRET = 'FACTS-SECRET-7731';
+/** The files the glob check reads, relative to the home. */
+const GLOBBED = ['g/keep/f', 'g/other/f', 'g/.hid', 'g2/keep/f', 'g2/other/f', 'g2/.hid', '.cache/linked/ok'];
 
 describe("Claude Code's sandbox and the read lists (measured)", () => {
   const tag = newTestTag();
@@ -44,6 +46,14 @@ describe("Claude Code's sandbox and the read lists (measured)", () => {
     write('.cache/deep/other/f', `${SECRET}\n`);
     write('.claude/.credentials.json', `${SECRET}\n`);
     fs.symlinkSync(path.join(h, '.netrc'), path.join(proj, 'link'));
+    // For the globs: g's entries but `keep` are denied by a range class; g2's by a `[!k]` class.
+    for (const dir of ['g', 'g2']) {
+      write(`${dir}/keep/f`, 'keep ok\n');
+      write(`${dir}/other/f`, `${SECRET}-${dir}-other\n`);
+      write(`${dir}/.hid`, `${SECRET}-${dir}-hid\n`);
+    }
+    write('.cache/linked/ok', 'linked ok\n');
+    fs.symlinkSync(path.join(h, '.cache', 'linked'), path.join(h, 'g', 'zlink'));
   });
   afterAll(async () => {
     await server?.close();
@@ -68,6 +78,8 @@ describe("Claude Code's sandbox and the read lists (measured)", () => {
       readSymlink: tool('Read', { file_path: `${proj}/link` }),
       grep: tool('Grep', { pattern: 'FACTS-SECRET', path: h, output_mode: 'content' }),
       glob: tool('Glob', { pattern: '**/*', path: `${h}/.config` }),
+      // One command: tail names each file it prints, and each it cannot open.
+      globs: bash(`tail -n +1 ${GLOBBED.map((f) => `${h}/${f}`).join(' ')}`),
     };
     const names = Object.keys(steps);
     server.setRules(scriptByTurn([...Object.values(steps), text('done')]));
@@ -82,8 +94,8 @@ describe("Claude Code's sandbox and the read lists (measured)", () => {
           allowUnsandboxedCommands: false,
           filesystem: {
             allowWrite: [proj],
-            denyRead: [h, `${h}/.cache/tool/creds`, `${h}/.cache/deep`],
-            allowRead: [proj, `${h}/.cache`, `${h}/.cache/deep/own`],
+            denyRead: [h, `${h}/.cache/tool/creds`, `${h}/.cache/deep`, `${h}/g/[ -jl-~]*`, `${h}/g2/[!k]*`],
+            allowRead: [proj, `${h}/.cache`, `${h}/.cache/deep/own`, `${h}/g`, `${h}/g2`],
           },
         },
       }),
@@ -138,6 +150,16 @@ describe("Claude Code's sandbox and the read lists (measured)", () => {
     expect(out.grep).toContain(SECRET);
     expect(out.glob).toContain('.config/x/secret');
     expect(JSON.stringify(results)).not.toContain('own ok\\nother');
+    // A glob in denyRead is expanded as each command starts, entry by entry of its folder. A range
+    // class works and `*` matches dotfiles; `!` (and `^`) in a class is no negation, only a character;
+    // and an entry that is a symlink is followed: what it points to is denied (.cache/linked). So a
+    // glob over a folder others can write to lets them hide any path from the run (not read one).
+    const unreadable = (f: string) => out.globs.includes(`cannot open '${h}/${f}'`);
+    expect(out.globs).toContain('keep ok');
+    for (const f of ['g/other/f', 'g/.hid', 'g2/keep/f', '.cache/linked/ok'])
+      expect(unreadable(f), f).toBe(true);
+    expect(out.globs).toContain(`${SECRET}-g2-other`);
+    expect(out.globs).toContain(`${SECRET}-g2-hid`);
   }, 180_000);
 
   it('a denied top level: other folders of / and of /tmp read as missing; the run keeps its own', async () => {
