@@ -133,11 +133,14 @@ export async function beginRevision(
   await recordFirstRevision(rc.ledger.root, run.dir, run.meta, state);
   const dir = revisionDir(run.dir, next.number);
   fs.mkdirSync(dir, { recursive: true });
-  // The review as the agent got it ({{review}}), and as data (its message and line comments).
-  await writeAtomic(path.join(dir, 'feedback.md'), `${next.rendered.trimEnd()}\n`);
-  await writeAtomic(path.join(dir, 'review.json'), `${JSON.stringify(next.review, null, 2)}\n`);
-  await writeAtomic(path.join(dir, 'prompt.md'), next.message);
-  const taken = await takeCheckpoint(worktree, run.name, { exclude: [AGENT_RUN_DIR] });
+  // The review as the agent got it ({{review}}), and as data (its message and line comments); the
+  // worktree's checkpoint meanwhile (independent of these files, each waited for on the disk).
+  const [taken] = await Promise.all([
+    takeCheckpoint(worktree, run.name, { exclude: [AGENT_RUN_DIR] }),
+    writeAtomic(path.join(dir, 'feedback.md'), `${next.rendered.trimEnd()}\n`),
+    writeAtomic(path.join(dir, 'review.json'), `${JSON.stringify(next.review, null, 2)}\n`),
+    writeAtomic(path.join(dir, 'prompt.md'), next.message),
+  ]);
   const at = new Date();
   await updateState(
     rc.ledger,

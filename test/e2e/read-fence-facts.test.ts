@@ -154,7 +154,7 @@ describe("Claude Code's sandbox and the read lists (measured)", () => {
     // class works and `*` matches dotfiles; `!` (and `^`) in a class is no negation, only a character;
     // and an entry that is a symlink is followed: what it points to is denied (.cache/linked). So a
     // glob over a folder others can write to lets them hide any path from the run (not read one).
-    const unreadable = (f: string) => out.globs.includes(`cannot open '${h}/${f}'`);
+    const unreadable = (f: string) => String(out.globs).includes(`cannot open '${h}/${f}'`);
     expect(out.globs).toContain('keep ok');
     for (const f of ['g/other/f', 'g/.hid', 'g2/keep/f', '.cache/linked/ok'])
       expect(unreadable(f), f).toBe(true);
