@@ -154,6 +154,14 @@ function checkRunName(o: Readonly<Record<string, unknown>>, key: string): string
   return name;
 }
 
+/**
+ * The meta.yaml files this process parsed, by path, with the text they were parsed from: a run's
+ * meta is read again at every state change that logs an event (5-9 ms of YAML each, several per
+ * run), and it is written once. A file whose text differs is parsed anew. Frozen, since shared.
+ */
+const parsed = new Map<string, { readonly text: string; readonly meta: RunMeta }>();
+const PARSED_KEPT = 64;
+
 /** The run's meta.yaml, or undefined when the folder has none (yet). */
 export function readMeta(runDir: string): RunMeta | undefined {
   const file = path.join(runDir, META_FILE);
@@ -164,7 +172,21 @@ export function readMeta(runDir: string): RunMeta | undefined {
     if (errnoCode(error) === 'ENOENT') return undefined;
     throw fsError(error, 'read', file);
   }
-  return parseMeta(text, file);
+  const kept = parsed.get(file);
+  if (kept?.text === text) return kept.meta;
+  const meta = deepFreeze(parseMeta(text, file));
+  // A reader of every run (the web UI, gc) must not keep them all.
+  if (parsed.size >= PARSED_KEPT) parsed.clear();
+  parsed.set(file, { text, meta });
+  return meta;
+}
+
+function deepFreeze<T>(value: T): T {
+  if (value && typeof value === 'object' && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const v of Object.values(value)) deepFreeze(v);
+  }
+  return value;
 }
 
 /** NOTE: flag `wx` — meta.yaml is created exactly once; a second write is a bug and fails. */

@@ -1,6 +1,8 @@
+import fs from 'node:fs';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { isAgentboxError } from '../../src/errors.js';
-import { canonicalJson, configHash, parseMeta, serializeMeta } from '../../src/ledger/meta.js';
+import { canonicalJson, configHash, parseMeta, readMeta, serializeMeta } from '../../src/ledger/meta.js';
 import {
   applyStatePatch,
   initialState,
@@ -9,6 +11,7 @@ import {
   serializeState,
 } from '../../src/ledger/state.js';
 import type { Envelope, RunState, RunStatus } from '../../src/ledger/types.js';
+import { tempDir } from '../helpers/git-repo.js';
 import { ENVELOPE, NOW, sampleMeta } from './fixtures/ledger-sample.js';
 
 describe('configHash', () => {
@@ -175,5 +178,26 @@ describe('state.json', () => {
     expect(() => applyStatePatch(state, { status: 'RUNNING' as RunStatus }, NOW)).toThrow(
       /invalid state patch .*"status" must be one of/,
     );
+  });
+});
+
+describe('readMeta', () => {
+  it('parses a file once while its text stays the same, anew when it changes, and hands out a frozen copy', () => {
+    const dir = tempDir('agentbox-meta-');
+    const file = path.join(dir, 'meta.yaml');
+    const meta = sampleMeta();
+    fs.writeFileSync(file, serializeMeta(meta));
+    const first = readMeta(dir)!;
+    expect(first).toEqual(meta);
+    expect(readMeta(dir)).toBe(first);
+    expect(Object.isFrozen(first) && Object.isFrozen(first.tools_allowlist)).toBe(true);
+    expect(() => {
+      (first as { task: string }).task = 'changed';
+    }).toThrow(TypeError);
+    // Replaced (a fetched group's run is rewritten): the new text is what is read.
+    fs.writeFileSync(file, serializeMeta({ ...meta, task: 'another task' }));
+    expect(readMeta(dir)?.task).toBe('another task');
+    fs.rmSync(file);
+    expect(readMeta(dir)).toBeUndefined();
   });
 });
