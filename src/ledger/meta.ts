@@ -157,7 +157,8 @@ function checkRunName(o: Readonly<Record<string, unknown>>, key: string): string
 /**
  * The meta.yaml files this process parsed, by path, with the text they were parsed from: a run's
  * meta is read again at every state change that logs an event (5-9 ms of YAML each, several per
- * run), and it is written once. A file whose text differs is parsed anew. Frozen, since shared.
+ * run), and it is written once. A file whose text differs is parsed anew. Each read gets a copy of
+ * its own, as when every read parsed.
  */
 const parsed = new Map<string, { readonly text: string; readonly meta: RunMeta }>();
 const PARSED_KEPT = 64;
@@ -173,20 +174,12 @@ export function readMeta(runDir: string): RunMeta | undefined {
     throw fsError(error, 'read', file);
   }
   const kept = parsed.get(file);
-  if (kept?.text === text) return kept.meta;
-  const meta = deepFreeze(parseMeta(text, file));
+  if (kept?.text === text) return structuredClone(kept.meta);
+  const meta = parseMeta(text, file);
   // A reader of every run (the web UI, gc) must not keep them all.
   if (parsed.size >= PARSED_KEPT) parsed.clear();
-  parsed.set(file, { text, meta });
+  parsed.set(file, { text, meta: structuredClone(meta) });
   return meta;
-}
-
-function deepFreeze<T>(value: T): T {
-  if (value && typeof value === 'object' && !Object.isFrozen(value)) {
-    Object.freeze(value);
-    for (const v of Object.values(value)) deepFreeze(v);
-  }
-  return value;
 }
 
 /** NOTE: flag `wx` — meta.yaml is created exactly once; a second write is a bug and fails. */
