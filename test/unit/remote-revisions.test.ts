@@ -94,6 +94,8 @@ describe('a fetched run’s revisions are its publication’s claims', () => {
     expect((await laptop.agentbox(['fetch'])).stderr).toBe('');
     const dir = path.join(laptop.ledger.runsDir, run.name);
 
+    // show says which revision it is on as its publication's word, as it says its status.
+    expect((await laptop.agentbox(['show', run.id])).stdout).toMatch(/revision +2 \(claimed\) /);
     const shown = await laptop.agentbox(['diff', run.id, '--revision', '2', '--no-pager']);
     expect(shown.stdout).toContain("+export const x = 'evil';");
     expect(shown.stdout).not.toContain('benign');
