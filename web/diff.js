@@ -3,7 +3,7 @@
 // drew dark-mode text on pale green); a page that sets <html data-theme> has the diff follow that.
 import { linkLines } from './deep-link.js';
 import { drawnAtOnce, splitPatch } from './diff-collapse.js';
-import { h, pageKey } from './dom.js';
+import { h, pageKey, visible } from './dom.js';
 
 /** Kept across redraws: the person's choice holds while the run changes. */
 let diffMode = 'line-by-line';
@@ -43,9 +43,13 @@ const options = (drawFileList) => ({
  * what to add once it is drawn (a run in review's line comments, review.js). A large or generated
  * file is drawn as its header with "Load diff" (diff-collapse.js).
  */
-export async function drawDiff(target, patch, where = '', after = () => {}) {
+export async function drawDiff(target, raw, where = '', after = () => {}) {
   // A live update that kept the diff already shown (same data-sig) drew this one for nothing.
   if (!target.isConnected) return;
+  // diff2html draws the text as it is: a bidi override in a line or a name would reorder what the
+  // reviewer reads (Trojan Source). Every hidden control is shown (⟨U+202E⟩), as the terminal's
+  // diff shows it escaped; a comment on a file with one in its name names it so.
+  const patch = visible(raw);
   await loadDiff2Html();
   if (!window.Diff2HtmlUI) {
     target.replaceChildren(h('pre', {}, patch));

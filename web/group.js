@@ -253,6 +253,9 @@ async function merge(group, a, redraw) {
         commit: true,
         force: Boolean(a.not_passing) || Boolean(a.claim_line),
         acknowledged: [...(ticked.get(key) ?? [])],
+        // The patch merged is the one this page drew (the run page sends it too): an attempt
+        // revised or re-fetched since is refused, not merged unseen.
+        ...(shownSha(a) ? { patch_sha256: shownSha(a) } : {}),
       },
       { 'idempotency-key': mergeKey(key) },
     );
@@ -261,12 +264,17 @@ async function merge(group, a, redraw) {
     );
   } catch (e) {
     if (e.data?.sensitive) sensitiveAsked.set(key, e.data.sensitive);
+    // The patch changed since it was drawn: the redraw fetches the one there is now.
+    if (e.data?.patch_sha256) diffs.delete(a.run);
     failures.set(key, errorText(e));
   } finally {
     pending = false;
   }
   await redraw();
 }
+
+/** The hash of the attempt's patch as this page drew it, or null (none drawn: too large, in progress). */
+const shownSha = (a) => (a.run ? (diffs.get(a.run)?.patch_sha256 ?? null) : null);
 
 /** The attempt's diff: fetched when first shown, and again (at most once a second) while it runs. */
 async function fetchDiff(group, a) {

@@ -38,6 +38,8 @@ function revisionItem(run, r) {
         ' ',
         badge(rec.status),
         ` · ${verifyText(rec.verified)} · ${usd(rec.cost_usd)} · ${seconds(rec.duration_ms)}`,
+        // A fetched run's revisions are its publication's word, as its status is (run.claim).
+        run.claim ? ' (claimed)' : null,
       ]
     : [' — running'];
   return h(
@@ -69,7 +71,17 @@ function interdiffDetails(run, k) {
         if (answer.patch === null)
           box.replaceChildren(h('p', {}, `Too large to show here: agentbox diff ${run.id} --revision ${k}`));
         else if (answer.patch === '') box.replaceChildren(h('p', { class: 'muted' }, 'It changed nothing.'));
-        else await drawDiff(box, answer.patch, `revision ${k}`);
+        else {
+          await drawDiff(box, answer.patch, `revision ${k}`);
+          if (answer.claimed)
+            box.prepend(
+              h(
+                'p',
+                { class: 'muted' },
+                'Against the earlier revision as its publication claims it (not checked here); the last revision ends on the patch Merge applies.',
+              ),
+            );
+        }
       },
     },
     h('summary', {}, `Revision ${k}'s own change (interdiff)`),

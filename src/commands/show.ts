@@ -187,8 +187,8 @@ function trustFields(
 }
 
 /** A revised run's revision (agentbox revise) and where its own change is. Pure. */
-const revisionText = (id: string, k: number) =>
-  `${k} (each in revisions/<k>/; its own change: agentbox diff ${id} --revision ${k})`;
+const revisionText = (id: string, k: number, claimed: boolean) =>
+  `${k}${claimed ? ' (claimed)' : ''} (each in revisions/<k>/; its own change: agentbox diff ${id} --revision ${k})`;
 
 /** The human view of `agentbox show`. Pure. */
 export function renderRunDetails(
@@ -217,7 +217,7 @@ export function renderRunDetails(
     state ? `${colourStatus(state.status, style)(state.status)}${claimed}` : style.dim('(no state.json)'),
   );
   field('task', indentedTask);
-  if (state?.revision) field('revision', revisionText(meta.run_id, state.revision.number));
+  if (state?.revision) field('revision', revisionText(meta.run_id, state.revision.number, claim !== null));
   field('created', meta.created_at);
   if (meta.rerun_of) field('rerun of', `${meta.rerun_of} (agentbox show ${runIdOf(meta.rerun_of)})`);
   if (state) stateFields(state, field, style);

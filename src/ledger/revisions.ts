@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import type { RunStatus, RunUsage } from './types.js';
+import { RUN_STATUSES, type RunStatus, type RunUsage } from './types.js';
 
 /*
  * A fix run's patch sets (agentbox revise), as the ledger keeps them: revisions/<k>/ (written by
@@ -38,12 +38,35 @@ export function costOf(usage: RunUsage | null | undefined): number {
   return usage ? usage.agent.cost_usd + usage.supervisor.cost_usd : 0;
 }
 
-/** revision.json of revision k, or null (not ended yet, or no such revision). */
+/**
+ * revision.json of revision k, or null (not ended yet, no such revision, or not a record as
+ * agentbox writes one: a fetched run's is its publication's, and the page and `revise` print
+ * its numbers).
+ */
 export function readRevision(runDir: string, k: number): RevisionRecord | null {
   try {
     const o = JSON.parse(fs.readFileSync(path.join(revisionDir(runDir, k), 'revision.json'), 'utf8'));
-    return o && typeof o === 'object' && o.revision === k ? (o as RevisionRecord) : null;
+    return o && typeof o === 'object' && o.revision === k && wellFormed(o) ? (o as RevisionRecord) : null;
   } catch {
     return null;
   }
+}
+
+const isText = (v: unknown) => typeof v === 'string';
+const textOrNull = (v: unknown) => v === null || typeof v === 'string';
+const isAmount = (v: unknown) => typeof v === 'number' && Number.isFinite(v) && v >= 0;
+
+/** Every field of a RevisionRecord of the type agentbox writes. Pure. */
+function wellFormed(o: Record<string, unknown>): boolean {
+  return (
+    (RUN_STATUSES as readonly unknown[]).includes(o.status) &&
+    isText(o.started_at) &&
+    isText(o.ended_at) &&
+    isAmount(o.duration_ms) &&
+    isAmount(o.cost_usd) &&
+    (o.verified === null || typeof o.verified === 'boolean') &&
+    textOrNull(o.from_commit) &&
+    textOrNull(o.commit) &&
+    textOrNull(o.feedback)
+  );
 }

@@ -1,5 +1,12 @@
+import { terminalText } from '../util/terminal-text.js';
+
 /**
  * Commit messages agentbox writes: the run's result on its branch, and a merge's commit. Pure.
+ * The task and the agent's answer in them are text agentbox did not write (a task can come from
+ * the page or a fetched run), and `git log` prints a message byte for byte (with --no-pager, a
+ * pager that passes bytes through, a CI log): they go in as the one sanitiser renders prose
+ * (src/util/terminal-text.ts), escape sequences removed, other controls shown escaped. report.md
+ * and meta.yaml keep them as written.
  */
 
 /** git's convention for a subject line (`git log --oneline`, a pull request's title). */
@@ -37,7 +44,7 @@ export function subjectOf(task: string): string {
 }
 
 /** The task as a commit body carries it: whole, trimmed, with plain newlines. */
-const taskBody = (task: string): string => task.replace(/\r\n?/g, '\n').trim();
+const taskBody = (task: string): string => terminalText(task.replace(/\r\n?/g, '\n')).trim();
 
 /** How much of the agent's answer the result commit carries (the rest is in report.md). */
 const ANSWER_CHARS = 2000;
@@ -52,11 +59,11 @@ export function resultMessage(input: {
   readonly status: string;
   readonly answer: string | null;
 }): string {
-  const answer = (input.answer ?? '').trim();
+  const answer = terminalText(input.answer ?? '').trim();
   const cut = [...answer];
   const excerpt = cut.length > ANSWER_CHARS ? `${cut.slice(0, ANSWER_CHARS - 1).join('')}…` : answer;
   return [
-    subjectOf(input.task) || `agentbox run ${input.name}`,
+    subjectOf(terminalText(input.task)) || `agentbox run ${input.name}`,
     '',
     ...(excerpt ? [excerpt, ''] : []),
     'Task:',
@@ -74,7 +81,7 @@ export function resultMessage(input: {
  */
 export function mergeMessage(name: string, task: string): string {
   return [
-    subjectOf(task) || `agentbox run ${name}`,
+    subjectOf(terminalText(task)) || `agentbox run ${name}`,
     '',
     `Merged from agentbox run ${name}.`,
     '',

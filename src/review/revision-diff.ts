@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { CommandContext } from '../context.js';
 import { AgentboxError } from '../errors.js';
+import { interdiff } from '../git/interdiff.js';
 import { hasCommit, resultTree } from '../git/result-commit.js';
 import type { RunDetails } from '../ledger/index.js';
 import { readRevision, revisionDir } from '../ledger/revisions.js';
@@ -31,6 +32,32 @@ export async function showRevisionDiff(
     );
   }
   if (last === 1) return showDiff(ctx, root, run, options);
+  const { from, to, claimed } = await revisionEnds(root, run, k);
+  if (options.json) {
+    const patch = await revisionPatch(root, run, k);
+    const data = { run: run.name, id: run.meta.run_id, revision: k, of: last, in_progress: false, patch };
+    ctx.io.out(`${JSON.stringify(claimed ? { ...data, claimed } : data, null, 2)}\n`);
+    return;
+  }
+  const against = k === 1 ? 'the start' : `revision ${k - 1}`;
+  const mark = `revision ${k} of ${last} of ${run.name}: its own change, against ${against}${claimed ? claimedNote(run, k, last) : ''}`;
+  await runDiff(ctx, root, { options, from, to, marks: [mark] });
+}
+
+/** What a fetched run's interdiff rests on: its publication's word, but for the patch merge applies. Pure. */
+const claimedNote = (run: RunDetails, k: number, last: number) =>
+  k === last
+    ? ` as its publication claims it (not checked here); it ends on the patch merge applies`
+    : ` as its publication claims it (not checked here; the whole change merge applies: agentbox diff ${run.meta.run_id})`;
+
+/**
+ * Where revision k's own change starts and ends in git. Its last revision ends on the run's
+ * changes.patch (its result commit while the repository has it): the patch `diff` shows and
+ * `merge` applies. A fetched run's records are its publication's claims: a commit they name may
+ * be any a pusher put on the run's branch, so none is taken (as its result_commit is not,
+ * src/remote/imported.ts) and only patches are read. `claimed`: a fetched run.
+ */
+export async function revisionEnds(root: string, run: RunDetails, k: number) {
   const record = readRevision(run.dir, k);
   if (!record) {
     throw new AgentboxError('USAGE', `revision ${k} of ${run.name} has not ended yet`, {
@@ -39,23 +66,32 @@ export async function showRevisionDiff(
   }
   const base = run.meta.repo_sha_start;
   if (!base) throw new AgentboxError('RUN_CORRUPT', `run ${run.name} records no commit it started from`);
-  if (options.json) {
-    const patch = fs.readFileSync(path.join(revisionDir(run.dir, k), 'interdiff.patch'), 'utf8');
-    const data = { run: run.name, id: run.meta.run_id, revision: k, of: last, in_progress: false, patch };
-    ctx.io.out(`${JSON.stringify(data, null, 2)}\n`);
-    return;
-  }
-  const from = await resultOf(root, base, record.from_commit, patchOf(run.dir, k - 1));
-  const to = await resultOf(root, base, record.commit, patchOf(run.dir, k));
-  const mark = `revision ${k} of ${last} of ${run.name}: its own change, against ${k === 1 ? 'the start' : `revision ${k - 1}`}`;
-  await runDiff(ctx, root, { options, from, to, marks: [mark] });
+  const claimed = run.meta.origin !== undefined;
+  const own = (commit: string | null) => (claimed ? null : commit);
+  const last = k === (run.state?.revision?.number ?? 1);
+  const from = await resultOf(root, base, own(record.from_commit), patchOf(run.dir, k - 1));
+  const to = last
+    ? await resultOf(root, base, own(run.state?.result_commit ?? null), wholePatch(run.dir))
+    : await resultOf(root, base, own(record.commit), patchOf(run.dir, k));
+  return { from, to, claimed };
 }
 
-/** Revision k's whole change (its changes.patch), when it has one. */
-function patchOf(runDir: string, k: number): string | null {
-  const file = path.join(revisionDir(runDir, k), 'changes.patch');
-  return k >= 1 && fs.existsSync(file) && fs.statSync(file).size > 0 ? file : null;
+/** Revision k's own change as a patch: its interdiff.patch, or, for a fetched run, made here. */
+export async function revisionPatch(root: string, run: RunDetails, k: number): Promise<string> {
+  if (run.meta.origin === undefined)
+    return fs.readFileSync(path.join(revisionDir(run.dir, k), 'interdiff.patch'), 'utf8');
+  const { from, to } = await revisionEnds(root, run, k);
+  return (await interdiff(root, from, to)).toString('utf8');
 }
+
+const nonEmpty = (file: string) => (fs.existsSync(file) && fs.statSync(file).size > 0 ? file : null);
+
+/** Revision k's whole change (its changes.patch), when it has one. */
+const patchOf = (runDir: string, k: number) =>
+  k >= 1 ? nonEmpty(path.join(revisionDir(runDir, k), 'changes.patch')) : null;
+
+/** The run's whole change now: what merge applies. */
+const wholePatch = (runDir: string) => nonEmpty(path.join(runDir, 'changes.patch'));
 
 /** A revision's result in git: its commit while the repository has it, else its patch's tree. */
 async function resultOf(root: string, base: string, commit: string | null, patch: string | null) {

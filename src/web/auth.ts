@@ -73,8 +73,9 @@ export function authenticate(facts: RequestFacts, secrets: Secrets): Via | null 
 
 /**
  * A state-changing request that a browser sent with the cookie must come from the page: its CSRF
- * token, and a same-origin `Sec-Fetch-Site` or `Origin`. A bearer request is an API client (a
- * browser cannot add that header cross-site) and needs neither. Returns the reason to refuse, or null.
+ * token, and a same-origin `Sec-Fetch-Site` or `Origin`; a read must not come from another site's
+ * page. A bearer request is an API client (a browser cannot add that header cross-site) and needs
+ * neither. Returns the reason to refuse, or null.
  */
 export function csrfProblem(
   facts: RequestFacts,
@@ -82,8 +83,14 @@ export function csrfProblem(
   secrets: Secrets,
   origins: readonly string[],
 ): string | null {
-  if (SAFE_METHODS.has(facts.method) || via === 'bearer') return null;
+  if (via === 'bearer') return null;
   const site = header(facts, 'sec-fetch-site');
+  if (SAFE_METHODS.has(facts.method)) {
+    // NOTE: a read with the cookie acts too (it records the patch as shown to the person, which
+    // merge's gate reads), and a page on another port of this address is same-site: the browser
+    // sends it the SameSite=Strict cookie. Only the page itself, or an address typed, may read.
+    return site === undefined || site === 'same-origin' || site === 'none' ? null : `a ${site} request`;
+  }
   if (site !== undefined && site !== 'same-origin') return `a ${site} request`;
   const origin = header(facts, 'origin');
   if (origin === undefined) return 'no Origin header';

@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { type Ledger, readRun, resolveRun } from '../ledger/index.js';
 import { REVISIONS_DIR, readRevision, revisionDir } from '../ledger/revisions.js';
+import { revisionPatch } from '../review/revision-diff.js';
 import { HttpError } from './http.js';
 
 /** A feedback or interdiff larger than this is not sent (the CLI shows it: agentbox diff --revision k). */
@@ -34,8 +35,12 @@ export function revisionsOf(runDir: string) {
     });
 }
 
-/** `GET /api/runs/<run>/revisions/<k>/interdiff`: `{ run, revision, patch }`, revision k's own change. */
-export function interdiffOf(ledger: Ledger, ref: string, raw: string) {
+/**
+ * `GET /api/runs/<run>/revisions/<k>/interdiff`: `{ run, revision, patch, too_large, claimed? }`,
+ * revision k's own change, as `agentbox diff --revision k` shows it (a fetched run's: made here
+ * from its patches, `claimed: true`; src/review/revision-diff.ts).
+ */
+export async function interdiffOf(ledger: Ledger, root: string, ref: string, raw: string) {
   if (!/^[1-9]\d{0,3}$/.test(raw))
     throw new HttpError(400, `"${raw}" is not a revision number (from 1)`, {
       hint: 'e.g. /revisions/2/interdiff',
@@ -48,8 +53,13 @@ export function interdiffOf(ledger: Ledger, ref: string, raw: string) {
       hint: `its revisions: agentbox show ${run.meta.run_id}`,
     });
   }
-  const patch = readSmall(file);
-  return { run: run.name, revision: k, patch, too_large: patch === null };
+  if (run.meta.origin === undefined) {
+    const patch = readSmall(file);
+    return { run: run.name, revision: k, patch, too_large: patch === null };
+  }
+  const made = await revisionPatch(root, run, k);
+  const patch = Buffer.byteLength(made) > TEXT_MAX ? null : made;
+  return { run: run.name, revision: k, patch, too_large: patch === null, claimed: true };
 }
 
 function readSmall(file: string): string | null {

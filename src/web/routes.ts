@@ -106,7 +106,9 @@ export async function route(ctx: RouteContext, req: http.IncomingMessage, url: U
       return await transcriptRoute(ctx, parts, url);
     if (parts[1] === 'runs' && parts.length === 6 && parts[3] === 'revisions' && parts[5] === 'interdiff') {
       if (method === 'GET')
-        return json((await import('./revisions.js')).interdiffOf(ctx.ledger, parts[2]!, parts[4]!));
+        return json(
+          await (await import('./revisions.js')).interdiffOf(ctx.ledger, ctx.root, parts[2]!, parts[4]!),
+        );
     }
     if (parts[1] === 'runs' && parts.length === 4 && parts[3] === 'session' && method === 'GET') {
       return json(await (await actions()).sessionState(ac, parts[2]!));

@@ -116,6 +116,11 @@ describe('text an agent wrote, on the terminal', () => {
     expect(status.out).toContain('TASK-HOSTILE-FIX');
     expectInert(status.out, 'status');
 
+    // The result commit's message (the task, the answer) as `git log` prints it: byte for byte.
+    const message = p.repo.git('log', '-1', '--format=%B', `agentbox/${name}`);
+    expect(message).toContain('REPORT-START');
+    expectInert(message, 'git log of the result commit');
+
     // A real terminal: `diff` on it, with --no-pager or a pager that passes bytes through (issue 37
     // item 5): the file's sequences are text, git's colours stay.
     for (const [what, args, pager] of [

@@ -115,7 +115,12 @@ describe('agentbox ui: server and API', () => {
       ['POST', '/api/runs/latest/stop'],
       ['POST', '/api/runs/latest/resume'],
       ['POST', '/api/runs/latest/inject'],
+      ['POST', '/api/runs/latest/restart'],
+      ['POST', '/api/runs/latest/rerun'],
+      ['POST', '/api/runs/latest/revise'],
+      ['POST', '/api/recover'],
       ['PUT', '/api/settings'],
+      ['PUT', '/api/templates'],
     ];
     const body = JSON.stringify({ type: 'fix', task: 'x', scope: 'project', supervisor: { mode: 'off' } });
     const before = fs.readFileSync(path.join(p.repo.dir, 'agentbox.yaml'), 'utf8');
@@ -138,6 +143,13 @@ describe('agentbox ui: server and API', () => {
         });
         expect(r.status, `${method} ${url}: ${why}`).toBe(403);
       }
+      // What a cross-site <form> can send without a preflight: the cookie, its Origin, a simple type.
+      const form = await request(ui.port, url, {
+        method,
+        headers: { cookie: session, origin: 'http://evil.example', 'content-type': 'text/plain' },
+        body,
+      });
+      expect(form.status, `${method} ${url}: a cross-site text/plain form`).toBe(403);
     }
     expect(fs.readFileSync(path.join(p.repo.dir, 'agentbox.yaml'), 'utf8')).toBe(before);
     expect(p.runs()).toEqual([]);

@@ -1,4 +1,5 @@
 import fs from 'node:fs';
+import http from 'node:http';
 import path from 'node:path';
 import type { Browser } from 'playwright-core';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -68,6 +69,23 @@ describe('a fetched run on the web page', () => {
     browser = await launchChromium();
     const page = await browser.newPage();
     await page.goto(ui.loginUrl);
+    const reviewed = path.join(laptop.ledger.runsDir, run.name, 'reviewed.jsonl');
+    // A page on another port of this address is same-site (SameSite ignores ports): the browser
+    // sends it the session cookie. A read from it must not record the patch as shown to the person.
+    const other = http.createServer((_, res) => {
+      res.setHeader('content-type', 'text/html');
+      res.end(`<img src="${ui!.url}/api/runs/${run.id}"><img src="${ui!.url}/api/runs/${run.id}/diff">`);
+    });
+    await new Promise<void>((resolve) => other.listen(0, '127.0.0.1', resolve));
+    try {
+      const port = (other.address() as { port: number }).port;
+      await page.goto(`http://127.0.0.1:${port}/`, { waitUntil: 'load' });
+    } finally {
+      other.close();
+    }
+    expect(fs.existsSync(reviewed) ? fs.readFileSync(reviewed, 'utf8') : '').not.toContain('"by":"ui"');
+    const refused = fs.readFileSync(path.join(laptop.repo.dir, '.agents', 'ui', 'events.jsonl'), 'utf8');
+    expect(refused).toContain('"reason":"a same-site request"');
     await page.goto(`${ui.url}/#/run/${run.id}`);
     const claim = page.locator('#claim');
     await claim.waitFor();
@@ -75,7 +93,6 @@ describe('a fetched run on the web page', () => {
       'Claimed, not checked here: ran on runner.example (fetched from origin): its publication claims REVIEW · verify passed (claimed by Agentbox Test <test@agentbox.invalid>, not checked here)',
     );
     expect(await page.locator('#claimed').textContent()).toContain('claimed by Agentbox Test');
-    const reviewed = path.join(laptop.ledger.runsDir, run.name, 'reviewed.jsonl');
     expect(fs.readFileSync(reviewed, 'utf8')).toContain('"by":"ui"');
 
     let asked = '';

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
@@ -254,6 +255,11 @@ describe('a group in the page', () => {
     expect(await page.getByRole('button', { name: /^Merge this attempt/ }).count()).toBe(0);
     // The page's request again (a retry after a lost answer): the same answer, nothing merged twice.
     expect(sent.key).toMatch(/^[0-9a-f]{32}$/);
+    // It names the patch it drew, as the run page does: one revised since is refused, not merged unseen.
+    const drawn = fs.readFileSync(
+      path.join(p.repo.dir, '.agents', 'groups', group.name, 'patches', 'agent_2.patch'),
+    );
+    expect(JSON.parse(sent.body!).patch_sha256).toBe(createHash('sha256').update(drawn).digest('hex'));
     const again = await api(`/api/groups/${group.id}/merge`, JSON.parse(sent.body!), {
       ...bearer(),
       'idempotency-key': sent.key!,

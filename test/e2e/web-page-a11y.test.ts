@@ -33,6 +33,8 @@ const REPORT = [
 const LONG = `export const long = "${'x'.repeat(180)}";`;
 /** A task with a right-to-left override: on screen it must not read reversed (issue 40 item 4). */
 const BIDI_TASK = 'TASK-DONE look \u202Etxt.exe';
+/** A line of code with a right-to-left override (Trojan Source), as printf's octal bytes of U+202E: the diff shows it. */
+const BIDI_LINE = 'access \\342\\200\\256nimda';
 
 /**
  * Issue 30, "the page, as a person walking through it in Chromium found it" (items 1, 3, 5, 6 and
@@ -74,7 +76,7 @@ describe('the page in Chromium: accessible in both themes, one run per Start, se
       {
         when: { anyText: task, turn: 0 },
         reply: bash(
-          `printf 'module.exports = 3;\\n' > src/app.js && yes '${LONG}' | head -n 60 > src/long.js`,
+          `printf 'module.exports = 3;\\n// ${BIDI_LINE}\\n' > src/app.js && yes '${LONG}' | head -n 60 > src/long.js`,
         ),
       },
       { when: { anyText: task }, reply: text(REPORT) },
@@ -250,6 +252,11 @@ describe('the page in Chromium: accessible in both themes, one run per Start, se
     await open('#/', 'tbody tr');
     const row = page.locator('tbody tr', { hasText: 'TASK-DONE' });
     expect(await row.locator('td.task').textContent()).toContain('TASK-DONE look ⟨U+202E⟩txt.exe');
+    expect(await page.locator('main').textContent()).not.toContain('\u202E');
+    // The diff too (diff2html draws the patch): a bidi control in a changed line is shown, not obeyed.
+    await open(`#/run/${fixId}`, '.d2h-file-wrapper');
+    const diff = page.locator('.d2h-file-wrapper', { hasText: 'src/app.js' });
+    expect(await diff.textContent()).toContain('access ⟨U+202E⟩nimda');
     expect(await page.locator('main').textContent()).not.toContain('\u202E');
     await open(`#/run/${fixId}`, '#cost');
     expect(await page.locator('#cost').textContent()).toMatch(/^· 1 tool call · /);

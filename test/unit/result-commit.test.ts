@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { recordResultCommit, resultTree } from '../../src/git/result-commit.js';
-import { resultMessage, subjectOf } from '../../src/present/result-message.js';
+import { mergeMessage, resultMessage, subjectOf } from '../../src/present/result-message.js';
 import { gitRepo, type TestRepo, tempDir } from '../helpers/git-repo.js';
 
 /** A patch of the worktree's changes against HEAD, written to a file; the worktree then reset. */
@@ -175,5 +175,26 @@ describe('result messages', () => {
       'agentbox run run-2',
     );
     expect(subjectOf('😀'.repeat(80))).toBe('😀'.repeat(72));
+  });
+
+  it('the agent’s answer and the task reach `git log` as text: no escape sequence, every other control shown escaped', () => {
+    // git log prints a message byte for byte (with --no-pager, a pass-through pager, a CI log).
+    const hostile =
+      '\x1b]52;c;Y3VybA==\x07\x1b]8;;https://evil.example/\x1b\\docs\x1b]8;;\x1b\\\x1b[2J\u009b3;3H\u202eevil';
+    const messages = [
+      resultMessage({
+        name: 'r',
+        task: `fix it ${hostile}\nmore`,
+        status: 'REVIEW',
+        answer: `done ${hostile}`,
+      }),
+      mergeMessage('r', `fix it ${hostile}`),
+    ];
+    for (const message of messages) {
+      expect(message).not.toMatch(/[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]/);
+      expect(message).toContain('docs');
+      expect(message).toContain('\\u202eevil');
+      expect(message.split('\n')[0]).toBe('fix it docs\\u202eevil');
+    }
   });
 });

@@ -52,6 +52,14 @@ describe('web auth: Host, token, CSRF', () => {
 
   it.each<[string, Record<string, string>, 'bearer' | 'cookie', string | null]>([
     ['GET', { host: 'x' }, 'cookie', null],
+    ['GET', { host: 'x', 'sec-fetch-site': 'same-origin' }, 'cookie', null],
+    // An address typed or bookmarked: no page sent it.
+    ['GET', { host: 'x', 'sec-fetch-site': 'none' }, 'cookie', null],
+    // A page on another port of this address is same-site: the browser sends it the SameSite=Strict
+    // cookie, and a read can act (it records the patch as shown to the person, for merge's gate).
+    ['GET', { host: 'x', 'sec-fetch-site': 'same-site' }, 'cookie', 'a same-site request'],
+    ['GET', { host: 'x', 'sec-fetch-site': 'cross-site' }, 'cookie', 'a cross-site request'],
+    ['GET', { 'sec-fetch-site': 'same-site' }, 'bearer', null],
     ['POST', PAGE, 'cookie', null],
     ['POST', { ...PAGE, 'sec-fetch-site': 'same-origin' }, 'cookie', null],
     ['POST', { ...PAGE, 'sec-fetch-site': 'cross-site' }, 'cookie', 'a cross-site request'],

@@ -115,7 +115,7 @@ describe('the page asks for a revision', () => {
 
 describe('a revised run on the page: its revisions and their interdiffs', () => {
   it('lists revisions oldest first with record, feedback and interdiff; answers revision k’s interdiff, 400/404 otherwise', async () => {
-    const { ledger } = ledgerRepo();
+    const { ledger, repo } = ledgerRepo();
     const run = await create(ledger, 'add x', '2026-03-01T10:00:00Z', { type: 'fix' });
     const dir = (k: number) => path.join(run.dir, 'revisions', String(k));
     for (const k of [1, 2, 10]) fs.mkdirSync(dir(k), { recursive: true });
@@ -124,7 +124,19 @@ describe('a revised run on the page: its revisions and their interdiffs', () => 
     fs.writeFileSync(path.join(dir(2), 'interdiff.patch'), 'diff --git a/x b/x\n');
     fs.writeFileSync(
       path.join(dir(2), 'revision.json'),
-      JSON.stringify({ schema_version: 1, revision: 2, status: 'REVIEW' }),
+      JSON.stringify({
+        schema_version: 1,
+        revision: 2,
+        status: 'REVIEW',
+        started_at: '2026-03-01T10:00:00Z',
+        ended_at: '2026-03-01T10:01:00Z',
+        duration_ms: 60000,
+        cost_usd: 0.01,
+        verified: null,
+        from_commit: null,
+        commit: null,
+        feedback: 'feedback.md',
+      }),
     );
     const listed = revisionsOf(run.dir);
     expect(listed.map((r) => r.revision)).toEqual([1, 2, 10]);
@@ -135,7 +147,7 @@ describe('a revised run on the page: its revisions and their interdiffs', () => 
       interdiff: true,
     });
     expect(listed[0]).toEqual({ revision: 1, record: null, feedback: null, interdiff: false });
-    expect(interdiffOf(ledger, run.id, '2')).toEqual({
+    expect(await interdiffOf(ledger, repo.dir, run.id, '2')).toEqual({
       run: run.name,
       revision: 2,
       patch: 'diff --git a/x b/x\n',
@@ -147,7 +159,7 @@ describe('a revised run on the page: its revisions and their interdiffs', () => 
       ['../2', 400],
       ['2x', 400],
     ] as const) {
-      const error = await errorOf(() => interdiffOf(ledger, run.id, k));
+      const error = await errorOf(() => interdiffOf(ledger, repo.dir, run.id, k));
       expect([k, (error as HttpError).status]).toEqual([k, status]);
     }
   });

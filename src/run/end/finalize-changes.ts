@@ -71,7 +71,7 @@ export async function exportChanges(input: RunPlace): Promise<{
 /**
  * The result as a commit on the run's branch (src/git/result-commit.ts), so `git log/diff/push`
  * and a pull request work. The patch stays the artifact: a commit that cannot be made is logged
- * and the run goes on without it. `made`: the commit was made or found on the branch just now (not
+ * and the run goes on without one. `made`: the commit was made or found on the branch just now (not
  * the state's last one, which gc may have dropped).
  */
 export async function commitResult(
@@ -104,6 +104,8 @@ export async function commitResult(
     return { commit: done.commit, made: true };
   } catch (error) {
     log.append({ event: 'result_commit_failed', branch, message: (error as Error).message });
-    return { commit: state?.result_commit ?? null, made: false };
+    // NOTE: not the last result commit: changes.patch is newer than it, and `diff` shows the
+    // commit while merge applies (and the gate hashes) the patch. With none, both are the patch.
+    return { commit: null, made: false };
   }
 }
