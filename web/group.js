@@ -2,16 +2,11 @@
 // reasons), each with its verdicts, cost, time and diff, and "Merge this attempt" on each one that
 // can be merged. Drawn in place (dom.js draw) on every live update while the group runs.
 import { api } from './api.js';
-import { drawDiff } from './diff.js';
-import { age, badge, draw, fingerprint, h, main, toast, usd } from './dom.js';
+import { age, badge, draw, h, main, toast, usd } from './dom.js';
 import { errorPanel, errorText } from './errors.js';
+import { diffBox, fetchDiff, forgetDiff, shownSha } from './group-diff.js';
 import { startNotices } from './new-run.js';
 import { hooksText, MERGE_WAITS, notPassingText } from './run-actions.js';
-
-/** Each attempt's diff as last fetched, by run: `{ patch, in_progress, too_large, at, status }`. */
-const diffs = new Map();
-/** An ACTIVE attempt's diff is asked again at most this often (the server diffs at most once a second too). */
-const LIVE_MS = 1000;
 
 /** The last failed merge of each attempt (`group/k`), shown under its button until dismissed. */
 const failures = new Map();
@@ -265,54 +260,10 @@ async function merge(group, a, redraw) {
   } catch (e) {
     if (e.data?.sensitive) sensitiveAsked.set(key, e.data.sensitive);
     // The patch changed since it was drawn: the redraw fetches the one there is now.
-    if (e.data?.patch_sha256) diffs.delete(a.run);
+    if (e.data?.patch_sha256) forgetDiff(a);
     failures.set(key, errorText(e));
   } finally {
     pending = false;
   }
   await redraw();
-}
-
-/** The hash of the attempt's patch as this page drew it, or null (none drawn: too large, in progress). */
-const shownSha = (a) => (a.run ? (diffs.get(a.run)?.patch_sha256 ?? null) : null);
-
-/** The attempt's diff: fetched when first shown, and again (at most once a second) while it runs. */
-async function fetchDiff(group, a) {
-  if (!a.run) return;
-  const kept = diffs.get(a.run);
-  const live = a.status === 'ACTIVE';
-  if (kept && kept.status === a.status && (!live || Date.now() - kept.at < LIVE_MS)) return;
-  try {
-    const d = await api('GET', `/api/groups/${group.id}/attempts/${a.attempt}/diff`);
-    diffs.set(a.run, { ...d, at: Date.now(), status: a.status });
-  } catch (e) {
-    diffs.set(a.run, { patch: null, error: e.message, at: Date.now(), status: a.status });
-  }
-}
-
-function diffBox(a) {
-  const d = a.run ? diffs.get(a.run) : null;
-  const note = !d
-    ? 'Not started.'
-    : d.error
-      ? `Could not read the diff: ${d.error}`
-      : d.too_large
-        ? `The diff is too large to show here: agentbox diff ${a.id}`
-        : !d.patch
-          ? 'No changes.'
-          : d.in_progress
-            ? 'Changes so far (in progress)'
-            : 'Changes';
-  const target = h('div', {
-    class: 'attempt-diff',
-    'data-key': `diff-${a.attempt}`,
-    'data-sig': fingerprint(`${note}\n${d?.patch ?? ''}`),
-  });
-  target.append(h('p', { class: 'muted' }, note));
-  if (d?.patch) {
-    const box = h('div', { class: 'attempt-diff-body' });
-    target.append(box);
-    queueMicrotask(() => drawDiff(box, d.patch, `attempt ${a.attempt}`));
-  }
-  return target;
 }
