@@ -4,6 +4,7 @@ import { readGroup } from '../group/store.js';
 import { readMeta } from '../ledger/meta.js';
 import type { Ledger } from '../ledger/paths.js';
 import { shortTask } from '../ledger/text.js';
+import { terminalText } from '../util/terminal-text.js';
 import { type GitCall, git, gitRaw, publisherIdentity } from './git.js';
 import { type PublishOptions, publishRun, regularFiles } from './publish.js';
 import { groupRef, isGroupFile } from './refs.js';
@@ -66,7 +67,7 @@ export async function publishGroup(
   const tree = await writePublicationTree(call, group.dir, files, text);
   if (previous && (await git(call, ['rev-parse', `${previous}^{tree}`])) === tree)
     return { group: name, commit: previous, changed: false, attempts };
-  const message = `agentbox group ${name}: ${group.state.status}, ${attempts.length} of ${group.meta.attempts} attempt(s)\n\n${shortTask(group.meta.task)}\n`;
+  const message = `agentbox group ${name}: ${group.state.status}, ${attempts.length} of ${group.meta.attempts} attempt(s)\n\n${terminalText(shortTask(group.meta.task))}\n`;
   const parents = [previous, ...attempts.map((a) => a.commit)].filter(Boolean).flatMap((c) => ['-p', c]);
   const commit = await git({ ...call, extra: await publisherIdentity(call), input: message }, [
     'commit-tree',

@@ -5,6 +5,7 @@ import { AgentboxError } from '../errors.js';
 import type { Ledger } from '../ledger/paths.js';
 import { readRun } from '../ledger/read.js';
 import { shortTask } from '../ledger/text.js';
+import { terminalText } from '../util/terminal-text.js';
 import { type GitCall, git, gitRaw, publisherIdentity } from './git.js';
 import { isPublished, runRef } from './refs.js';
 import { writePublicationTree } from './tree.js';
@@ -54,7 +55,7 @@ export async function publishRun(ledger: Ledger, name: string, opts: PublishOpti
     return { run: name, commit: previous, changed: false };
   }
   const status = run.state?.status ?? 'NO STATE';
-  const message = `agentbox run ${name}: ${status}\n\n${shortTask(run.meta.task)}\n`;
+  const message = `agentbox run ${name}: ${status}\n\n${terminalText(shortTask(run.meta.task))}\n`;
   const commit = await git({ ...call, extra: await publisherIdentity(call), input: message }, [
     'commit-tree',
     tree,

@@ -55,6 +55,22 @@ const remoteRefs = (o: Origin) =>
     .filter((r) => r.includes('agentbox'));
 
 describe('agentbox push / fetch through a git remote', () => {
+  it("a publication's commit message carries the task as the sanitiser renders it (no escape, no bidi override)", async () => {
+    world = origin({ 'src/app.ts': 'export const x = 1;\n' });
+    const runner = machine(world, 'runner');
+    const run = await fixRun(
+      runner.repo,
+      runner.ledger,
+      'bump x \x1b]52;c;cGF5bG9hZA==\x07 then \u202efdp.exe',
+    );
+    const pushed = await runner.agentbox(['push', run.id]);
+    expect(pushed.code, pushed.stderr).toBe(0);
+    const message = world.git('log', '-1', '--format=%B', `refs/agentbox/runs/${run.name}`);
+    expect(message).toContain('bump x');
+    expect(message).not.toMatch(/[\x1b\x07\u202e]/);
+    expect(message).toContain('\\u202e');
+  });
+
   it('a run published on a runner is fetched, shown, diffed and merged on a laptop', async () => {
     world = origin({ 'src/app.ts': 'export const x = 1;\n' });
     const runner = machine(world, 'runner');
