@@ -10,16 +10,18 @@ import { describe, expect, it } from 'vitest';
  * form `// size: <why>`. The median file length is printed (the goal is ≤ 80).
  */
 const SRC = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../src');
+/** The web page's own modules (web/*.js), held to the same file size. */
+const WEB = path.resolve(SRC, '..', 'web');
 const MAX_FILE = 300;
 const MAX_FUNCTION = 60;
 
 /** An exception a file states for itself: one line, a reason after the colon. */
 const EXCEPTION = /^\s*\/\/ size: \S/m;
 
-function sources(dir: string): string[] {
+function sources(dir: string, ext = '.ts'): string[] {
   return fs.readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
     const full = path.join(dir, e.name);
-    return e.isDirectory() ? sources(full) : e.name.endsWith('.ts') ? [full] : [];
+    return e.isDirectory() ? sources(full, ext) : e.name.endsWith(ext) ? [full] : [];
   });
 }
 
@@ -58,13 +60,14 @@ function nameOf(node: ts.Node): string {
 }
 
 /** What in one source file is too long (empty when it fits or says why it does not). Pure. */
-function sizeProblems(rel: string, text: string): string[] {
+function sizeProblems(rel: string, text: string, functions = true): string[] {
   if (EXCEPTION.test(text)) return [];
   const out: string[] = [];
   const lines = lineCount(text);
   if (lines > MAX_FILE) out.push(`${rel} has ${lines} lines (> ${MAX_FILE})`);
-  for (const f of functionLengths(rel, text))
-    if (f.lines > MAX_FUNCTION) out.push(`${f.name} has ${f.lines} lines (> ${MAX_FUNCTION})`);
+  if (functions)
+    for (const f of functionLengths(rel, text))
+      if (f.lines > MAX_FUNCTION) out.push(`${f.name} has ${f.lines} lines (> ${MAX_FUNCTION})`);
   return out;
 }
 
@@ -79,6 +82,10 @@ describe('sizes: rooms a person can hold (issue 16)', () => {
     rel: path.relative(SRC, file).split(path.sep).join('/'),
     text: fs.readFileSync(file, 'utf8'),
   }));
+  const page = sources(WEB, '.js').map((file) => ({
+    rel: `web/${path.relative(WEB, file).split(path.sep).join('/')}`,
+    text: fs.readFileSync(file, 'utf8'),
+  }));
 
   it(`no file over ${MAX_FILE} lines, no function over ${MAX_FUNCTION}, unless it says why`, () => {
     const problems = files.flatMap((f) => sizeProblems(f.rel, f.text));
@@ -86,6 +93,14 @@ describe('sizes: rooms a person can hold (issue 16)', () => {
       `median src file: ${median(files.map((f) => lineCount(f.text)))} lines over ${files.length} files`,
     );
     expect(problems).toEqual([]);
+  });
+
+  // NOTE: files only, for now: four of the page's functions are over 60 lines (new-run.js showNew,
+  // review.js reviewSection, run.js warnings, transcript-entry.js anyItem), to be split with the
+  // browser tests at hand.
+  it(`the web page's modules (web/*.js): no file over ${MAX_FILE} lines`, () => {
+    expect(page.length).toBeGreaterThan(10);
+    expect(page.flatMap((f) => sizeProblems(f.rel, f.text, false))).toEqual([]);
   });
 
   it('the check finds a long file and a long function, and honours a stated exception', () => {
