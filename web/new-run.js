@@ -83,6 +83,29 @@ function markFields(form, problems) {
   form.querySelector('[aria-invalid]')?.focus();
 }
 
+/** The new-run form sent: the run's (or group's) page on success, each bad field marked otherwise. */
+async function submitNew(e, form, { key, start, failed }) {
+  e.preventDefault();
+  // Disabled until answered: a double click submits once.
+  if (start.disabled) return;
+  start.disabled = true;
+  failed.clear();
+  const data = formData(form);
+  try {
+    const r = await api('POST', '/api/runs', data, { 'idempotency-key': key });
+    const started = r.group ?? r.run;
+    // What the repository carries that this run left out until `agentbox trust`.
+    // It stays on the run's page (its trust_required event) and the group's (startNotice).
+    toast(`started ${started}`);
+    if (r.group && r.notice) startNotices.set(String(started).slice(-6), r.notice);
+    location.hash = `#/${r.group ? 'group' : 'run'}/${String(started).slice(-6)}`;
+  } catch (err) {
+    start.disabled = false;
+    markFields(form, err.data?.fields ?? []);
+    failed.show('Start', err, start);
+  }
+}
+
 export function showNew() {
   const key = newKey();
   const start = h('button', { class: 'primary', type: 'submit' }, 'Start');
@@ -94,27 +117,7 @@ export function showNew() {
       id: 'new-run',
       // The server checks every field and names each bad one; the browser's check stops at the first.
       novalidate: true,
-      onsubmit: async (e) => {
-        e.preventDefault();
-        // Disabled until answered: a double click submits once.
-        if (start.disabled) return;
-        start.disabled = true;
-        failed.clear();
-        const data = formData(form);
-        try {
-          const r = await api('POST', '/api/runs', data, { 'idempotency-key': key });
-          const started = r.group ?? r.run;
-          // What the repository carries that this run left out until `agentbox trust`.
-          // It stays on the run's page (its trust_required event) and the group's (startNotice).
-          toast(`started ${started}`);
-          if (r.group && r.notice) startNotices.set(String(started).slice(-6), r.notice);
-          location.hash = `#/${r.group ? 'group' : 'run'}/${String(started).slice(-6)}`;
-        } catch (err) {
-          start.disabled = false;
-          markFields(form, err.data?.fields ?? []);
-          failed.show('Start', err, start);
-        }
-      },
+      onsubmit: (e) => submitNew(e, form, { key, start, failed }),
     },
     h('label', { for: 'n-type' }, 'Type'),
     h(

@@ -116,21 +116,7 @@ export function showInline(target, run) {
 export function reviewSection(run, redraw) {
   if (!offersRevise(run)) return [];
   const review = reviewOf(run.id);
-  const send = async (label, button, body, done) => {
-    if (sending.has(run.id)) return;
-    sending.add(run.id);
-    review.error = null;
-    try {
-      const r = await api('POST', `/api/runs/${run.id}/revise`, body);
-      done();
-      toast(`revision ${r.revision} of ${run.name} started`);
-    } catch (e) {
-      review.error = { label, button, text: errorText(e) };
-    } finally {
-      sending.delete(run.id);
-    }
-    await redraw();
-  };
+  const send = reviseSender(run, review, redraw);
   const busy = sending.has(run.id) ? 'true' : undefined;
   const comments = review.comments.length;
   return [
@@ -172,22 +158,48 @@ export function reviewSection(run, redraw) {
             review.followUp = '';
           }),
       }),
-      review.error
-        ? errorPanel(
-            review.error.label,
-            review.error.text,
-            async () => {
-              const back = review.error.button;
-              review.error = null;
-              await redraw();
-              document.getElementById(back)?.focus();
-            },
-            { id: 'review-error' },
-            'review-error-text',
-          )
-        : null,
+      reviewError(review, redraw),
     ),
   ];
+}
+
+/**
+ * Sends the review as the run's next revision (POST /api/runs/<id>/revise), once at a time per run;
+ * `done` clears what was sent. A refusal stays on the page under the button that sent it.
+ */
+function reviseSender(run, review, redraw) {
+  return async (label, button, body, done) => {
+    if (sending.has(run.id)) return;
+    sending.add(run.id);
+    review.error = null;
+    try {
+      const r = await api('POST', `/api/runs/${run.id}/revise`, body);
+      done();
+      toast(`revision ${r.revision} of ${run.name} started`);
+    } catch (e) {
+      review.error = { label, button, text: errorText(e) };
+    } finally {
+      sending.delete(run.id);
+    }
+    await redraw();
+  };
+}
+
+/** The last refusal of a send, until dismissed (focus goes back to the button that sent it). */
+function reviewError(review, redraw) {
+  if (!review.error) return null;
+  return errorPanel(
+    review.error.label,
+    review.error.text,
+    async () => {
+      const back = review.error.button;
+      review.error = null;
+      await redraw();
+      document.getElementById(back)?.focus();
+    },
+    { id: 'review-error' },
+    'review-error-text',
+  );
 }
 
 /** A labelled box for one of the review's texts (`review[o.field]`, kept as typed) and its send button. */

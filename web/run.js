@@ -122,36 +122,30 @@ function nowLines(run, session) {
   return lines;
 }
 
+/** A warning panel: its heading in bold, then the text. */
+const warnPanel = (id, heading, text) =>
+  h('div', { class: 'panel warn', id }, h('strong', {}, heading), text);
+
 /** What to read before a merge: why the run did not pass, sensitive paths, nested repositories. */
 function warnings(run, redraw) {
   const panels = [];
   // A fetched run: its status, verification and cost are what its publication says.
-  if (run.claim_line)
-    panels.push(
-      h(
-        'div',
-        { class: 'panel warn', id: 'claim' },
-        h('strong', {}, 'Claimed, not checked here: '),
-        run.claim_line,
-      ),
-    );
+  if (run.claim_line) panels.push(warnPanel('claim', 'Claimed, not checked here: ', run.claim_line));
   const untrusted = run.events.find((e) => e.event === 'trust_required');
   if (untrusted) panels.push(untrustedPanel(untrusted));
   if (run.patch_seen?.changed)
     panels.push(
-      h(
-        'div',
-        { class: 'panel warn', id: 'patch-changed' },
-        h('strong', {}, 'The patch changed since it was last shown here: '),
+      warnPanel(
+        'patch-changed',
+        'The patch changed since it was last shown here: ',
         `${run.patch_seen.shown.sha256.slice(0, 12)} → ${run.patch_seen.sha256.slice(0, 12)} — the one below is the new one`,
       ),
     );
   if (run.not_passing)
     panels.push(
-      h(
-        'div',
-        { class: 'panel warn', id: 'not-passing' },
-        h('strong', {}, 'This run did not pass — read why before you merge: '),
+      warnPanel(
+        'not-passing',
+        'This run did not pass — read why before you merge: ',
         notPassingText(run.not_passing),
       ),
     );

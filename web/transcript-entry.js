@@ -136,33 +136,37 @@ function anyItem(e, ctx) {
       return toolCall(e, ctx);
     case 'tool_result':
       return toolResult(e, ctx);
+    case 'result': {
+      const cost = e.cost_usd === null ? '' : ` ($${e.cost_usd.toFixed(4)})`;
+      return item(
+        e,
+        e.is_error ? 't-failed' : '',
+        label(`${e.is_error ? 'ended with an error' : 'answer'}${cost}`),
+        ' ',
+        ...agentText(e, ctx),
+      );
+    }
+    default:
+      return recordItem(e, ctx);
+  }
+}
+
+/** A line of the run's own record: its title, then text the agent or a command wrote. */
+const agentLine = (e, cls, title, text) =>
+  item(e, cls, label(title), ' ', h('span', { class: 't-agent' }, text));
+
+/** An entry agentbox recorded around the conversation: refusals, the supervisor, checks, events. */
+function recordItem(e, ctx) {
+  switch (e.kind) {
     case 'refusal':
       ctx.refused++;
-      return item(
-        e,
-        't-refused',
-        label(`✗ refused (${e.by})`),
-        ' ',
-        h('span', { class: 't-agent' }, `${e.tool}: ${e.reason}`),
-      );
+      return agentLine(e, 't-refused', `✗ refused (${e.by})`, `${e.tool}: ${e.reason}`);
     case 'decision':
-      return item(
-        e,
-        't-super',
-        label(`supervisor: ${e.decision}`),
-        ' ',
-        h('span', { class: 't-agent' }, `(${e.source}) ${e.reason}`),
-      );
+      return agentLine(e, 't-super', `supervisor: ${e.decision}`, `(${e.source}) ${e.reason}`);
     case 'correction':
-      return item(
-        e,
-        't-super',
-        label(`correction (${e.source}${e.reason ? `, ${e.reason}` : ''})`),
-        ' ',
-        h('span', { class: 't-agent' }, e.text),
-      );
+      return agentLine(e, 't-super', `correction (${e.source}${e.reason ? `, ${e.reason}` : ''})`, e.text);
     case 'inject':
-      return item(e, 't-super', label('injected'), ' ', h('span', { class: 't-agent' }, e.text));
+      return agentLine(e, 't-super', 'injected', e.text);
     case 'verify': {
       const took = typeof e.duration_ms === 'number' ? [' ', durationMark(e.duration_ms, ctx.runMs)] : [];
       return e.ok
@@ -177,27 +181,11 @@ function anyItem(e, ctx) {
           );
     }
     case 'violation':
-      return item(
-        e,
-        't-failed',
-        label(`violation ${e.type} (${e.action})`),
-        ' ',
-        h('span', { class: 't-agent' }, e.detail),
-      );
+      return agentLine(e, 't-failed', `violation ${e.type} (${e.action})`, e.detail);
     case 'budget':
       return item(e, 't-failed', label('budget'), ' ', e.reason);
-    case 'result': {
-      const cost = e.cost_usd === null ? '' : ` ($${e.cost_usd.toFixed(4)})`;
-      return item(
-        e,
-        e.is_error ? 't-failed' : '',
-        label(`${e.is_error ? 'ended with an error' : 'answer'}${cost}`),
-        ' ',
-        ...agentText(e, ctx),
-      );
-    }
     case 'event':
-      return item(e, 't-dim', label(e.event), ' ', h('span', { class: 't-agent' }, e.detail));
+      return agentLine(e, 't-dim', e.event, e.detail);
     case 'oversized':
       return item(
         e,
