@@ -51,7 +51,19 @@ function revisionItem(run, r) {
       ? r.revision === 1
         ? h('p', { class: 'muted' }, 'The task, as the run first ran.')
         : null
-      : h('details', { class: 'feedback' }, h('summary', {}, 'Feedback'), h('pre', {}, r.feedback)),
+      : h(
+          'details',
+          { class: 'feedback' },
+          h('summary', {}, 'Feedback'),
+          h('pre', {}, r.feedback),
+          r.feedback_cut
+            ? h(
+                'p',
+                { class: 'muted' },
+                `Cut here: ${r.feedback_cut} bytes in all, in revisions/${r.revision}/feedback.md of the run's folder.`,
+              )
+            : null,
+        ),
     r.interdiff ? interdiffDetails(run, r.revision) : null,
   );
 }

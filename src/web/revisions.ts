@@ -26,13 +26,41 @@ export function revisionsOf(runDir: string) {
     .sort((a, b) => a - b)
     .map((k) => {
       const dir = revisionDir(runDir, k);
+      const feedback = readHead(path.join(dir, 'feedback.md'), FEEDBACK_SHOWN);
       return {
         revision: k,
         record: readRevision(runDir, k),
-        feedback: readSmall(path.join(dir, 'feedback.md')),
+        feedback: feedback?.text ?? null,
+        // Cut (its size in bytes): the page says so and where the whole of it is.
+        ...(feedback?.cut ? { feedback_cut: feedback.size } : {}),
         interdiff: fs.existsSync(path.join(dir, 'interdiff.patch')),
       };
     });
+}
+
+/**
+ * How much of a revision's feedback the run's page gets with every answer (it is sent again at each
+ * redraw, once per revision): a person's review is a few KB; a fetched run's may be anything.
+ */
+const FEEDBACK_SHOWN = 64 * 1024;
+
+/** The first `max` bytes of `file` as text (no character cut in two), its size, whether it was cut; null if absent. */
+function readHead(file: string, max: number): { text: string; size: number; cut: boolean } | null {
+  let fd: number;
+  try {
+    fd = fs.openSync(file, 'r');
+  } catch {
+    return null;
+  }
+  try {
+    const size = fs.fstatSync(fd).size;
+    const buf = Buffer.alloc(Math.min(size, max));
+    const got = fs.readSync(fd, buf, 0, buf.length, 0);
+    const text = buf.subarray(0, got).toString('utf8');
+    return size > max ? { text: text.replace(/\uFFFD+$/, ''), size, cut: true } : { text, size, cut: false };
+  } finally {
+    fs.closeSync(fd);
+  }
 }
 
 /**

@@ -147,6 +147,14 @@ describe('a revised run on the page: its revisions and their interdiffs', () => 
       interdiff: true,
     });
     expect(listed[0]).toEqual({ revision: 1, record: null, feedback: null, interdiff: false });
+    // A feedback of megabytes goes to the page cut (it is sent again with every redraw), not whole,
+    // and a character is not cut in two.
+    // (the 65,536th byte is the first half of an é)
+    fs.writeFileSync(path.join(dir(10), 'feedback.md'), `x${'é'.repeat(500_000)}`);
+    const big = revisionsOf(run.dir)[2]!;
+    expect(big.feedback_cut).toBe(1_000_001);
+    expect(Buffer.byteLength(big.feedback!)).toBe(64 * 1024 - 1);
+    expect(big.feedback).toMatch(/^xé+$/);
     expect(await interdiffOf(ledger, repo.dir, run.id, '2')).toEqual({
       run: run.name,
       revision: 2,
