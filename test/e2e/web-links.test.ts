@@ -361,6 +361,8 @@ describe('deep links, error first and collapsed files on the run page (Chromium)
     async (key, _what, selector, text) => {
       await page.goto(`${ui.url}/#/`);
       await page.goto(`${ui.url}/#/run/${runs[key]}`);
+      // Drawn for this address (draws are queued: the run drawn before may still be on screen).
+      await page.locator(`main[data-page="#/run/${runs[key]}"]`).waitFor({ state: 'attached' });
       await page.locator(selector).waitFor();
       expect(await page.locator(selector).textContent()).toMatch(text);
       // A redraw (as a live update makes) keeps the mark and the focus where they were.

@@ -50,6 +50,8 @@ describe('line comments in Chromium: the split view and a 400-line diff by the k
 
   const openRun = async () => {
     await page.goto(`${ui.url}/#/run/${name.slice(-6)}`);
+    // Drawn for this address (draws are queued: the page drawn before may still be on screen).
+    await page.locator(`main[data-page="#/run/${name.slice(-6)}"]`).waitFor({ state: 'attached' });
     await page.locator('.d2h-file-wrapper').first().waitFor();
     await page.locator('td.commentable').first().waitFor();
   };
