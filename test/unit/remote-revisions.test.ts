@@ -18,17 +18,14 @@ import { ENVELOPE } from './fixtures/ledger.js';
  */
 
 let world: Origin | undefined;
-const scratch: string[] = [];
 afterEach(() => {
   world?.cleanup();
   world = undefined;
-  for (const dir of scratch.splice(0)) fs.rmSync(dir, { recursive: true, force: true });
 });
 
 /** What anyone with push access does with git alone: a commit on the run's branch, files replaced in its publication. */
 function plant(o: Origin, run: string, benign: string, files: (commit: string) => Record<string, string>) {
   const dir = tempDir('agentbox-pusher-');
-  scratch.push(dir);
   const env = { ...process.env, ...GIT_ENV, GIT_INDEX_FILE: path.join(dir, 'index') };
   const g = (args: string[], input?: string) =>
     execFileSync('git', args, { cwd: o.dir, env, encoding: 'utf8', input: input ?? '' }).trim();

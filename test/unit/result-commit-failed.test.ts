@@ -37,8 +37,8 @@ describe('a result commit that cannot be made', () => {
     const branch = `agentbox/${handle.name}`;
     await updateState(ledger, handle, { status: 'REVIEW', branch });
     const first = await commitResult(place, 'REVIEW', 'done');
-    expect(first.made).toBe(true);
-    await updateState(ledger, handle, { result_commit: first.commit });
+    expect(first).toMatch(/^[0-9a-f]{40}$/);
+    await updateState(ledger, handle, { result_commit: first });
 
     // Revision 2's patch; a ref below the branch's name is in its way (git refuses the update).
     patch('second\n');
@@ -46,7 +46,7 @@ describe('a result commit that cannot be made', () => {
     repo.git('update-ref', `refs/heads/${branch}/x`, base);
     const second = await commitResult(place, 'REVIEW', 'done again');
     expect(fs.readFileSync(path.join(handle.dir, 'events.jsonl'), 'utf8')).toContain('result_commit_failed');
-    await updateState(ledger, handle, { result_commit: second.commit });
+    await updateState(ledger, handle, { result_commit: second });
 
     const io = memoryIo();
     expect(
@@ -57,6 +57,6 @@ describe('a result commit that cannot be made', () => {
       }),
     ).toBe(0);
     expect(io.stdout).toContain('+second');
-    expect(second).toEqual({ commit: null, made: false });
+    expect(second).toBeNull();
   });
 });

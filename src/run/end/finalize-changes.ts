@@ -71,18 +71,17 @@ export async function exportChanges(input: RunPlace): Promise<{
 /**
  * The result as a commit on the run's branch (src/git/result-commit.ts), so `git log/diff/push`
  * and a pull request work. The patch stays the artifact: a commit that cannot be made is logged
- * and the run goes on without one. `made`: the commit was made or found on the branch just now (not
- * the state's last one, which gc may have dropped).
+ * and the run goes on without one.
  */
 export async function commitResult(
   input: RunPlace,
   status: RunStatus,
   answer: string | null,
-): Promise<{ commit: string | null; made: boolean }> {
+): Promise<string | null> {
   const { meta, runDir } = input;
   const state = readState(runDir);
   const branch = state?.branch ?? `agentbox/${meta.run_name}`;
-  if (!meta.repo_sha_start) return { commit: null, made: false };
+  if (!meta.repo_sha_start) return null;
   const log = new EventLog(runDir);
   try {
     const done = await recordResultCommit({
@@ -101,11 +100,11 @@ export async function commitResult(
         parent: done.parent,
         ...(done.replaced ? { replaced: done.replaced } : {}),
       });
-    return { commit: done.commit, made: true };
+    return done.commit;
   } catch (error) {
     log.append({ event: 'result_commit_failed', branch, message: (error as Error).message });
     // NOTE: not the last result commit: changes.patch is newer than it, and `diff` shows the
     // commit while merge applies (and the gate hashes) the patch. With none, both are the patch.
-    return { commit: null, made: false };
+    return null;
   }
 }

@@ -91,17 +91,14 @@ export async function finalizeRun(input: FinalizeInput): Promise<Finalized> {
   const outcome = outcomeOf(input, (changes?.files.length ?? 0) > 0, exported.error);
   const result = summary.result && !summary.result.isError ? summary.result.result : summary.lastText;
   // No change left (the agent undid it): no result commit either; else the last one stands.
-  const committed = files.includes('changes.patch')
-    ? await commitResult(input, outcome.status, result)
-    : { commit: exported.emptied ? null : (readState(runDir)?.result_commit ?? null), made: false };
-  const resultCommit = committed.commit;
+  // Made (or found on the branch) just now when there is a patch, none when it could not be made:
+  // never the state's last one then (the patch is newer, and gc may have dropped it).
+  const hasPatch = files.includes('changes.patch');
+  const made = hasPatch ? await commitResult(input, outcome.status, result) : null;
+  const resultCommit = hasPatch ? made : exported.emptied ? null : (readState(runDir)?.result_commit ?? null);
   // A revision's record (agentbox revise), once its result commit is made (not listed: it is the record).
-  const revision = await revisionRecord(
-    input,
-    outcome.status,
-    resultCommit,
-    committed.made ? resultCommit : null,
-  );
+  const revision = await revisionRecord(input, outcome.status, resultCommit, made);
+
   files.push(...collectArtifacts(input.worktree, runDir));
   const denials = recordDenials(input);
   const { formatted, resultFile } = await writeAnswer(input, result);
