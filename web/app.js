@@ -2,6 +2,7 @@
 // is its own module (runs.js, run.js, new-run.js, settings.js), drawn with the helpers of dom.js
 // and api.js. This one routes the hash to a view and redraws it when the ledger changes (SSE).
 // The page's Content-Security-Policy runs no inline script, and nothing from another origin.
+import { api, storedKey } from './api.js';
 import { restoreAfterLogin } from './deep-link.js';
 import { h, main, pageKey, tickAges } from './dom.js';
 import { showGroup } from './group.js';
@@ -16,6 +17,11 @@ let rendering = Promise.resolve();
 function render() {
   rendering = rendering.then(async () => {
     const [, page, arg] = location.hash.split('/');
+    if (!storedKey()) {
+      delete main.dataset.page;
+      main.replaceChildren(h('p', { class: 'panel warn' }, NO_KEY));
+      return;
+    }
     try {
       if (page === 'run' && arg) await showRun(decodeURIComponent(arg), render);
       else if (page === 'group' && arg) await showGroup(decodeURIComponent(arg), render);
@@ -38,6 +44,9 @@ let pending;
 const GONE = 'agentbox ui is not answering — reconnecting…';
 /** A server that answers but no longer knows this browser (`agentbox ui --new-token`). */
 const LOGGED_OUT = 'agentbox ui no longer knows this page — open the address it printed';
+/** A browser with the cookie but not the page's key (logged in before keys, or its storage cleared). */
+const NO_KEY =
+  'This browser has no login for this page: open the address agentbox ui printed (it carries the token).';
 
 /** The connection, said in words beside the dot: a grey dot alone told nobody the server was gone. */
 function showLive(on, text = GONE) {
@@ -46,7 +55,8 @@ function showLive(on, text = GONE) {
 }
 
 function connect() {
-  const source = new EventSource('/api/events');
+  // An EventSource sends no header: the page's key goes in the query (src/web/auth.ts).
+  const source = new EventSource(`/api/events?csrf=${encodeURIComponent(storedKey())}`);
   // Each time the stream opens, the page is drawn again: a change that fell between the first draw
   // (made at once, not after the browser's ~25 ms to open the stream) and the stream is not lost.
   // The runs' statuses notifications compare with are read after the draw: the server answers the
@@ -60,9 +70,9 @@ function connect() {
     // EventSource reconnects by itself, except after an answer that was not a stream (a server
     // that was starting or stopping): then a new one, until the server answers.
     if (source.readyState !== EventSource.CLOSED) return;
-    fetch('/api/runs?limit=1', { credentials: 'same-origin' }).then(
-      (res) => (res.status === 401 ? showLive(false, LOGGED_OUT) : setTimeout(connect, 1000)),
+    api('GET', '/api/runs?limit=1').then(
       () => setTimeout(connect, 1000),
+      (e) => (e.status === 401 || e.status === 403 ? showLive(false, LOGGED_OUT) : setTimeout(connect, 1000)),
     );
   };
   source.addEventListener('change', () => {

@@ -62,8 +62,13 @@ export function webAssets(webDir = WEB_DIR, bundle = PAGE_BUNDLE): ReadonlyMap<s
   return assets;
 }
 
-/** The entry, diff2html (loaded when a diff is first drawn) and the login page's script. */
-const NOT_PRELOADED = new Set(['/assets/app.js', '/assets/diff2html.js', '/assets/login.js']);
+/** The entry, diff2html (loaded when a diff is first drawn) and the login pages' scripts. */
+const NOT_PRELOADED = new Set([
+  '/assets/app.js',
+  '/assets/diff2html.js',
+  '/assets/login.js',
+  '/assets/login-done.js',
+]);
 
 /**
  * `<link rel="modulepreload">` for every page module but the entry: the browser asks for them all

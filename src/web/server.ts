@@ -5,7 +5,7 @@ import { listenLocal } from '../endpoint/listen.js';
 import type { Ledger } from '../ledger/index.js';
 import type { Env } from '../util/env.js';
 import { modulePreloads, WEB_DIR, webAssets } from './assets.js';
-import { checkRequest, hostAllowed, SESSION_COOKIE, type Secrets, sameSecret } from './auth.js';
+import { checkRequest, hostAllowed, type Secrets, type Served, sameSecret, sessionCookie } from './auth.js';
 import { LedgerWatcher, serveEvents } from './events.js';
 import { BASE_HEADERS, HttpError, send } from './http.js';
 import { IdleRelease, type IdleReleaseOptions } from './idle-memory.js';
@@ -15,7 +15,7 @@ export interface UiServerOptions {
   readonly root: string;
   readonly ledger: Ledger;
   readonly env: Env;
-  /** The token, session and CSRF secrets (kept across restarts by src/web/secrets.ts). */
+  /** The token, session and page-key secrets (kept across restarts by src/web/secrets.ts). */
   readonly secrets: Secrets;
   /** 0: a free port. */
   readonly port?: number;
@@ -48,16 +48,17 @@ const CSP =
  * `agentbox ui`'s server, on the same footing as the hook endpoint (src/endpoint/listen.ts:
  * loopback by default, idempotent close). It holds no state of its own: every answer is read from the ledger, every
  * action is the CLI's command, so killing it never harms a run and a restart shows all as it was.
- * Every request is checked before it is routed (Host, then token or cookie, then CSRF for a
- * browser's state-changing request); the token in the printed URL is exchanged once per browser for
- * an HttpOnly, SameSite=Strict cookie and the browser is sent on to the clean URL.
+ * Every request is checked before it is routed (Host, then token or cookie, then the page's key and
+ * CSRF for a browser's); the token in the printed URL is exchanged once per browser for an HttpOnly,
+ * SameSite=Strict cookie and the page's key (src/web/auth.ts says why both), and the browser is sent
+ * on to the clean URL.
  */
 export async function startUiServer(options: UiServerOptions): Promise<UiServer> {
   const secrets = options.secrets;
   const host = options.host ?? '127.0.0.1';
   const limit = options.maxBodyBytes ?? 1024 * 1024;
   const watcher = new LedgerWatcher(options.ledger);
-  let served = { hosts: [] as string[], origins: [] as string[] };
+  let served: Served = { hosts: [], origins: [], cookie: '' };
   const assets = webAssets();
   const preloads = modulePreloads(assets);
   const idle = new IdleRelease(options.idleRelease);
@@ -72,7 +73,7 @@ export async function startUiServer(options: UiServerOptions): Promise<UiServer>
     idle.during(res);
     const url = new URL(req.url ?? '/', 'http://x');
     const method = req.method ?? 'GET';
-    const facts = { method, headers: req.headers };
+    const facts = { method, url: req.url, headers: req.headers };
     if (!hostAllowed(req.headers.host, served.hosts)) {
       return refuse(req, res, 403, `Host ${req.headers.host ?? '(none)'} is not this server`);
     }
@@ -81,7 +82,7 @@ export async function startUiServer(options: UiServerOptions): Promise<UiServer>
     if (url.pathname === '/' && method === 'GET' && url.searchParams.has('token')) {
       if (!sameSecret(url.searchParams.get('token') ?? '', secrets.token))
         return refuse(req, res, 401, 'wrong token');
-      return sendSessionCookie(res, secrets.session);
+      return sendLogin(res, served.cookie, secrets);
     }
     const verdict = checkRequest(facts, secrets, served);
     if (!verdict.ok) {
@@ -91,7 +92,7 @@ export async function startUiServer(options: UiServerOptions): Promise<UiServer>
       options.onProblem?.({ status: 401, reason: verdict.reason, method, path: '/' });
       return sendLoginHint(res);
     }
-    if (url.pathname === '/' && method === 'GET') return sendPage(res, secrets.csrf, preloads);
+    if (url.pathname === '/' && method === 'GET') return sendPage(res, preloads);
     if (url.pathname === '/api/events' && method === 'GET') return serveEvents(req, res, watcher);
     answerApi(req, res, url, options, limit);
   });
@@ -112,12 +113,13 @@ export async function startUiServer(options: UiServerOptions): Promise<UiServer>
   };
 }
 
-/** The Host headers and Origins this server answers to: its address, and `localhost` for 127.0.0.1. */
-function servedAt(host: string, port: number): { hosts: string[]; origins: string[] } {
+/** The Host headers and Origins this server answers to (its address, and `localhost` for 127.0.0.1), and its cookie. */
+function servedAt(host: string, port: number): Served {
   const names = host === '127.0.0.1' ? ['127.0.0.1', 'localhost'] : [host];
   return {
     hosts: names.map((name) => `${name}:${port}`.toLowerCase()),
     origins: names.map((name) => `http://${name}:${port}`.toLowerCase()),
+    cookie: sessionCookie(port),
   };
 }
 
@@ -132,7 +134,7 @@ function sendFile(res: http.ServerResponse, file: string, type: string): void {
   });
 }
 
-function sendPage(res: http.ServerResponse, csrf: string, preloads: string): void {
+function sendPage(res: http.ServerResponse, preloads: string): void {
   fs.readFile(path.join(WEB_DIR, 'index.html'), 'utf8', (error, html) => {
     if (error) {
       send(res, { status: 500, body: { error: 'missing web/index.html: a broken install' } });
@@ -143,7 +145,7 @@ function sendPage(res: http.ServerResponse, csrf: string, preloads: string): voi
       'content-type': 'text/html; charset=utf-8',
       'content-security-policy': CSP,
     });
-    res.end(html.replace('__CSRF__', csrf).replace('__PRELOADS__', preloads));
+    res.end(html.replace('__PRELOADS__', preloads));
   });
 }
 
@@ -159,14 +161,21 @@ function sendLoginHint(res: http.ServerResponse): void {
   );
 }
 
-/** The token was right: the browser gets the session cookie and is sent on to the clean URL. */
-function sendSessionCookie(res: http.ServerResponse, session: string): void {
-  res.writeHead(303, {
+/**
+ * The token was right: the browser gets the session cookie, and the page's key in a page that keeps
+ * it in this origin's storage and goes on to the clean URL (web/login-done.js). Only this answer,
+ * which the token alone gets, ever carries the key.
+ */
+function sendLogin(res: http.ServerResponse, cookie: string, secrets: Secrets): void {
+  res.writeHead(200, {
     ...BASE_HEADERS,
-    location: '/',
-    'set-cookie': `${SESSION_COOKIE}=${session}; HttpOnly; SameSite=Strict; Path=/`,
+    'content-type': 'text/html; charset=utf-8',
+    'content-security-policy': CSP,
+    'set-cookie': `${cookie}=${secrets.session}; HttpOnly; SameSite=Strict; Path=/`,
   });
-  res.end();
+  res.end(
+    `<!doctype html><meta charset="utf-8"><meta name="agentbox-key" content="${secrets.csrf}"><title>agentbox</title><script type="module" src="/assets/login-done.js"></script><p id="login">Logging in…</p>`,
+  );
 }
 
 /** A checked request to the JSON API: the route's reply, or its error as a status. */

@@ -172,7 +172,7 @@ describe('the transcript of a run (real Claude Code)', () => {
       {},
       { authorization: `Bearer ${ui!.token}x` },
       { authorization: `bearer ${ui!.token}` },
-      { cookie: `agentbox_session=${ui!.token}` },
+      { cookie: `agentbox_session_${ui!.port}=${ui!.token}` },
       { authorization: ui!.token },
     ];
     for (const headers of spellings) {

@@ -5,7 +5,7 @@ import { bash, hang, text } from '../fixtures/model-server/index.js';
 import { expectNoProcessesLeft } from '../helpers/processes.js';
 import { type Project, project } from '../helpers/project.js';
 import { waitFor } from '../helpers/pty.js';
-import { request, startUi, type Ui } from '../helpers/ui.js';
+import { logInRaw, request, startUi, type Ui } from '../helpers/ui.js';
 
 /**
  * Issue 15: `agentbox ui`'s server and JSON API against a real repository, the real Claude Code and
@@ -50,23 +50,36 @@ describe('agentbox ui: server and API', () => {
     return { name, id };
   }
 
-  it('prints a loopback address with a token; the token becomes an HttpOnly SameSite=Strict cookie and a clean URL', async () => {
+  it("prints a loopback address with a token; the token becomes an HttpOnly SameSite=Strict cookie of this port, the page's key and a clean URL", async () => {
     expect(ui.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
     expect(ui.port).toBeGreaterThan(0);
     const wrong = await request(ui.port, `/?token=${ui.token}x`);
     expect(wrong.status).toBe(401);
     const login = await request(ui.port, `/?token=${ui.token}`);
-    expect(login.status).toBe(303);
-    expect(login.headers.location).toBe('/');
+    expect(login.status).toBe(200);
     expect(login.headers['referrer-policy']).toBe('no-referrer');
+    expect(login.headers['cache-control']).toBe('no-store');
     const cookie = String(login.headers['set-cookie']);
-    expect(cookie).toMatch(/^agentbox_session=[\w-]+; HttpOnly; SameSite=Strict; Path=\/$/);
+    expect(cookie).toMatch(
+      new RegExp(`^agentbox_session_${ui.port}=[\\w-]+; HttpOnly; SameSite=Strict; Path=/$`),
+    );
     const session = cookie.split(';')[0]!;
     expect(session).not.toContain(ui.token);
+    // The page's key, for the page to keep in its origin's storage (web/login-done.js).
+    const key = /<meta name="agentbox-key" content="([\w-]{32})">/.exec(login.text)![1]!;
+    expect(login.text).toContain('<script type="module" src="/assets/login-done.js"></script>');
+    expect(key).not.toBe(ui.token);
+    expect(session).not.toContain(key);
     const page = await request(ui.port, '/', { headers: { cookie: session } });
     expect(page.status).toBe(200);
     expect(page.headers['content-security-policy']).toContain("script-src 'self'");
-    expect(page.text).toMatch(/<meta name="csrf" content="[\w-]{20,}">/);
+    // The page the cookie alone reads holds no secret: the key is only in the exchange's answer.
+    expect(page.text).not.toContain(key);
+    expect(page.text).not.toContain('__CSRF__');
+    expect((await request(ui.port, '/api/runs', { headers: { cookie: session } })).status).toBe(403);
+    expect(
+      (await request(ui.port, '/api/runs', { headers: { cookie: session, 'x-agentbox-csrf': key } })).status,
+    ).toBe(200);
     const noCookie = await request(ui.port, '/');
     expect(noCookie.status).toBe(401);
     expect(noCookie.text).toContain('Open the address');
@@ -101,12 +114,7 @@ describe('agentbox ui: server and API', () => {
       const r = await request(ui.port, '/api/runs', { headers: { ...bearer(), host } });
       expect(r.status, host).toBe(403);
     }
-    const session = String((await request(ui.port, `/?token=${ui.token}`)).headers['set-cookie']).split(
-      ';',
-    )[0]!;
-    const csrf = /content="([\w-]+)"/.exec(
-      (await request(ui.port, '/', { headers: { cookie: session } })).text,
-    )![1]!;
+    const { cookie: session, key: csrf } = await logInRaw(ui);
     const origin = ui.url;
     const writes: [string, string][] = [
       ['POST', '/api/runs'],
@@ -359,9 +367,7 @@ describe('agentbox ui: server and API', () => {
     ]);
     const started = await api('/api/runs', { method: 'POST', body: { type: 'scout', task } });
     const name = started.json().run as string;
-    const session = String((await request(ui.port, `/?token=${ui.token}`)).headers['set-cookie']).split(
-      ';',
-    )[0]!;
+    const login = await logInRaw(ui);
     const before = { port: ui.port, token: ui.token };
     ui.child.kill('SIGKILL');
     await ui.stop();
@@ -369,7 +375,8 @@ describe('agentbox ui: server and API', () => {
     // The same address and login: an open page reconnects by itself.
     ui = await startUi(p.repo.dir, p.env);
     expect({ port: ui.port, token: ui.token }).toEqual(before);
-    expect((await request(ui.port, '/api/runs', { headers: { cookie: session } })).status).toBe(200);
+    const again = { cookie: login.cookie, 'x-agentbox-csrf': login.key };
+    expect((await request(ui.port, '/api/runs', { headers: again })).status).toBe(200);
     // Kept in the person's state dir, not in the repository.
     const uiDir = path.join(p.home.home, '.local', 'state', 'agentbox', 'ui');
     const [id] = fs.readdirSync(uiDir);
@@ -540,14 +547,13 @@ describe('agentbox ui: server and API', () => {
   }, 180_000);
 
   it('--new-token: the old token and every browser login stop working', async () => {
-    const session = String((await request(ui.port, `/?token=${ui.token}`)).headers['set-cookie']).split(
-      ';',
-    )[0]!;
+    const login = await logInRaw(ui);
     const old = ui.token;
     expect(await ui.stop()).toBe(130);
     ui = await startUi(p.repo.dir, p.env, ['--new-token']);
     expect(ui.token).not.toBe(old);
-    expect((await request(ui.port, '/api/runs', { headers: { cookie: session } })).status).toBe(401);
+    const stale = { cookie: login.cookie, 'x-agentbox-csrf': login.key };
+    expect((await request(ui.port, '/api/runs', { headers: stale })).status).toBe(401);
     expect(
       (await request(ui.port, '/api/runs', { headers: { authorization: `Bearer ${old}` } })).status,
     ).toBe(401);

@@ -8,7 +8,7 @@ import { memoryIo } from '../../src/context.js';
 import { createRun, ensureLedger, openLedger, updateState } from '../../src/ledger/index.js';
 import { GIT_ENV, tempDir } from '../helpers/git-repo.js';
 import { type Origin, origin } from '../helpers/remote.js';
-import { CHROMIUM, launchChromium, startUi, type Ui } from '../helpers/ui.js';
+import { CHROMIUM, launchChromium, request, startUi, type Ui } from '../helpers/ui.js';
 import { ENVELOPE } from '../unit/fixtures/ledger.js';
 
 /*
@@ -69,10 +69,16 @@ describe('a fetched run on the web page', () => {
     browser = await launchChromium();
     const page = await browser.newPage();
     await page.goto(ui.loginUrl);
+    await page.getByRole('heading', { name: 'Runs' }).waitFor();
+    const key: string = await page.evaluate(() => (globalThis as any).localStorage.getItem('agentbox.key'));
     const reviewed = path.join(laptop.ledger.runsDir, run.name, 'reviewed.jsonl');
     // A page on another port of this address is same-site (SameSite ignores ports): the browser
     // sends it the session cookie. A read from it must not record the patch as shown to the person.
-    const other = http.createServer((_, res) => {
+    // And that server itself (a dev server an agent wrote) gets the cookie: replayed, it reads
+    // nothing but the page, which holds no secret, and acts on nothing.
+    let leaked = '';
+    const other = http.createServer((req, res) => {
+      leaked ||= req.headers.cookie ?? '';
       res.setHeader('content-type', 'text/html');
       res.end(`<img src="${ui!.url}/api/runs/${run.id}"><img src="${ui!.url}/api/runs/${run.id}/diff">`);
     });
@@ -83,9 +89,12 @@ describe('a fetched run on the web page', () => {
     } finally {
       other.close();
     }
+    expect(leaked).toMatch(new RegExp(`agentbox_session_${ui.port}=[\\w-]{32}`));
+    await replayRefused(ui, leaked, run.id, key);
     expect(fs.existsSync(reviewed) ? fs.readFileSync(reviewed, 'utf8') : '').not.toContain('"by":"ui"');
     const refused = fs.readFileSync(path.join(laptop.repo.dir, '.agents', 'ui', 'events.jsonl'), 'utf8');
     expect(refused).toContain('"reason":"a same-site request"');
+    expect(refused).toContain('"reason":"missing or wrong x-agentbox-csrf header"');
     await page.goto(`${ui.url}/#/run/${run.id}`);
     const claim = page.locator('#claim');
     await claim.waitFor();
@@ -125,3 +134,32 @@ describe('a fetched run on the web page', () => {
     expect(events).not.toContain('rerun_refused');
   }, 90_000);
 });
+
+/**
+ * The session cookie a server on another port of 127.0.0.1 received, replayed as that server could:
+ * the page answers (it holds no secret: not the page's key the browser keeps), every API request is
+ * refused, reads and the event stream included, and the merge is not made.
+ */
+async function replayRefused(ui: Ui, cookie: string, id: string, key: string): Promise<void> {
+  expect(key).toMatch(/^[\w-]{32}$/);
+  const front = await request(ui.port, '/', { headers: { cookie } });
+  expect(front.status).toBe(200);
+  expect(front.text).not.toContain(key);
+  const write = { cookie, origin: ui.url, 'content-type': 'application/json' };
+  for (const [method, url, headers] of [
+    ['GET', `/api/runs/${id}`, { cookie }],
+    ['GET', `/api/runs/${id}/diff`, { cookie, 'sec-fetch-site': 'none' }],
+    ['GET', '/api/events', { cookie }],
+    ['GET', '/api/events?csrf=', { cookie }],
+    ['POST', `/api/runs/${id}/merge`, write],
+    ['POST', `/api/runs/${id}/merge`, { ...write, 'x-agentbox-csrf': '' }],
+    ['POST', `/api/runs/${id}/merge?csrf=${ui.token}`, write],
+  ] as const) {
+    const answer = await request(ui.port, url, {
+      method,
+      headers,
+      body: method === 'POST' ? '{"force":true}' : undefined,
+    });
+    expect(answer.status, `${method} ${url}`).toBe(403);
+  }
+}

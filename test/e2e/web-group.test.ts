@@ -9,7 +9,7 @@ import { attemptRules, GROUP_FILES, groupOfTask, readGroupFiles } from '../helpe
 import { expectNoProcessesLeft } from '../helpers/processes.js';
 import { type Project, project } from '../helpers/project.js';
 import { waitFor } from '../helpers/pty.js';
-import { CHROMIUM, launchChromium, logIn, request, startUi, type Ui } from '../helpers/ui.js';
+import { CHROMIUM, launchChromium, logIn, logInRaw, request, startUi, type Ui } from '../helpers/ui.js';
 
 /** Where the screenshot goes (git-ignored), as test/e2e/web-ui.test.ts's. */
 const SHOTS = path.join(REPO_ROOT, 'test-output', 'screenshots');
@@ -163,12 +163,7 @@ describe('a group in the page', () => {
   it('the merge API refuses without the token, from a foreign Host, without CSRF, a bad attempt: each logged, nothing merged', async () => {
     const url = `/api/groups/${group.id}/merge`;
     const body = JSON.stringify({ attempt: 2, commit: true });
-    const session = String((await request(ui.port, `/?token=${ui.token}`)).headers['set-cookie']).split(
-      ';',
-    )[0]!;
-    const csrf = /content="([\w-]+)"/.exec(
-      (await request(ui.port, '/', { headers: { cookie: session } })).text,
-    )![1]!;
+    const { cookie: session, key: csrf } = await logInRaw(ui);
     const cases: [string, number, Record<string, string>][] = [
       ['no token', 401, { 'content-type': 'application/json' }],
       ['a wrong token', 401, { authorization: `Bearer ${ui.token}x` }],

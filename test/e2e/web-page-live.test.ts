@@ -105,12 +105,12 @@ describe('the live page in Chromium', () => {
   /** axe-core's serious and critical violations on the page as it is now, light and dark. */
   const violations = () => axeLightAndDark(page);
 
-  /** A POST from the page itself (its session cookie and CSRF token): its status and answer. */
+  /** A POST from the page itself (its session cookie and the key it keeps): its status and answer. */
   const post = (url: string, body: unknown) =>
     page.evaluate(
       async ({ url, body }) => {
         const g = globalThis as any;
-        const csrf = g.document.querySelector('meta[name="csrf"]').content;
+        const csrf = g.localStorage.getItem('agentbox.key');
         const res = await g.fetch(url, {
           method: 'POST',
           headers: { 'content-type': 'application/json', 'x-agentbox-csrf': csrf },

@@ -48,8 +48,14 @@ describe('agentbox ui and a committed .agents/ui/state.json', () => {
           .status,
       ).toBe(401);
       expect(
-        (await request(ui.port, '/api/runs', { headers: { cookie: `agentbox_session=${chosen.session}` } }))
-          .status,
+        (
+          await request(ui.port, '/api/runs', {
+            headers: {
+              cookie: `agentbox_session_${ui.port}=${chosen.session}`,
+              'x-agentbox-csrf': chosen.csrf,
+            },
+          })
+        ).status,
       ).toBe(401);
       expect(ui.output()).toContain(`removed ${legacy} without using it`);
       expect(fs.existsSync(legacy)).toBe(false);

@@ -1,7 +1,10 @@
+import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openLedger } from '../../src/ledger/index.js';
+import { startUiServer } from '../../src/web/server.js';
 import { bash, text } from '../fixtures/model-server/index.js';
 import { REPO_ROOT } from '../helpers/bin.js';
 import { prepareInteractiveConfig, TEST_API_KEY } from '../helpers/claude.js';
@@ -107,10 +110,36 @@ describe('agentbox ui in Chromium', () => {
     await page.getByRole('heading', { name: 'Runs' }).waitFor();
     expect(await page.getByText('No runs yet').count()).toBe(1);
     const cookies = await context.cookies();
-    expect(cookies.find((c) => c.name === 'agentbox_session')).toMatchObject({
+    expect(cookies.find((c) => c.name === `agentbox_session_${ui.port}`)).toMatchObject({
       httpOnly: true,
       sameSite: 'Strict',
     });
+  });
+
+  it("two servers' logins in one browser keep each their own; a browser with the cookie but not the page's key is told to log in", async () => {
+    // Another repository's `agentbox ui` (another port): its login must not log this page out.
+    const fresh = () => randomBytes(24).toString('base64url');
+    const second = await startUiServer({
+      root: p.repo.dir,
+      ledger: openLedger(p.repo.dir),
+      env: p.env,
+      secrets: { token: fresh(), session: fresh(), csrf: fresh() },
+    });
+    try {
+      const other = await context.newPage();
+      await other.goto(second.loginUrl);
+      await other.getByRole('heading', { name: 'Runs' }).waitFor();
+      await other.close();
+      await page.reload();
+      await page.getByRole('heading', { name: 'Runs' }).waitFor();
+    } finally {
+      await second.close();
+    }
+    await page.evaluate(() => (globalThis as any).localStorage.removeItem('agentbox.key'));
+    await page.reload();
+    await page.getByText('This browser has no login for this page').waitFor();
+    await page.goto(ui.loginUrl);
+    await page.getByRole('heading', { name: 'Runs' }).waitFor();
   });
 
   it('web-only self-development: a fix asked for, watched live, reviewed and merged from the browser', async () => {

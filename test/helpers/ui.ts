@@ -113,3 +113,18 @@ export async function logIn(page: Page, ui: Pick<Ui, 'loginUrl'>): Promise<void>
   await page.goto(ui.loginUrl);
   await page.getByRole('heading', { name: 'Runs' }).waitFor();
 }
+
+/** What a browser keeps from the token exchange: its session cookie (`name=value`) and the page's key. */
+export interface RawLogin {
+  readonly cookie: string;
+  readonly key: string;
+}
+
+/** The token exchange, as a browser makes it, for requests made by hand with the page's credentials. */
+export async function logInRaw(ui: Pick<Ui, 'port' | 'token'>): Promise<RawLogin> {
+  const answer = await request(ui.port, `/?token=${ui.token}`);
+  const cookie = String(answer.headers['set-cookie']).split(';')[0]!;
+  const key = /<meta name="agentbox-key" content="([\w-]+)">/.exec(answer.text)?.[1];
+  if (answer.status !== 200 || !key) throw new Error(`no login: ${answer.status} ${answer.text}`);
+  return { cookie, key };
+}

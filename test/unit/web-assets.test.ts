@@ -55,9 +55,9 @@ describe('agentbox ui: the page modules and nothing else', () => {
     // The page asks for every module at once (modulepreload), not one level of imports at a time.
     const served = await request(ui.port, '/', { headers: { authorization: `Bearer ${SECRETS.token}` } });
     const preloaded = [...served.text.matchAll(/<link rel="modulepreload" href="\/assets\/([\w-]+\.js)">/g)];
-    // Not the entry, nor the login page's script (web/login.js: it runs on the 401 page alone).
+    // Not the entry, nor the login pages' scripts (web/login.js, web/login-done.js: each runs on its own page).
     expect(preloaded.map((m) => m[1]).sort()).toEqual(
-      modules.filter((name) => name !== 'app.js' && name !== 'login.js').sort(),
+      modules.filter((name) => !['app.js', 'login.js', 'login-done.js'].includes(name)).sort(),
     );
     expect(served.text).not.toContain('__PRELOADS__');
     const css = await request(ui.port, '/assets/app.css');
