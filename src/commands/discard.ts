@@ -9,6 +9,7 @@ import { assertGroupEnded, mergedAttempt, settleGroup } from '../group/merge.js'
 import { findGroup } from '../group/resolve.js';
 import { type GroupDetails, readGroup } from '../group/store.js';
 import { openLedger, readRun, resolveRun, runIdOf } from '../ledger/index.js';
+import { terminalJson } from '../util/json-out.js';
 import { printSettled } from './merge-group.js';
 
 /** `agentbox discard <run>`: removes the worktree and its branch, keeps the run folder and patch. */
@@ -33,7 +34,7 @@ export async function discard(
     : null;
   if (options.json) {
     ctx.io.out(
-      `${JSON.stringify({ run: run.name, status: done.status, removedWorktree: done.removedWorktree, deletedBranch: done.deletedBranch, ...(unpublished ? { remote: unpublished } : {}) })}\n`,
+      `${terminalJson({ run: run.name, status: done.status, removedWorktree: done.removedWorktree, deletedBranch: done.deletedBranch, ...(unpublished ? { remote: unpublished } : {}) })}\n`,
     );
     return 0;
   }

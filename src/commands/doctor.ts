@@ -19,6 +19,7 @@ import {
 import { nodeLineResult } from '../doctor/node-line.js';
 import { checkSetup } from '../doctor/setup.js';
 import { checkTemplates, checkVerify } from '../doctor/templates.js';
+import { terminalJson } from '../util/json-out.js';
 import { styler } from '../util/style.js';
 
 export interface DoctorOptions {
@@ -100,7 +101,7 @@ export async function doctor(ctx: CommandContext, options: DoctorOptions = {}): 
 
   const failed = results.filter((r) => !r.ok && !r.skipped);
   if (options.json) {
-    ctx.io.out(`${JSON.stringify({ ok: failed.length === 0, checks: results }, null, 2)}\n`);
+    ctx.io.out(`${terminalJson({ ok: failed.length === 0, checks: results }, 2)}\n`);
     return failed.length === 0 ? 0 : 1;
   }
   printResults(ctx, results, failed.length);

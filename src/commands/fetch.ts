@@ -5,6 +5,7 @@ import { openLedger } from '../ledger/paths.js';
 import { type FetchResult, fetchRuns } from '../remote/fetch.js';
 import type { PatchChange } from '../remote/import.js';
 import { checkRemoteName, DEFAULT_REMOTE } from '../remote/refs.js';
+import { terminalJson } from '../util/json-out.js';
 import { terminalLine } from '../util/terminal-text.js';
 
 /** `agentbox fetch [<remote>]`: brings every run published to the remote into this ledger. */
@@ -20,11 +21,11 @@ export async function fetchRemote(
   // quote the remote's publication, which a stranger may have written.
   for (const s of result.groups.skipped)
     ctx.io.err(
-      `agentbox: group not imported: ${terminalLine(JSON.stringify(s.group))}: ${terminalLine(s.why)} (logged in .agents/remotes/events.jsonl)\n`,
+      `agentbox: group not imported: ${terminalJson(s.group)}: ${terminalLine(s.why)} (logged in .agents/remotes/events.jsonl)\n`,
     );
   for (const s of result.skipped)
-    ctx.io.err(`agentbox: not imported: ${terminalLine(JSON.stringify(s.run))}: ${terminalLine(s.why)}\n`);
-  if (options.json) ctx.io.out(`${JSON.stringify(result)}\n`);
+    ctx.io.err(`agentbox: not imported: ${terminalJson(s.run)}: ${terminalLine(s.why)}\n`);
+  if (options.json) ctx.io.out(`${terminalJson(result)}\n`);
   else ctx.io.out(renderFetch(result));
   return 0;
 }

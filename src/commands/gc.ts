@@ -5,6 +5,7 @@ import { AgentboxError } from '../errors.js';
 import { assertHuman } from '../gate/gate.js';
 import { collectGarbage, type GcItem } from '../gate/gc.js';
 import { findRepo } from '../git/repo.js';
+import { terminalJson } from '../util/json-out.js';
 
 export interface GcOptions {
   readonly olderThan?: string;
@@ -46,9 +47,7 @@ function report(
   r: { removed: GcItem[]; keptReview: string[]; dry: boolean; json: boolean },
 ): void {
   if (r.json) {
-    ctx.io.out(
-      `${JSON.stringify({ dry_run: r.dry, removed: r.removed, kept_review: r.keptReview }, null, 2)}\n`,
-    );
+    ctx.io.out(`${terminalJson({ dry_run: r.dry, removed: r.removed, kept_review: r.keptReview }, 2)}\n`);
     return;
   }
   const verb = r.dry ? 'would remove' : 'removed';

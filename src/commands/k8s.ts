@@ -10,6 +10,7 @@ import { checkSource, sourcePath } from '../engines/source.js';
 import { AgentboxError } from '../errors.js';
 import { findRepo } from '../git/repo.js';
 import { HEADLESS_TYPES, type HeadlessType } from '../run/begin/tier.js';
+import { terminalJson } from '../util/json-out.js';
 import { VERSION } from '../version.js';
 
 export interface K8sJobOptions {
@@ -117,7 +118,7 @@ export async function job(
     budget: options.maxCost,
     agentboxFrom: options.agentboxFrom,
   });
-  if (options.json) ctx.io.out(`${JSON.stringify(manifest, null, 2)}\n`);
+  if (options.json) ctx.io.out(`${terminalJson(manifest, 2)}\n`);
   else
     ctx.io.out(
       renderYaml(

@@ -2,6 +2,7 @@ import type { CommandContext } from '../context.js';
 import { AgentboxError } from '../errors.js';
 import { mergeablePatch, recordMergedByHand } from '../gate/merge.js';
 import type { RunDetails } from '../ledger/index.js';
+import { terminalJson } from '../util/json-out.js';
 import { styler } from '../util/style.js';
 import type { MergeOptions } from './merge-group.js';
 
@@ -45,7 +46,7 @@ export function printByHand(
   json: boolean,
   extra: Record<string, unknown> = {},
 ): void {
-  if (json) ctx.io.out(`${JSON.stringify({ run: run.name, status: 'MERGED', byHand: true, ...extra })}\n`);
+  if (json) ctx.io.out(`${terminalJson({ run: run.name, status: 'MERGED', byHand: true, ...extra })}\n`);
   else {
     ctx.io.out(`${styler(ctx.io).ok('✓')} recorded ${run.name} as merged (by hand; nothing was applied)\n`);
     ctx.io.out(`  next: ${mergedNext(true, run.meta.run_id)}\n`);

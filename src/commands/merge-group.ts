@@ -24,6 +24,7 @@ import {
 import { findGroup } from '../group/resolve.js';
 import { type GroupDetails, readGroup } from '../group/store.js';
 import { type Ledger, openLedger, type RunDetails, readRun, resolveRun, runIdOf } from '../ledger/index.js';
+import { terminalJson } from '../util/json-out.js';
 import { styler } from '../util/style.js';
 import { terminalLine } from '../util/terminal-text.js';
 
@@ -228,7 +229,7 @@ export function printSettled(
   attempt: number | null,
 ): void {
   if (json) {
-    ctx.io.out(`${JSON.stringify({ status: settled.status, ...groupJson(group, settled, attempt ?? 0) })}\n`);
+    ctx.io.out(`${terminalJson({ status: settled.status, ...groupJson(group, settled, attempt ?? 0) })}\n`);
     return;
   }
   const s = styler(ctx.io);

@@ -13,6 +13,7 @@ import type { RunDetails } from '../ledger/index.js';
 import { nestedLines } from '../present/nested.js';
 import { mergeMessage } from '../present/result-message.js';
 import { showDiff } from '../review/diff.js';
+import { terminalJson } from '../util/json-out.js';
 import { styler } from '../util/style.js';
 import { terminalExact, terminalLine, terminalName } from '../util/terminal-text.js';
 import { markMerged, mergedNext, printByHand, recordByHand } from './merge-by-hand.js';
@@ -202,7 +203,7 @@ export function printMerged(
   if (json) {
     // A patch with a refused change never gets here: `refused` is always empty.
     ctx.io.out(
-      `${JSON.stringify({ run: run.name, status: 'MERGED', files: done.files, commit: done.commit, hooksRan: done.hooksRan, hooksNotRun: done.hooksNotRun, unfiltered: done.unfiltered, sensitive, refused: [], patch_sha256: done.patch_sha256, claim: plan.claim, ...extra })}\n`,
+      `${terminalJson({ run: run.name, status: 'MERGED', files: done.files, commit: done.commit, hooksRan: done.hooksRan, hooksNotRun: done.hooksNotRun, unfiltered: done.unfiltered, sensitive, refused: [], patch_sha256: done.patch_sha256, claim: plan.claim, ...extra })}\n`,
     );
     return;
   }

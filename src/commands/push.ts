@@ -5,6 +5,7 @@ import { openLedger, resolveRun } from '../ledger/index.js';
 import { checkRemoteName, DEFAULT_REMOTE } from '../remote/refs.js';
 import { type Shared, shareRun } from '../remote/share.js';
 import { type SharedGroup, shareGroup } from '../remote/share-group.js';
+import { terminalJson } from '../util/json-out.js';
 
 export interface PushOptions {
   readonly raw?: boolean;
@@ -36,7 +37,7 @@ export async function push(
 /** What `agentbox push <group>` prints; `--json` the publication as it is. */
 export function printSharedGroup(ctx: CommandContext, shared: SharedGroup, json: boolean): void {
   if (json) {
-    ctx.io.out(`${JSON.stringify(shared)}\n`);
+    ctx.io.out(`${terminalJson(shared)}\n`);
     return;
   }
   const how = shared.changed ? `commit ${shared.commit.slice(0, 12)}` : 'unchanged since its last push';
@@ -54,7 +55,7 @@ export function printSharedGroup(ctx: CommandContext, shared: SharedGroup, json:
 /** One line per published run; `--json` prints the publication as it is. */
 export function printShared(ctx: CommandContext, shared: Shared, json: boolean): void {
   if (json) {
-    ctx.io.out(`${JSON.stringify(shared)}\n`);
+    ctx.io.out(`${terminalJson(shared)}\n`);
     return;
   }
   const what = shared.branch ? `its ledger entry and branch agentbox/${shared.run}` : 'its ledger entry';

@@ -12,6 +12,7 @@ import {
 } from '../recover/group-plan.js';
 import { carryOut, decideRecoveries, looksInterrupted } from '../recover/recover.js';
 import { loadRunContext, type RunContext } from '../run/begin/context.js';
+import { terminalJson } from '../util/json-out.js';
 import { terminalLine, terminalText } from '../util/terminal-text.js';
 
 export interface RecoverOptions {
@@ -81,7 +82,7 @@ export async function recover(
     results.push(result);
   }
   if (options.json)
-    ctx.io.out(`${JSON.stringify({ dry_run: dry, runs: results, groups: grouped.results }, null, 2)}\n`);
+    ctx.io.out(`${terminalJson({ dry_run: dry, runs: results, groups: grouped.results }, 2)}\n`);
   else if (decided.length === 0 && groups.length === 0) ctx.io.out('no runs to recover\n');
   else if (dry) ctx.io.out('dry run: nothing was changed\n');
   return code;

@@ -8,6 +8,7 @@ import { readGroup } from '../group/store.js';
 import { renderGroupDetails } from '../group/view.js';
 import type { Ledger } from '../ledger/paths.js';
 import { isAlive } from '../process/reap.js';
+import { terminalJson } from '../util/json-out.js';
 import { styler } from '../util/style.js';
 
 /** `agentbox show <group>`: the group, its attempts ranked with the reason for the order, what next. */
@@ -22,7 +23,7 @@ export function showGroup(ctx: CommandContext, ledger: Ledger, name: string, jso
     const { attempts, best, tie, why } = ranking;
     const report = hasReport ? fs.readFileSync(reportFile, 'utf8') : null;
     const out = { kind: 'group', name, dir: group.dir, meta: group.meta, state: group.state, status };
-    ctx.io.out(`${JSON.stringify({ ...out, ranking: { why, best, tie, attempts }, report }, null, 2)}\n`);
+    ctx.io.out(`${terminalJson({ ...out, ranking: { why, best, tie, attempts }, report }, 2)}\n`);
     return 0;
   }
   ctx.io.out(renderGroupDetails(group, status, ranking, styler(ctx.io), hasReport ? reportFile : null));

@@ -27,6 +27,7 @@ import { spendLines } from '../present/spend.js';
 import { toolErrorsNote } from '../present/tool-errors.js';
 import { type Refusal, refusalsOf, sandboxOffOf } from '../review/events.js';
 import { type NestedRecord, nestedOfEvents } from '../run/end/finalize-nested.js';
+import { terminalJson } from '../util/json-out.js';
 import { type Styler, styler } from '../util/style.js';
 import { terminalLine, terminalName, terminalText } from '../util/terminal-text.js';
 import { colourStatus } from './status.js';
@@ -274,7 +275,7 @@ export async function show(ctx: CommandContext, runRef: string, opts: ShowOption
   if (opts.json) {
     const { name, dir, meta, state } = run;
     ctx.io.out(
-      `${JSON.stringify({ name, dir, meta, state, claim, patch: seen, not_passing: gate, files, sensitive, refused, refusals, nested, sandbox_off: sandboxOff, report }, null, 2)}\n`,
+      `${terminalJson({ name, dir, meta, state, claim, patch: seen, not_passing: gate, files, sensitive, refused, refusals, nested, sandbox_off: sandboxOff, report }, 2)}\n`,
     );
     return 0;
   }

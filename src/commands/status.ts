@@ -11,6 +11,7 @@ import { listRuns } from '../ledger/list.js';
 import { type Ledger, openLedger } from '../ledger/paths.js';
 import type { RunStatus } from '../ledger/types.js';
 import { fitColumns, type Measure, measureFor, plainMeasure } from '../util/columns.js';
+import { terminalJson } from '../util/json-out.js';
 import { thousands } from '../util/number.js';
 import { type Styler, styler } from '../util/style.js';
 import { terminalLine } from '../util/terminal-text.js';
@@ -281,7 +282,7 @@ export async function status(ctx: CommandContext, opts: StatusOptions = {}): Pro
   const ledger = openLedger(repo.root);
   const { runs, total } = await listRows(ledger, limit);
   if (opts.json) {
-    ctx.io.out(`${JSON.stringify({ runs, total }, null, 2)}\n`);
+    ctx.io.out(`${terminalJson({ runs, total }, 2)}\n`);
     return 0;
   }
   if (total === 0) {

@@ -10,6 +10,7 @@ import type { RunTemplates } from '../templates/load.js';
 import { BUILTIN_DIR, templateDirs } from '../templates/locate.js';
 import { locateReviseTemplate } from '../templates/revise.js';
 import { loadTrustedConfig } from '../trust/index.js';
+import { terminalJson } from '../util/json-out.js';
 
 export interface TemplatesOptions {
   readonly json?: boolean;
@@ -49,7 +50,7 @@ export async function list(ctx: CommandContext, options: TemplatesOptions): Prom
   });
   const dirs = templateDirs(ctx.env, repo.root);
   if (options.json) {
-    ctx.io.out(`${JSON.stringify({ dirs, variables: TEMPLATE_VARIABLES, types: rows }, null, 2)}\n`);
+    ctx.io.out(`${terminalJson({ dirs, variables: TEMPLATE_VARIABLES, types: rows }, 2)}\n`);
     return 0;
   }
   const lines = [

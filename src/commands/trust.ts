@@ -3,6 +3,7 @@ import { AgentboxError } from '../errors.js';
 import { findRepo } from '../git/repo.js';
 import { entryLine, type TrustEntry, type TrustStatus, trustStatus, wasTrusted } from '../trust/index.js';
 import { writeRecord } from '../trust/store.js';
+import { terminalJson } from '../util/json-out.js';
 
 export interface TrustOptions {
   /** Trust without asking (scripts, CI): the entries are still printed. */
@@ -13,7 +14,7 @@ export interface TrustOptions {
 }
 
 function asJson(status: TrustStatus): string {
-  return `${JSON.stringify(
+  return `${terminalJson(
     {
       root: status.root,
       state: status.state,
@@ -23,7 +24,6 @@ function asJson(status: TrustStatus): string {
       store_file: status.storeFile,
       ...(status.storeProblem ? { store_problem: status.storeProblem } : {}),
     },
-    null,
     2,
   )}\n`;
 }

@@ -5,6 +5,7 @@ import { readState } from '../ledger/state.js';
 import { processStartTime } from '../process/reap.js';
 import type { RunContext } from '../run/begin/context.js';
 import type { Finalized } from '../run/end/finalize.js';
+import { terminalJson } from '../util/json-out.js';
 import { createAttempt, executeAttempt, type Running, readAttemptRun, setMember } from './attempt.js';
 import { attemptEndLine, groupEndLines } from './lines.js';
 import { keepAttemptPatch } from './patches.js';
@@ -66,7 +67,7 @@ export async function runGroup(
     log.append({ event: 'report_failed', error: error instanceof Error ? error.message : String(error) });
   }
   const final = { ...group, state: ended };
-  if (how.json) ctx.io.out(`${JSON.stringify(s.summary(final))}\n`);
+  if (how.json) ctx.io.out(`${terminalJson(s.summary(final))}\n`);
   else ctx.io.out(groupEndLines(rc.ledger, final, s.halted));
   return s.anyPassed() ? 0 : 1;
 }

@@ -7,6 +7,7 @@ import { processStartTime } from '../process/reap.js';
 import type { RunContext } from '../run/begin/context.js';
 import { spawnWorker } from '../run/detach.js';
 import { preflight, type RunOptions } from '../run/start.js';
+import { terminalJson } from '../util/json-out.js';
 import { type GroupFlags, groupPlan } from './options.js';
 import { runGroup } from './run.js';
 import { createGroup, groupDir, updateGroupState } from './store.js';
@@ -73,7 +74,7 @@ async function detachGroup(
       })),
   );
   const id = runIdOf(name);
-  if (json) ctx.io.out(`${JSON.stringify({ group: name, detached: true })}\n`);
+  if (json) ctx.io.out(`${terminalJson({ group: name, detached: true })}\n`);
   else
     ctx.io.out(
       `${name}\n  running in the background — follow it: agentbox watch ${id} · stop it: agentbox stop ${id}\n`,

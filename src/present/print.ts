@@ -5,6 +5,7 @@ import type { ExportedPatch } from '../git/patch.js';
 import { runIdOf } from '../ledger/names.js';
 import type { Failure, RunStatus } from '../ledger/types.js';
 import type { Denial } from '../supervisor/hooks.js';
+import { terminalJson } from '../util/json-out.js';
 import { styler } from '../util/style.js';
 import { terminalExact, terminalLine, terminalName, terminalText } from '../util/terminal-text.js';
 import { type NestedShown, nestedLines } from './nested.js';
@@ -58,7 +59,7 @@ export function printSummary(io: Io, runDir: string, root: string, done: RunEnd,
 
 /** The summary as `--json` prints it. Pure. */
 function summaryJson(runDir: string, done: RunEnd, next: string): string {
-  return `${JSON.stringify(
+  return `${terminalJson(
     {
       run: done.name,
       status: done.status,
@@ -86,7 +87,6 @@ function summaryJson(runDir: string, done: RunEnd, next: string): string {
         : {}),
       next,
     },
-    null,
     2,
   )}\n`;
 }

@@ -7,6 +7,7 @@ import { gitPager, pagerSink } from '../git/pager.js';
 import { hasCommit, resultTree } from '../git/result-commit.js';
 import type { RunDetails } from '../ledger/index.js';
 import { patchSha256, recordShown, type ShownBy } from '../ledger/reviewed.js';
+import { terminalJson } from '../util/json-out.js';
 import { diffForTerminal } from './diff-text.js';
 import { type LiveChanges, liveChanges } from './live.js';
 
@@ -247,7 +248,7 @@ async function showJson(
         patch: live.patch.toString('utf8'),
       }
     : finishedJson(run);
-  ctx.io.out(`${JSON.stringify({ ...which, run: run.name, id: run.meta.run_id, ...data }, null, 2)}\n`);
+  ctx.io.out(`${terminalJson({ ...which, run: run.name, id: run.meta.run_id, ...data }, 2)}\n`);
 }
 
 function finishedJson(run: RunDetails) {

@@ -7,6 +7,7 @@ import { rankGroup } from '../group/rank-facts.js';
 import { readGroup } from '../group/store.js';
 import type { Ledger } from '../ledger/paths.js';
 import type { RunDetails } from '../ledger/read.js';
+import { terminalJson } from '../util/json-out.js';
 import { type DiffOptions, diffArgs, resultOf, runDiff, showDiff } from './diff.js';
 
 /*
@@ -127,7 +128,7 @@ async function showBetween(
     const args = diffArgs(from, to, { ...options, color: 'never' });
     const patch = await git(args, { cwd: root, env: ctx.env });
     const out = { group: ranked.group.name, attempts: [j, k], from, to, patch: patch ? `${patch}\n` : '' };
-    ctx.io.out(`${JSON.stringify(out, null, 2)}\n`);
+    ctx.io.out(`${terminalJson(out, 2)}\n`);
     return;
   }
   const line = `group ${id}: from attempt ${j}'s result (${from.slice(0, 12)}) to attempt ${k}'s (${to.slice(0, 12)})`;

@@ -6,6 +6,7 @@ import { interdiff } from '../git/interdiff.js';
 import { hasCommit, resultTree } from '../git/result-commit.js';
 import type { RunDetails } from '../ledger/index.js';
 import { readRevision, revisionDir } from '../ledger/revisions.js';
+import { terminalJson } from '../util/json-out.js';
 import { type DiffOptions, runDiff, showDiff } from './diff.js';
 
 /**
@@ -36,7 +37,7 @@ export async function showRevisionDiff(
   if (options.json) {
     const patch = await revisionPatch(root, run, k);
     const data = { run: run.name, id: run.meta.run_id, revision: k, of: last, in_progress: false, patch };
-    ctx.io.out(`${JSON.stringify(claimed ? { ...data, claimed } : data, null, 2)}\n`);
+    ctx.io.out(`${terminalJson(claimed ? { ...data, claimed } : data, 2)}\n`);
     return;
   }
   const against = k === 1 ? 'the start' : `revision ${k - 1}`;

@@ -5,6 +5,7 @@ import { fileURLToPath } from 'node:url';
 import type { CommandContext } from '../context.js';
 import { type Ledger, runIdOf, updateState } from '../ledger/index.js';
 import { processStartTime } from '../process/reap.js';
+import { terminalJson } from '../util/json-out.js';
 
 /** The built CLI entry, for starting a worker (`src/run` and `dist/run` both sit two levels down). */
 const BIN = fileURLToPath(new URL('../../bin/agentbox.cjs', import.meta.url));
@@ -106,7 +107,7 @@ export async function detachRun(
       { event: 'detached', detail: `worker pid ${pid}` },
     ),
   );
-  if (json) ctx.io.out(`${JSON.stringify({ run: name, detached: true })}\n`);
+  if (json) ctx.io.out(`${terminalJson({ run: name, detached: true })}\n`);
   else {
     const id = runIdOf(name);
     ctx.io.out(

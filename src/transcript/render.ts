@@ -1,4 +1,5 @@
 import { toolTarget } from '../present/live.js';
+import { terminalJson } from '../util/json-out.js';
 import { terminalLine } from '../util/terminal-text.js';
 import type { Entry } from './entry.js';
 import { readBlock } from './render-read.js';
@@ -115,13 +116,10 @@ function shorten(e: Entry, room: number): Entry {
   }
 }
 
-/** What JSON.stringify leaves raw but a terminal acts on or hides: DEL, C1 (CSI 0x9b), bidi controls. */
-const RAW_IN_JSON = /[\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
-
 /**
  * One entry as one line of JSON, safe on a terminal too (`show --transcript --json` with no pipe):
- * those characters written as `\uXXXX` escapes, so the line parses back to the same entry. Pure.
+ * see terminalJson; the line parses back to the same entry. Pure.
  */
 export function entryJson(e: Entry): string {
-  return JSON.stringify(e).replace(RAW_IN_JSON, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  return terminalJson(e);
 }
