@@ -8,6 +8,7 @@ import { enableLineComments, reviewSection, showInline } from './review.js';
 import { revisionsSection } from './revisions.js';
 import { notPassingText, runActions, sensitiveItem } from './run-actions.js';
 import { goToPlace } from './run-place.js';
+import { noteShown } from './shown.js';
 import { followTranscript, prefetchTranscript, transcriptSection } from './transcript.js';
 
 export async function showRun(id, redraw) {
@@ -41,6 +42,7 @@ export async function showRun(id, redraw) {
   ]);
   followTranscript(run);
   showInline(document.getElementById('diff'), run);
+  if (run.patch) noteShown(run);
   goToPlace(run);
 }
 
@@ -204,7 +206,10 @@ function changes(run, redraw) {
   if (run.patch) {
     const section = diffSection(run.patch, (target) => enableLineComments(target, run, redraw));
     // diff2html's box is kept whole while the patch is the same (dom.js draw), redrawn when it changes.
-    section.find((el) => el.id === 'diff')?.setAttribute('data-sig', fingerprint(run.patch));
+    const diff = section.find((el) => el.id === 'diff');
+    diff?.setAttribute('data-sig', fingerprint(run.patch));
+    // The hash of what is drawn: web/shown.js tells the server only a patch still on the page.
+    diff?.setAttribute('data-sha256', run.patch_sha256 ?? '');
     return section;
   }
   if (run.patch_too_large)

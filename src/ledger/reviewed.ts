@@ -89,16 +89,3 @@ export function recordUnreviewed(
 ): void {
   append(runDir, { event: 'unreviewed', sha256: change.to, was: change.from, why: change.why }, now);
 }
-
-/**
- * recordShown for a reader that must not fail on it (the web page's GETs): false when it could not
- * be written. The page's merge sends the hash it drew, so the gate holds without the record.
- */
-export function tryRecordShown(runDir: string, sha256: string, by: ShownBy): boolean {
-  try {
-    recordShown(runDir, sha256, by);
-    return true;
-  } catch {
-    return false;
-  }
-}

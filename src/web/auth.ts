@@ -123,9 +123,8 @@ export function csrfProblem(
   const site = header(facts, 'sec-fetch-site');
   const url = new URL(facts.url ?? '/', 'http://x');
   if (SAFE_METHODS.has(facts.method)) {
-    // NOTE: a read with the cookie acts too (it records the patch as shown to the person, which
-    // merge's gate reads), and a page on another port of this address is same-site: the browser
-    // sends it the SameSite=Strict cookie. Only the page itself, or an address typed, may read.
+    // NOTE: a page on another port of this address is same-site: the browser sends it the
+    // SameSite=Strict cookie. Only the page itself, or an address typed, may read a run's data.
     if (site !== undefined && site !== 'same-origin' && site !== 'none') return `a ${site} request`;
     return url.pathname === '/' ? null : keyProblem(facts, url, secrets);
   }

@@ -5,7 +5,7 @@ import { gateOf } from '../gate/merge-gate.js';
 import { patchSeen } from '../gate/patch-seen.js';
 import { inspectPatchFile } from '../git/apply.js';
 import { type Ledger, readRun, resolveRun } from '../ledger/index.js';
-import { patchSha256, tryRecordShown } from '../ledger/reviewed.js';
+import { patchSha256 } from '../ledger/reviewed.js';
 import { nestedOfEvents } from '../run/end/finalize-nested.js';
 import { renderMarkdown } from './markdown.js';
 import { eventsWithOffsets, opensAt } from './opens-at.js';
@@ -29,9 +29,8 @@ export async function runDetail(ledger: Ledger, root: string, ref: string) {
   const claim = claimOf(run, events);
   // Hashed before it is read: the page merges what it drew by this hash (src/web/actions.ts).
   const sha256 = run.files.includes('changes.patch') ? patchSha256(run.dir) : null;
+  // Not recorded as shown here: the page says so once a person can see it (src/web/shown.ts).
   const patch = read('changes.patch');
-  // The page draws the patch it gets: shown, for the gate's record (src/ledger/reviewed.ts).
-  if (patch !== null && sha256 !== null) tryRecordShown(run.dir, sha256, 'ui');
   const inspection =
     patch !== null ? await inspectPatchFile(root, path.join(run.dir, 'changes.patch')) : null;
   const gate = gateOf(run, events);

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { type Ledger, type RunDetails, readRun, resolveRun } from '../ledger/index.js';
-import { sha256Of, tryRecordShown } from '../ledger/reviewed.js';
+import { sha256Of } from '../ledger/reviewed.js';
 import { isLive, liveChanges } from '../review/live.js';
 import type { Env } from '../util/env.js';
 
@@ -21,7 +21,7 @@ export interface DiffAnswer {
   /** null: no change yet, or too large (`too_large`). */
   readonly patch: string | null;
   readonly too_large: boolean;
-  /** A finished run's patch as sent: its sha256 (recorded as shown, src/ledger/reviewed.ts); else null. */
+  /** A finished run's patch as sent: its sha256; else null. */
   readonly patch_sha256: string | null;
 }
 
@@ -89,7 +89,6 @@ function finishedAnswer(run: RunDetails): DiffAnswer {
   const large = size > LIVE_PATCH_MAX;
   const bytes = size === 0 || large ? null : fs.readFileSync(file);
   const sha256 = bytes === null ? null : sha256Of(bytes);
-  if (sha256 !== null) tryRecordShown(run.dir, sha256, 'ui');
   return {
     run: run.name,
     id: run.meta.run_id,

@@ -113,6 +113,9 @@ export async function route(ctx: RouteContext, req: http.IncomingMessage, url: U
     if (parts[1] === 'runs' && parts.length === 4 && parts[3] === 'session' && method === 'GET') {
       return json(await (await actions()).sessionState(ac, parts[2]!));
     }
+    if (parts[1] === 'runs' && parts.length === 4 && parts[3] === 'shown' && method === 'POST') {
+      return json((await import('./shown.js')).shownAction(ctx.ledger, parts[2]!, await body()));
+    }
     if (parts[1] === 'runs' && parts.length === 4 && RUN_ACTIONS.has(parts[3]!) && method === 'POST') {
       return await runAction(ac, parts[3]!, parts[2]!, await body());
     }

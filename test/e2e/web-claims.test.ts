@@ -7,6 +7,7 @@ import { run as cli } from '../../src/cli/run.js';
 import { memoryIo } from '../../src/context.js';
 import { createRun, ensureLedger, openLedger, updateState } from '../../src/ledger/index.js';
 import { GIT_ENV, tempDir } from '../helpers/git-repo.js';
+import { waitFor } from '../helpers/pty.js';
 import { type Origin, origin } from '../helpers/remote.js';
 import { CHROMIUM, launchChromium, request, startUi, type Ui } from '../helpers/ui.js';
 import { ENVELOPE } from '../unit/fixtures/ledger.js';
@@ -95,14 +96,35 @@ describe('a fetched run on the web page', () => {
     const refused = fs.readFileSync(path.join(laptop.repo.dir, '.agents', 'ui', 'events.jsonl'), 'utf8');
     expect(refused).toContain('"reason":"a same-site request"');
     expect(refused).toContain('"reason":"missing or wrong x-agentbox-csrf header"');
+    // The run's page opened in a tab in the background: drawn, but shown to nobody until it is in
+    // front. (Headless Chromium has no background tab: the page's visibility is played here.)
+    await page.addInitScript(() => {
+      const g = globalThis as any;
+      let state = 'hidden';
+      Object.defineProperty(g.document, 'visibilityState', { get: () => state, configurable: true });
+      g.toFront = () => {
+        state = 'visible';
+        g.document.dispatchEvent(new g.Event('visibilitychange'));
+      };
+    });
     await page.goto(`${ui.url}/#/run/${run.id}`);
+    await page.locator('#diff[data-sha256]').waitFor();
+    // The reads are answered: none records the patch as shown.
+    await page.waitForTimeout(500);
+    expect(fs.existsSync(reviewed) ? fs.readFileSync(reviewed, 'utf8') : '').toBe('');
+    await page.evaluate(() => (globalThis as any).toFront());
     const claim = page.locator('#claim');
     await claim.waitFor();
     expect(await claim.textContent()).toBe(
       'Claimed, not checked here: ran on runner.example (fetched from origin): its publication claims REVIEW · verify passed (claimed by Agentbox Test <test@agentbox.invalid>, not checked here)',
     );
     expect(await page.locator('#claimed').textContent()).toContain('claimed by Agentbox Test');
-    expect(fs.readFileSync(reviewed, 'utf8')).toContain('"by":"ui"');
+    await waitFor(
+      () => fs.existsSync(reviewed) && fs.readFileSync(reviewed, 'utf8').includes('"by":"ui"'),
+      'shown',
+    );
+    const sha = JSON.parse(fs.readFileSync(reviewed, 'utf8').trim()).sha256;
+    expect(await page.locator('#diff').getAttribute('data-sha256')).toBe(sha);
 
     let asked = '';
     page.once('dialog', (dialog) => {

@@ -86,7 +86,7 @@ describe('web auth: Host, token, CSRF', () => {
     ['GET', '/api/runs?csrf=csrf-789', { host: 'x' }, 'cookie', 'missing or wrong x-agentbox-csrf header'],
     ['GET', '/api/events/?csrf=csrf-789', { host: 'x' }, 'cookie', 'missing or wrong x-agentbox-csrf header'],
     // A page on another port of this address is same-site: the browser sends it the SameSite=Strict
-    // cookie, and a read can act (it records the patch as shown to the person, for merge's gate).
+    // cookie; a run's data is for the page itself.
     [
       'GET',
       '/api/runs',
