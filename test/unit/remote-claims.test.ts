@@ -7,6 +7,7 @@ import { createRun, type Ledger, readState, updateState } from '../../src/ledger
 import { mergeAction } from '../../src/web/actions.js';
 import { runDetail } from '../../src/web/detail.js';
 import { HttpError } from '../../src/web/http.js';
+import { shownAction } from '../../src/web/shown.js';
 import { GIT_ENV, type TestRepo, tempDir } from '../helpers/git-repo.js';
 import { type Origin, origin } from '../helpers/remote.js';
 import { machine } from '../helpers/remote-machine.js';
@@ -344,6 +345,8 @@ describe('a fetched run is what its publication claims', () => {
     expect(page.claim_line).toContain('its publication claims REVIEW · verify passed');
     const first = page.patch_sha256!;
     expect(first).toBe(sha256(page.patch!));
+    // The page, once it drew the patch in a tab in front, says so (web/shown.js).
+    shownAction(laptop.ledger, run.id, { patch_sha256: first });
 
     const claimed = await refusal({ commit: false, patch_sha256: first });
     expect(claimed.status).toBe(409);
