@@ -81,6 +81,7 @@ export async function ui(ctx: CommandContext, options: UiOptions): Promise<numbe
   const repo = await findRepo(ctx.cwd, ctx.env);
   const ledger = openLedger(repo.root);
   const host = options.host ?? '127.0.0.1';
+  refuseWildcard(host);
   if (host !== '127.0.0.1' && host !== 'localhost') {
     ctx.io.err(
       `agentbox ui: listening on ${host}, not only this machine: anyone who can reach it and has the token can merge\n`,
@@ -136,4 +137,20 @@ export function someNames(names: readonly string[], max = 5): string {
   return names.length > max
     ? `${shown} and ${thousands(names.length - max)} more (agentbox recover --dry-run lists them)`
     : shown;
+}
+
+/**
+ * `--host 0.0.0.0` (or `::`) would listen on every address, but the server answers only requests
+ * addressed to the one it listens on (its Host check, against DNS rebinding): a browser elsewhere
+ * would get 403 for every page. The person names the address the browser will use instead.
+ */
+function refuseWildcard(host: string): void {
+  if (!['0.0.0.0', '::', '[::]', '', '*'].includes(host.trim())) return;
+  throw new AgentboxError(
+    'USAGE',
+    `agentbox ui --host ${JSON.stringify(host)}: that listens on every address, and the page answers only requests addressed to the one it listens on (against DNS rebinding)`,
+    {
+      hint: 'name the address your browser will use, e.g. agentbox ui --host 192.168.1.5, or keep the default 127.0.0.1 and forward the port (ssh -L)',
+    },
+  );
 }

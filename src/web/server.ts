@@ -98,7 +98,7 @@ export async function startUiServer(options: UiServerOptions): Promise<UiServer>
   });
   const { port, ...listening } = await listenLocal(server, { host, port: options.port ?? 0 });
   served = servedAt(host, port);
-  const url = `http://${host}:${port}`;
+  const url = `http://${urlHost(host)}:${port}`;
   return {
     url,
     loginUrl: `${url}/?token=${secrets.token}`,
@@ -113,9 +113,12 @@ export async function startUiServer(options: UiServerOptions): Promise<UiServer>
   };
 }
 
+/** An address as a URL and a Host header name it: an IPv6 literal in brackets (`[::1]`). */
+const urlHost = (host: string): string => (host.includes(':') ? `[${host}]` : host);
+
 /** The Host headers and Origins this server answers to (its address, and `localhost` for 127.0.0.1), and its cookie. */
 function servedAt(host: string, port: number): Served {
-  const names = host === '127.0.0.1' ? ['127.0.0.1', 'localhost'] : [host];
+  const names = host === '127.0.0.1' ? ['127.0.0.1', 'localhost'] : [urlHost(host)];
   return {
     hosts: names.map((name) => `${name}:${port}`.toLowerCase()),
     origins: names.map((name) => `http://${name}:${port}`.toLowerCase()),
