@@ -160,7 +160,7 @@ function sendLoginHint(res: http.ServerResponse): void {
   });
   // web/login.js keeps the place a link named for after the token exchange (its redirect ends at `/`).
   res.end(
-    '<!doctype html><meta charset="utf-8"><title>agentbox</title><script type="module" src="/assets/login.js"></script><p>Open the address <code>agentbox ui</code> printed (it carries the token), or restart it.</p>',
+    '<!doctype html><html lang="en"><meta charset="utf-8"><title>agentbox</title><script type="module" src="/assets/login.js"></script><p>Open the address <code>agentbox ui</code> printed (it carries the token), or restart it.</p>',
   );
 }
 
@@ -177,7 +177,7 @@ function sendLogin(res: http.ServerResponse, cookie: string, secrets: Secrets): 
     'set-cookie': `${cookie}=${secrets.session}; HttpOnly; SameSite=Strict; Path=/`,
   });
   res.end(
-    `<!doctype html><meta charset="utf-8"><meta name="agentbox-key" content="${secrets.csrf}"><title>agentbox</title><script type="module" src="/assets/login-done.js"></script><p id="login">Logging in…</p>`,
+    `<!doctype html><html lang="en"><meta charset="utf-8"><meta name="agentbox-key" content="${secrets.csrf}"><title>agentbox</title><script type="module" src="/assets/login-done.js"></script><p id="login">Logging in…</p>`,
   );
 }
 
