@@ -5,8 +5,8 @@
 // front again, and then only if that patch is still the one on the page.
 import { api } from './api.js';
 
-/** What was said already, `<run id> <sha256>`, this page's life long. */
-const told = new Set();
+/** The hash said last for each run, by id: a patch that comes back after another is said again. */
+const told = new Map();
 /** The patch drawn last, waiting for the tab to be in front. */
 let waiting = null;
 
@@ -24,12 +24,12 @@ document.addEventListener('visibilitychange', () => {
 function tell() {
   const w = waiting;
   waiting = null;
-  if (!w || told.has(`${w.id} ${w.sha}`)) return;
+  if (!w || told.get(w.id) === w.sha) return;
   // Only a patch still on the page: the person may have gone elsewhere since it was drawn.
   if (document.getElementById('diff')?.dataset.sha256 !== w.sha) return;
-  told.add(`${w.id} ${w.sha}`);
+  told.set(w.id, w.sha);
   // A patch that changed meanwhile is refused (409): the redraw that follows draws and tells the new one.
-  api('POST', `/api/runs/${encodeURIComponent(w.id)}/shown`, { patch_sha256: w.sha }).catch(() =>
-    told.delete(`${w.id} ${w.sha}`),
-  );
+  api('POST', `/api/runs/${encodeURIComponent(w.id)}/shown`, { patch_sha256: w.sha }).catch(() => {
+    if (told.get(w.id) === w.sha) told.delete(w.id);
+  });
 }
