@@ -9,6 +9,7 @@ import { showGroup } from './group.js';
 import { showNew } from './new-run.js';
 import { notifyEnded } from './notify.js';
 import { showRun } from './run.js';
+import { forgetPlace } from './run-place.js';
 import { showRuns } from './runs.js';
 import { showSettings } from './settings.js';
 
@@ -91,6 +92,7 @@ window.addEventListener('hashchange', () => {
     return;
   }
   delete main.dataset.page;
+  forgetPlace();
   render();
   main.focus();
 });

@@ -11,6 +11,12 @@ import { revealEntry } from './transcript.js';
 let reached = null;
 let markedPanel = null;
 
+/** Another page was opened: coming back to this run's address is a new visit, which goes there again. */
+export function forgetPlace() {
+  reached = null;
+  markedPanel = null;
+}
+
 export async function goToPlace(run) {
   if (reached === location.hash) {
     keepPanelMark();

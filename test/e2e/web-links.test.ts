@@ -379,6 +379,13 @@ describe('deep links, error first and collapsed files on the run page (Chromium)
       await focusedAndSeen(page, selector);
       expect(await page.locator('.is-target').count()).toBe(1);
       expect(await axeLightAndDark(page)).toEqual([]);
+      // Back to the list and to the run again: a new visit, which opens at what failed again.
+      await page.goto(`${ui.url}/#/`);
+      await page.locator('main[data-page="#/"]').waitFor({ state: 'attached' });
+      await page.goto(`${ui.url}/#/run/${runs[key]}`);
+      await page.locator(`main[data-page="#/run/${runs[key]}"]`).waitFor({ state: 'attached' });
+      await page.locator(selector).waitFor();
+      expect(await page.locator(selector).textContent()).toMatch(text);
     },
     60_000,
   );
