@@ -35,8 +35,7 @@ async function runAction(
   ref: string,
   input: Record<string, unknown>,
 ): Promise<Reply> {
-  const { discardAction, injectAction, mergeAction, restartAction, resumeAction, stopAction } =
-    await actions();
+  const { discardAction, injectAction, mergeAction, restartAction, stopAction } = await actions();
   switch (action) {
     case 'merge':
       return json(await mergeAction(ac, ref, input));
@@ -45,7 +44,7 @@ async function runAction(
     case 'stop':
       return json(await stopAction(ac, ref));
     case 'resume':
-      return json(await resumeAction(ac, ref, input), 202);
+      return json(await (await import('./resume.js')).resumeAction(ac, ref, input), 202);
     case 'restart':
       return json(await restartAction(ac, ref, input));
     case 'rerun':
