@@ -5,7 +5,7 @@ import { activeDir, activeRunNames, unmarkActive } from '../ledger/active.js';
 import type { Ledger } from '../ledger/paths.js';
 import { readState, type StatePatch } from '../ledger/state.js';
 import type { RunState } from '../ledger/types.js';
-import { isAlive, killMarked } from '../process/reap.js';
+import { isAlive, isRecordedProcess, killMarked } from '../process/reap.js';
 import { createAtomicSync } from '../util/fs.js';
 import { COMMAND_DIR_RE } from './probe.js';
 
@@ -257,6 +257,8 @@ function writeCrashReport(runDir: string, name: string, state: RunState, detail:
 /** SIGTERM to claude's process group, SIGKILL after the grace period; then whatever it left behind. */
 export async function endOrphan(state: RunState, graceMs: number): Promise<void> {
   const pid = state.claude_pid!;
+  // Only the claude the state records, by its start time too (a planted state: reap.ts).
+  if (!isRecordedProcess(pid, state.claude_pid_start)) return;
   const signal = (sig: NodeJS.Signals) => {
     for (const target of [-pid, pid]) {
       try {
