@@ -1,9 +1,9 @@
 import { AgentboxError } from '../errors.js';
+import { ownTraces } from '../git/own-traces.js';
 import { listWorktrees, removeWorktree } from '../git/worktree.js';
 import { EventLog } from '../ledger/events.js';
 import { openLedger, type RunDetails, updateState } from '../ledger/index.js';
 import { isAlive } from '../process/reap.js';
-import { ownTraces } from './run-traces.js';
 
 export interface DiscardResult {
   readonly run: string;

@@ -1,5 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import { ownTraces } from '../git/own-traces.js';
 import { deleteBranch, deleteRef, listAgentboxRefs } from '../git/traces.js';
 import { listWorktrees, removeWorktree } from '../git/worktree.js';
 import { type GroupDetails, listGroupNames, readGroup } from '../group/store.js';
@@ -20,7 +21,6 @@ import {
 import { readLinkedRun } from '../ledger/links.js';
 import { isAlive } from '../process/reap.js';
 import { removeRunCommands } from '../slash/index.js';
-import { ownTraces } from './run-traces.js';
 
 export interface GcItem {
   /** The run it belongs to (for a group_folder: the group). */
@@ -66,7 +66,7 @@ export async function collectGarbage(
     if (!deleteFolder && !DECIDED.has(state.status)) continue;
 
     const items: GcItem[] = [];
-    // Only the run's own worktree and branch (a planted state may name the person's: run-traces.ts).
+    // Only the run's own worktree and branch (a planted state may name the person's: own-traces.ts).
     const own = ownTraces(root, name, state, worktrees);
     if (own.worktree && worktrees.some((w) => w.path === own.worktree))
       items.push({ run: name, what: 'worktree', path: own.worktree });

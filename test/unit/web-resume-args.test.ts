@@ -3,6 +3,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { run } from '../../src/cli/run.js';
 import { memoryIo } from '../../src/context.js';
+import { addWorktree, headSha } from '../../src/git/worktree.js';
 import { readRun, updateState } from '../../src/ledger/index.js';
 import { resumeArgs } from '../../src/web/resume.js';
 import { GIT_ENV, tempDir } from '../helpers/git-repo.js';
@@ -20,10 +21,17 @@ describe('POST /api/runs/<run>/resume: the instructions are never options', () =
     async (instructions) => {
       const { repo, ledger } = ledgerRepo();
       const stopped = await create(ledger, 'add x', '2026-03-01T10:00:00Z', { type: 'fix' });
+      // Its own worktree, on its own branch (a run that names another is refused before this check).
+      const wt = path.join(tempDir('agentbox-wt-'), stopped.name);
+      await addWorktree(repo.dir, {
+        path: wt,
+        branch: `agentbox/${stopped.name}`,
+        base: (await headSha(repo.dir))!,
+      });
       await updateState(ledger, stopped.name, {
         status: 'ABORTED',
         session_id: 's-1',
-        worktree_path: repo.dir,
+        worktree_path: fs.realpathSync(wt),
       });
       const home = tempDir('agentbox-home-');
       fs.mkdirSync(path.join(home, '.claude', 'projects', 'p'), { recursive: true });

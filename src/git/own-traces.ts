@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import type { WorktreeInfo } from '../git/worktree.js';
-import type { RunState } from '../ledger/index.js';
+import { AgentboxError } from '../errors.js';
+import { listWorktrees, type WorktreeInfo } from './worktree.js';
 
 /** What of a run's git traces is agentbox's to remove, and what its state names that is not. */
 export interface OwnTraces {
@@ -36,7 +36,7 @@ function real(root: string, p: string): string {
 export function ownTraces(
   root: string,
   name: string,
-  state: Pick<RunState, 'worktree_path' | 'branch'>,
+  state: { readonly worktree_path: string | null; readonly branch: string | null },
   worktrees: readonly WorktreeInfo[],
 ): OwnTraces {
   const own = `agentbox/${name}`;
@@ -50,4 +50,29 @@ export function ownTraces(
     else worktree = state.worktree_path;
   }
   return { worktree, branch: state.branch === own ? own : null, left };
+}
+
+/**
+ * Whether `worktree` is run `name`'s own: a worktree git has checked out on `agentbox/<name>`.
+ * What a resume, a recovery's roll back or a revision works in (a planted state could name the
+ * person's own checkout, which a roll back resets and cleans).
+ */
+export async function isOwnWorktree(root: string, name: string, worktree: string): Promise<boolean> {
+  const at = real(root, worktree);
+  return (await listWorktrees(root)).some(
+    (w) => w.branch === `agentbox/${name}` && real(root, w.path) === at,
+  );
+}
+
+/** Refuses, before anything changes, a run whose recorded worktree is not its own (isOwnWorktree). */
+export async function assertOwnWorktree(root: string, name: string, worktree: string | null): Promise<void> {
+  if (!worktree || (await isOwnWorktree(root, name, worktree))) return;
+  const id = name.slice(-6);
+  throw new AgentboxError(
+    'RUN_CORRUPT',
+    `run ${name} records the worktree ${worktree}, which is not its own (git has no worktree there on agentbox/${name}): nothing was changed`,
+    {
+      hint: `a run folder that came with the repository (its .agents/ in git) is not one of yours: see it with agentbox show ${id}, or discard it: agentbox discard ${id}`,
+    },
+  );
 }
