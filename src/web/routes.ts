@@ -83,10 +83,19 @@ async function transcriptRoute(ctx: RouteContext, parts: string[], url: URL): Pr
   return json(t.transcriptEntryOf(ctx.ledger, ctx.env, parts[2]!, parts[4]!));
 }
 
+/** A path's segments, decoded; a malformed escape (`%E0`) is the client's 400, not the server's 500. */
+function pathParts(pathname: string): string[] {
+  try {
+    return pathname.split('/').filter(Boolean).map(decodeURIComponent);
+  } catch {
+    throw new HttpError(400, `not a path: ${pathname} (a malformed %-escape)`);
+  }
+}
+
 /** The JSON API, one resource at a time; the request has passed every check already. */
 export async function route(ctx: RouteContext, req: http.IncomingMessage, url: URL): Promise<Reply> {
   const method = req.method ?? 'GET';
-  const parts = url.pathname.split('/').filter(Boolean).map(decodeURIComponent);
+  const parts = pathParts(url.pathname);
   if (parts[0] !== 'api') throw new HttpError(404, `no such page: ${url.pathname}`);
   const ac: ActionContext = { root: ctx.root, ledger: ctx.ledger, env: ctx.env };
   const body = () => readJsonBody(req, ctx.limit);
