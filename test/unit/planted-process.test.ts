@@ -2,6 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { run as runCli } from '../../src/cli/run.js';
 import { memoryIo } from '../../src/context.js';
 import { reopenRun } from '../../src/interactive/open-run.js';
 import { readRun, updateState } from '../../src/ledger/index.js';
@@ -67,6 +68,23 @@ describe('a planted state never gets a process of the person signalled', () => {
         io: memoryIo(),
       });
       await reopenRun(rc, run.id);
+      expect(fs.readFileSync(precious, 'utf8')).toBe('mine\n');
+    } finally {
+      fs.rmSync(precious, { force: true });
+    }
+  });
+
+  it('any agentbox command (the watchdog before it) does not remove the file a planted socket_path names', async () => {
+    const { repo, ledger } = ledgerRepo();
+    const precious = path.join(repo.dir, '..', `${path.basename(repo.dir)}-keep.txt`);
+    fs.writeFileSync(precious, 'mine\n');
+    try {
+      const run = await create(ledger, 'chat', '2026-03-01T10:00:00Z', { type: 'interactive' });
+      // ACTIVE, its supervisor gone: the watchdog marks it CRASHED and cleans up after it.
+      await updateState(ledger, run.name, { status: 'ACTIVE', pid: 2 ** 22 + 7, socket_path: precious });
+      const io = memoryIo();
+      await runCli(['status'], { cwd: repo.dir, env: { ...GIT_ENV, HOME: repo.dir }, io });
+      expect(readRun(ledger, run.name).state?.status).toBe('CRASHED');
       expect(fs.readFileSync(precious, 'utf8')).toBe('mine\n');
     } finally {
       fs.rmSync(precious, { force: true });
