@@ -4,6 +4,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { AgentboxError } from '../errors.js';
 import { readRun, resolveRun } from '../ledger/index.js';
+import { openAppend } from '../util/append.js';
 import { type ActionContext, STATUS_OF } from './actions.js';
 import { HttpError, stringField } from './http.js';
 
@@ -24,7 +25,7 @@ export async function resumeAction(ac: ActionContext, ref: string, body: Record<
     if (error instanceof AgentboxError) throw new HttpError(STATUS_OF[error.code] ?? 400, error.message);
     throw error;
   }
-  const log = fs.openSync(path.join(ac.ledger.runsDir, name, 'raw', 'agentbox.log'), 'a');
+  const log = openAppend(path.join(ac.ledger.runsDir, name, 'raw', 'agentbox.log'));
   try {
     const child = spawn(process.execPath, [BIN, ...resumeArgs(name, instructions)], {
       cwd: ac.root,
