@@ -69,6 +69,8 @@ export function errnoCode(error: unknown): string | undefined {
  * Anything that is not a permission or space problem is rethrown untouched.
  */
 export function fsError(error: unknown, action: string, path: string): AgentboxError {
+  // Already said well (a log that is a link: src/util/append.ts).
+  if (error instanceof AgentboxError) return error;
   const code = errnoCode(error);
   if (code === 'EACCES' || code === 'EPERM' || code === 'EROFS') {
     return new AgentboxError('PERMISSION_DENIED', `cannot ${action} ${path}: permission denied (${code})`, {

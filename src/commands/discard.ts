@@ -10,6 +10,7 @@ import { findGroup } from '../group/resolve.js';
 import { type GroupDetails, readGroup } from '../group/store.js';
 import { openLedger, readRun, resolveRun, runIdOf } from '../ledger/index.js';
 import { terminalJson } from '../util/json-out.js';
+import { terminalLine } from '../util/terminal-text.js';
 import { printSettled } from './merge-group.js';
 
 /** `agentbox discard <run>`: removes the worktree and its branch, keeps the run folder and patch. */
@@ -34,7 +35,7 @@ export async function discard(
     : null;
   if (options.json) {
     ctx.io.out(
-      `${terminalJson({ run: run.name, status: done.status, removedWorktree: done.removedWorktree, deletedBranch: done.deletedBranch, ...(unpublished ? { remote: unpublished } : {}) })}\n`,
+      `${terminalJson({ run: run.name, status: done.status, removedWorktree: done.removedWorktree, deletedBranch: done.deletedBranch, ...(done.left.length ? { left: done.left } : {}), ...(unpublished ? { remote: unpublished } : {}) })}\n`,
     );
     return 0;
   }
@@ -45,6 +46,10 @@ export async function discard(
     `${done.status === 'MERGED' ? 'cleaned up merged run' : done.already ? 'already discarded' : 'discarded'} ${run.name}${what.length ? ` — removed ${what.join(' and ')}` : ''}\n` +
       `  kept ${path.relative(root, run.dir)}/ (report${fs.existsSync(path.join(run.dir, 'changes.patch')) ? ' and changes.patch' : ''})\n`,
   );
+  for (const left of done.left)
+    ctx.io.out(
+      `  left ${terminalLine(left)}: its state names it, but it is not this run's own (agentbox/${run.name})\n`,
+    );
   if (unpublished)
     ctx.io.out(
       `  ${unpublished.remote}: ${unpublished.deleted.length ? `deleted ${unpublished.deleted.join(' and ')}` : 'held none of its refs'}\n`,

@@ -1,5 +1,7 @@
 import { AgentboxError } from '../errors.js';
-import { removeWorktree } from '../git/worktree.js';
+import { ownTraces } from '../git/own-traces.js';
+import { listWorktrees, removeWorktree } from '../git/worktree.js';
+import { EventLog } from '../ledger/events.js';
 import { openLedger, type RunDetails, updateState } from '../ledger/index.js';
 import { isAlive } from '../process/reap.js';
 
@@ -11,6 +13,8 @@ export interface DiscardResult {
   readonly removedWorktree: boolean;
   readonly deletedBranch: boolean;
   readonly branch: string | null;
+  /** What the run's state names that is not its own worktree or branch: left alone (run-traces.ts). */
+  readonly left: readonly string[];
 }
 
 /** Removes a run's worktree and branch and records it DISCARDED (a merged run stays MERGED). */
@@ -22,12 +26,10 @@ export async function discardRun(root: string, run: RunDetails): Promise<Discard
     });
   }
   let removed = { removedWorktree: false, deletedBranch: false };
-  if (state?.worktree_path) {
-    removed = await removeWorktree(root, {
-      path: state.worktree_path,
-      branch: state.branch,
-      deleteBranch: true,
-    });
+  const own = state ? ownTraces(root, run.name, state, await listWorktrees(root)) : null;
+  if (own?.left.length) new EventLog(run.dir).append({ event: 'discard_left', left: own.left });
+  if (own?.worktree) {
+    removed = await removeWorktree(root, { path: own.worktree, branch: own.branch, deleteBranch: true });
   }
   const ledger = openLedger(root);
   const merged = state?.status === 'MERGED';
@@ -40,6 +42,7 @@ export async function discardRun(root: string, run: RunDetails): Promise<Discard
     status: merged ? 'MERGED' : 'DISCARDED',
     already,
     ...removed,
-    branch: state?.branch ?? null,
+    branch: own?.branch ?? null,
+    left: own?.left ?? [],
   };
 }

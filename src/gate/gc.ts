@@ -1,5 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import { ownTraces } from '../git/own-traces.js';
 import { deleteBranch, deleteRef, listAgentboxRefs } from '../git/traces.js';
 import { listWorktrees, removeWorktree } from '../git/worktree.js';
 import { type GroupDetails, listGroupNames, readGroup } from '../group/store.js';
@@ -45,7 +46,7 @@ export async function collectGarbage(
   dry: boolean,
 ): Promise<{ removed: GcItem[]; keptReview: string[] }> {
   const ledger = openLedger(root);
-  const worktrees = new Set((await listWorktrees(root)).map((w) => w.path));
+  const worktrees = await listWorktrees(root);
   const refs = new Set(await listAgentboxRefs(root));
   const removed: GcItem[] = [];
   const keptReview: string[] = [];
@@ -65,10 +66,12 @@ export async function collectGarbage(
     if (!deleteFolder && !DECIDED.has(state.status)) continue;
 
     const items: GcItem[] = [];
-    if (state.worktree_path && worktrees.has(state.worktree_path))
-      items.push({ run: name, what: 'worktree', path: state.worktree_path });
-    if (state.branch && refs.has(`refs/heads/${state.branch}`))
-      items.push({ run: name, what: 'branch', path: state.branch });
+    // Only the run's own worktree and branch (a planted state may name the person's: own-traces.ts).
+    const own = ownTraces(root, name, state, worktrees);
+    if (own.worktree && worktrees.some((w) => w.path === own.worktree))
+      items.push({ run: name, what: 'worktree', path: own.worktree });
+    if (own.branch && refs.has(`refs/heads/${own.branch}`))
+      items.push({ run: name, what: 'branch', path: own.branch });
     const checkpoint = `refs/agentbox/checkpoints/${name}`;
     if (refs.has(checkpoint)) items.push({ run: name, what: 'checkpoint', path: checkpoint });
     if (deleteFolder) items.push({ run: name, what: 'run_folder', path: path.join(ledger.runsDir, name) });
@@ -119,14 +122,12 @@ async function collect(
   items: readonly GcItem[],
 ): Promise<void> {
   const has = (what: GcItem['what']) => items.some((i) => i.what === what);
-  if (has('worktree') && state.worktree_path) {
-    await removeWorktree(root, {
-      path: state.worktree_path,
-      branch: state.branch,
-      deleteBranch: has('branch'),
-    });
-  } else if (has('branch') && state.branch) {
-    await deleteBranch(root, state.branch);
+  const worktree = items.find((i) => i.what === 'worktree')?.path;
+  const branch = items.find((i) => i.what === 'branch')?.path ?? null;
+  if (worktree) {
+    await removeWorktree(root, { path: worktree, branch, deleteBranch: branch !== null });
+  } else if (branch) {
+    await deleteBranch(root, branch);
   }
   if (has('checkpoint')) await deleteRef(root, `refs/agentbox/checkpoints/${name}`);
   if (has('run_folder')) {

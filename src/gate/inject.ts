@@ -1,5 +1,6 @@
 import { AgentboxError } from '../errors.js';
 import { ipcRequest } from '../interactive/ipc.js';
+import { recordedSocket } from '../interactive/socket-path.js';
 import type { RunDetails } from '../ledger/index.js';
 import { isAlive } from '../process/reap.js';
 import { enqueue, pendingCount } from '../supervisor/inbox.js';
@@ -35,8 +36,9 @@ export async function deliverMessage(run: RunDetails, text: string): Promise<Del
       },
     );
   }
-  if (run.meta.type === 'interactive' && state.socket_path) {
-    const reply = (await ipcRequest(state.socket_path, 'inject', { text })) as { queued: number };
+  const socket = recordedSocket(run.dir, run.meta.run_id, state.socket_path);
+  if (run.meta.type === 'interactive' && socket) {
+    const reply = (await ipcRequest(socket, 'inject', { text })) as { queued: number };
     return { to: 'session', reply };
   }
   const id = enqueue(run.dir, text);

@@ -2,7 +2,7 @@ import { AgentboxError } from '../errors.js';
 import { requestAttemptStop } from '../group/stop-request.js';
 import { EventLog } from '../ledger/events.js';
 import { type Failure, type RunDetails, type RunStatus, readState } from '../ledger/index.js';
-import { isAlive } from '../process/reap.js';
+import { isAlive, isRecordedProcess } from '../process/reap.js';
 import { catchesSignal } from '../process/signals.js';
 import type { Styler } from '../util/style.js';
 import { terminalText } from '../util/terminal-text.js';
@@ -32,7 +32,7 @@ export interface StopOptions {
 export async function requestStop(run: RunDetails): Promise<number> {
   const state = run.state;
   const running = state && (state.status === 'ACTIVE' || state.status === 'STALLED');
-  if (!state || !running || !isAlive(state.pid, state.pid_start)) {
+  if (!state || !running || !isRecordedProcess(state.pid, state.pid_start)) {
     throw new AgentboxError('USAGE', `run ${run.name} is not running (${state?.status ?? 'no state'})`, {
       hint: `see it with agentbox show ${run.meta.run_id}`,
     });
@@ -65,8 +65,11 @@ export async function awaitStop(run: RunDetails, pid: number, options: StopOptio
     if (!isAlive(pid, run.state?.pid_start)) return { kind: 'gone', killed };
     if (options.force && !killed && Date.now() > killAt) {
       // An attempt's process runs the other attempts too: only its claude is killed.
-      const claude = run.state?.summary?.group ? readState(run.dir)?.claude_pid : pid;
-      if (claude) process.kill(claude, 'SIGKILL');
+      const now = readState(run.dir);
+      const [claude, start] = run.state?.summary?.group
+        ? [now?.claude_pid, now?.claude_pid_start]
+        : [pid, run.state?.pid_start];
+      if (claude && isRecordedProcess(claude, start)) process.kill(claude, 'SIGKILL');
       killed = true;
     }
     if (Date.now() > deadline) {

@@ -2,7 +2,7 @@ import { AgentboxError } from '../errors.js';
 import { STOP_SIGNAL } from '../gate/signals.js';
 import { EventLog } from '../ledger/events.js';
 import type { Ledger } from '../ledger/paths.js';
-import { isAlive } from '../process/reap.js';
+import { isAlive, isRecordedProcess } from '../process/reap.js';
 import { catchesSignal } from '../process/signals.js';
 import { readGroup } from './store.js';
 
@@ -20,7 +20,7 @@ export async function stopGroup(
 ): Promise<'ended' | 'killed' | 'gone'> {
   const group = readGroup(ledger, name);
   const { pid, pid_start } = group.state;
-  if (group.state.status !== 'ACTIVE' || !isAlive(pid, pid_start)) {
+  if (group.state.status !== 'ACTIVE' || !isRecordedProcess(pid, pid_start)) {
     throw new AgentboxError('USAGE', `group ${name} is not running (${group.state.status})`, {
       hint: `see it with agentbox show ${group.meta.group_id}`,
     });

@@ -1,6 +1,7 @@
 import { AgentboxError } from '../errors.js';
 import type { RunDetails } from '../ledger/index.js';
 import { type IpcMethod, ipcRequest } from './ipc.js';
+import { recordedSocket } from './socket-path.js';
 
 /**
  * Sends one request to an interactive session's control socket and returns its answer
@@ -11,7 +12,7 @@ export async function controlSession(
   method: IpcMethod,
   params: Record<string, unknown> = {},
 ): Promise<unknown> {
-  const socket = run.state?.socket_path;
+  const socket = recordedSocket(run.dir, run.meta.run_id, run.state?.socket_path);
   if (run.meta.type === 'interactive' && !socket) {
     const status = run.state?.status ?? 'unknown';
     const why = run.state?.failure?.message;

@@ -1,4 +1,4 @@
-import fs from 'node:fs';
+import { appendNoFollow } from '../util/append.js';
 
 /** `key=value`, quoting values that would not read back as one token. Pure. */
 export function formatFields(fields: Record<string, unknown>): string {
@@ -26,7 +26,7 @@ export class SessionLog {
 
   write(event: string, fields: Record<string, unknown> = {}): void {
     try {
-      fs.appendFileSync(this.file, logLine(this.now(), event, fields));
+      appendNoFollow(this.file, logLine(this.now(), event, fields));
     } catch {
       // The log must never take the session down.
     }

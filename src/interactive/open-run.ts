@@ -7,6 +7,7 @@ import type { RunContext } from '../run/begin/context.js';
 import { buildEnvelope, withTemplates } from '../run/begin/tier.js';
 import type { SupervisorMode } from '../supervisor/rules.js';
 import { clearStaleSocket } from './ipc.js';
+import { recordedSocket } from './socket-path.js';
 
 /** The session's run, as opened: new, or taken up again with `--resume`. */
 export interface OpenedRun {
@@ -28,7 +29,8 @@ export async function reopenRun(rc: RunContext, ref: string): Promise<OpenedRun>
   const resumeSessionId = details.state?.session_id ?? null;
   if (!resumeSessionId) throw new AgentboxError('USAGE', `run ${name} has no session to resume`);
   // A live socket means the session is still running: refuse before touching its state.
-  if (details.state?.socket_path) await clearStaleSocket(details.state.socket_path);
+  const socket = recordedSocket(details.dir, details.meta.run_id, details.state?.socket_path);
+  if (socket) await clearStaleSocket(socket);
   await updateState(rc.ledger, name, reactivated(), { event: 'resume' });
   return { name, resumeSessionId, firstMessage: undefined };
 }

@@ -1,5 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import { appendNoFollow } from '../util/append.js';
 
 /**
  * The run's own log of what its supervisor saw and decided: `events.jsonl` in the run folder, one
@@ -14,7 +15,7 @@ export class EventLog {
 
   append(entry: Record<string, unknown>): void {
     try {
-      fs.appendFileSync(this.file, `${JSON.stringify({ ts: new Date().toISOString(), ...entry })}\n`);
+      appendNoFollow(this.file, `${JSON.stringify({ ts: new Date().toISOString(), ...entry })}\n`);
     } catch {
       // A full or read-only disk must not take the run down with it; state.json reports the end.
     }

@@ -1,5 +1,6 @@
 import fs from 'node:fs';
 import { errnoCode, fsError } from '../errors.js';
+import { appendNoFollow } from '../util/append.js';
 import { isObj } from './check.js';
 import { claimedBy } from './claim.js';
 import { runIdOf } from './names.js';
@@ -78,7 +79,7 @@ export function serializeIndexEvent(event: IndexEvent): string {
 
 export function appendIndexEvent(ledger: Ledger, event: IndexEvent): void {
   try {
-    fs.appendFileSync(ledger.indexJsonl, serializeIndexEvent(event));
+    appendNoFollow(ledger.indexJsonl, serializeIndexEvent(event));
   } catch (error) {
     throw fsError(error, 'append to', ledger.indexJsonl);
   }

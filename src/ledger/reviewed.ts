@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { errnoCode, fsError } from '../errors.js';
+import { appendNoFollow } from '../util/append.js';
 
 /*
  * `reviewed.jsonl` in a run folder: which patch (its sha256) a person was shown, by what, when —
@@ -69,7 +70,7 @@ export function lastShown(runDir: string): Shown | null {
 function append(runDir: string, entry: Record<string, unknown>, now: Date): void {
   const file = path.join(runDir, REVIEWED_FILE);
   try {
-    fs.appendFileSync(file, `${JSON.stringify({ v: 1, ts: now.toISOString(), ...entry })}\n`);
+    appendNoFollow(file, `${JSON.stringify({ v: 1, ts: now.toISOString(), ...entry })}\n`);
   } catch (error) {
     throw fsError(error, 'append to', file);
   }

@@ -100,11 +100,26 @@ export function processStartTime(pid: number): string | null {
  * written before start times were recorded) can only be checked for being alive.
  */
 export function isAlive(pid: number | null | undefined, start: string | null | undefined): boolean {
-  if (!pid) return false;
+  // NOTE: -1 is every process this user may signal, 0 our own group, 1 init: never a run's pid, and
+  // `kill(-1, 0)` succeeds, so a state naming it looked alive (src/ledger/check.ts takes any integer).
+  if (!pid || pid <= 1) return false;
   try {
     process.kill(pid, 0);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'EPERM') return false;
   }
   return !start || processStartTime(pid) === start;
+}
+
+/**
+ * Whether agentbox may signal `pid` as the process a state records: alive, and, where this system
+ * records start times (/proc), started at the recorded `start` — a pid without one is refused.
+ *
+ * NOTE: state.json is a file of the ledger, which a cloned repository can carry (`.agents/` added
+ * with `git add -f`). A planted ACTIVE run naming a pid of the person's and no start time passed
+ * isAlive (`!start`), and the page's Stop, `agentbox stop` or recovery's orphan check signalled it.
+ */
+export function isRecordedProcess(pid: number | null | undefined, start: string | null | undefined): boolean {
+  if (!start && processStartTime(process.pid) !== null) return false;
+  return isAlive(pid, start);
 }

@@ -2,6 +2,7 @@ import path from 'node:path';
 import type { CommandContext } from '../context.js';
 import { AgentboxError } from '../errors.js';
 import { restoreCheckpoint } from '../git/checkpoint.js';
+import { assertOwnWorktree } from '../git/own-traces.js';
 import { EventLog } from '../ledger/events.js';
 import {
   type Ledger,
@@ -81,6 +82,8 @@ export async function readyReplay(
   more?: string,
 ): Promise<string> {
   const { meta, state } = readRun(rc.ledger, name);
+  // A roll back resets and cleans the worktree: only the run's own (a planted state: own-traces.ts).
+  await assertOwnWorktree(rc.repo.root, name, state?.worktree_path ?? null);
   if (state?.worktree_path && action.to) {
     const point =
       action.to === 'checkpoint' && state.checkpoint

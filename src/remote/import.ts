@@ -9,6 +9,7 @@ import type { Ledger } from '../ledger/paths.js';
 import { patchSha256, recordUnreviewed } from '../ledger/reviewed.js';
 import { parseState, readState, STATE_FILE, serializeState } from '../ledger/state.js';
 import type { RunMeta, RunPublication, RunState } from '../ledger/types.js';
+import { appendNoFollow } from '../util/append.js';
 import { candidateNames, importedMeta, importedState, type Occupant, pickName } from './imported.js';
 import { displayHost, PUBLICATION_FILE, safeEntryPath } from './refs.js';
 
@@ -191,7 +192,7 @@ function keepGateRecords(dir: string, records: readonly string[]): void {
   if (records.length === 0) return;
   const now = new Set(gateRecords(dir));
   const missing = records.filter((line) => !now.has(line));
-  if (missing.length > 0) fs.appendFileSync(path.join(dir, 'events.jsonl'), `${missing.join('\n')}\n`);
+  if (missing.length > 0) appendNoFollow(path.join(dir, 'events.jsonl'), `${missing.join('\n')}\n`);
 }
 
 /** The publication's files into the run's folder, each path checked; a string: why it failed. */

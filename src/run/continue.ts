@@ -1,6 +1,7 @@
 import path from 'node:path';
 import type { CommandContext, Env } from '../context.js';
 import { AgentboxError } from '../errors.js';
+import { assertOwnWorktree } from '../git/own-traces.js';
 import { configHash, type RunMeta, reactivated, readRun, updateState } from '../ledger/index.js';
 import { runTemplates } from './begin/compose.js';
 import type { RunContext } from './begin/context.js';
@@ -93,6 +94,7 @@ export async function continueSession(
   name: string,
   options: { command: string; event: string; detail?: string; force: boolean; json: boolean; more?: string },
 ): Promise<number> {
+  await assertOwnWorktree(rc.repo.root, name, readRun(rc.ledger, name).state?.worktree_path ?? null);
   const detail = checkContinue(ctx, rc, name, options);
   const updated = await updateState(rc.ledger, name, reactivated(), {
     event: options.event,

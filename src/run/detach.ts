@@ -5,6 +5,7 @@ import { fileURLToPath } from 'node:url';
 import type { CommandContext } from '../context.js';
 import { type Ledger, runIdOf, updateState } from '../ledger/index.js';
 import { processStartTime } from '../process/reap.js';
+import { openAppend } from '../util/append.js';
 import { terminalJson } from '../util/json-out.js';
 
 /** The built CLI entry, for starting a worker (`src/run` and `dist/run` both sit two levels down). */
@@ -33,7 +34,7 @@ export async function spawnWorker(
   logFile: string,
   record: (pid: number | undefined) => Promise<unknown>,
 ): Promise<number | undefined> {
-  const log = fs.openSync(logFile, 'a');
+  const log = openAppend(logFile);
   let worker: ReturnType<typeof spawn>;
   try {
     worker = spawn(process.execPath, [BIN, ...args], {

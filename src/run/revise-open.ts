@@ -1,5 +1,6 @@
 import type { CommandContext } from '../context.js';
 import { isAgentboxError } from '../errors.js';
+import { assertOwnWorktree } from '../git/own-traces.js';
 import { EventLog } from '../ledger/events.js';
 import { readRun } from '../ledger/index.js';
 import { collectReview } from '../review/feedback/collect.js';
@@ -52,6 +53,7 @@ export async function openRevision(
   try {
     reviseBlocker(run);
     sessionBlocker(run, ctx.env);
+    await assertOwnWorktree(rc.repo.root, name, run.state?.worktree_path ?? null);
   } catch (error) {
     refused('blocked')(error);
   }

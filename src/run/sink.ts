@@ -1,4 +1,3 @@
-import fs from 'node:fs';
 import path from 'node:path';
 import { directExecution } from '../airlock/direct.js';
 import type { Tally } from '../budget/tally.js';
@@ -19,6 +18,7 @@ import type { ReadFence } from '../sandbox/read-allowlist.js';
 import type { Denial } from '../supervisor/hooks.js';
 import { toolExcerpt } from '../supervisor/prompt.js';
 import { violationMessage } from '../supervisor/violations.js';
+import { appendNoFollow } from '../util/append.js';
 import { type SessionLaunch, sessionStartEntry } from './begin/session-start.js';
 import type { Halt } from './halt.js';
 
@@ -104,7 +104,7 @@ export class RunSink {
   stderr(chunk: string | Buffer): void {
     if (this.options.halt.reason.kind === 'io_error') return;
     try {
-      fs.appendFileSync(this.stderrFile, chunk);
+      appendNoFollow(this.stderrFile, chunk);
     } catch (error) {
       this.options.halt.ioFailed(error, this.stderrFile);
     }
@@ -115,7 +115,7 @@ export class RunSink {
     const { halt } = this.options;
     if (halt.reason.kind === 'io_error') return;
     try {
-      fs.appendFileSync(this.streamFile, `${line}\n`);
+      appendNoFollow(this.streamFile, `${line}\n`);
     } catch (error) {
       halt.ioFailed(error, this.streamFile);
       return;

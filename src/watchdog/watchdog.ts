@@ -1,11 +1,12 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { MIN_STALL_MS } from '../config/duration.js';
+import { recordedSocket } from '../interactive/socket-path.js';
 import { activeDir, activeRunNames, unmarkActive } from '../ledger/active.js';
 import type { Ledger } from '../ledger/paths.js';
 import { readState, type StatePatch } from '../ledger/state.js';
 import type { RunState } from '../ledger/types.js';
-import { isAlive, killMarked } from '../process/reap.js';
+import { isAlive, isRecordedProcess, killMarked } from '../process/reap.js';
 import { createAtomicSync } from '../util/fs.js';
 import { COMMAND_DIR_RE } from './probe.js';
 
@@ -202,7 +203,9 @@ async function markCrashed(
   if (orphan) await endOrphan(state, options.orphanGraceMs ?? 1000);
   // Claude is gone now, but what it started in the background may not be.
   else if (state.process_mark) killMarked(state.process_mark);
-  if (state.socket_path) fs.rmSync(state.socket_path, { force: true });
+  // Only a socket where agentbox puts one: a planted state's socket_path named any file (socket-path.ts).
+  const socket = recordedSocket(runDir, name.slice(-6), state.socket_path);
+  if (socket) fs.rmSync(socket, { force: true });
   removeCommands(ledger, name, state);
   return { run: name, action: 'crashed', detail };
 }
@@ -257,6 +260,8 @@ function writeCrashReport(runDir: string, name: string, state: RunState, detail:
 /** SIGTERM to claude's process group, SIGKILL after the grace period; then whatever it left behind. */
 export async function endOrphan(state: RunState, graceMs: number): Promise<void> {
   const pid = state.claude_pid!;
+  // Only the claude the state records, by its start time too (a planted state: reap.ts).
+  if (!isRecordedProcess(pid, state.claude_pid_start)) return;
   const signal = (sig: NodeJS.Signals) => {
     for (const target of [-pid, pid]) {
       try {

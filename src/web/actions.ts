@@ -1,9 +1,5 @@
-import { spawn } from 'node:child_process';
-import fs from 'node:fs';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { memoryIo } from '../context.js';
-import { AgentboxError, type ErrorCode, isAgentboxError } from '../errors.js';
+import { type ErrorCode, isAgentboxError } from '../errors.js';
 import { claimedRunLine } from '../gate/claims.js';
 import { discardRun } from '../gate/discard.js';
 import { assertHuman } from '../gate/gate.js';
@@ -36,7 +32,7 @@ export interface ActionContext {
   readonly env: Env;
 }
 
-const STATUS_OF: Partial<Record<ErrorCode, number>> = {
+export const STATUS_OF: Partial<Record<ErrorCode, number>> = {
   USAGE: 400,
   CONFIG_INVALID: 400,
   RUN_NAME_INVALID: 400,
@@ -260,36 +256,4 @@ export async function injectAction(ac: ActionContext, ref: string, body: Record<
     const run = readRun(ac.ledger, resolveRun(ac.ledger, ref));
     return deliveredJson(run.name, await deliverMessage(run, text));
   });
-}
-
-/** The built CLI entry (`src/web` and `dist/web` both sit two levels down). */
-const BIN = fileURLToPath(new URL('../../bin/agentbox.cjs', import.meta.url));
-
-/**
- * `POST /api/runs/<run>/resume {instructions?}`: `agentbox resume` in the background (it lasts as
- * long as the run), its output appended to the run's raw/agentbox.log. Checked first in-process
- * (the run exists), so a typo is a 404, not a silent background failure.
- */
-export async function resumeAction(ac: ActionContext, ref: string, body: Record<string, unknown>) {
-  const instructions = stringField(body, 'instructions');
-  let name: string;
-  try {
-    name = readRun(ac.ledger, resolveRun(ac.ledger, ref)).name;
-  } catch (error) {
-    if (error instanceof AgentboxError) throw new HttpError(STATUS_OF[error.code] ?? 400, error.message);
-    throw error;
-  }
-  const log = fs.openSync(path.join(ac.ledger.runsDir, name, 'raw', 'agentbox.log'), 'a');
-  try {
-    const child = spawn(process.execPath, [BIN, 'resume', name, ...(instructions ? [instructions] : [])], {
-      cwd: ac.root,
-      env: ac.env as NodeJS.ProcessEnv,
-      detached: true,
-      stdio: ['ignore', log, log],
-    });
-    child.unref();
-    return { run: name, resumed: true, pid: child.pid ?? null };
-  } finally {
-    fs.closeSync(log);
-  }
 }

@@ -10,6 +10,7 @@ import { attemptRuns, groupsToRecover } from '../recover/group-plan.js';
 import { RecoveryMemo } from '../recover/memo.js';
 import { decideRecoveries } from '../recover/recover.js';
 import { loadRunContext } from '../run/begin/context.js';
+import { openAppend } from '../util/append.js';
 import type { Env } from '../util/env.js';
 
 /** The built CLI entry (`src/web` and `dist/web` both sit two levels down). */
@@ -76,7 +77,7 @@ async function interruptedSingleRuns(
 export function startRecover(root: string, ledger: Ledger, env: Env): { pid: number | null; log: string } {
   const logFile = path.join(ledger.dir, 'ui', 'recover.log');
   fs.mkdirSync(path.dirname(logFile), { recursive: true, mode: 0o700 });
-  const log = fs.openSync(logFile, 'a');
+  const log = openAppend(logFile);
   try {
     const child = spawn(process.execPath, [BIN, 'recover'], {
       cwd: root,

@@ -13,15 +13,24 @@ export interface UiProblem {
 
 /** How long the same refusal is counted instead of written again (a stale tab retries each second). */
 const QUIET_MS = 60_000;
+/**
+ * At most this many lines a minute, whatever is refused. NOTE: any page the browser opens can send
+ * requests to this port (an <img>, a no-cors fetch), each with a new path: each was a new refusal
+ * and a new line, a disk filled at the page's pace. Past the budget refusals are counted, and the
+ * count (`unlogged`) goes with the next line written.
+ */
+const LINES_PER_MINUTE = 100;
 
 /**
  * The UI server's refusals, in `.agents/ui/events.jsonl` (`ui_refused`): a refusal that is not
  * about one run has no run folder to go to. The same refusal again within a minute is counted,
- * and the count written with its next line, so a page left open on an old token cannot fill the disk.
+ * and the count written with its next line, so a page left open on an old token cannot fill the disk;
+ * nor can a flood of different ones (at most LINES_PER_MINUTE lines a minute).
  */
 export class UiRefusalLog {
   private readonly log: EventLog;
   private readonly last = new Map<string, { at: number; repeated: number }>();
+  private budget = { at: Number.NEGATIVE_INFINITY, written: 0, unlogged: 0 };
 
   constructor(
     ledger: Ledger,
@@ -45,10 +54,19 @@ export class UiRefusalLog {
       seen.repeated++;
       return;
     }
+    if (at - this.budget.at >= QUIET_MS) this.budget = { at, written: 0, unlogged: this.budget.unlogged };
+    if (this.budget.written >= LINES_PER_MINUTE) {
+      this.budget.unlogged++;
+      return;
+    }
+    const unlogged = this.budget.unlogged;
+    this.budget.written++;
+    this.budget.unlogged = 0;
     this.log.append({
       event: 'ui_refused',
       ...problem,
       ...(seen?.repeated ? { repeated: seen.repeated } : {}),
+      ...(unlogged ? { unlogged } : {}),
     });
     this.last.set(key, { at, repeated: 0 });
     // Bounded: a flood of distinct paths keeps only the newest keys.

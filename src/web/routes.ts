@@ -35,8 +35,7 @@ async function runAction(
   ref: string,
   input: Record<string, unknown>,
 ): Promise<Reply> {
-  const { discardAction, injectAction, mergeAction, restartAction, resumeAction, stopAction } =
-    await actions();
+  const { discardAction, injectAction, mergeAction, restartAction, stopAction } = await actions();
   switch (action) {
     case 'merge':
       return json(await mergeAction(ac, ref, input));
@@ -45,7 +44,7 @@ async function runAction(
     case 'stop':
       return json(await stopAction(ac, ref));
     case 'resume':
-      return json(await resumeAction(ac, ref, input), 202);
+      return json(await (await import('./resume.js')).resumeAction(ac, ref, input), 202);
     case 'restart':
       return json(await restartAction(ac, ref, input));
     case 'rerun':
@@ -84,10 +83,19 @@ async function transcriptRoute(ctx: RouteContext, parts: string[], url: URL): Pr
   return json(t.transcriptEntryOf(ctx.ledger, ctx.env, parts[2]!, parts[4]!));
 }
 
+/** A path's segments, decoded; a malformed escape (`%E0`) is the client's 400, not the server's 500. */
+function pathParts(pathname: string): string[] {
+  try {
+    return pathname.split('/').filter(Boolean).map(decodeURIComponent);
+  } catch {
+    throw new HttpError(400, `not a path: ${pathname} (a malformed %-escape)`);
+  }
+}
+
 /** The JSON API, one resource at a time; the request has passed every check already. */
 export async function route(ctx: RouteContext, req: http.IncomingMessage, url: URL): Promise<Reply> {
   const method = req.method ?? 'GET';
-  const parts = url.pathname.split('/').filter(Boolean).map(decodeURIComponent);
+  const parts = pathParts(url.pathname);
   if (parts[0] !== 'api') throw new HttpError(404, `no such page: ${url.pathname}`);
   const ac: ActionContext = { root: ctx.root, ledger: ctx.ledger, env: ctx.env };
   const body = () => readJsonBody(req, ctx.limit);

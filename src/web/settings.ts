@@ -30,13 +30,20 @@ export function readSettings(root: string, env: Env) {
 /**
  * Settings that run a command as the person or widen what a run may do: the web UI never changes
  * them. Its token is a bearer secret; a stolen one (a browser extension, a shared screen, a log)
- * must not become code execution (`runs.notify`, then start a run). They are edited in the file.
+ * must not become code execution (`runs.notify`, then start a run) nor open the person's files to
+ * a run (`sandbox.allow_read`). They are edited in the file.
+ *
+ * NOTE: an allowlist of rule kinds (config/rules.ts): the page changes a key only when its rule
+ * says it bounds a run (a limit, a choice among strict and loose) or changes nothing a run may
+ * reach (free); every other kind — a command, a place, a list of allowances or denials, the
+ * person's own widening (`yours`), and any kind added later — is guarded.
  */
+const PAGE_KINDS: ReadonlySet<Rule['kind']> = new Set(['free', 'limit', 'order']);
+
 export const GUARDED_SETTINGS: readonly string[] = [
-  // Commands, places and lists (config/rules.ts): what runs, and what a run may reach or read…
   ...Object.entries(RULES).flatMap(([section, rules]) =>
     Object.entries(rules as Record<string, Rule>)
-      .filter(([, rule]) => rule.kind === 'trust' || rule.kind === 'allow' || rule.kind === 'union')
+      .filter(([, rule]) => !PAGE_KINDS.has(rule.kind))
       .map(([key]) => `${section}.${key}`),
   ),
   // …and the sandbox itself.

@@ -180,10 +180,10 @@ describe('isAlive', () => {
     expect(isAlive(0, null)).toBe(false);
   });
 
-  it('a process of another user (pid 1) counts by its start time', () => {
-    // kill(1, 0) fails with EPERM for an unprivileged user and succeeds for root: alive both ways.
-    const start = processStartTime(1);
-    expect(isAlive(1, start)).toBe(true);
+  it('init (pid 1) and every process (-1) are never a run, whatever the start time (a planted state)', () => {
+    // kill(-1, 0) succeeds, and kill(1, 0) for root: both looked alive before.
+    expect(isAlive(1, processStartTime(1))).toBe(false);
+    expect(isAlive(-1, null)).toBe(false);
   });
 });
 

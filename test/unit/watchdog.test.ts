@@ -72,8 +72,6 @@ describe('the watchdog', () => {
     });
     children.push(escaped);
     const workdir = path.join(repo.dir, 'sub');
-    const socket = path.join(repo.dir, 'stale.sock');
-    fs.writeFileSync(socket, '');
     const run = await activeRun(ledger, {
       pid: dead.pid,
       pid_start: dead.start,
@@ -81,9 +79,12 @@ describe('the watchdog', () => {
       claude_pid_start: processStartTime(claude.pid!),
       process_mark: mark,
       launch_dir: workdir,
-      socket_path: socket,
       last_heartbeat: new Date().toISOString(),
     });
+    // Its socket where agentbox puts one (a socket_path elsewhere is not removed: socket-path.ts).
+    const socket = path.join(run.dir, 'supervisor.sock');
+    fs.writeFileSync(socket, '');
+    await updateState(ledger, run.name, { socket_path: socket });
     for (const dir of [repo.dir, workdir])
       fs.mkdirSync(path.join(dir, '.claude/commands', `run_${run.id}`), { recursive: true });
 

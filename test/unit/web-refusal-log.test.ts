@@ -34,3 +34,24 @@ describe('UiRefusalLog: the UI server refusals, in .agents/ui/events.jsonl', () 
     expect(log.file).toBe(`${repo.dir}/.agents/ui/events.jsonl`);
   });
 });
+
+describe('UiRefusalLog under a flood', () => {
+  it('a page that asks for a new path each time (a refusal each) writes at most 100 lines a minute; the rest are counted', () => {
+    // Any page the browser opens may send requests to 127.0.0.1:<port> (an <img>, a no-cors fetch):
+    // each is refused (401, no token) and each path is a new refusal. It must not fill the disk.
+    const repo = gitRepo();
+    ensureLedger(repo.dir);
+    let now = 1_000_000;
+    const log = new UiRefusalLog(openLedger(repo.dir), () => now);
+    for (let i = 0; i < 5000; i++) {
+      log.record({ status: 401, reason: 'missing or wrong token', method: 'GET', path: `/x${i}` });
+      if (i % 100 === 0) now += 500;
+    }
+    expect(lines(log.file).length).toBeLessThanOrEqual(100);
+    now += 60_000;
+    log.record({ status: 401, reason: 'missing or wrong token', method: 'GET', path: '/after' });
+    const last = lines(log.file).at(-1);
+    expect(last).toMatchObject({ path: '/after', unlogged: expect.any(Number) });
+    expect(lines(log.file).length - 1 + last.unlogged).toBe(5000);
+  });
+});

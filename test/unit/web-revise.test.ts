@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { addWorktree, headSha } from '../../src/git/worktree.js';
 import { updateState } from '../../src/ledger/index.js';
 import { HttpError } from '../../src/web/http.js';
 import { commentArgs, reviseAction } from '../../src/web/revise.js';
@@ -56,7 +57,13 @@ describe('the page asks for a revision', () => {
     const home = ac.env.HOME!;
     fs.mkdirSync(path.join(home, '.claude', 'projects', 'p'), { recursive: true });
     fs.writeFileSync(path.join(home, '.claude', 'projects', 'p', 's-1.jsonl'), '{}\n');
-    await updateState(ac.ledger, run.name, { status: 'REVIEW', session_id: 's-1', worktree_path: ac.root });
+    const wt = path.join(tempDir('agentbox-wt-'), run.name);
+    await addWorktree(ac.root, { path: wt, branch: `agentbox/${run.name}`, base: (await headSha(ac.root))! });
+    await updateState(ac.ledger, run.name, {
+      status: 'REVIEW',
+      session_id: 's-1',
+      worktree_path: fs.realpathSync(wt),
+    });
     const error = await errorOf(() => reviseAction(ac, run.id, { message: 'rename x' }));
     // Today's envelope is not the run's: CONFIG_CHANGED, a conflict (the page cannot --force it).
     expect((error as HttpError).status).toBe(409);

@@ -22,6 +22,8 @@ const GUARDED: [string, string, unknown][] = [
   ['sandbox', 'allowed_domains', ['evil.example']],
   ['sandbox', 'mode', 'off'],
   ['sandbox', 'deny_read', []],
+  // The person's own widening of what a run reads (rule 'yours'): a page must not open ~ to a run.
+  ['sandbox', 'allow_read', ['~']],
 ];
 
 describe('PUT /api/settings (writeSettings)', () => {
