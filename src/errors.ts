@@ -7,6 +7,7 @@ export type ErrorCode =
   | 'NOT_A_GIT_REPO'
   | 'BARE_REPO'
   | 'NOT_INITIALIZED'
+  | 'LEDGER_CARRIED'
   | 'SETTINGS_INVALID_JSON'
   | 'SETTINGS_BAD_SHAPE'
   | 'CONFIG_INVALID'

@@ -4,7 +4,7 @@ import type { CommandContext } from '../context.js';
 import { AgentboxError, isAgentboxError } from '../errors.js';
 import { terminalText } from '../util/terminal-text.js';
 import { VERSION } from '../version.js';
-import { findLedgerRoot, watchdogHasWork } from '../watchdog/probe.js';
+import { findLedgerFolder, findLedgerRoot, watchdogHasWork } from '../watchdog/probe.js';
 import { addCommands } from './table.js';
 
 /**
@@ -30,6 +30,18 @@ async function watch(ctx: CommandContext): Promise<void> {
   } catch (error) {
     ctx.io.err(`agentbox: the watchdog could not check the runs (${(error as Error).message}); going on\n`);
   }
+}
+
+/**
+ * A ledger that came with the repository (git tracks files in `.agents/`) is refused before any
+ * command, and before the watchdog acts on its runs (src/ledger/carried.ts). One `git ls-files`
+ * (~4 ms), only where a `.agents` folder sits beside a `.git`.
+ */
+async function refuseCarried(ctx: CommandContext): Promise<void> {
+  const root = findLedgerFolder(ctx.cwd);
+  if (!root) return;
+  const { refuseCarriedLedger } = await import('../ledger/carried.js');
+  await refuseCarriedLedger(root, ctx.env);
 }
 
 /** runs.stall_after from the configuration; loaded only when some heartbeat is old enough to matter. */
@@ -115,7 +127,8 @@ function buildProgram(ctx: CommandContext, setExit: (code: number) => void, only
       load: () => Promise<(ctx: CommandContext, ...args: A) => Promise<number | undefined>>,
     ) =>
     async (...args: A) => {
-      const [action] = await Promise.all([load(), watch(withCtx()), readsRunMeta(only) && loadYaml()]);
+      const checked = refuseCarried(withCtx()).then(() => watch(withCtx()));
+      const [action] = await Promise.all([load(), checked, readsRunMeta(only) && loadYaml()]);
       setExit((await action(withCtx(), ...args)) ?? 0);
     };
 

@@ -5,6 +5,20 @@ import path from 'node:path';
 export const COMMAND_DIR_RE = /^run_([0-9a-f]{6})$/;
 
 /**
+ * The folder around `cwd` whose `.agents` might be a ledger, without running git: the nearest one
+ * up from `cwd` that holds both `.git` and `.agents` (a file or folder). Null: none.
+ */
+export function findLedgerFolder(cwd: string): string | null {
+  let dir = path.resolve(cwd);
+  for (;;) {
+    if (fs.existsSync(path.join(dir, '.git'))) return fs.existsSync(path.join(dir, '.agents')) ? dir : null;
+    const parent = path.dirname(dir);
+    if (parent === dir) return null;
+    dir = parent;
+  }
+}
+
+/**
  * The ledger around `cwd` without running git (this runs before every command): the nearest folder
  * up from `cwd` that holds both `.git` and `.agents/runs`. Null: none, and nothing to watch.
  */

@@ -1,0 +1,42 @@
+import { AgentboxError } from '../errors.js';
+import { git } from '../git/exec.js';
+import type { Env } from '../util/env.js';
+import { terminalLine } from '../util/terminal-text.js';
+import { LEDGER_DIR } from './paths.js';
+
+/*
+ * A ledger is this machine's own record. `init` has git ignore `.agents/`, but a repository's
+ * author can commit theirs anyway (`git add -f`), and a clone then holds their runs: a state that
+ * names your worktree, a pid, a socket, a log that links into your home, a patch waiting in REVIEW
+ * as if your agent had written it. agentbox does not use such a ledger at all (each command's
+ * handling of a run is bounded too: docs/security.md, "A ledger the repository carries"). What git
+ * tracks decides, not the files' contents, which the author chose.
+ */
+
+/** How many of the tracked files the message names. */
+const NAMED = 3;
+
+/** The files under `.agents/` that git tracks in the repository at `root` (none: []). */
+export async function carriedLedgerFiles(root: string, env?: Env): Promise<string[]> {
+  const out = await git(['ls-files', '-z', '--cached', '--', LEDGER_DIR], { cwd: root, env });
+  return out.split('\0').filter(Boolean);
+}
+
+/** Why a ledger that came with the repository is not used, and how to go on. Pure. */
+export function carriedLedgerError(root: string, files: readonly string[]): AgentboxError {
+  const named = files.slice(0, NAMED).map((f) => terminalLine(f));
+  const more = files.length > NAMED ? `, … (${files.length} files)` : '';
+  return new AgentboxError(
+    'LEDGER_CARRIED',
+    `${terminalLine(root)}: git tracks files in ${LEDGER_DIR}/ (${named.join(', ')}${more}): a ledger that came with the repository is its author's runs, not yours, and agentbox does not use it`,
+    {
+      hint: `keep them aside and start your own: git rm -r -q --cached ${LEDGER_DIR} && mv ${LEDGER_DIR} ${LEDGER_DIR}-from-git, then agentbox init (commit the removal, or leave it uncommitted; the files stay in ${LEDGER_DIR}-from-git)`,
+    },
+  );
+}
+
+/** Throws LEDGER_CARRIED when git tracks anything under the repository's `.agents/`. */
+export async function refuseCarriedLedger(root: string, env?: Env): Promise<void> {
+  const files = await carriedLedgerFiles(root, env);
+  if (files.length > 0) throw carriedLedgerError(root, files);
+}
