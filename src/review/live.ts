@@ -3,6 +3,7 @@ import path from 'node:path';
 import { AgentboxError } from '../errors.js';
 import { git } from '../git/exec.js';
 import { type LiveTree, liveTree } from '../git/live-diff.js';
+import { assertOwnWorktree } from '../git/own-traces.js';
 import type { RunDetails } from '../ledger/index.js';
 import { changesExcludes } from '../run/end/finalize-changes.js';
 import { nestedOfRun } from '../run/end/finalize-nested.js';
@@ -89,6 +90,8 @@ export async function liveChanges(root: string, run: RunDetails, env?: Env): Pro
       hint: `see what happened: agentbox show ${run.meta.run_id}, then agentbox recover`,
     });
   }
+  // A planted state could name any folder (your home): only the run's own worktree is staged.
+  await assertOwnWorktree(root, run.name, worktree);
   const call = { cwd: root, ...(env ? { env } : {}) };
   const commonDir = await git(['rev-parse', '--path-format=absolute', '--git-common-dir'], call);
   const nested = nestedOfRun(run.dir).map((n) => n.path);

@@ -273,3 +273,17 @@ describe('maskedPaths: what the sandbox may be masking, left out of a live diff'
     expect(masks).toHaveLength(SANDBOX_MASKS.length - 3);
   });
 });
+
+describe('the live diff of a run that names a folder not its own', () => {
+  it('stages nothing there: a planted ACTIVE run naming another folder (the home, the checkout) is refused', async () => {
+    const { repo, ledger, handle, run } = await activeRun();
+    const elsewhere = tempDir('agentbox-not-a-worktree-');
+    fs.writeFileSync(path.join(elsewhere, 'private.txt'), 'mine\n');
+    for (const folder of [elsewhere, repo.dir]) {
+      await updateState(ledger, handle, { worktree_path: folder });
+      const before = snapshotTree(folder);
+      await expect(liveChanges(repo.dir, run())).rejects.toThrow(/which is not its own/);
+      expect(snapshotTree(folder)).toEqual(before);
+    }
+  });
+});
