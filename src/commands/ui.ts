@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import path from 'node:path';
 import type { CommandContext } from '../context.js';
 import { AgentboxError } from '../errors.js';
 import { assertHuman } from '../gate/gate.js';
@@ -6,9 +6,10 @@ import { findRepo } from '../git/repo.js';
 import { type Ledger, openLedger } from '../ledger/index.js';
 import { loadTrustedConfig } from '../trust/index.js';
 import { thousands } from '../util/number.js';
+import { openPage } from '../web/open-page.js';
 import { interruptedRuns, startRecover } from '../web/recovery.js';
 import { UiRefusalLog } from '../web/refusal-log.js';
-import { loadUiState, saveUiState } from '../web/secrets.js';
+import { loadUiState, saveUiState, uiStateFile } from '../web/secrets.js';
 import { startUiServer, type UiServer } from '../web/server.js';
 
 export interface UiOptions {
@@ -28,19 +29,6 @@ function parsePort(text: string | undefined): number | null {
     });
   }
   return Number(text);
-}
-
-/** Opens `url` in the person's browser; where there is no opener, the printed line is enough. */
-function openBrowser(url: string): void {
-  const opener =
-    process.platform === 'darwin' ? 'open' : process.platform === 'win32' ? 'explorer' : 'xdg-open';
-  try {
-    const child = spawn(opener, [url], { stdio: 'ignore', detached: true });
-    child.on('error', () => {});
-    child.unref();
-  } catch {
-    // No opener: the URL is printed.
-  }
 }
 
 /**
@@ -119,7 +107,7 @@ export async function ui(ctx: CommandContext, options: UiOptions): Promise<numbe
   await applyRestartMode(ctx, repo.root, ledger);
   // With thousands of interrupted runs that check grows the heap: given back once things are quiet.
   server.worked();
-  if (options.open !== false) openBrowser(server.loginUrl);
+  if (options.open !== false) openPage(server.loginUrl, path.dirname(uiStateFile(place)), ctx.env);
   await new Promise<void>((resolve) => {
     if (!ctx.onInterrupt) return;
     const off = ctx.onInterrupt(() => {

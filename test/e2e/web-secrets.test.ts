@@ -1,10 +1,12 @@
 import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectNoProcessesLeft } from '../helpers/processes.js';
 import { type Project, project } from '../helpers/project.js';
-import { request, startUi } from '../helpers/ui.js';
+import { waitFor } from '../helpers/pty.js';
+import { CHROMIUM, launchChromium, request, startUi } from '../helpers/ui.js';
 
 /** A free port, chosen the way a hostile repository would pick one for its committed state. */
 function freePort(): Promise<number> {
@@ -80,6 +82,34 @@ describe('agentbox ui and a committed .agents/ui/state.json', () => {
       await again.stop();
     }
   }, 60_000);
+
+  it("opens the browser on a file of the person's, so the token is on no command line other users read", async () => {
+    if (!CHROMIUM) throw new Error('no Chromium: apt-get install -y chromium, or set CHROMIUM_PATH');
+    const argv = path.join(p.home.home, 'opener-argv.txt');
+    const opener = path.join(p.home.home, 'opener.sh');
+    fs.writeFileSync(opener, `#!/bin/sh\nprintf '%s\\n' "$@" > '${argv}'\n`, { mode: 0o755 });
+    const ui = await startUi(p.repo.dir, { ...p.env, BROWSER: opener }, [], undefined, { open: true });
+    const browser = await launchChromium();
+    try {
+      await waitFor(() => fs.existsSync(argv) && fs.readFileSync(argv, 'utf8').includes('\n'), 'the opener');
+      const [arg, ...rest] = fs.readFileSync(argv, 'utf8').trim().split('\n');
+      expect(rest).toEqual([]);
+      expect(arg).toMatch(/^file:\/\/\/.*\/open\.html$/);
+      expect(arg).not.toContain(ui.token);
+      const file = fileURLToPath(arg!);
+      expect(fs.statSync(file).mode & 0o777).toBe(0o600);
+      expect(fs.statSync(path.dirname(file)).mode & 0o777).toBe(0o700);
+      expect(fs.readFileSync(file, 'utf8')).toContain(`url=${ui.loginUrl}"`);
+      // The file sends the browser on to the login: the page, logged in.
+      const page = await browser.newPage();
+      await page.goto(arg!);
+      await page.waitForURL(`${ui.url}/`);
+      await page.getByRole('heading', { name: 'Runs' }).waitFor();
+    } finally {
+      await browser.close();
+      await ui.stop();
+    }
+  });
 
   it('leaves no process behind', async () => {
     await expectNoProcessesLeft(p.tag);

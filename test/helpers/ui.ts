@@ -16,14 +16,18 @@ export interface Ui {
   stop(): Promise<number | null>;
 }
 
-/** Starts `agentbox ui --no-open` in `cwd` (the built bin, or another `bin`) and waits for the address it prints. */
+/**
+ * Starts `agentbox ui --no-open` in `cwd` (the built bin, or another `bin`) and waits for the
+ * address it prints; `open`: without --no-open (the browser opener is $BROWSER's).
+ */
 export function startUi(
   cwd: string,
   env: Record<string, string>,
   args: string[] = [],
   bin = AGENTBOX_BIN,
+  options: { open?: boolean } = {},
 ): Promise<Ui> {
-  const child = spawn(process.execPath, [bin, 'ui', '--no-open', ...args], {
+  const child = spawn(process.execPath, [bin, 'ui', ...(options.open ? [] : ['--no-open']), ...args], {
     cwd,
     env,
     stdio: ['ignore', 'pipe', 'pipe'],
