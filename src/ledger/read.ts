@@ -20,7 +20,12 @@ export interface RunDetails {
 
 const MAX_FILES = 500;
 
-/** Files in a run folder other than the ledger's own (meta.yaml, state.json and its temp files). */
+/**
+ * Files in a run folder other than the ledger's own (meta.yaml, state.json and its temp files):
+ * regular files only. NOTE: a link is never an artifact — an agent can write one in artifacts/, and
+ * a ledger that came from elsewhere can hold `report.md -> ~/.ssh/id_rsa`: what is listed is what
+ * `show`, the page and `push` read, and none of them reads through a link.
+ */
 export function listArtifacts(dir: string): string[] {
   const out: string[] = [];
   const walk = (rel: string) => {
@@ -30,7 +35,7 @@ export function listArtifacts(dir: string): string[] {
       const relPath = rel ? `${rel}/${entry.name}` : entry.name;
       if (!rel && (entry.name === META_FILE || entry.name.startsWith(STATE_FILE))) continue;
       if (entry.isDirectory()) walk(relPath);
-      else out.push(relPath);
+      else if (entry.isFile()) out.push(relPath);
     }
   };
   walk('');
@@ -74,6 +79,11 @@ export function readRun(ledger: Ledger, name: string): RunDetails {
   const dir = path.join(ledger.runsDir, name);
   let files: string[];
   try {
+    // A run folder that is a link leads anywhere (your home): not a run of this ledger.
+    if (fs.lstatSync(dir).isSymbolicLink())
+      throw new AgentboxError('RUN_CORRUPT', `${dir} is a symbolic link, not a run folder: it is not read`, {
+        hint: `a ledger that came from elsewhere is not yours: look at it (ls -l ${dir}), then remove the link`,
+      });
     files = listArtifacts(dir);
   } catch (error) {
     if (errnoCode(error) === 'ENOENT') throw notFound(ledger, name);
