@@ -9,6 +9,10 @@ export type CwdSource = 'cli_flag' | 'config' | 'repo_root';
  * (relative to where agentbox was started), the config's `interactive.cwd` (relative to the
  * repository root), the repository root. A value that names no folder is an error naming where it
  * came from, never a silent fall-through to the next source (a typo would move the session).
+ * NOTE: the config's folder must lie inside the repository, links resolved: its rule is `free`
+ * (src/config/rules.ts: a cloned repository's value applies untrusted), which holds only for a
+ * folder of the repository; `..`, an absolute path or a link out would start your own session
+ * anywhere. --workdir is yours and goes anywhere.
  */
 export function resolveCwd(input: {
   flag: string | undefined;
@@ -34,6 +38,18 @@ export function resolveCwd(input: {
     return { path: fs.realpathSync(full), source };
   };
   if (input.flag !== undefined) return check(input.flag, input.invocationCwd, '--workdir flag', 'cli_flag');
-  if (input.config) return check(input.config, input.repoRoot, 'config interactive.cwd', 'config');
+  if (input.config) {
+    const found = check(input.config, input.repoRoot, 'config interactive.cwd', 'config');
+    const rel = path.relative(fs.realpathSync(input.repoRoot), found.path);
+    if (rel.startsWith('..') || path.isAbsolute(rel))
+      throw new AgentboxError(
+        'USAGE',
+        `config interactive.cwd: ${found.path} is not inside the repository (${input.repoRoot})`,
+        {
+          hint: 'give a folder of the repository, relative to its root; --workdir <dir> starts a session anywhere',
+        },
+      );
+    return found;
+  }
   return { path: input.repoRoot, source: 'repo_root' };
 }

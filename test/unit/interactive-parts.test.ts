@@ -40,6 +40,19 @@ describe('the working directory of a session', () => {
     );
   });
 
+  it("the config's folder lies inside the repository (a cloned repository's value applies untrusted); --workdir anywhere", () => {
+    const outside = tempDir('agentbox-outside-');
+    fs.mkdirSync(path.join(dir, 'sub'));
+    fs.symlinkSync(outside, path.join(dir, 'out'));
+    for (const config of ['..', outside, 'out', 'sub/../..'])
+      expect(() => resolveCwd({ ...base(), config }), config).toThrow(
+        /config interactive.cwd: .* is not inside the repository/,
+      );
+    expect(resolveCwd({ ...base(), config: 'sub' }).path).toBe(path.join(dir, 'sub'));
+    expect(resolveCwd({ ...base(), config: '.' }).path).toBe(dir);
+    expect(resolveCwd({ ...base(), flag: outside }).path).toBe(outside);
+  });
+
   it('resolves symlinks once, so PWD and the real path agree', () => {
     fs.mkdirSync(path.join(dir, 'real'));
     fs.symlinkSync(path.join(dir, 'real'), path.join(dir, 'link'));
