@@ -1,21 +1,13 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { SRC, sources } from '../helpers/sources.js';
 
 /**
  * SUP-1 (mandatory supervision), held by the code's shape: every model call goes through Claude
  * Code launched by agentbox with its hooks. Only src/claude/ starts the Claude Code binary, and
  * nothing talks to a model API (or any HTTP server) itself.
  */
-const SRC = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../src');
-
-function sources(dir: string): string[] {
-  return fs.readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
-    const full = path.join(dir, e.name);
-    return e.isDirectory() ? sources(full) : e.name.endsWith('.ts') ? [full] : [];
-  });
-}
 
 /** Clients a model API could be called with, and the calls that reach an HTTP server. */
 const MODEL_CLIENTS =

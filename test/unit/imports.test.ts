@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { SRC, sources } from '../helpers/sources.js';
 
 /**
  * The house (issue 16): imports run one way — `src/cli/` (the argument parser and the process's
@@ -9,14 +9,6 @@ import { describe, expect, it } from 'vitest';
  * modules (static `import … from`, `import type`, and dynamic `import()` alike: a type import is
  * erased from the build, but a reader still has to hold both files in mind at once — issue 28).
  */
-const SRC = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../src');
-
-function sources(dir: string): string[] {
-  return fs.readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
-    const full = path.join(dir, e.name);
-    return e.isDirectory() ? sources(full) : e.name.endsWith('.ts') ? [full] : [];
-  });
-}
 
 /** The modules of src/ a file imports, type imports included, relative to src/ (`run/start.ts`). Pure. */
 function importsOf(rel: string, text: string): string[] {

@@ -1,9 +1,9 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
 import { terminalJson } from '../../src/util/json-out.js';
+import { SRC, sources } from '../helpers/sources.js';
 
 /** What a terminal acts on or hides, and JSON.stringify leaves raw: one of each class. */
 const RAW = {
@@ -36,14 +36,6 @@ describe('terminalJson', () => {
  * JSON.stringify is allowed only in an error's message (a `throw`, a `new …Error`), which the CLI makes safe before it prints
  * it (src/cli/run.ts). JSON that is printed goes through terminalJson.
  */
-const SRC = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../src');
-
-function sources(dir: string): string[] {
-  return fs.readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
-    const full = path.join(dir, e.name);
-    return e.isDirectory() ? sources(full) : e.name.endsWith('.ts') ? [full] : [];
-  });
-}
 
 /** The JSON.stringify calls of a file outside a `throw` or a `new …Error(…)`, as `file:line`. Pure. */
 function printedStringify(rel: string, text: string): string[] {
