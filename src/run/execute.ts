@@ -161,7 +161,7 @@ async function recordStart(
 ): Promise<void> {
   await updateState(
     input.ledger,
-    input.meta.run_name,
+    { name: input.meta.run_name, meta: input.meta },
     {
       pid: process.pid,
       pid_start: processStartTime(process.pid),

@@ -252,7 +252,7 @@ async function recordEnd(
     : null;
   await updateState(
     input.ledger,
-    input.meta.run_name,
+    { name: input.meta.run_name, meta: input.meta },
     {
       status: outcome.status,
       failure,
