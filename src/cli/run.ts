@@ -33,14 +33,16 @@ async function watch(ctx: CommandContext): Promise<void> {
 }
 
 /**
- * A ledger that came with the repository (git tracks files in `.agents/`) is refused before any
- * command, and before the watchdog acts on its runs (src/ledger/carried.ts). One `git ls-files`
- * (~4 ms), only where a `.agents` folder sits beside a `.git`.
+ * A ledger that came with the repository (git tracks files in `.agents/`), or whose folders are
+ * links, is refused before any command, and before the watchdog acts on its runs
+ * (src/ledger/carried.ts). A few lstat and one `git ls-files` (~4 ms), only where a `.agents`
+ * folder sits beside a `.git`.
  */
 async function refuseCarried(ctx: CommandContext): Promise<void> {
   const root = findLedgerFolder(ctx.cwd);
   if (!root) return;
-  const { refuseCarriedLedger } = await import('../ledger/carried.js');
+  const { refuseCarriedLedger, refuseLinkedLedger } = await import('../ledger/carried.js');
+  refuseLinkedLedger(root);
   await refuseCarriedLedger(root, ctx.env);
 }
 

@@ -1,3 +1,5 @@
+import fs from 'node:fs';
+import path from 'node:path';
 import { AgentboxError } from '../errors.js';
 import { git } from '../git/exec.js';
 import type { Env } from '../util/env.js';
@@ -39,4 +41,45 @@ export function carriedLedgerError(root: string, files: readonly string[]): Agen
 export async function refuseCarriedLedger(root: string, env?: Env): Promise<void> {
   const files = await carriedLedgerFiles(root, env);
   if (files.length > 0) throw carriedLedgerError(root, files);
+}
+
+/** The folders of a ledger that agentbox makes itself (`''`: `.agents` itself). */
+const OWN_FOLDERS = ['', 'runs', 'pointers', 'active', 'cache'] as const;
+
+/**
+ * The ledger's own folders that are symbolic links (none: []). A ledger can arrive by other means
+ * than git (an archive unpacked, then `git init`): `.agents/runs` naming a folder of the person's
+ * home had agentbox create, list and delete runs there. Its folders are agentbox's own, never a
+ * link; the files in a run folder are refused one by one (src/util/read-own.ts, append.ts).
+ */
+export function linkedLedgerParts(root: string): string[] {
+  return OWN_FOLDERS.map((part) => path.join(LEDGER_DIR, part)).filter((rel) => {
+    try {
+      return fs.lstatSync(path.join(root, rel)).isSymbolicLink();
+    } catch {
+      return false;
+    }
+  });
+}
+
+/** Throws LEDGER_LINKED when a folder of the repository's ledger is a symbolic link. */
+export function refuseLinkedLedger(root: string): void {
+  const linked = linkedLedgerParts(root);
+  if (linked.length === 0) return;
+  const named = linked.map((rel) => `${terminalLine(rel)} → ${terminalLine(linkTarget(path.join(root, rel)))}`);
+  throw new AgentboxError(
+    'LEDGER_LINKED',
+    `${terminalLine(root)}: ${named.join(', ')} ${linked.length === 1 ? 'is a symbolic link' : 'are symbolic links'}: agentbox keeps its ledger in folders of its own, never through a link, and does not use this one`,
+    {
+      hint: `look at it, then keep it aside and start your own: mv ${LEDGER_DIR} ${LEDGER_DIR}-linked, then agentbox init`,
+    },
+  );
+}
+
+function linkTarget(file: string): string {
+  try {
+    return fs.readlinkSync(file);
+  } catch {
+    return '?';
+  }
 }

@@ -4,6 +4,7 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import type * as Yaml from 'yaml';
 import { errnoCode, fsError } from '../errors.js';
+import { readOwnFile } from '../util/read-own.js';
 import { VERSION } from '../version.js';
 import { corruptFile, isObj, obj, oneOf, schemaVersion, str, strList, strOrNull } from './check.js';
 import { parseRunName } from './names.js';
@@ -168,7 +169,7 @@ export function readMeta(runDir: string): RunMeta | undefined {
   const file = path.join(runDir, META_FILE);
   let text: string;
   try {
-    text = fs.readFileSync(file, 'utf8');
+    text = readOwnFile(file);
   } catch (error) {
     if (errnoCode(error) === 'ENOENT') return undefined;
     throw fsError(error, 'read', file);

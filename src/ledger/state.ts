@@ -1,7 +1,7 @@
-import fs from 'node:fs';
 import path from 'node:path';
 import { errnoCode, fsError } from '../errors.js';
 import { processStartTime } from '../process/reap.js';
+import { readOwnFile } from '../util/read-own.js';
 import {
   amount,
   corruptFile,
@@ -274,7 +274,7 @@ export function readState(runDir: string): RunState | null {
   const file = path.join(runDir, STATE_FILE);
   let text: string;
   try {
-    text = fs.readFileSync(file, 'utf8');
+    text = readOwnFile(file);
   } catch (error) {
     if (errnoCode(error) === 'ENOENT') return null;
     throw fsError(error, 'read', file);

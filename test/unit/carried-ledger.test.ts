@@ -60,3 +60,66 @@ describe('a ledger that came with the clone', () => {
     expect(status.stdout).not.toContain(planted.id);
   });
 });
+
+/**
+ * A ledger that arrives by other means than git (an archive unpacked, then `git init`) is not
+ * refused by the check above: git tracks nothing of it. Its folders must still be agentbox's own,
+ * and a run's records files of their own: a link in either place named the person's files.
+ */
+describe('a ledger whose folders or records are links', () => {
+  const SECRET = 'aws_secret_access_key = wJalrXUtnFEMI-planted-secret';
+
+  /** A repository with one run, whose ledger folder `part` is moved elsewhere and linked back. */
+  const linkedAt = async (part: '.agents' | '.agents/runs' | '.agents/pointers') => {
+    const { repo, ledger } = ledgerRepo();
+    const run = await create(ledger, 'fix a typo', '2020-01-01T10:00:00Z', { type: 'fix' });
+    await updateState(ledger, run.name, { status: 'ACTIVE', pid: 999_999_999 });
+    const elsewhere = path.join(tempDir('agentbox-elsewhere-'), 'theirs');
+    fs.renameSync(path.join(repo.dir, part), elsewhere);
+    fs.symlinkSync(elsewhere, path.join(repo.dir, part));
+    return { dir: repo.dir, elsewhere };
+  };
+
+  it.each([
+    ['.agents/runs', ['status']],
+    ['.agents/runs', ['scout', 'anything']],
+    ['.agents/runs', ['gc', '--older-than', '1d']],
+    ['.agents/runs', ['recover']],
+    ['.agents', ['status']],
+    ['.agents', ['init']],
+    ['.agents/pointers', ['show', 'latest']],
+  ] as const)('%s a link: agentbox %j is refused, names the link, and changes nothing on either side', async (part, argv) => {
+    const { dir, elsewhere } = await linkedAt(part);
+    const before = [snapshotTree(dir, { skip: ['.git'] }), snapshotTree(elsewhere)];
+    const out = await cli(dir, [...argv]);
+    expect(out.code).toBe(1);
+    expect(out.stderr).toContain(`${part} → ${elsewhere} is a symbolic link`);
+    expect(out.stderr).toContain('mv .agents .agents-linked, then agentbox init');
+    expect([snapshotTree(dir, { skip: ['.git'] }), snapshotTree(elsewhere)]).toEqual(before);
+  });
+
+  it.each(['state.json', 'meta.yaml'])(
+    "a run's %s that links to a secret is not read: its text is never printed",
+    async (record) => {
+      const { repo, ledger } = ledgerRepo();
+      const run = await create(ledger, 'fix a typo', '2020-01-01T10:00:00Z', { type: 'fix' });
+      const secret = path.join(tempDir('agentbox-home-'), 'credentials');
+      fs.writeFileSync(secret, `[default]\n${SECRET}\n`);
+      const file = path.join(ledger.runsDir, run.name, record);
+      fs.rmSync(file);
+      fs.symlinkSync(secret, file);
+      for (const argv of [['status'], ['show', run.id], ['status', '--json']]) {
+        const out = await cli(repo.dir, argv);
+        expect(`${out.stdout}${out.stderr}`).not.toContain('wJalrXUtnFEMI');
+        if (argv[0] === 'show') expect(out.stderr).toContain(`${file} is a symbolic link`);
+      }
+      // The same text as a file of the run's own is read, and its parse error quotes it: the link is
+      // what is refused, not the content (this test fails if the refusal goes).
+      fs.rmSync(file);
+      fs.writeFileSync(file, `${SECRET}\n`);
+      const shown = await cli(repo.dir, ['show', run.id]);
+      expect(shown.code).toBe(1);
+      expect(shown.stderr).not.toContain('is a symbolic link');
+    },
+  );
+});
