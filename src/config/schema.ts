@@ -3,6 +3,11 @@
 import * as z from 'zod';
 import { MIN_STALL_MS, parseDuration } from './duration.js';
 
+// Each schema here checks a file or two per command: zod's compiled fast path (code generated with
+// `new Function` at a schema's first parse) costs more than it saves, ~4 ms of reading the
+// configuration. Global to zod, and the same wherever it is set.
+z.config({ jitless: true });
+
 const duration = z.string().refine((v) => parseDuration(v) !== undefined, {
   message: 'must be a duration such as "90s", "30m" or "2h"',
 });

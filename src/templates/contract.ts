@@ -3,6 +3,11 @@ import * as z from 'zod';
 import { fillVariables, type TemplateValues } from './compose.js';
 import { findSection, type Section, sectionKey, splitSections } from './sections.js';
 
+// Each schema here checks a file or two per command: zod's compiled fast path (code generated with
+// `new Function` at a schema's first parse) costs more than it saves, ~4 ms of reading the
+// configuration. Global to zod, and the same wherever it is set.
+z.config({ jitless: true });
+
 /**
  * The violation types a run reports. SUP-7's, but for `verify_failed`: the seed's
  * `skipped_validation` is what agentbox checks by running `runs.verify` itself, and what it finds
