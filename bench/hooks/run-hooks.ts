@@ -83,6 +83,7 @@ function launchHooks(run: NonNullable<Variant['run']>, endpoint: Endpoint, hookF
       root: path.join(runDir, 'secrets'),
       settingsFile: path.join(runDir, 'settings.json'),
       hookFile,
+      keyFile: path.join(runDir, 'secrets', 'model-key'),
     },
     // The hooks of a run with or without the sandbox; the sandbox block itself is measured on its own.
     sandbox: run.sandboxed ? BOX : null,

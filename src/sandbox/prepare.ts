@@ -95,6 +95,8 @@ export interface RunSecrets {
   readonly root: string;
   readonly settingsFile: string;
   readonly hookFile: string;
+  /** The model API key of a fenced run, which claude reads through apiKeyHelper (src/claude/model-key.ts). */
+  readonly keyFile: string;
 }
 
 /** What the sandbox of a run must fence. Paths exist (see src/sandbox/settings.ts). */
@@ -180,6 +182,7 @@ const secretFiles = (area: PrivateArea): RunSecrets => ({
   root: area.secretsRoot,
   settingsFile: path.join(area.secretsDir, 'settings.json'),
   hookFile: path.join(area.secretsDir, 'hook.json'),
+  keyFile: path.join(area.secretsDir, 'model-key'),
 });
 
 /**

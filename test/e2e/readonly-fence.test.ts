@@ -4,6 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bash, type RequestView, text, tool } from '../fixtures/model-server/index.js';
+import { TEST_API_KEY } from '../helpers/claude.js';
 import { snapshotTree } from '../helpers/git-repo.js';
 import { expectNoProcessesLeft } from '../helpers/processes.js';
 import { type Project, project } from '../helpers/project.js';
@@ -74,7 +75,16 @@ describe('the fence of a read-only run (the real sandbox)', () => {
           ),
       },
       { label: 'UI state in the state dir', reply: () => bash(`cat ${stateDir}/ui/*/state.json`) },
-      { label: 'run secrets', reply: () => bash(`cat ${privateBase}/secrets/*/settings.json`) },
+      {
+        label: 'run secrets',
+        reply: () => bash(`cat ${privateBase}/secrets/*/settings.json ${privateBase}/secrets/*/model-key`),
+      },
+      // The environment (the model key was in it): Claude Code's read-only rules refuse these
+      // (`env`, `printenv`, `awk`'s ENVIRON, `ps eww`, `set` need approval; /proc/*/environ, by any
+      // glob or link in the repository, is refused by name or as outside the working folder), and
+      // since the key is in no environment, nothing is there to find if one slipped through.
+      { label: 'the environment of a command', reply: () => bash('cat /proc/self/environ') },
+      { label: "claude's environment", reply: () => tool('Read', { file_path: '/proc/self/environ' }) },
       { label: 'ssh key', reply: () => bash(`cat ${home}/.ssh/id_ed25519`) },
       {
         label: 'Read the UI state',
@@ -149,6 +159,10 @@ describe('the fence of a read-only run (the real sandbox)', () => {
     const seen = requests.map((r) => r.view.allText).join('\n');
     expect(seen).not.toContain(SECRET);
     expect(fs.readFileSync(path.join(p.runDir(name), 'raw', 'stream.jsonl'), 'utf8')).not.toContain(SECRET);
+    // The model key is in no command's environment (claude reads it through apiKeyHelper), and
+    // every request still carried it.
+    expect(seen).not.toContain(TEST_API_KEY);
+    expect(requests.map((r) => r.apiKey)).toEqual(requests.map(() => TEST_API_KEY));
     for (const [i, a] of attempts.entries()) {
       const res = resultOf(i);
       expect(res, a.label).toBeTruthy();

@@ -4,6 +4,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bash, type RequestView, text, tool } from '../fixtures/model-server/index.js';
 import { AGENTBOX_BIN } from '../helpers/bin.js';
+import { TEST_API_KEY } from '../helpers/claude.js';
 import { snapshotTree } from '../helpers/git-repo.js';
 import { expectNoProcessesLeft } from '../helpers/processes.js';
 import { type Project, project } from '../helpers/project.js';
@@ -305,7 +306,10 @@ describe('the seal of a fix run (the real sandbox)', () => {
       {
         label: 'read the private settings',
         refused: 'hidden',
-        reply: () => bash('cat /tmp/agentbox-*/secrets/*/settings.json /tmp/agentbox-*/secrets/*/hook.json'),
+        reply: () =>
+          bash(
+            'cat /tmp/agentbox-*/secrets/*/settings.json /tmp/agentbox-*/secrets/*/hook.json /tmp/agentbox-*/secrets/*/model-key',
+          ),
       },
       {
         label: 'read the private settings with the Read tool',
@@ -404,6 +408,10 @@ describe('the seal of a fix run (the real sandbox)', () => {
     expect(seen).not.toContain(SECRET);
     expect(seen).not.toContain('AGENTBOX_TOKEN');
     expect(seen).not.toMatch(/Bearer [0-9a-f]{32}/);
+    // Nor the model API key (`env` printed it before): claude reads it from the private area
+    // through apiKeyHelper, and every request still carried it.
+    expect(seen).not.toContain(TEST_API_KEY);
+    expect(requests.map((r) => r.apiKey)).toEqual(requests.map(() => TEST_API_KEY));
 
     // Each attempt failed, and what a rule or the kernel refused is recorded in events.jsonl.
     const events = p.events(name);

@@ -1,3 +1,7 @@
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import {
   buildAgentEnv,
@@ -6,6 +10,7 @@ import {
   isSecretName,
   proxyHasCredentials,
 } from '../../src/claude/env.js';
+import { keyHelperCommand, movableModelKey } from '../../src/claude/model-key.js';
 
 const CWD = '/work/repo';
 
@@ -301,5 +306,28 @@ describe('proxyHasCredentials', () => {
     ['', false],
   ])('%j → %s', (value, expected) => {
     expect(proxyHasCredentials(value)).toBe(expected);
+  });
+});
+
+describe('the model key kept out of a fenced run (src/claude/model-key.ts)', () => {
+  it("moves ANTHROPIC_API_KEY when it is claude's credential, and nothing else", () => {
+    expect(movableModelKey({ ANTHROPIC_API_KEY: 'sk-1' })).toBe('sk-1');
+    expect(movableModelKey({})).toBeNull();
+    expect(movableModelKey({ ANTHROPIC_API_KEY: '' })).toBeNull();
+    // A gateway's bearer token wins over the key in claude: neither moves.
+    expect(movableModelKey({ ANTHROPIC_API_KEY: 'sk-1', ANTHROPIC_AUTH_TOKEN: 't' })).toBeNull();
+    expect(movableModelKey({ CLAUDE_CODE_OAUTH_TOKEN: 'o' })).toBeNull();
+  });
+
+  it('the helper command prints the kept key through /bin/sh, whatever the path holds', () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "agentbox key 'quoted' $HOME-"));
+    try {
+      const file = path.join(dir, 'model-key');
+      fs.writeFileSync(file, 'sk-ant-kept');
+      const out = execFileSync('/bin/sh', ['-c', keyHelperCommand(file)], { encoding: 'utf8' });
+      expect(out).toBe('sk-ant-kept');
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -66,7 +66,8 @@ export interface RunHarness {
   readonly endpoint: Endpoint;
   readonly privacy: RunPrivacy;
   /** Writes claude's settings (they carry the endpoint's token) and the hook script's address book. */
-  writeSecrets(settings: Record<string, unknown>): void;
+  /** The run's settings and hook address book; with `modelKey`, the model key claude reads (secrets.keyFile). */
+  writeSecrets(settings: Record<string, unknown>, modelKey?: string | null): void;
   defer(release: () => unknown): void;
   /** Releases everything in reverse order; returns what failed (safe to call twice). */
   release(): Promise<unknown[]>;
@@ -126,9 +127,10 @@ export async function openRunHarness(input: HarnessInput): Promise<RunHarness> {
     });
     releases.defer(() => endpoint.close());
     input.onStep?.('supervisor + endpoint');
-    const writeSecrets = (settings: Record<string, unknown>) => {
+    const writeSecrets = (settings: Record<string, unknown>, modelKey?: string | null) => {
       privacy.area.writeSecret('settings.json', `${JSON.stringify(settings)}\n`);
       privacy.area.writeSecret('hook.json', hookAddressBook(endpoint));
+      if (modelKey) privacy.area.writeSecret(path.basename(privacy.secrets.keyFile), modelKey);
     };
     return {
       runDir,

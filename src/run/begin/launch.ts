@@ -4,6 +4,7 @@ import { isInside } from '../../airlock/paths.js';
 import { readFenceRules, runDenyRules, type TopLevelEntry } from '../../airlock/rules.js';
 import { buildClaudeArgs } from '../../claude/args.js';
 import { buildAgentEnv } from '../../claude/env.js';
+import { keyHelperCommand, MODEL_KEY_VAR, movableModelKey } from '../../claude/model-key.js';
 import { runSettings, withRepoGuard } from '../../endpoint/settings.js';
 import type { RunMeta } from '../../ledger/index.js';
 import { fixWritable, type RunSandbox, type RunSecrets } from '../../sandbox/prepare.js';
@@ -61,16 +62,20 @@ export function planLaunch(input: LaunchInput): {
   settings: Record<string, unknown>;
   /** The prompt, for claude's standard input (never argv: no size limit, never read as a flag). */
   stdin: string;
+  /** The model key for `secrets.keyFile`, out of claude's environment (a fenced run); else null. */
+  modelKey: string | null;
 } {
   const prompt = input.resume
     ? (input.resume.message ?? resumePrompt(input.resume.more))
     : `${input.prompt}${input.replay ? `\n\n${input.replay.note}` : ''}`;
-  return {
-    args: launchArgs(input, prompt),
-    env: launchEnv(input),
-    settings: launchSettings(input),
-    stdin: prompt,
-  };
+  const modelKey = input.sandbox ? movableModelKey(input.parentEnv) : null;
+  const env = launchEnv(input);
+  const settings = launchSettings(input);
+  if (modelKey) {
+    delete env[MODEL_KEY_VAR];
+    settings.apiKeyHelper = keyHelperCommand(input.secrets.keyFile);
+  }
+  return { args: launchArgs(input, prompt), env, settings, stdin: prompt, modelKey };
 }
 
 /** The permission rules of the run's --settings. */

@@ -147,7 +147,7 @@ function launchFor(
 ): PreparedRun['launch'] {
   const { scope, endpoint, privacy } = run.harness;
   const verifies = input.checks?.verify && run.harness.scope.worktree;
-  const { settings, ...launch } = planLaunch({
+  const { settings, modelKey, ...launch } = planLaunch({
     meta: input.meta,
     scope,
     runDir: run.runDir,
@@ -166,7 +166,7 @@ function launchFor(
     // NOTE: judged where claude starts: a worktree's files may differ from what was trusted.
     projectSettings: input.trust ? launchTrusted(input.trust, run.launchDir) : false,
   });
-  run.harness.writeSecrets(settings);
+  run.harness.writeSecrets(settings, modelKey);
   return launch;
 }
 
