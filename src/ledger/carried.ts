@@ -66,7 +66,9 @@ export function linkedLedgerParts(root: string): string[] {
 export function refuseLinkedLedger(root: string): void {
   const linked = linkedLedgerParts(root);
   if (linked.length === 0) return;
-  const named = linked.map((rel) => `${terminalLine(rel)} → ${terminalLine(linkTarget(path.join(root, rel)))}`);
+  const named = linked.map(
+    (rel) => `${terminalLine(rel)} → ${terminalLine(linkTarget(path.join(root, rel)))}`,
+  );
   throw new AgentboxError(
     'LEDGER_LINKED',
     `${terminalLine(root)}: ${named.join(', ')} ${linked.length === 1 ? 'is a symbolic link' : 'are symbolic links'}: agentbox keeps its ledger in folders of its own, never through a link, and does not use this one`,

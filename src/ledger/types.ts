@@ -223,6 +223,16 @@ export interface RunPublication {
   /** Its committer, the same way. */
   readonly committer: string;
   readonly fetched_at: string;
+  /**
+   * The status the publication claimed: a MERGED or DISCARDED status that is still this one was
+   * said by the publication, not decided here (src/remote/import.ts keeps only a decision here).
+   */
+  readonly claimed_status?: RunStatus;
+  /**
+   * How many bytes of the run's events.jsonl are the publication's: the lines after them are this
+   * machine's own (a refused merge, a refused rerun), kept when a later publication replaces the rest.
+   */
+  readonly events_bytes?: number;
 }
 
 /** state.json `setup`: how the project's setup command went. */

@@ -2,6 +2,11 @@ import { EMPTY_TREE, type GitCall, gitRaw, parseBatch, parseTreeListing } from '
 
 /** A file or a publication larger than this is not imported (a ledger entry is kilobytes). */
 export const MAX_RUN_BYTES = 64 * 1024 * 1024;
+/**
+ * A publication of more files than this is not imported: a run folder holds tens (its records,
+ * report, patch, revisions, artifacts), and each file fetched is an inode written here.
+ */
+export const MAX_RUN_FILES = 1000;
 /** A group's attempts together (up to 16 of them): what one group's fetch may hold in memory. */
 export const MAX_GROUP_BYTES = 128 * 1024 * 1024;
 
@@ -50,7 +55,9 @@ export async function readPublications(
     (listing.get(r.tree) ?? []).reduce((sum, f) => sum + Number(size.get(f.blob) ?? 0), 0) <= MAX_RUN_BYTES;
   const blobs = new Set<string>();
   for (const ref of refs) {
-    if (!fits(ref)) out.set(ref.run, `its files are larger than ${MAX_RUN_BYTES / 1024 / 1024} MB`);
+    const count = listing.get(ref.tree)?.length ?? 0;
+    if (count > MAX_RUN_FILES) out.set(ref.run, `it holds ${count} files, more than ${MAX_RUN_FILES}`);
+    else if (!fits(ref)) out.set(ref.run, `its files are larger than ${MAX_RUN_BYTES / 1024 / 1024} MB`);
     else for (const f of listing.get(ref.tree) ?? []) if (regular(f.mode)) blobs.add(f.blob);
   }
   const objects = parseBatch(

@@ -1,0 +1,289 @@
+import { execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createRun, type Ledger, readState, updateState } from '../../src/ledger/index.js';
+import type { TestRepo } from '../helpers/git-repo.js';
+import { type Origin, origin } from '../helpers/remote.js';
+import { machine } from '../helpers/remote-machine.js';
+import { ENVELOPE } from './fixtures/ledger.js';
+
+/*
+ * A hostile remote (issue 37, part 4): anyone who can push to it writes any publication — refs to
+ * anything, trees of any shape, names the file system cannot take, thousands of files, a status it
+ * never had here, escape sequences in who and where. Each publication is made with git's plumbing
+ * (no agentbox), pushed to a real bare remote, and fetched by a laptop in-process.
+ */
+
+let world: Origin | undefined;
+const others: Origin[] = [];
+afterEach(() => {
+  world?.cleanup();
+  world = undefined;
+  for (const o of others.splice(0)) o.cleanup();
+});
+
+async function fixRun(repo: TestRepo, ledger: Ledger, task: string) {
+  const base = repo.git('rev-parse', 'HEAD').trim();
+  const run = await createRun(ledger, {
+    type: 'fix',
+    task,
+    envelope: ENVELOPE,
+    repoShaStart: base,
+    pid: process.pid,
+    now: new Date('2026-03-01T10:00:00Z'),
+  });
+  repo.write('src/app.ts', `export const x = '${task}';\n`);
+  fs.writeFileSync(path.join(run.dir, 'changes.patch'), repo.git('diff'));
+  repo.git('checkout', '--quiet', '--', '.');
+  fs.writeFileSync(path.join(run.dir, 'report.md'), `# ${task}\ndone\n`);
+  fs.writeFileSync(path.join(run.dir, 'events.jsonl'), '{"event":"Stop"}\n');
+  await updateState(ledger, run, { status: 'REVIEW' });
+  return run;
+}
+
+type Entry = [mode: string, name: string, id: string];
+
+/** What a stranger with push access does by hand: trees of any shape, commits, forced pushes. */
+function forge(repo: TestRepo) {
+  const g = (input: string | Buffer, args: string[], env: NodeJS.ProcessEnv = process.env) =>
+    execFileSync('git', args, { cwd: repo.dir, input, encoding: 'utf8', env }).trim();
+  const blob = (data: string | Buffer) => g(data, ['hash-object', '-w', '--stdin']);
+  const tree = (entries: Entry[]) =>
+    g(
+      Buffer.concat(
+        entries
+          .sort(([, a], [, b]) => (a < b ? -1 : 1))
+          .map(([mode, name, id]) =>
+            Buffer.concat([Buffer.from(`${mode} ${name}\0`), Buffer.from(id, 'hex')]),
+          ),
+      ),
+      ['hash-object', '-t', 'tree', '--literally', '-w', '--stdin'],
+    );
+  const commit = (t: string, env?: NodeJS.ProcessEnv) => g('hostile\n', ['commit-tree', t, '-F', '-'], env);
+  const push = (object: string, ref: string) =>
+    g('', ['push', '--quiet', '--force', 'origin', `${object}:${ref}`]);
+  /** A run folder's own files as tree entries, some replaced or added. */
+  const runEntries = (dir: string, replace: Record<string, string | Buffer> = {}): Entry[] => {
+    const files: Record<string, string | Buffer> = {};
+    for (const f of ['meta.yaml', 'state.json', 'changes.patch', 'report.md', 'events.jsonl'])
+      files[f] = fs.readFileSync(path.join(dir, f));
+    Object.assign(files, replace);
+    return Object.entries(files).map(([name, data]) => ['100644', name, blob(data)]);
+  };
+  /** Publishes `entries` as the run's publication. */
+  const publish = (run: string, entries: Entry[]) => push(commit(tree(entries)), `refs/agentbox/runs/${run}`);
+  return { g, blob, tree, commit, push, runEntries, publish };
+}
+
+const sha256 = (file: string) => createHash('sha256').update(fs.readFileSync(file)).digest('hex');
+const lines = (file: string) => fs.readFileSync(file, 'utf8').trim().split('\n');
+const events = (file: string) => lines(file).map((l) => JSON.parse(l).event as string);
+
+describe('a hostile remote cannot rewrite what this machine recorded', () => {
+  it('an update that cannot be written whole (a name too long for the file system) changes nothing: patch, state and this machine’s refusals stay', async () => {
+    world = origin({ 'src/app.ts': 'export const x = 1;\n' });
+    const attacker = machine(world, 'attacker');
+    const laptop = machine(world, 'laptop');
+    const run = await fixRun(attacker.repo, attacker.ledger, 'gate');
+    expect((await attacker.agentbox(['push', run.id])).code).toBe(0);
+    expect((await laptop.agentbox(['fetch'])).code).toBe(0);
+    // This machine refuses twice, and logs it in the run's events.jsonl.
+    expect((await laptop.agentbox(['merge', run.id, '--yes'])).code).toBe(1);
+    expect((await laptop.agentbox(['rerun', run.id])).code).toBe(2);
+    const dir = path.join(laptop.ledger.runsDir, run.name);
+    const log = path.join(dir, 'events.jsonl');
+    expect(events(log)).toEqual(['Stop', 'merge_refused', 'rerun_refused']);
+    const patch = sha256(path.join(dir, 'changes.patch'));
+    const state = fs.readFileSync(path.join(dir, 'state.json'), 'utf8');
+    // A new patch and a clean log, with one file whose name (400 bytes) no file system takes.
+    const f = forge(attacker.repo);
+    f.publish(run.name, [
+      ...f.runEntries(run.dir, {
+        'changes.patch': fs.readFileSync(path.join(run.dir, 'changes.patch'), 'utf8').replace('gate', 'evil'),
+        'events.jsonl': '{"event":"Stop"}\n',
+      }),
+      ['100644', 'é'.repeat(200), f.blob('x')],
+    ]);
+    const fetched = await laptop.agentbox(['fetch']);
+    expect(fetched.stderr).toContain(`not imported: "${run.name}": its files could not be written`);
+    expect(sha256(path.join(dir, 'changes.patch'))).toBe(patch);
+    expect(fs.readFileSync(path.join(dir, 'state.json'), 'utf8')).toBe(state);
+    expect(events(log)).toEqual(['Stop', 'merge_refused', 'rerun_refused']);
+    expect(fs.readdirSync(dir).filter((n) => n.includes('.fetch-'))).toEqual([]);
+  });
+
+  it('an update written whole keeps every record this machine appended, once, after the publication’s own', async () => {
+    world = origin({ 'src/app.ts': 'export const x = 1;\n' });
+    const attacker = machine(world, 'attacker');
+    const laptop = machine(world, 'laptop');
+    const run = await fixRun(attacker.repo, attacker.ledger, 'kept');
+    expect((await attacker.agentbox(['push', run.id])).code).toBe(0);
+    await laptop.agentbox(['fetch']);
+    await laptop.agentbox(['rerun', run.id]);
+    await laptop.agentbox(['merge', run.id, '--yes']);
+    const log = path.join(laptop.ledger.runsDir, run.name, 'events.jsonl');
+    const mine = lines(log).slice(1);
+    const f = forge(attacker.repo);
+    for (const said of ['{"event":"Stop"}\n{"event":"verify","ok":true}\n', '{"event":"Stop"}']) {
+      f.publish(run.name, f.runEntries(run.dir, { 'events.jsonl': said }));
+      expect((await laptop.agentbox(['fetch'])).stdout).toContain('1 updated');
+      expect(lines(log)).toEqual([...said.trim().split('\n'), ...mine]);
+    }
+  });
+
+  it('a status of MERGED a publication claims is not a decision made here: later publications still come in; one made here stays', async () => {
+    world = origin({ 'src/app.ts': 'export const x = 1;\n' });
+    const attacker = machine(world, 'attacker');
+    const laptop = machine(world, 'laptop');
+    const run = await fixRun(attacker.repo, attacker.ledger, 'said merged');
+    const f = forge(attacker.repo);
+    const state = JSON.parse(fs.readFileSync(path.join(run.dir, 'state.json'), 'utf8'));
+    f.publish(
+      run.name,
+      f.runEntries(run.dir, { 'state.json': JSON.stringify({ ...state, status: 'MERGED' }) }),
+    );
+    expect((await laptop.agentbox(['fetch'])).stdout).toContain('1 new');
+    const dir = path.join(laptop.ledger.runsDir, run.name);
+    f.publish(run.name, f.runEntries(run.dir, { 'report.md': 'second\n' }));
+    const second = await laptop.agentbox(['fetch']);
+    expect(second.stdout).toContain('0 new, 1 updated');
+    expect(second.stdout).not.toContain('already decided here');
+    expect(readState(dir)?.status).toBe('REVIEW');
+    // Merged here: that decision stays whatever comes next.
+    expect((await laptop.agentbox(['merge', run.id, '--yes', '--force'])).code).toBe(0);
+    f.publish(run.name, f.runEntries(run.dir, { 'report.md': 'third\n' }));
+    expect((await laptop.agentbox(['fetch'])).stdout).toContain('1 already decided here');
+    expect(readState(dir)?.status).toBe('MERGED');
+  });
+});
+
+describe('a hostile remote’s resources are bounded', () => {
+  it('a publication of more files than a ledger entry holds is refused, named and logged; nothing is written', async () => {
+    world = origin({ 'src/app.ts': 'export const x = 1;\n' });
+    const attacker = machine(world, 'attacker');
+    const laptop = machine(world, 'laptop');
+    const run = await fixRun(attacker.repo, attacker.ledger, 'many files');
+    const f = forge(attacker.repo);
+    const empty = f.blob('');
+    const many: Entry[] = Array.from({ length: 5000 }, (_, i) => ['100644', `f${i}`, empty]);
+    f.publish(run.name, [...f.runEntries(run.dir), ['40000', 'artifacts', f.tree(many)]]);
+    const fetched = await laptop.agentbox(['fetch']);
+    expect(fetched.code).toBe(0);
+    expect(fetched.stderr).toContain(`not imported: "${run.name}": it holds 5005 files, more than 1000`);
+    expect(laptop.runs()).toEqual([]);
+    const refusals = lines(path.join(laptop.ledger.dir, 'remotes', 'events.jsonl')).map((l) => JSON.parse(l));
+    expect(refusals).toMatchObject([{ event: 'fetch_refused', kind: 'run', name: run.name }]);
+  });
+});
+
+describe('a hostile remote’s resources are bounded, where it is pushed too', () => {
+  it('push refuses a run of more files than a fetch takes, and says so', async () => {
+    world = origin({ 'src/app.ts': 'export const x = 1;\n' });
+    const runner = machine(world, 'runner');
+    const run = await fixRun(runner.repo, runner.ledger, 'too many');
+    fs.mkdirSync(path.join(run.dir, 'artifacts'));
+    for (let i = 0; i < 1000; i++) fs.writeFileSync(path.join(run.dir, 'artifacts', `a${i}`), '');
+    const pushed = await runner.agentbox(['push', run.id]);
+    expect(pushed.code).toBe(2);
+    expect(pushed.stderr).toContain(
+      `run ${run.name} has 1005 files to publish: a publication holds at most 1000`,
+    );
+    expect(world.git('for-each-ref', 'refs/agentbox/')).toBe('');
+  });
+});
+
+/** Every control character a terminal obeys: C0 (but line end and tab), DEL, C1, bidi controls. */
+const CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/;
+
+describe('what a hostile remote wrote reaches no terminal raw', () => {
+  it('escape sequences and a bidi override in who pushed, where it ran and its ref names: fetch, status, show and the merge prompt', async () => {
+    world = origin({ 'src/app.ts': 'export const x = 1;\n' });
+    const attacker = machine(world, 'attacker');
+    const laptop = machine(world, 'laptop');
+    const evil = '\x1b]52;c;cm0gLXJmIH4=\x07\x1b[2J\u009b31m\u202e';
+    const run = await fixRun(attacker.repo, attacker.ledger, 'plain task');
+    const f = forge(attacker.repo);
+    const t = f.tree([
+      ...f.runEntries(run.dir),
+      ['100644', 'publication.json', f.blob(JSON.stringify({ host: `ci-${evil}-7` }))],
+    ]);
+    const who = {
+      GIT_AUTHOR_NAME: `Mal${evil}lory`,
+      GIT_AUTHOR_EMAIL: `m${evil}@x`,
+      GIT_COMMITTER_NAME: `C${evil}`,
+    };
+    const commit = f.commit(t, { ...process.env, ...who, GIT_COMMITTER_EMAIL: 'c@x' });
+    f.push(commit, `refs/agentbox/runs/${run.name}`);
+    f.push(commit, `refs/agentbox/runs/26-03-01_1000__x__abc\u202e`);
+    f.push(commit, `refs/agentbox/groups/26-03-01_1000__y__abc\u009b`);
+    const outputs = {
+      fetch: await laptop.agentbox(['fetch']),
+      status: await laptop.agentbox(['status']),
+      show: await laptop.agentbox(['show', run.id]),
+      merge: await laptop.agentbox(['merge', run.id], ['n']),
+    };
+    for (const [command, out] of Object.entries(outputs)) {
+      const text = out.stdout + out.stderr;
+      expect({ command, raw: CONTROL.exec(text)?.[0] }).toEqual({ command, raw: undefined });
+    }
+    expect(outputs.fetch.stderr).toContain('not imported: "26-03-01_1000__x__abc\\u202e": not a run name');
+    expect(outputs.merge.stdout).toMatch(
+      /Apply these changes \(ci-.*\\u202e-7 claims REVIEW, not checked here\)/,
+    );
+  });
+});
+
+describe('routes a hostile remote tried that hold', () => {
+  it('refs to a blob, a tree or a tag; a symbolic link and a gitlink in a tree; one name on two remotes', async () => {
+    world = origin({ 'src/app.ts': 'export const x = 1;\n' });
+    const upstream = origin({ 'src/app.ts': 'export const x = 1;\n' });
+    others.push(upstream);
+    const attacker = machine(world, 'attacker');
+    const laptop = machine(world, 'laptop');
+    laptop.repo.git('remote', 'add', 'upstream', upstream.dir);
+    const run = await fixRun(attacker.repo, attacker.ledger, 'one name');
+    const f = forge(attacker.repo);
+    const head = attacker.repo.git('rev-parse', 'HEAD').trim();
+    const t = f.tree([
+      ...f.runEntries(run.dir),
+      ['120000', 'report.txt', f.blob('/etc/passwd')],
+      ['160000', 'module', head],
+    ]);
+    f.push(f.blob('x'), 'refs/agentbox/runs/26-03-01_1000__blob__aaaaaa');
+    f.push(t, 'refs/agentbox/runs/26-03-01_1000__tree__bbbbbb');
+    f.g('', ['tag', '-a', '-m', 'x', 'evtag', f.commit(t)]);
+    f.push('evtag', 'refs/agentbox/runs/26-03-01_1000__tag__cccccc');
+    f.push(f.commit(t), `refs/agentbox/runs/${run.name}`);
+    // The same run name, another publication, on another remote.
+    f.g('', [
+      'push',
+      '--quiet',
+      upstream.dir,
+      `${f.commit(f.tree(f.runEntries(run.dir, { 'report.md': 'B\n' })))}:refs/agentbox/runs/${run.name}`,
+    ]);
+    const fetched = await laptop.agentbox(['fetch']);
+    expect(fetched.code).toBe(0);
+    expect(fetched.stdout).toContain('4 published run(s) — 1 new, 0 updated, 3 not imported');
+    for (const bad of ['blob__aaaaaa', 'tree__bbbbbb', 'tag__cccccc'])
+      expect(fetched.stderr).toContain(
+        `not imported: "26-03-01_1000__${bad}": it has no meta.yaml or state.json`,
+      );
+    const dir = path.join(laptop.ledger.runsDir, run.name);
+    expect(fs.readdirSync(dir)).not.toContain('report.txt');
+    expect(fs.readdirSync(dir)).not.toContain('module');
+    expect((await laptop.agentbox(['fetch', 'upstream'])).stdout).toContain('1 new');
+    const [mine, theirs] = [
+      laptop.runs().filter((n) => n !== run.name),
+      fs.readFileSync(path.join(dir, 'report.md'), 'utf8'),
+    ];
+    expect(mine).toHaveLength(1);
+    expect(theirs).toBe('# one name\ndone\n');
+    expect(fs.readFileSync(path.join(laptop.ledger.runsDir, mine[0]!, 'report.md'), 'utf8')).toBe('B\n');
+    // Each fetch again finds each in its own place.
+    expect((await laptop.agentbox(['fetch'])).stdout).toContain('0 new, 0 updated');
+    expect((await laptop.agentbox(['fetch', 'upstream'])).stdout).toContain('0 new, 0 updated');
+    expect(fs.readFileSync(path.join(dir, 'report.md'), 'utf8')).toBe('# one name\ndone\n');
+  });
+});
