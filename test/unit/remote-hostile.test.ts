@@ -3,7 +3,9 @@ import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createRun, type Ledger, readState, updateState } from '../../src/ledger/index.js';
+import { createGroup, listGroupNames, updateGroupState } from '../../src/group/store.js';
+import { createRun, type Ledger, type RunHandle, readState, updateState } from '../../src/ledger/index.js';
+import { candidateNames } from '../../src/remote/imported.js';
 import type { TestRepo } from '../helpers/git-repo.js';
 import { type Origin, origin } from '../helpers/remote.js';
 import { machine } from '../helpers/remote-machine.js';
@@ -41,6 +43,39 @@ async function fixRun(repo: TestRepo, ledger: Ledger, task: string) {
   fs.writeFileSync(path.join(run.dir, 'events.jsonl'), '{"event":"Stop"}\n');
   await updateState(ledger, run, { status: 'REVIEW' });
   return run;
+}
+
+/** A group of two finished fix attempts, as its process leaves it. */
+async function fixGroup(repo: TestRepo, ledger: Ledger, task: string) {
+  const base = repo.git('rev-parse', 'HEAD').trim();
+  const now = new Date('2026-03-01T10:00:00Z');
+  const runOptions = { timeout_ms: 60_000, supervisor: 'rules', max_iterations: 50, model: null } as const;
+  const g = { task, attempts: 2, models: null, maxParallel: 2, firstPass: false, maxCostUsd: null };
+  const group = await createGroup(ledger, { ...g, repoShaStart: base, runOptions, now });
+  const runs: RunHandle[] = [];
+  for (const attempt of [1, 2]) {
+    const of = { id: group.meta.group_id, name: group.name, attempt, attempts: 2 };
+    const options = { group: of };
+    const run = await createRun(ledger, {
+      type: 'fix',
+      task,
+      envelope: ENVELOPE,
+      repoShaStart: base,
+      pid: process.pid,
+      options,
+      now,
+    });
+    repo.write('src/app.ts', `export const x = ${attempt};\n`);
+    fs.writeFileSync(path.join(run.dir, 'changes.patch'), repo.git('diff'));
+    repo.git('checkout', '--quiet', '--', '.');
+    await updateState(ledger, run, { status: 'REVIEW' });
+    runs.push(run);
+  }
+  await updateGroupState(ledger, group.name, (s) => ({
+    status: 'ENDED',
+    members: s.members.map((m, i) => ({ ...m, run: runs[i]!.name })),
+  }));
+  return { group, runs };
 }
 
 type Entry = [mode: string, name: string, id: string];
@@ -156,6 +191,27 @@ describe('a hostile remote cannot rewrite what this machine recorded', () => {
     f.publish(run.name, f.runEntries(run.dir, { 'report.md': 'third\n' }));
     expect((await laptop.agentbox(['fetch'])).stdout).toContain('1 already decided here');
     expect(readState(dir)?.status).toBe('MERGED');
+  });
+});
+
+describe('a group a hostile remote publishes comes whole or not at all', () => {
+  it('an attempt that cannot be imported (every name it could take is in use here) leaves none of its siblings behind', async () => {
+    world = origin({ 'src/app.ts': 'export const x = 0;\n' });
+    const attacker = machine(world, 'attacker');
+    const laptop = machine(world, 'laptop');
+    const { group, runs } = await fixGroup(attacker.repo, attacker.ledger, 'two ways');
+    expect((await attacker.agentbox(['push', group.meta.group_id])).code).toBe(0);
+    // Every name attempt 2 could take here is one of this machine's.
+    const mine = candidateNames(runs[1]!.name, 'origin');
+    for (const name of mine) fs.mkdirSync(path.join(laptop.ledger.runsDir, name));
+    const fetched = await laptop.agentbox(['fetch']);
+    expect(fetched.stderr).toContain(
+      `group not imported: "${group.name}": attempt 2 (${runs[1]!.name}): every name it could take here is in use`,
+    );
+    expect(listGroupNames(laptop.ledger)).toEqual([]);
+    expect(laptop.runs()).toEqual([...mine].sort());
+    const status = await laptop.agentbox(['status', '--json']);
+    expect(JSON.parse(status.stdout).runs.map((r: { name: string }) => r.name)).not.toContain(runs[0]!.name);
   });
 });
 
