@@ -10,7 +10,7 @@ import type { Ledger } from '../ledger/paths.js';
 import { fetchGroups, type GroupFetchContext, type GroupsFetched } from './fetch-groups.js';
 import { type GitCall, git } from './git.js';
 import { type ImportOutcome, importRun, type PatchChange, type Taken } from './import.js';
-import { readPublications } from './read.js';
+import { ROUND_BYTES, readPublications } from './read.js';
 import { displayIdentity, RUNS_NS, trackingRuns } from './refs.js';
 import { logRefusal } from './refusals.js';
 import { readRegistry, writeRegistry } from './registry.js';
@@ -42,7 +42,7 @@ interface RefEntry {
   readonly committer: string;
 }
 
-/** Runs read from git per round: bounds the memory a fetch of many (or large) runs takes. */
+/** Runs read from git per round at most (with ROUND_BYTES): bounds the memory a fetch of many runs takes. */
 const CHUNK = 200;
 
 /**
@@ -103,10 +103,12 @@ async function importRuns(
   result: FetchResult,
 ): Promise<void> {
   const { ledger, call, remote, registry, taken, pointers, now } = c;
-  for (let at = 0; at < todo.length; at += CHUNK) {
-    const chunk = todo.slice(at, at + CHUNK);
-    const files = await readPublications(call, chunk);
-    for (const ref of chunk) {
+  for (let at = 0; at < todo.length; ) {
+    // A round is CHUNK runs at most, and what ROUND_BYTES holds: the first ones, one at least.
+    const files = await readPublications(call, todo.slice(at, at + CHUNK), undefined, ROUND_BYTES);
+    const round = todo.slice(at, at + Math.max(1, files.size));
+    at += round.length;
+    for (const ref of round) {
       const published = files.get(ref.run);
       const outcome: ImportOutcome =
         typeof published === 'string'

@@ -234,6 +234,32 @@ describe('a hostile remote’s resources are bounded', () => {
   });
 });
 
+describe('a hostile remote’s resources are bounded: memory', () => {
+  // NOTE: 160 MB of git objects (zeros: a few KB on the wire) pushed and fetched, ~8 s.
+  it('runs of 40 MB each are read a round at a time, never all at once', async () => {
+    world = origin({ 'src/app.ts': 'export const x = 1;\n' });
+    const runner = machine(world, 'runner');
+    const laptop = machine(world, 'laptop');
+    runner.repo.git('config', 'core.bigFileThreshold', '1m'); // no delta search among big blobs
+    for (const k of [1, 2, 3, 4]) {
+      const run = await fixRun(runner.repo, runner.ledger, `big ${k}`);
+      const big = Buffer.alloc(40 * 1024 * 1024);
+      big.write(`run ${k}`);
+      fs.mkdirSync(path.join(run.dir, 'artifacts'));
+      fs.writeFileSync(path.join(run.dir, 'artifacts', 'big.bin'), big);
+      expect((await runner.agentbox(['push', run.id])).code).toBe(0);
+    }
+    let peak = 0;
+    const sample = setInterval(() => {
+      peak = Math.max(peak, process.memoryUsage().arrayBuffers);
+    }, 1);
+    const fetched = await laptop.agentbox(['fetch']).finally(() => clearInterval(sample));
+    expect(fetched.stdout).toContain('4 new');
+    // All at once, the 160 MB were held twice (git's output, then joined): 390 MB measured.
+    expect(peak).toBeLessThan(256 * 1024 * 1024);
+  }, 30_000);
+});
+
 describe('a hostile remote’s resources are bounded, where it is pushed too', () => {
   it('push refuses a run of more files than a fetch takes, and says so', async () => {
     world = origin({ 'src/app.ts': 'export const x = 1;\n' });
