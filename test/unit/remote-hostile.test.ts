@@ -6,7 +6,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createGroup, listGroupNames, updateGroupState } from '../../src/group/store.js';
 import { createRun, type Ledger, type RunHandle, readState, updateState } from '../../src/ledger/index.js';
 import { candidateNames } from '../../src/remote/imported.js';
-import type { TestRepo } from '../helpers/git-repo.js';
+import { type TestRepo, tempDir } from '../helpers/git-repo.js';
 import { type Origin, origin } from '../helpers/remote.js';
 import { machine } from '../helpers/remote-machine.js';
 import { ENVELOPE } from './fixtures/ledger.js';
@@ -212,6 +212,29 @@ describe('a group a hostile remote publishes comes whole or not at all', () => {
     expect(laptop.runs()).toEqual([...mine].sort());
     const status = await laptop.agentbox(['status', '--json']);
     expect(JSON.parse(status.stdout).runs.map((r: { name: string }) => r.name)).not.toContain(runs[0]!.name);
+  });
+});
+
+describe('nothing a remote publishes is written outside the ledger', () => {
+  it('a ledger whose groups/ or remotes/ folder is a link: fetch refuses before it writes anything', async () => {
+    world = origin({ 'src/app.ts': 'export const x = 0;\n' });
+    const attacker = machine(world, 'attacker');
+    const laptop = machine(world, 'laptop');
+    const { group } = await fixGroup(attacker.repo, attacker.ledger, 'two ways');
+    expect((await attacker.agentbox(['push', group.meta.group_id])).code).toBe(0);
+    forge(attacker.repo).push(forge(attacker.repo).blob('x'), 'refs/agentbox/runs/not-a-run');
+    for (const folder of ['groups', 'remotes']) {
+      const elsewhere = tempDir('agentbox-elsewhere-');
+      const link = path.join(laptop.ledger.dir, folder);
+      fs.rmSync(link, { recursive: true, force: true });
+      fs.symlinkSync(elsewhere, link);
+      const fetched = await laptop.agentbox(['fetch']);
+      expect(fetched.code).not.toBe(0);
+      expect(fetched.stderr).toContain(`.agents/${folder} → ${elsewhere} is a symbolic link`);
+      expect(fs.readdirSync(elsewhere)).toEqual([]);
+      expect(laptop.runs()).toEqual([]);
+      fs.unlinkSync(link);
+    }
   });
 });
 
