@@ -5,6 +5,7 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createGroup, listGroupNames, updateGroupState } from '../../src/group/store.js';
 import { createRun, type Ledger, type RunHandle, readState, updateState } from '../../src/ledger/index.js';
+import { parseMeta, serializeMeta } from '../../src/ledger/meta.js';
 import { candidateNames } from '../../src/remote/imported.js';
 import { type TestRepo, tempDir } from '../helpers/git-repo.js';
 import { type Origin, origin } from '../helpers/remote.js';
@@ -235,6 +236,39 @@ describe('nothing a remote publishes is written outside the ledger', () => {
       expect(laptop.runs()).toEqual([]);
       fs.unlinkSync(link);
     }
+  });
+});
+
+describe('what a publication says is never an option to git', () => {
+  it('a start commit that is a git option (a run’s meta.yaml, a group’s group.json): diff writes nothing where it names', async () => {
+    world = origin({ 'src/app.ts': 'export const x = 0;\n' });
+    const attacker = machine(world, 'attacker');
+    const laptop = machine(world, 'laptop');
+    const outside = tempDir('agentbox-outside-');
+    // A run whose start commit is read-tree's --index-output: git wrote its index there.
+    const run = await fixRun(attacker.repo, attacker.ledger, 'option');
+    const metaFile = path.join(run.dir, 'meta.yaml');
+    const meta = parseMeta(fs.readFileSync(metaFile, 'utf8'), metaFile);
+    fs.writeFileSync(metaFile, serializeMeta({ ...meta, repo_sha_start: `--index-output=${outside}/index` }));
+    expect((await attacker.agentbox(['push', run.id])).code).toBe(0);
+    // A group whose start commit is git diff's --output, and whose attempt 1 changed nothing: the
+    // comparison of its attempts wrote the diff over the file it named.
+    const { group, runs } = await fixGroup(attacker.repo, attacker.ledger, 'two ways');
+    fs.writeFileSync(path.join(runs[0]!.dir, 'changes.patch'), '');
+    const groupFile = path.join(group.dir, 'group.json');
+    const groupJson = JSON.parse(fs.readFileSync(groupFile, 'utf8'));
+    fs.writeFileSync(
+      groupFile,
+      JSON.stringify({ ...groupJson, repo_sha_start: `--output=${outside}/bashrc` }),
+    );
+    expect((await attacker.agentbox(['push', group.meta.group_id])).code).toBe(0);
+    expect((await laptop.agentbox(['fetch'])).stdout).toContain('1 new');
+    const diffs = [
+      await laptop.agentbox(['diff', run.id, '--no-pager']),
+      await laptop.agentbox(['diff', group.meta.group_id, '--attempts', '1,2', '--no-pager']),
+    ];
+    expect(fs.readdirSync(outside)).toEqual([]);
+    for (const d of diffs) expect(d.code).not.toBe(0);
   });
 });
 
