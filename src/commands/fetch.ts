@@ -35,7 +35,8 @@ export function renderFetch(r: FetchResult): string {
   const lines = [
     `${r.remote}: ${r.published} published run(s) — ${r.imported.length} new, ${r.updated.length} updated` +
       `${r.kept.length ? `, ${r.kept.length} already decided here` : ''}` +
-      `${r.own ? `, ${r.own} from this clone` : ''}${r.skipped.length ? `, ${r.skipped.length} not imported` : ''}`,
+      `${r.own ? `, ${r.own} from this clone` : ''}${r.skipped.length ? `, ${r.skipped.length} not imported` : ''}` +
+      `${r.refused_before ? `, ${r.refused_before} refused before and unchanged` : ''}`,
     ...r.imported.slice(0, 20).map((name) => `  new      ${terminalLine(name)}`),
     // A replaced patch is never cut from the list: it undid a review.
     ...r.changed.map(changedLine),

@@ -38,7 +38,8 @@ export type ImportOutcome =
   | { readonly kind: 'updated'; readonly local: string; readonly patch?: PatchChange }
   /** A person merged or discarded it here: the gate's decision is not undone by a fetch. */
   | { readonly kind: 'kept'; readonly local: string }
-  | { readonly kind: 'skipped'; readonly why: string };
+  /** `final`: for what the publication holds, whatever this machine has (src/remote/registry.ts). */
+  | { readonly kind: 'skipped'; readonly why: string; readonly final?: boolean };
 
 /** Folders in use here: names, and the short ids they end with (ids are unique in a ledger). */
 export interface Taken {
@@ -97,7 +98,7 @@ export async function importRun(
   opts: ImportOptions = {},
 ): Promise<ImportOutcome> {
   const parsed = parsePublished(p);
-  if (typeof parsed === 'string') return skipped(parsed);
+  if (typeof parsed === 'string') return { kind: 'skipped', why: parsed, final: true };
   const ownGroup = groupNameOf(parsed.meta);
   const occupant = (name: string): Occupant => {
     if (taken.names.has(name)) {

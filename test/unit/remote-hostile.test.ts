@@ -317,6 +317,46 @@ describe('a hostile remote’s resources are bounded: memory', () => {
   }, 30_000);
 });
 
+describe('a hostile remote’s resources are bounded: refusals', () => {
+  it('a publication refused for what it holds is refused once: an unchanged one is neither read nor logged again; a changed one is', async () => {
+    world = origin({ 'src/app.ts': 'export const x = 1;\n' });
+    const attacker = machine(world, 'attacker');
+    const laptop = machine(world, 'laptop');
+    const run = await fixRun(attacker.repo, attacker.ledger, 'junk');
+    const f = forge(attacker.repo);
+    const junk = f.commit(f.tree(f.runEntries(run.dir, { 'meta.yaml': 'not: [yaml' })));
+    // 300 refs to one refused publication (each a valid run name), and one that is not a run name.
+    const input = Array.from(
+      { length: 300 },
+      (_, i) => `create refs/agentbox/runs/26-03-01_1000__junk__${i.toString(16).padStart(6, '0')} ${junk}\n`,
+    ).join('');
+    f.g(input, ['update-ref', '--stdin']);
+    f.g('', ['update-ref', 'refs/agentbox/runs/not-a-run', junk]);
+    f.g('', ['push', '--quiet', 'origin', 'refs/agentbox/runs/*:refs/agentbox/runs/*']);
+    const log = path.join(laptop.ledger.dir, 'remotes', 'events.jsonl');
+    const first = await laptop.agentbox(['fetch']);
+    expect(first.stdout).toContain('301 published run(s) — 0 new, 0 updated, 301 not imported\n');
+    expect(lines(log)).toHaveLength(301);
+    const again = await laptop.agentbox(['fetch']);
+    expect(again.stdout).toBe(
+      'origin: 301 published run(s) — 0 new, 0 updated, 301 refused before and unchanged\n',
+    );
+    expect(again.stderr).toBe('');
+    expect(lines(log)).toHaveLength(301);
+    // The publication changes: it is read again (and is a run now).
+    const name = '26-03-01_1000__junk__0000a0';
+    const metaFile = path.join(run.dir, 'meta.yaml');
+    const meta = parseMeta(fs.readFileSync(metaFile, 'utf8'), metaFile);
+    f.publish(
+      name,
+      f.runEntries(run.dir, { 'meta.yaml': serializeMeta({ ...meta, run_name: name, run_id: '0000a0' }) }),
+    );
+    expect((await laptop.agentbox(['fetch'])).stdout).toContain(
+      '1 new, 0 updated, 300 refused before and unchanged',
+    );
+  });
+});
+
 describe('a hostile remote’s resources are bounded, where it is pushed too', () => {
   it('push refuses a run of more files than a fetch takes, and says so', async () => {
     world = origin({ 'src/app.ts': 'export const x = 1;\n' });

@@ -254,6 +254,7 @@ describe('what fetch prints', () => {
       kept: [],
       own: 1,
       skipped: [],
+      refused_before: 0,
       groups: { published: 0, imported: [], updated: [], kept: [], own: 0, skipped: [] },
     });
     expect(text).toBe(
@@ -274,6 +275,7 @@ describe('what fetch prints', () => {
       kept: [],
       own: 0,
       skipped: [],
+      refused_before: 0,
       groups: { published: 0, imported: [], updated: [], kept: [], own: 0, skipped: [] },
     });
     expect(text).toBe(
@@ -294,6 +296,7 @@ describe('what fetch prints', () => {
       kept: [],
       own: 0,
       skipped: [],
+      refused_before: 0,
       groups: {
         published: 2,
         imported: ['g'],
