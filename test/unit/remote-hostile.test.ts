@@ -1,16 +1,14 @@
-import { execFileSync } from 'node:child_process';
-import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createGroup, listGroupNames, updateGroupState } from '../../src/group/store.js';
-import { createRun, type Ledger, type RunHandle, readState, updateState } from '../../src/ledger/index.js';
+import { listGroupNames } from '../../src/group/store.js';
+import { readState } from '../../src/ledger/index.js';
 import { parseMeta, serializeMeta } from '../../src/ledger/meta.js';
 import { candidateNames } from '../../src/remote/imported.js';
-import { type TestRepo, tempDir } from '../helpers/git-repo.js';
+import { tempDir } from '../helpers/git-repo.js';
+import { type Entry, events, fixGroup, fixRun, forge, lines, sha256 } from '../helpers/hostile-remote.js';
 import { type Origin, origin } from '../helpers/remote.js';
 import { machine } from '../helpers/remote-machine.js';
-import { ENVELOPE } from './fixtures/ledger.js';
 
 /*
  * A hostile remote (issue 37, part 4): anyone who can push to it writes any publication — refs to
@@ -26,96 +24,6 @@ afterEach(() => {
   world = undefined;
   for (const o of others.splice(0)) o.cleanup();
 });
-
-async function fixRun(repo: TestRepo, ledger: Ledger, task: string) {
-  const base = repo.git('rev-parse', 'HEAD').trim();
-  const run = await createRun(ledger, {
-    type: 'fix',
-    task,
-    envelope: ENVELOPE,
-    repoShaStart: base,
-    pid: process.pid,
-    now: new Date('2026-03-01T10:00:00Z'),
-  });
-  repo.write('src/app.ts', `export const x = '${task}';\n`);
-  fs.writeFileSync(path.join(run.dir, 'changes.patch'), repo.git('diff'));
-  repo.git('checkout', '--quiet', '--', '.');
-  fs.writeFileSync(path.join(run.dir, 'report.md'), `# ${task}\ndone\n`);
-  fs.writeFileSync(path.join(run.dir, 'events.jsonl'), '{"event":"Stop"}\n');
-  await updateState(ledger, run, { status: 'REVIEW' });
-  return run;
-}
-
-/** A group of two finished fix attempts, as its process leaves it. */
-async function fixGroup(repo: TestRepo, ledger: Ledger, task: string) {
-  const base = repo.git('rev-parse', 'HEAD').trim();
-  const now = new Date('2026-03-01T10:00:00Z');
-  const runOptions = { timeout_ms: 60_000, supervisor: 'rules', max_iterations: 50, model: null } as const;
-  const g = { task, attempts: 2, models: null, maxParallel: 2, firstPass: false, maxCostUsd: null };
-  const group = await createGroup(ledger, { ...g, repoShaStart: base, runOptions, now });
-  const runs: RunHandle[] = [];
-  for (const attempt of [1, 2]) {
-    const of = { id: group.meta.group_id, name: group.name, attempt, attempts: 2 };
-    const options = { group: of };
-    const run = await createRun(ledger, {
-      type: 'fix',
-      task,
-      envelope: ENVELOPE,
-      repoShaStart: base,
-      pid: process.pid,
-      options,
-      now,
-    });
-    repo.write('src/app.ts', `export const x = ${attempt};\n`);
-    fs.writeFileSync(path.join(run.dir, 'changes.patch'), repo.git('diff'));
-    repo.git('checkout', '--quiet', '--', '.');
-    await updateState(ledger, run, { status: 'REVIEW' });
-    runs.push(run);
-  }
-  await updateGroupState(ledger, group.name, (s) => ({
-    status: 'ENDED',
-    members: s.members.map((m, i) => ({ ...m, run: runs[i]!.name })),
-  }));
-  return { group, runs };
-}
-
-type Entry = [mode: string, name: string, id: string];
-
-/** What a stranger with push access does by hand: trees of any shape, commits, forced pushes. */
-function forge(repo: TestRepo) {
-  const g = (input: string | Buffer, args: string[], env: NodeJS.ProcessEnv = process.env) =>
-    execFileSync('git', args, { cwd: repo.dir, input, encoding: 'utf8', env }).trim();
-  const blob = (data: string | Buffer) => g(data, ['hash-object', '-w', '--stdin']);
-  const tree = (entries: Entry[]) =>
-    g(
-      Buffer.concat(
-        entries
-          .sort(([, a], [, b]) => (a < b ? -1 : 1))
-          .map(([mode, name, id]) =>
-            Buffer.concat([Buffer.from(`${mode} ${name}\0`), Buffer.from(id, 'hex')]),
-          ),
-      ),
-      ['hash-object', '-t', 'tree', '--literally', '-w', '--stdin'],
-    );
-  const commit = (t: string, env?: NodeJS.ProcessEnv) => g('hostile\n', ['commit-tree', t, '-F', '-'], env);
-  const push = (object: string, ref: string) =>
-    g('', ['push', '--quiet', '--force', 'origin', `${object}:${ref}`]);
-  /** A run folder's own files as tree entries, some replaced or added. */
-  const runEntries = (dir: string, replace: Record<string, string | Buffer> = {}): Entry[] => {
-    const files: Record<string, string | Buffer> = {};
-    for (const f of ['meta.yaml', 'state.json', 'changes.patch', 'report.md', 'events.jsonl'])
-      files[f] = fs.readFileSync(path.join(dir, f));
-    Object.assign(files, replace);
-    return Object.entries(files).map(([name, data]) => ['100644', name, blob(data)]);
-  };
-  /** Publishes `entries` as the run's publication. */
-  const publish = (run: string, entries: Entry[]) => push(commit(tree(entries)), `refs/agentbox/runs/${run}`);
-  return { g, blob, tree, commit, push, runEntries, publish };
-}
-
-const sha256 = (file: string) => createHash('sha256').update(fs.readFileSync(file)).digest('hex');
-const lines = (file: string) => fs.readFileSync(file, 'utf8').trim().split('\n');
-const events = (file: string) => lines(file).map((l) => JSON.parse(l).event as string);
 
 describe('a hostile remote cannot rewrite what this machine recorded', () => {
   it('an update that cannot be written whole (a name too long for the file system) changes nothing: patch, state and this machine’s refusals stay', async () => {
@@ -288,88 +196,6 @@ describe('a hostile remote’s resources are bounded', () => {
     expect(laptop.runs()).toEqual([]);
     const refusals = lines(path.join(laptop.ledger.dir, 'remotes', 'events.jsonl')).map((l) => JSON.parse(l));
     expect(refusals).toMatchObject([{ event: 'fetch_refused', kind: 'run', name: run.name }]);
-  });
-});
-
-describe('a hostile remote’s resources are bounded: memory', () => {
-  // NOTE: 160 MB of git objects (zeros: a few KB on the wire) pushed and fetched, ~8 s.
-  it('runs of 40 MB each are read a round at a time, never all at once', async () => {
-    world = origin({ 'src/app.ts': 'export const x = 1;\n' });
-    const runner = machine(world, 'runner');
-    const laptop = machine(world, 'laptop');
-    runner.repo.git('config', 'core.bigFileThreshold', '1m'); // no delta search among big blobs
-    for (const k of [1, 2, 3, 4]) {
-      const run = await fixRun(runner.repo, runner.ledger, `big ${k}`);
-      const big = Buffer.alloc(40 * 1024 * 1024);
-      big.write(`run ${k}`);
-      fs.mkdirSync(path.join(run.dir, 'artifacts'));
-      fs.writeFileSync(path.join(run.dir, 'artifacts', 'big.bin'), big);
-      expect((await runner.agentbox(['push', run.id])).code).toBe(0);
-    }
-    let peak = 0;
-    const sample = setInterval(() => {
-      peak = Math.max(peak, process.memoryUsage().arrayBuffers);
-    }, 1);
-    const fetched = await laptop.agentbox(['fetch']).finally(() => clearInterval(sample));
-    expect(fetched.stdout).toContain('4 new');
-    // All at once, the 160 MB were held twice (git's output, then joined): 390 MB measured.
-    expect(peak).toBeLessThan(256 * 1024 * 1024);
-  }, 30_000);
-});
-
-describe('a hostile remote’s resources are bounded: refusals', () => {
-  it('a publication refused for what it holds is refused once: an unchanged one is neither read nor logged again; a changed one is', async () => {
-    world = origin({ 'src/app.ts': 'export const x = 1;\n' });
-    const attacker = machine(world, 'attacker');
-    const laptop = machine(world, 'laptop');
-    const run = await fixRun(attacker.repo, attacker.ledger, 'junk');
-    const f = forge(attacker.repo);
-    const junk = f.commit(f.tree(f.runEntries(run.dir, { 'meta.yaml': 'not: [yaml' })));
-    // 300 refs to one refused publication (each a valid run name), and one that is not a run name.
-    const input = Array.from(
-      { length: 300 },
-      (_, i) => `create refs/agentbox/runs/26-03-01_1000__junk__${i.toString(16).padStart(6, '0')} ${junk}\n`,
-    ).join('');
-    f.g(input, ['update-ref', '--stdin']);
-    f.g('', ['update-ref', 'refs/agentbox/runs/not-a-run', junk]);
-    f.g('', ['push', '--quiet', 'origin', 'refs/agentbox/runs/*:refs/agentbox/runs/*']);
-    const log = path.join(laptop.ledger.dir, 'remotes', 'events.jsonl');
-    const first = await laptop.agentbox(['fetch']);
-    expect(first.stdout).toContain('301 published run(s) — 0 new, 0 updated, 301 not imported\n');
-    expect(lines(log)).toHaveLength(301);
-    const again = await laptop.agentbox(['fetch']);
-    expect(again.stdout).toBe(
-      'origin: 301 published run(s) — 0 new, 0 updated, 301 refused before and unchanged\n',
-    );
-    expect(again.stderr).toBe('');
-    expect(lines(log)).toHaveLength(301);
-    // The publication changes: it is read again (and is a run now).
-    const name = '26-03-01_1000__junk__0000a0';
-    const metaFile = path.join(run.dir, 'meta.yaml');
-    const meta = parseMeta(fs.readFileSync(metaFile, 'utf8'), metaFile);
-    f.publish(
-      name,
-      f.runEntries(run.dir, { 'meta.yaml': serializeMeta({ ...meta, run_name: name, run_id: '0000a0' }) }),
-    );
-    expect((await laptop.agentbox(['fetch'])).stdout).toContain(
-      '1 new, 0 updated, 300 refused before and unchanged',
-    );
-  });
-});
-
-describe('a hostile remote’s resources are bounded, where it is pushed too', () => {
-  it('push refuses a run of more files than a fetch takes, and says so', async () => {
-    world = origin({ 'src/app.ts': 'export const x = 1;\n' });
-    const runner = machine(world, 'runner');
-    const run = await fixRun(runner.repo, runner.ledger, 'too many');
-    fs.mkdirSync(path.join(run.dir, 'artifacts'));
-    for (let i = 0; i < 1000; i++) fs.writeFileSync(path.join(run.dir, 'artifacts', `a${i}`), '');
-    const pushed = await runner.agentbox(['push', run.id]);
-    expect(pushed.code).toBe(2);
-    expect(pushed.stderr).toContain(
-      `run ${run.name} has 1005 files to publish: a publication holds at most 1000`,
-    );
-    expect(world.git('for-each-ref', 'refs/agentbox/')).toBe('');
   });
 });
 
