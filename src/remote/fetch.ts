@@ -117,6 +117,7 @@ async function importRuns(
     const files = await readPublications(call, todo.slice(at, at + CHUNK), undefined, ROUND_BYTES);
     const round = todo.slice(at, at + Math.max(1, files.size));
     at += round.length;
+    let imported = false;
     for (const ref of round) {
       const published = files.get(ref.run);
       const outcome: ImportOutcome =
@@ -138,8 +139,11 @@ async function importRuns(
       if (outcome.kind === 'skipped') skip(ledger, result, { ref, ...outcome }, refused);
       else record(result, outcome);
       if (outcome.kind !== 'skipped') registry.set(ref.run, { local: outcome.local, commit: ref.commit });
+      imported ||= outcome.kind !== 'skipped';
     }
-    await writeRegistry(ledger, remote, registry, 'runs', refused);
+    // A round that imported saves what it did; refusals alone wait for the end of the fetch (a
+    // file of 100,000 of them written again after each round was gigabytes).
+    if (imported) await writeRegistry(ledger, remote, registry, 'runs', refused);
   }
 }
 
