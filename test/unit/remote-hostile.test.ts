@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { listGroupNames } from '../../src/group/store.js';
-import { readState } from '../../src/ledger/index.js';
+import { readState, updateState } from '../../src/ledger/index.js';
 import { parseMeta, serializeMeta } from '../../src/ledger/meta.js';
 import { candidateNames } from '../../src/remote/imported.js';
 import { tempDir } from '../helpers/git-repo.js';
@@ -241,6 +241,26 @@ describe('what a hostile remote wrote reaches no terminal raw', () => {
 });
 
 describe('routes a hostile remote tried that hold', () => {
+  it('merge --yes of a fetched group, or of its attempt by its own id, does not believe what the attempts claim', async () => {
+    world = origin({ 'src/app.ts': 'export const x = 0;\n' });
+    const attacker = machine(world, 'attacker');
+    const laptop = machine(world, 'laptop');
+    const { group, runs } = await fixGroup(attacker.repo, attacker.ledger, 'two ways');
+    // Attempt 2 says its runs.verify passed (attempt 1's failed): the group's best, by its claims.
+    const output = { template: null, applied: false, violations: 0, corrections: 0 };
+    for (const [k, run] of runs.entries())
+      await updateState(attacker.ledger, run, { output: { ...output, verified: k === 1 } });
+    expect((await attacker.agentbox(['push', group.meta.group_id])).code).toBe(0);
+    await laptop.agentbox(['fetch']);
+    for (const ref of [group.meta.group_id, runs[1]!.id]) {
+      const merged = await laptop.agentbox(['merge', ref, '--yes']);
+      expect(merged.code).toBe(1);
+      expect(merged.stderr).toContain('its publication claims REVIEW · verify passed');
+      expect(merged.stderr).toContain('it could not be checked here');
+    }
+    expect(laptop.repo.read('src/app.ts')).toBe('export const x = 0;\n');
+  });
+
   it('refs to a blob, a tree or a tag; a symbolic link and a gitlink in a tree; one name on two remotes', async () => {
     world = origin({ 'src/app.ts': 'export const x = 1;\n' });
     const upstream = origin({ 'src/app.ts': 'export const x = 1;\n' });
