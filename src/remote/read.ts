@@ -1,4 +1,4 @@
-import { EMPTY_TREE, type GitCall, gitRaw, parseBatch, parseTreeListing } from './git.js';
+import { EMPTY_TREE, type GitCall, gitRaw, parseBatch, parseTreeListing, type TreeFile } from './git.js';
 
 /** A file or a publication larger than this is not imported (a ledger entry is kilobytes). */
 export const MAX_RUN_BYTES = 64 * 1024 * 1024;
@@ -33,10 +33,7 @@ export async function readPublications(
   total?: number,
   round = Number.POSITIVE_INFINITY,
 ): Promise<Map<string, Map<string, Buffer> | string>> {
-  const input = refs.map((r) => `${EMPTY_TREE} ${r.tree}\n`).join('');
-  const listing = parseTreeListing(
-    (await gitRaw({ ...call, input }, ['diff-tree', '-r', '-z', '--stdin'])).stdout,
-  );
+  const listing = await listTrees(call, [...new Set(refs.map((r) => r.tree))]);
   const regular = (r: Tree) =>
     (listing.get(r.tree) ?? []).filter((f) => f.mode === '100644' || f.mode === '100755');
   const size = await blobSizes(call, new Set(refs.flatMap((r) => regular(r).map((f) => f.blob))));
@@ -52,7 +49,8 @@ export async function readPublications(
   for (const ref of refs) {
     const count = listing.get(ref.tree)?.length ?? 0;
     const n = bytes(ref);
-    if (count > MAX_RUN_FILES) out.set(ref.run, `it holds ${count} files, more than ${MAX_RUN_FILES}`);
+    if (listing.get(ref.tree) === TOO_MANY || count > MAX_RUN_FILES)
+      out.set(ref.run, `it holds more than ${MAX_RUN_FILES} files`);
     else if (n > MAX_RUN_BYTES)
       out.set(ref.run, `its files are larger than ${MAX_RUN_BYTES / 1024 / 1024} MB`);
     else if (held > 0 && held + n > round) break;
@@ -74,6 +72,32 @@ export async function readPublications(
     }
   }
   return out;
+}
+
+/** A tree whose listing passed what MAX_RUN_FILES files take: it was not read further. */
+const TOO_MANY: TreeFile[] = [];
+/** One listed file at most: `:<mode> <mode> <id> <id> A\0<path>\0` with SHA-256 ids, a long path. */
+const LINE_BYTES = 512;
+const TREE_LISTING_MAX = (MAX_RUN_FILES + 1) * LINE_BYTES;
+
+/**
+ * Each tree's files (`git diff-tree -r` against the empty tree), each distinct tree once: 200 runs
+ * of one tree of 5,000 files were 1,000,000 lines read at once. Past what MAX_RUN_FILES files take
+ * together, git is stopped and each tree is listed alone, within its own bound: one past it is
+ * TOO_MANY, whatever it holds.
+ */
+async function listTrees(call: GitCall, trees: readonly string[]): Promise<Map<string, TreeFile[]>> {
+  const listed = async (some: readonly string[]) => {
+    const input = some.map((tree) => `${EMPTY_TREE} ${tree}\n`).join('');
+    const maxStdout = some.length * TREE_LISTING_MAX;
+    const out = await gitRaw({ ...call, input, maxStdout }, ['diff-tree', '-r', '-z', '--stdin']);
+    return out.cut ? null : parseTreeListing(out.stdout);
+  };
+  const all = await listed(trees);
+  if (all !== null) return all;
+  const each = new Map<string, TreeFile[]>();
+  for (const tree of trees) each.set(tree, (await listed([tree]))?.get(tree) ?? TOO_MANY);
+  return each;
 }
 
 async function blobSizes(call: GitCall, blobs: ReadonlySet<string>): Promise<Map<string, number>> {

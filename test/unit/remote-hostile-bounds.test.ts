@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseMeta, serializeMeta } from '../../src/ledger/meta.js';
-import { fixRun, forge, lines } from '../helpers/hostile-remote.js';
+import { type Entry, fixRun, forge, lines } from '../helpers/hostile-remote.js';
 import { type Origin, origin } from '../helpers/remote.js';
 import { machine } from '../helpers/remote-machine.js';
 
@@ -42,6 +42,35 @@ describe('a hostile remote’s resources are bounded: memory', () => {
     expect(fetched.stdout).toContain('4 new');
     // All at once, the 160 MB were held twice (git's output, then joined): 390 MB measured.
     expect(peak).toBeLessThan(256 * 1024 * 1024);
+  }, 30_000);
+});
+
+describe('a hostile remote’s resources are bounded: file lists', () => {
+  it('200 runs of one tree of 5,000 files are listed once, and no list is read past what 1,000 files take', async () => {
+    world = origin({ 'src/app.ts': 'export const x = 1;\n' });
+    const attacker = machine(world, 'attacker');
+    const laptop = machine(world, 'laptop');
+    const run = await fixRun(attacker.repo, attacker.ledger, 'wide');
+    const f = forge(attacker.repo);
+    const empty = f.blob('');
+    const wide = f.tree(Array.from({ length: 5000 }, (_, i): Entry => ['100644', `f${i}`, empty]));
+    const junk = f.commit(f.tree([...f.runEntries(run.dir), ['40000', 'artifacts', wide]]));
+    const names = Array.from(
+      { length: 200 },
+      (_, i) => `26-03-01_1000__wide__${(0xb00000 + i).toString(16)}`,
+    );
+    f.g(names.map((n) => `create refs/agentbox/runs/${n} ${junk}\n`).join(''), ['update-ref', '--stdin']);
+    f.g('', ['push', '--quiet', 'origin', 'refs/agentbox/runs/*:refs/agentbox/runs/*']);
+    let peak = 0;
+    const sample = setInterval(() => {
+      peak = Math.max(peak, process.memoryUsage().arrayBuffers);
+    }, 1);
+    const before = process.memoryUsage().arrayBuffers;
+    const fetched = await laptop.agentbox(['fetch']).finally(() => clearInterval(sample));
+    expect(fetched.stdout).toContain('200 published run(s) — 0 new, 0 updated, 200 not imported');
+    expect(fetched.stderr).toContain(`not imported: "${names[0]}": it holds more than 1000 files`);
+    // The one tree listed 200 times was 200 × 5,000 lines at once: 220 MB measured.
+    expect(peak - before).toBeLessThan(32 * 1024 * 1024);
   }, 30_000);
 });
 

@@ -192,7 +192,7 @@ describe('a hostile remote’s resources are bounded', () => {
     f.publish(run.name, [...f.runEntries(run.dir), ['40000', 'artifacts', f.tree(many)]]);
     const fetched = await laptop.agentbox(['fetch']);
     expect(fetched.code).toBe(0);
-    expect(fetched.stderr).toContain(`not imported: "${run.name}": it holds 5005 files, more than 1000`);
+    expect(fetched.stderr).toContain(`not imported: "${run.name}": it holds more than 1000 files`);
     expect(laptop.runs()).toEqual([]);
     const refusals = lines(path.join(laptop.ledger.dir, 'remotes', 'events.jsonl')).map((l) => JSON.parse(l));
     expect(refusals).toMatchObject([{ event: 'fetch_refused', kind: 'run', name: run.name }]);
