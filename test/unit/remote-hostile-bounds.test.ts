@@ -12,11 +12,9 @@ import { machine } from '../helpers/remote-machine.js';
  */
 
 let world: Origin | undefined;
-const others: Origin[] = [];
 afterEach(() => {
   world?.cleanup();
   world = undefined;
-  for (const o of others.splice(0)) o.cleanup();
 });
 
 describe('a hostile remote’s resources are bounded: memory', () => {
