@@ -281,6 +281,8 @@ export interface IndexEvent {
   readonly ran_on?: string;
   /** A fetched run: who published what its status and cost claim (state.json `publication`). */
   readonly claimed_by?: string;
+  /** A fetched run whose status is its publication's claim (src/ledger/claim.ts statusClaimed). */
+  readonly status_claimed?: true;
   /** An attempt of a group: the group's id and the attempt's number, so `status --all` folds the group. */
   readonly group?: string;
   readonly attempt?: number;

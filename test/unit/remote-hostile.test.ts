@@ -87,6 +87,13 @@ describe('a hostile remote cannot rewrite what this machine recorded', () => {
       f.runEntries(run.dir, { 'state.json': JSON.stringify({ ...state, status: 'MERGED' }) }),
     );
     expect((await laptop.agentbox(['fetch'])).stdout).toContain('1 new');
+    // Shown as the claim it is: marked in status (its JSON says so), as a REVIEW it claimed would be.
+    const row = async () => {
+      const json = JSON.parse((await laptop.agentbox(['status', '--all', '--json'])).stdout);
+      const text = (await laptop.agentbox(['status', '--all'])).stdout;
+      return { json: json.runs[0].status_claimed ?? false, text: text.split('\n')[1]!.split(/\s+/)[2] };
+    };
+    expect(await row()).toEqual({ json: true, text: 'MERGED*' });
     const dir = path.join(laptop.ledger.runsDir, run.name);
     f.publish(run.name, f.runEntries(run.dir, { 'report.md': 'second\n' }));
     const second = await laptop.agentbox(['fetch']);
@@ -98,6 +105,7 @@ describe('a hostile remote cannot rewrite what this machine recorded', () => {
     f.publish(run.name, f.runEntries(run.dir, { 'report.md': 'third\n' }));
     expect((await laptop.agentbox(['fetch'])).stdout).toContain('1 already decided here');
     expect(readState(dir)?.status).toBe('MERGED');
+    expect(await row()).toEqual({ json: false, text: 'MERGED' });
   });
 });
 
