@@ -67,7 +67,8 @@ function eventOf(line: string): string {
 
 /**
  * Writes `files` (those whose path safeEntryPath allows) into `dir`, all or none: a string is why
- * none was. A new folder (`fresh`) that fails is removed whole.
+ * none was. A new folder (`fresh`) is written in place and removed whole when it fails; a folder
+ * here already gets every file staged first, then renamed into place.
  */
 export function writeRunFiles(
   dir: string,
@@ -75,20 +76,21 @@ export function writeRunFiles(
   fresh: boolean,
 ): string | null {
   let staging: string | null = null;
+  const wanted = [...files].filter(([file]) => safeEntryPath(file));
   try {
     if (fresh) fs.mkdirSync(dir);
-    staging = fs.mkdtempSync(path.join(dir, '.fetch-'));
-    const wanted = [...files].filter(([file]) => safeEntryPath(file));
+    // NOTE: a new folder is read by nobody before its state.json exists: no staging needed.
+    const to = fresh ? dir : (staging = fs.mkdtempSync(path.join(dir, '.fetch-')));
     for (const [file, bytes] of wanted) {
-      const temp = path.join(staging, file);
-      fs.mkdirSync(path.dirname(temp), { recursive: true });
-      fs.writeFileSync(temp, bytes, { flag: 'wx' });
+      const at = path.join(to, file);
+      fs.mkdirSync(path.dirname(at), { recursive: true });
+      fs.writeFileSync(at, bytes, { flag: 'wx' });
       if (!fresh) fitsHere(dir, file);
     }
-    for (const [file] of wanted) {
+    for (const [file] of staging === null ? [] : wanted) {
       const target = path.join(dir, file);
       fs.mkdirSync(path.dirname(target), { recursive: true });
-      fs.renameSync(path.join(staging, file), target);
+      fs.renameSync(path.join(staging!, file), target);
     }
   } catch (error) {
     // A new folder left half written would hold its name (and a row in status) for nothing.
