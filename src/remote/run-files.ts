@@ -78,9 +78,10 @@ export function writeRunFiles(
   let staging: string | null = null;
   const wanted = [...files].filter(([file]) => safeEntryPath(file));
   try {
-    if (fresh) fs.mkdirSync(dir);
     // NOTE: a new folder is read by nobody before its state.json exists: no staging needed.
-    const to = fresh ? dir : (staging = fs.mkdtempSync(path.join(dir, '.fetch-')));
+    if (fresh) fs.mkdirSync(dir);
+    else staging = fs.mkdtempSync(path.join(dir, '.fetch-'));
+    const to = staging ?? dir;
     for (const [file, bytes] of wanted) {
       const at = path.join(to, file);
       fs.mkdirSync(path.dirname(at), { recursive: true });
@@ -90,7 +91,7 @@ export function writeRunFiles(
     for (const [file] of staging === null ? [] : wanted) {
       const target = path.join(dir, file);
       fs.mkdirSync(path.dirname(target), { recursive: true });
-      fs.renameSync(path.join(staging!, file), target);
+      fs.renameSync(path.join(to, file), target);
     }
   } catch (error) {
     // A new folder left half written would hold its name (and a row in status) for nothing.
