@@ -82,7 +82,9 @@ export async function importGroup(
   if (local === null) return refused('every name it could take here is in use');
   const fresh = occupant(local) === 'free';
   const before = fresh ? null : safeGroup(ledger, local);
-  if (before?.state.status === 'MERGED' || before?.state.status === 'DISCARDED')
+  // A merge or discard here is kept; a MERGED its publication claimed is not a decision here.
+  const decided = before?.state.status === 'MERGED' || before?.state.status === 'DISCARDED';
+  if (decided && before.state.claimed_status !== before.state.status)
     return { outcome: { kind: 'kept', local }, runs: new Map(), attempts: [] };
   taken.ids.add(runIdOf(local));
   const runs = new Map<string, string>();

@@ -110,6 +110,28 @@ describe('a hostile remote cannot rewrite what this machine recorded', () => {
 });
 
 describe('a group a hostile remote publishes comes whole or not at all', () => {
+  it('a group whose publication says MERGED is not decided here: its next publication still comes in', async () => {
+    world = origin({ 'src/app.ts': 'export const x = 0;\n' });
+    const attacker = machine(world, 'attacker');
+    const laptop = machine(world, 'laptop');
+    const { group } = await fixGroup(attacker.repo, attacker.ledger, 'two ways');
+    const stateFile = path.join(group.dir, 'state.json');
+    const ended = fs.readFileSync(stateFile, 'utf8');
+    fs.writeFileSync(stateFile, JSON.stringify({ ...JSON.parse(ended), status: 'MERGED' }));
+    expect((await attacker.agentbox(['push', group.meta.group_id])).code).toBe(0);
+    expect((await laptop.agentbox(['fetch'])).stdout).toContain('1 new');
+    fs.writeFileSync(stateFile, ended);
+    fs.writeFileSync(path.join(group.dir, 'report.md'), '# ranking, again\n');
+    expect((await attacker.agentbox(['push', group.meta.group_id])).code).toBe(0);
+    const again = await laptop.agentbox(['fetch']);
+    expect(again.stdout).toContain('1 published group(s) — 0 new, 1 updated');
+    expect(
+      listGroupNames(laptop.ledger).map((g) =>
+        fs.readFileSync(path.join(laptop.ledger.dir, 'groups', g, 'report.md'), 'utf8'),
+      ),
+    ).toEqual(['# ranking, again\n']);
+  });
+
   it('an attempt that cannot be imported (every name it could take is in use here) leaves none of its siblings behind', async () => {
     world = origin({ 'src/app.ts': 'export const x = 0;\n' });
     const attacker = machine(world, 'attacker');
