@@ -71,7 +71,8 @@ function renderGroups(r: FetchResult): string[] {
   return [
     `${r.remote}: ${g.published} published group(s) — ${g.imported.length} new, ${g.updated.length} updated` +
       `${g.kept.length ? `, ${g.kept.length} already decided here` : ''}` +
-      `${g.own ? `, ${g.own} from this clone` : ''}${g.skipped.length ? `, ${g.skipped.length} not imported` : ''}`,
+      `${g.own ? `, ${g.own} from this clone` : ''}${g.skipped.length ? `, ${g.skipped.length} not imported` : ''}` +
+      `${g.refused_before ? `, ${g.refused_before} refused before and unchanged` : ''}`,
     ...g.imported.slice(0, 20).map((name) => `  new      ${terminalLine(name)} (group)`),
     ...g.updated.slice(0, 20).map((name) => `  updated  ${terminalLine(name)} (group)`),
   ];

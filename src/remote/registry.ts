@@ -58,10 +58,10 @@ export function readRegistry(ledger: Ledger, remote: string, kind: RegistryKind 
  */
 export type Refused = Map<string, string>;
 
-export function readRefused(ledger: Ledger, remote: string): Refused {
+export function readRefused(ledger: Ledger, remote: string, kind: RegistryKind = 'runs'): Refused {
   let raw: unknown;
   try {
-    raw = JSON.parse(fs.readFileSync(registryFile(ledger, remote), 'utf8'));
+    raw = JSON.parse(fs.readFileSync(registryFile(ledger, remote, kind), 'utf8'));
   } catch {
     return new Map();
   }

@@ -112,6 +112,31 @@ describe('a hostile remote’s resources are bounded: refusals', () => {
   });
 });
 
+describe('a hostile remote’s resources are bounded: group refusals', () => {
+  it('a group publication refused for what it holds is refused once, until it changes', async () => {
+    world = origin({ 'src/app.ts': 'export const x = 1;\n' });
+    const attacker = machine(world, 'attacker');
+    const laptop = machine(world, 'laptop');
+    const f = forge(attacker.repo);
+    // A group ref naming a blob, and 50 commits of a group's tree with no group.json.
+    f.push(f.blob('x'), 'refs/agentbox/groups/26-03-01_1000__blob__aaaaaa');
+    const bare = f.commit(f.tree([['100644', 'report.md', f.blob('# ranking\n')]]));
+    const names = Array.from({ length: 50 }, (_, i) => `26-03-01_1000__bare__${(0xc00000 + i).toString(16)}`);
+    f.g(names.map((n) => `create refs/agentbox/groups/${n} ${bare}\n`).join(''), ['update-ref', '--stdin']);
+    f.g('', ['push', '--quiet', 'origin', 'refs/agentbox/groups/*:refs/agentbox/groups/*']);
+    const log = path.join(laptop.ledger.dir, 'remotes', 'events.jsonl');
+    const first = await laptop.agentbox(['fetch']);
+    expect(first.stdout).toContain('51 published group(s) — 0 new, 0 updated, 51 not imported');
+    expect(lines(log)).toHaveLength(51);
+    const again = await laptop.agentbox(['fetch']);
+    expect(again.stdout).toContain(
+      '51 published group(s) — 0 new, 0 updated, 51 refused before and unchanged',
+    );
+    expect(again.stderr).toBe('');
+    expect(lines(log)).toHaveLength(51);
+  });
+});
+
 describe('a hostile remote’s resources are bounded, where it is pushed too', () => {
   it('push refuses a run of more files than a fetch takes, and says so', async () => {
     world = origin({ 'src/app.ts': 'export const x = 1;\n' });

@@ -255,7 +255,7 @@ describe('what fetch prints', () => {
       own: 1,
       skipped: [],
       refused_before: 0,
-      groups: { published: 0, imported: [], updated: [], kept: [], own: 0, skipped: [] },
+      groups: { published: 0, imported: [], updated: [], kept: [], own: 0, skipped: [], refused_before: 0 },
     });
     expect(text).toBe(
       'origin: 3 published run(s) — 1 new, 1 updated, 1 from this clone\n  new      a\n  updated  b\n' +
@@ -276,7 +276,7 @@ describe('what fetch prints', () => {
       own: 0,
       skipped: [],
       refused_before: 0,
-      groups: { published: 0, imported: [], updated: [], kept: [], own: 0, skipped: [] },
+      groups: { published: 0, imported: [], updated: [], kept: [], own: 0, skipped: [], refused_before: 0 },
     });
     expect(text).toBe(
       'origin: 2 published run(s) — 0 new, 2 updated\n' +
@@ -304,6 +304,7 @@ describe('what fetch prints', () => {
         kept: [],
         own: 0,
         skipped: [{ group: 'h', why: 'x' }],
+        refused_before: 0,
       },
     });
     expect(text).toBe(
