@@ -35,7 +35,8 @@ export function renderFetch(r: FetchResult): string {
   const lines = [
     `${r.remote}: ${r.published} published run(s) — ${r.imported.length} new, ${r.updated.length} updated` +
       `${r.kept.length ? `, ${r.kept.length} already decided here` : ''}` +
-      `${r.own ? `, ${r.own} from this clone` : ''}${r.skipped.length ? `, ${r.skipped.length} not imported` : ''}`,
+      `${r.own ? `, ${r.own} from this clone` : ''}${r.skipped.length ? `, ${r.skipped.length} not imported` : ''}` +
+      `${r.refused_before ? `, ${r.refused_before} refused before and unchanged` : ''}`,
     ...r.imported.slice(0, 20).map((name) => `  new      ${terminalLine(name)}`),
     // A replaced patch is never cut from the list: it undid a review.
     ...r.changed.map(changedLine),
@@ -70,7 +71,8 @@ function renderGroups(r: FetchResult): string[] {
   return [
     `${r.remote}: ${g.published} published group(s) — ${g.imported.length} new, ${g.updated.length} updated` +
       `${g.kept.length ? `, ${g.kept.length} already decided here` : ''}` +
-      `${g.own ? `, ${g.own} from this clone` : ''}${g.skipped.length ? `, ${g.skipped.length} not imported` : ''}`,
+      `${g.own ? `, ${g.own} from this clone` : ''}${g.skipped.length ? `, ${g.skipped.length} not imported` : ''}` +
+      `${g.refused_before ? `, ${g.refused_before} refused before and unchanged` : ''}`,
     ...g.imported.slice(0, 20).map((name) => `  new      ${terminalLine(name)} (group)`),
     ...g.updated.slice(0, 20).map((name) => `  updated  ${terminalLine(name)} (group)`),
   ];

@@ -169,7 +169,10 @@ async function confirmed(ctx: CommandContext, plan: MergePlan, as: string): Prom
   }
   const which = sensitive.length > 0 ? `, the ${sensitive.length} sensitive one(s) included,` : '';
   const of = plan.notPassing ? ` of a run that did not pass (${plan.notPassing.status})` : '';
-  const claimed = plan.claim ? ` (${plan.claim.host} claims ${plan.claim.status}, not checked here)` : '';
+  // The host is the publication's word: a stranger's text, as the rest of the claim.
+  const claimed = plan.claim
+    ? ` (${terminalLine(`${plan.claim.host} claims ${plan.claim.status}`)}, not checked here)`
+    : '';
   // A patch that changed since the person saw it is shown again before a yes counts.
   let unseen = plan.seen.changed;
   let answer = '';

@@ -153,7 +153,9 @@ function tableCells(runs: readonly StatusRow[], now: Date, wide: boolean, measur
     claims ||= claimed;
     // A revised run (agentbox revise) says which revision it is on: `REVIEW r2`.
     const revision = 'revision' in run && run.revision ? ` r${run.revision}` : '';
-    const status = `${run.status ?? '?'}${revision}${claimed && !DECIDED.has(run.status) ? mark : ''}`;
+    // MERGED or DISCARDED is unmarked only when decided here, not when the publication said it.
+    const said = !DECIDED.has(run.status) || ('status_claimed' in run && run.status_claimed === true);
+    const status = `${run.status ?? '?'}${revision}${claimed && said ? mark : ''}`;
     statuses.push(status);
     w.status = Math.max(w.status, status.length);
     const age = ageOf(run.started_at);

@@ -41,6 +41,11 @@ export interface GitCall {
   readonly config?: GitSettings;
   /** The person's pager settings are read (`git var GIT_PAGER` for `agentbox diff`); else `cat`. */
   readonly personPager?: boolean;
+  /**
+   * Past this many bytes of stdout git is killed and the call ends `cut` (exit code -1): output a
+   * stranger's objects size (a fetched tree's listing) is never read whole.
+   */
+  readonly maxStdout?: number;
 }
 
 export interface GitResult {
@@ -68,7 +73,7 @@ export async function runGit(args: readonly string[], call: GitCall): Promise<Gi
 export function runGitBytes(
   args: readonly string[],
   call: GitCall,
-): Promise<{ exitCode: number; stdout: Buffer; stderr: string }> {
+): Promise<{ exitCode: number; stdout: Buffer; stderr: string; cut?: true }> {
   return spawnGit(args, call);
 }
 
@@ -128,9 +133,10 @@ const finalNewline = (text: string, strip: boolean) => (strip ? text.replace(/\r
 function spawnGit(
   args: readonly string[],
   call: GitCall,
-): Promise<{ exitCode: number; stdout: Buffer; stderr: string }> {
+): Promise<{ exitCode: number; stdout: Buffer; stderr: string; cut?: true }> {
   return new Promise((resolve) => {
     const stdout: Buffer[] = [];
+    let bytes = 0;
     const stderr: Buffer[] = [];
     const child = spawn('git', args, {
       cwd: call.cwd,
@@ -145,7 +151,17 @@ function spawnGit(
         stderr: Buffer.concat(stderr).toString('utf8') || why,
       });
     child.on('error', (error) => failed(`Command failed with ${error.message}: git ${shown(args)}`));
-    child.stdout!.on('data', (chunk: Buffer) => stdout.push(chunk));
+    child.stdout!.on('data', (chunk: Buffer) => {
+      bytes += chunk.length;
+      if (call.maxStdout === undefined || bytes <= call.maxStdout) stdout.push(chunk);
+      else if (child.kill('SIGKILL'))
+        resolve({
+          exitCode: -1,
+          stdout: Buffer.alloc(0),
+          stderr: `output past ${call.maxStdout} bytes`,
+          cut: true,
+        });
+    });
     child.stderr!.on('data', (chunk: Buffer) => stderr.push(chunk));
     child.on('close', (code, signal) => {
       if (code === null) return failed(`Command was killed with ${signal}: git ${shown(args)}`);

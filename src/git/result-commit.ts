@@ -86,7 +86,8 @@ export async function resultTree(repoRoot: string, base: string, patchFile: stri
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'agentbox-result-'));
   try {
     const vars = { GIT_INDEX_FILE: path.join(dir, 'index') };
-    await git(repoRoot, ['read-tree', `${base}^{tree}`], vars);
+    // The base may be a fetched run's start commit, a stranger's text: never an option.
+    await git(repoRoot, ['read-tree', '--end-of-options', `${base}^{tree}`], vars);
     await git(
       repoRoot,
       ['apply', '--cached', '--binary', '--whitespace=nowarn', '--no-ignore-whitespace', '--', patchFile],
@@ -100,7 +101,14 @@ export async function resultTree(repoRoot: string, base: string, patchFile: stri
 
 /** Whether `sha` names a commit in the repository (a result commit gc may have dropped). */
 export async function hasCommit(repoRoot: string, sha: string): Promise<boolean> {
-  return (await git(repoRoot, ['rev-parse', '--verify', '--quiet', `${sha}^{commit}`], {}, true)) !== '';
+  return (
+    (await git(
+      repoRoot,
+      ['rev-parse', '--verify', '--quiet', '--end-of-options', `${sha}^{commit}`],
+      {},
+      true,
+    )) !== ''
+  );
 }
 
 /** `quiet`: a failure reads as '' (a ref that may not exist). */

@@ -1,7 +1,13 @@
 import { AgentboxError } from '../errors.js';
 import { isObj } from '../ledger/check.js';
 import type { RunOrigin } from '../ledger/types.js';
-import { GROUP_STATUSES, type GroupMember, type GroupMeta, type GroupState } from './types.js';
+import {
+  GROUP_STATUSES,
+  type GroupMember,
+  type GroupMeta,
+  type GroupState,
+  type GroupStatus,
+} from './types.js';
 
 // A group's files are read back as untrusted JSON (a hand edit, a fetched group): every field is
 // checked for its type before anything uses it.
@@ -87,5 +93,8 @@ export function checkGroupState(raw: unknown, file: string): GroupState {
       ? { crashed: { detail: raw.crashed.detail.slice(0, 500), at: raw.crashed.at } }
       : {}),
     merged,
+    ...(GROUP_STATUSES.includes(raw.claimed_status as never)
+      ? { claimed_status: raw.claimed_status as GroupStatus }
+      : {}),
   };
 }

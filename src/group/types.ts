@@ -89,6 +89,11 @@ export interface GroupState {
   readonly crashed?: { readonly detail: string; readonly at: string } | null;
   /** The attempt `agentbox merge` took. */
   readonly merged: { readonly attempt: number; readonly run: string; readonly at: string } | null;
+  /**
+   * A fetched group: the status its publication claimed (src/remote/imported-group.ts). A MERGED
+   * or DISCARDED that is still this one was said there, not decided here.
+   */
+  readonly claimed_status?: GroupStatus;
 }
 
 export type { AttemptOf } from '../ledger/types.js';

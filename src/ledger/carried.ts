@@ -43,8 +43,12 @@ export async function refuseCarriedLedger(root: string, env?: Env): Promise<void
   if (files.length > 0) throw carriedLedgerError(root, files);
 }
 
-/** The folders of a ledger that agentbox makes itself (`''`: `.agents` itself). */
-const OWN_FOLDERS = ['', 'runs', 'pointers', 'active', 'cache'] as const;
+/**
+ * The folders of a ledger that agentbox makes itself (`''`: `.agents` itself). `groups` and
+ * `remotes` too: `agentbox fetch` writes a remote's publications there (a group's folder, the
+ * refusals' log), so a link there took a stranger's files out of the ledger.
+ */
+const OWN_FOLDERS = ['', 'runs', 'pointers', 'active', 'cache', 'groups', 'remotes'] as const;
 
 /**
  * The ledger's own folders that are symbolic links (none: []). A ledger can arrive by other means
@@ -66,7 +70,9 @@ export function linkedLedgerParts(root: string): string[] {
 export function refuseLinkedLedger(root: string): void {
   const linked = linkedLedgerParts(root);
   if (linked.length === 0) return;
-  const named = linked.map((rel) => `${terminalLine(rel)} → ${terminalLine(linkTarget(path.join(root, rel)))}`);
+  const named = linked.map(
+    (rel) => `${terminalLine(rel)} → ${terminalLine(linkTarget(path.join(root, rel)))}`,
+  );
   throw new AgentboxError(
     'LEDGER_LINKED',
     `${terminalLine(root)}: ${named.join(', ')} ${linked.length === 1 ? 'is a symbolic link' : 'are symbolic links'}: agentbox keeps its ledger in folders of its own, never through a link, and does not use this one`,

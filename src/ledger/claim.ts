@@ -1,4 +1,4 @@
-import type { RunPublication } from './types.js';
+import type { RunPublication, RunState } from './types.js';
 
 /**
  * Who claims what a fetched run's state says, in one line: the publication commit's author, and
@@ -7,4 +7,14 @@ import type { RunPublication } from './types.js';
  */
 export function claimedBy(p: RunPublication): string {
   return p.committer === p.author ? p.author : `${p.author}, committed by ${p.committer}`;
+}
+
+/**
+ * Whether a fetched run's status is the one its publication claimed: a MERGED or DISCARDED too,
+ * which only a decision here makes a fact (src/remote/import.ts). Pure.
+ */
+export function statusClaimed(state: RunState | null | undefined): boolean {
+  return (
+    state?.publication?.claimed_status !== undefined && state.publication.claimed_status === state.status
+  );
 }

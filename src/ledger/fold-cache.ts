@@ -21,8 +21,8 @@ import type { Ledger } from './paths.js';
  * fold, no sort. The stamp is carried over while folding new lines adds or drops no run.
  */
 
-// 3: the rows' `claimed_by` (a fetched run's publisher).
-const VERSION = 3;
+// 3: the rows' `claimed_by` (a fetched run's publisher). 4: `status_claimed` (a status it claimed).
+const VERSION = 4;
 const TAIL_BYTES = 256;
 
 /** What the cache records: the runs of the log's whole lines, and where those lines end. */

@@ -19,6 +19,7 @@ export const COLUMNS = [
   'tool_calls',
   'ran_on',
   'claimed_by',
+  'status_claimed',
   'group',
   'attempt',
   'verified',
@@ -72,6 +73,8 @@ function runOf(c: Columns, i: number): FoldedRun | null {
   if (tool_calls !== null && typeof tool_calls !== 'number') return null;
   if (ran_on !== null && typeof ran_on !== 'string') return null;
   if (claimed_by !== null && typeof claimed_by !== 'string') return null;
+  const status_claimed = c.status_claimed[i];
+  if (status_claimed !== null && status_claimed !== true) return null;
   const run = {
     name,
     id: runIdOf(name),
@@ -86,6 +89,7 @@ function runOf(c: Columns, i: number): FoldedRun | null {
     problem: null,
     ran_on,
     claimed_by,
+    ...(status_claimed ? { status_claimed } : {}),
   } as FoldedRun;
   const group = c.group[i];
   // NOTE: only an attempt (a revised run) gets the fields: a plain run's object keeps its shape (and its JSON).

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import { errnoCode, fsError } from '../errors.js';
 import { appendNoFollow } from '../util/append.js';
 import { isObj } from './check.js';
-import { claimedBy } from './claim.js';
+import { claimedBy, statusClaimed } from './claim.js';
 import { runIdOf } from './names.js';
 import type { Ledger } from './paths.js';
 import { oneLine, shorten, shortTask } from './text.js';
@@ -59,6 +59,7 @@ export function makeIndexEvent(
     tool_calls: state.tool_calls,
     ...(meta.origin ? { ran_on: shorten(oneLine(meta.origin.host), EVENT_MAX) } : {}),
     ...(state.publication ? { claimed_by: shorten(oneLine(claimedBy(state.publication)), CLAIM_MAX) } : {}),
+    ...(statusClaimed(state) ? { status_claimed: true as const } : {}),
     ...(state.summary?.group
       ? {
           group: state.summary.group.id,
@@ -102,6 +103,7 @@ export function parseIndexLine(line: string): IndexEvent | null {
   if (raw.failure_kind != null && !FAILURES.has(raw.failure_kind)) return null;
   if (raw.ran_on !== undefined && typeof raw.ran_on !== 'string') return null;
   if (raw.claimed_by !== undefined && typeof raw.claimed_by !== 'string') return null;
+  if (raw.status_claimed !== undefined && raw.status_claimed !== true) return null;
   if (raw.group !== undefined && (typeof raw.group !== 'string' || typeof raw.attempt !== 'number'))
     return null;
   if (raw.verified !== undefined && raw.verified !== null && typeof raw.verified !== 'boolean') return null;
@@ -163,6 +165,7 @@ export interface FoldedRun {
   readonly ran_on: string | null;
   /** A fetched run: who published the claims of this row (see RunSummary). */
   readonly claimed_by: string | null;
+  readonly status_claimed?: true;
   /** An attempt of a group (`fix --attempts N`): the group's id, its number, its runs.verify outcome. */
   readonly group?: string;
   readonly attempt?: number;
@@ -194,6 +197,7 @@ export function foldEvent(runs: Map<string, FoldedRun>, event: IndexEvent): void
     problem: null,
     ran_on: event.ran_on ?? null,
     claimed_by: event.claimed_by ?? null,
+    ...(event.status_claimed ? { status_claimed: true as const } : {}),
     ...(event.group === undefined
       ? {}
       : { group: event.group, attempt: event.attempt!, verified: event.verified ?? null }),

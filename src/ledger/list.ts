@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { errnoCode, fsError } from '../errors.js';
-import { claimedBy } from './claim.js';
+import { claimedBy, statusClaimed } from './claim.js';
 import { readFold, saveFold } from './fold-cache.js';
 import { runCost } from './index-log.js';
 import { readMeta } from './meta.js';
@@ -36,11 +36,13 @@ export interface RunSummary {
   readonly ran_on: string | null;
   /**
    * A fetched run: who published it (its publication commit's identity, src/ledger/claim.ts).
-   * Then `status` (but MERGED or DISCARDED: a decision that ends the run here, whoever said it),
-   * `failure_kind`, `cost_usd`, `tool_calls` and `verified` are what that publication claims,
-   * none checked here. null: a run of this machine, every field its own ledger's.
+   * Then `status` (but MERGED or DISCARDED decided here: see `status_claimed`), `failure_kind`,
+   * `cost_usd`, `tool_calls` and `verified` are what that publication claims, none checked here.
+   * null: a run of this machine, every field its own ledger's.
    */
   readonly claimed_by?: string | null;
+  /** A fetched run whose status is the one its publication claimed (a MERGED said there included). */
+  readonly status_claimed?: true;
   /** An attempt of a group (`fix --attempts N`): `status` shows it in its group's row. */
   readonly group?: string;
   readonly attempt?: number;
@@ -117,6 +119,7 @@ export function summaryFromFiles(ledger: Ledger, name: string): RunSummary {
     problem: problems.length > 0 ? problems.join('; ') : null,
     ran_on: state?.summary?.ran_on ?? meta?.origin?.host ?? null,
     claimed_by: state?.publication ? claimedBy(state.publication) : null,
+    ...(statusClaimed(state) ? { status_claimed: true } : {}),
     ...(group ? { group: group.id, attempt: group.attempt, verified: state?.output?.verified ?? null } : {}),
     ...(state?.revision ? { revision: state.revision.number } : {}),
   };

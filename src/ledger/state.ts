@@ -170,6 +170,8 @@ function checkPublication(value: unknown): RunPublication | null {
     author: str(o, 'author'),
     committer: str(o, 'committer'),
     fetched_at: str(o, 'fetched_at'),
+    ...(o.claimed_status === undefined ? {} : { claimed_status: oneOf(o, 'claimed_status', RUN_STATUSES) }),
+    ...(o.events_bytes === undefined ? {} : { events_bytes: count(o, 'events_bytes') }),
   };
 }
 

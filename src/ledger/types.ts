@@ -223,6 +223,16 @@ export interface RunPublication {
   /** Its committer, the same way. */
   readonly committer: string;
   readonly fetched_at: string;
+  /**
+   * The status the publication claimed: a MERGED or DISCARDED status that is still this one was
+   * said by the publication, not decided here (src/remote/import.ts keeps only a decision here).
+   */
+  readonly claimed_status?: RunStatus;
+  /**
+   * How many bytes of the run's events.jsonl are the publication's: the lines after them are this
+   * machine's own (a refused merge, a refused rerun), kept when a later publication replaces the rest.
+   */
+  readonly events_bytes?: number;
 }
 
 /** state.json `setup`: how the project's setup command went. */
@@ -271,6 +281,8 @@ export interface IndexEvent {
   readonly ran_on?: string;
   /** A fetched run: who published what its status and cost claim (state.json `publication`). */
   readonly claimed_by?: string;
+  /** A fetched run whose status is its publication's claim (src/ledger/claim.ts statusClaimed). */
+  readonly status_claimed?: true;
   /** An attempt of a group: the group's id and the attempt's number, so `status --all` folds the group. */
   readonly group?: string;
   readonly attempt?: number;

@@ -10,7 +10,7 @@ import { checkGroupPublication } from './imported-group.js';
 import { MAX_GROUP_BYTES, readPublications } from './read.js';
 import { displayIdentity, GROUPS_NS, trackingGroups } from './refs.js';
 import { logRefusal } from './refusals.js';
-import { type Registry, readRegistry, writeRegistry } from './registry.js';
+import { type Registry, readRefused, readRegistry, writeRegistry } from './registry.js';
 
 export interface GroupsFetched {
   /** Published groups the remote holds. */
@@ -21,6 +21,8 @@ export interface GroupsFetched {
   /** Groups this clone published itself. */
   readonly own: number;
   readonly skipped: { readonly group: string; readonly why: string }[];
+  /** Publications refused by an earlier fetch for what they hold, unchanged since: not read again. */
+  readonly refused_before: number;
   /** The names (there) of every group the remote publishes: their attempts come with them only. */
   readonly names: ReadonlySet<string>;
   /** Attempts imported with their groups: their names there → here; those whose patch changed. */
@@ -91,6 +93,7 @@ export async function fetchGroups(c: GroupFetchContext): Promise<GroupsFetched> 
   const refs = await listGroupRefs(c.call, trackingGroups(c.remote));
   const own = new Set((await listGroupRefs(c.call, GROUPS_NS)).map((r) => r.name));
   const registry = readRegistry(c.ledger, c.remote, 'groups');
+  const refused = readRefused(c.ledger, c.remote, 'groups');
   const result: GroupsFetched = {
     published: refs.length,
     imported: [],
@@ -98,39 +101,45 @@ export async function fetchGroups(c: GroupFetchContext): Promise<GroupsFetched> 
     kept: [],
     own: 0,
     skipped: [],
+    refused_before: 0,
     names: new Set(refs.map((r) => r.name)),
     runs: { imported: [], updated: [], changed: [] },
   };
-  const refuse = (group: string, why: string) => {
-    result.skipped.push({ group, why });
-    logRefusal(c.ledger, { remote: c.remote, kind: 'group', name: group, why });
+  // `final`: refused for what the publication holds, so it is not read again until it changes.
+  const refuse = (ref: GroupRef, why: string, final: boolean) => {
+    result.skipped.push({ group: ref.name, why });
+    logRefusal(c.ledger, { remote: c.remote, kind: 'group', name: ref.name, why });
+    if (final) refused.set(ref.name, ref.commit);
   };
+  for (const run of refused.keys()) if (!result.names.has(run)) refused.delete(run);
   for (const ref of refs) {
     if (own.has(ref.name) && fs.existsSync(groupDir(c.ledger, ref.name))) (result as { own: number }).own++;
-    else if (!isRunName(ref.name)) refuse(ref.name, 'not a group name');
-    else if (ref.type !== 'commit') refuse(ref.name, `its ref names a ${ref.type}, not a commit`);
+    else if (refused.get(ref.name) === ref.commit) (result as { refused_before: number }).refused_before++;
+    else if (!isRunName(ref.name)) refuse(ref, 'not a group name', true);
+    else if (ref.type !== 'commit') refuse(ref, `its ref names a ${ref.type}, not a commit`, true);
     else if (registry.get(ref.name)?.commit !== ref.commit) {
-      const why = await fetchOne(c, ref, result);
-      if (typeof why === 'string') refuse(ref.name, why);
-      else registry.set(ref.name, { local: why.local, commit: ref.commit });
+      const done = await fetchOne(c, ref, result);
+      if ('why' in done) refuse(ref, done.why, done.final);
+      else registry.set(ref.name, { local: done.local, commit: ref.commit });
     }
   }
-  await writeRegistry(c.ledger, c.remote, registry, 'groups');
+  await writeRegistry(c.ledger, c.remote, registry, 'groups', refused);
   return result;
 }
 
-/** One group: read, checked, imported. A string: why it is refused. */
+/** One group: read, checked, imported; or why it is refused (`final`: for what it holds). */
 async function fetchOne(
   c: GroupFetchContext,
   ref: { readonly name: string; readonly commit: string },
   result: GroupsFetched,
-): Promise<{ local: string } | string> {
+): Promise<{ local: string } | { why: string; final: boolean }> {
+  const held = (why: string) => ({ why, final: true });
   const head = (await commits(c.call, [ref.commit])).get(ref.commit);
-  if (!head) return 'its commit cannot be read';
+  if (!head) return held('its commit cannot be read');
   const files = (await readPublications(c.call, [{ run: ref.name, tree: head.tree }])).get(ref.name);
-  if (files === undefined || typeof files === 'string') return files ?? 'its files cannot be read';
+  if (files === undefined || typeof files === 'string') return held(files ?? 'its files cannot be read');
   const plan = checkGroupPublication(ref.name, files, head.parents);
-  if (typeof plan === 'string') return plan;
+  if (typeof plan === 'string') return held(plan);
   const made = await commits(
     c.call,
     plan.attempts.map((a) => a.commit),
@@ -144,7 +153,8 @@ async function fetchOne(
     c.pointers,
     c.now,
   );
-  if (done.outcome.kind === 'skipped') return done.outcome.why;
+  // Its attempts' refusals may be this machine's (a name in use, a disk full): tried again.
+  if (done.outcome.kind === 'skipped') return { why: done.outcome.why, final: false };
   for (const a of plan.attempts) {
     const local = done.runs.get(a.run);
     if (local !== undefined) c.registry.set(a.run, { local, commit: a.commit });

@@ -10,10 +10,10 @@ import type { Ledger } from '../ledger/paths.js';
 import { fetchGroups, type GroupFetchContext, type GroupsFetched } from './fetch-groups.js';
 import { type GitCall, git } from './git.js';
 import { type ImportOutcome, importRun, type PatchChange, type Taken } from './import.js';
-import { readPublications } from './read.js';
+import { ROUND_BYTES, readPublications } from './read.js';
 import { displayIdentity, RUNS_NS, trackingRuns } from './refs.js';
 import { logRefusal } from './refusals.js';
-import { readRegistry, writeRegistry } from './registry.js';
+import { type Refused, readRefused, readRegistry, writeRegistry } from './registry.js';
 import { fetchRefs } from './transport.js';
 
 export interface FetchResult {
@@ -29,6 +29,8 @@ export interface FetchResult {
   /** Runs this clone published itself. */
   readonly own: number;
   readonly skipped: { readonly run: string; readonly why: string }[];
+  /** Publications refused by an earlier fetch and unchanged since: neither read nor logged again. */
+  readonly refused_before: number;
   /** Groups (`fix --attempts N`): each imported whole, its attempts counted with the runs above. */
   readonly groups: Omit<GroupsFetched, 'names' | 'runs'>;
 }
@@ -42,7 +44,7 @@ interface RefEntry {
   readonly committer: string;
 }
 
-/** Runs read from git per round: bounds the memory a fetch of many (or large) runs takes. */
+/** Runs read from git per round at most (with ROUND_BYTES): bounds the memory a fetch of many runs takes. */
 const CHUNK = 200;
 
 /**
@@ -61,6 +63,7 @@ export async function fetchRuns(
   const refs = await listRefs(call, trackingRuns(remote));
   const own = new Set((await listRefs(call, RUNS_NS)).map((r) => r.run));
   const registry = readRegistry(ledger, remote);
+  const refused = readRefused(ledger, remote);
   const names = listRunNames(ledger);
   const ids = [...names, ...listGroupNames(ledger)].map((n) => n.slice(-6));
   const taken: Taken = { names: new Set(names), ids: new Set(ids) };
@@ -71,7 +74,7 @@ export async function fetchRuns(
   // Groups first: their attempts come with them (and are then known to the registry below).
   const context: GroupFetchContext = { ledger, call, remote, registry, taken, pointers, now };
   const { names: groupNames, runs: attempts, ...groups } = await fetchGroups(context);
-  await writeRegistry(ledger, remote, registry);
+  await writeRegistry(ledger, remote, registry, 'runs', refused);
   const result: FetchResult = {
     remote,
     published: refs.length,
@@ -81,15 +84,20 @@ export async function fetchRuns(
     kept: [],
     own: 0,
     skipped: [],
+    refused_before: 0,
     groups,
   };
+  const published = new Set(refs.map((r) => r.run));
+  for (const run of refused.keys()) if (!published.has(run)) refused.delete(run);
   const todo: RefEntry[] = [];
   for (const ref of refs) {
     if (own.has(ref.run) && taken.names.has(ref.run)) (result as { own: number }).own++;
-    else if (!isRunName(ref.run)) skip(ledger, result, ref.run, 'not a run name');
+    else if (refused.get(ref.run) === ref.commit) (result as { refused_before: number }).refused_before++;
+    else if (!isRunName(ref.run)) skip(ledger, result, { ref, why: 'not a run name', final: true }, refused);
     else if (registry.get(ref.run)?.commit !== ref.commit) todo.push(ref);
   }
-  await importRuns(context, todo, groupNames, result);
+  await importRuns(context, todo, groupNames, result, refused);
+  await writeRegistry(ledger, remote, registry, 'runs', refused);
   for (const [pointer, name] of pointers) setPointer(ledger, pointer, name);
   if (result.imported.length + result.updated.length > 0) await regenerateIndexMd(ledger);
   return result;
@@ -101,16 +109,20 @@ async function importRuns(
   todo: readonly RefEntry[],
   groupNames: ReadonlySet<string>,
   result: FetchResult,
+  refused: Refused,
 ): Promise<void> {
   const { ledger, call, remote, registry, taken, pointers, now } = c;
-  for (let at = 0; at < todo.length; at += CHUNK) {
-    const chunk = todo.slice(at, at + CHUNK);
-    const files = await readPublications(call, chunk);
-    for (const ref of chunk) {
+  for (let at = 0; at < todo.length; ) {
+    // A round is CHUNK runs at most, and what ROUND_BYTES holds: the first ones, one at least.
+    const files = await readPublications(call, todo.slice(at, at + CHUNK), undefined, ROUND_BYTES);
+    const round = todo.slice(at, at + Math.max(1, files.size));
+    at += round.length;
+    let imported = false;
+    for (const ref of round) {
       const published = files.get(ref.run);
       const outcome: ImportOutcome =
         typeof published === 'string'
-          ? { kind: 'skipped', why: published }
+          ? { kind: 'skipped', why: published, final: true }
           : await importRun(
               ledger,
               {
@@ -124,23 +136,35 @@ async function importRuns(
               now,
               { groupsPublished: groupNames },
             );
-      record(ledger, result, ref.run, outcome);
+      if (outcome.kind === 'skipped') skip(ledger, result, { ref, ...outcome }, refused);
+      else record(result, outcome);
       if (outcome.kind !== 'skipped') registry.set(ref.run, { local: outcome.local, commit: ref.commit });
+      imported ||= outcome.kind !== 'skipped';
     }
-    await writeRegistry(ledger, remote, registry);
+    // A round that imported saves what it did; refusals alone wait for the end of the fetch (a
+    // file of 100,000 of them written again after each round was gigabytes).
+    if (imported) await writeRegistry(ledger, remote, registry, 'runs', refused);
   }
 }
 
-function record(ledger: Ledger, result: FetchResult, run: string, outcome: ImportOutcome): void {
-  if (outcome.kind === 'skipped') skip(ledger, result, run, outcome.why);
-  else result[outcome.kind].push(outcome.local);
+function record(result: FetchResult, outcome: Exclude<ImportOutcome, { kind: 'skipped' }>): void {
+  result[outcome.kind].push(outcome.local);
   if (outcome.kind === 'updated' && outcome.patch) result.changed.push(outcome.patch);
 }
 
-/** A run not imported: reported, and logged (src/remote/refusals.ts). */
-function skip(ledger: Ledger, result: FetchResult, run: string, why: string): void {
-  result.skipped.push({ run, why });
-  logRefusal(ledger, { remote: result.remote, kind: 'run', name: run, why });
+/**
+ * A run not imported: reported, and logged (src/remote/refusals.ts). `final`: refused for what its
+ * publication holds, so that publication is not read again (src/remote/registry.ts).
+ */
+function skip(
+  ledger: Ledger,
+  result: FetchResult,
+  s: { readonly ref: RefEntry; readonly why: string; readonly final?: boolean },
+  refused: Refused,
+): void {
+  result.skipped.push({ run: s.ref.run, why: s.why });
+  logRefusal(ledger, { remote: result.remote, kind: 'run', name: s.ref.run, why: s.why });
+  if (s.final) refused.set(s.ref.run, s.ref.commit);
 }
 
 export async function listRefs(call: GitCall, prefix: string): Promise<RefEntry[]> {

@@ -15,12 +15,15 @@ export interface GitCall {
   /** Extra variables for this call only (GIT_INDEX_FILE, the committer). */
   readonly extra?: Readonly<Record<string, string>>;
   readonly input?: string | Buffer;
+  /** Past this many bytes of output git is stopped, and the output is `cut` (src/git/exec.ts). */
+  readonly maxStdout?: number;
 }
 
 export interface GitOutput {
   readonly code: number;
   readonly stdout: Buffer;
   readonly stderr: string;
+  readonly cut?: true;
 }
 
 function runnerCall(call: GitCall, hint?: string): RunnerCall {
@@ -29,6 +32,7 @@ function runnerCall(call: GitCall, hint?: string): RunnerCall {
     env: call.env,
     vars: { ...call.extra, GIT_TERMINAL_PROMPT: '0' },
     ...(call.input === undefined ? {} : { input: call.input }),
+    ...(call.maxStdout === undefined ? {} : { maxStdout: call.maxStdout }),
     ...(hint === undefined ? {} : { hint }),
   };
 }
@@ -36,7 +40,12 @@ function runnerCall(call: GitCall, hint?: string): RunnerCall {
 /** git's exit code, stdout as bytes and stderr: a failure is data here. */
 export async function gitRaw(call: GitCall, args: readonly string[]): Promise<GitOutput> {
   const out = await runGitBytes(args, runnerCall(call));
-  return { code: out.exitCode, stdout: out.stdout, stderr: out.stderr.trim() };
+  return {
+    code: out.exitCode,
+    stdout: out.stdout,
+    stderr: out.stderr.trim(),
+    ...(out.cut ? { cut: true } : {}),
+  };
 }
 
 /** git's output as text (trimmed); a failure throws the runner's GitError with `hint`. */

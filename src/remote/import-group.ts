@@ -3,9 +3,12 @@ import path from 'node:path';
 import { errnoCode } from '../errors.js';
 import { groupDir, groupsDir, listGroupNames, readGroup } from '../group/store.js';
 import { GROUP_FILE, GROUP_STATE_FILE } from '../group/types.js';
+import { appendIndexEvent, makeIndexEvent } from '../ledger/index-log.js';
 import type { PointerName } from '../ledger/links.js';
+import { readMeta } from '../ledger/meta.js';
 import { runIdOf } from '../ledger/names.js';
 import type { Ledger } from '../ledger/paths.js';
+import { readState } from '../ledger/state.js';
 import { writeAtomic } from '../util/fs.js';
 import { type Claim, type ImportOutcome, importRun, parsePublished, type Taken } from './import.js';
 import { candidateNames, type Occupant, pickName } from './imported.js';
@@ -79,7 +82,9 @@ export async function importGroup(
   if (local === null) return refused('every name it could take here is in use');
   const fresh = occupant(local) === 'free';
   const before = fresh ? null : safeGroup(ledger, local);
-  if (before?.state.status === 'MERGED' || before?.state.status === 'DISCARDED')
+  // A merge or discard here is kept; a MERGED its publication claimed is not a decision here.
+  const decided = before?.state.status === 'MERGED' || before?.state.status === 'DISCARDED';
+  if (decided && before.state.claimed_status !== before.state.status)
     return { outcome: { kind: 'kept', local }, runs: new Map(), attempts: [] };
   taken.ids.add(runIdOf(local));
   const runs = new Map<string, string>();
@@ -90,12 +95,18 @@ export async function importGroup(
     const claim = p.claims?.get(a.commit);
     const published = { remote: p.remote, run: a.run, files, ...(claim ? { claim } : {}) };
     const outcome = await importRun(ledger, published, taken, pointers, now, { group });
-    if (outcome.kind === 'skipped') return refused(`attempt ${a.attempt} (${a.run}): ${outcome.why}`);
+    if (outcome.kind === 'skipped') {
+      dropNew(ledger, attempts, { taken, pointers, now });
+      return refused(`attempt ${a.attempt} (${a.run}): ${outcome.why}`);
+    }
     runs.set(a.run, outcome.local);
     attempts.push({ run: a.run, outcome });
   }
   const written = await writeGroupFolder(ledger, p, local, fresh, runs);
-  if (written !== null) return refused(written);
+  if (written !== null) {
+    dropNew(ledger, attempts, { taken, pointers, now });
+    return refused(written);
+  }
   return { outcome: { kind: fresh ? 'imported' : 'updated', local }, runs, attempts };
 }
 
@@ -128,6 +139,29 @@ async function writeGroupFolder(
   } catch (error) {
     if (fresh) fs.rmSync(dir, { recursive: true, force: true });
     return `its files could not be written to ${dir} (${errnoCode(error) ?? (error as Error).message})`;
+  }
+}
+
+/**
+ * A group refused once some of its attempts were written (a later one could not be: its names all
+ * taken here, its files refused by the file system): the attempts new here go again — folder,
+ * INDEX row, pointer — so no attempt of a group that is not here stays on its own, mergeable alone.
+ */
+function dropNew(
+  ledger: Ledger,
+  attempts: readonly { readonly outcome: ImportOutcome }[],
+  c: { readonly taken: Taken; readonly pointers: Map<PointerName, string>; readonly now: Date },
+): void {
+  for (const { outcome } of attempts) {
+    if (outcome.kind !== 'imported') continue;
+    const dir = path.join(ledger.runsDir, outcome.local);
+    const [meta, state] = [readMeta(dir), readState(dir)];
+    if (meta && state)
+      appendIndexEvent(ledger, makeIndexEvent(meta, state, 'deleted', 'its group was not imported', c.now));
+    fs.rmSync(dir, { recursive: true, force: true });
+    c.taken.names.delete(outcome.local);
+    c.taken.ids.delete(runIdOf(outcome.local));
+    for (const [pointer, name] of c.pointers) if (name === outcome.local) c.pointers.delete(pointer);
   }
 }
 

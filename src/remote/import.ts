@@ -1,7 +1,5 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { errnoCode } from '../errors.js';
-import { EventLog } from '../ledger/events.js';
 import { appendIndexEvent, makeIndexEvent } from '../ledger/index-log.js';
 import { type PointerName, pointerForStatus } from '../ledger/links.js';
 import { META_FILE, parseMeta, readMeta, serializeMeta, writeMetaOnce } from '../ledger/meta.js';
@@ -9,9 +7,9 @@ import type { Ledger } from '../ledger/paths.js';
 import { patchSha256, recordUnreviewed } from '../ledger/reviewed.js';
 import { parseState, readState, STATE_FILE, serializeState } from '../ledger/state.js';
 import type { RunMeta, RunPublication, RunState } from '../ledger/types.js';
-import { appendNoFollow } from '../util/append.js';
 import { candidateNames, importedMeta, importedState, type Occupant, pickName } from './imported.js';
-import { displayHost, PUBLICATION_FILE, safeEntryPath } from './refs.js';
+import { displayHost, PUBLICATION_FILE } from './refs.js';
+import { EVENTS_FILE, eventsAfter, writeRunFiles } from './run-files.js';
 
 /** One published run, read from git: its files by path. */
 export interface PublishedRun {
@@ -40,7 +38,8 @@ export type ImportOutcome =
   | { readonly kind: 'updated'; readonly local: string; readonly patch?: PatchChange }
   /** A person merged or discarded it here: the gate's decision is not undone by a fetch. */
   | { readonly kind: 'kept'; readonly local: string }
-  | { readonly kind: 'skipped'; readonly why: string };
+  /** `final`: for what the publication holds, whatever this machine has (src/remote/registry.ts). */
+  | { readonly kind: 'skipped'; readonly why: string; readonly final?: boolean };
 
 /** Folders in use here: names, and the short ids they end with (ids are unique in a ledger). */
 export interface Taken {
@@ -99,7 +98,7 @@ export async function importRun(
   opts: ImportOptions = {},
 ): Promise<ImportOutcome> {
   const parsed = parsePublished(p);
-  if (typeof parsed === 'string') return skipped(parsed);
+  if (typeof parsed === 'string') return { kind: 'skipped', why: parsed, final: true };
   const ownGroup = groupNameOf(parsed.meta);
   const occupant = (name: string): Occupant => {
     if (taken.names.has(name)) {
@@ -115,16 +114,16 @@ export async function importRun(
   if (fresh && !opts.group && ownGroup !== null && opts.groupsPublished?.has(ownGroup))
     return skipped(`an attempt of the group ${ownGroup}: it is imported with its group, or not at all`);
   const before = fresh ? null : readState(dir);
-  if (before?.status === 'MERGED' || before?.status === 'DISCARDED') return { kind: 'kept', local };
+  if (decidedHere(before)) return { kind: 'kept', local };
   // An attempt of one group here is never taken into another by a later publication.
   const here = fresh || !opts.group ? null : groupNameOf(safeMeta(dir) ?? parsed.meta);
   if (here !== null && here !== opts.group?.name)
     return skipped(`it is an attempt of the group ${here} here`);
   const shaBefore = fresh ? null : patchSha256(dir);
-  const gate = fresh ? [] : gateRecords(dir);
-  const failed = writeRunFiles(dir, p.files, fresh);
+  // The publication's log replaces the last one's; what this machine logged after it stays.
+  const events = eventsAfter(dir, p.files.get(EVENTS_FILE), before);
+  const failed = writeRunFiles(dir, new Map([...p.files, [EVENTS_FILE, events.bytes]]), fresh);
   if (failed !== null) return skipped(failed);
-  keepGateRecords(dir, gate);
   const patch = fresh ? null : patchChange(dir, local, shaBefore, p, now);
   const origin = { remote: p.remote, host: parsed.host, run: p.run };
   const meta = fresh
@@ -133,7 +132,12 @@ export async function importRun(
   if (fresh) writeMetaOnce(dir, meta);
   // A run fetched alone before its group was published becomes its group's attempt here.
   else if (opts.group) replaceFile(path.join(dir, META_FILE), serializeMeta(meta));
-  const state = importedState(parsed.state, meta, meta.origin?.host ?? parsed.host, publicationOf(p, now));
+  const publication = {
+    ...publicationOf(p, now),
+    claimed_status: parsed.state.status,
+    events_bytes: events.own,
+  };
+  const state = importedState(parsed.state, meta, meta.origin?.host ?? parsed.host, publication);
   replaceFile(path.join(dir, STATE_FILE), serializeState(state));
   taken.names.add(local);
   taken.ids.add(local.slice(-6));
@@ -174,48 +178,13 @@ function patchChange(
   return { run: local, from, to };
 }
 
-/** This machine's gate records in a run's events.jsonl: a refusal at merge, a check made here. */
-const GATE_EVENTS = new Set(['merge_refused', 'verified_here', 'human_gate_refused']);
-
-function gateRecords(dir: string): string[] {
-  return new EventLog(dir)
-    .read()
-    .filter((e) => GATE_EVENTS.has(String(e.event)))
-    .map((e) => JSON.stringify(e));
-}
-
 /**
- * A publication's events.jsonl replaces the run's: what the gate logged here is appended again
- * (each refusal stays logged), but for the lines the publication holds already.
+ * A person merged or discarded the run here: that decision is not undone by a fetch. A status of
+ * MERGED or DISCARDED that is the one its publication claimed was said there, not decided here.
  */
-function keepGateRecords(dir: string, records: readonly string[]): void {
-  if (records.length === 0) return;
-  const now = new Set(gateRecords(dir));
-  const missing = records.filter((line) => !now.has(line));
-  if (missing.length > 0) appendNoFollow(path.join(dir, 'events.jsonl'), `${missing.join('\n')}\n`);
-}
-
-/** The publication's files into the run's folder, each path checked; a string: why it failed. */
-function writeRunFiles(dir: string, files: ReadonlyMap<string, Buffer>, fresh: boolean): string | null {
-  try {
-    if (fresh) fs.mkdirSync(dir);
-    const made = new Set([dir]);
-    for (const [file, bytes] of files) {
-      if (!safeEntryPath(file)) continue;
-      const target = path.join(dir, file);
-      const parent = path.dirname(target);
-      if (!made.has(parent)) fs.mkdirSync(parent, { recursive: true });
-      made.add(parent);
-      // A new folder is read by nobody before its state.json exists: no temp file needed.
-      if (fresh) fs.writeFileSync(target, bytes);
-      else replaceFile(target, bytes);
-    }
-  } catch (error) {
-    // A new folder left half written would hold its name (and a row in status) for nothing.
-    if (fresh) fs.rmSync(dir, { recursive: true, force: true });
-    return `its files could not be written to ${dir} (${errnoCode(error) ?? (error as Error).message})`;
-  }
-  return null;
+function decidedHere(state: RunState | null): boolean {
+  if (state?.status !== 'MERGED' && state?.status !== 'DISCARDED') return false;
+  return state.publication?.claimed_status !== state.status;
 }
 
 /** The group a published run says it is an attempt of (its name there), or null. */

@@ -125,9 +125,12 @@ export function importedGroupMeta(remote: GroupMeta, local: string, origin: RunO
 export function importedGroupState(remote: GroupState, locals: ReadonlyMap<string, string>): GroupState {
   const local = (run: string | null) => (run === null ? null : (locals.get(run) ?? null));
   const merged = remote.merged ? { ...remote.merged, run: local(remote.merged.run) } : null;
+  const status = remote.status === 'ACTIVE' ? 'ENDED' : remote.status;
   return {
     ...remote,
-    status: remote.status === 'ACTIVE' ? 'ENDED' : remote.status,
+    status,
+    // What this machine decides is never taken from a publication: its status is its claim.
+    claimed_status: status,
     pid: null,
     pid_start: null,
     members: remote.members.map((m) => ({ ...m, run: local(m.run) })),

@@ -7,6 +7,7 @@ import { readRun } from '../ledger/read.js';
 import { shortTask } from '../ledger/text.js';
 import { terminalText } from '../util/terminal-text.js';
 import { type GitCall, git, gitRaw, publisherIdentity } from './git.js';
+import { MAX_RUN_FILES } from './read.js';
 import { isPublished, runRef } from './refs.js';
 import { writePublicationTree } from './tree.js';
 
@@ -41,6 +42,14 @@ export async function publishRun(ledger: Ledger, name: string, opts: PublishOpti
   }
   const call: GitCall = { cwd: ledger.root, env: opts.env };
   const files = regularFiles(run.dir).filter((file) => isPublished(file, opts.raw));
+  // Where it is fetched, a publication of more files is refused (src/remote/read.ts): say it here.
+  if (files.length + 1 > MAX_RUN_FILES) {
+    throw new AgentboxError(
+      'USAGE',
+      `run ${name} has ${files.length} files to publish: a publication holds at most ${MAX_RUN_FILES} (its publication.json included), and a fetch refuses more`,
+      { hint: `look at what fills ${run.dir} (artifacts/?), remove what need not travel, then push again` },
+    );
+  }
   const ref = runRef(name);
   const previous = (await gitRaw(call, ['rev-parse', '--verify', '--quiet', `${ref}^{commit}`])).stdout
     .toString()

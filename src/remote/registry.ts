@@ -50,11 +50,36 @@ export function readRegistry(ledger: Ledger, remote: string, kind: RegistryKind 
   return out;
 }
 
+/**
+ * Publications refused for what they hold (not a run name, no meta.yaml, too many files…), by the
+ * name there → the commit refused: the same publication is neither read nor logged again (a
+ * remote of 100,000 such refs made every fetch read them all and log each refusal once more).
+ * What depends on this machine (a name in use, a file the disk would not take) is tried again.
+ */
+export type Refused = Map<string, string>;
+
+export function readRefused(ledger: Ledger, remote: string, kind: RegistryKind = 'runs'): Refused {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(fs.readFileSync(registryFile(ledger, remote, kind), 'utf8'));
+  } catch {
+    return new Map();
+  }
+  const refused = (raw as { refused?: unknown })?.refused;
+  if (!refused || typeof refused !== 'object') return new Map();
+  return new Map(
+    Object.entries(refused as Record<string, unknown>).filter(
+      (e): e is [string, string] => typeof e[1] === 'string' && HEX40.test(e[1]),
+    ),
+  );
+}
+
 export async function writeRegistry(
   ledger: Ledger,
   remote: string,
   registry: Registry,
   kind: RegistryKind = 'runs',
+  refused?: Refused,
 ): Promise<void> {
   const file = registryFile(ledger, remote, kind);
   try {
@@ -63,5 +88,8 @@ export async function writeRegistry(
     throw fsError(error, 'create the folder', path.dirname(file));
   }
   const runs = Object.fromEntries([...registry].sort(([a], [b]) => (a < b ? -1 : 1)));
-  await writeAtomic(file, `${JSON.stringify({ schema_version: 1, runs })}\n`);
+  const no = refused?.size
+    ? { refused: Object.fromEntries([...refused].sort(([a], [b]) => (a < b ? -1 : 1))) }
+    : {};
+  await writeAtomic(file, `${JSON.stringify({ schema_version: 1, runs, ...no })}\n`);
 }

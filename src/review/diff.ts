@@ -50,6 +50,9 @@ export function diffArgs(from: string, to: string, options: DiffOptions): string
     '--dst-prefix=b/',
     '--find-renames',
     ...(options.stat ? ['--stat'] : options.nameOnly ? ['--name-only'] : []),
+    // NOTE: a side may come from a fetched run's or group's records (its start commit): text a
+    // stranger wrote, never an option (`--output=~/.bashrc` had git diff write there).
+    '--end-of-options',
     from,
     to,
     '--',

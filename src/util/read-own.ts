@@ -15,6 +15,11 @@ const FLAGS = fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW | fs.constants.O_N
 
 /** The text of `file`, a regular file of its own; a link or anything but a file is refused. */
 export function readOwnFile(file: string): string {
+  return readOwnBytes(file).toString('utf8');
+}
+
+/** The bytes of `file`, as readOwnFile reads it. */
+export function readOwnBytes(file: string): Buffer {
   let fd: number;
   try {
     fd = fs.openSync(file, FLAGS);
@@ -24,7 +29,7 @@ export function readOwnFile(file: string): string {
   }
   try {
     if (!fs.fstatSync(fd).isFile()) throw notOwn(file, 'is not a regular file');
-    return fs.readFileSync(fd, 'utf8');
+    return fs.readFileSync(fd);
   } finally {
     fs.closeSync(fd);
   }

@@ -88,15 +88,18 @@ describe('a ledger whose folders or records are links', () => {
     ['.agents', ['status']],
     ['.agents', ['init']],
     ['.agents/pointers', ['show', 'latest']],
-  ] as const)('%s a link: agentbox %j is refused, names the link, and changes nothing on either side', async (part, argv) => {
-    const { dir, elsewhere } = await linkedAt(part);
-    const before = [snapshotTree(dir, { skip: ['.git'] }), snapshotTree(elsewhere)];
-    const out = await cli(dir, [...argv]);
-    expect(out.code).toBe(1);
-    expect(out.stderr).toContain(`${part} → ${elsewhere} is a symbolic link`);
-    expect(out.stderr).toContain('mv .agents .agents-linked, then agentbox init');
-    expect([snapshotTree(dir, { skip: ['.git'] }), snapshotTree(elsewhere)]).toEqual(before);
-  });
+  ] as const)(
+    '%s a link: agentbox %j is refused, names the link, and changes nothing on either side',
+    async (part, argv) => {
+      const { dir, elsewhere } = await linkedAt(part);
+      const before = [snapshotTree(dir, { skip: ['.git'] }), snapshotTree(elsewhere)];
+      const out = await cli(dir, [...argv]);
+      expect(out.code).toBe(1);
+      expect(out.stderr).toContain(`${part} → ${elsewhere} is a symbolic link`);
+      expect(out.stderr).toContain('mv .agents .agents-linked, then agentbox init');
+      expect([snapshotTree(dir, { skip: ['.git'] }), snapshotTree(elsewhere)]).toEqual(before);
+    },
+  );
 
   it.each(['state.json', 'meta.yaml'])(
     "a run's %s that links to a secret is not read: its text is never printed",

@@ -43,7 +43,7 @@ describe('the cached fold of INDEX.jsonl', () => {
     fs.rmSync(path.join(ledger.dir, 'cache'), { recursive: true, force: true });
     expect(cached(ledger)).toEqual(reference(ledger));
     const cache = JSON.parse(fs.readFileSync(foldCache(ledger), 'utf8'));
-    expect(cache).toMatchObject({ v: 3, offset: fs.statSync(ledger.indexJsonl).size });
+    expect(cache).toMatchObject({ v: 4, offset: fs.statSync(ledger.indexJsonl).size });
     markCachedTask(ledger, fix.name, 'from the cache');
     expect(taskOf(ledger, fix.name)).toBe('from the cache');
   });

@@ -254,7 +254,8 @@ describe('what fetch prints', () => {
       kept: [],
       own: 1,
       skipped: [],
-      groups: { published: 0, imported: [], updated: [], kept: [], own: 0, skipped: [] },
+      refused_before: 0,
+      groups: { published: 0, imported: [], updated: [], kept: [], own: 0, skipped: [], refused_before: 0 },
     });
     expect(text).toBe(
       'origin: 3 published run(s) — 1 new, 1 updated, 1 from this clone\n  new      a\n  updated  b\n' +
@@ -274,7 +275,8 @@ describe('what fetch prints', () => {
       kept: [],
       own: 0,
       skipped: [],
-      groups: { published: 0, imported: [], updated: [], kept: [], own: 0, skipped: [] },
+      refused_before: 0,
+      groups: { published: 0, imported: [], updated: [], kept: [], own: 0, skipped: [], refused_before: 0 },
     });
     expect(text).toBe(
       'origin: 2 published run(s) — 0 new, 2 updated\n' +
@@ -294,6 +296,7 @@ describe('what fetch prints', () => {
       kept: [],
       own: 0,
       skipped: [],
+      refused_before: 0,
       groups: {
         published: 2,
         imported: ['g'],
@@ -301,6 +304,7 @@ describe('what fetch prints', () => {
         kept: [],
         own: 0,
         skipped: [{ group: 'h', why: 'x' }],
+        refused_before: 0,
       },
     });
     expect(text).toBe(
