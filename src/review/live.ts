@@ -95,7 +95,10 @@ export async function liveChanges(root: string, run: RunDetails, env?: Env): Pro
   const call = { cwd: root, ...(env ? { env } : {}) };
   const commonDir = await git(['rev-parse', '--path-format=absolute', '--git-common-dir'], call);
   const nested = nestedOfRun(run.dir).map((n) => n.path);
-  const tracked = await git(['ls-tree', '-r', '--name-only', base, '--', ...SANDBOX_MASKS], call);
+  const tracked = await git(
+    ['ls-tree', '-r', '--name-only', '--end-of-options', base, '--', ...SANDBOX_MASKS],
+    call,
+  );
   // A tracked `.vscode/settings.json` makes `.vscode` a tracked mask.
   const trackedMasks = new Set(
     tracked
