@@ -441,9 +441,12 @@ describe(`fault tests (seed ${SEED}, ${TRIES} tries each)`, () => {
       const claude = p.state(name).claude_pid;
       // Every write to the stream log now fails with ENOSPC, as on a full disk: the file replaced by
       // a device node like /dev/full (not a link to it: agentbox never appends through a link).
+      // Made beside it, then renamed over it: the run appends meanwhile, and a remove then mknod
+      // lost that race once (the run had made the file again: "File exists").
       const stream = path.join(p.runDir(name), 'raw/stream.jsonl');
-      fs.rmSync(stream);
-      execFileSync('mknod', [stream, 'c', '1', '7']);
+      const full = `${stream}.full`;
+      execFileSync('mknod', [full, 'c', '1', '7']);
+      fs.renameSync(full, stream);
       const code = await run.exited;
       fs.rmSync(stream);
       const state = p.state(name);
