@@ -51,14 +51,23 @@ describe('runs.setup and failed tool calls', () => {
         'runs:',
         '  setup: >-',
         '    mkdir -p deps && cp "$AGENTBOX_REPO_ROOT/deps/lib.js" deps/ && echo "setup copied $(ls deps)";',
-        '    echo escaped > "$AGENTBOX_REPO_ROOT/setup-escaped.txt" || echo "the main tree is read-only"',
+        '    echo escaped > "$AGENTBOX_REPO_ROOT/setup-escaped.txt" || echo "the main tree is read-only";',
+        '    echo "setup sees $(env | grep -c SETUP-CRED) credentials"',
+        // The project's code, which the agent may have rewritten, never runs with claude's credentials.
+        '  verify: echo "verify sees $(env | grep -c SETUP-CRED) credentials"',
         '',
       ].join('\n'),
     );
     const task = 'TASK-SETUP-OK use the lib';
     p.server.setRules(script(task, `node -e "console.log(require('./deps/lib.js'))"`, 'Used the lib.'));
     const from = p.server.requests.length;
-    const result = await p.agentbox(['fix', task]);
+    const credentials = {
+      CLAUDE_CODE_OAUTH_TOKEN: 'SETUP-CRED-login',
+      ANTHROPIC_AUTH_TOKEN_UNUSED: 'SETUP-CRED-token',
+      ANTHROPIC_FOUNDRY_API_KEY: 'SETUP-CRED-foundry',
+      ANTHROPIC_CUSTOM_HEADERS: 'X-Key: SETUP-CRED-header',
+    };
+    const result = await p.agentbox(['fix', task], { env: credentials });
     expect(result.code, result.stderr).toBe(0);
     const name = p.newest();
     expect(result.stdout).toContain(`✓ ${name} — REVIEW\n`);
@@ -70,6 +79,8 @@ describe('runs.setup and failed tool calls', () => {
     expect(log).toMatch(/Read-only file system/);
     expect(log).toContain('the main tree is read-only');
     expect(fs.existsSync(path.join(root, 'setup-escaped.txt'))).toBe(false);
+    expect(log).toContain('setup sees 0 credentials');
+    expect(p.read(name, 'raw/verify-1.log')).toContain('verify sees 0 credentials');
 
     // Events, then state: it finished (exit 0) before claude's first request.
     const events = p.events(name);

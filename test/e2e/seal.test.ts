@@ -17,6 +17,18 @@ import { type Project, project } from '../helpers/project.js';
  * or a rule refused is in the run's events.jsonl.
  */
 const SECRET = 'OTHER-RUN-SECRET-4711';
+/**
+ * Claude Code's other credentials in the person's environment, beside the API key claude uses: a
+ * login (`claude setup-token`), its refresh token, a provider's key without its provider, a
+ * passphrase without its client key. Each but the login (which claude hides) reached a fix run's
+ * `env` before; none is claude's to use, so none reaches it (src/claude/model-key.ts).
+ */
+const CREDENTIALS = {
+  CLAUDE_CODE_OAUTH_TOKEN: 'sk-ant-oat01-SEAL-CRED-login',
+  CLAUDE_CODE_OAUTH_REFRESH_TOKEN: 'SEAL-CRED-refresh',
+  ANTHROPIC_FOUNDRY_API_KEY: 'SEAL-CRED-foundry',
+  CLAUDE_CODE_CLIENT_KEY_PASSPHRASE: 'SEAL-CRED-passphrase',
+};
 
 /** The main repository's git state that no run may change (objects are checked with fsck). */
 function gitState(root: string): Map<string, string> {
@@ -301,7 +313,8 @@ describe('the seal of a fix run (the real sandbox)', () => {
       {
         label: 'print the environment',
         refused: 'hidden',
-        reply: () => bash('env; cat /proc/self/environ | tr "\\0" "\\n"'),
+        // Every process's environment it can see, claude's own among them were it in sight.
+        reply: () => bash('env; cat /proc/self/environ /proc/[0-9]*/environ 2>/dev/null | tr "\\0" "\\n"'),
       },
       {
         label: 'read the private settings',
@@ -382,7 +395,10 @@ describe('the seal of a fix run (the real sandbox)', () => {
     const otherRun = snapshotTree(p.runDir(otherScout));
     const first = p.server.requests.length;
 
-    const result = await p.agentbox(['fix', task], { timeoutMs: 300_000 });
+    const result = await p.agentbox(['fix', task], {
+      timeoutMs: 300_000,
+      env: CREDENTIALS,
+    });
     expect(result.code, result.stderr).toBe(0);
     const name = p.newest();
     const requests = p.server.requests.slice(first);
@@ -412,6 +428,9 @@ describe('the seal of a fix run (the real sandbox)', () => {
     // through apiKeyHelper, and every request still carried it.
     expect(seen).not.toContain(TEST_API_KEY);
     expect(requests.map((r) => r.apiKey)).toEqual(requests.map(() => TEST_API_KEY));
+    // Nor any credential claude does not use: they never reach it (claude's own /proc entry is
+    // outside the sandbox's process namespace in any case).
+    expect(seen).not.toContain('SEAL-CRED-');
 
     // Each attempt failed, and what a rule or the kernel refused is recorded in events.jsonl.
     const events = p.events(name);

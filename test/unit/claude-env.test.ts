@@ -10,7 +10,12 @@ import {
   isSecretName,
   proxyHasCredentials,
 } from '../../src/claude/env.js';
-import { keyHelperCommand, movableModelKey } from '../../src/claude/model-key.js';
+import {
+  keyHelperCommand,
+  movableModelKey,
+  unusedCredentials,
+  withoutModelCredentials,
+} from '../../src/claude/model-key.js';
 
 const CWD = '/work/repo';
 
@@ -329,5 +334,54 @@ describe('the model key kept out of a fenced run (src/claude/model-key.ts)', () 
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
     }
+  });
+});
+
+describe("runs.setup and runs.verify run without the model's credentials (withoutModelCredentials)", () => {
+  it('drops every credential Claude Code takes, by name or by what it carries, and keeps the rest', () => {
+    const credentials = {
+      ANTHROPIC_API_KEY: 'a',
+      ANTHROPIC_AUTH_TOKEN: 'b',
+      ANTHROPIC_FOUNDRY_API_KEY: 'c',
+      ANTHROPIC_CUSTOM_HEADERS: 'Authorization: Bearer d',
+      CLAUDE_CODE_OAUTH_TOKEN: 'e',
+      CLAUDE_CODE_OAUTH_REFRESH_TOKEN: 'f',
+      CLAUDE_CODE_CLIENT_KEY_PASSPHRASE: 'g',
+      CLAUDE_CODE_SESSION_ACCESS_TOKEN: 'h',
+      OTEL_EXPORTER_OTLP_HEADERS: 'Authorization=Bearer i',
+      OTEL_EXPORTER_OTLP_TRACES_HEADERS: 'Authorization=Bearer j',
+    };
+    const kept = {
+      PATH: '/usr/bin',
+      HOME: '/home/me',
+      ANTHROPIC_BASE_URL: 'https://gateway.example',
+      CLAUDE_CODE_USE_BEDROCK: '1',
+      AGENTBOX_RUN: 'r',
+      // A name the person passed on purpose (runs.env_pass): not Claude Code's.
+      NPM_TOKEN: 'n',
+      OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector',
+    };
+    expect(withoutModelCredentials({ ...credentials, ...kept })).toEqual(kept);
+  });
+});
+
+describe('the credentials claude would not use never reach it (unusedCredentials)', () => {
+  it.each([
+    [
+      { ANTHROPIC_API_KEY: 'k', CLAUDE_CODE_OAUTH_TOKEN: 'o', CLAUDE_CODE_OAUTH_REFRESH_TOKEN: 'r' },
+      ['CLAUDE_CODE_OAUTH_TOKEN', 'CLAUDE_CODE_OAUTH_REFRESH_TOKEN'],
+    ],
+    [{ ANTHROPIC_AUTH_TOKEN: 't', CLAUDE_CODE_OAUTH_TOKEN: 'o' }, ['CLAUDE_CODE_OAUTH_TOKEN']],
+    // claude sends a gateway's token and the key together: both stay.
+    [{ ANTHROPIC_AUTH_TOKEN: 't', ANTHROPIC_API_KEY: 'k' }, []],
+    [{ CLAUDE_CODE_OAUTH_TOKEN: 'o', CLAUDE_CODE_OAUTH_REFRESH_TOKEN: 'r' }, []],
+    [{ ANTHROPIC_FOUNDRY_API_KEY: 'f' }, ['ANTHROPIC_FOUNDRY_API_KEY']],
+    [{ ANTHROPIC_FOUNDRY_API_KEY: 'f', CLAUDE_CODE_USE_FOUNDRY: '0' }, ['ANTHROPIC_FOUNDRY_API_KEY']],
+    [{ ANTHROPIC_FOUNDRY_API_KEY: 'f', CLAUDE_CODE_USE_FOUNDRY: '1' }, []],
+    [{ CLAUDE_CODE_CLIENT_KEY_PASSPHRASE: 'p' }, ['CLAUDE_CODE_CLIENT_KEY_PASSPHRASE']],
+    [{ CLAUDE_CODE_CLIENT_KEY_PASSPHRASE: 'p', CLAUDE_CODE_CLIENT_KEY: '/k.pem' }, []],
+    [{}, []],
+  ])('%j → %j', (env, unused) => {
+    expect(unusedCredentials(env).sort()).toEqual([...unused].sort());
   });
 });

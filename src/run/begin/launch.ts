@@ -4,7 +4,12 @@ import { isInside } from '../../airlock/paths.js';
 import { readFenceRules, runDenyRules, type TopLevelEntry } from '../../airlock/rules.js';
 import { buildClaudeArgs } from '../../claude/args.js';
 import { buildAgentEnv } from '../../claude/env.js';
-import { keyHelperCommand, MODEL_KEY_VAR, movableModelKey } from '../../claude/model-key.js';
+import {
+  keyHelperCommand,
+  MODEL_KEY_VAR,
+  movableModelKey,
+  unusedCredentials,
+} from '../../claude/model-key.js';
 import { runSettings, withRepoGuard } from '../../endpoint/settings.js';
 import type { RunMeta } from '../../ledger/index.js';
 import { fixWritable, type RunSandbox, type RunSecrets } from '../../sandbox/prepare.js';
@@ -70,6 +75,8 @@ export function planLaunch(input: LaunchInput): {
     : `${input.prompt}${input.replay ? `\n\n${input.replay.note}` : ''}`;
   const modelKey = input.sandbox ? movableModelKey(input.parentEnv) : null;
   const env = launchEnv(input);
+  // The credentials claude would not use never reach it, nor so the agent (src/claude/model-key.ts).
+  for (const name of unusedCredentials(env)) delete env[name];
   const settings = launchSettings(input);
   if (modelKey) {
     delete env[MODEL_KEY_VAR];

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import { Tally } from '../../budget/tally.js';
+import { withoutModelCredentials } from '../../claude/model-key.js';
 import type { HookHandler } from '../../endpoint/server.js';
 import { takeCheckpoint } from '../../git/checkpoint.js';
 import { EventLog } from '../../ledger/events.js';
@@ -81,7 +82,7 @@ export async function prepareRun(input: ExecuteInput, onStep?: (step: string) =>
         runDir: run.runDir,
         scope,
         privacy,
-        env: launch.env,
+        env: withoutModelCredentials(launch.env),
         ...(input.onProgress ? { onProgress: input.onProgress, startedAt: run.startedAt } : {}),
       });
     }

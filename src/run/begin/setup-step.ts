@@ -1,5 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import { withoutModelCredentials } from '../../claude/model-key.js';
 import { removeWorktree } from '../../git/worktree.js';
 import { EventLog } from '../../ledger/events.js';
 import type { Failure, Ledger, RunMeta, RunSetup, RunState, RunStatus } from '../../ledger/index.js';
@@ -66,10 +67,11 @@ export function setupSandbox(
 }
 
 /**
- * The setup's environment: the agent's, plus where the main tree is (to copy an ignored folder
- * from, e.g. `cp -a --reflink=auto "$AGENTBOX_REPO_ROOT/node_modules" .`) and, in the sandbox,
- * where package managers keep their caches: the user's home is read-only there (npm would fail
- * with EROFS on ~/.npm), so the run's own temp dir.
+ * The setup's environment: the agent's without the model's credentials, plus where the main
+ * tree is (to copy an ignored folder from, e.g.
+ * `cp -a --reflink=auto "$AGENTBOX_REPO_ROOT/node_modules" .`) and, in the sandbox, where package
+ * managers keep their caches: the user's home is read-only there (npm would fail with EROFS on
+ * ~/.npm), so the run's own temp dir.
  */
 export function setupEnv(
   agentEnv: Record<string, string>,
@@ -77,7 +79,7 @@ export function setupEnv(
   box: RunSandbox | null,
 ): Record<string, string> {
   return {
-    ...agentEnv,
+    ...withoutModelCredentials(agentEnv),
     AGENTBOX_REPO_ROOT: repoRoot,
     ...(box
       ? {
