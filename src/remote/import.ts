@@ -9,7 +9,7 @@ import { parseState, readState, STATE_FILE, serializeState } from '../ledger/sta
 import type { RunMeta, RunPublication, RunState } from '../ledger/types.js';
 import { candidateNames, importedMeta, importedState, type Occupant, pickName } from './imported.js';
 import { displayHost, PUBLICATION_FILE } from './refs.js';
-import { EVENTS_FILE, eventsAfter, writeRunFiles } from './run-files.js';
+import { EVENTS_FILE, type EventsUpdate, eventsAfter, writeRunFiles } from './run-files.js';
 
 /** One published run, read from git: its files by path. */
 export interface PublishedRun {
@@ -122,7 +122,7 @@ export async function importRun(
   const shaBefore = fresh ? null : patchSha256(dir);
   // The publication's log replaces the last one's; what this machine logged after it stays.
   const events = eventsAfter(dir, p.files.get(EVENTS_FILE), before);
-  const failed = writeRunFiles(dir, new Map([...p.files, [EVENTS_FILE, events.bytes]]), fresh);
+  const failed = writePublication(dir, p, events, fresh);
   if (failed !== null) return skipped(failed);
   const patch = fresh ? null : patchChange(dir, local, shaBefore, p, now);
   const origin = { remote: p.remote, host: parsed.host, run: p.run };
@@ -147,6 +147,15 @@ export async function importRun(
   if (pointer && local > (pointers.get(pointer) ?? '')) pointers.set(pointer, local);
   if (fresh) return { kind: 'imported', local };
   return { kind: 'updated', local, ...(patch ? { patch } : {}) };
+}
+
+/** The publication's files into the run folder, its events.jsonl as `events` made it; why not. */
+function writePublication(dir: string, p: PublishedRun, events: EventsUpdate, fresh: boolean): string | null {
+  try {
+    return writeRunFiles(dir, new Map([...p.files, [EVENTS_FILE, events.bytes]]), fresh);
+  } finally {
+    events.settle();
+  }
 }
 
 /** Who published what the state claims: the commit's identities, never the publication's files. */
@@ -214,6 +223,8 @@ function safeMeta(dir: string): RunMeta | undefined {
  */
 function replaceFile(file: string, data: string | Buffer): void {
   const temp = `${file}.fetch-${process.pid}`;
-  fs.writeFileSync(temp, data);
+  // A temp name left by a killed fetch of this pid, whatever it is, goes; never written through.
+  fs.rmSync(temp, { recursive: true, force: true });
+  fs.writeFileSync(temp, data, { flag: 'wx' });
   fs.renameSync(temp, file);
 }

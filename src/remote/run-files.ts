@@ -2,7 +2,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { errnoCode } from '../errors.js';
 import type { RunState } from '../ledger/types.js';
-import { readOwnBytes } from '../util/read-own.js';
+import { appendNoFollow } from '../util/append.js';
+import { openOwn } from '../util/read-own.js';
 import { safeEntryPath } from './refs.js';
 
 /*
@@ -26,26 +27,76 @@ const GATE_EVENTS = new Set(['merge_refused', 'verified_here', 'human_gate_refus
  * The run's new events.jsonl: the publication's lines, then the lines this machine appended after
  * the last publication's (a refused merge or rerun, a check made here). `own`: the bytes that are
  * the publication's (recorded in state.json, so the next fetch knows where this machine's begin).
+ * `settle`, once the new file is in place (or not): a line this machine appended to the old file
+ * after it was read here goes to the new one too (a `merge` refused while `fetch` ran), and the old
+ * file is let go. NOTE: the old file stays open from its read to `settle`, so such a line, written
+ * to the file renamed away, is still there to be read.
  */
+export interface EventsUpdate {
+  readonly bytes: Buffer;
+  readonly own: number;
+  settle(): void;
+}
+
 export function eventsAfter(
   dir: string,
   published: Buffer | undefined,
   before: RunState | null,
-): { readonly bytes: Buffer; readonly own: number } {
+): EventsUpdate {
   const theirs = published ?? Buffer.alloc(0);
   const head =
     theirs.length === 0 || theirs.at(-1) === 0x0a ? theirs : Buffer.concat([theirs, Buffer.from('\n')]);
-  const mine = before === null ? Buffer.alloc(0) : ownLines(path.join(dir, EVENTS_FILE), before, head);
-  return { bytes: Buffer.concat([head, mine]), own: head.length };
+  const file = path.join(dir, EVENTS_FILE);
+  const old = before === null ? null : openOld(file);
+  const now = old === null ? Buffer.alloc(0) : fs.readFileSync(old);
+  const mine = before === null || old === null ? Buffer.alloc(0) : ownLines(now, before, head);
+  return {
+    bytes: Buffer.concat([head, mine]),
+    own: head.length,
+    settle() {
+      if (old === null) return;
+      try {
+        const late = replaced(file, old) ? readFrom(old, now.length) : Buffer.alloc(0);
+        if (late.length > 0) appendNoFollow(file, late);
+      } finally {
+        fs.closeSync(old);
+      }
+    },
+  };
 }
 
-function ownLines(file: string, before: RunState, published: Buffer): Buffer {
-  let now: Buffer;
+function openOld(file: string): number | null {
   try {
-    now = readOwnBytes(file);
+    return openOwn(file);
   } catch {
-    return Buffer.alloc(0);
+    return null;
   }
+}
+
+/** Whether `file` is now another file than the one open as `fd`. */
+function replaced(file: string, fd: number): boolean {
+  try {
+    return fs.lstatSync(file).ino !== fs.fstatSync(fd).ino;
+  } catch {
+    return false;
+  }
+}
+
+/** What `fd` holds from `offset` on. */
+function readFrom(fd: number, offset: number): Buffer {
+  const size = fs.fstatSync(fd).size;
+  if (size <= offset) return Buffer.alloc(0);
+  const bytes = Buffer.alloc(size - offset);
+  let got = 0;
+  while (got < bytes.length) {
+    const n = fs.readSync(fd, bytes, got, bytes.length - got, offset + got);
+    if (n === 0) break;
+    got += n;
+  }
+  return bytes.subarray(0, got);
+}
+
+function ownLines(now: Buffer, before: RunState, published: Buffer): Buffer {
   const from = before.publication?.events_bytes;
   if (from !== undefined && from <= now.length) return now.subarray(from);
   // Fetched before agentbox recorded where its lines end: this machine's gate records, as then.
@@ -80,7 +131,10 @@ export function writeRunFiles(
   try {
     // NOTE: a new folder is read by nobody before its state.json exists: no staging needed.
     if (fresh) fs.mkdirSync(dir);
-    else staging = fs.mkdtempSync(path.join(dir, '.fetch-'));
+    else {
+      removeLeftStaging(dir);
+      staging = fs.mkdtempSync(path.join(dir, `${STAGING}${process.pid}-`));
+    }
     const to = staging ?? dir;
     for (const [file, bytes] of wanted) {
       const at = path.join(to, file);
@@ -101,6 +155,30 @@ export function writeRunFiles(
     if (staging !== null) fs.rmSync(staging, { recursive: true, force: true });
   }
   return null;
+}
+
+const STAGING = '.fetch-';
+
+/**
+ * A staging folder (or a state.json's temp file) a fetch left when it was killed half way, its
+ * process gone: removed. NOTE: each name carries its fetch's pid, so another fetch's, still being
+ * written, stays.
+ */
+function removeLeftStaging(dir: string): void {
+  for (const name of fs.readdirSync(dir)) {
+    const pid = Number((/^\.fetch-(\d+)-/.exec(name) ?? /\.fetch-(\d+)$/.exec(name))?.[1]);
+    if (!pid || pid === process.pid || alive(pid)) continue;
+    fs.rmSync(path.join(dir, name), { recursive: true, force: true });
+  }
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return errnoCode(error) === 'EPERM';
+  }
 }
 
 /**

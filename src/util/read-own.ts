@@ -20,6 +20,16 @@ export function readOwnFile(file: string): string {
 
 /** The bytes of `file`, as readOwnFile reads it. */
 export function readOwnBytes(file: string): Buffer {
+  const fd = openOwn(file);
+  try {
+    return fs.readFileSync(fd);
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+/** `file` opened to read, as readOwnFile reads it; the caller closes it. */
+export function openOwn(file: string): number {
   let fd: number;
   try {
     fd = fs.openSync(file, FLAGS);
@@ -29,9 +39,10 @@ export function readOwnBytes(file: string): Buffer {
   }
   try {
     if (!fs.fstatSync(fd).isFile()) throw notOwn(file, 'is not a regular file');
-    return fs.readFileSync(fd);
-  } finally {
+    return fd;
+  } catch (error) {
     fs.closeSync(fd);
+    throw error;
   }
 }
 
