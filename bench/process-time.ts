@@ -12,12 +12,18 @@ export function timeProcess(
   argv: string[],
   cwd: string,
   env: Record<string, string>,
+  input?: string,
 ): Promise<number> {
   return new Promise((resolve, reject) => {
     const start = performance.now();
-    const child = spawn(command, argv, { cwd, env, stdio: ['ignore', 'ignore', 'pipe'] });
+    const child = spawn(command, argv, {
+      cwd,
+      env,
+      stdio: [input === undefined ? 'ignore' : 'pipe', 'ignore', 'pipe'],
+    });
+    child.stdin?.end(input);
     let stderr = '';
-    child.stderr.on('data', (d) => {
+    child.stderr?.on('data', (d) => {
       stderr += d;
     });
     child.on('exit', (code) =>

@@ -8,12 +8,14 @@
  * Run: `npm run build && npx tsx bench/revise-overhead.bench.ts [--runs 7]`. Exits 1 on a miss.
  */
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { bash, startModelServer, text } from '../test/fixtures/model-server/index.js';
 import { CLAUDE_BIN, claudeEnv, claudeHome } from '../test/helpers/claude.js';
 import { gitRepo } from '../test/helpers/git-repo.js';
+import { captureWrapper, replayer } from './box-replay.js';
 import { median, timeProcess } from './process-time.js';
 
 const { values: args } = parseArgs({ options: { runs: { type: 'string', default: '7' } } });
@@ -32,6 +34,7 @@ const home = claudeHome();
 const repo = gitRepo({ files: { 'notes.txt': 'first line\n' } });
 const env = { ...claudeEnv({ home, modelUrl: server.url }), AGENTBOX_CLAUDE_BIN: CLAUDE_BIN };
 let missed = false;
+const stops: (() => Promise<void>)[] = [];
 try {
   await time(process.execPath, [BIN, 'init'], repo.dir, env);
   repo.commit('agentbox init');
@@ -43,8 +46,16 @@ try {
   const worktree: string = state.worktree_path;
   const session: string = state.session_id;
   let round = 0;
+  // One revision through the capture wrapper: claude with the revision's box, replayed alone below.
+  const kept = fs.mkdtempSync(path.join(os.tmpdir(), 'agentbox-bench-box-'));
+  stops.push(async () => fs.rmSync(kept, { recursive: true, force: true }));
+  const capture = { ...env, AGENTBOX_CLAUDE_BIN: captureWrapper(kept) };
+  await time(process.execPath, [BIN, 'revise', name!, `revision turn ${++round}`], repo.dir, capture);
+  const box = await replayer(kept, worktree, time);
+  stops.unshift(() => box.close());
   const runs: (() => Promise<number>)[] = [
     () => time(CLAUDE_BIN, ['--resume', session, '-p', `direct turn ${++round}`], worktree, env),
+    () => box.run(),
     () => time(process.execPath, [BIN, 'revise', name!, `revision turn ${++round}`], repo.dir, env),
   ];
   for (const run of runs) await run();
@@ -55,16 +66,20 @@ try {
       figures[at]!.push(await runs[at]!());
     }
   }
-  const [direct, revised] = figures as [number[], number[]];
+  const [direct, boxed, revised] = figures as [number[], number[], number[]];
   const ratio = median(revised) / median(direct);
   missed = ratio > TARGET_RATIO;
   console.log(`revise overhead, ${RUNS} rounds (median), node ${process.version}:`);
   console.log(`  claude --resume <session> -p "<message>" in the worktree: ${Math.round(median(direct))} ms`);
+  console.log(
+    `  claude with the revision's box, without agentbox (its arguments, environment and settings replayed): ${Math.round(median(boxed))} ms, ${(median(boxed) / median(direct)).toFixed(2)}× — Claude Code's own part, not gated`,
+  );
   console.log(`  agentbox revise <run> "<message>": ${Math.round(median(revised))} ms`);
   console.log(
     `    ${ratio.toFixed(2)}× the direct turn — target ≤ ${TARGET_RATIO}× ${missed ? '✗' : '✓'} — overhead ${Math.round(median(revised) - median(direct))} ms`,
   );
 } finally {
+  for (const stop of stops) await stop();
   await server.close();
   home.cleanup();
   repo.cleanup();

@@ -20,6 +20,7 @@ import { parseArgs } from 'node:util';
 import { startModelServer, text } from '../test/fixtures/model-server/index.js';
 import { CLAUDE_BIN, claudeEnv, claudeHome } from '../test/helpers/claude.js';
 import { gitRepo } from '../test/helpers/git-repo.js';
+import { captureWrapper, replayer } from './box-replay.js';
 import { median, timeProcess } from './process-time.js';
 
 const { values: args } = parseArgs({
@@ -81,6 +82,7 @@ const repo = gitRepo({ files: { 'src/greet.js': 'module.exports = (name) => "hel
 const env = { ...claudeEnv({ home, modelUrl: server.url }), AGENTBOX_CLAUDE_BIN: CLAUDE_BIN };
 const variants = fs.mkdtempSync(path.join(os.tmpdir(), 'agentbox-bench-cache-'));
 let missed = false;
+const stops: (() => Promise<void>)[] = [];
 try {
   await time(process.execPath, [BIN, 'init'], repo.dir, env);
   repo.commit('agentbox init');
@@ -88,8 +90,18 @@ try {
   const reporter = cpuReporter(variants);
   const cpuFile = path.join(variants, 'cpu');
   const cpu: number[][] = scouts.map(() => []);
+  // One scout through the capture wrapper: claude with the scout's box, replayed alone below.
+  const kept = path.join(variants, 'box');
+  fs.mkdirSync(kept);
+  await time(process.execPath, [BIN, 'scout', QUESTION], repo.dir, {
+    ...env,
+    AGENTBOX_CLAUDE_BIN: captureWrapper(kept),
+  });
+  const box = await replayer(kept, repo.dir, time);
+  stops.push(() => box.close());
   const runs: (() => Promise<number>)[] = [
     () => time(CLAUDE_BIN, ['-p', QUESTION], repo.dir, env),
+    () => box.run(),
     ...scouts.map(({ bin }, k) => async () => {
       const argv = ['-r', reporter, bin, 'scout', QUESTION];
       const ms = await time(process.execPath, argv, repo.dir, { ...env, BENCH_CPU_FILE: cpuFile });
@@ -107,9 +119,12 @@ try {
       figures[at]!.push(await runs[at]!());
     }
   }
-  const [plain, ...scouted] = figures as [number[], ...number[][]];
+  const [plain, boxed, ...scouted] = figures as [number[], number[], ...number[][]];
   console.log(`scout overhead, ${RUNS} rounds (median), node ${process.version}:`);
   console.log(`  claude -p "${QUESTION}": ${Math.round(median(plain))} ms`);
+  console.log(
+    `  claude with the scout's box, without agentbox (its arguments, environment and settings replayed): ${Math.round(median(boxed))} ms, ${(median(boxed) / median(plain)).toFixed(2)}× — Claude Code's own part, not gated`,
+  );
   scouted.forEach((b, k) => {
     const overhead = median(b) - median(plain);
     const paired = median(b.map((v, i) => v - plain[i]!));
@@ -123,6 +138,7 @@ try {
     );
   });
 } finally {
+  for (const stop of stops) await stop();
   await server.close();
   home.cleanup();
   repo.cleanup();
