@@ -32,6 +32,9 @@ function graphemes(text: string): string[] {
 export function subjectOf(task: string): string {
   // `\r?\n` and the trim keep a CRLF task's `\r` out of it.
   const first = (task.trim().split(/\r?\n/)[0] ?? '').trim();
+  // NOTE: a line holds no more graphemes than UTF-16 units: a short one needs no segmenter (its
+  // first use in a process costs ~9 ms of ICU's start, on the way out of every fix run and revision).
+  if (first.length <= SUBJECT_MAX) return first;
   const chars = graphemes(first);
   if (chars.length <= SUBJECT_MAX) return first;
   let space = SUBJECT_MAX;
