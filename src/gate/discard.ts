@@ -1,6 +1,7 @@
 import { AgentboxError } from '../errors.js';
 import { ownTraces } from '../git/own-traces.js';
 import { listWorktrees, removeWorktree } from '../git/worktree.js';
+import { decidedHere } from '../ledger/claim.js';
 import { EventLog } from '../ledger/events.js';
 import { openLedger, type RunDetails, updateState } from '../ledger/index.js';
 import { isAlive } from '../process/reap.js';
@@ -32,8 +33,9 @@ export async function discardRun(root: string, run: RunDetails): Promise<Discard
     removed = await removeWorktree(root, { path: own.worktree, branch: own.branch, deleteBranch: true });
   }
   const ledger = openLedger(root);
-  const merged = state?.status === 'MERGED';
-  const already = state?.status === 'DISCARDED';
+  // A decision a fetched run's publication claims was made elsewhere: discarded here all the same.
+  const merged = state?.status === 'MERGED' && decidedHere(state);
+  const already = state?.status === 'DISCARDED' && decidedHere(state);
   if (!already && !merged)
     await updateState(ledger, run.name, { status: 'DISCARDED' }, { event: 'discarded' });
   else if (removed.removedWorktree) await updateState(ledger, run.name, {}, { event: 'worktree_removed' });

@@ -5,6 +5,7 @@ import { applyPatch, checkPatch, commitFiles, inspectPatchFile, patchStat } from
 import { runGit } from '../git/exec.js';
 import type { GitSettings } from '../git/inert.js';
 import { type SensitiveChange, sensitiveLines } from '../git/sensitive.js';
+import { decidedHere } from '../ledger/claim.js';
 import { EventLog } from '../ledger/events.js';
 import { openLedger, type RunDetails, updateState } from '../ledger/index.js';
 import { patchSha256 } from '../ledger/reviewed.js';
@@ -127,8 +128,12 @@ export function mergeablePatch(run: RunDetails): string {
       hint: 'only fix runs produce changes.patch',
     });
   }
-  if (state?.status === 'MERGED') throw new AgentboxError('USAGE', `run ${name} is already merged`);
-  if (state?.status === 'DISCARDED')
+  // A MERGED or DISCARDED a fetched run's publication claims was said elsewhere: the claim is shown
+  // with the run (merge asks, or --yes needs --force), and the run is merged here or not.
+  const decided = decidedHere(state);
+  if (decided && state?.status === 'MERGED')
+    throw new AgentboxError('USAGE', `run ${name} is already merged`);
+  if (decided && state?.status === 'DISCARDED')
     throw new AgentboxError('USAGE', `run ${name} was discarded; its patch is kept in ${run.dir}`);
   if (state?.status === 'ACTIVE' && isAlive(state.pid, state.pid_start)) {
     throw new AgentboxError('USAGE', `run ${name} is still running`, {

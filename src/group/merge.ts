@@ -1,12 +1,14 @@
 import path from 'node:path';
 import { AgentboxError } from '../errors.js';
 import { discardRun } from '../gate/discard.js';
+import { decidedHere } from '../ledger/claim.js';
 import { runIdOf } from '../ledger/names.js';
 import type { Ledger } from '../ledger/paths.js';
 import type { RunDetails } from '../ledger/read.js';
 import { isAlive } from '../process/reap.js';
 import { terminalLine } from '../util/terminal-text.js';
 import { type Attempt, groupAttempts } from './attempts.js';
+import { groupDecidedHere } from './decided.js';
 import { namedAttempt, type Ranked } from './merge-select.js';
 import { keepMissingPatch } from './patches.js';
 import { rankGroup } from './rank-facts.js';
@@ -25,7 +27,7 @@ import { PATCHES_DIR } from './types.js';
 /** A group the gate decided already: said with where its patches are. */
 export function assertUndecided(root: string, group: GroupDetails): void {
   const { status, merged } = group.state;
-  if (status !== 'MERGED' && status !== 'DISCARDED') return;
+  if (!groupDecidedHere(group.state)) return;
   const patches = path.relative(root, path.join(group.dir, 'patches'));
   throw new AgentboxError(
     'USAGE',
@@ -81,7 +83,8 @@ export function attemptGroup(
 
 /** The attempt a merge recorded when the group itself was not settled after it (an interrupted merge). */
 export function mergedAttempt(attempts: readonly Attempt[]): Attempt | null {
-  return attempts.find((a) => a.run?.state?.status === 'MERGED') ?? null;
+  // An attempt a publication claims was merged elsewhere was not merged here.
+  return attempts.find((a) => a.run?.state?.status === 'MERGED' && decidedHere(a.run.state)) ?? null;
 }
 
 /** The group's attempts as the choice needs them, in the ranking's order (src/group/rank.ts). */
@@ -154,11 +157,16 @@ export async function settleGroup(
     await keepMissingPatch(ledger, group.name, a.attempt, path.join(ledger.runsDir, a.name));
   }
   const at = new Date().toISOString();
-  await updateGroupState(ledger, group.name, (current) => ({
-    status: merged ? 'MERGED' : 'DISCARDED',
-    merged: merged ? (current.merged ?? { ...merged, at }) : current.merged,
-    ended_at: current.ended_at ?? at,
-  }));
+  await updateGroupState(ledger, group.name, (current) => {
+    // A decision a publication claimed is replaced by this one, made here.
+    const own = groupDecidedHere(current);
+    return {
+      status: merged ? 'MERGED' : 'DISCARDED',
+      merged: merged ? ((own ? current.merged : null) ?? { ...merged, at }) : own ? current.merged : null,
+      ended_at: current.ended_at ?? at,
+      claimed_status: undefined,
+    };
+  });
   // The ranking as the gate left it: which attempt was merged, which discarded.
   await writeGroupReport(ledger, group.name);
   return {

@@ -9,6 +9,7 @@ import { shortTask } from '../ledger/text.js';
 import type { RunStatus } from '../ledger/types.js';
 import { isAlive } from '../process/reap.js';
 import { type Attempt, groupStatus } from './attempts.js';
+import { groupStatusClaimed } from './decided.js';
 import { type GroupDetails, listGroupNames, readGroup } from './store.js';
 import type { GroupHalt } from './types.js';
 
@@ -100,8 +101,10 @@ export function groupRow(group: GroupDetails, runs: ReadonlyMap<string, RunSumma
     cost_usd: sum(ran.map((s) => s.cost_usd)),
     tool_calls: sum(ran.map((s) => s.tool_calls)),
     problem: null,
-    ran_on: null,
-    claimed_by: null,
+    // A fetched group: where it ran, who published it (its attempts' publication), what it claims.
+    ran_on: group.meta.origin?.host ?? null,
+    claimed_by: group.meta.origin ? (ran.find((s) => s.claimed_by)?.claimed_by ?? 'unknown') : null,
+    ...(group.meta.origin && groupStatusClaimed(group.state) ? { status_claimed: true } : {}),
     halted: group.state.halted?.reason ?? null,
     merged: group.state.merged?.attempt ?? null,
     attempts,

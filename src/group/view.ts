@@ -2,8 +2,9 @@ import { formatUsd } from '../budget/format.js';
 import type { RunStatus } from '../ledger/types.js';
 import type { Styler } from '../util/style.js';
 import { terminalLine, terminalText } from '../util/terminal-text.js';
+import { groupStatusClaimed } from './decided.js';
 import { type Ranking, tierOf } from './rank.js';
-import { rankingTable } from './ranking-table.js';
+import { CLAIM_MARK, rankingTable } from './ranking-table.js';
 import type { GroupDetails } from './store.js';
 
 /*
@@ -27,9 +28,12 @@ const aligned = (steps: readonly (readonly [string, string])[]): string[] => {
 export function groupNextSteps(group: GroupDetails, status: RunStatus, ranking: Ranking): string[] {
   const id = group.meta.group_id;
   const merged = group.state.merged;
-  if (status === 'MERGED' && merged)
-    return [terminalLine(`attempt ${merged.attempt} was merged (run ${merged.run})`)];
-  if (status === 'MERGED' || status === 'DISCARDED') return [];
+  // A MERGED or DISCARDED a fetched group's publication claims decided nothing here.
+  if (!(groupStatusClaimed(group.state) && group.state.claimed_status === status)) {
+    if (status === 'MERGED' && merged)
+      return [terminalLine(`attempt ${merged.attempt} was merged (run ${merged.run})`)];
+    if (status === 'MERGED' || status === 'DISCARDED') return [];
+  }
   if (status === 'ACTIVE') return [`it is still running — check again with: agentbox show ${id}`];
   const changed = ranking.attempts.filter((a) => tierOf(a) === 0 && a.diffLines !== null && a.diffLines > 0);
   if (ranking.tie.length > 1) {
@@ -68,7 +72,15 @@ function headerLines(group: GroupDetails, status: RunStatus, spent: number | nul
   const field = (label: string, value: string) => lines.push(`  ${label.padEnd(12)}${value}`);
   field('id', meta.group_id);
   field('type', `${meta.type} ×${meta.attempts} (a group: agentbox fix --attempts ${meta.attempts})`);
-  field('status', status);
+  // A fetched group's MERGED or DISCARDED was said on another machine: nothing was decided here.
+  const origin = meta.origin;
+  const claimed = origin && groupStatusClaimed(state) && state.claimed_status === status;
+  field(
+    'status',
+    claimed
+      ? `${status}${CLAIM_MARK} — ${terminalLine(`claimed by its publication (ran on ${origin.host}, fetched from ${origin.remote})`)}, not decided here`
+      : status,
+  );
   field('task', terminalText(meta.task).replace(/\n/g, `\n${' '.repeat(14)}`));
   // NOTE: group.json and state.json are untrusted text (a fetched group, a hand edit): every field
   // printed is made safe for the terminal, times included.

@@ -18,3 +18,13 @@ export function statusClaimed(state: RunState | null | undefined): boolean {
     state?.publication?.claimed_status !== undefined && state.publication.claimed_status === state.status
   );
 }
+
+/**
+ * Whether a person merged or discarded the run on this machine: a MERGED or DISCARDED that is the
+ * one a fetched run's publication claimed was said on another machine, and decides nothing here
+ * (the run can still be merged or discarded here, its claim shown). Pure.
+ */
+export function decidedHere(state: RunState | null | undefined): boolean {
+  if (state?.status !== 'MERGED' && state?.status !== 'DISCARDED') return false;
+  return state.publication?.claimed_status !== state.status;
+}

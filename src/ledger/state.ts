@@ -262,6 +262,11 @@ export function applyStatePatch(state: RunState, patch: StatePatch, now: Date): 
   if (patch.status !== undefined && patch.status !== state.status && patch.ended_at === undefined) {
     next.ended_at = patch.status === 'ACTIVE' ? null : (state.ended_at ?? now.toISOString());
   }
+  // A status written here (a merge, a discard) is this machine's, no longer a publication's claim.
+  if (patch.status !== undefined && state.publication?.claimed_status !== undefined && !patch.publication) {
+    const { claimed_status: _claimed, ...publication } = state.publication;
+    next.publication = publication;
+  }
   try {
     return checkStateV1(next);
   } catch (error) {

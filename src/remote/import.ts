@@ -1,5 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import { decidedHere } from '../ledger/claim.js';
 import { appendIndexEvent, makeIndexEvent } from '../ledger/index-log.js';
 import { type PointerName, pointerForStatus } from '../ledger/links.js';
 import { META_FILE, parseMeta, readMeta, serializeMeta, writeMetaOnce } from '../ledger/meta.js';
@@ -185,15 +186,6 @@ function patchChange(
   const by = p.claim ? ` ${p.claim.commit.slice(0, 12)} by ${p.claim.author}` : '';
   recordUnreviewed(dir, { from, to, why: `publication${by} from ${p.remote} replaced the patch` }, now);
   return { run: local, from, to };
-}
-
-/**
- * A person merged or discarded the run here: that decision is not undone by a fetch. A status of
- * MERGED or DISCARDED that is the one its publication claimed was said there, not decided here.
- */
-function decidedHere(state: RunState | null): boolean {
-  if (state?.status !== 'MERGED' && state?.status !== 'DISCARDED') return false;
-  return state.publication?.claimed_status !== state.status;
 }
 
 /** The group a published run says it is an attempt of (its name there), or null. */

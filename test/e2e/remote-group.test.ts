@@ -81,7 +81,11 @@ describe('agentbox fix --attempts 2 --push on a CI runner, agentbox fetch on a l
     // status: one row for the group, its attempts in it; show: the group ranked, both attempts.
     const id = group!.slice(-6);
     const status = await laptop.run(['status']);
-    expect(status.stdout).toMatch(new RegExp(`${id}\\s+group\\s+REVIEW\\s.*fix ×2 · 1 passed`));
+    // A fetched group's status and cost are its publication's claims, marked as a run's are, with
+    // where it ran.
+    expect(status.stdout).toMatch(
+      new RegExp(`${id}\\s+group\\s+REVIEW\\*\\s.*\\*\\s+runner\\.ci\\s+fix ×2 · 1 passed`),
+    );
     for (const m of state.members) expect(status.stdout).not.toContain(m.run.slice(-6));
     const show = await laptop.run(['show', id]);
     expect(show.code, show.stderr).toBe(0);
