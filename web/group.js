@@ -91,7 +91,12 @@ function startNotice(group) {
 function groupNotes(group) {
   const notes = [];
   const { halted, merged } = group.state;
-  if (merged)
+  // A fetched group's MERGED or DISCARDED is its publication's claim: nothing was decided here.
+  if (group.claim_line)
+    notes.push(
+      h('p', { class: 'panel warn', id: 'claimed' }, `Claimed, not decided here: ${group.claim_line}`),
+    );
+  else if (merged)
     notes.push(h('p', { class: 'panel', id: 'merged' }, `Merged attempt ${merged.attempt} (${merged.run}).`));
   if (halted)
     notes.push(h('p', { class: 'panel warn', id: 'halted' }, `Halted (${halted.reason}): ${halted.detail}`));

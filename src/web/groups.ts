@@ -1,5 +1,6 @@
 import { formatUsd } from '../budget/format.js';
 import { type Attempt, groupAttempts, groupStatus } from '../group/attempts.js';
+import { groupStatusClaimed } from '../group/decided.js';
 import { rankAttempts } from '../group/rank.js';
 import { attemptFacts as rankFacts } from '../group/rank-facts.js';
 import { findGroup } from '../group/resolve.js';
@@ -8,7 +9,6 @@ import { type GroupSummary, groupRow } from '../group/status-rows.js';
 import { type GroupDetails, readGroup } from '../group/store.js';
 import type { Ledger } from '../ledger/index.js';
 import { type RunSummary, summaryFromFiles } from '../ledger/list.js';
-import type { RunStatus } from '../ledger/types.js';
 import { isAlive } from '../process/reap.js';
 import { attemptExtras } from './group-facts.js';
 import { HttpError } from './http.js';
@@ -68,12 +68,21 @@ export function groupDetail(ledger: Ledger, ref: string) {
     attempts.flatMap((a) => (a.name && a.run ? [[a.name, summaryFromFiles(ledger, a.name)] as const] : [])),
   );
   const row = withLabel(groupRow(group, summaries));
+  // A MERGED or DISCARDED a fetched group's publication claims decided nothing here (src/group/decided.ts).
+  const origin = group.meta.origin;
+  const claimed = Boolean(origin) && groupStatusClaimed(group.state) && group.state.claimed_status === status;
+  const decided = (status === 'MERGED' || status === 'DISCARDED') && !claimed;
+  const merged = group.state.merged;
   return {
     name: group.name,
     id: group.meta.group_id,
     meta: group.meta,
     state: group.state,
     status,
+    claim_line:
+      claimed && origin
+        ? `its publication claims ${status}${merged ? ` (attempt ${merged.attempt})` : ''}: it ran on ${origin.host}, fetched from ${origin.remote}; nothing of it was decided here`
+        : null,
     alive,
     cost_usd: row.cost_usd,
     passed: row.attempts.filter((a) => a.verified === true).length,
@@ -96,15 +105,8 @@ export function groupDetail(ledger: Ledger, ref: string) {
       duration_ms: r.durationMs,
       ...extras.get(r.attempt)!,
       start_error: errors.get(r.attempt) ?? null,
-      mergeable: mergeable(status, r.status),
+      // "Merge this attempt" where `merge <group> --attempt k` takes it (merge-select.ts namedAttempt).
+      mergeable: !decided && r.status === 'REVIEW',
     })),
   };
-}
-
-/**
- * The page offers "Merge this attempt" where `merge <group> --attempt k` takes it: an attempt in
- * REVIEW, while the group is undecided (src/group/merge-select.ts namedAttempt).
- */
-function mergeable(group: RunStatus, attempt: RunStatus | null): boolean {
-  return group !== 'MERGED' && group !== 'DISCARDED' && attempt === 'REVIEW';
 }

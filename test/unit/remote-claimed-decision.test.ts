@@ -3,6 +3,7 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { updateGroupState } from '../../src/group/store.js';
 import { readState, updateState } from '../../src/ledger/index.js';
+import { groupDetail } from '../../src/web/groups.js';
 import { fixGroup, fixRun } from '../helpers/hostile-remote.js';
 import { type Origin, origin } from '../helpers/remote.js';
 import { machine } from '../helpers/remote-machine.js';
@@ -48,12 +49,23 @@ describe('a decision a publication claims decides nothing here', () => {
       'MERGED* — claimed by its publication (ran on attacker.example, fetched from origin), not decided here',
     );
 
+    // The page says the same, and offers attempt 2 (in REVIEW) to merge here.
+    const page = groupDetail(laptop.ledger, id);
+    expect(page.claim_line).toContain(
+      'its publication claims MERGED (attempt 1): it ran on attacker.example',
+    );
+    expect(page.attempts.map((a) => [a.attempt, a.mergeable])).toEqual([
+      [1, false],
+      [2, true],
+    ]);
+
     const merged = await laptop.agentbox(['merge', id, '--attempt', '2', '--yes', '--force']);
     expect(merged.code, merged.stderr).toBe(0);
     expect(laptop.repo.read('src/app.ts')).toBe('export const x = 2;\n');
     // Decided here now: the group merged by attempt 2, attempt 1 discarded here, no claim left.
     expect(groupState()).toMatchObject({ status: 'MERGED', merged: { attempt: 2 } });
     expect(groupState().claimed_status).toBeUndefined();
+    expect(groupDetail(laptop.ledger, id).claim_line).toBeNull();
     expect(stateOf(1)).toMatchObject({ status: 'MERGED' });
     expect(stateOf(0)).toMatchObject({ status: 'DISCARDED' });
     for (const k of [0, 1]) expect(stateOf(k)!.publication?.claimed_status).toBeUndefined();
