@@ -12,8 +12,18 @@ import type { TestRepo } from './git-repo.js';
  * leaves them, and what anyone who can push to the remote makes by hand with git's plumbing.
  */
 
-/** A fix run in `repo` that changed src/app.ts, REVIEW, with its changes.patch and report. */
-export async function fixRun(repo: TestRepo, ledger: Ledger, task: string) {
+/** How a fixRun ends: its status, runs.verify's outcome, its events.jsonl lines, and $0.42 spent. */
+export interface RunEnd {
+  readonly status: 'REVIEW' | 'ABORTED';
+  readonly verified: boolean | null;
+  readonly events?: readonly string[];
+}
+
+/**
+ * A fix run in `repo` that changed src/app.ts, with its changes.patch and report: REVIEW, or
+ * ended as `end` says (with its verification, failure and cost).
+ */
+export async function fixRun(repo: TestRepo, ledger: Ledger, task: string, end?: RunEnd) {
   const base = repo.git('rev-parse', 'HEAD').trim();
   const run = await createRun(ledger, {
     type: 'fix',
@@ -27,9 +37,35 @@ export async function fixRun(repo: TestRepo, ledger: Ledger, task: string) {
   fs.writeFileSync(path.join(run.dir, 'changes.patch'), repo.git('diff'));
   repo.git('checkout', '--quiet', '--', '.');
   fs.writeFileSync(path.join(run.dir, 'report.md'), `# ${task}\ndone\n`);
-  fs.writeFileSync(path.join(run.dir, 'events.jsonl'), '{"event":"Stop"}\n');
-  await updateState(ledger, run, { status: 'REVIEW' });
+  const events = end?.events ?? ['{"event":"Stop"}'];
+  fs.writeFileSync(path.join(run.dir, 'events.jsonl'), `${events.join('\n')}\n`);
+  if (!end) {
+    await updateState(ledger, run, { status: 'REVIEW' });
+    return run;
+  }
+  await updateState(ledger, run, {
+    status: end.status,
+    ...(end.status === 'ABORTED'
+      ? { failure: { kind: 'agent_abort', message: 'runs.verify failed three times; gave up' } }
+      : {}),
+    output: { template: null, applied: false, violations: 0, corrections: 0, verified: end.verified },
+    usage: { agent: spend(0.42), supervisor: spend(0) },
+  });
   return run;
+}
+
+function spend(cost: number) {
+  return {
+    input_tokens: 10,
+    output_tokens: 10,
+    cache_read_input_tokens: 0,
+    cache_creation_input_tokens: 0,
+    cost_usd: cost,
+    estimated: false,
+    turns: 1,
+    duration_ms: 1000,
+    calls: 1,
+  };
 }
 
 /** A group of two finished fix attempts, as its process leaves it. */

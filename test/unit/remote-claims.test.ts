@@ -3,15 +3,15 @@ import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createRun, type Ledger, readState, updateState } from '../../src/ledger/index.js';
+import { readState } from '../../src/ledger/index.js';
 import { mergeAction } from '../../src/web/actions.js';
 import { runDetail } from '../../src/web/detail.js';
 import { HttpError } from '../../src/web/http.js';
 import { shownAction } from '../../src/web/shown.js';
-import { GIT_ENV, type TestRepo, tempDir } from '../helpers/git-repo.js';
+import { GIT_ENV, tempDir } from '../helpers/git-repo.js';
+import { fixRun } from '../helpers/hostile-remote.js';
 import { type Origin, origin } from '../helpers/remote.js';
 import { machine } from '../helpers/remote-machine.js';
-import { ENVELOPE } from './fixtures/ledger.js';
 
 /*
  * What comes from another machine is a claim (issue 37, item 4), in-process on real repositories:
@@ -30,58 +30,6 @@ afterEach(() => {
 });
 
 const MALLORY = { name: 'Mallory Pusher', email: 'mallory@evil.example' };
-
-/** A fix run in `repo` that changed src/app.ts, with its changes.patch, ended as `end` says. */
-async function fixRun(
-  repo: TestRepo,
-  ledger: Ledger,
-  task: string,
-  end: { status: 'REVIEW' | 'ABORTED'; verified: boolean | null; events?: string[] },
-) {
-  const base = repo.git('rev-parse', 'HEAD').trim();
-  const run = await createRun(ledger, {
-    type: 'fix',
-    task,
-    envelope: ENVELOPE,
-    repoShaStart: base,
-    pid: process.pid,
-    now: new Date('2026-03-01T10:00:00Z'),
-  });
-  repo.write('src/app.ts', `export const x = '${task}';\n`);
-  fs.writeFileSync(path.join(run.dir, 'changes.patch'), repo.git('diff'));
-  repo.git('checkout', '--quiet', '--', '.');
-  fs.writeFileSync(path.join(run.dir, 'report.md'), `# ${task}\n`);
-  fs.writeFileSync(
-    path.join(run.dir, 'events.jsonl'),
-    `${(end.events ?? ['{"event":"Stop"}']).join('\n')}\n`,
-  );
-  await updateState(ledger, run, {
-    status: end.status,
-    ...(end.status === 'ABORTED'
-      ? { failure: { kind: 'agent_abort', message: 'runs.verify failed three times; gave up' } }
-      : {}),
-    output: { template: null, applied: false, violations: 0, corrections: 0, verified: end.verified },
-    usage: {
-      agent: spend(0.42),
-      supervisor: spend(0),
-    },
-  });
-  return run;
-}
-
-function spend(cost: number) {
-  return {
-    input_tokens: 10,
-    output_tokens: 10,
-    cache_read_input_tokens: 0,
-    cache_creation_input_tokens: 0,
-    cost_usd: cost,
-    estimated: false,
-    turns: 1,
-    duration_ms: 1000,
-    calls: 1,
-  };
-}
 
 /**
  * What anyone with push access does, by hand with git (no agentbox): the run's publication with
