@@ -20,6 +20,8 @@ export interface Candidate {
   readonly place: number;
   /** Why it sits there (the ranking's line), for the question on a tie. */
   readonly reason: string;
+  /** A fetched attempt: its status is its publication's claim. */
+  readonly claimed?: boolean;
 }
 
 export interface Ranked {
@@ -50,7 +52,7 @@ export function chooseAttempt(ranked: Ranked): Choice {
 export function standing(c: Candidate): string {
   if (c.run === null) return 'not started';
   if (c.status === null) return 'its run folder is gone';
-  if (c.status !== 'REVIEW') return c.status;
+  if (c.status !== 'REVIEW') return c.claimed ? `${c.status}, as its publication claims` : c.status;
   if (c.verified === null) return 'REVIEW, no runs.verify ran';
   return `REVIEW, runs.verify ${c.verified ? 'passed' : 'failed'}`;
 }

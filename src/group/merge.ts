@@ -97,6 +97,7 @@ export function rankedAttempts(ledger: Ledger, group: GroupDetails): Ranked {
       verified: a.verified,
       place: a.place,
       reason: a.reason,
+      ...(a.claimedBy ? { claimed: true } : {}),
     })),
   };
 }

@@ -81,6 +81,7 @@ describe('a decision a publication claims decides nothing here', () => {
     const merge = await laptop.agentbox(['merge', id, '--yes']);
     expect(merge.code).toBe(1);
     expect(merge.stderr).toContain('no attempt of group');
+    expect(merge.stderr).toContain('attempt 1: MERGED, as its publication claims');
     expect(groupState().status).toBe('ENDED');
     expect(stateOf(1)).toMatchObject({ status: 'REVIEW' });
     expect(laptop.repo.read('src/app.ts')).toBe('export const x = 0;\n');
