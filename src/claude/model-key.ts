@@ -67,3 +67,18 @@ export function unusedCredentials(env: Env): string[] {
   if (!has('CLAUDE_CODE_CLIENT_KEY')) unused.push('CLAUDE_CODE_CLIENT_KEY_PASSPHRASE');
   return unused.filter(has);
 }
+
+/**
+ * The credentials a fenced run's commands can still read, because claude takes them from its
+ * environment only and needs them (docs/security.md "The model key"): a gateway's token (and the
+ * key beside it, which then does not move), its headers, a Foundry key with Foundry on. Pure.
+ */
+export function visibleCredentials(env: Env): string[] {
+  const has = (name: string) => Boolean(env[name]);
+  return [
+    'ANTHROPIC_AUTH_TOKEN',
+    ...(has('ANTHROPIC_AUTH_TOKEN') ? [MODEL_KEY_VAR] : []),
+    'ANTHROPIC_CUSTOM_HEADERS',
+    ...(truthy(env.CLAUDE_CODE_USE_FOUNDRY) ? ['ANTHROPIC_FOUNDRY_API_KEY'] : []),
+  ].filter(has);
+}

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { CommandContext } from '../context.js';
-import { checkAuth, checkModel } from '../doctor/auth.js';
+import { checkAuth, checkModel, withVisibleCredentials } from '../doctor/auth.js';
 import {
   type CheckResult,
   checkClaude,
@@ -31,10 +31,10 @@ export interface DoctorOptions {
  * not run) in a new empty folder of our own.
  */
 async function authCheck(bin: string, cwd: string | undefined, env: CommandContext['env']) {
-  if (cwd) return checkAuth(bin, cwd, env);
+  if (cwd) return withVisibleCredentials(await checkAuth(bin, cwd, env), env);
   const empty = fs.mkdtempSync(path.join(os.tmpdir(), 'agentbox-auth-'));
   try {
-    return await checkAuth(bin, empty, env);
+    return withVisibleCredentials(await checkAuth(bin, empty, env), env);
   } finally {
     fs.rmSync(empty, { recursive: true, force: true });
   }

@@ -1,4 +1,5 @@
 import { authStatus } from '../claude/auth.js';
+import { visibleCredentials } from '../claude/model-key.js';
 import { type ModelProbe, probeModel } from '../claude/probe.js';
 import type { Env } from '../util/env.js';
 import type { CheckResult } from './checks.js';
@@ -34,6 +35,21 @@ export async function checkAuth(bin: string, cwd: string, env: Env): Promise<Che
       fix: 'update Claude Code (npm i -g @anthropic-ai/claude-code), or check it runs: claude --version',
     };
   }
+}
+
+/**
+ * A login check that passed, with the credentials a fenced run's commands could read said as a
+ * warning: the person decides whether those may be where an agent can reach them. Pure.
+ */
+export function withVisibleCredentials(check: CheckResult, env: Env): CheckResult {
+  const visible = visibleCredentials(env);
+  if (!check.ok || visible.length === 0) return check;
+  return {
+    ...check,
+    warn: true,
+    detail: `${check.detail}; a run's commands can read ${visible.join(', ')} (Claude Code takes ${visible.length > 1 ? 'them' : 'it'} from its environment only)`,
+    fix: 'use credentials with a spending limit, or ANTHROPIC_API_KEY alone (a sandboxed run keeps it from the agent)',
+  };
 }
 
 /** One request to where Claude Code sends its model calls: the model check says what came back. */

@@ -2,8 +2,9 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { visibleCredentials } from '../../src/claude/model-key.js';
 import { apiMessage, type ModelProbe } from '../../src/claude/probe.js';
-import { checkModel, modelResult } from '../../src/doctor/auth.js';
+import { checkModel, modelResult, withVisibleCredentials } from '../../src/doctor/auth.js';
 import { type ModelServer, startModelServer } from '../fixtures/model-server/index.js';
 
 /** A loopback port nothing listens on: bound by us, then closed. */
@@ -154,5 +155,31 @@ describe('checkModel asks the base URL for real', () => {
     } finally {
       await server.close();
     }
+  });
+});
+
+describe('doctor says which credentials a run could read', () => {
+  const passed = { name: 'claude login', ok: true, detail: 'Claude Code has credentials (api key)' };
+  it.each([
+    [{ ANTHROPIC_API_KEY: 'k' }, []],
+    [{ CLAUDE_CODE_OAUTH_TOKEN: 'o' }, []],
+    [{ ANTHROPIC_AUTH_TOKEN: 't' }, ['ANTHROPIC_AUTH_TOKEN']],
+    [{ ANTHROPIC_AUTH_TOKEN: 't', ANTHROPIC_API_KEY: 'k' }, ['ANTHROPIC_AUTH_TOKEN', 'ANTHROPIC_API_KEY']],
+    [{ ANTHROPIC_API_KEY: 'k', ANTHROPIC_CUSTOM_HEADERS: 'X-Key: h' }, ['ANTHROPIC_CUSTOM_HEADERS']],
+    [{ ANTHROPIC_FOUNDRY_API_KEY: 'f' }, []],
+    [{ ANTHROPIC_FOUNDRY_API_KEY: 'f', CLAUDE_CODE_USE_FOUNDRY: '1' }, ['ANTHROPIC_FOUNDRY_API_KEY']],
+  ])('%j → %j', (env, names) => {
+    expect(visibleCredentials(env)).toEqual(names);
+    const check = withVisibleCredentials(passed, env);
+    if (names.length === 0) expect(check).toBe(passed);
+    else {
+      expect(check).toMatchObject({ ok: true, warn: true });
+      expect(check.detail).toContain(`a run's commands can read ${names.join(', ')}`);
+    }
+  });
+
+  it('a failed login check stays as it was', () => {
+    const failed = { name: 'claude login', ok: false, detail: 'not logged in', fix: 'log in' };
+    expect(withVisibleCredentials(failed, { ANTHROPIC_AUTH_TOKEN: 't' })).toBe(failed);
   });
 });
