@@ -10,7 +10,12 @@ export function groupDecidedHere(state: GroupState): boolean {
   return state.claimed_status !== state.status;
 }
 
-/** Whether the group's status is the one its publication claimed (a fetched group). Pure. */
-export function groupStatusClaimed(state: GroupState): boolean {
-  return state.claimed_status !== undefined && state.claimed_status === state.status;
+/**
+ * Whether the group's status — or `shown`, the one it shows as — is the one its publication
+ * claimed (a fetched group). Pure.
+ */
+export function groupStatusClaimed(state: GroupState, shown: string = state.status): boolean {
+  return (
+    state.claimed_status !== undefined && state.claimed_status === state.status && shown === state.status
+  );
 }

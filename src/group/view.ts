@@ -29,7 +29,7 @@ export function groupNextSteps(group: GroupDetails, status: RunStatus, ranking: 
   const id = group.meta.group_id;
   const merged = group.state.merged;
   // A MERGED or DISCARDED a fetched group's publication claims decided nothing here.
-  if (!(groupStatusClaimed(group.state) && group.state.claimed_status === status)) {
+  if (!groupStatusClaimed(group.state, status)) {
     if (status === 'MERGED' && merged)
       return [terminalLine(`attempt ${merged.attempt} was merged (run ${merged.run})`)];
     if (status === 'MERGED' || status === 'DISCARDED') return [];
@@ -74,7 +74,7 @@ function headerLines(group: GroupDetails, status: RunStatus, spent: number | nul
   field('type', `${meta.type} ×${meta.attempts} (a group: agentbox fix --attempts ${meta.attempts})`);
   // A fetched group's MERGED or DISCARDED was said on another machine: nothing was decided here.
   const origin = meta.origin;
-  const claimed = origin && groupStatusClaimed(state) && state.claimed_status === status;
+  const claimed = origin && groupStatusClaimed(state, status);
   field(
     'status',
     claimed

@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { errnoCode } from '../errors.js';
 import type { RunState } from '../ledger/types.js';
+import { isAlive } from '../process/reap.js';
 import { appendNoFollow } from '../util/append.js';
 import { openOwn } from '../util/read-own.js';
 import { safeEntryPath } from './refs.js';
@@ -167,17 +168,8 @@ const STAGING = '.fetch-';
 function removeLeftStaging(dir: string): void {
   for (const name of fs.readdirSync(dir)) {
     const pid = Number((/^\.fetch-(\d+)-/.exec(name) ?? /\.fetch-(\d+)$/.exec(name))?.[1]);
-    if (!pid || pid === process.pid || alive(pid)) continue;
+    if (!pid || pid === process.pid || isAlive(pid, null)) continue;
     fs.rmSync(path.join(dir, name), { recursive: true, force: true });
-  }
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return errnoCode(error) === 'EPERM';
   }
 }
 

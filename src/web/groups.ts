@@ -70,7 +70,7 @@ export function groupDetail(ledger: Ledger, ref: string) {
   const row = withLabel(groupRow(group, summaries));
   // A MERGED or DISCARDED a fetched group's publication claims decided nothing here (src/group/decided.ts).
   const origin = group.meta.origin;
-  const claimed = Boolean(origin) && groupStatusClaimed(group.state) && group.state.claimed_status === status;
+  const claimed = Boolean(origin) && groupStatusClaimed(group.state, status);
   const decided = (status === 'MERGED' || status === 'DISCARDED') && !claimed;
   const merged = group.state.merged;
   return {

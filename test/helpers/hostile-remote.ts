@@ -24,18 +24,7 @@ export interface RunEnd {
  * ended as `end` says (with its verification, failure and cost).
  */
 export async function fixRun(repo: TestRepo, ledger: Ledger, task: string, end?: RunEnd) {
-  const base = repo.git('rev-parse', 'HEAD').trim();
-  const run = await createRun(ledger, {
-    type: 'fix',
-    task,
-    envelope: ENVELOPE,
-    repoShaStart: base,
-    pid: process.pid,
-    now: new Date('2026-03-01T10:00:00Z'),
-  });
-  repo.write('src/app.ts', `export const x = '${task}';\n`);
-  fs.writeFileSync(path.join(run.dir, 'changes.patch'), repo.git('diff'));
-  repo.git('checkout', '--quiet', '--', '.');
+  const run = await changedRun(repo, ledger, task, `export const x = '${task}';\n`);
   fs.writeFileSync(path.join(run.dir, 'report.md'), `# ${task}\ndone\n`);
   const events = end?.events ?? ['{"event":"Stop"}'];
   fs.writeFileSync(path.join(run.dir, 'events.jsonl'), `${events.join('\n')}\n`);
@@ -51,6 +40,29 @@ export async function fixRun(repo: TestRepo, ledger: Ledger, task: string, end?:
     output: { template: null, applied: false, violations: 0, corrections: 0, verified: end.verified },
     usage: { agent: spend(0.42), supervisor: spend(0) },
   });
+  return run;
+}
+
+/** A fix run created in `ledger` whose changes.patch sets src/app.ts to `content` (the tree left clean). */
+async function changedRun(
+  repo: TestRepo,
+  ledger: Ledger,
+  task: string,
+  content: string,
+  options?: Parameters<typeof createRun>[1]['options'],
+): Promise<RunHandle> {
+  const run = await createRun(ledger, {
+    type: 'fix',
+    task,
+    envelope: ENVELOPE,
+    repoShaStart: repo.git('rev-parse', 'HEAD').trim(),
+    pid: process.pid,
+    now: new Date('2026-03-01T10:00:00Z'),
+    ...(options ? { options } : {}),
+  });
+  repo.write('src/app.ts', content);
+  fs.writeFileSync(path.join(run.dir, 'changes.patch'), repo.git('diff'));
+  repo.git('checkout', '--quiet', '--', '.');
   return run;
 }
 
@@ -78,19 +90,7 @@ export async function fixGroup(repo: TestRepo, ledger: Ledger, task: string) {
   const runs: RunHandle[] = [];
   for (const attempt of [1, 2]) {
     const of = { id: group.meta.group_id, name: group.name, attempt, attempts: 2 };
-    const options = { group: of };
-    const run = await createRun(ledger, {
-      type: 'fix',
-      task,
-      envelope: ENVELOPE,
-      repoShaStart: base,
-      pid: process.pid,
-      options,
-      now,
-    });
-    repo.write('src/app.ts', `export const x = ${attempt};\n`);
-    fs.writeFileSync(path.join(run.dir, 'changes.patch'), repo.git('diff'));
-    repo.git('checkout', '--quiet', '--', '.');
+    const run = await changedRun(repo, ledger, task, `export const x = ${attempt};\n`, { group: of });
     await updateState(ledger, run, { status: 'REVIEW' });
     runs.push(run);
   }
