@@ -84,7 +84,14 @@ export async function replayer(
   const kept = path.join(dir, 'secrets', path.basename(settingsFile));
   const settings = fs.readFileSync(kept, 'utf8');
   const endpoint = /http:\/\/127\.0\.0\.1:(\d+)\/hook\//.exec(settings)?.[1];
-  if (endpoint) fs.writeFileSync(kept, settings.replaceAll(`127.0.0.1:${endpoint}`, `127.0.0.1:${port}`));
+  if (endpoint) {
+    const moved = JSON.parse(settings.replaceAll(`127.0.0.1:${endpoint}`, `127.0.0.1:${port}`));
+    // agentbox's own proxy (the endpoint's port, and its SOCKS port): the stub answers for both.
+    const network = moved.sandbox?.network;
+    if (network?.httpProxyPort !== undefined)
+      Object.assign(network, { httpProxyPort: port, socksProxyPort: port });
+    fs.writeFileSync(kept, `${JSON.stringify(moved)}\n`);
+  }
   // The folders as they were at the spawn, before each start: a later agentbox run may reuse a path.
   const restore = () => {
     for (const { from, to } of parts) {

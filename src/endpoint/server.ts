@@ -1,6 +1,8 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import http from 'node:http';
+import type { Duplex } from 'node:stream';
 import { listenLocal } from './listen.js';
+import { type NetworkRefusal, PROXY_REFUSAL, startSocksRefuser } from './refuse-network.js';
 
 /** Claude Code's hook payload: always an object with `hook_event_name`; the rest depends on the event. */
 export type HookInput = Record<string, unknown> & { hook_event_name?: string };
@@ -17,6 +19,12 @@ export interface EndpointOptions {
   readonly maxBodyBytes?: number;
   /** Called for every refused or failed request, with a short reason; never throws into the server. */
   readonly onProblem?: (problem: { status: number; reason: string; path: string }) => void;
+  /**
+   * Serve as the run's sandbox proxy too (src/endpoint/refuse-network.ts): the hook calls Claude
+   * Code sends through it reach the endpoint, every other request (HTTP, CONNECT, SOCKS) is refused
+   * and reported here. Absent: no SOCKS port, and a request for another host still gets a refusal.
+   */
+  readonly onNetworkRefused?: (refusal: NetworkRefusal) => void;
 }
 
 export interface Endpoint {
@@ -24,6 +32,8 @@ export interface Endpoint {
   readonly port: number;
   /** The per-run secret; hooks send it as `Authorization: Bearer <token>`. */
   readonly token: string;
+  /** The ports Claude Code's sandbox sends its commands' traffic to (with onNetworkRefused). */
+  readonly proxy?: { readonly httpPort: number; readonly socksPort: number };
   close(): Promise<void>;
 }
 
@@ -44,8 +54,14 @@ export async function startEndpoint(options: EndpointOptions): Promise<Endpoint>
     res.end(JSON.stringify({ error: reason }));
   };
 
+  let origin = '';
   const server = http.createServer((req, res) => {
-    const path = req.url ?? '/';
+    const path = originForm(req.url ?? '/', origin);
+    if (path === null) {
+      req.resume();
+      refuseRequest(req.url ?? '', res, options.onNetworkRefused);
+      return;
+    }
     const match = /^\/hook\/([A-Za-z]+)$/.exec(path);
     const auth = Buffer.from(req.headers.authorization ?? '');
     if (auth.length !== expected.length || !timingSafeEqual(auth, expected)) {
@@ -65,9 +81,62 @@ export async function startEndpoint(options: EndpointOptions): Promise<Endpoint>
       problem(res, status, reason, path),
     );
   });
+  // Nothing is ever tunnelled: a CONNECT (an https request through the proxy) is refused.
+  server.on('connect', (req: http.IncomingMessage, socket: Duplex) => {
+    socket.on('error', () => {});
+    const target = hostPort(req.url ?? '', 443);
+    options.onNetworkRefused?.({ ...target, via: 'connect' });
+    socket.end(`HTTP/1.1 403 Forbidden\r\n${PROXY_REFUSAL.header}\r\n\r\n${PROXY_REFUSAL.body}`);
+  });
   // Claude Code may keep connections alive between hook calls; closing must not wait for them.
   const { port, close } = await listenLocal(server);
-  return { url: `http://127.0.0.1:${port}`, port, token, close };
+  origin = `http://127.0.0.1:${port}`;
+  if (!options.onNetworkRefused) return { url: origin, port, token, close };
+  const socks = await startSocksRefuser(options.onNetworkRefused).catch(async (error: unknown) => {
+    await close();
+    throw error;
+  });
+  return {
+    url: origin,
+    port,
+    token,
+    proxy: { httpPort: port, socksPort: socks.port },
+    close: () => Promise.all([close(), socks.close()]).then(() => undefined),
+  };
+}
+
+/**
+ * A request's path when it is for the endpoint itself: origin-form (`/hook/Stop`), or absolute-form
+ * naming the endpoint's own origin (how Claude Code sends its hooks through the sandbox's proxy).
+ * null: a request for another host. Pure.
+ */
+export function originForm(url: string, origin: string): string | null {
+  if (url.startsWith('/')) return url;
+  if (url.startsWith(`${origin}/`)) return url.slice(origin.length);
+  return null;
+}
+
+/** `host:port` of a proxied request's target, the port defaulting to `port`. Pure. */
+export function hostPort(target: string, port: number): { host: string; port: number } {
+  const scheme = /^[a-z][a-z0-9+.-]*:\/\//i.test(target);
+  try {
+    const url = new URL(scheme ? target : `http://${target}`);
+    const fallback = !scheme ? port : url.protocol === 'https:' ? 443 : 80;
+    return { host: url.hostname, port: url.port ? Number(url.port) : fallback };
+  } catch {
+    return { host: target.slice(0, 200), port };
+  }
+}
+
+function refuseRequest(
+  target: string,
+  res: http.ServerResponse,
+  report: ((refusal: NetworkRefusal) => void) | undefined,
+): void {
+  report?.({ ...hostPort(target, 80), via: 'http' });
+  const [name, value] = PROXY_REFUSAL.header.split(': ') as [string, string];
+  res.writeHead(403, { 'content-type': 'text/plain', [name]: value, connection: 'close' });
+  res.end(`${PROXY_REFUSAL.body}\n`);
 }
 
 /** Reads one hook call's body (at most `limit` bytes), parses it, and answers with the handler's answer. */

@@ -93,6 +93,7 @@ async function superviseClaude(
     ...readFence(harness.scope, run),
     onDenial: (d) => run.denials.push(d),
   });
+  run.bashCalls.inFlight = () => sink.bashInFlight();
   const child = spawnClaude(input.claudeBin, run.launch.args, {
     cwd: run.launchDir,
     env: await claudeEnv(input, run),

@@ -159,6 +159,12 @@ export class RunSink {
     }
   }
 
+  /** The Bash call running now, when exactly one is (agentbox's proxy ties its refusals to it). */
+  bashInFlight(): string | undefined {
+    const bash = [...this.calls].filter(([, call]) => call.name === 'Bash');
+    return bash.length === 1 ? bash[0]![0] : undefined;
+  }
+
   /** Each path a shell command tried to read past the read fence: one refusal, logged now. */
   private hiddenReads(toolUseId: string, input: unknown, output: string, at?: string): void {
     const reads = this.options.reads;

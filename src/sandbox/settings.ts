@@ -23,6 +23,11 @@ export interface SandboxInput {
   readonly autoAllowBash: boolean;
   /** Hosts Bash may reach through the sandbox's proxy; none by default. */
   readonly allowedDomains: readonly string[];
+  /**
+   * agentbox's own proxy ports (src/endpoint/refuse-network.ts), for a run that reaches nothing but
+   * its endpoint: Claude Code then starts no proxies of its own. Absent: Claude Code's proxies.
+   */
+  readonly proxyPorts?: { readonly httpPort: number; readonly socksPort: number };
 }
 
 export function sandboxSettings(input: SandboxInput): Record<string, unknown> {
@@ -40,7 +45,12 @@ export function sandboxSettings(input: SandboxInput): Record<string, unknown> {
         denyRead: [...input.denyRead],
         allowRead: [...input.allowRead],
       },
-      network: { allowedDomains: [...input.allowedDomains] },
+      network: {
+        allowedDomains: [...input.allowedDomains],
+        ...(input.proxyPorts
+          ? { httpProxyPort: input.proxyPorts.httpPort, socksProxyPort: input.proxyPorts.socksPort }
+          : {}),
+      },
     },
   };
 }

@@ -112,7 +112,7 @@ describe('the seal of a fix run (the real sandbox)', () => {
     // names no path: nothing to log; the snapshot of $HOME shows nothing reached it).
     type Attempt = {
       label: string;
-      refused: 'kernel' | 'rule' | 'hidden' | 'throwaway' | 'vanished' | 'blocked' | 'none';
+      refused: 'kernel' | 'rule' | 'hidden' | 'throwaway' | 'vanished' | 'blocked' | 'proxy' | 'none';
       /** A set-up step: its tool call must succeed, or the attack after it proves nothing. */
       mustSucceed?: boolean;
       reply: (r: RequestView) => unknown;
@@ -371,8 +371,9 @@ describe('the seal of a fix run (the real sandbox)', () => {
       },
       // network: nothing but what is configured
       {
+        // agentbox's own proxy refuses it (test/e2e/network-proxy.test.ts has every door).
         label: 'reach the internet',
-        refused: 'kernel',
+        refused: 'proxy',
         reply: () => bash('curl -sS -m 5 http://example.com'),
       },
     ];
@@ -459,6 +460,19 @@ describe('the seal of a fix run (the real sandbox)', () => {
         expect(res!.content, attempt.label).not.toContain(SECRET);
         continue;
       }
+      if (attempt.refused === 'proxy') {
+        expect(res!.content, attempt.label).toContain('Connection blocked by network allowlist');
+        expect(events, attempt.label).toContainEqual(
+          expect.objectContaining({
+            event: 'refused',
+            rule: 'network',
+            host: 'example.com',
+            port: 80,
+            toolUseId: res!.toolUseId,
+          }),
+        );
+        continue;
+      }
       if (attempt.refused === 'throwaway') {
         const record = events.find((e) => e.toolUseId === res!.toolUseId);
         expect(record, `${attempt.label}: ${res!.content}`).toMatchObject({
@@ -476,9 +490,7 @@ describe('the seal of a fix run (the real sandbox)', () => {
         if (byGate) gateRefusals++;
         continue;
       }
-      // curl exits 0 on the proxy's 403: the refusal is Claude Code's <sandbox_violations> note.
-      if (!attempt.label.includes('internet'))
-        expect(res!.isError, `${attempt.label}: ${res!.content}`).toBe(true);
+      expect(res!.isError, `${attempt.label}: ${res!.content}`).toBe(true);
       if (attempt.refused === 'kernel' || attempt.refused === 'rule') {
         expect(recorded.has(res!.toolUseId), `${attempt.label} not recorded: ${res!.content}`).toBe(true);
         // Each record says who refused and what was asked.

@@ -3,6 +3,7 @@ import path from 'node:path';
 import type { AirlockScope } from '../../airlock/guard.js';
 import { canonical } from '../../airlock/paths.js';
 import type { Config } from '../../config/schema.js';
+import type { NetworkRefusal } from '../../endpoint/refuse-network.js';
 import { type Endpoint, type HookHandler, startEndpoint } from '../../endpoint/server.js';
 import { hookAddressBook } from '../../endpoint/settings.js';
 import type { EventLog } from '../../ledger/events.js';
@@ -55,6 +56,8 @@ export interface HarnessInput {
   /** Stands between the endpoint and the run's hook handler (a checkpoint at Stop, a session's idle signal). */
   readonly route?: (hooks: HookHandler) => HookHandler;
   readonly onDenial?: (denial: Denial) => void;
+  /** The Bash call running now, if one is known: a refusal of agentbox's proxy is tied to it. */
+  readonly bashInFlight?: () => string | undefined;
   /** Told as each step is done (the fix-setup bench times them). */
   readonly onStep?: (step: string) => void;
 }
@@ -121,10 +124,10 @@ export async function openRunHarness(input: HarnessInput): Promise<RunHarness> {
       supervisor: input.supervisor,
       ...(input.onDenial ? { onDenial: input.onDenial } : {}),
     });
-    const endpoint = await startEndpoint({
-      handler: input.route ? input.route(hooks) : hooks,
-      onProblem: (p) => input.log.append({ event: 'endpoint_problem', ...p }),
-    });
+    // A fenced run that reaches no host but its endpoint gets agentbox's refusing proxy.
+    const ownProxy =
+      privacy.sandbox !== null && (!base.worktree || input.sandbox.allowed_domains.length === 0);
+    const endpoint = await runEndpoint(input, hooks, ownProxy);
     releases.defer(() => endpoint.close());
     input.onStep?.('supervisor + endpoint');
     const writeSecrets = (settings: Record<string, unknown>, modelKey?: string | null) => {
@@ -145,6 +148,45 @@ export async function openRunHarness(input: HarnessInput): Promise<RunHarness> {
     await releases.release();
     throw error;
   }
+}
+
+/** The run's hook endpoint; with `ownProxy`, also the sandbox's refusing proxy. */
+function runEndpoint(input: HarnessInput, hooks: HookHandler, ownProxy: boolean): Promise<Endpoint> {
+  return startEndpoint({
+    handler: input.route ? input.route(hooks) : hooks,
+    onProblem: (p) => input.log.append({ event: 'endpoint_problem', ...p }),
+    ...(ownProxy ? { onNetworkRefused: networkRefusals(input) } : {}),
+  });
+}
+
+/**
+ * What agentbox's proxy refused, logged: each refusal of a host into events.jsonl (the first 20, then
+ * every 100th with its count: a loop of retries must not fill the disk), tied to the Bash call
+ * running then when there is one; the first of each host (for each call) told as a denial, which
+ * the run's report lists.
+ */
+function networkRefusals(input: HarnessInput): (refusal: NetworkRefusal) => void {
+  const counts = new Map<string, number>();
+  const toldOf = new Set<string>();
+  return (refusal) => {
+    const where = refusal.host ? `${refusal.host}:${refusal.port}` : 'a host it did not name';
+    const count = (counts.get(where) ?? 0) + 1;
+    counts.set(where, count);
+    const toolUseId = input.bashInFlight?.();
+    const denial: Denial = {
+      ...(toolUseId ? { toolUseId } : {}),
+      tool: 'Bash',
+      rule: 'network',
+      reason: `the run's proxy refused ${where} (${refusal.via}): not in sandbox.allowed_domains`,
+      input: where,
+      at: new Date().toISOString(),
+    };
+    if (count <= 20 || count % 100 === 0)
+      input.log.append({ event: 'refused', source: 'sandbox', ...denial, ...refusal, count });
+    const told = `${toolUseId ?? ''} ${where}`;
+    if (!toldOf.has(told)) input.onDenial?.(denial);
+    toldOf.add(told);
+  };
 }
 
 /** The run's slash commands in the launch directory; the folders made only to hold them go with them. */

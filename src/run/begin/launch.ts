@@ -33,7 +33,12 @@ export interface LaunchInput {
   readonly resume?: { readonly more?: string; readonly message?: string };
   /** Start the task again in a new session, with `note` saying why (recovery after a crash). */
   readonly replay?: { readonly note: string };
-  readonly endpoint: { readonly url: string; readonly token: string };
+  readonly endpoint: {
+    readonly url: string;
+    readonly token: string;
+    /** agentbox's refusing proxy (src/endpoint/refuse-network.ts), when the run reaches no other host. */
+    readonly proxy?: { readonly httpPort: number; readonly socksPort: number };
+  };
   /** Where the run's settings (they carry the token) and the hook script's address book go. */
   readonly secrets: RunSecrets;
   /** The kernel boundary around the run's Bash (fix runs): null when the run has none. */
@@ -137,7 +142,7 @@ function launchSettings(input: LaunchInput): Record<string, unknown> {
     endpointUrl: input.endpoint.url,
     token: input.endpoint.token,
     hookFile: input.secrets.hookFile,
-    ...(box ? { sandbox: launchSandbox(scope.worktree, scope.ledgerDir, box, input.endpoint.url) } : {}),
+    ...(box ? { sandbox: launchSandbox(scope.worktree, scope.ledgerDir, box, input.endpoint) } : {}),
     deny: denyRules(input),
     stopTimeoutSeconds: Math.ceil((input.supervisorTimeoutMs * 3 + (input.verifyTimeoutMs ?? 0)) / 1000) + 30,
     guard: {
@@ -161,12 +166,19 @@ function launchSettings(input: LaunchInput): Record<string, unknown> {
 }
 
 /** Claude Code's sandbox around a run's commands: a fix run's, or a read-only run's (worktree null). */
-function launchSandbox(worktree: string | null, ledgerDir: string, box: RunSandbox, endpointUrl: string) {
+function launchSandbox(
+  worktree: string | null,
+  ledgerDir: string,
+  box: RunSandbox,
+  { url: endpointUrl, proxy }: LaunchInput['endpoint'],
+) {
   // NOTE: with the sandbox on, Claude Code sends its own http hooks through the sandbox's proxy,
   // which refuses (403) every host:port not listed, loopback included (NO_PROXY is not honoured
   // there). So the endpoint's host:port is listed: a sandboxed command can then reach it too, but
   // never has its token (401, logged).
   const endpoint = new URL(endpointUrl).host;
+  // A run that reaches no other host has agentbox's refusing proxy in place of Claude Code's.
+  const proxyPorts = proxy && (!worktree || box.allowedDomains.length === 0) ? { proxyPorts: proxy } : {};
   if (!worktree) {
     const listed = new Set(box.listed);
     return sandboxSettings({
@@ -178,6 +190,7 @@ function launchSandbox(worktree: string | null, ledgerDir: string, box: RunSandb
       autoAllowBash: false,
       // A read-only run reaches nothing but its own endpoint: sandbox.allowed_domains is for fix runs.
       allowedDomains: [endpoint],
+      ...proxyPorts,
     });
   }
   return sandboxSettings({
@@ -195,6 +208,7 @@ function launchSandbox(worktree: string | null, ledgerDir: string, box: RunSandb
     allowRead: box.allowRead,
     autoAllowBash: true,
     allowedDomains: [endpoint, ...box.allowedDomains],
+    ...proxyPorts,
   });
 }
 

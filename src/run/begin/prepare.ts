@@ -33,6 +33,8 @@ export interface PreparedRun {
   readonly contract: OutputContract | null;
   /** The guard's refusals so far (the report lists them). */
   readonly denials: Denial[];
+  /** Where the harness asks which Bash call runs now: set by whoever reads claude's stream. */
+  readonly bashCalls: { inFlight?: () => string | undefined };
   /** claude's argument list, environment and standard input. */
   readonly launch: { readonly args: string[]; readonly env: Record<string, string>; readonly stdin: string };
 }
@@ -55,6 +57,7 @@ export async function prepareRun(input: ExecuteInput, onStep?: (step: string) =>
   let verify: Verify | null = null;
   const supervisor = supervisorFor(input, run, () => verify);
   const denials: Denial[] = [];
+  const bashCalls: PreparedRun['bashCalls'] = {};
   const { worktree, log } = run;
   const harness = await openRunHarness({
     ledger,
@@ -67,6 +70,7 @@ export async function prepareRun(input: ExecuteInput, onStep?: (step: string) =>
     supervisor,
     route: (hooks) => checkpointAtStop(hooks, { ledger, meta, worktree, log, supervisor }),
     onDenial: (d) => denials.push(d),
+    bashInFlight: () => bashCalls.inFlight?.(),
     ...(onStep ? { onStep } : {}),
   });
   try {
@@ -87,7 +91,7 @@ export async function prepareRun(input: ExecuteInput, onStep?: (step: string) =>
       });
     }
     onStep?.('deny rules + runSettings + sandbox + buildClaudeArgs + env');
-    return { ...run, supervisor, harness, denials, launch };
+    return { ...run, supervisor, harness, denials, bashCalls, launch };
   } catch (error) {
     await harness.release();
     throw error;
