@@ -23,6 +23,11 @@ export const PROXY_REFUSAL = {
   body: 'Connection blocked by network allowlist',
 } as const;
 
+/** A host name as the client sent it, cut to DNS's length, with nothing but printable ASCII. Pure. */
+export function printable(host: string): string {
+  return host.slice(0, 255).replace(/[^\x21-\x7e]/g, '?');
+}
+
 /** How long a SOCKS client may take to say where it goes. */
 const SOCKS_TIMEOUT_MS = 10_000;
 
@@ -44,7 +49,7 @@ export async function startSocksRefuser(
     const server = createServer();
     server.setRulesetValidator((conn) => {
       reported.add(conn.socket);
-      report({ host: String(conn.destAddress).slice(0, 255), port: Number(conn.destPort), via: 'socks' });
+      report({ host: printable(String(conn.destAddress)), port: Number(conn.destPort), via: 'socks' });
       return false;
     });
     server.setConnectionHandler((_conn, sendStatus) => sendStatus('CONNECTION_NOT_ALLOWED'));

@@ -2,7 +2,7 @@ import { randomBytes, timingSafeEqual } from 'node:crypto';
 import http from 'node:http';
 import type { Duplex } from 'node:stream';
 import { listenLocal } from './listen.js';
-import { type NetworkRefusal, PROXY_REFUSAL, startSocksRefuser } from './refuse-network.js';
+import { type NetworkRefusal, PROXY_REFUSAL, printable, startSocksRefuser } from './refuse-network.js';
 
 /** Claude Code's hook payload: always an object with `hook_event_name`; the rest depends on the event. */
 export type HookInput = Record<string, unknown> & { hook_event_name?: string };
@@ -122,9 +122,9 @@ export function hostPort(target: string, port: number): { host: string; port: nu
   try {
     const url = new URL(scheme ? target : `http://${target}`);
     const fallback = !scheme ? port : url.protocol === 'https:' ? 443 : 80;
-    return { host: url.hostname, port: url.port ? Number(url.port) : fallback };
+    return { host: printable(url.hostname), port: url.port ? Number(url.port) : fallback };
   } catch {
-    return { host: target.slice(0, 200), port };
+    return { host: printable(target), port };
   }
 }
 

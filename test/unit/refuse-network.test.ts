@@ -191,7 +191,7 @@ describe('pure parts', () => {
     expect(hostPort('http://example.com/a', 80)).toEqual({ host: 'example.com', port: 80 });
     expect(hostPort('https://example.com/a', 80)).toEqual({ host: 'example.com', port: 443 });
     expect(hostPort('[::1]:22', 443)).toEqual({ host: '[::1]', port: 22 });
-    expect(hostPort('not a url', 80)).toEqual({ host: 'not a url', port: 80 });
+    expect(hostPort('not a url', 80)).toEqual({ host: 'not?a?url', port: 80 });
   });
 
   it("sandboxSettings puts agentbox's ports in the sandbox's network block", () => {

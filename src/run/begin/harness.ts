@@ -3,7 +3,6 @@ import path from 'node:path';
 import type { AirlockScope } from '../../airlock/guard.js';
 import { canonical } from '../../airlock/paths.js';
 import type { Config } from '../../config/schema.js';
-import type { NetworkRefusal } from '../../endpoint/refuse-network.js';
 import { type Endpoint, type HookHandler, startEndpoint } from '../../endpoint/server.js';
 import { hookAddressBook } from '../../endpoint/settings.js';
 import type { EventLog } from '../../ledger/events.js';
@@ -14,6 +13,7 @@ import { createRunHookHandler, type Denial } from '../../supervisor/hooks.js';
 import type { Supervisor } from '../../supervisor/supervisor.js';
 import type { Env } from '../../util/env.js';
 import { agentRunDir } from '../end/artifacts.js';
+import { networkRefusals } from './network-refusals.js';
 
 /**
  * What a run holds while it runs, released in reverse order of acquisition: every release runs
@@ -157,36 +157,6 @@ function runEndpoint(input: HarnessInput, hooks: HookHandler, ownProxy: boolean)
     onProblem: (p) => input.log.append({ event: 'endpoint_problem', ...p }),
     ...(ownProxy ? { onNetworkRefused: networkRefusals(input) } : {}),
   });
-}
-
-/**
- * What agentbox's proxy refused, logged: each refusal of a host into events.jsonl (the first 20, then
- * every 100th with its count: a loop of retries must not fill the disk), tied to the Bash call
- * running then when there is one; the first of each host (for each call) told as a denial, which
- * the run's report lists.
- */
-function networkRefusals(input: HarnessInput): (refusal: NetworkRefusal) => void {
-  const counts = new Map<string, number>();
-  const toldOf = new Set<string>();
-  return (refusal) => {
-    const where = refusal.host ? `${refusal.host}:${refusal.port}` : 'a host it did not name';
-    const count = (counts.get(where) ?? 0) + 1;
-    counts.set(where, count);
-    const toolUseId = input.bashInFlight?.();
-    const denial: Denial = {
-      ...(toolUseId ? { toolUseId } : {}),
-      tool: 'Bash',
-      rule: 'network',
-      reason: `the run's proxy refused ${where} (${refusal.via}): not in sandbox.allowed_domains`,
-      input: where,
-      at: new Date().toISOString(),
-    };
-    if (count <= 20 || count % 100 === 0)
-      input.log.append({ event: 'refused', source: 'sandbox', ...denial, ...refusal, count });
-    const told = `${toolUseId ?? ''} ${where}`;
-    if (!toldOf.has(told)) input.onDenial?.(denial);
-    toldOf.add(told);
-  };
 }
 
 /** The run's slash commands in the launch directory; the folders made only to hold them go with them. */
