@@ -1,12 +1,14 @@
 import fs from 'node:fs';
+import path from 'node:path';
 import type { Env } from '../context.js';
 import { listGroupNames } from '../group/store.js';
 import { activeDir } from '../ledger/active.js';
 import { regenerateIndexMd } from '../ledger/index-md.js';
-import { type PointerName, setPointer } from '../ledger/links.js';
+import { type PointerName, readLinkedRun, setPointer } from '../ledger/links.js';
 import { listRunNames } from '../ledger/list.js';
 import { isRunName } from '../ledger/names.js';
 import type { Ledger } from '../ledger/paths.js';
+import { readState } from '../ledger/state.js';
 import { fetchGroups, type GroupFetchContext, type GroupsFetched } from './fetch-groups.js';
 import { type GitCall, git } from './git.js';
 import { type ImportOutcome, importRun, type PatchChange, type Taken } from './import.js';
@@ -98,9 +100,32 @@ export async function fetchRuns(
   }
   await importRuns(context, todo, groupNames, result, refused);
   await writeRegistry(ledger, remote, registry, 'runs', refused);
-  for (const [pointer, name] of pointers) setPointer(ledger, pointer, name);
+  for (const [pointer, name] of pointers)
+    if (laterThanPointer(ledger, pointer, name, now)) setPointer(ledger, pointer, name);
   if (result.imported.length + result.updated.length > 0) await regenerateIndexMd(ledger);
   return result;
+}
+
+/**
+ * Whether a fetched run reached its status after the run `pointer` names now (last-review: the run
+ * that became REVIEW last, here or where it ran): by when each ended, a fetched run's claim no later
+ * than the fetch. A pointer naming nothing, or a run that is gone, gives way.
+ */
+function laterThanPointer(ledger: Ledger, pointer: PointerName, name: string, now: Date): boolean {
+  const current = readLinkedRun(path.join(ledger.pointersDir, pointer));
+  if (current === null || current === name) return true;
+  // A fetched run's claim counts no later than the fetch that brought it (a claim of the future,
+  // a clock ahead): a run fetched before cannot hold the pointer against what ends after it.
+  const ended = (run: string) => {
+    const state = readState(path.join(ledger.runsDir, run));
+    if (!state) return Number.NaN;
+    const at = Date.parse(state.ended_at ?? state.updated_at);
+    const fetched = state.publication ? Date.parse(state.publication.fetched_at) : now.getTime();
+    return Number.isNaN(at) ? fetched : Math.min(at, Number.isNaN(fetched) ? now.getTime() : fetched);
+  };
+  const theirs = ended(name);
+  const ours = ended(current);
+  return Number.isNaN(ours) || theirs >= ours;
 }
 
 /** Imports the runs whose publication changed, CHUNK at a time; the registry is saved after each. */
