@@ -33,10 +33,25 @@ export function projectConfigPath(repoRoot: string): string {
   return path.join(repoRoot, PROJECT_CONFIG_FILE);
 }
 
+/**
+ * What each file said when it was last read in this process, and what it parsed to: a command reads
+ * agentbox.yaml for trust and again for the configuration (a cold YAML parse is ~5 ms of a run's
+ * start). Keyed by the text itself, so a file that changed is parsed again.
+ */
+const parsedFiles = new Map<string, { readonly text: string; readonly data: ConfigFile }>();
+
 /** Reads and validates one file; a missing file is an empty one. */
 export function readConfigFile(file: string): ConfigFile | undefined {
   const text = readTextIfExists(file);
   if (text === undefined) return undefined;
+  const known = parsedFiles.get(file);
+  if (known?.text === text) return structuredClone(known.data);
+  const data = parseConfigText(file, text);
+  parsedFiles.set(file, { text, data });
+  return structuredClone(data);
+}
+
+function parseConfigText(file: string, text: string): ConfigFile {
   const doc = parseDocument(text, { prettyErrors: true });
   if (doc.errors.length > 0) {
     const first = doc.errors[0]!;
