@@ -81,13 +81,7 @@ export async function startEndpoint(options: EndpointOptions): Promise<Endpoint>
       problem(res, status, reason, path),
     );
   });
-  // Nothing is ever tunnelled: a CONNECT (an https request through the proxy) is refused.
-  server.on('connect', (req: http.IncomingMessage, socket: Duplex) => {
-    socket.on('error', () => {});
-    const target = hostPort(req.url ?? '', 443);
-    options.onNetworkRefused?.({ ...target, via: 'connect' });
-    socket.end(`HTTP/1.1 403 Forbidden\r\n${PROXY_REFUSAL.header}\r\n\r\n${PROXY_REFUSAL.body}`);
-  });
+  refuseTheRest(server, options.onNetworkRefused);
   // Claude Code may keep connections alive between hook calls; closing must not wait for them.
   const { port, close } = await listenLocal(server);
   origin = `http://127.0.0.1:${port}`;
@@ -103,6 +97,24 @@ export async function startEndpoint(options: EndpointOptions): Promise<Endpoint>
     proxy: { httpPort: port, socksPort: socks.port },
     close: () => Promise.all([close(), socks.close()]).then(() => undefined),
   };
+}
+
+/** What is no hook call is refused: a CONNECT (never tunnelled), bytes that are no HTTP request. */
+function refuseTheRest(server: http.Server, report: ((refusal: NetworkRefusal) => void) | undefined): void {
+  // Nothing is ever tunnelled: a CONNECT (an https request through the proxy) is refused.
+  server.on('connect', (req: http.IncomingMessage, socket: Duplex) => {
+    socket.on('error', () => {});
+    const target = hostPort(req.url ?? '', 443);
+    report?.({ ...target, via: 'connect' });
+    socket.end(`HTTP/1.1 403 Forbidden\r\n${PROXY_REFUSAL.header}\r\n\r\n${PROXY_REFUSAL.body}`);
+  });
+  // Bytes that are no HTTP request (TLS sent straight at the port, a SOCKS greeting): refused too.
+  server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) => {
+    socket.on('error', () => {});
+    if (error.code === 'ECONNRESET' || !socket.writable) return socket.destroy();
+    report?.({ host: '', port: 0, via: 'http' });
+    socket.end('HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n');
+  });
 }
 
 /**

@@ -115,6 +115,19 @@ describe('the HTTP side: the endpoint', () => {
     expect(t.reached()).toBe(0);
   });
 
+  it('bytes that are no HTTP request (TLS or SOCKS sent straight at the port): 400, logged', async () => {
+    const t = await start();
+    const hello = Buffer.from([0x16, 0x03, 0x01, 0x00, 0x05, 0x01, 0x00, 0x00, 0x01, 0x00]);
+    expect((await exchange(endpoint!.port, hello)).toString()).toMatch(/^HTTP\/1\.1 400 /);
+    expect((await exchange(endpoint!.port, Buffer.from([5, 1, 0]))).toString()).toMatch(/^HTTP\/1\.1 400 /);
+    await tick();
+    expect(t.refused).toEqual([
+      { host: '', port: 0, via: 'http' },
+      { host: '', port: 0, via: 'http' },
+    ]);
+    expect(t.reached()).toBe(0);
+  });
+
   it('without onNetworkRefused: no SOCKS port, and another origin is still refused', async () => {
     endpoint = await startEndpoint({ handler: () => ({}) });
     expect(endpoint.proxy).toBeUndefined();
