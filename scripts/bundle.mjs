@@ -50,6 +50,28 @@ const lazyChildProcess = {
   },
 };
 
+/**
+ * `import fs from 'node:fs'` in a CommonJS chunk is `__toESM(require('node:fs'))`: a new object
+ * with a getter for each of the module's ~100 names, made again in every chunk that imports it
+ * (85 chunks import node:path, 70 node:fs), each call then going through a getter. The sources
+ * take only the default of these modules (a named import fails the build): it becomes the module
+ * itself, from one small module.
+ */
+const DEFAULT_ONLY = new Set(['fs', 'path']);
+const nodeDefaults = {
+  name: 'node-defaults',
+  resolveId(id, importer) {
+    const name = /^node:([a-z]+)$/.exec(id)?.[1];
+    if (!name || !DEFAULT_ONLY.has(name) || !/[\\/]src[\\/]/.test(importer ?? '')) return null;
+    return `\0node-default:${name}`;
+  },
+  load(id) {
+    const name = /^\0node-default:([a-z]+)$/.exec(id)?.[1];
+    // `require` is the CommonJS chunk's own.
+    return name ? `export default require('node:${name}');\n` : null;
+  },
+};
+
 /** What `import.meta.url` reads as in a chunk: the chunk's own file, as it was in an ES module. */
 const MODULE_URL = '__agentboxModuleUrl';
 const moduleUrl = {
@@ -81,7 +103,7 @@ await build({
       'import.meta.url': MODULE_URL,
     },
   },
-  plugins: [lazyChildProcess, moduleUrl],
+  plugins: [lazyChildProcess, nodeDefaults, moduleUrl],
   output: {
     // NOTE: chunks stay in dist/cli/: code finds bin/, hooks/, templates/ and web/ two folders up.
     dir: 'dist/cli',
