@@ -28,6 +28,13 @@ export function printable(host: string): string {
   return host.slice(0, 255).replace(/[^\x21-\x7e]/g, '?');
 }
 
+/**
+ * Connections the SOCKS port holds at once (only the agent's commands reach it, and all are
+ * refused): one that opens thousands must not take agentbox's file descriptors (its ledger writes)
+ * with them. The ones past it are dropped and reported.
+ */
+export const MAX_SOCKS_CONNECTIONS = 128;
+
 /** How long a SOCKS client may take to say where it goes. */
 const SOCKS_TIMEOUT_MS = 10_000;
 
@@ -71,6 +78,8 @@ export async function startSocksRefuser(
       () => socket.destroy(),
     );
   });
+  listener.maxConnections = MAX_SOCKS_CONNECTIONS;
+  listener.on('drop', () => report({ host: '', port: 0, via: 'socks' }));
   await new Promise<void>((resolve, reject) => {
     listener.once('error', reject);
     listener.listen(0, '127.0.0.1', () => resolve());

@@ -25,6 +25,13 @@ export interface EndpointOptions {
    * and reported here. Absent: no SOCKS port, and a request for another host still gets a refusal.
    */
   readonly onNetworkRefused?: (refusal: NetworkRefusal) => void;
+  /**
+   * Connections held at once; past it they are dropped (and reported with onNetworkRefused). High:
+   * hooks come in bursts (a thousand at once, test/unit/supervisor-burst.test.ts), and a refused
+   * hook call fails closed for the guard's PreToolUse (src/endpoint/settings.ts); it bounds an
+   * agent that floods the port through the sandbox's proxy bridge.
+   */
+  readonly maxConnections?: number;
 }
 
 export interface Endpoint {
@@ -82,6 +89,8 @@ export async function startEndpoint(options: EndpointOptions): Promise<Endpoint>
     );
   });
   refuseTheRest(server, options.onNetworkRefused);
+  server.maxConnections = options.maxConnections ?? 4096;
+  server.on('drop', () => options.onNetworkRefused?.({ host: '', port: 0, via: 'http' }));
   // Claude Code may keep connections alive between hook calls; closing must not wait for them.
   const { port, close } = await listenLocal(server);
   origin = `http://127.0.0.1:${port}`;

@@ -1,6 +1,6 @@
 import net from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { NetworkRefusal } from '../../src/endpoint/refuse-network.js';
+import { MAX_SOCKS_CONNECTIONS, type NetworkRefusal } from '../../src/endpoint/refuse-network.js';
 import { type Endpoint, hostPort, originForm, startEndpoint } from '../../src/endpoint/server.js';
 import { sandboxSettings } from '../../src/sandbox/settings.js';
 
@@ -18,7 +18,7 @@ afterEach(async () => {
   target = undefined;
 });
 
-async function start() {
+async function start(maxConnections?: number) {
   const refused: NetworkRefusal[] = [];
   const hooks: string[] = [];
   endpoint = await startEndpoint({
@@ -27,6 +27,7 @@ async function start() {
       return { ok: true };
     },
     onNetworkRefused: (r) => refused.push(r),
+    ...(maxConnections ? { maxConnections } : {}),
   });
   // A server the proxy must never reach.
   let reached = 0;
@@ -185,6 +186,37 @@ describe('the SOCKS side', () => {
     await tick();
     expect(t.refused).toEqual([]);
     await expect(exchange(socks, greeting)).rejects.toThrow(/ECONNREFUSED/);
+  });
+});
+
+describe('a flood of connections', () => {
+  it('past its limit (the SOCKS port: MAX_SOCKS_CONNECTIONS) each port drops the rest and reports them; the endpoint answers again', async () => {
+    const t = await start(40);
+    const open: net.Socket[] = [];
+    const connect = (port: number) =>
+      new Promise<void>((resolve) => {
+        const s = net.connect(port, '127.0.0.1', () => resolve());
+        s.on('error', () => resolve());
+        open.push(s);
+      });
+    try {
+      for (let i = 0; i < 40 + 3; i++) await connect(endpoint!.port);
+      for (let i = 0; i < MAX_SOCKS_CONNECTIONS + 3; i++) await connect(endpoint!.proxy!.socksPort);
+      await tick();
+      const dropped = (via: string) => t.refused.filter((r) => r.via === via && r.host === '').length;
+      expect(dropped('http')).toBe(3);
+      expect(dropped('socks')).toBe(3);
+    } finally {
+      for (const s of open) s.destroy();
+    }
+    await tick();
+    // The held connections gone, a hook call is served again.
+    const reply = await fetch(`${endpoint!.url}/hook/Stop`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${endpoint!.token}`, 'content-type': 'application/json' },
+      body: '{}',
+    });
+    expect(reply.status).toBe(200);
   });
 });
 
