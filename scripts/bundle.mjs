@@ -23,6 +23,7 @@
 // by path) and playwright-core (tests only). The hook script in hooks/ is not bundled: it stays a
 // tiny file of its own.
 import fs from 'node:fs';
+import path from 'node:path';
 import { build } from 'rolldown';
 
 const { version } = JSON.parse(fs.readFileSync('package.json', 'utf8'));
@@ -57,12 +58,14 @@ const lazyChildProcess = {
  * take only the default of these modules (a named import fails the build): it becomes the module
  * itself, from one small module.
  */
-const DEFAULT_ONLY = new Set(['fs', 'path']);
+const DEFAULT_ONLY = new Set(['fs', 'path', 'os']);
+const SOURCES = `${path.resolve('src')}${path.sep}`;
 const nodeDefaults = {
   name: 'node-defaults',
   resolveId(id, importer) {
     const name = /^node:([a-z]+)$/.exec(id)?.[1];
-    if (!name || !DEFAULT_ONLY.has(name) || !/[\\/]src[\\/]/.test(importer ?? '')) return null;
+    // agentbox's own sources only: a dependency may take names (execa: `constants` of node:os).
+    if (!name || !DEFAULT_ONLY.has(name) || !(importer ?? '').startsWith(SOURCES)) return null;
     return `\0node-default:${name}`;
   },
   load(id) {
