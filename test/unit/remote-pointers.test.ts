@@ -1,11 +1,11 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createRun, type Ledger, updateState } from '../../src/ledger/index.js';
+import type { Ledger } from '../../src/ledger/index.js';
 import type { TestRepo } from '../helpers/git-repo.js';
+import { fixRun } from '../helpers/hostile-remote.js';
 import { type Origin, origin } from '../helpers/remote.js';
 import { machine } from '../helpers/remote-machine.js';
-import { ENVELOPE } from './fixtures/ledger.js';
 
 /*
  * The ledger's pointers after a fetch (last-review, last-fail, last-done): the run that reached the
@@ -18,19 +18,9 @@ afterEach(() => {
   world = undefined;
 });
 
-/** A REVIEW fix run; `endedAt` rewrites when its state says it ended. */
+/** A REVIEW fix run (test/helpers/hostile-remote.ts); `endedAt` rewrites when its state says it ended. */
 async function reviewRun(repo: TestRepo, ledger: Ledger, task: string, endedAt?: string) {
-  const base = repo.git('rev-parse', 'HEAD').trim();
-  const run = await createRun(ledger, {
-    type: 'fix',
-    task,
-    envelope: ENVELOPE,
-    repoShaStart: base,
-    pid: process.pid,
-  });
-  fs.writeFileSync(path.join(run.dir, 'changes.patch'), '');
-  fs.writeFileSync(path.join(run.dir, 'report.md'), `# ${task}\n`);
-  await updateState(ledger, run, { status: 'REVIEW' });
+  const run = await fixRun(repo, ledger, task);
   if (endedAt) {
     const file = path.join(run.dir, 'state.json');
     const state = JSON.parse(fs.readFileSync(file, 'utf8'));
