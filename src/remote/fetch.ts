@@ -119,9 +119,9 @@ function laterThanPointer(ledger: Ledger, pointer: PointerName, name: string, no
   const ended = (run: string) => {
     const state = readState(path.join(ledger.runsDir, run));
     if (!state) return Number.NaN;
+    const cap = (state.publication && Date.parse(state.publication.fetched_at)) || now.getTime();
     const at = Date.parse(state.ended_at ?? state.updated_at);
-    const fetched = state.publication ? Date.parse(state.publication.fetched_at) : now.getTime();
-    return Number.isNaN(at) ? fetched : Math.min(at, Number.isNaN(fetched) ? now.getTime() : fetched);
+    return Number.isNaN(at) ? cap : Math.min(at, cap);
   };
   const theirs = ended(name);
   const ours = ended(current);

@@ -36,7 +36,10 @@ export interface LaunchInput {
   readonly endpoint: {
     readonly url: string;
     readonly token: string;
-    /** agentbox's refusing proxy (src/endpoint/refuse-network.ts), when the run reaches no other host. */
+    /**
+     * agentbox's refusing proxy (src/endpoint/refuse-network.ts): given when the run reaches no other
+     * host (the harness decides, src/run/begin/harness.ts), it replaces Claude Code's proxies.
+     */
     readonly proxy?: { readonly httpPort: number; readonly socksPort: number };
   };
   /** Where the run's settings (they carry the token) and the hook script's address book go. */
@@ -175,10 +178,10 @@ function launchSandbox(
   // NOTE: with the sandbox on, Claude Code sends its own http hooks through the sandbox's proxy,
   // which refuses (403) every host:port not listed, loopback included (NO_PROXY is not honoured
   // there). So the endpoint's host:port is listed: a sandboxed command can then reach it too, but
-  // never has its token (401, logged).
+  // never has its token (401, logged). With agentbox's own proxy the list is not consulted: that proxy
+  // serves the endpoint and refuses everything else.
   const endpoint = new URL(endpointUrl).host;
-  // A run that reaches no other host has agentbox's refusing proxy in place of Claude Code's.
-  const proxyPorts = proxy && (!worktree || box.allowedDomains.length === 0) ? { proxyPorts: proxy } : {};
+  const proxyPorts = proxy ? { proxyPorts: proxy } : {};
   if (!worktree) {
     const listed = new Set(box.listed);
     return sandboxSettings({
