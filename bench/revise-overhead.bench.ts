@@ -16,6 +16,7 @@ import { bash, startModelServer, text } from '../test/fixtures/model-server/inde
 import { CLAUDE_BIN, claudeEnv, claudeHome } from '../test/helpers/claude.js';
 import { gitRepo } from '../test/helpers/git-repo.js';
 import { captureWrapper, replayer } from './box-replay.js';
+import { type OwnPart, ownPartLine, ownPartPreload, readOwnPart } from './own-part.js';
 import { median, timeProcess } from './process-time.js';
 
 const { values: args } = parseArgs({ options: { runs: { type: 'string', default: '7' } } });
@@ -53,12 +54,23 @@ try {
   await time(process.execPath, [BIN, 'revise', name!, `revision turn ${++round}`], repo.dir, capture);
   const box = await replayer(kept, worktree, time);
   stops.unshift(() => box.close());
+  // Each revise's own part (node's start, before and after claude, its CPU): bench/own-part.ts.
+  const preload = ownPartPreload(kept, CLAUDE_BIN);
+  const ownFile = path.join(kept, 'own');
+  const own: OwnPart[] = [];
+  const revise = async () => {
+    const argv = ['-r', preload, BIN, 'revise', name!, `revision turn ${++round}`];
+    const ms = await time(process.execPath, argv, repo.dir, { ...env, BENCH_OWN_FILE: ownFile });
+    own.push(readOwnPart(ownFile));
+    return ms;
+  };
   const runs: (() => Promise<number>)[] = [
     () => time(CLAUDE_BIN, ['--resume', session, '-p', `direct turn ${++round}`], worktree, env),
     () => box.run(),
-    () => time(process.execPath, [BIN, 'revise', name!, `revision turn ${++round}`], repo.dir, env),
+    revise,
   ];
   for (const run of runs) await run();
+  own.length = 0;
   const figures: number[][] = runs.map(() => []);
   for (let i = 0; i < RUNS; i++) {
     for (let k = 0; k < runs.length; k++) {
@@ -78,6 +90,7 @@ try {
   console.log(
     `    ${ratio.toFixed(2)}× the direct turn — target ≤ ${TARGET_RATIO}× ${missed ? '✗' : '✓'} — overhead ${Math.round(median(revised) - median(direct))} ms`,
   );
+  console.log(`    where the time goes: ${ownPartLine(own)}`);
 } finally {
   for (const stop of stops) await stop();
   await server.close();

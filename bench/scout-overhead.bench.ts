@@ -21,6 +21,7 @@ import { startModelServer, text } from '../test/fixtures/model-server/index.js';
 import { CLAUDE_BIN, claudeEnv, claudeHome } from '../test/helpers/claude.js';
 import { gitRepo } from '../test/helpers/git-repo.js';
 import { captureWrapper, replayer } from './box-replay.js';
+import { type OwnPart, ownPartLine, ownPartPreload, readOwnPart } from './own-part.js';
 import { median, timeProcess } from './process-time.js';
 
 const { values: args } = parseArgs({
@@ -63,19 +64,6 @@ function cacheVariants(dir: string): { name: string; bin: string }[] {
   });
 }
 
-/**
- * The node process's own CPU time (ms) as it exits, preloaded into each agentbox scout: what a code
- * cache saves is CPU, and on a shared machine that figure holds still while wall times scatter.
- */
-function cpuReporter(dir: string): string {
-  const file = path.join(dir, 'cpu-report.cjs');
-  fs.writeFileSync(
-    file,
-    `process.once('exit', () => { const u = process.cpuUsage(); require('node:fs').writeFileSync(process.env.BENCH_CPU_FILE, String((u.user + u.system) / 1000)); });\n`,
-  );
-  return file;
-}
-
 const server = await startModelServer([{ when: {}, reply: text('`greet(name)` returns `hello <name>`.') }]);
 const home = claudeHome();
 const repo = gitRepo({ files: { 'src/greet.js': 'module.exports = (name) => "hello " + name;\n' } });
@@ -87,9 +75,10 @@ try {
   await time(process.execPath, [BIN, 'init'], repo.dir, env);
   repo.commit('agentbox init');
   const scouts = [{ name: 'agentbox', bin: BIN }, ...(args['code-cache'] ? cacheVariants(variants) : [])];
-  const reporter = cpuReporter(variants);
-  const cpuFile = path.join(variants, 'cpu');
-  const cpu: number[][] = scouts.map(() => []);
+  // Each agentbox scout's own part (node's start, before and after claude, its CPU): bench/own-part.ts.
+  const reporter = ownPartPreload(variants, CLAUDE_BIN);
+  const ownFile = path.join(variants, 'own');
+  const own: OwnPart[][] = scouts.map(() => []);
   // One scout through the capture wrapper: claude with the scout's box, replayed alone below.
   const kept = path.join(variants, 'box');
   fs.mkdirSync(kept);
@@ -104,13 +93,13 @@ try {
     () => box.run(),
     ...scouts.map(({ bin }, k) => async () => {
       const argv = ['-r', reporter, bin, 'scout', QUESTION];
-      const ms = await time(process.execPath, argv, repo.dir, { ...env, BENCH_CPU_FILE: cpuFile });
-      cpu[k]!.push(Number(fs.readFileSync(cpuFile, 'utf8')));
+      const ms = await time(process.execPath, argv, repo.dir, { ...env, BENCH_OWN_FILE: ownFile });
+      own[k]!.push(readOwnPart(ownFile));
       return ms;
     }),
   ];
   for (const run of runs) await run();
-  for (const list of cpu) list.length = 0;
+  for (const list of own) list.length = 0;
   const figures: number[][] = runs.map(() => []);
   for (let i = 0; i < RUNS; i++) {
     // Each round starts one further along, so a slow drift of the machine hits all alike.
@@ -131,8 +120,9 @@ try {
     const ratio = median(b) / median(plain);
     if (k === 0) missed = ratio > TARGET_RATIO;
     console.log(
-      `  ${scouts[k]!.name} scout "${QUESTION}": ${Math.round(median(b))} ms (its own CPU ${Math.round(median(cpu[k]!))} ms)`,
+      `  ${scouts[k]!.name} scout "${QUESTION}": ${Math.round(median(b))} ms (its own CPU ${Math.round(median(own[k]!.map((p) => p.cpu)))} ms)`,
     );
+    console.log(`    where the time goes: ${ownPartLine(own[k]!)}`);
     console.log(
       `    ${ratio.toFixed(2)}× plain claude -p — target ≤ ${TARGET_RATIO}× ${ratio > TARGET_RATIO ? '✗' : '✓'} — overhead ${Math.round(overhead)} ms (paired ${Math.round(paired)} ms)`,
     );
