@@ -12,6 +12,17 @@ import { scriptedRun } from '../helpers/scripted-run.js';
  * every door and logs each refusal with the host; Claude Code's hooks still arrive through it.
  * Real Claude Code, its sandbox (bubblewrap, the network namespace), a scripted model.
  */
+/** 3,000 requests on one kept-alive connection to the proxy port (the endpoint): what each got. */
+const FLOOD = `python3 - <<'EOF'
+import http.client
+c = http.client.HTTPConnection('localhost', 3128, timeout=10)
+codes = {}
+for i in range(3000):
+    c.request('POST', '/hook/Stop' if i % 2 else '/x%d' % i + 'y' * 4000, body='{}')
+    r = c.getresponse(); r.read(); codes[r.status] = codes.get(r.status, 0) + 1
+print('codes', sorted(codes.items()))
+EOF`;
+
 describe("agentbox's refusing proxy, on the real Claude Code and its sandbox", () => {
   let p: Project;
   beforeAll(async () => {
@@ -35,6 +46,9 @@ describe("agentbox's refusing proxy, on the real Claude Code and its sandbox", (
     // Around the proxies: no route from the namespace, whatever the variables say.
     'env -u http_proxy -u HTTP_PROXY -u https_proxy -u HTTPS_PROXY -u ALL_PROXY -u all_proxy curl -sS -m 5 http://example.com/; echo rc=$?',
     `python3 -c "import socket; socket.create_connection(('1.1.1.1', 80), 5)" 2>&1 | tail -1`,
+    // The endpoint itself, through the bridge, without its token: a flood of refusals, each new path
+    // a new line before (disk filled at the loop's pace); origin-form and the hook path alike.
+    FLOOD,
   ];
 
   it('refuses http, CONNECT and SOCKS by every spelling, logs each with its host, and the run ends by its own hooks', async () => {
@@ -84,7 +98,13 @@ describe("agentbox's refusing proxy, on the real Claude Code and its sandbox", (
     // Claude Code's hooks reached the endpoint through the same port: the run ended by its Stop.
     expect(p.state(run.name).status).toBe('DONE'); // no change to review
     expect(p.events(run.name).filter((e) => e.event === 'Stop')).toHaveLength(1);
-    expect(p.events(run.name).filter((e) => e.event === 'endpoint_problem')).toEqual([]);
+    // The flood: every request refused (401), and logged within bounds, the count kept.
+    expect(out[7]).toContain('codes [(401, 3000)]');
+    const problems = p.events(run.name).filter((e) => e.event === 'endpoint_problem');
+    expect(problems.length).toBeGreaterThan(0);
+    expect(problems.length).toBeLessThanOrEqual(60);
+    expect(Math.max(...problems.map((e) => e.count as number))).toBe(3000);
+    expect(fs.statSync(path.join(p.runDir(run.name), 'events.jsonl')).size).toBeLessThan(200_000);
   });
 
   it("a run with sandbox.allowed_domains keeps Claude Code's own proxies: the refusal is its sandbox's, recorded from the stream", async () => {

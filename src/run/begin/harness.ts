@@ -13,6 +13,7 @@ import { createRunHookHandler, type Denial } from '../../supervisor/hooks.js';
 import type { Supervisor } from '../../supervisor/supervisor.js';
 import type { Env } from '../../util/env.js';
 import { agentRunDir } from '../end/artifacts.js';
+import { endpointProblems } from './endpoint-problems.js';
 import { networkRefusals } from './network-refusals.js';
 
 /**
@@ -154,7 +155,7 @@ export async function openRunHarness(input: HarnessInput): Promise<RunHarness> {
 function runEndpoint(input: HarnessInput, hooks: HookHandler, ownProxy: boolean): Promise<Endpoint> {
   return startEndpoint({
     handler: input.route ? input.route(hooks) : hooks,
-    onProblem: (p) => input.log.append({ event: 'endpoint_problem', ...p }),
+    onProblem: endpointProblems(input.log),
     ...(ownProxy ? { onNetworkRefused: networkRefusals(input) } : {}),
   });
 }

@@ -1,6 +1,7 @@
 import type { NetworkRefusal } from '../../endpoint/refuse-network.js';
 import type { EventLog } from '../../ledger/events.js';
 import type { Denial } from '../../supervisor/hooks.js';
+import { LogSample } from './log-sample.js';
 
 /**
  * What agentbox's proxy refused, logged: each refusal of a host into events.jsonl, tied to the Bash
@@ -14,15 +15,18 @@ export function networkRefusals(input: {
   readonly onDenial?: (denial: Denial) => void;
   readonly bashInFlight?: () => string | undefined;
 }): (refusal: NetworkRefusal) => void {
-  const counts = new Map<string, number>();
+  const sample = new LogSample({
+    first: 20,
+    every: 100,
+    thinAfter: 500,
+    later: 500,
+    keys: 10_000,
+    overflow: 'more hosts',
+  });
   const toldOf = new Set<string>();
-  let total = 0;
   return (refusal) => {
     const named = refusal.host ? `${refusal.host}:${refusal.port}` : 'a host it did not name';
-    const where = counts.has(named) || counts.size < 10_000 ? named : 'more hosts';
-    const count = (counts.get(where) ?? 0) + 1;
-    counts.set(where, count);
-    total++;
+    const { key: where, count, total, write } = sample.take(named);
     const toolUseId = input.bashInFlight?.();
     const denial: Denial = {
       ...(toolUseId ? { toolUseId } : {}),
@@ -32,8 +36,7 @@ export function networkRefusals(input: {
       input: where,
       at: new Date().toISOString(),
     };
-    if ((count <= 20 || count % 100 === 0) && (total <= 500 || total % 500 === 0))
-      input.log.append({ event: 'refused', source: 'sandbox', ...denial, ...refusal, count, total });
+    if (write) input.log.append({ event: 'refused', source: 'sandbox', ...denial, ...refusal, count, total });
     const told = `${toolUseId ?? ''} ${where}`;
     if (!toldOf.has(told) && toldOf.size < 50) {
       toldOf.add(told);
