@@ -133,23 +133,22 @@ export interface RunPrivacy {
 }
 
 /**
- * A read-only run has no worktree: its only writable place is its temp dir. Its git is a private
- * one all the same, read-only, on the repository's tree (GIT_WORK_TREE): the repository's own
- * config is not readable to it (a token in a remote URL), and git cannot work without its config.
+ * A read-only run has no worktree: its only writable place is its temp dir. Its git (made by
+ * prepareRunPrivacy) is a private one all the same, read-only, on the repository's tree
+ * (GIT_WORK_TREE): the repository's own config is not readable to it (a token in a remote URL), and
+ * git cannot work without its config.
  */
-async function readOnlyFence(
+function readOnlyFence(
   opts: Parameters<typeof readFence>[0],
   area: PrivateArea,
   places: Omit<Parameters<typeof readFence>[2], 'fix'>,
   fence: Omit<RunSandbox, 'gitDir' | 'mainTree' | 'denyRead' | 'allowRead' | 'listed'>,
-  info: WorktreeGit,
-): Promise<RunSandbox> {
+): RunSandbox {
   const { mainGitDir } = places;
   const leftovers = absentBefore(
     leftoverCandidates({ repoRoot: opts.repoRoot, mainGitDir, worktree: null, worktreeGitDir: null }),
   );
   area.onDispose(() => removeEmpty(leftovers));
-  await createPrivateGit({ worktree: opts.repoRoot, gitDir: area.gitDir, branch: currentBranch(info), info });
   const reads = readFence(opts, area, { ...places, fix: null });
   return { ...fence, ...reads, gitDir: area.gitDir, mainTree: null };
 }
@@ -205,17 +204,27 @@ export async function prepareRunPrivacy(opts: {
     // NOTE: the main git dir is asked of the repository, never of the worktree, whose `.git` file
     // an agent of an earlier turn could have pointed elsewhere; the worktree's own git is read
     // once, for its admin dir and the private git (createPrivateGit), at the same time.
+    // The private git is made as soon as the worktree's git is known, beside the run's git config:
+    // one round of git on the way to claude, not two.
+    const known = Promise.resolve(opts.worktree ? worktreeGit(opts.worktree) : repositoryGit(opts.repoRoot));
     const [mainGitDir, info, gitConfig] = await Promise.all([
       commonGitDir(opts.repoRoot),
-      opts.worktree ? worktreeGit(opts.worktree) : repositoryGit(opts.repoRoot),
+      known,
       writeRunGitconfig(area.workDir, opts.repoRoot, opts.env),
+      known.then((found) =>
+        createPrivateGit({
+          worktree: opts.worktree ?? opts.repoRoot,
+          gitDir: area.gitDir,
+          branch: opts.worktree ? `agentbox/${opts.runName}` : currentBranch(found),
+          info: found,
+        }),
+      ),
     ]);
     const runtimeWritable = runtimeFolders(opts.env);
     const places = { mainGitDir, tmpDir: area.tmpDir, sockDir: area.sockDir, gitConfig, gitDir: area.gitDir };
     const { gitDir: _, ...shared } = places;
     const fence = { ...shared, runtimeWritable, allowedDomains: opts.config.allowed_domains };
-    if (!opts.worktree)
-      return { area, secrets, sandbox: await readOnlyFence(opts, area, places, fence, info) };
+    if (!opts.worktree) return { area, secrets, sandbox: readOnlyFence(opts, area, places, fence) };
     const adminDir = info.gitDir;
     const leftovers = absentBefore(
       leftoverCandidates({
@@ -226,12 +235,6 @@ export async function prepareRunPrivacy(opts: {
       }),
     );
     area.onDispose(() => removeEmpty(leftovers));
-    await createPrivateGit({
-      worktree: opts.worktree,
-      gitDir: area.gitDir,
-      branch: `agentbox/${opts.runName}`,
-      info,
-    });
     const reads = readFence(opts, area, {
       ...places,
       fix: { worktree: opts.worktree, adminDir },
