@@ -190,16 +190,35 @@ describe('fix runs on the real Claude Code: the worktree airlock and the human g
         },
       },
       {
+        // What is no file there (a FIFO, links out, a broken link) made the copy throw: the run's end
+        // could not be recorded. Now it is skipped, and said.
         when: { turn: 1, anyText: task },
+        reply: (req) => {
+          const runDir = /RUN_DIR=(\S+)/.exec(req.system)![1]!;
+          return tool('Bash', {
+            command: `cd '${runDir}' && mkfifo pipe && ln -s /etc/hostname key && ln -s /nonexistent broken && ln -s .. up`,
+          });
+        },
+      },
+      {
+        when: { turn: 2, anyText: task },
         reply: (req) =>
           tool('Write', { file_path: path.join(req.workingDirectory!, 'CHANGE.md'), content: 'c\n' }),
       },
-      { when: { turn: 2, anyText: task }, reply: text('noted') },
+      { when: { turn: 3, anyText: task }, reply: text('noted') },
     ]);
     const result = await p.agentbox(['fix', task]);
-    expect(result.code).toBe(0);
+    expect(result.code, result.stderr).toBe(0);
     const name = p.newest();
     expect(p.read(name, 'artifacts/evidence/notes.md')).toBe('what I saw\n');
+    const skipped = p.events(name).filter((e) => e.event === 'artifact_skipped');
+    expect(skipped.map((e) => `${e.path}: ${e.why}`).sort()).toEqual([
+      'broken: a link, not a file',
+      'key: a link, not a file',
+      'pipe: a FIFO, not a file',
+      'up: a link, not a file',
+    ]);
+    expect(fs.readdirSync(path.join(p.runDir(name), 'artifacts'))).toEqual(['evidence']);
     const patch = p.read(name, 'changes.patch');
     expect(patch).toContain('+++ b/CHANGE.md');
     expect(patch).not.toContain('notes.md');

@@ -14,7 +14,7 @@ import type { CheckRecord } from '../../supervisor/supervisor.js';
 import { formatAnswer, type OutputContract } from '../../templates/contract.js';
 import { writeAtomic } from '../../util/fs.js';
 import { templateValues } from '../begin/compose.js';
-import { collectArtifacts } from './artifacts.js';
+import { fileArtifacts } from './artifacts.js';
 import { allDenials, loggedGateRefusals } from './denials.js';
 import { commitResult, exportChanges } from './finalize-changes.js';
 import { type NestedRecord, nestedOfRun } from './finalize-nested.js';
@@ -99,7 +99,7 @@ export async function finalizeRun(input: FinalizeInput): Promise<Finalized> {
   // A revision's record (agentbox revise), once its result commit is made (not listed: it is the record).
   const revision = await revisionRecord(input, outcome.status, resultCommit, made);
 
-  files.push(...collectArtifacts(input.worktree, runDir));
+  files.push(...fileArtifacts(input.worktree, runDir));
   const denials = recordDenials(input);
   const { formatted, resultFile } = await writeAnswer(input, result);
   if (resultFile) files.push(resultFile);
