@@ -6,7 +6,12 @@ import type { Project } from './project.js';
  * One `type` run of `task` whose model answers `turns`, one reply a turn, then "done": its name,
  * the model's requests, and what the model saw of each turn's tool calls.
  */
-export async function scriptedRun(p: Project, type: 'fix' | 'scout', task: string, turns: Reply[]) {
+export async function scriptedRun(
+  p: Project,
+  type: 'fix' | 'scout',
+  task: string,
+  turns: (Reply | ((req: RequestView) => Reply))[],
+) {
   p.server.setRules([
     ...turns.map((reply, turn) => ({ when: { turn, anyText: task }, reply })),
     { when: { turn: turns.length, anyText: task }, reply: text('done') },
