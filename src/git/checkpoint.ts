@@ -5,7 +5,7 @@ import { AgentboxError } from '../errors.js';
 import type { Env } from '../util/env.js';
 import { git as runGit } from './exec.js';
 import type { GitSettings } from './inert.js';
-import { findNestedGit, nestedExcludes } from './nested.js';
+import { ignoredFolders, nestedExcludes, nestedGitIn } from './nested.js';
 import { personFiltersOff } from './person-git.js';
 import { AGENTBOX_IDENTITY } from './result-commit.js';
 
@@ -71,7 +71,9 @@ export async function takeCheckpoint(
     // left in place, only kept out.
     const excludes = [
       ...(options.exclude ?? []).map((p) => `:(exclude)${p}`),
-      ...nestedExcludes(findNestedGit(worktree)),
+      ...nestedExcludes(
+        await nestedGitIn(worktree, () => ignoredFolders({ cwd: worktree, env: options.env })),
+      ),
     ];
     await git(['add', '-A', '--', '.', ...excludes], vars);
     const tree = await git(['write-tree'], vars);

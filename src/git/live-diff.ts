@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { Env } from '../util/env.js';
 import { git } from './exec.js';
-import { findNestedGit } from './nested.js';
+import { findNestedGit, ignoredFolders } from './nested.js';
 import { type ExportedPatch, exportPatch } from './patch.js';
 import { personFiltersOff } from './person-git.js';
 
@@ -71,23 +71,6 @@ export async function liveTree(input: {
     dispose();
     throw error;
   }
-}
-
-/**
- * The folders git ignores as a whole (node_modules/), as git lists them without walking into
- * them: the search for nested repositories does not walk them either.
- */
-async function ignoredFolders(call: Parameters<typeof git>[1]): Promise<Set<string>> {
-  const out = await git(
-    ['ls-files', '-z', '--others', '--ignored', '--exclude-standard', '--directory', '--', ':/'],
-    call,
-  );
-  return new Set(
-    out
-      .split('\0')
-      .filter((p) => p.endsWith('/'))
-      .map((p) => p.slice(0, -1)),
-  );
 }
 
 /**

@@ -1,5 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import { type GitCall, git } from './exec.js';
 
 /**
  * A `.git` below a worktree's root — a nested repository (`git init inner`), a `.git` file
@@ -20,31 +21,73 @@ export interface NestedGit {
 }
 
 /**
+ * Folders the search walks before it asks git which folders git ignores as a whole: a real
+ * project's worktree holds node_modules/, target/ or a venv, thousands of folders walked at every
+ * turn's end while claude waited for its Stop hook (and git never enters an ignored folder: a
+ * repository there is nothing its `add` or `status` follows).
+ */
+export const WALK_BUDGET = 1_000;
+
+/**
  * Every `.git` below `worktree`'s root (folder, file or symlink), in path order. Symlinked folders
  * are not walked into (git does not walk them either); a `.git` is not entered; nor are the
- * folders in `skip` (`/`-separated, relative: ignored ones a live diff must not pay for). NOTE: the name is compared without case: on a
- * case-insensitive file system `.GIT` is the same entry to git.
+ * folders in `skip` (`/`-separated, relative: ignored ones). NOTE: the name is compared without
+ * case: on a case-insensitive file system `.GIT` is the same entry to git.
  */
 export function findNestedGit(worktree: string, skip: ReadonlySet<string> = new Set()): NestedGit[] {
+  return walkNested(worktree, skip, Number.POSITIVE_INFINITY) ?? [];
+}
+
+/**
+ * findNestedGit for a worktree of any size: past WALK_BUDGET folders, the folders git ignores as a
+ * whole (`ignored`, asked only then) are left out of the walk; when git cannot say, none is.
+ */
+export async function nestedGitIn(
+  worktree: string,
+  ignored: () => Promise<ReadonlySet<string>>,
+): Promise<NestedGit[]> {
+  const quick = walkNested(worktree, new Set(), WALK_BUDGET);
+  if (quick) return quick;
+  return findNestedGit(worktree, await ignored().catch(() => new Set<string>()));
+}
+
+/** The folders git ignores as a whole (node_modules/), as git lists them without walking into them. */
+export async function ignoredFolders(call: GitCall): Promise<Set<string>> {
+  const out = await git(
+    ['ls-files', '-z', '--others', '--ignored', '--exclude-standard', '--directory', '--', ':/'],
+    call,
+  );
+  return new Set(
+    out
+      .split('\0')
+      .filter((p) => p.endsWith('/'))
+      .map((p) => p.slice(0, -1)),
+  );
+}
+
+/** The walk; null once it has entered more than `budget` folders. */
+function walkNested(worktree: string, skip: ReadonlySet<string>, budget: number): NestedGit[] | null {
   const found: NestedGit[] = [];
-  const walk = (rel: string) => {
+  let entered = 0;
+  const walk = (rel: string): boolean => {
+    if (++entered > budget) return false;
     let entries: fs.Dirent[];
     try {
       entries = fs.readdirSync(path.join(worktree, rel), { withFileTypes: true });
     } catch {
-      return; // gone or unreadable meanwhile: nothing git could follow either
+      return true; // gone or unreadable meanwhile: nothing git could follow either
     }
     for (const entry of entries.sort((a, b) => (a.name < b.name ? -1 : 1))) {
       const child = rel ? `${rel}/${entry.name}` : entry.name;
       if (entry.name.toLowerCase() === '.git') {
         if (rel) found.push({ path: rel, kind: kindOf(entry) });
-      } else if (entry.isDirectory() && !skip.has(child)) {
-        walk(child);
+      } else if (entry.isDirectory() && !skip.has(child) && !walk(child)) {
+        return false;
       }
     }
+    return true;
   };
-  walk('');
-  return found;
+  return walk('') ? found : null;
 }
 
 const kindOf = (entry: fs.Dirent): NestedGit['kind'] =>

@@ -42,7 +42,7 @@ export async function exportChanges(input: RunPlace): Promise<{
   if (meta.type !== 'fix' || !input.worktree || !meta.repo_sha_start) return { changes: null, files: [] };
   // Before any git runs in the worktree: a nested `.git` is never followed (src/git/nested.ts), and
   // its folder stays out of the patch also after its `.git` was set aside at an earlier end.
-  setAsideNested(runDir, input.worktree);
+  await setAsideNested(runDir, input.worktree);
   const nested = nestedOfRun(runDir).map((n) => n.path);
   try {
     const changes = await exportPatch(input.worktree, {

@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { findNestedGit, type NestedGit, setAsideNestedGit } from '../../git/nested.js';
+import { ignoredFolders, type NestedGit, nestedGitIn, setAsideNestedGit } from '../../git/nested.js';
 import { EventLog } from '../../ledger/events.js';
 
 /** A `.git` the agent left below its worktree's root, as events.jsonl records it (`nested_git`). */
@@ -16,10 +16,10 @@ export interface NestedRecord {
  * and logs one `nested_git` event per path. Never throws: a `.git` that cannot be moved is logged
  * with why, and its folder still stays out of the patch (the caller excludes every path returned).
  */
-export function setAsideNested(runDir: string, worktree: string): NestedRecord[] {
+export async function setAsideNested(runDir: string, worktree: string): Promise<NestedRecord[]> {
   const log = new EventLog(runDir);
   const records: NestedRecord[] = [];
-  for (const nested of findNestedGit(worktree)) {
+  for (const nested of await nestedGitIn(worktree, () => ignoredFolders({ cwd: worktree }))) {
     let record: NestedRecord;
     try {
       const [movedTo] = setAsideNestedGit(worktree, [nested], path.join(runDir, 'raw', 'nested-git'));
