@@ -55,7 +55,8 @@ export function collectArtifacts(
       skipped.push({ path: rel || '.', why: `not readable (${errnoOf(error)})` });
       return;
     }
-    for (const entry of entries) {
+    // In name order: which files the bounds keep does not depend on the file system's order.
+    for (const entry of entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))) {
       const relPath = rel ? `${rel}/${entry.name}` : entry.name;
       if (++seen > MAX_ENTRIES) {
         skipped.push({ path: relPath, why: `past ${MAX_ENTRIES} entries` });
