@@ -29,11 +29,14 @@ export function changesExcludes(runId: string, nested: readonly string[]): strin
   return [path.join('.claude', 'commands', commandDirName(runId)), AGENT_RUN_DIR, ...nested];
 }
 
-/** A fix run's changes as changes.patch, inspected for what is sensitive; an error is kept, not thrown. */
+/**
+ * A fix run's changes as changes.patch, inspected for what is sensitive; an error is kept, not
+ * thrown. The inspection goes on while the caller makes the result commit (both only read the patch).
+ */
 export async function exportChanges(input: RunPlace): Promise<{
   changes: ExportedPatch | null;
   files: string[];
-  inspection?: Inspection | undefined;
+  inspection?: Promise<Inspection | undefined>;
   error?: string;
   /** A revision undid the whole change: the run folder's patch (the revision before's) was removed. */
   emptied?: boolean;
@@ -61,7 +64,7 @@ export async function exportChanges(input: RunPlace): Promise<{
     await writeAtomic(file, changes.patch);
     // Against the main tree (its hooksPath and symlinks), where merge will apply it. Not
     // knowing leaves the report silent; merge inspects again and is what refuses.
-    const inspection = await inspectPatchFile(input.ledger.root, file).catch(() => undefined);
+    const inspection = inspectPatchFile(input.ledger.root, file).catch(() => undefined);
     return { changes, files: ['changes.patch'], inspection };
   } catch (error) {
     return { changes: null, files: [], error: (error as Error).message };

@@ -85,7 +85,7 @@ export type RevisionShown = Pick<
 export async function finalizeRun(input: FinalizeInput): Promise<Finalized> {
   const { meta, runDir, summary } = input;
   const exported = await exportChanges(input);
-  const { changes, inspection } = exported;
+  const { changes } = exported;
   const files = [...exported.files];
   await input.pauseAfter?.('patch');
   const outcome = outcomeOf(input, (changes?.files.length ?? 0) > 0, exported.error);
@@ -104,6 +104,7 @@ export async function finalizeRun(input: FinalizeInput): Promise<Finalized> {
   const { formatted, resultFile } = await writeAnswer(input, result);
   if (resultFile) files.push(resultFile);
   await input.pauseAfter?.('result');
+  const inspection = await exported.inspection;
   const report = { outcome, result, changes, inspection, denials, resultFile, formatted, resultCommit };
   await writeAtomic(path.join(runDir, 'report.md'), reportOf(input, report));
   files.push('report.md');
