@@ -6,12 +6,6 @@ import { expectNoProcessesLeft } from '../helpers/processes.js';
 import { type Project, project } from '../helpers/project.js';
 import { scriptedRun } from '../helpers/scripted-run.js';
 
-/**
- * A run that reaches no host but its endpoint answers for Claude Code's sandbox proxies itself
- * (src/endpoint/refuse-network.ts): its commands' traffic reaches agentbox, which refuses it by
- * every door and logs each refusal with the host; Claude Code's hooks still arrive through it.
- * Real Claude Code, its sandbox (bubblewrap, the network namespace), a scripted model.
- */
 /** 3,000 requests on one kept-alive connection to the proxy port (the endpoint): what each got. */
 const FLOOD = `python3 - <<'EOF'
 import http.client
@@ -23,6 +17,12 @@ for i in range(3000):
 print('codes', sorted(codes.items()))
 EOF`;
 
+/**
+ * A run that reaches no host but its endpoint answers for Claude Code's sandbox proxies itself
+ * (src/endpoint/refuse-network.ts): its commands' traffic reaches agentbox, which refuses it by
+ * every door and logs each refusal with the host; Claude Code's hooks still arrive through it.
+ * Real Claude Code, its sandbox (bubblewrap, the network namespace), a scripted model.
+ */
 describe("agentbox's refusing proxy, on the real Claude Code and its sandbox", () => {
   let p: Project;
   beforeAll(async () => {
