@@ -8,8 +8,9 @@ const PER_STATUS = { first: 20, every: 100, thinAfter: 10_000, later: 10_000, ke
  * What the run's endpoint refused (a request without the run's token, a bad body, a handler that
  * failed), logged as `endpoint_problem`. The agent reaches the endpoint through the sandbox's proxy
  * bridge (localhost:3128 is the endpoint itself): a loop there wrote a line per request, each with
- * a path of its choosing, 6 MB a second. So each status's first 20 are logged, then every 100th
- * with its count up to its 10,000th (120 lines), then every 10,000th; the path and reason cut short.
+ * a path of its choosing (3,000 with 4 KB paths: ~6 MB, sent in 1 s). So each status's first 20
+ * are logged, then every 100th with its count up to its 10,000th (120 lines), then every 10,000th;
+ * the path and reason cut short.
  */
 export function endpointProblems(
   log: Pick<EventLog, 'append'>,
