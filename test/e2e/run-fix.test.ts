@@ -191,12 +191,12 @@ describe('fix runs on the real Claude Code: the worktree airlock and the human g
       },
       {
         // What is no file there (a FIFO, links out, a broken link) made the copy throw: the run's end
-        // could not be recorded. Now it is skipped, and said.
+        // could not be recorded; a FIFO as the gate's log blocked it. Now each is skipped, and said.
         when: { turn: 1, anyText: task },
         reply: (req) => {
           const runDir = /RUN_DIR=(\S+)/.exec(req.system)![1]!;
           return tool('Bash', {
-            command: `cd '${runDir}' && mkfifo pipe && ln -s /etc/hostname key && ln -s /nonexistent broken && ln -s .. up`,
+            command: `cd '${runDir}' && mkfifo pipe events.jsonl && ln -s /etc/hostname key && ln -s /nonexistent broken && ln -s .. up`,
           });
         },
       },
@@ -214,10 +214,13 @@ describe('fix runs on the real Claude Code: the worktree airlock and the human g
     const skipped = p.events(name).filter((e) => e.event === 'artifact_skipped');
     expect(skipped.map((e) => `${e.path}: ${e.why}`).sort()).toEqual([
       'broken: a link, not a file',
+      'events.jsonl: a FIFO, not a file',
       'key: a link, not a file',
       'pipe: a FIFO, not a file',
       'up: a link, not a file',
     ]);
+    // The gate's log in the RUN_DIR as a FIFO blocked the run's end for good: refused, and said.
+    expect(p.events(name).filter((e) => e.event === 'agent_log_skipped')).toHaveLength(1);
     expect(fs.readdirSync(path.join(p.runDir(name), 'artifacts'))).toEqual(['evidence']);
     const patch = p.read(name, 'changes.patch');
     expect(patch).toContain('+++ b/CHANGE.md');

@@ -3,6 +3,7 @@ import path from 'node:path';
 import type { StreamSummary } from '../../claude/stream.js';
 import { EventLog } from '../../ledger/events.js';
 import type { Denial } from '../../supervisor/hooks.js';
+import { openOwn } from '../../util/read-own.js';
 import { AGENT_RUN_DIR } from './artifacts.js';
 
 /**
@@ -15,16 +16,53 @@ import { AGENT_RUN_DIR } from './artifacts.js';
 export function loggedGateRefusals(runDir: string, worktree: string | null): Denial[] {
   const log = new EventLog(runDir);
   if (worktree) {
-    const agentLog = new EventLog(path.join(worktree, AGENT_RUN_DIR));
-    for (const e of agentLog.read())
+    const file = new EventLog(path.join(worktree, AGENT_RUN_DIR)).file;
+    for (const e of agentGateLog(file, log))
       if (e.event === 'human_gate_refused') log.append({ ...e, via: AGENT_RUN_DIR });
-    // Taken once: a resumed run does not copy them again.
-    fs.rmSync(agentLog.file, { force: true });
+    // Taken once: a resumed run does not copy them again (a link is removed, not what it names).
+    fs.rmSync(file, { force: true });
   }
   return log
     .read()
     .filter((e) => e.event === 'human_gate_refused')
     .map((e) => ({ tool: 'Bash', rule: 'human-gate', reason: String(e.reason ?? '') }));
+}
+
+/** What of the agent's gate log is read: a few refusals a run, never this much. */
+const MAX_AGENT_LOG = 1024 * 1024;
+
+/**
+ * The events of the gate log in the agent's RUN_DIR, which the agent can write: read as a file of
+ * its own, never through a link and never a FIFO (`mkfifo events.jsonl` there blocked the run's end
+ * for good), its first MAX_AGENT_LOG bytes. What is refused is logged (`agent_log_skipped`).
+ */
+function agentGateLog(file: string, log: EventLog): Record<string, unknown>[] {
+  let fd: number;
+  try {
+    fd = openOwn(file);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT')
+      log.append({ event: 'agent_log_skipped', path: file, why: (error as Error).message });
+    return [];
+  }
+  try {
+    const buffer = Buffer.alloc(Math.min(fs.fstatSync(fd).size, MAX_AGENT_LOG));
+    const read = fs.readSync(fd, buffer, 0, buffer.length, 0);
+    return buffer
+      .subarray(0, read)
+      .toString('utf8')
+      .split('\n')
+      .flatMap((line) => {
+        try {
+          const e: unknown = JSON.parse(line);
+          return e && typeof e === 'object' && !Array.isArray(e) ? [e as Record<string, unknown>] : [];
+        } catch {
+          return [];
+        }
+      });
+  } finally {
+    fs.closeSync(fd);
+  }
 }
 
 /**
