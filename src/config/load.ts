@@ -3,7 +3,7 @@ import { parseDocument } from 'yaml';
 import type * as z from 'zod';
 import { AgentboxError } from '../errors.js';
 import type { Env } from '../util/env.js';
-import { readTextIfExists } from '../util/fs.js';
+import { MAX_CONFIG_BYTES, readRepoText, readTextIfExists } from '../util/fs.js';
 import { closest } from '../util/suggest.js';
 import { applyProject } from './precedence.js';
 import { sandboxFromEnv } from './sandbox-env.js';
@@ -41,8 +41,9 @@ export function projectConfigPath(repoRoot: string): string {
 const parsedFiles = new Map<string, { readonly text: string; readonly data: ConfigFile }>();
 
 /** Reads and validates one file; a missing file is an empty one. */
-export function readConfigFile(file: string): ConfigFile | undefined {
-  const text = readTextIfExists(file);
+export function readConfigFile(file: string, root?: string): ConfigFile | undefined {
+  // A repository's file is read only from inside it (readRepoText); the person's may be a link.
+  const text = root === undefined ? readTextIfExists(file, MAX_CONFIG_BYTES) : readRepoText(file, root);
   if (text === undefined) return undefined;
   const known = parsedFiles.get(file);
   if (known?.text === text) return structuredClone(known.data);
@@ -145,7 +146,7 @@ export function loadConfig(options: {
   let config = person.config;
   if (options.repoRoot) {
     const projectFile = projectConfigPath(options.repoRoot);
-    const file = readConfigFile(projectFile);
+    const file = readConfigFile(projectFile, options.repoRoot);
     sources.push({ kind: 'project', path: projectFile, exists: file !== undefined });
     config = applyProject(config, file, options.projectTrusted === true);
   }

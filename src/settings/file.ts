@@ -2,7 +2,7 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import type * as JsoncParser from 'jsonc-parser';
 import { AgentboxError } from '../errors.js';
-import { readTextIfExists } from '../util/fs.js';
+import { readRepoText } from '../util/fs.js';
 
 export type SettingsScope = 'shared' | 'local';
 
@@ -66,11 +66,12 @@ export function lineColumn(text: string, offset: number): { line: number; column
 }
 
 /**
- * Reads a Claude Code settings file strictly: Claude Code itself rejects comments and trailing
- * commas (and then ignores the whole file), so agentbox does too, and says where.
+ * Reads a Claude Code settings file of a repository (`<root>/.claude/settings*.json`, never through
+ * a link out of the repository: readRepoText) strictly: Claude Code itself rejects comments and
+ * trailing commas (and then ignores the whole file), so agentbox does too, and says where.
  */
 export function readSettings(file: string): SettingsFile {
-  const text = readTextIfExists(file);
+  const text = readRepoText(file, path.dirname(path.dirname(file)));
   if (text === undefined) return { path: file, text: undefined, value: {} };
   const value = parseStrict(text, file);
   const problem = shapeProblem(value);

@@ -9,7 +9,7 @@ import { ledgerPaths, renderIndexMd } from '../ledger/index.js';
 import { readSettings, type SettingsScope, settingsPath } from '../settings/file.js';
 import { type InstallPlan, planInstall } from '../settings/managed.js';
 import { validateSettings } from '../settings/validate.js';
-import { readTextIfExists } from '../util/fs.js';
+import { readRepoText } from '../util/fs.js';
 
 export interface SetupStep {
   readonly kind: 'mkdir' | 'write';
@@ -36,7 +36,7 @@ export async function planSetup(repo: Repo, scope: SettingsScope): Promise<Setup
   const settingsPlan = planSettings(settingsFile);
   const configFile = projectConfigPath(root);
   // An existing config must be valid before init builds on it.
-  readConfigFile(configFile);
+  readConfigFile(configFile, root);
 
   const steps: SetupStep[] = [...ledgerSteps(root, rel), ...(await ignoreSteps(repo, scope, rel))];
   if (settingsPlan.changed) {
@@ -112,8 +112,10 @@ async function ignoreSteps(
   const missing = await unignored(repo.root, ignoreRules);
   if (missing.length === 0) return [];
   const file = ignoreFilePath(repo, scope === 'shared' ? 'shared' : 'local');
+  // The repository's own file, read only from inside it: `.gitignore -> ~/.ssh/id_rsa` would have
+  // put the key into the .gitignore init writes, which the person commits.
   const content = addIgnoreBlock(
-    readTextIfExists(file),
+    readRepoText(file, repo.root),
     missing.map((r) => r.pattern),
   );
   const list = missing.map((r) => r.pattern).join(', ');

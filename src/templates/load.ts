@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
-import fs from 'node:fs';
 import { AgentboxError, errnoCode } from '../errors.js';
+import { MAX_CONFIG_BYTES, readTextIfExists } from '../util/fs.js';
 import { checkVariables, TemplateVariableError } from './compose.js';
 import { contractSchema, type OutputContract, toContract } from './contract.js';
 import { type FrontMatter, splitFrontMatter } from './front-matter.js';
@@ -30,13 +30,15 @@ const invalid = (file: string, problem: string, hint: string) =>
 export function readTemplate(file: string): LoadedTemplate {
   let text: string;
   try {
-    text = fs.readFileSync(file, 'utf8');
+    const read = readTextIfExists(file, MAX_CONFIG_BYTES);
+    if (read === undefined) throw Object.assign(new Error('no such file'), { code: 'ENOENT' });
+    text = read;
   } catch (error) {
-    throw invalid(
-      file,
-      `cannot be read (${errnoCode(error) ?? (error as Error).message})`,
-      'fix its permissions, or remove it',
-    );
+    // The system's word when there is one (EACCES), else what readTextIfExists said (not a file).
+    const system = errnoCode((error as { cause?: unknown }).cause);
+    const why =
+      system ?? (error instanceof AgentboxError ? error.message : (errnoCode(error) ?? String(error)));
+    throw invalid(file, `cannot be read (${why})`, 'fix its permissions, or remove it');
   }
   let parsed: FrontMatter;
   try {

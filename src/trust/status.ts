@@ -4,7 +4,7 @@ import { loadPersonConfig, type PersonConfig, PROJECT_CONFIG_FILE, readConfigFil
 import { AgentboxError } from '../errors.js';
 import { readSettings, SETTINGS_FILES } from '../settings/file.js';
 import type { Env } from '../util/env.js';
-import { readTextIfExists } from '../util/fs.js';
+import { readRepoText } from '../util/fs.js';
 import { decideTrust, hashEntries, isTrusted, type TrustState } from './decide.js';
 import { configEntries, mcpEntries, settingsEntries, type TrustEntry } from './entries.js';
 import { readStore } from './store.js';
@@ -27,7 +27,7 @@ export interface TrustStatus {
 }
 
 function mcpFileEntries(root: string): TrustEntry[] {
-  const text = readTextIfExists(path.join(root, MCP_FILE));
+  const text = readRepoText(path.join(root, MCP_FILE), root);
   if (text === undefined) return [];
   try {
     const value = JSON.parse(text) as unknown;
@@ -44,7 +44,7 @@ function settingsFileEntries(root: string, file: string): TrustEntry[] {
     return settingsEntries(file, readSettings(path.join(root, file)).value);
   } catch (error) {
     if (error instanceof AgentboxError)
-      return [{ file, key: '(file)', text: readTextIfExists(path.join(root, file)) ?? '' }];
+      return [{ file, key: '(file)', text: readRepoText(path.join(root, file), root) ?? '' }];
     throw error;
   }
 }
@@ -64,7 +64,7 @@ function claudeEntries(dir: string): TrustEntry[] {
  */
 export function repoEntries(root: string, person: PersonConfig): TrustEntry[] {
   return [
-    ...configEntries(PROJECT_CONFIG_FILE, readConfigFile(path.join(root, PROJECT_CONFIG_FILE)), person),
+    ...configEntries(PROJECT_CONFIG_FILE, readConfigFile(path.join(root, PROJECT_CONFIG_FILE), root), person),
     ...claudeEntries(root),
   ];
 }

@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
+import path from 'node:path';
 import writeFileAtomic from 'write-file-atomic';
-import { errnoCode, fsError } from '../errors.js';
+import { AgentboxError, errnoCode, fsError } from '../errors.js';
 
 /*
  * The one way agentbox replaces a file: a temp file in the same folder, then a rename, so a
@@ -68,14 +69,80 @@ function rmQuietly(file: string): void {
   }
 }
 
-/** The file's text, or undefined when it does not exist. Other failures throw. */
-export function readTextIfExists(file: string): string | undefined {
+/**
+ * The file's text, or undefined when it does not exist. Only a regular file is read (a link to one
+ * is followed; see notAFile); anything else, or more than `max` bytes, throws, as other failures do.
+ */
+export function readTextIfExists(file: string, max?: number): string | undefined {
+  let fd: number;
   try {
-    return fs.readFileSync(file, 'utf8');
+    // A link is followed (a dotfile manager links the person's config); O_NONBLOCK: a FIFO does
+    // not block the open, and fstat refuses it below.
+    fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NONBLOCK);
   } catch (error) {
     if (errnoCode(error) === 'ENOENT' || errnoCode(error) === 'ENOTDIR') return undefined;
     throw fsError(error, 'read', file);
   }
+  try {
+    const stat = fs.fstatSync(fd);
+    if (!stat.isFile()) throw notAFile(file);
+    if (max !== undefined && stat.size > max) {
+      throw new AgentboxError('IO_FAILED', `${file} is ${stat.size} bytes: more than the ${max} read of it`, {
+        hint: `look at it (ls -l ${file}); a file this size is not one agentbox wrote or expects`,
+      });
+    }
+    return fs.readFileSync(fd, 'utf8');
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+/** At most this much of a configuration file, a template or a settings file is read. */
+export const MAX_CONFIG_BYTES = 1024 * 1024;
+
+/**
+ * readTextIfExists for a file a repository carries (its agentbox.yaml, `.claude/` settings,
+ * `.mcp.json`): a link that leads out of `root` is refused. A cloned repository's
+ * `.mcp.json -> ~/.ssh/id_rsa` (or `-> /proc/self/environ`, the process's secrets) was read and
+ * shown for review by `agentbox trust`, into the terminal and a CI job's log. A broken link reads
+ * as no file, as git's checkout of it would.
+ */
+export function readRepoText(file: string, root: string, max = MAX_CONFIG_BYTES): string | undefined {
+  let real: string;
+  try {
+    real = fs.realpathSync(file);
+  } catch (error) {
+    if (errnoCode(error) === 'ENOENT' || errnoCode(error) === 'ENOTDIR') return undefined;
+    throw fsError(error, 'read', file);
+  }
+  let base = root;
+  try {
+    base = fs.realpathSync(root);
+  } catch {
+    // The root as given.
+  }
+  const rel = path.relative(base, real);
+  if (rel.startsWith('..') || path.isAbsolute(rel)) {
+    throw new AgentboxError(
+      'IO_FAILED',
+      `${file} is a link out of the repository (to ${real}), so agentbox does not read it`,
+      {
+        hint: `look at it (ls -l ${file}): a repository's files are read only from inside it`,
+      },
+    );
+  }
+  return readTextIfExists(real, max);
+}
+
+/**
+ * NOTE: a repository can carry `agentbox.yaml -> /dev/zero` (git keeps links): readFileSync read
+ * it until the memory ran out (16 GB, then std::bad_alloc) in `agentbox trust`, the first command
+ * a person runs on a stranger's repository; a FIFO made it wait for good.
+ */
+function notAFile(file: string): AgentboxError {
+  return new AgentboxError('IO_FAILED', `${file} is not a regular file, so agentbox does not read it`, {
+    hint: `look at it (ls -l ${file}): a link to a device or a FIFO is never a file agentbox reads`,
+  });
 }
 
 export function exists(file: string): boolean {

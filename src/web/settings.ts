@@ -6,7 +6,7 @@ import { RULES, type Rule } from '../config/rules.js';
 import { fileSchema } from '../config/schema.js';
 import { loadTrustedConfig, trustStatus } from '../trust/index.js';
 import type { Env } from '../util/env.js';
-import { mkdirp, readTextIfExists, writeAtomic } from '../util/fs.js';
+import { mkdirp, readRepoText, readTextIfExists, writeAtomic } from '../util/fs.js';
 import { HttpError } from './http.js';
 
 /**
@@ -22,7 +22,7 @@ export function readSettings(root: string, env: Env) {
     files: sources.map((s) => ({
       scope: s.kind === 'user' ? 'global' : 'project',
       path: s.path,
-      text: readTextIfExists(s.path) ?? null,
+      text: (s.kind === 'project' ? readRepoText(s.path, root) : readTextIfExists(s.path)) ?? null,
     })),
   };
 }
@@ -65,7 +65,7 @@ export async function writeSettings(root: string, env: Env, body: Record<string,
   }
   const file = scope === 'project' ? projectConfigPath(root) : userConfigPath(env);
   if (!file) throw new HttpError(400, 'no user config path: set HOME, XDG_CONFIG_HOME or AGENTBOX_CONFIG');
-  const text = readTextIfExists(file) ?? '';
+  const text = (scope === 'project' ? readRepoText(file, root) : readTextIfExists(file)) ?? '';
   if (parseDocument(text).errors.length > 0)
     throw new HttpError(409, `${file} is not valid YAML: fix it by hand first`);
   const changes = requestedChanges(body);

@@ -148,6 +148,6 @@ describe('readSettings', () => {
     fs.mkdirSync(file);
     const error = thrown(() => readSettings(file));
     expect(error.code).toBe('IO_FAILED');
-    expect(error.message).toBe(`cannot read ${file}: EISDIR: illegal operation on a directory, read`);
+    expect(error.message).toBe(`${file} is not a regular file, so agentbox does not read it`);
   });
 });

@@ -1,0 +1,139 @@
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { readRepoText, readTextIfExists } from '../../src/util/fs.js';
+import { agentbox } from '../helpers/cli.js';
+import { gitRepo, type TestRepo, tempDir } from '../helpers/git-repo.js';
+
+/**
+ * A repository can carry links (git keeps them): `agentbox.yaml -> /dev/zero` was read until the
+ * memory ran out (16 GB, then std::bad_alloc) by `agentbox trust` and `agentbox doctor`, the first
+ * commands a person runs on a stranger's repository; a FIFO in such a place made a read wait for
+ * good; and `.mcp.json -> ~/.ssh/id_rsa` was shown whole by `trust`, for review. agentbox reads its
+ * configuration, settings and templates only from regular files, at most 1 MiB of each, and a
+ * repository's own only from inside it (src/util/fs.ts readTextIfExists, readRepoText).
+ */
+const cleanups: (() => void)[] = [];
+afterEach(() => {
+  for (const c of cleanups.splice(0)) c();
+});
+
+function dir(): string {
+  const d = tempDir('agentbox-hostile-files-');
+  cleanups.push(() => fs.rmSync(d, { recursive: true, force: true }));
+  return d;
+}
+
+describe('readTextIfExists', () => {
+  it('reads a file, through a link too; a missing one is undefined', () => {
+    const d = dir();
+    fs.writeFileSync(path.join(d, 'real.yaml'), 'a: 1\n');
+    fs.symlinkSync(path.join(d, 'real.yaml'), path.join(d, 'link.yaml'));
+    expect(readTextIfExists(path.join(d, 'link.yaml'))).toBe('a: 1\n');
+    expect(readTextIfExists(path.join(d, 'none.yaml'))).toBeUndefined();
+  });
+
+  it('refuses a device, a FIFO and a folder at once, naming the file; and more than its limit', () => {
+    const d = dir();
+    fs.symlinkSync('/dev/zero', path.join(d, 'zero.yaml'));
+    execFileSync('mkfifo', [path.join(d, 'fifo.yaml')]);
+    fs.mkdirSync(path.join(d, 'folder.yaml'));
+    for (const name of ['zero.yaml', 'fifo.yaml', 'folder.yaml'])
+      expect(() => readTextIfExists(path.join(d, name)), name).toThrow(`${name} is not a regular file`);
+    fs.writeFileSync(path.join(d, 'big.yaml'), 'x'.repeat(2000));
+    expect(() => readTextIfExists(path.join(d, 'big.yaml'), 1000)).toThrow(
+      'is 2000 bytes: more than the 1000',
+    );
+  });
+});
+
+describe('readRepoText', () => {
+  it('reads a file of the repository, through a link inside it too; refuses a link out of it', () => {
+    const root = dir();
+    const outside = path.join(dir(), 'id_rsa');
+    fs.writeFileSync(outside, 'PRIVATE KEY\n');
+    fs.mkdirSync(path.join(root, 'conf'));
+    fs.writeFileSync(path.join(root, 'conf', 'real.json'), '{}\n');
+    fs.symlinkSync('conf/real.json', path.join(root, 'inside.json'));
+    fs.symlinkSync(outside, path.join(root, 'out.json'));
+    fs.symlinkSync('/proc/self/environ', path.join(root, 'environ.json'));
+    fs.symlinkSync('/nonexistent', path.join(root, 'broken.json'));
+    expect(readRepoText(path.join(root, 'inside.json'), root)).toBe('{}\n');
+    expect(readRepoText(path.join(root, 'broken.json'), root)).toBeUndefined();
+    expect(() => readRepoText(path.join(root, 'out.json'), root)).toThrow('is a link out of the repository');
+    expect(() => readRepoText(path.join(root, 'environ.json'), root)).toThrow(
+      'is a link out of the repository',
+    );
+  });
+});
+
+describe('a cloned repository whose files are links to a device', () => {
+  const repos: TestRepo[] = [];
+  afterEach(() => {
+    for (const r of repos.splice(0)) r.cleanup();
+  });
+
+  it('.gitignore -> a secret outside it: init refuses it, and writes nothing of it into the repository', async () => {
+    const repo = gitRepo({ files: { 'a.txt': 'a\n' } });
+    repos.push(repo);
+    const home = dir();
+    fs.writeFileSync(path.join(home, 'secret'), 'SECRET-MATERIAL\n');
+    fs.rmSync(path.join(repo.dir, '.gitignore'), { force: true });
+    fs.symlinkSync(path.join(home, 'secret'), path.join(repo.dir, '.gitignore'));
+    repo.commit('plant .gitignore');
+    const env = { PATH: process.env.PATH, HOME: home, XDG_STATE_HOME: path.join(home, 'state') };
+    const result = await agentbox(['init'], { cwd: repo.dir, env });
+    expect(result.code).not.toBe(0);
+    expect(result.stderr).toContain('.gitignore is a link out of the repository');
+    expect(fs.lstatSync(path.join(repo.dir, '.gitignore')).isSymbolicLink()).toBe(true);
+    expect(fs.readFileSync(path.join(home, 'secret'), 'utf8')).toBe('SECRET-MATERIAL\n');
+  });
+
+  for (const file of ['agentbox.yaml', '.claude/settings.json', '.mcp.json']) {
+    it(`${file} -> a secret outside it: trust says so and shows nothing of it`, async () => {
+      const repo = gitRepo({ files: { 'a.txt': 'a\n' } });
+      repos.push(repo);
+      const home = dir();
+      // Not JSON and not YAML that agentbox knows: trust used to show such a file whole, for review.
+      fs.writeFileSync(path.join(home, 'secret'), '-----BEGIN PRIVATE KEY-----\nSECRET-MATERIAL\n');
+      fs.mkdirSync(path.dirname(path.join(repo.dir, file)), { recursive: true });
+      fs.symlinkSync(path.join(home, 'secret'), path.join(repo.dir, file));
+      repo.commit(`plant ${file}`);
+      const env = { PATH: process.env.PATH, HOME: home, XDG_STATE_HOME: path.join(home, 'state') };
+      const result = await agentbox(['trust'], { cwd: repo.dir, env });
+      const out = `${result.stdout}${result.stderr}`;
+      expect(result.code, out).not.toBe(0);
+      expect(out).toContain('is a link out of the repository');
+      expect(out).not.toContain('SECRET-MATERIAL');
+    });
+
+    it(`${file} as a link to /dev/zero, or a FIFO: trust, doctor and init say so and stop, at once`, async () => {
+      const repo = gitRepo({ files: { 'a.txt': 'a\n' } });
+      repos.push(repo);
+      const at = path.join(repo.dir, file);
+      fs.mkdirSync(path.dirname(at), { recursive: true });
+      fs.symlinkSync('/dev/zero', at);
+      repo.commit(`plant ${file}`);
+      const home = dir();
+      const env = { PATH: process.env.PATH, HOME: home, XDG_STATE_HOME: path.join(home, 'state') };
+      for (const [kind, said] of [
+        ['link', 'is a link out of the repository'],
+        ['fifo', 'is not a regular file'],
+      ] as const) {
+        if (kind === 'fifo') {
+          fs.rmSync(at);
+          execFileSync('mkfifo', [at]);
+        }
+        for (const command of [['trust'], ['doctor'], ['init']]) {
+          const started = Date.now();
+          const result = await agentbox(command, { cwd: repo.dir, env });
+          const out = `${result.stdout}${result.stderr}`;
+          expect(result.code, `${kind} ${command}: ${out}`).not.toBe(0);
+          expect(out, `${kind} ${command}`).toContain(`${path.basename(file)} ${said}`);
+          expect(Date.now() - started, `${kind} ${command}`).toBeLessThan(10_000);
+        }
+      }
+    });
+  }
+});
