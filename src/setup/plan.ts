@@ -112,8 +112,8 @@ async function ignoreSteps(
   const missing = await unignored(repo.root, ignoreRules);
   if (missing.length === 0) return [];
   const file = ignoreFilePath(repo, scope === 'shared' ? 'shared' : 'local');
-  // The repository's own file, read only from inside it: `.gitignore -> ~/.ssh/id_rsa` would have
-  // put the key into the .gitignore init writes, which the person commits.
+  // The repository's own file, read only from inside it: init wrote through `.gitignore -> ~/.aws/
+  // credentials`, appending its lines to the person's file outside the repository.
   const content = addIgnoreBlock(
     readRepoText(file, repo.root),
     missing.map((r) => r.pattern),
