@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
+import path from 'node:path';
 import { AgentboxError, errnoCode } from '../errors.js';
-import { MAX_CONFIG_BYTES, readTextIfExists } from '../util/fs.js';
+import { MAX_CONFIG_BYTES, readRepoText, readTextIfExists } from '../util/fs.js';
 import { checkVariables, TemplateVariableError } from './compose.js';
 import { contractSchema, type OutputContract, toContract } from './contract.js';
 import { type FrontMatter, splitFrontMatter } from './front-matter.js';
@@ -27,10 +28,13 @@ const invalid = (file: string, problem: string, hint: string) =>
  * Reads one template: YAML front matter (src/templates/front-matter.ts) and a body whose variables are all known.
  * Every problem is an error naming the file, before any run folder exists.
  */
-export function readTemplate(file: string): LoadedTemplate {
+export function readTemplate(file: string, dirs?: TemplateDirs): LoadedTemplate {
   let text: string;
   try {
-    const read = readTextIfExists(file, MAX_CONFIG_BYTES);
+    // A project's template is read only from inside its repository (readRepoText): a template is
+    // the prompt sent to the model, and `.agentbox/templates/scout.md -> ~/.ssh/id_rsa` sent the key.
+    const root = dirs && isIn(file, dirs.project) ? path.dirname(path.dirname(dirs.project)) : null;
+    const read = root ? readRepoText(file, root) : readTextIfExists(file, MAX_CONFIG_BYTES);
     if (read === undefined) throw Object.assign(new Error('no such file'), { code: 'ENOENT' });
     text = read;
   } catch (error) {
@@ -75,8 +79,11 @@ export function readTemplate(file: string): LoadedTemplate {
   };
 }
 
-function readContract(file: string): LoadedTemplate & { readonly contract: OutputContract } {
-  const template = readTemplate(file);
+function readContract(
+  file: string,
+  dirs: TemplateDirs,
+): LoadedTemplate & { readonly contract: OutputContract } {
+  const template = readTemplate(file, dirs);
   return { ...template, contract: contractOf(template) };
 }
 
@@ -104,9 +111,9 @@ export function loadRunTemplates(
 ): RunTemplates {
   const found = locateTemplates(dirs, type, options);
   return {
-    globalInput: found.globalInput ? readTemplate(found.globalInput) : null,
-    projectInput: found.projectInput ? readTemplate(found.projectInput) : null,
-    output: found.output ? readContract(found.output) : null,
+    globalInput: found.globalInput ? readTemplate(found.globalInput, dirs) : null,
+    projectInput: found.projectInput ? readTemplate(found.projectInput, dirs) : null,
+    output: found.output ? readContract(found.output, dirs) : null,
   };
 }
 
@@ -114,4 +121,10 @@ export function loadRunTemplates(
 export function templateRecord(t: RunTemplates): Record<string, unknown> {
   const one = (x: LoadedTemplate | null) => (x ? { path: x.path, sha256: x.sha256 } : null);
   return { global_input: one(t.globalInput), project_input: one(t.projectInput), output: one(t.output) };
+}
+
+/** Whether `file` is below `dir`. Pure. */
+function isIn(file: string, dir: string): boolean {
+  const rel = path.relative(dir, file);
+  return rel !== '' && !rel.startsWith('..') && !path.isAbsolute(rel);
 }

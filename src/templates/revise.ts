@@ -28,7 +28,7 @@ export function locateReviseTemplate(dirs: TemplateDirs, type: string): string {
  * never reach the agent.
  */
 export function loadReviseTemplate(dirs: TemplateDirs, type: string): LoadedTemplate {
-  const template = readTemplate(locateReviseTemplate(dirs, type));
+  const template = readTemplate(locateReviseTemplate(dirs, type), dirs);
   if (!REVIEW_VARIABLE.test(template.body)) {
     throw new AgentboxError('TEMPLATE_INVALID', `template ${template.path}: it has no {{review}}`, {
       hint: "put {{review}} where the person's review goes, or remove the file to use the built-in one",

@@ -2,6 +2,8 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { loadRunTemplates } from '../../src/templates/load.js';
+import { templateDirs } from '../../src/templates/locate.js';
 import { readRepoText, readTextIfExists } from '../../src/util/fs.js';
 import { agentbox } from '../helpers/cli.js';
 import { gitRepo, type TestRepo, tempDir } from '../helpers/git-repo.js';
@@ -64,6 +66,31 @@ describe('readRepoText', () => {
     expect(() => readRepoText(path.join(root, 'out.json'), root)).toThrow('is a link out of the repository');
     expect(() => readRepoText(path.join(root, 'environ.json'), root)).toThrow(
       'is a link out of the repository',
+    );
+  });
+});
+
+describe("a repository's template", () => {
+  it('as a link out of the repository is refused: a template is the prompt sent to the model', () => {
+    const root = dir();
+    const home = dir();
+    fs.writeFileSync(path.join(home, 'secret'), 'SECRET-MATERIAL\n');
+    fs.mkdirSync(path.join(root, '.agentbox', 'templates'), { recursive: true });
+    fs.symlinkSync(path.join(home, 'secret'), path.join(root, '.agentbox', 'templates', 'input.md'));
+    const dirs = templateDirs({ HOME: home }, root);
+    expect(() => loadRunTemplates(dirs, 'scout', { builtinOutput: false })).toThrow(
+      'input.md is a link out of the repository',
+    );
+    // The person's own templates may be links (a dotfile manager's).
+    fs.rmSync(path.join(root, '.agentbox'), { recursive: true });
+    fs.mkdirSync(path.join(home, '.config', 'agentbox', 'templates'), { recursive: true });
+    fs.writeFileSync(path.join(home, 'mine.md'), 'my own words\n');
+    fs.symlinkSync(
+      path.join(home, 'mine.md'),
+      path.join(home, '.config', 'agentbox', 'templates', 'input.md'),
+    );
+    expect(loadRunTemplates(dirs, 'scout', { builtinOutput: false }).globalInput?.body).toContain(
+      'my own words',
     );
   });
 });
