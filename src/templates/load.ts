@@ -32,16 +32,17 @@ export function readTemplate(file: string, dirs?: TemplateDirs): LoadedTemplate 
   let text: string;
   try {
     // A project's template is read only from inside its repository (readRepoText): a template is
-    // the prompt sent to the model, and `.agentbox/templates/scout.md -> ~/.ssh/id_rsa` sent the key.
+    // the prompt sent to the model; `.agentbox/templates/input.md -> ~/.ssh/id_rsa` would send the key.
     const root = dirs && isIn(file, dirs.project) ? path.dirname(path.dirname(dirs.project)) : null;
     const read = root ? readRepoText(file, root) : readTextIfExists(file, MAX_CONFIG_BYTES);
     if (read === undefined) throw Object.assign(new Error('no such file'), { code: 'ENOENT' });
     text = read;
   } catch (error) {
-    // The system's word when there is one (EACCES), else what readTextIfExists said (not a file).
+    // The system's word when there is one (EACCES); what readTextIfExists refused (a folder, a
+    // device, a link out of the repository) is said as it said it.
     const system = errnoCode((error as { cause?: unknown }).cause);
-    const why =
-      system ?? (error instanceof AgentboxError ? error.message : (errnoCode(error) ?? String(error)));
+    if (!system && error instanceof AgentboxError) throw error;
+    const why = system ?? errnoCode(error) ?? String(error);
     throw invalid(file, `cannot be read (${why})`, 'fix its permissions, or remove it');
   }
   let parsed: FrontMatter;

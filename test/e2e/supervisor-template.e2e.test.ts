@@ -111,7 +111,7 @@ describe('prompt templates', () => {
     const before = p.runs();
     const result = await p.agentbox(['plan', 'TASK-UNREADABLE']);
     expect(result.code).toBe(1);
-    expect(result.stderr).toMatch(/plan\.input\.md: cannot be read \(EISDIR\)/);
+    expect(result.stderr).toMatch(/plan\.input\.md is not a regular file, so agentbox does not read it/);
     expect(p.runs()).toEqual(before);
     fs.rmdirSync(path.join(projectDir, 'plan.input.md'));
   });
