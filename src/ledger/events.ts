@@ -28,15 +28,19 @@ export class EventLog {
     } catch {
       return [];
     }
-    return text
-      .split('\n')
-      .filter(Boolean)
-      .flatMap((line) => {
-        try {
-          return [JSON.parse(line) as Record<string, unknown>];
-        } catch {
-          return [];
-        }
-      });
+    return eventLines(text);
   }
+}
+
+/** The events of an events.jsonl text: each line that is a JSON object; anything else is skipped. Pure. */
+export function eventLines(text: string): Record<string, unknown>[] {
+  return text.split('\n').flatMap((line) => {
+    if (!line) return [];
+    try {
+      const e: unknown = JSON.parse(line);
+      return e && typeof e === 'object' && !Array.isArray(e) ? [e as Record<string, unknown>] : [];
+    } catch {
+      return [];
+    }
+  });
 }

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import path from 'node:path';
+import { isInside } from '../airlock/paths.js';
 import { AgentboxError, errnoCode } from '../errors.js';
 import { MAX_CONFIG_BYTES, readRepoText, readTextIfExists } from '../util/fs.js';
 import { checkVariables, TemplateVariableError } from './compose.js';
@@ -33,7 +34,7 @@ export function readTemplate(file: string, dirs?: TemplateDirs): LoadedTemplate 
   try {
     // A project's template is read only from inside its repository (readRepoText): a template is
     // the prompt sent to the model; `.agentbox/templates/input.md -> ~/.ssh/id_rsa` would send the key.
-    const root = dirs && isIn(file, dirs.project) ? path.dirname(path.dirname(dirs.project)) : null;
+    const root = dirs && isInside(file, dirs.project) ? path.dirname(path.dirname(dirs.project)) : null;
     const read = root ? readRepoText(file, root) : readTextIfExists(file, MAX_CONFIG_BYTES);
     if (read === undefined) throw Object.assign(new Error('no such file'), { code: 'ENOENT' });
     text = read;
@@ -122,10 +123,4 @@ export function loadRunTemplates(
 export function templateRecord(t: RunTemplates): Record<string, unknown> {
   const one = (x: LoadedTemplate | null) => (x ? { path: x.path, sha256: x.sha256 } : null);
   return { global_input: one(t.globalInput), project_input: one(t.projectInput), output: one(t.output) };
-}
-
-/** Whether `file` is below `dir`. Pure. */
-function isIn(file: string, dir: string): boolean {
-  const rel = path.relative(dir, file);
-  return rel !== '' && !rel.startsWith('..') && !path.isAbsolute(rel);
 }

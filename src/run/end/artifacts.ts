@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { EventLog } from '../../ledger/events.js';
+import { openOwn } from '../../util/read-own.js';
 
 /**
  * A fix run's own folder for notes and evidence, inside its worktree (the agent may write there,
@@ -96,14 +97,13 @@ export function fileArtifacts(worktree: string | null, ledgerRunDir: string): st
 }
 
 /**
- * Copies `src` to `dst` when it is a regular file within the bounds (opened without following a
- * link, and without waiting on a FIFO); returns its size, or why it was not copied.
+ * Copies `src` to `dst` when it is a regular file within the bounds (opened as a file of its own:
+ * openOwn, never through a link, never waiting on a FIFO); returns its size, or why not.
  */
 function copyRegular(src: string, dst: string, sofar: { files: number; bytes: number }): number | string {
-  const { O_RDONLY, O_NOFOLLOW, O_NONBLOCK } = fs.constants;
   let fd: number;
   try {
-    fd = fs.openSync(src, O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
+    fd = openOwn(src);
   } catch (error) {
     const stat = lstatOrNull(src);
     if (!stat) return 'gone';
@@ -111,7 +111,6 @@ function copyRegular(src: string, dst: string, sofar: { files: number; bytes: nu
   }
   try {
     const stat = fs.fstatSync(fd);
-    if (!stat.isFile()) return `${kindOf(stat)}, not a file`;
     if (sofar.files >= MAX_ARTIFACT_FILES) return `past ${MAX_ARTIFACT_FILES} files`;
     if (sofar.bytes + stat.size > MAX_ARTIFACT_BYTES) return `past ${MAX_ARTIFACT_BYTES} bytes in all`;
     return copyFrom(fd, dst) ?? stat.size;

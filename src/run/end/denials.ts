@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { StreamSummary } from '../../claude/stream.js';
-import { EventLog } from '../../ledger/events.js';
+import { EventLog, eventLines } from '../../ledger/events.js';
 import type { Denial } from '../../supervisor/hooks.js';
 import { openOwn } from '../../util/read-own.js';
 import { AGENT_RUN_DIR } from './artifacts.js';
@@ -48,18 +48,7 @@ function agentGateLog(file: string, log: EventLog): Record<string, unknown>[] {
   try {
     const buffer = Buffer.alloc(Math.min(fs.fstatSync(fd).size, MAX_AGENT_LOG));
     const read = fs.readSync(fd, buffer, 0, buffer.length, 0);
-    return buffer
-      .subarray(0, read)
-      .toString('utf8')
-      .split('\n')
-      .flatMap((line) => {
-        try {
-          const e: unknown = JSON.parse(line);
-          return e && typeof e === 'object' && !Array.isArray(e) ? [e as Record<string, unknown>] : [];
-        } catch {
-          return [];
-        }
-      });
+    return eventLines(buffer.subarray(0, read).toString('utf8'));
   } finally {
     fs.closeSync(fd);
   }
