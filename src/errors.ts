@@ -35,7 +35,8 @@ export type ErrorCode =
   | 'MERGE_REFUSED'
   | 'TEMPLATE_INVALID'
   | 'RUN_ACTIVE'
-  | 'UNSAVED_CHANGES';
+  | 'UNSAVED_CHANGES'
+  | 'PATCH_TOO_LARGE';
 
 export class AgentboxError extends Error {
   readonly code: ErrorCode;

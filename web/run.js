@@ -128,7 +128,7 @@ function nowLines(run, session) {
 const warnPanel = (id, heading, text) =>
   h('div', { class: 'panel warn', id }, h('strong', {}, heading), text);
 
-/** What to read before a merge: why the run did not pass, sensitive paths, nested repositories. */
+/** What to read before a merge: why the run did not pass, sensitive paths, what the patch left out. */
 function warnings(run, redraw) {
   const panels = [];
   // A fetched run: its status, verification and cost are what its publication says.
@@ -178,7 +178,25 @@ function warnings(run, redraw) {
         ),
       ),
     );
+  if (run.left_out) panels.push(leftOutPanel(run.left_out));
   return panels;
+}
+
+/** The agent's files too large for the patch (src/git/too-large.ts): named before a merge. */
+function leftOutPanel(leftOut) {
+  const why = (f) =>
+    f.why === 'file' ? 'over the 50.0 MiB a file may have' : 'the whole change past 256.0 MiB';
+  return h(
+    'div',
+    { class: 'panel warn', id: 'left-out' },
+    h('strong', {}, 'Files too large for the patch — left out of it, still in the worktree'),
+    h('ul', {}, [
+      ...leftOut.files.map((f) =>
+        h('li', {}, `${f.path} (${(f.bytes / 1024 / 1024).toFixed(1)} MiB: ${why(f)})`),
+      ),
+      ...(leftOut.more > 0 ? [h('li', {}, `… and ${leftOut.more} more`)] : []),
+    ]),
+  );
 }
 
 /**

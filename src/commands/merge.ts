@@ -10,7 +10,7 @@ import { verifyHere } from '../gate/verify-here.js';
 import { type SensitiveChange, sensitiveLines } from '../git/sensitive.js';
 import { EventLog } from '../ledger/events.js';
 import type { RunDetails } from '../ledger/index.js';
-import { nestedLines } from '../present/nested.js';
+import { outsidePatchLines } from '../present/left-out.js';
 import { mergeMessage } from '../present/result-message.js';
 import { showDiff } from '../review/diff.js';
 import { terminalJson } from '../util/json-out.js';
@@ -86,7 +86,8 @@ async function mergeRun(
     );
     ctx.io.out(`${s.dim(`patch sha256 ${plan.sha256}`)}\n`);
     if (sensitive.length > 0) ctx.io.out(`\n${sensitiveBlock(sensitive, s.warn)}`);
-    if (plan.nested.length > 0) ctx.io.out(`\n${nestedLines(plan.nested, s.warn).join('\n')}\n`);
+    const outside = outsidePatchLines(plan, s.warn);
+    if (outside.length > 0) ctx.io.out(`\n${outside.join('\n')}\n`);
   }
   if (!options.yes && !(await confirmed(ctx, plan, as))) {
     ctx.io.out('Nothing changed.\n');

@@ -21,12 +21,12 @@ import {
   resolveRun,
   runIdOf,
 } from '../ledger/index.js';
-import { nestedLines } from '../present/nested.js';
+import { type OutsidePatch, outsidePatchLines } from '../present/left-out.js';
 import { nextAction } from '../present/next-step.js';
 import { spendLines } from '../present/spend.js';
 import { toolErrorsNote } from '../present/tool-errors.js';
 import { type Refusal, refusalsOf, sandboxOffOf } from '../review/events.js';
-import { type NestedRecord, nestedOfEvents } from '../run/end/finalize-nested.js';
+import { outsidePatchOf } from '../run/end/left-out.js';
 import { terminalJson } from '../util/json-out.js';
 import { type Styler, styler } from '../util/style.js';
 import { terminalLine, terminalName, terminalText } from '../util/terminal-text.js';
@@ -131,7 +131,7 @@ function findingLines(
   inspection: Inspection,
   refusals: readonly Refusal[],
   report: string | null,
-  nested: readonly NestedRecord[],
+  outside: OutsidePatch,
 ): string[] {
   const out: string[] = [];
   if (refusals.length > 0) {
@@ -139,7 +139,8 @@ function findingLines(
     for (const r of refusals)
       out.push(`  ${clean(r.by).padEnd(8)}  ${clean(r.tool).padEnd(6)}  ${clean(r.what).slice(0, 100)}`);
   }
-  if (nested.length > 0) out.push('', ...nestedLines(nested, style.warn));
+  const left = outsidePatchLines(outside, style.warn);
+  if (left.length > 0) out.push('', ...left);
   if (inspection.refused.length > 0) {
     out.push('', style.bad('refused changes — agentbox merge will not apply this patch'));
     out.push(...sensitiveLines(inspection.refused).map(clean));
@@ -201,7 +202,7 @@ export function renderRunDetails(
   events: { readonly refusals: readonly Refusal[]; readonly sandboxOff: string | null } = NO_EVENTS,
   report: string | null = null,
   failed: NotPassing | null = null,
-  nested: readonly NestedRecord[] = [],
+  outside: OutsidePatch = { nested: [], leftOut: null },
   trust: Trust = { claim: null, seen: null },
 ): string {
   const { refusals, sandboxOff } = events;
@@ -238,7 +239,7 @@ export function renderRunDetails(
     if (f.last_safe_artifact) field('last safe', f.last_safe_artifact);
   }
   lines.push('', 'files', ...fileLines(files, style));
-  lines.push(...findingLines(style, inspection, refusals, report, nested));
+  lines.push(...findingLines(style, inspection, refusals, report, outside));
   lines.push('', 'paths');
   field('run folder', run.dir);
   if (state?.worktree_path) field('worktree', path.resolve(root, state.worktree_path));
@@ -265,7 +266,7 @@ export async function show(ctx: CommandContext, runRef: string, opts: ShowOption
   const events = new EventLog(run.dir).read();
   const refusals = refusalsOf(events);
   const sandboxOff = sandboxOffOf(events);
-  const nested = nestedOfEvents(events);
+  const outside = outsidePatchOf(events);
   const gate = gateOf(run, events);
   const claim = claimOf(run, events);
   const seen = run.meta.type === 'fix' ? patchSeen(run.dir) : null;
@@ -275,7 +276,7 @@ export async function show(ctx: CommandContext, runRef: string, opts: ShowOption
   if (opts.json) {
     const { name, dir, meta, state } = run;
     ctx.io.out(
-      `${terminalJson({ name, dir, meta, state, claim, patch: seen, not_passing: gate, files, sensitive, refused, refusals, nested, sandbox_off: sandboxOff, report }, 2)}\n`,
+      `${terminalJson({ name, dir, meta, state, claim, patch: seen, not_passing: gate, files, sensitive, refused, refusals, nested: outside.nested, left_out: outside.leftOut, sandbox_off: sandboxOff, report }, 2)}\n`,
     );
     return 0;
   }
@@ -289,7 +290,7 @@ export async function show(ctx: CommandContext, runRef: string, opts: ShowOption
       { refusals, sandboxOff },
       report,
       gate,
-      nested,
+      outside,
       { claim, seen },
     ),
   );

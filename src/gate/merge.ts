@@ -5,6 +5,7 @@ import { applyPatch, checkPatch, commitFiles, inspectPatchFile, patchStat } from
 import { runGit } from '../git/exec.js';
 import type { GitSettings } from '../git/inert.js';
 import { type SensitiveChange, sensitiveLines } from '../git/sensitive.js';
+import type { LeftOutRecord } from '../git/too-large.js';
 import { decidedHere } from '../ledger/claim.js';
 import { EventLog } from '../ledger/events.js';
 import { openLedger, type RunDetails, updateState } from '../ledger/index.js';
@@ -12,6 +13,7 @@ import { patchSha256 } from '../ledger/reviewed.js';
 import { mergeMessage } from '../present/result-message.js';
 import { isAlive } from '../process/reap.js';
 import { type NestedRecord, nestedOfEvents } from '../run/end/finalize-nested.js';
+import { leftOutOfEvents } from '../run/end/left-out.js';
 import { terminalExact, terminalName } from '../util/terminal-text.js';
 import { type Claim, claimOf } from './claims.js';
 import { type NotPassing, notPassing, notPassingLine } from './merge-gate.js';
@@ -36,6 +38,8 @@ export interface MergePlan {
   readonly notPassing: NotPassing | null;
   /** Nested repositories the run's end left out of the patch: named before the person decides. */
   readonly nested: readonly NestedRecord[];
+  /** The agent's files too large for the patch (src/git/too-large.ts): named too. */
+  readonly leftOut: LeftOutRecord | null;
   /** What the person's git would run here, kept from running (src/gate/merge-git.ts). */
   readonly git: MergeGit;
   /** The sha256 of the patch checked here: what is applied, or nothing is (see applyMerge). */
@@ -113,6 +117,7 @@ export async function prepareMerge(root: string, run: RunDetails): Promise<Merge
     sensitive,
     notPassing: notPassing(run, events),
     nested: nestedOfEvents(events),
+    leftOut: leftOutOfEvents(events),
     git,
     sha256: seen.sha256,
     seen,

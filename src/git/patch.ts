@@ -2,6 +2,7 @@ import { AgentboxError } from '../errors.js';
 import { GitError, runGit, runGitBytes } from './exec.js';
 import type { GitSettings } from './inert.js';
 import { personFiltersOff } from './person-git.js';
+import { type LeftOut, leftOutOf, PATCH_MAX_BYTES, patchTooLarge, stagedSizes } from './too-large.js';
 
 export type PatchFileStatus = 'added' | 'modified' | 'deleted' | 'renamed' | 'copied' | 'type-changed';
 
@@ -19,6 +20,8 @@ export interface ExportedPatch {
   files: PatchFile[];
   /** git's `--stat` text. */
   stat: string;
+  /** The agent's files too large for the patch, left out of it (too-large.ts). */
+  leftOut?: readonly LeftOut[];
 }
 
 /**
@@ -35,14 +38,20 @@ export async function exportPatch(
     vars?: Readonly<Record<string, string>>;
     /** The filters switched off, when the caller read them already (personFiltersOff). */
     config?: GitSettings;
+    /** What git's diff output may reach (tests lower it). */
+    maxPatchBytes?: number;
   },
 ): Promise<ExportedPatch> {
-  const pathspec = [':/', ...(opts.exclude ?? []).map((p) => `:(top,literal,exclude)${p}`)];
-  const add = ['add', '-A', '--', ...pathspec];
+  const excluded = (p: string) => `:(top,literal,exclude)${p}`;
+  const pathspec = [':/', ...(opts.exclude ?? []).map(excluded)];
   const vars = opts.vars ?? {};
   // The agent's .gitattributes may hand its files to a filter of the person's that runs them.
   const config = opts.config ?? (await personFiltersOff({ cwd: worktree, vars }));
-  const added = await runGit(add, { cwd: worktree, vars, config });
+  // Files too large for a patch are never staged: what is not in the index is not in the diff.
+  const leftOut = leftOutOf(await stagedSizes(pathspec, { cwd: worktree, vars, config }));
+  const add = ['add', '-A', '--pathspec-from-file=-', '--pathspec-file-nul'];
+  const input = [...pathspec, ...leftOut.map((f) => excluded(f.path))].map((p) => `${p}\0`).join('');
+  const added = await runGit(add, { cwd: worktree, vars, config, input });
   // NOTE: git add exits 1 when an exclude pathspec names an ignored path ("The following paths are
   // ignored…") after staging everything else correctly. Run commands are ignored through
   // .gitignore, so that is the normal case for agentbox, not a failure.
@@ -57,7 +66,13 @@ export async function exportPatch(
   // `git diff`. The flags pin down what user config could change: prefixes (diff.noprefix),
   // colour, external diff drivers, textconv and rename detection.
   const args = ['-c', 'core.quotePath=false', 'diff', ...DIFF_FLAGS, opts.base, '--', ...pathspec];
-  const diff = await runGitBytes(args, { cwd: worktree, vars, config });
+  const diff = await runGitBytes(args, {
+    cwd: worktree,
+    vars,
+    config,
+    maxStdout: opts.maxPatchBytes ?? PATCH_MAX_BYTES,
+  });
+  if (diff.cut) throw patchTooLarge(worktree, opts.base, opts.maxPatchBytes ?? PATCH_MAX_BYTES);
   if (diff.exitCode !== 0) {
     const stderr = diff.stderr.trim();
     if (/bad revision|unknown revision|ambiguous argument/.test(stderr)) {
@@ -68,7 +83,7 @@ export async function exportPatch(
     const hint = `run "git diff --cached ${opts.base}" in ${worktree} to see git's full message`;
     throw new GitError(args, { cwd: worktree, hint }, diff);
   }
-  return parseCombinedDiff(diff.stdout);
+  return { ...parseCombinedDiff(diff.stdout), leftOut };
 }
 
 const DIFF_FLAGS = [

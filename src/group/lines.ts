@@ -25,7 +25,10 @@ export function attemptEndLine(k: number, n: number, done: Finalized, state: Run
   const nested = done.nested?.length
     ? ` · left out of the patch: nested repositories ${done.nested.map((r) => terminalName(`${r.path}/`)).join(', ')}`
     : '';
-  return `attempt ${k}/${n} ended: ${done.name} — ${done.status}${why} · ${verdict(state)}${cost === null ? '' : ` · ${formatUsd(cost)}`}${nested}\n`;
+  const left = done.changes?.leftOut?.length
+    ? ` · left out of the patch as too large: ${done.changes.leftOut.length} file(s) (agentbox show ${done.name})`
+    : '';
+  return `attempt ${k}/${n} ended: ${done.name} — ${done.status}${why} · ${verdict(state)}${cost === null ? '' : ` · ${formatUsd(cost)}`}${nested}${left}\n`;
 }
 
 export function groupEndLines(ledger: Ledger, group: GroupDetails, halted: GroupHalt | null): string {

@@ -2,13 +2,15 @@ import path from 'node:path';
 import { formatDuration } from '../config/duration.js';
 import type { Io } from '../context.js';
 import type { ExportedPatch } from '../git/patch.js';
+import { leftOutRecord } from '../git/too-large.js';
 import { runIdOf } from '../ledger/names.js';
 import type { Failure, RunStatus } from '../ledger/types.js';
 import type { Denial } from '../supervisor/hooks.js';
 import { terminalJson } from '../util/json-out.js';
 import { styler } from '../util/style.js';
 import { terminalExact, terminalLine, terminalName, terminalText } from '../util/terminal-text.js';
-import { type NestedShown, nestedLines } from './nested.js';
+import { outsidePatchLines } from './left-out.js';
+import type { NestedShown } from './nested.js';
 import { nextStep } from './next-step.js';
 
 export { liveLine, liveReporter } from './live.js';
@@ -30,7 +32,7 @@ export interface RunEnd {
   readonly status: RunStatus;
   readonly failure: Failure | null;
   readonly files: readonly string[];
-  readonly changes: Pick<ExportedPatch, 'files' | 'stat'> | null;
+  readonly changes: Pick<ExportedPatch, 'files' | 'stat' | 'leftOut'> | null;
   readonly result: string | null;
   readonly toolCalls: number;
   readonly toolErrors?: ToolErrors;
@@ -69,6 +71,7 @@ function summaryJson(runDir: string, done: RunEnd, next: string): string {
       changes: done.changes?.files ?? [],
       commit: done.resultCommit,
       nested: done.nested ?? [],
+      left_out: leftOutRecord(done.changes?.leftOut),
       tool_calls: done.toolCalls,
       failed_tool_calls: done.toolErrors?.count ?? 0,
       last_tool_error: done.toolErrors?.last ?? null,
@@ -117,7 +120,10 @@ function printSummaryText(io: Io, runDir: string, root: string, done: RunEnd, ne
     io.out(
       `  ${changed} file(s) changed → changes.patch\n${indent(terminalExact(done.changes?.stat ?? ''))}`,
     );
-  const nested = nestedLines(done.nested ?? [], s.warn);
+  const nested = outsidePatchLines(
+    { nested: done.nested ?? [], leftOut: leftOutRecord(done.changes?.leftOut) },
+    s.warn,
+  );
   if (nested.length > 0) io.out(`${nested.map((l) => `  ${l}\n`).join('')}`);
   const rel = path.relative(root, runDir);
   // An artifact's name is the agent's (.agentbox-run/ in its worktree): shown escaped.

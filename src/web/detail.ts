@@ -7,6 +7,7 @@ import { inspectPatchFile } from '../git/apply.js';
 import { type Ledger, readRun, resolveRun } from '../ledger/index.js';
 import { patchSha256 } from '../ledger/reviewed.js';
 import { nestedOfEvents } from '../run/end/finalize-nested.js';
+import { leftOutOfEvents } from '../run/end/left-out.js';
 import { renderMarkdown } from './markdown.js';
 import { eventsWithOffsets, opensAt } from './opens-at.js';
 import { revisionsOf } from './revisions.js';
@@ -42,6 +43,8 @@ export async function runDetail(ledger: Ledger, root: string, ref: string) {
     files: run.files,
     events,
     nested: nestedOfEvents(events),
+    /** The agent's files too large for the patch, left out of it (src/git/too-large.ts). */
+    left_out: leftOutOfEvents(events),
     /** A fix run waiting for the gate that did not pass: the page says so above the patch. */
     not_passing: gate,
     /** Where the page opens: at what failed (a transcript entry or a panel), else null (src/web/opens-at.ts). */

@@ -205,7 +205,12 @@ describe('fix runs on the real Claude Code: the worktree airlock and the human g
         reply: (req) =>
           tool('Write', { file_path: path.join(req.workingDirectory!, 'CHANGE.md'), content: 'c\n' }),
       },
-      { when: { turn: 3, anyText: task }, reply: text('noted') },
+      {
+        // A file too large for a patch (a core dump): a 1.3 GB patch held in memory, twice, before.
+        when: { turn: 3, anyText: task },
+        reply: (req) => tool('Bash', { command: `truncate -s 60M '${req.workingDirectory}/core'` }),
+      },
+      { when: { turn: 4, anyText: task }, reply: text('noted') },
     ]);
     const result = await p.agentbox(['fix', task]);
     expect(result.code, result.stderr).toBe(0);
@@ -226,6 +231,15 @@ describe('fix runs on the real Claude Code: the worktree airlock and the human g
     expect(patch).toContain('+++ b/CHANGE.md');
     expect(patch).not.toContain('notes.md');
     expect(p.state(name).status).toBe('REVIEW');
+    // Left out of the patch, said in the summary, the report, the events and `show`.
+    expect(patch).not.toContain('core');
+    const said = 'files too large for the patch, left out of it (1): they stay in the worktree';
+    expect(result.stdout).toContain(said);
+    expect(result.stdout).toContain('core  (60.0 MiB: over the 50.0 MiB a file may have)');
+    expect(p.read(name, 'report.md')).toContain('- `core` — 60.0 MiB: over the 50.0 MiB a file may have');
+    const [leftOut] = p.events(name).filter((e) => e.event === 'files_left_out');
+    expect(leftOut).toMatchObject({ files: [{ path: 'core', bytes: 60 * 2 ** 20, why: 'file' }], more: 0 });
+    expect((await p.agentbox(['show', name])).stdout).toContain(said);
   });
 
   it('Ctrl-C stops the run cleanly: claude ended, ABORTED, and what it changed is exported', async () => {

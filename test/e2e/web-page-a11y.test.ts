@@ -76,7 +76,8 @@ describe('the page in Chromium: accessible in both themes, one run per Start, se
       {
         when: { anyText: task, turn: 0 },
         reply: bash(
-          `printf 'module.exports = 3;\\n// ${BIDI_LINE}\\n' > src/app.js && yes '${LONG}' | head -n 60 > src/long.js`,
+          // And a file too large for the patch: the page names it in a panel of its own.
+          `printf 'module.exports = 3;\\n// ${BIDI_LINE}\\n' > src/app.js && yes '${LONG}' | head -n 60 > src/long.js && truncate -s 60M core`,
         ),
       },
       { when: { anyText: task }, reply: text(REPORT) },
@@ -116,6 +117,9 @@ describe('the page in Chromium: accessible in both themes, one run per Start, se
     await page.emulateMedia({ colorScheme: 'dark' });
     await open(`#/run/${fixId}`, '.d2h-file-wrapper');
     await page.locator('.d2h-ins', { hasText: 'module.exports = 3;' }).first().waitFor();
+    expect(await page.locator('#left-out').textContent()).toBe(
+      'Files too large for the patch — left out of it, still in the worktreecore (60.0 MiB: over the 50.0 MiB a file may have)',
+    );
     // Dark ground, light text (was near-white text on pale green, file names at 1.1:1).
     const colors = (selector: string) =>
       page

@@ -326,7 +326,7 @@ describe('exportPatch on a real worktree', () => {
     const { base, wt } = await setup();
     fs.writeFileSync(path.join(wt, 'debug.log'), 'ignored\n');
     const exported = await exportPatch(wt, { base });
-    expect(exported).toEqual({ patch: Buffer.alloc(0), files: [], stat: '' });
+    expect(exported).toEqual({ patch: Buffer.alloc(0), files: [], leftOut: [], stat: '' });
   });
 
   it('ignores user config that would change the patch', async () => {

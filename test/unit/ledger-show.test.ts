@@ -124,6 +124,7 @@ describe('agentbox show', () => {
       'refused',
       'refusals',
       'nested',
+      'left_out',
       'sandbox_off',
       'report',
     ]);

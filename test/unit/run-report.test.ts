@@ -439,7 +439,12 @@ describe('printSummary', () => {
         finalized({
           status: 'REVIEW',
           files: ['changes.patch', 'report.md'],
-          changes: { patch: Buffer.from('x'), files: CHANGES, stat: STAT },
+          changes: {
+            patch: Buffer.from('x'),
+            files: CHANGES,
+            stat: STAT,
+            leftOut: [{ path: 'core', bytes: 60 * 2 ** 20, why: 'file' }],
+          },
           denials: [{ tool: 'Edit', rule: 'airlock', reason: 'outside' }],
           toolErrors: { count: 2, last: 'Bash npm test: Error: no' },
           nested: [{ path: 'vendor/lib', kind: 'folder', moved_to: 'raw/nested-git/1.git' }],
@@ -460,6 +465,7 @@ describe('printSummary', () => {
       answer: 'the answer',
       commit: null,
       nested: [{ path: 'vendor/lib', kind: 'folder', moved_to: 'raw/nested-git/1.git' }],
+      left_out: { files: [{ path: 'core', bytes: 60 * 2 ** 20, why: 'file' }], more: 0 },
       next: `agentbox diff ${ID}, then agentbox merge ${ID}`,
     });
   });

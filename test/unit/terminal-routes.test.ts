@@ -36,6 +36,8 @@ const NAME = `ev${TITLE}${RED}il${BIDI}\u0085.txt`;
 const NAME_SHOWN = 'ev\\x1b]0;PWNED-TITLE\\x07\\x1b[31mil\\u202e\\x85.txt';
 const WORKFLOW = `.github/workflows/ci${TITLE}.yml`;
 const NESTED = `vendor/lib${TITLE}`;
+const BIG = `core${TITLE}`;
+const BIG_SHOWN = '"core\\x1b]0;PWNED-TITLE\\x07"  (60.0 MiB: over the 50.0 MiB a file may have)';
 
 /** What must never reach the terminal: any control but line ends and tabs, outside a colour. */
 const UNSAFE = /[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/;
@@ -106,6 +108,8 @@ beforeAll(async () => {
   );
   const log = new EventLog(handle.dir);
   log.append({ event: 'nested_git', path: NESTED, kind: 'folder', moved_to: 'raw/nested-git/1.git' });
+  // A file too large for the patch, left out of it by the run's end (src/git/too-large.ts).
+  log.append({ event: 'files_left_out', files: [{ path: BIG, bytes: 60 * 2 ** 20, why: 'file' }], more: 0 });
   log.append({ event: 'refused', source: 'sandbox', tool: 'Bash', reason: `cat ~/.netrc ${HOSTILE}` });
   await updateState(ledger, handle, { status: 'REVIEW', ended_at: new Date().toISOString() });
   // Best of 2 with the same change, a hostile task and model name.
@@ -208,6 +212,9 @@ describe('text an agent wrote, through every command that prints it (in-process,
     expect(r.out).toMatch(
       /nested repositories, never followed, left out of the patch \(1\)\n {2}"vendor\/lib\\x1b\]0;PWNED-TITLE\\x07\/"/,
     );
+    expect(r.out).toContain(
+      `files too large for the patch, left out of it (1): they stay in the worktree\n  ${BIG_SHOWN}`,
+    );
     expect(r.out).toContain('".github/workflows/ci\\x1b]0;PWNED-TITLE\\x07.yml"');
     expectInert(fs.readFileSync(paged, 'utf8'), 'merge: d (the diff)');
     expect(r.out).toContain('Nothing changed.');
@@ -252,6 +259,7 @@ describe('text an agent wrote, through every command that prints it (in-process,
       expect(r.out).toContain('REPORT-START');
       expect(r.out).toContain('"artifacts/notes\\x1b]0;PWNED-TITLE\\x07.md"');
       expect(r.out).toContain('"vendor/lib\\x1b]0;PWNED-TITLE\\x07/"');
+      expect(r.out).toContain(BIG_SHOWN);
       expect(r.out).toContain(`"${WORKFLOW.replace(TITLE, '\\x1b]0;PWNED-TITLE\\x07')}"`);
     }
   });
@@ -268,7 +276,11 @@ describe('text an agent wrote, through every command that prints it (in-process,
         status: 'REVIEW',
         failure: null,
         files: ['changes.patch', 'report.md', `artifacts/notes${TITLE}.md`],
-        changes: { files: [{ path: NAME, status: 'added' }] as never, stat },
+        changes: {
+          files: [{ path: NAME, status: 'added' }] as never,
+          stat,
+          leftOut: [{ path: BIG, bytes: 60 * 2 ** 20, why: 'file' }],
+        },
         result: `done ${HOSTILE}`,
         toolCalls: 2,
         denials: [],
@@ -281,5 +293,6 @@ describe('text an agent wrote, through every command that prints it (in-process,
     expectInert(io.stdout, 'summary');
     expect(io.stdout).toContain(`create mode 100644 ${NAME_SHOWN}`);
     expect(io.stdout).toContain('"vendor/lib\\x1b]0;PWNED-TITLE\\x07/"');
+    expect(io.stdout).toContain(BIG_SHOWN);
   });
 });

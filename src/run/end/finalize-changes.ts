@@ -11,6 +11,7 @@ import { commandDirName } from '../../slash/index.js';
 import { writeAtomic } from '../../util/fs.js';
 import { AGENT_RUN_DIR } from './artifacts.js';
 import { nestedOfRun, setAsideNested } from './finalize-nested.js';
+import { logLeftOut } from './left-out.js';
 
 /** What a fix run changed, as finalisation keeps it: changes.patch and a commit on the run's branch. */
 export interface RunPlace {
@@ -52,6 +53,7 @@ export async function exportChanges(input: RunPlace): Promise<{
       base: meta.repo_sha_start,
       exclude: changesExcludes(meta.run_id, nested),
     });
+    logLeftOut(new EventLog(runDir), changes.leftOut ?? []);
     const file = path.join(runDir, 'changes.patch');
     if (changes.patch.length === 0) {
       // NOTE: in a revision (agentbox revise) the patch of the revision before is stale now: left, it

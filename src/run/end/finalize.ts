@@ -232,6 +232,7 @@ function reportOf(
     denials: r.denials,
     inspection: r.inspection,
     nested: nestedOfRun(input.runDir),
+    ...(r.changes?.leftOut ? { leftOut: r.changes.leftOut } : {}),
     ...(r.resultFile ? { resultFile: r.resultFile } : {}),
     ...(r.formatted ? { formatted: r.formatted } : {}),
     ...(input.checks ? { checks: input.checks } : {}),

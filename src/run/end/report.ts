@@ -1,7 +1,9 @@
 import { formatDuration } from '../../config/duration.js';
 import type { PatchFile } from '../../git/patch.js';
 import type { Inspection, SensitiveChange } from '../../git/sensitive.js';
+import { type LeftOut, type LeftOutRecord, leftOutRecord } from '../../git/too-large.js';
 import type { RunMeta } from '../../ledger/index.js';
+import { leftOutWhy } from '../../present/left-out.js';
 import type { ToolErrors } from '../../present/tool-errors.js';
 import type { Denial } from '../../supervisor/hooks.js';
 import type { CheckRecord } from '../../supervisor/supervisor.js';
@@ -22,6 +24,8 @@ export interface ReportInput {
   readonly denials: readonly Denial[];
   /** The `.git`s found below the worktree's root, set aside and left out of the patch. */
   readonly nested?: readonly NestedRecord[];
+  /** The agent's files too large for the patch, left out of it (src/git/too-large.ts). */
+  readonly leftOut?: readonly LeftOut[];
   /** What is sensitive in the patch (fix runs); absent when it could not be inspected. */
   readonly inspection?: Inspection | undefined;
   /** For plan runs: the result went to plan.md; the report only points at it. */
@@ -43,6 +47,7 @@ export function renderReport(input: ReportInput): string {
       ? [
           ...changesSection(input),
           ...nestedSection(input.nested ?? []),
+          ...leftOutSection(leftOutRecord(input.leftOut)),
           ...sensitiveSection(input.inspection),
         ]
       : []),
@@ -141,6 +146,25 @@ function nestedSection(nested: readonly NestedRecord[]): string[] {
     ...nested.map(
       (n) => `- \`${n.path}/\` (a .git ${n.kind}) → ${n.moved_to ?? `not moved: ${n.error ?? 'unknown'}`}`,
     ),
+    '',
+  ];
+}
+
+function leftOutSection(record: LeftOutRecord | null): string[] {
+  if (!record) return [];
+  const code = (name: string) => {
+    const line = name.replace(/[\r\n]+/g, ' ');
+    return line.includes('`') ? `\`\` ${line} \`\`` : `\`${line}\``;
+  };
+  return [
+    '## Files left out of the patch',
+    '',
+    `${record.files.length + record.more} file(s) too large for the patch: they were not staged and are not in changes.patch; they stay in the worktree (docs/runs.md#what-a-patch-holds).`,
+    '',
+    ...record.files.map(
+      (f) => `- ${code(f.path)} — ${(f.bytes / 1024 / 1024).toFixed(1)} MiB: ${leftOutWhy(f.why)}`,
+    ),
+    ...(record.more > 0 ? [`- … and ${record.more} more (events.jsonl: \`files_left_out\`)`] : []),
     '',
   ];
 }
