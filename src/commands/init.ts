@@ -10,6 +10,7 @@ import { findRepo, type Repo } from '../git/repo.js';
 import type { SettingsScope } from '../settings/file.js';
 import { planSetup } from '../setup/plan.js';
 import { entryLine, type TrustStatus, trustStatus } from '../trust/index.js';
+import { refuseWriteOut } from '../util/fs.js';
 import { styler } from '../util/style.js';
 import { FileTransaction } from '../util/transaction.js';
 import { VERSION } from '../version.js';
@@ -58,6 +59,8 @@ export async function init(ctx: CommandContext, options: InitOptions = {}): Prom
     ctx.io.out(awaitingTrust(trustStatus(repo.root, ctx.env)));
     return 0;
   }
+  // Checked for all before any is written: a cloned repository's links must not lead init out of it.
+  for (const step of plan.steps) refuseWriteOut(step.path, repo.root);
   FileTransaction.run((tx) => {
     for (const step of plan.steps) {
       if (step.kind === 'mkdir') tx.mkdir(step.path);

@@ -19,7 +19,7 @@ import { ledgerPaths } from '../ledger/index.js';
 import { runIdOf } from '../ledger/names.js';
 import { readSettings, settingsPath } from '../settings/file.js';
 import { planUninstall } from '../settings/managed.js';
-import { readTextIfExists } from '../util/fs.js';
+import { readRepoText, readTextIfExists } from '../util/fs.js';
 import { styler } from '../util/style.js';
 import { FileTransaction } from '../util/transaction.js';
 import { countItems, describe, progressLabel, seconds } from './uninstall-lines.js';
@@ -203,7 +203,8 @@ function ignoreSteps(repo: Repo, keep: readonly string[], rel: (p: string) => st
   const sharedFile = ignoreFilePath(repo, 'shared');
   const localFile = ignoreFilePath(repo, 'local');
   const edits = planIgnoreRemoval(
-    { shared: readTextIfExists(sharedFile), local: readTextIfExists(localFile) },
+    // The committed file, read only from inside the repository (a link out is refused, as init does).
+    { shared: readRepoText(sharedFile, repo.root), local: readTextIfExists(localFile) },
     known,
     keep,
   );

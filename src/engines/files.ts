@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { AgentboxError } from '../errors.js';
 import type { SetupStep } from '../setup/plan.js';
-import { readTextIfExists } from '../util/fs.js';
+import { readRepoText } from '../util/fs.js';
 import { githubWorkflow } from './github.js';
 import { GITLAB_JOB_FILE, gitlabJob, gitlabRoot } from './gitlab.js';
 import { recordedSource } from './source.js';
@@ -43,7 +43,7 @@ export function checkPlatform(platform: string): CiPlatform {
 /** The install source the platform's file, written by an earlier init, records (kept on a re-run). */
 export function sourceRecordedIn(root: string, platform: CiPlatform): string | undefined {
   const rel = platform === 'github' ? GITHUB_WORKFLOW_FILE : GITLAB_JOB_FILE;
-  return recordedSource(readTextIfExists(path.join(root, rel)));
+  return recordedSource(readRepoText(path.join(root, rel), root));
 }
 
 /**
@@ -57,12 +57,12 @@ export function planCi(
   install: { readonly version: string; readonly source: string },
   force: boolean,
 ): CiPlan {
-  const rootCi = readTextIfExists(path.join(root, '.gitlab-ci.yml'));
+  const rootCi = readRepoText(path.join(root, '.gitlab-ci.yml'), root);
   const files = ciFiles(platform, install.version, install.source, rootCi !== undefined);
   const steps: SetupStep[] = [];
   for (const [rel, content] of Object.entries(files)) {
     const file = path.join(root, rel);
-    const existing = readTextIfExists(file);
+    const existing = readRepoText(file, root);
     if (existing === content) continue;
     if (existing !== undefined && !force) {
       throw new AgentboxError(

@@ -115,14 +115,7 @@ export function readRepoText(file: string, root: string, max = MAX_CONFIG_BYTES)
     if (errnoCode(error) === 'ENOENT' || errnoCode(error) === 'ENOTDIR') return undefined;
     throw fsError(error, 'read', file);
   }
-  let base = root;
-  try {
-    base = fs.realpathSync(root);
-  } catch {
-    // The root as given.
-  }
-  const rel = path.relative(base, real);
-  if (rel.startsWith('..') || path.isAbsolute(rel)) {
+  if (!insideRoot(real, root)) {
     throw new AgentboxError(
       'IO_FAILED',
       `${file} is a link out of the repository (to ${real}), so agentbox does not read it`,
@@ -132,6 +125,46 @@ export function readRepoText(file: string, root: string, max = MAX_CONFIG_BYTES)
     );
   }
   return readTextIfExists(real, max);
+}
+
+/** `real` (a resolved path) lies in `root`, itself resolved. */
+function insideRoot(real: string, root: string): boolean {
+  let base = root;
+  try {
+    base = fs.realpathSync(root);
+  } catch {
+    // The root as given.
+  }
+  const rel = path.relative(base, real);
+  return !(rel.startsWith('..') || path.isAbsolute(rel));
+}
+
+/**
+ * Refuses a path of a repository that leads out of it through a link — the file, or a folder on
+ * the way (the deepest that exists decides): what agentbox writes into a repository stays in it.
+ * A cloned repository's `.github -> ~/somewhere` made `agentbox init --ci github` write its
+ * workflow there. (A broken link as the file itself is replaced, not written through.)
+ */
+export function refuseWriteOut(file: string, root: string): void {
+  let probe = file;
+  for (;;) {
+    try {
+      const real = fs.realpathSync(probe);
+      if (insideRoot(real, root)) return;
+      throw new AgentboxError(
+        'IO_FAILED',
+        `${file} leads out of the repository through a link (${probe} is ${real}), so agentbox does not write it`,
+        {
+          hint: `nothing was changed; look at it (ls -l ${probe}): agentbox writes into a repository only inside it`,
+        },
+      );
+    } catch (error) {
+      if (errnoCode(error) !== 'ENOENT' && errnoCode(error) !== 'ENOTDIR') throw error;
+      const up = path.dirname(probe);
+      if (up === probe) return;
+      probe = up;
+    }
+  }
 }
 
 /**

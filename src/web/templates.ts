@@ -6,7 +6,7 @@ import { contractSchema } from '../templates/contract.js';
 import { readTemplate } from '../templates/load.js';
 import { BUILTIN_DIR, locateTemplates, TEMPLATE_TYPES, templateDirs } from '../templates/locate.js';
 import type { Env } from '../util/env.js';
-import { mkdirp, readTextIfExists, writeAtomic } from '../util/fs.js';
+import { mkdirp, readTextIfExists, refuseWriteOut, writeAtomic } from '../util/fs.js';
 import { HttpError, stringField } from './http.js';
 
 /** A template file's name: `<kind>.md` for every type, `<type>.<kind>.md` for one. */
@@ -67,6 +67,14 @@ export async function writeTemplate(root: string, env: Env, body: Record<string,
   if (!dir)
     throw new HttpError(400, 'no global templates folder: set HOME, XDG_CONFIG_HOME or AGENTBOX_CONFIG');
   const file = path.join(dir, name);
+  // The repository's folder may be a stranger's link: nothing is written or removed out of it.
+  if (level === 'project') {
+    try {
+      refuseWriteOut(file, root);
+    } catch (error) {
+      throw error instanceof AgentboxError ? new HttpError(409, error.message) : error;
+    }
+  }
   if (body.text === null) {
     fs.rmSync(file, { force: true });
     return { level, path: file, removed: true };

@@ -4,7 +4,9 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { loadRunTemplates } from '../../src/templates/load.js';
 import { templateDirs } from '../../src/templates/locate.js';
-import { readRepoText, readTextIfExists } from '../../src/util/fs.js';
+import { readRepoText, readTextIfExists, refuseWriteOut } from '../../src/util/fs.js';
+import { HttpError } from '../../src/web/http.js';
+import { writeTemplate } from '../../src/web/templates.js';
 import { agentbox } from '../helpers/cli.js';
 import { gitRepo, type TestRepo, tempDir } from '../helpers/git-repo.js';
 
@@ -70,6 +72,44 @@ describe('readRepoText', () => {
   });
 });
 
+describe('refuseWriteOut', () => {
+  it('passes a path inside (a link inside too, a file not made yet, a broken link as the file); refuses one through a link out', () => {
+    const root = dir();
+    const outside = dir();
+    fs.mkdirSync(path.join(root, 'real'));
+    fs.symlinkSync('real', path.join(root, 'inside'));
+    fs.symlinkSync(outside, path.join(root, 'out'));
+    fs.symlinkSync(path.join(outside, 'none'), path.join(root, 'broken'));
+    for (const ok of ['real/a', 'inside/a', 'new/deeper/a', 'broken'])
+      expect(() => refuseWriteOut(path.join(root, ok), root), ok).not.toThrow();
+    for (const bad of ['out', 'out/a', 'out/deeper/a'])
+      expect(() => refuseWriteOut(path.join(root, bad), root), bad).toThrow(
+        `${path.join(root, bad)} leads out of the repository through a link (${path.join(root, 'out')} is ${fs.realpathSync(outside)})`,
+      );
+  });
+});
+
+describe("the page's template save (PUT /api/templates, project level)", () => {
+  it('through a .agentbox folder linked out of the repository: a 409, nothing written or removed there', async () => {
+    const root = dir();
+    const outside = dir();
+    fs.mkdirSync(path.join(outside, 'templates'));
+    fs.writeFileSync(path.join(outside, 'templates', 'scout.input.md'), 'THEIRS\n');
+    fs.symlinkSync(outside, path.join(root, '.agentbox'));
+    const env = { HOME: dir() };
+    for (const text of ['Look at it.\n', null]) {
+      const error = await writeTemplate(root, env, { level: 'project', name: 'scout.input.md', text }).catch(
+        (e: unknown) => e,
+      );
+      expect(error).toBeInstanceOf(HttpError);
+      expect((error as HttpError).status).toBe(409);
+      expect((error as Error).message).toContain('leads out of the repository through a link');
+    }
+    expect(fs.readFileSync(path.join(outside, 'templates', 'scout.input.md'), 'utf8')).toBe('THEIRS\n');
+    expect(fs.readdirSync(path.join(outside, 'templates'))).toEqual(['scout.input.md']);
+  });
+});
+
 describe("a repository's template", () => {
   it('as a link out of the repository is refused: a template is the prompt sent to the model', () => {
     const root = dir();
@@ -114,6 +154,72 @@ describe('a cloned repository whose files are links to a device', () => {
     expect(result.code).not.toBe(0);
     expect(result.stderr).toContain('.gitignore is a link out of the repository');
     expect(fs.lstatSync(path.join(repo.dir, '.gitignore')).isSymbolicLink()).toBe(true);
+    expect(fs.readFileSync(path.join(home, 'secret'), 'utf8')).toBe('SECRET-MATERIAL\n');
+  });
+
+  // Measured on the build before: `.github -> <outside>` made `init --ci github` write
+  // <outside>/workflows/agentbox.yml, outside the repository.
+  it.each([
+    ['github', '.github', '.github/workflows/agentbox.yml'],
+    ['gitlab', '.gitlab', '.gitlab/agentbox.yml'],
+  ])(
+    'init --ci %s through a folder linked out of the repository: refused before anything is written',
+    async (ci, link, file) => {
+      const repo = gitRepo({ files: { 'a.txt': 'a\n' } });
+      repos.push(repo);
+      const home = dir();
+      const outside = dir();
+      fs.symlinkSync(outside, path.join(repo.dir, link));
+      repo.commit(`plant ${link}`);
+      const before = repo.git('status', '--porcelain', '--ignored');
+      const env = { PATH: process.env.PATH, HOME: home, XDG_STATE_HOME: path.join(home, 'state') };
+      const result = await agentbox(['init', '--ci', ci, '--agentbox-from', 'agentbox@0.1.0'], {
+        cwd: repo.dir,
+        env,
+      });
+      expect(result.code, result.stdout).not.toBe(0);
+      expect(result.stderr).toContain(
+        `${path.join(repo.dir, file)} leads out of the repository through a link`,
+      );
+      expect(result.stderr).toContain('nothing was changed');
+      expect(fs.readdirSync(outside)).toEqual([]);
+      // Nothing else was written either: no ledger, no settings, no agentbox.yaml.
+      expect(repo.git('status', '--porcelain', '--ignored')).toBe(before);
+    },
+  );
+
+  it('uninstall with .gitignore linked out of the repository: refused, the file out there unchanged', async () => {
+    const repo = gitRepo({ files: { 'a.txt': 'a\n' } });
+    repos.push(repo);
+    const home = dir();
+    const env = { PATH: process.env.PATH, HOME: home, XDG_STATE_HOME: path.join(home, 'state') };
+    expect((await agentbox(['init'], { cwd: repo.dir, env })).code).toBe(0);
+    // The person's own file elsewhere that happens to hold the same lines, and the repository's link to it.
+    const theirs = path.join(home, 'ignore');
+    fs.renameSync(path.join(repo.dir, '.gitignore'), theirs);
+    const before = fs.readFileSync(theirs, 'utf8');
+    fs.symlinkSync(theirs, path.join(repo.dir, '.gitignore'));
+    const result = await agentbox(['uninstall'], { cwd: repo.dir, env });
+    expect(result.code).not.toBe(0);
+    expect(result.stderr).toContain('.gitignore is a link out of the repository');
+    expect(fs.readFileSync(theirs, 'utf8')).toBe(before);
+  });
+
+  it('a pipeline file linked out of the repository is not read (init --ci gitlab: .gitlab-ci.yml -> a secret)', async () => {
+    const repo = gitRepo({ files: { 'a.txt': 'a\n' } });
+    repos.push(repo);
+    const home = dir();
+    fs.writeFileSync(path.join(home, 'secret'), 'SECRET-MATERIAL\n');
+    fs.symlinkSync(path.join(home, 'secret'), path.join(repo.dir, '.gitlab-ci.yml'));
+    repo.commit('plant .gitlab-ci.yml');
+    const env = { PATH: process.env.PATH, HOME: home, XDG_STATE_HOME: path.join(home, 'state') };
+    const result = await agentbox(['init', '--ci', 'gitlab', '--agentbox-from', 'agentbox@0.1.0'], {
+      cwd: repo.dir,
+      env,
+    });
+    expect(result.code).not.toBe(0);
+    expect(result.stderr).toContain('.gitlab-ci.yml is a link out of the repository');
+    expect(`${result.stdout}${result.stderr}`).not.toContain('SECRET-MATERIAL');
     expect(fs.readFileSync(path.join(home, 'secret'), 'utf8')).toBe('SECRET-MATERIAL\n');
   });
 
