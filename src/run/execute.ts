@@ -8,10 +8,12 @@ import type { OwnedExit } from '../process/owned.js';
 import { killMarked, processStartTime } from '../process/reap.js';
 import { withNpmRootShim } from '../sandbox/npm-root.js';
 import { loadLexer } from '../templates/sections.js';
+import { writeAtomic } from '../util/fs.js';
 import { agentboxStateDir } from '../util/state-dir.js';
 import { type PreparedRun, prepareRun } from './begin/prepare.js';
 import { runSetupStep, setupDue, setupEnv, setupSandbox } from './begin/setup-step.js';
 import { type Finalized, finalizeRun, pauseSeam } from './end/finalize.js';
+import { renderEndReport } from './end/report.js';
 import { RunSink } from './sink.js';
 import type { RunChecks } from './supervise.js';
 
@@ -27,7 +29,7 @@ export type { RunChecks } from './supervise.js';
  * artifacts and the final status. Everything is released in `finally`, in reverse order.
  */
 export async function executeRun(input: ExecuteInput): Promise<Finalized> {
-  const run = await prepareRun(input);
+  const run = await prepareRun(input).catch((error: unknown) => notPrepared(input, error));
   // A run without its kernel fence says so where the person looks at it (agentbox show).
   if (!run.harness.privacy.sandbox) run.log.append({ event: 'sandbox_off', by: sandboxOffBy(input.env) });
   try {
@@ -43,6 +45,30 @@ export async function executeRun(input: ExecuteInput): Promise<Finalized> {
         error: error instanceof Error ? error.message : String(error),
       });
   }
+}
+
+/**
+ * A run that could not be prepared (its slash commands, private area or endpoint) ends CRASHED with
+ * a report saying why, before the error is thrown on: not ACTIVE with nobody running it, for the
+ * watchdog to find later as "the supervisor is gone".
+ */
+async function notPrepared(input: ExecuteInput, error: unknown): Promise<never> {
+  const message = `could not prepare the run: ${(error as Error).message}`;
+  const { ledger, meta } = input;
+  await writeAtomic(
+    path.join(ledger.runsDir, meta.run_name, 'report.md'),
+    renderEndReport({ meta, status: 'CRASHED', detail: `crashed: ${message}`, next: null }),
+  ).catch(() => {});
+  await updateState(
+    ledger,
+    { name: meta.run_name, meta },
+    {
+      status: 'CRASHED',
+      ended_at: new Date().toISOString(),
+      failure: { kind: 'crashed', message },
+    },
+  ).catch(() => {});
+  throw error;
 }
 
 /** runs.setup, the first time claude is to start in a fix run's worktree; its end, if it did not pass. */

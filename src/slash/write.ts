@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { errnoCode, fsError } from '../errors.js';
 import { RUN_ID_RE } from '../ledger/names.js';
-import { mkdirp, writeScratchSync } from '../util/fs.js';
+import { mkdirp, refuseWriteOut, writeScratchSync } from '../util/fs.js';
 import { assertRunId, commandDirName, type RunCommandsSpec, renderRunCommands } from './render.js';
 
 const COMMAND_DIR_RE = /^run_([0-9a-f]{6})$/;
@@ -46,6 +46,9 @@ export function writeRunCommands(launchDir: string, spec: RunCommandsSpec): { di
   // never written through.
   const stat = lstatOrNull(dir);
   if (stat && !stat.isDirectory()) remove(dir);
+  // A folder on the way that is a link out (a cloned repository's `.claude -> <elsewhere>`, or the
+  // agent's in its worktree) is refused: nothing of a run is written out of its launch folder.
+  refuseWriteOut(dir, launchDir);
   mkdirp(dir);
   const files = rendered.map((command) => {
     const file = path.join(dir, command.file);

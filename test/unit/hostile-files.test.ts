@@ -7,6 +7,7 @@ import { templateDirs } from '../../src/templates/locate.js';
 import { readRepoText, readTextIfExists, refuseWriteOut } from '../../src/util/fs.js';
 import { HttpError } from '../../src/web/http.js';
 import { writeTemplate } from '../../src/web/templates.js';
+import { CLAUDE_BIN } from '../helpers/claude.js';
 import { agentbox } from '../helpers/cli.js';
 import { gitRepo, type TestRepo, tempDir } from '../helpers/git-repo.js';
 
@@ -203,6 +204,34 @@ describe('a cloned repository whose files are links to a device', () => {
     expect(result.code).not.toBe(0);
     expect(result.stderr).toContain('.gitignore is a link out of the repository');
     expect(fs.readFileSync(theirs, 'utf8')).toBe(before);
+  });
+
+  it('a scout in a repository whose .claude/commands is a link out: refused, the run CRASHED at once, saying why', async () => {
+    const repo = gitRepo({ files: { 'a.txt': 'a\n' } });
+    repos.push(repo);
+    const home = dir();
+    const outside = dir();
+    const env = {
+      PATH: process.env.PATH,
+      HOME: home,
+      XDG_STATE_HOME: path.join(home, 'state'),
+      // Never started: the run stops before claude.
+      AGENTBOX_CLAUDE_BIN: CLAUDE_BIN,
+      ANTHROPIC_API_KEY: 'sk-ant-test-0123456789abcdefghij',
+    };
+    expect((await agentbox(['init'], { cwd: repo.dir, env })).code).toBe(0);
+    fs.mkdirSync(path.join(repo.dir, '.claude'), { recursive: true });
+    fs.symlinkSync(outside, path.join(repo.dir, '.claude', 'commands'));
+    repo.commit('plant .claude/commands');
+    const result = await agentbox(['scout', 'what is a?'], { cwd: repo.dir, env });
+    expect(result.code).not.toBe(0);
+    expect(result.stderr).toContain('.claude/commands/run_');
+    expect(result.stderr).toContain('leads out of the repository through a link');
+    expect(fs.readdirSync(outside)).toEqual([]);
+    const status = await agentbox(['status', '--json'], { cwd: repo.dir, env });
+    const [run] = JSON.parse(status.stdout).runs ?? JSON.parse(status.stdout);
+    expect(run.status).toBe('CRASHED');
+    expect(status.stderr).not.toContain('supervisor');
   });
 
   it('a pipeline file linked out of the repository is not read (init --ci gitlab: .gitlab-ci.yml -> a secret)', async () => {

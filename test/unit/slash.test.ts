@@ -353,6 +353,20 @@ describe('writeRunCommands / removeRunCommands / listRunCommandDirs', () => {
     expect(fs.readFileSync(path.join(elsewhere, 'keep.txt'), 'utf8')).toBe('precious');
   });
 
+  it.each([
+    ['.claude', '.claude'],
+    ['.claude/commands', '.claude/commands'],
+  ])('refuses a %s linked out of the launch folder, naming it, and writes nothing there', (_, linked) => {
+    const root = launchDir();
+    const elsewhere = launchDir();
+    fs.mkdirSync(path.dirname(path.join(root, linked)), { recursive: true });
+    fs.symlinkSync(elsewhere, path.join(root, linked));
+    expect(() => writeRunCommands(root, spec('scout'))).toThrow(
+      `leads out of the repository through a link (${path.join(root, linked)} is ${fs.realpathSync(elsewhere)})`,
+    );
+    expect(fs.readdirSync(elsewhere)).toEqual([]);
+  });
+
   it('renders before touching the disk: a bad spec writes nothing', () => {
     const root = launchDir();
     expect(thrown(() => writeRunCommands(root, spec('fix', { worktree: null }))).code).toBe('USAGE');
