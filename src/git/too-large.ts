@@ -98,8 +98,8 @@ export function leftOutRecord(leftOut: readonly LeftOut[] | undefined): LeftOutR
 
 /**
  * What git's diff output may reach before the export gives up: under what one string of node can
- * hold (the gate reads a patch as one), past what the file limits let through
- * (too-large.ts: deletions and a changed file's old side are the rest).
+ * hold (the gate reads a patch as one), and past what the limits above let through (the rest of a
+ * patch is deletions and changed files' old sides, which the repository already held).
  */
 export const PATCH_MAX_BYTES = 480 * 1024 * 1024;
 
