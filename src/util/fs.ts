@@ -115,7 +115,7 @@ export function readRepoText(file: string, root: string, max = MAX_CONFIG_BYTES)
     if (errnoCode(error) === 'ENOENT' || errnoCode(error) === 'ENOTDIR') return undefined;
     throw fsError(error, 'read', file);
   }
-  if (!insideRoot(real, root)) {
+  if (!inRepositoryTree(file, real, root)) {
     throw new AgentboxError(
       'IO_FAILED',
       `${file} is a link out of the repository (to ${real}), so agentbox does not read it`,
@@ -127,8 +127,14 @@ export function readRepoText(file: string, root: string, max = MAX_CONFIG_BYTES)
   return readTextIfExists(real, max);
 }
 
-/** `real` (a resolved path) lies in `root`, itself resolved. */
-function insideRoot(real: string, root: string): boolean {
+/**
+ * `real` (what `file` resolves to) lies in `root`'s working tree: not out of it, and not in a git
+ * folder unless `file` itself names one (agentbox's own `.git/info/exclude`). A repository cannot
+ * track a file under `.git`, so a link into it is a stranger's: `.mcp.json -> .git/config` showed
+ * the clone's config in `agentbox trust`, with the token actions/checkout keeps there
+ * (`http.<url>.extraheader`).
+ */
+function inRepositoryTree(file: string, real: string, root: string): boolean {
   let base = root;
   try {
     base = fs.realpathSync(root);
@@ -136,7 +142,9 @@ function insideRoot(real: string, root: string): boolean {
     // The root as given.
   }
   const rel = path.relative(base, real);
-  return !(rel.startsWith('..') || path.isAbsolute(rel));
+  if (rel.startsWith('..') || path.isAbsolute(rel)) return false;
+  const inGit = (p: string) => p.split(path.sep).some((part) => part.toLowerCase() === '.git');
+  return !inGit(rel) || inGit(path.relative(root, file));
 }
 
 /**
@@ -150,7 +158,7 @@ export function refuseWriteOut(file: string, root: string): void {
   for (;;) {
     try {
       const real = fs.realpathSync(probe);
-      if (insideRoot(real, root)) return;
+      if (inRepositoryTree(probe, real, root)) return;
       throw new AgentboxError(
         'IO_FAILED',
         `${file} leads out of the repository through a link (${probe} is ${real}), so agentbox does not write it`,

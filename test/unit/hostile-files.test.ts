@@ -189,6 +189,25 @@ describe('a cloned repository whose files are links to a device', () => {
     },
   );
 
+  it(".gitignore -> .git/config: init refuses it; the clone's git config is left as it was", async () => {
+    const repo = gitRepo({ files: { 'a.txt': 'a\n' } });
+    repos.push(repo);
+    fs.rmSync(path.join(repo.dir, '.gitignore'), { force: true });
+    fs.symlinkSync('.git/config', path.join(repo.dir, '.gitignore'));
+    repo.commit('plant .gitignore');
+    const before = fs.readFileSync(path.join(repo.dir, '.git', 'config'), 'utf8');
+    const home = dir();
+    const env = { PATH: process.env.PATH, HOME: home, XDG_STATE_HOME: path.join(home, 'state') };
+    const result = await agentbox(['init'], { cwd: repo.dir, env });
+    expect(result.code).not.toBe(0);
+    expect(result.stderr).toContain('.gitignore is a link out of the repository');
+    expect(fs.readFileSync(path.join(repo.dir, '.git', 'config'), 'utf8')).toBe(before);
+    // --local writes agentbox's own .git/info/exclude: that stays allowed.
+    fs.rmSync(path.join(repo.dir, '.gitignore'));
+    expect((await agentbox(['init', '--local'], { cwd: repo.dir, env })).code).toBe(0);
+    expect(fs.readFileSync(path.join(repo.dir, '.git', 'info', 'exclude'), 'utf8')).toContain('.agents/');
+  });
+
   it('uninstall with .gitignore linked out of the repository: refused, the file out there unchanged', async () => {
     const repo = gitRepo({ files: { 'a.txt': 'a\n' } });
     repos.push(repo);
@@ -268,6 +287,25 @@ describe('a cloned repository whose files are links to a device', () => {
       expect(result.code, out).not.toBe(0);
       expect(out).toContain('is a link out of the repository');
       expect(out).not.toContain('SECRET-MATERIAL');
+    });
+
+    // actions/checkout keeps the job's token in the clone's .git/config (http.<url>.extraheader).
+    it(`${file} -> .git/config (the clone's token): trust and doctor refuse it and show nothing of it`, async () => {
+      const repo = gitRepo({ files: { 'a.txt': 'a\n' } });
+      repos.push(repo);
+      const at = path.join(repo.dir, file);
+      fs.mkdirSync(path.dirname(at), { recursive: true });
+      fs.symlinkSync(path.relative(path.dirname(at), path.join(repo.dir, '.git', 'config')), at);
+      repo.commit(`plant ${file}`);
+      repo.git('config', 'http.https://github.com/.extraheader', 'AUTHORIZATION: basic SECRET-TOKEN-XYZ');
+      const home = dir();
+      const env = { PATH: process.env.PATH, HOME: home, XDG_STATE_HOME: path.join(home, 'state') };
+      for (const command of [['trust'], ['doctor']]) {
+        const result = await agentbox(command, { cwd: repo.dir, env });
+        const out = `${result.stdout}${result.stderr}`;
+        expect(out, `${command}`).toContain(`${path.basename(file)} is a link out of the repository`);
+        expect(out, `${command}`).not.toContain('SECRET-TOKEN');
+      }
     });
 
     it(`${file} as a link to /dev/zero, or a FIFO: trust, doctor and init say so and stop, at once`, async () => {
