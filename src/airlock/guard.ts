@@ -2,6 +2,7 @@ import path from 'node:path';
 import type { RunType } from '../ledger/types.js';
 import { type ReadFence, readable, searchReachesDenied } from '../sandbox/read-allowlist.js';
 import { directExecution } from './direct.js';
+import { LOADING_TOOLS, memoryLinkOnTheWay } from './memory-links.js';
 import { canonical, isInside } from './paths.js';
 
 /** Where one run may write and what it may not read. All paths canonical (see `canonical`). */
@@ -32,7 +33,8 @@ export type DenyRule =
   | 'human-gate'
   | 'human-only-command'
   | 'direct-execution'
-  | 'read-fence';
+  | 'read-fence'
+  | 'memory-link';
 export type Verdict =
   | { readonly allow: true }
   | { readonly allow: false; readonly rule: DenyRule; readonly reason: string };
@@ -70,6 +72,8 @@ function ownLedgerPath(scope: AirlockScope, p: string): boolean {
  * redirects); this covers what rules cannot say ("the ledger except my own folder").
  */
 export function judgeToolUse(scope: AirlockScope, tool: string, input: unknown, cwd: string): Verdict {
+  const loaded = LOADING_TOOLS.has(tool) ? memoryVerdict(scope, tool, input, cwd) : ALLOW;
+  if (!loaded.allow) return loaded;
   if (tool === 'Skill' || tool === 'SlashCommand') {
     const name = str(input, 'skill', 'command', 'name')?.replace(/^\//, '').split(/\s/)[0] ?? '';
     return HUMAN_ONLY_COMMAND.test(name)
@@ -102,6 +106,30 @@ export function judgeToolUse(scope: AirlockScope, tool: string, input: unknown, 
     return scope.reads ? judgeRead(scope.reads, tool, input, target) : ALLOW;
   }
   if (tool === 'Bash') return judgeBash(scope, str(input, 'command') ?? '', cwd);
+  return ALLOW;
+}
+
+/**
+ * Read, Edit and Write of a file make Claude Code read the CLAUDE.md of its folder and the folders
+ * above it in the tree, in its own process: outside the sandbox. A memory file there that is a link
+ * leading where the run may not read (an agent's `sub/CLAUDE.md -> ~/.ssh/id_rsa`, then a Read of
+ * `sub/f.txt`: measured, the key came back in the Read's result) refuses the call. Only where the
+ * run has a read fence: without one, nothing is denied to read anyway.
+ */
+function memoryVerdict(scope: AirlockScope, tool: string, input: unknown, cwd: string): Verdict {
+  const fence = scope.reads;
+  const file = str(input, 'file_path', 'notebook_path', 'path');
+  if (!fence || !file) return ALLOW;
+  const tree = scope.worktree ?? scope.repoRoot;
+  const given = path.resolve(cwd, file);
+  for (const target of new Set([given, canonical(given)])) {
+    const found = memoryLinkOnTheWay(target, tree, (real) => readable(fence, real));
+    if (found)
+      return deny(
+        'memory-link',
+        `${found.file} is a link to ${found.real ?? 'a path that does not exist yet'}, which this run may not read; Claude Code would read it itself, outside the sandbox, into this ${tool}'s result`,
+      );
+  }
   return ALLOW;
 }
 

@@ -34,10 +34,10 @@ export interface RunSettingsInput {
     /** A run that may edit (fix): Bash naming the main tree goes through the guard. */
     readonly writes: boolean;
     /**
-     * Send every Write/Edit through the guard too. Off for a sandboxed fix run: Claude Code's own
-     * permission rules already refuse a write tool outside the worktree (only the worktree is
-     * pre-approved, the repository and the ledger are denied, and in -p an unapproved write is
-     * refused), and every Bash write outside it meets the kernel. On where the sandbox is off.
+     * Send every Write/Edit through the guard too (default on). Sandboxed, Claude Code's own
+     * permission rules already refuse a write tool outside the worktree, but a write inside it
+     * loads the CLAUDE.md files around it in claude's own process, outside the sandbox, which the
+     * guard checks for links out (src/airlock/memory-links.ts).
      */
     readonly writeTools?: boolean;
     /** Guard every Bash call, not only those naming the ledger, agentbox or the repository. */
@@ -69,8 +69,8 @@ type Group = { matcher?: string; hooks: Hook[] };
  * Measured (bench/hooks.bench.ts): every hook Claude Code runs costs it 2–8 ms of its own time per
  * tool call, our handler 0.1 ms. So a hook fires only where it decides something: `if` conditions
  * (checked inside Claude Code, free) keep the guard's Bash and Read hooks to the calls that name the
- * ledger, agentbox or the main tree; write tools are guarded in runs that may write and have no
- * sandbox (with one, Claude Code's permission rules refuse them outside the worktree); the tool history of
+ * ledger, agentbox or the main tree; write tools are guarded in every run that may write (the
+ * CLAUDE.md a write loads, src/airlock/memory-links.ts); the tool history of
  * a headless run comes from its stream, not from PostToolUse hooks.
  * NOTE: an http hook's url cannot take variables (a `${PORT}` silently drops the whole settings
  * source), so the port is written in, and so is the secret, as a header: these settings are written

@@ -1,13 +1,16 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { AirlockScope } from '../../airlock/guard.js';
+import { startupLinkOut } from '../../airlock/memory-links.js';
 import { canonical } from '../../airlock/paths.js';
 import type { Config } from '../../config/schema.js';
 import { type Endpoint, type HookHandler, startEndpoint } from '../../endpoint/server.js';
 import { hookAddressBook } from '../../endpoint/settings.js';
+import { AgentboxError } from '../../errors.js';
 import type { EventLog } from '../../ledger/events.js';
 import type { Ledger, RunMeta } from '../../ledger/index.js';
 import { prepareRunPrivacy, type RunPrivacy } from '../../sandbox/prepare.js';
+import { readable } from '../../sandbox/read-allowlist.js';
 import { commandsRoot, removeRunCommands, writeRunCommands } from '../../slash/index.js';
 import { createRunHookHandler, type Denial } from '../../supervisor/hooks.js';
 import type { Supervisor } from '../../supervisor/supervisor.js';
@@ -118,6 +121,7 @@ export async function openRunHarness(input: HarnessInput): Promise<RunHarness> {
     releases.defer(() => privacy.area.dispose());
     input.onStep?.('private area + private git + sandbox paths');
     const scope = fencedScope(base, privacy.sandbox);
+    refuseStartupLinks(input, scope);
     const hooks = createRunHookHandler({
       scope,
       log: input.log,
@@ -149,6 +153,25 @@ export async function openRunHarness(input: HarnessInput): Promise<RunHarness> {
     await releases.release();
     throw error;
   }
+}
+
+/**
+ * What Claude Code reads by itself when it starts (CLAUDE.md, `.claude/`), in its own process and so
+ * outside the sandbox, must not be a link to where the run may not read: a cloned repository's
+ * `.claude/skills/x/SKILL.md -> ~/.aws/credentials` was put into every run's system prompt
+ * (measured), and an agent's `CLAUDE.md -> ~/.ssh/id_rsa` in its worktree into its revision's.
+ * Refused before claude starts, and logged. Only where the run has a read fence.
+ */
+function refuseStartupLinks(input: HarnessInput, scope: AirlockScope): void {
+  const fence = scope.reads;
+  if (!fence) return;
+  const found = startupLinkOut(input.launchDir, (real) => readable(fence, real));
+  if (!found) return;
+  const reason = `${found.file} is a link to ${found.real ?? 'a path that does not exist yet'}, which this run may not read; Claude Code reads it itself when it starts, outside the sandbox`;
+  input.log.append({ event: 'refused', source: 'agentbox', tool: 'claude', rule: 'memory-link', reason });
+  throw new AgentboxError('PERMISSION_DENIED', reason, {
+    hint: `remove the link (rm ${JSON.stringify(found.file)}); if it is yours and runs may read where it leads, add that to sandbox.allow_read in your own config`,
+  });
 }
 
 /** The run's hook endpoint; with `ownProxy`, also the sandbox's refusing proxy. */

@@ -152,9 +152,10 @@ function launchSettings(input: LaunchInput): Record<string, unknown> {
       ledgerDir: scope.ledgerDir,
       repoRoot: scope.repoRoot,
       writes: scope.worktree !== null,
-      // Sandboxed, a write tool outside the worktree is refused by Claude Code's permission rules
-      // (tested in test/e2e/seal.test.ts): no per-call hook for it.
-      writeTools: !box,
+      // Every write tool goes through the guard: sandboxed, Claude Code's permission rules refuse
+      // one outside the worktree (test/e2e/seal.test.ts), but a write inside it loads the CLAUDE.md
+      // around it in claude's own process, which the guard checks (src/airlock/memory-links.ts).
+      writeTools: true,
       // A worktree inside the repository cannot be fenced by one deny rule on the repository:
       // then every shell command of the run goes through the guard.
       everyBashCall: scope.worktree !== null && isInside(scope.worktree, scope.repoRoot),
