@@ -42,3 +42,44 @@ export function removeEmpty(paths: readonly string[]): void {
     }
   }
 }
+
+/**
+ * Runs of one repository share its git dir, so its mount points: bubblewrap binds each of them on
+ * every shell command, and one that went while a sibling ran failed that sibling's next command
+ * ("bwrap: Can't get type of source …/.git/glab-cli", an attempt of a group whose sibling ended
+ * first). So a run that ends while another of the repository runs hands its leftovers to `file`,
+ * and the last one to end removes them all.
+ */
+export interface LeftoverShare {
+  /** Another run of this repository is running now. */
+  othersRunning(): boolean;
+  /** Where handed-over paths wait, a line each (in the ledger, which no agent may write). */
+  readonly file: string;
+}
+
+/** Removes a run's leftovers at its end, or hands them over (see LeftoverShare). Never throws. */
+export function releaseLeftovers(own: readonly string[], share?: LeftoverShare): void {
+  if (!share) return removeEmpty(own);
+  try {
+    if (share.othersRunning()) {
+      if (own.length > 0) {
+        fs.mkdirSync(path.dirname(share.file), { recursive: true });
+        fs.appendFileSync(share.file, own.map((p) => `${p}\n`).join(''));
+      }
+      return;
+    }
+    let waiting: string[] = [];
+    try {
+      waiting = fs
+        .readFileSync(share.file, 'utf8')
+        .split('\n')
+        .filter((p) => path.isAbsolute(p));
+      fs.rmSync(share.file, { force: true });
+    } catch {
+      // None handed over.
+    }
+    removeEmpty([...new Set([...own, ...waiting])]);
+  } catch {
+    // Leftovers are empty files and folders: left, they harm nothing.
+  }
+}

@@ -7,7 +7,7 @@ import { createPrivateGit, type WorktreeGit, worktreeGit } from '../git/private.
 import { findOnDisk } from '../git/repo.js';
 import { probeSandbox, probeVerifySandbox, type SandboxEnv, type SandboxProbe } from './available.js';
 import { readFence } from './fence.js';
-import { absentBefore, leftoverCandidates, removeEmpty } from './leftovers.js';
+import { absentBefore, type LeftoverShare, leftoverCandidates, releaseLeftovers } from './leftovers.js';
 import { createPrivateArea, type PrivateArea, privateBase } from './private.js';
 import { writeRunGitconfig } from './run-gitconfig.js';
 import { RUNTIME_WRITABLE } from './settings.js';
@@ -139,7 +139,7 @@ export interface RunPrivacy {
  * git cannot work without its config.
  */
 function readOnlyFence(
-  opts: Parameters<typeof readFence>[0],
+  opts: Parameters<typeof readFence>[0] & { readonly leftovers?: LeftoverShare },
   area: PrivateArea,
   places: Omit<Parameters<typeof readFence>[2], 'fix'>,
   fence: Omit<RunSandbox, 'gitDir' | 'mainTree' | 'denyRead' | 'allowRead' | 'listed'>,
@@ -148,7 +148,7 @@ function readOnlyFence(
   const leftovers = absentBefore(
     leftoverCandidates({ repoRoot: opts.repoRoot, mainGitDir, worktree: null, worktreeGitDir: null }),
   );
-  area.onDispose(() => removeEmpty(leftovers));
+  area.onDispose(() => releaseLeftovers(leftovers, opts.leftovers));
   const reads = readFence(opts, area, { ...places, fix: null });
   return { ...fence, ...reads, gitDir: area.gitDir, mainTree: null };
 }
@@ -196,6 +196,8 @@ export async function prepareRunPrivacy(opts: {
   /** Whether the run's shell is fenced: every headless run (fix, scout, plan, review), not a session. */
   readonly fenced: boolean;
   readonly config: Config['sandbox'];
+  /** The repository's other runs, who may still need its mount points (leftovers.ts). */
+  readonly leftovers?: LeftoverShare;
 }): Promise<RunPrivacy> {
   const area = createPrivateArea(privateBase(opts.env, process.getuid?.() ?? 0), opts.runName);
   const secrets = secretFiles(area);
@@ -234,7 +236,7 @@ export async function prepareRunPrivacy(opts: {
         worktreeGitDir: adminDir,
       }),
     );
-    area.onDispose(() => removeEmpty(leftovers));
+    area.onDispose(() => releaseLeftovers(leftovers, opts.leftovers));
     const reads = readFence(opts, area, {
       ...places,
       fix: { worktree: opts.worktree, adminDir },

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bash, text } from '../fixtures/model-server/index.js';
+import { bash, type RequestView, text } from '../fixtures/model-server/index.js';
 import { attemptRules, GROUP_FILES, groupOfTask, readGroupFiles } from '../helpers/group.js';
 import { expectNoProcessesLeft } from '../helpers/processes.js';
 import { type Project, project } from '../helpers/project.js';
@@ -183,6 +183,43 @@ describe('fix --attempts N', () => {
     expect(Math.min(...costs)).toBeLessThan(0.08);
     expect(costs[0] + costs[1]).toBeLessThan(0.08 + 2 * 0.025);
     await expectNoProcessesLeft(p.tag);
+  });
+
+  it("an attempt that ends first leaves the repository's sandbox mount points to its sibling, still running", async () => {
+    // The attempts share the repository's git dir, and so the empty mount points Claude Code's
+    // sandbox makes there (.git/glab-cli, …). The first to end removed them: its sibling's next
+    // shell failed ("bwrap: Can't get type of source …/.git/glab-cli"; seen in CI).
+    const task = 'TASK-GROUP-MOUNTS set x';
+    const second = (r: RequestView) => r.allText.includes('attempt 2 of 2 ');
+    p.server.setRules([
+      ...attemptRules(task, ['pass']).map((rule) => ({
+        ...rule,
+        when: { ...rule.when, predicate: (r: RequestView) => r.allText.includes('attempt 1 of 2 ') },
+      })),
+      {
+        when: { anyText: task, predicate: second, turn: 0 },
+        reply: bash(
+          // The repository's git dir, found from the worktree's .git file (not named: the guard
+          // refuses a command that names the main tree).
+          `sleep 5; test -e "$(sed 's/^gitdir: //' .git)/../../glab-cli" && echo MOUNT-POINT-KEPT || echo MOUNT-POINT-GONE`,
+        ),
+      },
+      { when: { anyText: task, predicate: second, turn: 1 }, reply: bash('echo SECOND-SHELL') },
+      { when: { anyText: task, predicate: second }, reply: text('## Summary\nChecked the shell.') },
+    ]);
+    const result = await p.agentbox(['fix', task, '--attempts', '2'], { timeoutMs: 240_000 });
+    expect(result.code, result.stderr + result.stdout).toBe(0);
+    const [, two] = attemptsOf(groupOfTask(p.repo.dir, task)) as string[];
+    const results = p.server.requests
+      .filter((r) => second(r.view) && r.view.allText.includes(task))
+      .map((r) => r.view.lastUserText);
+    expect(results.join('\n')).toContain('MOUNT-POINT-KEPT');
+    expect(results.join('\n')).toContain('SECOND-SHELL');
+    expect(results.join('\n')).not.toContain("Can't get type of source");
+    expect(p.state(two!).status).not.toBe('CRASHED');
+    // The last one to end removed them: the repository is left as it was.
+    expect(fs.existsSync(path.join(p.repo.dir, '.git', 'glab-cli'))).toBe(false);
+    expect(fs.existsSync(path.join(p.repo.dir, '.agents', 'cache', 'sandbox-leftovers'))).toBe(false);
   });
 
   it('stop <attempt> ends that attempt only; stop <group> ends the rest', async () => {

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createPrivateGit } from '../../src/git/private.js';
 import { probeSandbox, probeSandboxAsync } from '../../src/sandbox/available.js';
-import { absentBefore, removeEmpty } from '../../src/sandbox/leftovers.js';
+import { absentBefore, releaseLeftovers, removeEmpty } from '../../src/sandbox/leftovers.js';
 import { createPrivateArea, privateBase } from '../../src/sandbox/private.js';
 import { sandboxSettings } from '../../src/sandbox/settings.js';
 import { GIT_ENV, gitRepo, tempDir } from '../helpers/git-repo.js';
@@ -185,6 +185,28 @@ describe('sandbox leftovers', () => {
     fs.writeFileSync(path.join(candidates[3]!, 'kept'), 'x');
     removeEmpty(absent);
     expect(candidates.map((c) => fs.existsSync(c))).toEqual([true, false, false, true]);
+  });
+
+  it('a run ending while another of the repository runs hands its leftovers over; the last one out removes them all', () => {
+    const dir = temp('agentbox-left-');
+    const file = path.join(dir, 'ledger', 'cache', 'sandbox-leftovers');
+    const mine = [path.join(dir, 'glab-cli')];
+    const theirs = [path.join(dir, '.cc-writes')];
+    for (const p of [...mine, ...theirs]) fs.mkdirSync(p);
+    let running = true;
+    const share = { file, othersRunning: () => running };
+    // The first attempt of a group ends: its sibling's sandbox still binds the mount point.
+    releaseLeftovers(mine, share);
+    expect(fs.existsSync(mine[0]!)).toBe(true);
+    expect(fs.readFileSync(file, 'utf8')).toBe(`${mine[0]}\n`);
+    running = false;
+    releaseLeftovers(theirs, share);
+    expect([...mine, ...theirs].map((p) => fs.existsSync(p))).toEqual([false, false]);
+    expect(fs.existsSync(file)).toBe(false);
+    // Without a share (no ledger to hand over to), a run removes its own at once.
+    fs.mkdirSync(mine[0]!);
+    releaseLeftovers(mine);
+    expect(fs.existsSync(mine[0]!)).toBe(false);
   });
 });
 

@@ -8,7 +8,7 @@ import { type Endpoint, type HookHandler, startEndpoint } from '../../endpoint/s
 import { hookAddressBook } from '../../endpoint/settings.js';
 import { AgentboxError } from '../../errors.js';
 import type { EventLog } from '../../ledger/events.js';
-import type { Ledger, RunMeta } from '../../ledger/index.js';
+import { activeRunNames, type Ledger, type RunMeta } from '../../ledger/index.js';
 import { prepareRunPrivacy, type RunPrivacy } from '../../sandbox/prepare.js';
 import { readable } from '../../sandbox/read-allowlist.js';
 import { commandsRoot, removeRunCommands, writeRunCommands } from '../../slash/index.js';
@@ -117,6 +117,10 @@ export async function openRunHarness(input: HarnessInput): Promise<RunHarness> {
       // Every headless run's shell is fenced; a person's session asks them instead.
       fenced: !input.interactive,
       config: input.sandbox,
+      leftovers: {
+        file: path.join(ledger.dir, 'cache', 'sandbox-leftovers'),
+        othersRunning: () => activeRunNames(ledger).some((name) => name !== meta.run_name),
+      },
     });
     releases.defer(() => privacy.area.dispose());
     input.onStep?.('private area + private git + sandbox paths');
