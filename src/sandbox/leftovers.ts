@@ -59,7 +59,10 @@ export interface LeftoverShare {
 
 /** Removes a run's leftovers at its end, or hands them over (see LeftoverShare). Never throws. */
 export function releaseLeftovers(own: readonly string[], share?: LeftoverShare): void {
-  if (!share) return removeEmpty(own);
+  if (!share) {
+    removeEmpty(own);
+    return;
+  }
   try {
     if (share.othersRunning()) {
       if (own.length > 0) {
