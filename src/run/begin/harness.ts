@@ -109,19 +109,7 @@ export async function openRunHarness(input: HarnessInput): Promise<RunHarness> {
   try {
     writeCommands(input, runDir, releases);
     input.onStep?.('slash commands');
-    const privacy = await prepareRunPrivacy({
-      env: input.env,
-      runName: meta.run_name,
-      repoRoot: ledger.root,
-      worktree: base.worktree,
-      // Every headless run's shell is fenced; a person's session asks them instead.
-      fenced: !input.interactive,
-      config: input.sandbox,
-      leftovers: {
-        file: path.join(ledger.dir, 'cache', 'sandbox-leftovers'),
-        othersRunning: () => activeRunNames(ledger).some((name) => name !== meta.run_name),
-      },
-    });
+    const privacy = await runPrivacy(input, base.worktree);
     releases.defer(() => privacy.area.dispose());
     input.onStep?.('private area + private git + sandbox paths');
     const scope = fencedScope(base, privacy.sandbox);
@@ -157,6 +145,25 @@ export async function openRunHarness(input: HarnessInput): Promise<RunHarness> {
     await releases.release();
     throw error;
   }
+}
+
+/** The run's private area, git and read fence (src/sandbox/prepare.ts). */
+function runPrivacy(input: HarnessInput, worktree: string | null): Promise<RunPrivacy> {
+  const { ledger, meta } = input;
+  return prepareRunPrivacy({
+    env: input.env,
+    runName: meta.run_name,
+    repoRoot: ledger.root,
+    worktree,
+    // Every headless run's shell is fenced; a person's session asks them instead.
+    fenced: !input.interactive,
+    config: input.sandbox,
+    // The repository's other runs share its sandbox's mount points (src/sandbox/leftovers.ts).
+    leftovers: {
+      file: path.join(ledger.dir, 'cache', 'sandbox-leftovers'),
+      othersRunning: () => activeRunNames(ledger).some((name) => name !== meta.run_name),
+    },
+  });
 }
 
 /**
