@@ -11,7 +11,8 @@ import { type Project, project } from '../helpers/project.js';
  * agent's `sub/CLAUDE.md -> ~/secret` then a Read (or Edit, or Write) of a file in `sub/` brought
  * the secret back in the tool's result; its `CLAUDE.md -> ~/secret` at the worktree's top went
  * into its revision's first request; and a cloned repository's `.claude/skills/x/SKILL.md ->
- * ~/secret` into every run's system prompt. The sandbox denies the agent the file itself.
+ * ~/secret` into every run's system prompt; and a task's `@<secret>` attached the file to the
+ * prompt. The sandbox denies the agent the file itself.
  */
 describe('what Claude Code reads by itself is no way around the read fence (real Claude Code and sandbox)', () => {
   let p: Project;
@@ -77,6 +78,23 @@ describe('what Claude Code reads by itself is no way around the read fence (real
     expect(p.read(name, 'report.md')).toContain('could not prepare the run');
     expect(p.events(name).some((e) => e.rule === 'memory-link' && e.tool === 'claude')).toBe(true);
     expect(leaked()).toBe(false);
+  });
+
+  it("a prompt's @path attaches no file: a task naming the secret reaches the model as text", async () => {
+    // Measured before: `agentbox scout "look at @<secret>"` put the file's text into the request.
+    const task = `TASK-MEMORY-MENTION look at @${secret} and\n@"${secret}"`;
+    p.server.setRules([{ when: { anyText: 'TASK-MEMORY-MENTION' }, reply: text('read nothing') }]);
+    const before = p.server.requests.length;
+    const result = await p.agentbox(['scout', task]);
+    expect(result.code, result.stderr).toBe(0);
+    const sent = p.server.requests
+      .slice(before)
+      .map((r) => r.view.allText)
+      .join('\n');
+    expect(leaked()).toBe(false);
+    expect(sent).toContain(`\u2060@${secret}`);
+    const [refused] = p.events(p.newest()).filter((e) => e.rule === 'at-mention');
+    expect(String(refused?.reason)).toContain(`@${secret} @"${secret}"`);
   });
 
   it("a cloned repository's .claude/skills link: a scout is refused before claude starts", async () => {

@@ -4,6 +4,7 @@ import { isInside } from '../../airlock/paths.js';
 import { readFenceRules, runDenyRules, type TopLevelEntry } from '../../airlock/rules.js';
 import { buildClaudeArgs } from '../../claude/args.js';
 import { buildAgentEnv } from '../../claude/env.js';
+import { asText } from '../../claude/mentions.js';
 import {
   keyHelperCommand,
   MODEL_KEY_VAR,
@@ -13,6 +14,7 @@ import {
 import { runSettings, withRepoGuard } from '../../endpoint/settings.js';
 import type { RunMeta } from '../../ledger/index.js';
 import { fixWritable, type RunSandbox, type RunSecrets } from '../../sandbox/prepare.js';
+import { readable } from '../../sandbox/read-allowlist.js';
 import { sandboxSettings } from '../../sandbox/settings.js';
 import { selfGlob } from '../../sandbox/top-fence.js';
 import type { Env } from '../../util/env.js';
@@ -77,20 +79,34 @@ export function planLaunch(input: LaunchInput): {
   stdin: string;
   /** The model key for `secrets.keyFile`, out of claude's environment (a fenced run); else null. */
   modelKey: string | null;
+  /** The prompt's mentions of files the run may not read, kept as text (src/claude/mentions.ts). */
+  mentions: string[];
 } {
-  const prompt = input.resume
+  const written = input.resume
     ? (input.resume.message ?? resumePrompt(input.resume.more))
     : `${input.prompt}${input.replay ? `\n\n${input.replay.note}` : ''}`;
   const modelKey = input.sandbox ? movableModelKey(input.parentEnv) : null;
   const env = launchEnv(input);
   // The credentials claude would not use never reach it, nor so the agent (src/claude/model-key.ts).
   for (const name of unusedCredentials(env)) delete env[name];
+  // A mention of a file the run may not read attaches nothing (src/claude/mentions.ts).
+  const fence = input.scope.reads;
+  const { text: prompt, kept: mentions } = fence
+    ? asText(written, { cwd: input.launchDir, home: env.HOME, mayRead: (real) => readable(fence, real) })
+    : { text: written, kept: [] };
   const settings = launchSettings(input);
   if (modelKey) {
     delete env[MODEL_KEY_VAR];
     settings.apiKeyHelper = keyHelperCommand(input.secrets.keyFile);
   }
-  return { args: launchArgs(input, prompt), env, settings, stdin: prompt, modelKey };
+  return {
+    args: launchArgs(input, prompt),
+    env,
+    settings,
+    stdin: prompt,
+    modelKey,
+    mentions,
+  };
 }
 
 /** The permission rules of the run's --settings. */

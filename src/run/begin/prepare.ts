@@ -148,7 +148,7 @@ function supervisorFor(input: ExecuteInput, run: RunBase, verify: () => Verify |
 /** claude's launch, with its settings written to the private area. */
 function launchFor(
   input: ExecuteInput,
-  run: { runDir: string; launchDir: string; sessionId: string; harness: RunHarness },
+  run: { runDir: string; launchDir: string; sessionId: string; harness: RunHarness; log: EventLog },
 ): PreparedRun['launch'] {
   const { scope, endpoint, privacy } = run.harness;
   const verifies = input.checks?.verify && run.harness.scope.worktree;
@@ -172,7 +172,16 @@ function launchFor(
     projectSettings: input.trust ? launchTrusted(input.trust, run.launchDir) : false,
   });
   run.harness.writeSecrets(settings, modelKey);
-  return launch;
+  const { mentions, ...rest } = launch;
+  if (mentions.length > 0)
+    run.log.append({
+      event: 'refused',
+      source: 'agentbox',
+      tool: 'prompt',
+      rule: 'at-mention',
+      reason: `the prompt mentions files this run may not read: kept as text, no file attached (${mentions.slice(0, 5).join(' ')})`,
+    });
+  return rest;
 }
 
 /**
