@@ -152,7 +152,8 @@ describe('line comments in Chromium: the split view and a 400-line diff by the k
       await page.locator('td.commentable').first().waitFor();
     }
     const buttons = page.locator('td.commentable');
-    expect(await buttons.count()).toBeGreaterThan(BIG_LINES);
+    // The diff is drawn after the page: counted once it is all there (CI under load counted 0).
+    await expect.poll(() => buttons.count(), { timeout: 30_000 }).toBeGreaterThan(BIG_LINES);
     // From the top of the page: Merge, then through the whole diff to Request changes.
     // NOTE: blur() leaves Chromium's Tab starting point where the focus was: start from the first link.
     await page.locator('header a.brand').focus();
