@@ -14,7 +14,8 @@
  *                           guard.writes, history 'stream', everyBashCall false; deny rules left
  *                           out: they are not hooks) + a live endpoint with the real handler and
  *                           Supervisor (mode rules, history fed from the stream as executeRun does)
- *   fix run, sandbox off    the same with the sandbox off: a guard hook on every Write/Edit
+ *   fix run, sandbox off    the same with the sandbox off (both have a guard hook on every Write/Edit:
+ *                           a write loads the CLAUDE.md around it, src/airlock/memory-links.ts)
  *   agentbox scout run      the same for a scout run (writes: false)
  *   reference: every hook   the project guard + runSettings with everyBashCall and history
  *                           'hooks': a hook on every Bash call and a PostToolUse on every call (the

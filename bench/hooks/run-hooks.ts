@@ -43,7 +43,8 @@ export function runHooks(run: NonNullable<Variant['run']>, endpoint: Endpoint): 
     ledgerDir: scope.ledgerDir,
     repoRoot: scope.repoRoot,
     writes: run.type === 'fix',
-    writeTools: !run.sandboxed,
+    // Every write tool goes through the guard, sandboxed or not (src/airlock/memory-links.ts).
+    writeTools: true,
   };
   const hookFile = path.join(runDir, 'hook.json');
   fs.writeFileSync(hookFile, hookAddressBook(endpoint));
@@ -90,6 +91,9 @@ function launchHooks(run: NonNullable<Variant['run']>, endpoint: Endpoint, hookF
     supervisorTimeoutMs: SUPERVISOR_TIMEOUT_MS,
     parentEnv: {},
     envPass: [],
+    // The project guard comes from the project's settings file (the variant's .claude/settings.json):
+    // not added to the run's own again.
+    projectSettings: true,
   });
   return (settings as { hooks: HookTable }).hooks;
 }
