@@ -152,17 +152,13 @@ function nestedSection(nested: readonly NestedRecord[]): string[] {
 
 function leftOutSection(record: LeftOutRecord | null): string[] {
   if (!record) return [];
-  const code = (name: string) => {
-    const line = name.replace(/[\r\n]+/g, ' ');
-    return line.includes('`') ? `\`\` ${line} \`\`` : `\`${line}\``;
-  };
   return [
     '## Files left out of the patch',
     '',
     `${record.files.length + record.more} file(s) too large for the patch: they were not staged and are not in changes.patch; they stay in the worktree (docs/runs.md#what-a-patch-holds).`,
     '',
     ...record.files.map(
-      (f) => `- ${code(f.path)} — ${(f.bytes / 1024 / 1024).toFixed(1)} MiB: ${leftOutWhy(f.why)}`,
+      (f) => `- ${codeSpan(f.path)} — ${(f.bytes / 1024 / 1024).toFixed(1)} MiB: ${leftOutWhy(f.why)}`,
     ),
     ...(record.more > 0 ? [`- … and ${record.more} more (events.jsonl: \`files_left_out\`)`] : []),
     '',
@@ -181,10 +177,15 @@ function refusedSection(denials: readonly Denial[]): string[] {
 }
 
 function sensitiveItem(change: SensitiveChange, prefix = ''): string {
-  const line = (text: string) => text.replace(/[\r\n]+/g, ' ');
-  // NOTE: names come from the agent: a backtick in one must not end the code span early.
-  const name = change.path.includes('`') ? `\`\` ${line(change.path)} \`\`` : `\`${line(change.path)}\``;
-  return `- ${prefix}${name} — ${change.kind}: ${line(change.detail)}`;
+  return `- ${prefix}${codeSpan(change.path)} — ${change.kind}: ${oneLineText(change.detail)}`;
+}
+
+const oneLineText = (text: string) => text.replace(/[\r\n]+/g, ' ');
+
+/** A file name as a code span, on one line. NOTE: names come from the agent: a backtick in one must not end the span early. */
+function codeSpan(name: string): string {
+  const line = oneLineText(name);
+  return line.includes('`') ? `\`\` ${line} \`\`` : `\`${line}\``;
 }
 
 function oneLine(text: string, max = 100): string {
