@@ -62,6 +62,9 @@ export function readOwnPart(file: string): OwnPart {
 /** One line: the medians of each part over `parts`. */
 export function ownPartLine(parts: readonly OwnPart[]): string {
   const m = (f: (p: OwnPart) => number) => Math.round(median(parts.map(f)));
+  // A client of the resident agentbox spawns no claude: its own start and CPU are all there is.
+  if (parts.every((p) => p.spawned === undefined))
+    return `node's start ${m((p) => p.boot)} ms, the client's CPU ${m((p) => p.cpu)} ms (the run itself in the resident process)`;
   return [
     `node's start ${m((p) => p.boot)} ms`,
     `agentbox until claude starts ${m((p) => p.spawned - p.boot)} ms`,

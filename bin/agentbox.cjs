@@ -6,12 +6,27 @@
 'use strict';
 const path = require('node:path');
 const args = process.argv.slice(2);
+/** The commands a resident agentbox runs (src/resident/protocol.ts, SERVED_COMMANDS). */
+const SERVED = new Set(['scout', 'plan', 'review', 'fix', 'revise']);
 if (args.length === 1 && (args[0] === '--version' || args[0] === '-v')) {
   const fs = require('node:fs');
   const pkg = JSON.parse(fs.readFileSync(path.join(__dirname, '..', 'package.json'), 'utf8'));
   // (not process.stdout: making it for a pipe costs ~4 ms, more than the rest of this answer)
   fs.writeSync(1, `${pkg.version}\n`);
+} else if (args.some((arg) => SERVED.has(arg))) {
+  // A command `agentbox serve` may run (docs/resident.md): handed to it when it runs, else here.
+  const root = path.join(__dirname, '..');
+  require(path.join(root, 'dist', 'resident', 'client.cjs'))
+    .tryResident(root, args)
+    .then((code) => {
+      if (code === null) runHere();
+      else process.exitCode = code;
+    });
 } else {
+  runHere();
+}
+
+function runHere() {
   const dist = path.join(__dirname, '..', 'dist', 'cli');
   if (process.env.AGENTBOX_CODE_CACHE !== '0') {
     require('./code-cache.cjs').installCodeCache(dist, path.join(__dirname, '..', '.v8-cache'));

@@ -141,6 +141,22 @@ await build({
   },
 });
 
+// The resident agentbox's client (src/resident/client.ts): bin/agentbox.cjs loads it first for the
+// commands `agentbox serve` runs, so it is a file of its own, none of the CLI's chunks in it.
+await build({
+  input: { client: 'src/resident/client.ts' },
+  platform: 'node',
+  transform: { define: { AGENTBOX_BUILD_VERSION: JSON.stringify(version), 'import.meta.url': MODULE_URL } },
+  plugins: [nodeDefaults, moduleUrl],
+  output: {
+    dir: 'dist/resident',
+    format: 'cjs',
+    entryFileNames: '[name].cjs',
+    codeSplitting: false,
+    strict: true,
+  },
+});
+
 // The page: one ES module, not minified (a person reading an error in the browser's console reads
 // the sources' names). diff2html is not in it: the page loads that from its package when a diff is
 // first drawn.

@@ -38,12 +38,17 @@ export interface Terminal {
   onResize(handler: () => void): () => void;
 }
 
+/** The CLI itself: runs `argv` as a command of its own, in `ctx`, and returns the exit code. */
+export type RunCommand = (argv: readonly string[], ctx: CommandContext) => Promise<number>;
+
 export interface CommandContext {
   readonly cwd: string;
   readonly env: Env;
   readonly io: Io;
   readonly onInterrupt?: OnInterrupt;
   readonly terminal?: Terminal;
+  /** The CLI, for a command that runs others (`agentbox serve`); set by the process's entry. */
+  readonly runCommand?: RunCommand;
 }
 
 export function processTerminal(

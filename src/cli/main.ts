@@ -75,6 +75,7 @@ void run(process.argv.slice(2), {
   io,
   onInterrupt,
   terminal: processTerminal(process, env),
+  runCommand: run,
 }).then((code) => {
   process.exitCode = signalCode ?? code;
 });

@@ -18,6 +18,7 @@ export function addCommands(program: Command, lazy: Lazy, wants: Wants): void {
   continueAndSteer(program, lazy, wants);
   stopAndRecover(program, lazy, wants);
   ledger(program, lazy, wants);
+  resident(program, lazy, wants);
   engines(program, lazy, wants);
 }
 
@@ -280,4 +281,14 @@ function ledger(program: Command, lazy: Lazy, wants: Wants): void {
       .option('--no-open', 'print the address, do not open a browser')
       .option('--new-token', 'new secrets: the old address and every logged-in browser stop working')
       .action(lazy(async () => (await import('../commands/ui.js')).ui));
+}
+
+function resident(program: Command, lazy: Lazy, wants: Wants): void {
+  if (wants('serve'))
+    program
+      .command('serve')
+      .description(
+        'the resident agentbox: your scout, plan, review, fix and revise commands run in this warm process, starting faster (docs/resident.md)',
+      )
+      .action(lazy(async () => (await import('../commands/serve.js')).serve));
 }

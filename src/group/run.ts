@@ -2,6 +2,7 @@ import type { CommandContext } from '../context.js';
 import { EventLog } from '../ledger/events.js';
 import { runCost } from '../ledger/index-log.js';
 import { readState } from '../ledger/state.js';
+import { ownerPid } from '../process/owner.js';
 import { processStartTime } from '../process/reap.js';
 import type { RunContext } from '../run/begin/context.js';
 import type { Finalized } from '../run/end/finalize.js';
@@ -78,8 +79,8 @@ const now = () => new Date().toISOString();
 function claim(rc: RunContext, group: GroupDetails) {
   return updateGroupState(rc.ledger, group.name, () => ({
     status: 'ACTIVE',
-    pid: process.pid,
-    pid_start: processStartTime(process.pid),
+    pid: ownerPid(),
+    pid_start: processStartTime(ownerPid()),
     ended_at: null,
     crashed: null,
   }));

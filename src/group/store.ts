@@ -4,6 +4,7 @@ import { AgentboxError, errnoCode, fsError } from '../errors.js';
 import { CLAIM_ATTEMPTS, randomRunId } from '../ledger/create.js';
 import { formatRunName, isRunName, runIdOf, slugify } from '../ledger/names.js';
 import type { Ledger } from '../ledger/paths.js';
+import { ownerPid } from '../process/owner.js';
 import { processStartTime } from '../process/reap.js';
 import { writeAtomic } from '../util/fs.js';
 import { VERSION } from '../version.js';
@@ -105,8 +106,8 @@ export async function createGroup(ledger: Ledger, input: CreateGroupInput): Prom
   const state: GroupState = {
     schema_version: 1,
     status: 'ACTIVE',
-    pid: process.pid,
-    pid_start: processStartTime(process.pid),
+    pid: ownerPid(),
+    pid_start: processStartTime(ownerPid()),
     started_at: at,
     ended_at: null,
     updated_at: at,

@@ -1,5 +1,6 @@
 import path from 'node:path';
 import { AgentboxError } from '../errors.js';
+import { ownerPid } from '../process/owner.js';
 import { processStartTime } from '../process/reap.js';
 import { markActive, unmarkActive } from './active.js';
 import { corruptFile } from './check.js';
@@ -48,8 +49,8 @@ export function reactivated(at: Date = new Date()): StatePatch {
     status: 'ACTIVE',
     failure: null,
     ended_at: null,
-    pid: process.pid,
-    pid_start: processStartTime(process.pid),
+    pid: ownerPid(),
+    pid_start: processStartTime(ownerPid()),
     last_heartbeat: at.toISOString(),
   };
 }

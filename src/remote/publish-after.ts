@@ -2,6 +2,7 @@ import type { CommandContext } from '../context.js';
 import { AgentboxError, isAgentboxError } from '../errors.js';
 import { findRepo } from '../git/repo.js';
 import { openLedger } from '../ledger/paths.js';
+import { ownerPid } from '../process/owner.js';
 import { pushGroupAfter } from './after-group.js';
 import { checkRemoteName, DEFAULT_REMOTE } from './refs.js';
 import { runsStartedBy, type Shared, shareRun } from './share.js';
@@ -40,10 +41,10 @@ export async function publishAfter<O extends { readonly detach?: boolean; readon
     () => null,
   );
   const ledger = root === null ? null : tryOpen(root);
-  const runs = ledger ? runsStartedBy(ledger, process.pid, since) : [];
+  const runs = ledger ? runsStartedBy(ledger, ownerPid(), since) : [];
   // A group goes whole (its attempts with it); the runs left are published one by one.
   const done = new Set<string>();
-  for (const group of ledger ? groupsStartedBy(ledger, runs, process.pid, since) : []) {
+  for (const group of ledger ? groupsStartedBy(ledger, runs, ownerPid(), since) : []) {
     try {
       for (const run of await pushGroupAfter(ctx, ledger!, group, remote, options.json === true))
         done.add(run);

@@ -5,6 +5,7 @@ import { AgentboxError } from '../errors.js';
 import { updateState } from '../ledger/index.js';
 import { NO_TOOL_ERRORS } from '../present/tool-errors.js';
 import type { OwnedExit } from '../process/owned.js';
+import { ownerPid } from '../process/owner.js';
 import { killMarked, processStartTime } from '../process/reap.js';
 import { withNpmRootShim } from '../sandbox/npm-root.js';
 import { loadLexer } from '../templates/sections.js';
@@ -190,8 +191,8 @@ async function recordStart(
     input.ledger,
     { name: input.meta.run_name, meta: input.meta },
     {
-      pid: process.pid,
-      pid_start: processStartTime(process.pid),
+      pid: ownerPid(),
+      pid_start: processStartTime(ownerPid()),
       claude_pid: child.pid ?? null,
       claude_pid_start: child.pid ? processStartTime(child.pid) : null,
       process_mark: child.mark,

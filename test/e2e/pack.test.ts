@@ -76,6 +76,7 @@ describe('npm pack, installed without a compiler', () => {
     expect(files.filter((p) => p.startsWith('.v8-cache'))).toEqual([]);
     expect(files).toContain('dist/cli/main.cjs');
     expect(files).toContain('dist/web/app.js');
+    expect(files).toContain('dist/resident/client.cjs');
     expect(files).toContain('README.md');
     expect(files).toContain('docker/runner/Dockerfile');
     expect(files.filter((p) => p.startsWith('test/') || p.startsWith('src/'))).toEqual([]);

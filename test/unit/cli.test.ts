@@ -40,6 +40,7 @@ const COMMANDS = [
   'status',
   'show',
   'ui',
+  'serve',
   'k8s',
   'ci',
 ];

@@ -1,0 +1,141 @@
+import fs from 'node:fs';
+import net from 'node:net';
+import tty from 'node:tty';
+import { fdWriter } from '../util/fd-writer.js';
+import { VERSION } from '../version.js';
+import { privateDirProblem, socketPath } from './place.js';
+import {
+  type ClientMessage,
+  commandOf,
+  encode,
+  lineReader,
+  parseServerMessage,
+  SERVED_COMMANDS,
+  type ServerMessage,
+} from './protocol.js';
+
+/*
+ * The client's side of the resident agentbox (src/commands/serve.ts), loaded by bin/agentbox.cjs for
+ * the commands a resident process runs, before the rest of agentbox: it finds this build's socket,
+ * hands the command over and relays its output, questions, signals and exit code. No server, or a
+ * place that is not the person's alone: null, and this process runs the command itself.
+ */
+
+const SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGUSR2'] as const;
+const LOST =
+  'agentbox: the resident agentbox ended before the command did (see `agentbox serve` in its terminal)\n' +
+  '  → agentbox status shows the run; agentbox recover takes up one left ACTIVE\n';
+
+/** The socket to hand `argv` to, or null: run it here. */
+function residentSocket(argv: readonly string[], env: NodeJS.ProcessEnv, packageRoot: string): string | null {
+  if (env.AGENTBOX_RESIDENT === '0') return null;
+  const command = commandOf(argv);
+  if (!command || !SERVED_COMMANDS.has(command) || argv.includes('--help') || argv.includes('-h'))
+    return null;
+  const place = socketPath(env, packageRoot, VERSION);
+  if (!place || privateDirProblem(place.dir) !== null) return null;
+  try {
+    const stat = fs.lstatSync(place.file);
+    return stat.isSocket() && stat.uid === process.getuid?.() ? place.file : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Runs `argv` in the resident agentbox; its exit code, or null when there is none to run it (or it
+ * handed the command back).
+ */
+export function tryResident(packageRoot: string, argv: readonly string[]): Promise<number | null> {
+  const file = residentSocket(argv, process.env, packageRoot);
+  if (!file) return Promise.resolve(null);
+  return new Promise((resolve) => {
+    const socket = net.connect(file);
+    let connected = false;
+    socket.once('error', () => {
+      if (!connected) resolve(null);
+    });
+    socket.once('connect', () => {
+      connected = true;
+      relay(socket, argv).then(resolve, () => resolve(1));
+    });
+  });
+}
+
+function relay(socket: net.Socket, argv: readonly string[]): Promise<number | null> {
+  const send = (message: ClientMessage) => {
+    if (!socket.destroyed) socket.write(encode(message));
+  };
+  const out = fdWriter(
+    1,
+    () => process.stdout,
+    () => send({ signal: 'SIGHUP' }),
+  );
+  const err = fdWriter(2, () => process.stderr);
+  const isTTY = { in: tty.isatty(0), out: tty.isatty(1), err: tty.isatty(2) };
+  socket.write(
+    encode({
+      v: 1,
+      argv,
+      cwd: process.cwd(),
+      env: process.env as Record<string, string>,
+      pid: process.pid,
+      tty: isTTY,
+      umask: process.umask(),
+      ...(isTTY.out && process.stdout.columns ? { columns: process.stdout.columns } : {}),
+    }),
+  );
+  return new Promise((resolve) => {
+    let code: number | null | undefined;
+    const forward = (signal: (typeof SIGNALS)[number]) => () => send({ signal });
+    const handlers = SIGNALS.map((signal) => [signal, forward(signal)] as const);
+    for (const [signal, handler] of handlers) process.on(signal, handler);
+    const read = lineReader();
+    socket.setEncoding('utf8');
+    socket.on('data', (chunk: string) => {
+      let values: unknown[];
+      try {
+        values = read(chunk);
+      } catch {
+        socket.destroy();
+        return;
+      }
+      for (const value of values) {
+        const message = parseServerMessage(value);
+        if (!message) continue;
+        const ended = handle(message, out.write, err.write, send);
+        if (ended !== undefined) code = ended;
+      }
+    });
+    socket.once('close', () => {
+      for (const [signal, handler] of handlers) process.removeListener(signal, handler);
+      if (code === undefined) err.write(LOST);
+      resolve(code === undefined ? 1 : code);
+    });
+  });
+}
+
+/** One message from the server; its exit code when it is the last (null: run the command here). */
+function handle(
+  message: ServerMessage,
+  out: (text: string) => void,
+  err: (text: string) => void,
+  send: (message: ClientMessage) => void,
+): number | null | undefined {
+  if ('local' in message) return null;
+  if ('out' in message) out(message.out);
+  else if ('err' in message) err(message.err);
+  else if ('ask' in message) void ask(message.ask).then((answer) => send({ answer }));
+  else return message.exit;
+  return undefined;
+}
+
+async function ask(question: string): Promise<string> {
+  const { createInterface } = await import('node:readline/promises');
+  const rl = createInterface({ input: process.stdin, output: process.stdout });
+  try {
+    return await rl.question(question);
+  } finally {
+    rl.close();
+  }
+}

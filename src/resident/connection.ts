@@ -1,0 +1,226 @@
+import type net from 'node:net';
+import { insideRun, procReader } from '../airlock/inside.js';
+import type { CommandContext, Io, RunCommand } from '../context.js';
+import { onBehalfOf } from '../process/owner.js';
+import { LINEAGE_VAR, newLineage } from '../process/reap.js';
+import { isCi } from '../util/ci.js';
+import { terminalText } from '../util/terminal-text.js';
+import {
+  commandOf,
+  encode,
+  lineReader,
+  parseClientMessage,
+  parseRequest,
+  SERVED_COMMANDS,
+  type ServeRequest,
+  textMessages,
+} from './protocol.js';
+
+/*
+ * One command a resident agentbox runs for a client (src/commands/serve.ts): its request read, checked,
+ * and run in this process as that client would have run it — its directory, its environment, its
+ * terminal's answers — its output and exit code sent back, the client's signals given to the
+ * command as main.ts gives this process's.
+ */
+
+/** What the server logs: one line a served command, and every refusal. */
+export type ServeLog = (line: string) => void;
+
+const SIGNAL_CODE = { SIGINT: 130, SIGTERM: 143, SIGHUP: 129, SIGUSR2: 143 } as const;
+const SIGNAL_BY = {
+  SIGINT: 'Ctrl-C',
+  SIGTERM: 'SIGTERM',
+  SIGHUP: 'the terminal closing (SIGHUP)',
+  SIGUSR2: 'agentbox stop',
+} as const;
+const CLIENT_GONE = 'its agentbox process ending (the resident agentbox lost it)';
+/** A client that sends no request in this long is dropped. */
+const REQUEST_WAIT_MS = 10_000;
+
+/** Why this request is not run here, or null. */
+export function refusal(request: ServeRequest): string | null {
+  const command = commandOf(request.argv);
+  if (!command || !SERVED_COMMANDS.has(command))
+    return `only ${[...SERVED_COMMANDS].join(', ')} are run here, not ${JSON.stringify(command ?? request.argv[0] ?? '')}`;
+  // A command sent from inside a run would run outside that run's box: never (the sandbox keeps the
+  // socket out of a run's reach; this is the early, logged refusal beside it).
+  const inside = insideRun(request.env, request.pid, procReader);
+  if (inside) return `the request came from inside ${inside.what}`;
+  return null;
+}
+
+/** Serves one connection to its end. `stopping`: the server asks every command to stop. */
+export function serveConnection(
+  socket: net.Socket,
+  runCommand: RunCommand,
+  log: ServeLog,
+  onStop: (stop: (by: string) => void) => () => void,
+): Promise<void> {
+  return new Promise((resolve) => {
+    const read = lineReader();
+    let session: Session | undefined;
+    const timer = setTimeout(() => socket.destroy(), REQUEST_WAIT_MS);
+    socket.setEncoding('utf8');
+    socket.on('error', () => {});
+    socket.on('close', () => {
+      clearTimeout(timer);
+      session?.gone();
+      if (!session) resolve();
+    });
+    socket.on('data', (chunk: string) => {
+      let values: unknown[];
+      try {
+        values = read(chunk);
+      } catch (error) {
+        log(`refused a client: ${(error as Error).message}`);
+        socket.destroy();
+        return;
+      }
+      for (const value of values) {
+        if (session) {
+          session.message(value);
+          continue;
+        }
+        clearTimeout(timer);
+        const request = parseRequest(value);
+        const why = typeof request === 'string' ? `a malformed request (${request})` : refusal(request);
+        if (why || typeof request === 'string') {
+          log(`refused: ${terminalText(why ?? '')}`);
+          socket.end(
+            encode({ err: `agentbox: the resident agentbox refused this command: ${why}\n` }) +
+              encode({ exit: 1 }),
+          );
+          return;
+        }
+        // What a run inherits from its process and a request cannot change here: handed back.
+        if (request.umask !== process.umask()) {
+          log(
+            `handed back to pid ${request.pid}: its umask ${request.umask.toString(8)} is not this process's`,
+          );
+          socket.end(encode({ local: 'umask' }));
+          return;
+        }
+        session = new Session(socket, request, log);
+        const unsubscribe = onStop((by) => session?.interrupt(by));
+        void session.run(runCommand).finally(() => {
+          unsubscribe();
+          resolve();
+        });
+      }
+    });
+  });
+}
+
+/** One served command: its context, its interrupt handlers, its questions. */
+class Session {
+  private readonly handlers = new Set<(by: string) => void>();
+  private interrupted = false;
+  private pending: string | undefined;
+  private closed = false;
+  /** A command stopped cleanly by a signal still exits as the shell expects: 128 + the signal. */
+  private signalCode: number | undefined;
+  private readonly answers: ((answer: string) => void)[] = [];
+
+  constructor(
+    private readonly socket: net.Socket,
+    private readonly request: ServeRequest,
+    private readonly log: ServeLog,
+  ) {}
+
+  async run(runCommand: RunCommand): Promise<void> {
+    const { request } = this;
+    const env = { ...request.env, [LINEAGE_VAR]: request.env[LINEAGE_VAR] || newLineage() };
+    const ctx: CommandContext = {
+      cwd: request.cwd,
+      env,
+      io: this.io(env),
+      onInterrupt: (handler) => this.subscribe(handler),
+    };
+    const started = Date.now();
+    let code: number;
+    try {
+      code = await onBehalfOf(request.pid, () => runCommand(request.argv, ctx));
+    } catch (error) {
+      code = 70;
+      this.send(textMessages('err', `agentbox: unexpected error in the resident agentbox: ${error}\n`));
+    }
+    const command = terminalText(commandOf(request.argv) ?? '');
+    this.log(
+      `${command} for pid ${request.pid} in ${terminalText(request.cwd)}: exit ${code} (${Date.now() - started} ms)`,
+    );
+    if (!this.closed) this.socket.end(encode({ exit: this.signalCode ?? code }));
+  }
+
+  private io(env: Record<string, string>): Io {
+    const { tty, columns } = this.request;
+    const isTTY = tty.out && !isCi(env);
+    const socket = this.socket;
+    return {
+      isTTY,
+      color: isTTY && env.NO_COLOR === undefined && env.TERM !== 'dumb',
+      ...(isTTY && columns ? { columns } : {}),
+      out: (text) => this.send(textMessages('out', text)),
+      err: (text) => this.send(textMessages('err', text)),
+      drained: () =>
+        socket.writableNeedDrain
+          ? new Promise<void>((resolve) => socket.once('drain', () => resolve()))
+          : null,
+      ...(isTTY && tty.in
+        ? {
+            ask: (question: string) =>
+              new Promise<string>((resolve) => {
+                this.answers.push(resolve);
+                this.send(encode({ ask: question }));
+              }),
+          }
+        : {}),
+    };
+  }
+
+  private send(lines: string): void {
+    if (!this.closed && lines) this.socket.write(lines);
+  }
+
+  private subscribe(handler: (by: string) => void): () => void {
+    this.handlers.add(handler);
+    if (this.pending !== undefined) {
+      const by = this.pending;
+      this.pending = undefined;
+      this.interrupted = true;
+      setImmediate(() => handler(by));
+    }
+    return () => this.handlers.delete(handler);
+  }
+
+  /** A signal the client caught, or the server stopping: as main.ts treats this process's. */
+  interrupt(by: string, code?: number): void {
+    if (this.handlers.size === 0 || this.interrupted) {
+      // Nothing to stop cleanly yet (or a second signal): the client gets its exit at once; the
+      // command, once it can be stopped, is.
+      if (this.handlers.size === 0 && !this.interrupted) this.pending = by;
+      if (code !== undefined && !this.closed) {
+        this.closed = true;
+        this.socket.end(encode({ exit: code }));
+      }
+      return;
+    }
+    this.interrupted = true;
+    this.signalCode = code;
+    for (const handler of this.handlers) handler(by);
+  }
+
+  /** The client went away: the command stops as when its terminal closes. */
+  gone(): void {
+    if (this.closed) return;
+    this.closed = true;
+    for (const resolve of this.answers.splice(0)) resolve('');
+    this.interrupt(CLIENT_GONE);
+  }
+
+  message(value: unknown): void {
+    const message = parseClientMessage(value);
+    if (!message) return;
+    if ('answer' in message) this.answers.shift()?.(message.answer);
+    else this.interrupt(SIGNAL_BY[message.signal], SIGNAL_CODE[message.signal]);
+  }
+}

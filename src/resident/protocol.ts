@@ -1,0 +1,162 @@
+import path from 'node:path';
+
+/*
+ * The resident agentbox (`agentbox serve`, docs/resident.md): one warm process of the person's that
+ * runs the commands other agentbox processes hand it over a Unix socket, so a run does not pay node's
+ * start and the command's modules each time. This is the wire between the two, and nothing else:
+ * lines of JSON, one message a line.
+ */
+
+/** The commands a resident process runs: those that start or continue a run, in the foreground. */
+export const SERVED_COMMANDS: ReadonlySet<string> = new Set(['scout', 'plan', 'review', 'fix', 'revise']);
+
+/** A line longer than this ends the connection: no message of the protocol comes near it. */
+export const MAX_LINE = 8 * 1024 * 1024;
+
+/** Text is sent in pieces of at most this many characters (a report printed whole). */
+const PIECE = 256 * 1024;
+
+/** What a client asks: run `argv` as if it were this process. */
+export interface ServeRequest {
+  readonly v: 1;
+  readonly argv: readonly string[];
+  readonly cwd: string;
+  readonly env: Readonly<Record<string, string>>;
+  /** The client's pid: the process that stands for the run (its stop, its liveness). */
+  readonly pid: number;
+  /** Which of the client's stdin, stdout and stderr are terminals. */
+  readonly tty: { readonly in: boolean; readonly out: boolean; readonly err: boolean };
+  readonly columns?: number;
+  /** The client's umask: a run makes files as its own process would. */
+  readonly umask: number;
+}
+
+/** From the resident process: output, a question, the exit code; or `local`: run it yourself. */
+export type ServerMessage =
+  | { readonly local: string }
+  | { readonly out: string }
+  | { readonly err: string }
+  | { readonly ask: string }
+  | { readonly exit: number };
+
+/** From the client: a signal it caught, an answer to a question. */
+export type ClientMessage =
+  | { readonly signal: 'SIGINT' | 'SIGTERM' | 'SIGHUP' | 'SIGUSR2' }
+  | { readonly answer: string };
+
+/** The first word of `argv` that is not the global -C/--cwd option (or its value): the command. */
+export function commandOf(argv: readonly string[]): string | undefined {
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    if (arg === '-C' || arg === '--cwd') i++;
+    else if (!arg.startsWith('--cwd=') && !/^-C./.test(arg)) return arg.startsWith('-') ? undefined : arg;
+  }
+  return undefined;
+}
+
+const SIGNALS = new Set(['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGUSR2']);
+
+export function encode(message: ServeRequest | ServerMessage | ClientMessage): string {
+  return `${JSON.stringify(message)}\n`;
+}
+
+/** `text` as `out`/`err` messages, each a line of bounded size. */
+export function textMessages(stream: 'out' | 'err', text: string): string {
+  let lines = '';
+  for (let i = 0; i < text.length; i += PIECE) {
+    lines += encode(stream === 'out' ? { out: text.slice(i, i + PIECE) } : { err: text.slice(i, i + PIECE) });
+  }
+  return lines;
+}
+
+/**
+ * Splits a byte stream into messages: `push` each chunk, get the complete lines' values. A line past
+ * MAX_LINE or one that is not JSON throws (the caller ends the connection).
+ */
+export function lineReader(): (chunk: string) => unknown[] {
+  let pending = '';
+  return (chunk) => {
+    pending += chunk;
+    const values: unknown[] = [];
+    for (let end = pending.indexOf('\n'); end >= 0; end = pending.indexOf('\n')) {
+      const line = pending.slice(0, end);
+      pending = pending.slice(end + 1);
+      if (line.trim() !== '') values.push(JSON.parse(line));
+    }
+    if (pending.length > MAX_LINE) throw new Error(`a line of more than ${MAX_LINE} characters`);
+    return values;
+  };
+}
+
+const isStringRecord = (value: unknown): value is Record<string, string> =>
+  typeof value === 'object' &&
+  value !== null &&
+  !Array.isArray(value) &&
+  Object.values(value).every((v) => typeof v === 'string');
+
+/** `value` as a request, or why it is none. */
+export function parseRequest(value: unknown): ServeRequest | string {
+  if (typeof value !== 'object' || value === null) return 'not an object';
+  const r = value as Record<string, unknown>;
+  if (r.v !== 1) return `protocol version ${JSON.stringify(r.v)} (this one speaks 1)`;
+  if (!Array.isArray(r.argv) || !r.argv.every((a) => typeof a === 'string'))
+    return 'argv is not a list of strings';
+  if (typeof r.cwd !== 'string' || !path.isAbsolute(r.cwd)) return 'cwd is not an absolute path';
+  if (!isStringRecord(r.env)) return 'env is not a map of strings';
+  if (!Number.isSafeInteger(r.pid) || (r.pid as number) <= 1) return 'pid is not a process id';
+  const tty = r.tty as Record<string, unknown> | undefined;
+  if (!tty || typeof tty.in !== 'boolean' || typeof tty.out !== 'boolean' || typeof tty.err !== 'boolean')
+    return 'tty is not three booleans';
+  if (r.columns !== undefined && (!Number.isSafeInteger(r.columns) || (r.columns as number) < 1))
+    return 'columns is not a positive number';
+  if (!Number.isSafeInteger(r.umask) || (r.umask as number) < 0 || (r.umask as number) > 0o777)
+    return 'umask is not a file mode mask';
+  return value as ServeRequest;
+}
+
+/** `value` as a client's message, or null. */
+export function parseClientMessage(value: unknown): ClientMessage | null {
+  if (typeof value !== 'object' || value === null) return null;
+  const m = value as Record<string, unknown>;
+  if (typeof m.signal === 'string' && SIGNALS.has(m.signal)) return { signal: m.signal as 'SIGINT' };
+  if (typeof m.answer === 'string') return { answer: m.answer };
+  return null;
+}
+
+/** `value` as a server's message, or null. */
+export function parseServerMessage(value: unknown): ServerMessage | null {
+  if (typeof value !== 'object' || value === null) return null;
+  const m = value as Record<string, unknown>;
+  if (typeof m.local === 'string') return { local: m.local };
+  if (typeof m.out === 'string') return { out: m.out };
+  if (typeof m.err === 'string') return { err: m.err };
+  if (typeof m.ask === 'string') return { ask: m.ask };
+  if (Number.isSafeInteger(m.exit)) return { exit: m.exit as number };
+  return null;
+}
+
+/**
+ * The folder of the resident sockets, in agentbox's state folder (which every run's sandbox denies):
+ * the person's alone (0700), checked by both ends.
+ */
+export function residentDir(stateDir: string): string {
+  return path.join(stateDir, 'resident');
+}
+
+/**
+ * One socket per build of agentbox: the package's folder, its version and when its bundle was built.
+ * A client of another install, or of this one after an upgrade, finds no server and runs itself.
+ */
+export function socketName(packageRoot: string, version: string, builtAt: number): string {
+  const text = `${packageRoot}\0${version}\0${builtAt}`;
+  // FNV-1a, twice with different seeds: a name, not a secret (node:crypto would cost the client ~2 ms).
+  const fnv = (seed: number) => {
+    let h = seed;
+    for (let i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193) >>> 0;
+    return h.toString(16).padStart(8, '0');
+  };
+  return `${fnv(0x811c9dc5)}${fnv(0x050c5d1f)}.sock`;
+}
+
+/** The longest path a Unix socket may have on Linux (sun_path, 108 bytes with its NUL). */
+export const MAX_SOCKET_PATH = 107;

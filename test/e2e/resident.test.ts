@@ -1,0 +1,239 @@
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import net from 'node:net';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { bash, text } from '../fixtures/model-server/index.js';
+import { AGENTBOX_BIN } from '../helpers/bin.js';
+import { expectNoProcessesLeft } from '../helpers/processes.js';
+import { type Project, project } from '../helpers/project.js';
+
+/**
+ * The resident agentbox (`agentbox serve`, docs/resident.md): the person's scout, fix and the rest
+ * run in one warm process, handed over a Unix socket; the client relays output, signals and the exit
+ * code. Real Claude Code, its sandbox, the scripted model.
+ */
+describe('agentbox serve (real Claude Code and sandbox)', () => {
+  let p: Project;
+  let server: ChildProcess;
+  let log = '';
+  let socket = '';
+  const served = () => log.split('\n').filter((line) => / for pid \d+ in /.test(line));
+
+  const startClient = (args: string[], env: Record<string, string> = {}) => {
+    const child = spawn(process.execPath, [AGENTBOX_BIN, ...args], {
+      cwd: p.repo.dir,
+      env: { ...p.env, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    child.stdout.on('data', (d) => {
+      out += d;
+    });
+    child.stderr.on('data', (d) => {
+      out += d;
+    });
+    const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
+    return { child, exited, output: () => out };
+  };
+  const waitFor = async (what: () => boolean, ms = 30_000) => {
+    const deadline = Date.now() + ms;
+    while (!what() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    expect(what()).toBe(true);
+  };
+  /** A fix whose model answers its first turn with `first`, then never: it waits until stopped. */
+  const waitingFix = async (task: string, env: Record<string, string> = {}) => {
+    p.server.setRules([
+      { when: { anyText: task, turn: 0 }, reply: bash('echo started > started.txt') },
+      { when: { anyText: task, turn: 1 }, reply: { text: 'never arrives', delayMs: 120_000 } },
+    ]);
+    const client = startClient(['fix', task], env);
+    await waitFor(() => p.server.requests.some((r) => r.view.turn === 1 && r.view.allText.includes(task)));
+    return client;
+  };
+
+  beforeAll(async () => {
+    p = await project({ files: { 'src/greet.js': 'module.exports = (n) => "hello " + n;\n' } });
+    server = spawn(process.execPath, [AGENTBOX_BIN, 'serve'], {
+      cwd: p.repo.dir,
+      env: p.env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    server.stdout!.on('data', (d) => {
+      log += d;
+    });
+    server.stderr!.on('data', (d) => {
+      log += d;
+    });
+    await waitFor(() => log.includes('agentbox serve: ready'));
+    socket = /socket {2}(\S+)/.exec(log)![1]!;
+  });
+  afterAll(async () => {
+    if (server && server.exitCode === null) server.kill('SIGKILL');
+    const tag = p?.tag;
+    await p?.cleanup();
+    if (tag) await expectNoProcessesLeft(tag);
+  });
+
+  it('runs a scout for its client: the same output and exit code, the client as the run’s process', async () => {
+    p.server.setRules([{ when: { anyText: 'TASK-SERVED' }, reply: text('`greet(n)` returns hello n.') }]);
+    const result = await p.agentbox(['scout', 'TASK-SERVED what does greet return?']);
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout).toMatch(/✓ \S+ — DONE/);
+    expect(result.stdout).toContain('`greet(n)` returns hello n.');
+    expect(served()).toHaveLength(1);
+    const pid = Number(/ for pid (\d+) in /.exec(served()[0]!)![1]);
+    const name = p.newest();
+    expect(p.state(name).pid).toBe(pid);
+    expect(pid).not.toBe(server.pid);
+    expect(served()[0]).toContain(`scout for pid ${pid} in ${p.repo.dir}: exit 0`);
+
+    // AGENTBOX_RESIDENT=0: the command runs itself.
+    const local = await p.agentbox(['scout', 'TASK-SERVED again'], { env: { AGENTBOX_RESIDENT: '0' } });
+    expect(local.code, local.stderr).toBe(0);
+    expect(served()).toHaveLength(1);
+  });
+
+  it("serves a fix run, whose agent cannot reach the socket by any route (the sandbox hides agentbox's state)", async () => {
+    const task = 'TASK-SERVED-FIX reach the resident agentbox';
+    // The path is made at run time, as an agent that knows where agentbox keeps it would: a path
+    // written out in the command is refused before it runs by Claude Code's own permission rules
+    // (agentbox denies its state folder there too), and the kernel is what this test is about.
+    const sock = path.basename(socket);
+    const dir = "require('path').join(require('os').homedir(),'.local','state','agent'+'box','resident')";
+    const report = (route: string) =>
+      `.on('connect',()=>console.log('CONNECTED-${route}')).on('error',(e)=>console.log('refused',e.code))`;
+    const attempts = [
+      `node -e "const net=require('net'); net.connect(require('path').join(${dir},'${sock}'))${report('NODE')}"`,
+      `node -e "try { console.log('LISTED', require('fs').readdirSync(${dir})) } catch (e) { console.log('refused', e.code) }"`,
+      `python3 -c "import os,socket
+p=os.path.join(os.path.expanduser('~'),'.local','state','agent'+'box','resident','${sock}')
+try:
+  s=socket.socket(socket.AF_UNIX); s.connect(p); print('CONNECTED-PY')
+except OSError as e:
+  print('refused', e)"`,
+      `node -e "require('fs').symlinkSync(${dir},'r'); require('net').connect('r/${sock}')${report('LINK')}"; rm -f r`,
+      'echo fixed > fixed.txt',
+    ].join('; ');
+    p.server.setRules([
+      { when: { anyText: task, turn: 0 }, reply: bash(attempts) },
+      { when: { anyText: task }, reply: text('done') },
+    ]);
+    const result = await p.agentbox(['fix', task]);
+    expect(result.code, result.stderr).toBe(0);
+    expect(served()).toHaveLength(2);
+    expect(served()[1]).toMatch(/fix for pid \d+ in .*: exit 0/);
+    const name = p.newest();
+    expect(p.state(name).status).toBe('REVIEW');
+    expect(p.read(name, 'changes.patch')).toContain('+fixed');
+    // What the agent saw: every route refused by the kernel — Claude Code's sandbox makes no Unix
+    // socket at all (EPERM) and hides agentbox's state folder (ENOENT) — and the refusal logged.
+    const answer = p.server.requests.find((r) => r.view.turn === 1 && r.view.allText.includes(task))!;
+    const seen = answer.view.lastUserText;
+    expect(seen.match(/refused (EPERM|ENOENT)/g)).toHaveLength(3);
+    if (spawnSync('python3', ['--version']).status === 0) expect(seen).toContain('refused [Errno 1]');
+    expect(seen).not.toMatch(/CONNECTED-(NODE|PY|LINK)|LISTED/);
+    expect(p.events(name).some((e) => e.event === 'refused' && e.rule === 'read-fence')).toBe(true);
+    // Nothing reached the server but the fix itself.
+    expect(log).not.toContain('refused');
+  });
+
+  it('Ctrl-C in the client stops the served run cleanly (130), and the server serves on', async () => {
+    const { child, exited, output } = await waitingFix('TASK-SERVED-CTRL-C wait');
+    child.kill('SIGINT');
+    expect(await exited).toBe(130);
+    const state = p.state(p.newest());
+    expect(state.status).toBe('ABORTED');
+    expect(state.failure).toMatchObject({ kind: 'killed', message: 'stopped by Ctrl-C' });
+    expect(output()).toContain('ABORTED');
+    expect(server.exitCode).toBeNull();
+  });
+
+  it('agentbox stop reaches a served run through its client', async () => {
+    const { exited } = await waitingFix('TASK-SERVED-STOP wait');
+    const name = p.newest();
+    const stop = await p.agentbox(['stop', name]);
+    expect(stop.code, stop.stderr).toBe(0);
+    expect(await exited).toBe(143);
+    expect(p.state(name)).toMatchObject({
+      status: 'ABORTED',
+      failure: { message: 'stopped by agentbox stop' },
+    });
+  });
+
+  it('a client killed outright: the resident agentbox stops its run', async () => {
+    const { child, exited } = await waitingFix('TASK-SERVED-KILLED wait');
+    const name = p.newest();
+    child.kill('SIGKILL');
+    await exited;
+    await waitFor(() => p.state(name).status !== 'ACTIVE');
+    expect(p.state(name).status).toBe('ABORTED');
+    expect(p.state(name).failure.message).toContain('its agentbox process ending');
+  });
+
+  it('refuses, and logs: a request from inside a run, a malformed one, a second server', async () => {
+    const inside = await p.agentbox(['scout', 'TASK-SERVED-INSIDE x'], { env: { AGENTBOX_RUN: 'some-run' } });
+    expect(inside.code).toBe(1);
+    expect(inside.stderr).toContain('the resident agentbox refused this command');
+    expect(log).toMatch(/refused: the request came from inside/);
+
+    const raw = net.connect(socket);
+    await new Promise((resolve) => raw.once('connect', resolve));
+    raw.resume();
+    raw.end('{"v":1,"argv":"scout"}\n');
+    await new Promise((resolve) => raw.once('close', resolve));
+    await waitFor(() => log.includes('a malformed request (argv is not a list of strings)'));
+
+    // A client whose umask is not the server's: handed back, and run where its files get its mode.
+    p.server.setRules([{ when: { anyText: 'TASK-SERVED-UMASK' }, reply: text('here') }]);
+    const before = served().length;
+    // (not spawnSync: the scripted model answers from this process)
+    const umask = spawn(
+      'sh',
+      ['-c', `umask 077 && exec "${process.execPath}" "${AGENTBOX_BIN}" scout "TASK-SERVED-UMASK x"`],
+      { cwd: p.repo.dir, env: p.env, stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    let said = '';
+    umask.stdout.on('data', (d) => {
+      said += d;
+    });
+    umask.stderr.on('data', (d) => {
+      said += d;
+    });
+    expect(await new Promise((resolve) => umask.on('close', resolve)), said).toBe(0);
+    expect(said).toContain('here');
+    expect(served()).toHaveLength(before);
+    expect(log).toMatch(/handed back to pid \d+: its umask 77 is not this process's/);
+    expect((fs.statSync(path.join(p.runDir(p.newest()), 'report.md')).mode & 0o077).toString(8)).toBe('0');
+
+    const second = await p.agentbox(['serve']);
+    expect(second.code).not.toBe(0);
+    expect(second.stderr).toContain('a resident agentbox of this build already serves');
+  });
+
+  it('a socket folder open to others is not used, nor served from', async () => {
+    const dir = path.dirname(socket);
+    fs.chmodSync(dir, 0o755);
+    try {
+      p.server.setRules([{ when: { anyText: 'TASK-SERVED-OPEN' }, reply: text('local') }]);
+      const before = served().length;
+      const result = await p.agentbox(['scout', 'TASK-SERVED-OPEN x']);
+      expect(result.code, result.stderr).toBe(0);
+      expect(served()).toHaveLength(before);
+      const second = await p.agentbox(['serve']);
+      expect(second.stderr).toContain('refuses its socket folder');
+      expect(second.stderr).toContain('it must be 700');
+    } finally {
+      fs.chmodSync(dir, 0o700);
+    }
+  });
+
+  it('stops on Ctrl-C (130), its socket removed, no process left', async () => {
+    const exited = new Promise<number | null>((resolve) => server.once('close', (code) => resolve(code)));
+    server.kill('SIGINT');
+    // 128 + SIGINT, as any command stopped by Ctrl-C.
+    expect(await exited).toBe(130);
+    expect(fs.existsSync(socket)).toBe(false);
+    await expectNoProcessesLeft(p.tag);
+  });
+});
