@@ -1,7 +1,9 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { AgentboxError } from '../errors.js';
+import { ownerEnv } from '../process/owner.js';
 import type { Env } from '../util/env.js';
 import { type GitSettings, inertEnv } from './inert.js';
+import { prefetch, takePrefetched } from './prefetch.js';
 
 /**
  * The one way agentbox runs git (except findRepo's fast path in repo.ts): argument arrays, never
@@ -134,6 +136,35 @@ function spawnGit(
   args: readonly string[],
   call: GitCall,
 ): Promise<{ exitCode: number; stdout: Buffer; stderr: string; cut?: true }> {
+  const key = prefetchKey(args, call);
+  return (key !== null && takePrefetched(key)) || startGit(args, call);
+}
+
+/**
+ * Starts a plain read now whose answer the command takes later (src/git/prefetch.ts): the same
+ * arguments and call, within the command's prefetch scope. Nothing outside a scope.
+ */
+export function prefetchGit(args: readonly string[], call: GitCall): void {
+  const key = prefetchKey(args, call);
+  if (key !== null) prefetch(key, () => startGit(args, call));
+}
+
+/** What identifies a call whose answer may be taken from a prefetch; null: never prefetched. */
+function prefetchKey(args: readonly string[], call: GitCall): string | null {
+  const plain =
+    call.input === undefined &&
+    call.maxStdout === undefined &&
+    call.config === undefined &&
+    !call.personHooksPath &&
+    !call.personPager &&
+    !call.keepLocale;
+  return plain ? JSON.stringify([call.cwd, args, call.vars ?? null, call.env ?? null]) : null;
+}
+
+function startGit(
+  args: readonly string[],
+  call: GitCall,
+): Promise<{ exitCode: number; stdout: Buffer; stderr: string; cut?: true }> {
   return new Promise((resolve) => {
     const stdout: Buffer[] = [];
     let bytes = 0;
@@ -198,11 +229,11 @@ function endRunning(): void {
 
 /**
  * The passed environment, plus `vars` and the C locale, made inert (src/git/inert.ts): nothing
- * an agent or a cloned repository wrote runs. Without one, agentbox's own (at the CLI the same
- * environment), as a child inherits it.
+ * an agent or a cloned repository wrote runs. Without one, the command's process's (at the CLI
+ * agentbox's own; for a resident agentbox, its client's: src/process/owner.ts).
  */
 function gitEnv(call: GitCall): NodeJS.ProcessEnv {
-  const env = { ...(call.env ?? process.env), ...call.vars, ...(call.keepLocale ? {} : C_LOCALE) };
+  const env = { ...(call.env ?? ownerEnv()), ...call.vars, ...(call.keepLocale ? {} : C_LOCALE) };
   return inertEnv(env, {
     personHooksPath: call.personHooksPath === true,
     personPager: call.personPager === true,

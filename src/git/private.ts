@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { agentGitConfig } from './agent-config.js';
-import { git } from './exec.js';
+import { git, prefetchGit } from './exec.js';
 
 /**
  * A fix run's own git repository for the agent: `GIT_DIR` in its environment points here, with
@@ -25,6 +25,20 @@ export interface WorktreeGit {
 }
 
 const callIn = (worktree: string) => ({ cwd: worktree, vars: { GIT_CONFIG_NOSYSTEM: '1' } });
+
+/** The branches and tags the private git carries. */
+const REFS = ['for-each-ref', '--format=%(objectname) %(refname)', 'refs/heads', 'refs/tags'];
+/** The repository's own config as it is in its file, includes not followed (they are not read). */
+const LOCAL_CONFIG = ['config', '--local', '--list', '-z'];
+
+/**
+ * The reads createPrivateGit will make of `worktree`, started now: a read-only run's start asks
+ * them while it reads its configuration (src/git/prefetch.ts), not after.
+ */
+export function prefetchPrivateGit(worktree: string): void {
+  prefetchGit(REFS, callIn(worktree));
+  prefetchGit(LOCAL_CONFIG, callIn(worktree));
+}
 
 /**
  * One `git rev-parse` for all three (the run's set-up asked three times, twice the same). A
@@ -55,9 +69,8 @@ export async function createPrivateGit(opts: {
   const { worktree, gitDir, branch } = opts;
   const [{ commonDir, gitDir: worktreeGitDir, head }, refs, listing] = await Promise.all([
     opts.info ?? worktreeGit(worktree),
-    git(['for-each-ref', '--format=%(objectname) %(refname)', 'refs/heads', 'refs/tags'], callIn(worktree)),
-    // The repository's own config as it is in its file, includes not followed (they are not read).
-    git(['config', '--local', '--list', '-z'], callIn(worktree)),
+    git(REFS, callIn(worktree)),
+    git(LOCAL_CONFIG, callIn(worktree)),
   ]);
   // Built from nothing before the agent starts: plain writes, nothing is replaced or read meanwhile.
   fs.rmSync(gitDir, { recursive: true, force: true });

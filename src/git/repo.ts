@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { AgentboxError } from '../errors.js';
+import { ownerEnv } from '../process/owner.js';
 import { inertEnv } from './inert.js';
 
 export interface Repo {
@@ -25,7 +26,7 @@ async function git(
 ): Promise<{ ok: boolean; stdout: string }> {
   const { execFile } = await import('node:child_process');
   return new Promise((resolve) => {
-    execFile('git', args, { cwd, encoding: 'utf8', env: inertEnv(env ?? process.env) }, (error, stdout) =>
+    execFile('git', args, { cwd, encoding: 'utf8', env: inertEnv(env ?? ownerEnv()) }, (error, stdout) =>
       resolve({ ok: !error, stdout }),
     );
   });

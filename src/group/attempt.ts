@@ -2,11 +2,12 @@ import type { CommandContext } from '../context.js';
 import { type RunDetails, readRun, runIdOf } from '../ledger/index.js';
 import type { RunProgress } from '../present/live.js';
 import type { RunContext } from '../run/begin/context.js';
+import { logTrust } from '../run/begin/context.js';
 import { executionOf } from '../run/begin/options.js';
 import type { Finalized } from '../run/end/finalize.js';
 import type { StopReason } from '../run/end/outcome.js';
 import { executeRun } from '../run/execute.js';
-import { addRunWorktree, createHeadlessRun, logTrust, worktreePath } from '../run/start.js';
+import { addRunWorktree, createHeadlessRun, worktreePath } from '../run/start.js';
 import type { SupervisorMode } from '../supervisor/rules.js';
 import { type GroupDetails, updateGroupState } from './store.js';
 

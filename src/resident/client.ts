@@ -49,6 +49,13 @@ function residentSocket(argv: readonly string[], env: NodeJS.ProcessEnv, package
 export function tryResident(packageRoot: string, argv: readonly string[]): Promise<number | null> {
   const file = residentSocket(argv, process.env, packageRoot);
   if (!file) return Promise.resolve(null);
+  let request: string;
+  try {
+    request = requestLine(argv);
+  } catch {
+    // (a working folder that was removed: this process says so itself)
+    return Promise.resolve(null);
+  }
   return new Promise((resolve) => {
     const socket = net.connect(file);
     let connected = false;
@@ -57,12 +64,27 @@ export function tryResident(packageRoot: string, argv: readonly string[]): Promi
     });
     socket.once('connect', () => {
       connected = true;
-      relay(socket, argv).then(resolve, () => resolve(1));
+      relay(socket, request).then(resolve, () => resolve(1));
     });
   });
 }
 
-function relay(socket: net.Socket, argv: readonly string[]): Promise<number | null> {
+/** What the server is asked: run `argv` as this process would. */
+function requestLine(argv: readonly string[]): string {
+  const isTTY = { in: tty.isatty(0), out: tty.isatty(1), err: tty.isatty(2) };
+  return encode({
+    v: 1,
+    argv,
+    cwd: process.cwd(),
+    env: process.env as Record<string, string>,
+    pid: process.pid,
+    tty: isTTY,
+    umask: process.umask(),
+    ...(isTTY.out && process.stdout.columns ? { columns: process.stdout.columns } : {}),
+  });
+}
+
+function relay(socket: net.Socket, request: string): Promise<number | null> {
   const send = (message: ClientMessage) => {
     if (!socket.destroyed) socket.write(encode(message));
   };
@@ -72,19 +94,7 @@ function relay(socket: net.Socket, argv: readonly string[]): Promise<number | nu
     () => send({ signal: 'SIGHUP' }),
   );
   const err = fdWriter(2, () => process.stderr);
-  const isTTY = { in: tty.isatty(0), out: tty.isatty(1), err: tty.isatty(2) };
-  socket.write(
-    encode({
-      v: 1,
-      argv,
-      cwd: process.cwd(),
-      env: process.env as Record<string, string>,
-      pid: process.pid,
-      tty: isTTY,
-      umask: process.umask(),
-      ...(isTTY.out && process.stdout.columns ? { columns: process.stdout.columns } : {}),
-    }),
-  );
+  socket.write(request);
   return new Promise((resolve) => {
     let code: number | null | undefined;
     const forward = (signal: (typeof SIGNALS)[number]) => () => send({ signal });

@@ -139,7 +139,7 @@ class Session {
     const started = Date.now();
     let code: number;
     try {
-      code = await onBehalfOf(request.pid, () => runCommand(request.argv, ctx));
+      code = await onBehalfOf(request.pid, env, () => runCommand(request.argv, ctx));
     } catch (error) {
       code = 70;
       this.send(textMessages('err', `agentbox: unexpected error in the resident agentbox: ${error}\n`));

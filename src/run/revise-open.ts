@@ -8,9 +8,9 @@ import type { SandboxProbe } from '../sandbox/available.js';
 import { assertSandboxUsable, assertVerifyUsable } from '../sandbox/prepare.js';
 import { assertProjectSettings } from '../settings/startup.js';
 import type { RunContext } from './begin/context.js';
+import { refuseUntrustedChecks } from './begin/context.js';
 import { checkContinue } from './continue.js';
 import { beginRevision, composeRevision, reviseBlocker, revisionOf, sessionBlocker } from './revise.js';
-import { refuseUntrustedChecks } from './start.js';
 
 export interface RevisionAsk {
   readonly feedback?: string | undefined;

@@ -2,9 +2,10 @@ import { parseMaxCost } from '../budget/budget.js';
 import { runTimeout } from '../config/schema.js';
 import type { CommandContext } from '../context.js';
 import { AgentboxError } from '../errors.js';
+import { prefetchScope } from '../git/prefetch.js';
+import { prefetchPrivateGit } from '../git/private.js';
 import { findRepo } from '../git/repo.js';
 import { headSha } from '../git/worktree.js';
-import { EventLog } from '../ledger/events.js';
 import {
   createRun,
   type RunMeta,
@@ -16,11 +17,12 @@ import {
 import { liveReporter, printSummary, succeeded } from '../present/print.js';
 import { probeSandboxAsync } from '../sandbox/available.js';
 import { assertSandboxUsable, assertVerifyUsable } from '../sandbox/prepare.js';
+import { prefetchRunGitconfig } from '../sandbox/run-gitconfig.js';
 import { assertProjectSettings } from '../settings/startup.js';
 import type { RunTemplates } from '../templates/load.js';
-import { entryLine, trustEvent, untrustedNotice } from '../trust/index.js';
+import { untrustedNotice } from '../trust/index.js';
 import { composeRunPrompt, runTemplates, templateValues, writeRunPrompt } from './begin/compose.js';
-import { type RunContext, runContextIn } from './begin/context.js';
+import { logTrust, type RunContext, refuseUntrustedChecks, runContextIn } from './begin/context.js';
 import { onceStarted } from './begin/dashboard.js';
 import {
   checkTask,
@@ -43,13 +45,24 @@ export { addRunWorktree, worktreeBase, worktreePath } from './begin/worktree.js'
  * `agentbox scout|plan|fix|review "<task>"`: creates the run, gives a fix run its worktree, then
  * runs it here (live line, Ctrl-C stops it cleanly) or, with --detach, in a background worker.
  */
-export async function startRun(
+export function startRun(
   ctx: CommandContext,
   type: HeadlessType,
   task: string,
   options: RunOptions,
   /** `agentbox rerun`: the run this one reruns, recorded as meta.yaml `rerun_of`. */
   rerunOf?: string,
+): Promise<number> {
+  // The git a run's start asks early is taken by this run only (src/git/prefetch.ts).
+  return prefetchScope(() => startRunHere(ctx, type, task, options, rerunOf));
+}
+
+async function startRunHere(
+  ctx: CommandContext,
+  type: HeadlessType,
+  task: string,
+  options: RunOptions,
+  rerunOf: string | undefined,
 ): Promise<number> {
   const { rc, flags, base } = await preflight(ctx, type, task, options);
   const fix = needsWorktree(type);
@@ -97,6 +110,12 @@ export async function preflight(ctx: CommandContext, type: HeadlessType, task: s
   head.catch(() => {});
   const box = probeSandboxAsync(ctx.env);
   const rc = runContextIn(ctx, repo);
+  // A read-only run's private git is made of the repository itself: its reads start now, and are
+  // done by the time the run gets there (src/git/prefetch.ts). A detached run makes it elsewhere.
+  if (!needsWorktree(type) && !options.detach && rc.config.sandbox.mode !== 'off') {
+    prefetchPrivateGit(repo.root);
+    prefetchRunGitconfig(repo.root, ctx.env);
+  }
   ctx.io.err(untrustedNotice(rc.trust));
   const flags = checkFlags(rc, options);
   const base = await head;
@@ -116,27 +135,6 @@ export async function preflight(ctx: CommandContext, type: HeadlessType, task: s
     assertVerifyUsable(ctx.env, rc.config.sandbox, rc.config.runs.setup, 'runs.setup');
   }
   return { rc, flags, base };
-}
-
-/**
- * A fix run is made for the project's own setup and verification: without them it would not be
- * what the project asked for, and a run whose verification was left out must not look verified.
- * So while they await trust the run does not start.
- */
-export function refuseUntrustedChecks(rc: RunContext): void {
-  if (rc.trust.trusted) return;
-  const checks = rc.trust.entries.filter((e) => e.key === 'runs.setup' || e.key === 'runs.verify');
-  if (checks.length === 0) return;
-  throw new AgentboxError(
-    'TRUST_REQUIRED',
-    `this repository's setup and verification commands are not trusted yet, so no fix run starts:\n${checks.map((e) => entryLine(e)).join('\n')}`,
-    { hint: 'review them, then run "agentbox trust" (or "agentbox trust --yes" in a script)' },
-  );
-}
-
-/** A run that goes without the repository's entries says so in its log, naming each. */
-export function logTrust(rc: RunContext, runDir: string): void {
-  if (!rc.trust.trusted) new EventLog(runDir).append(trustEvent(rc.trust));
 }
 
 export type RunFlags = ReturnType<typeof checkFlags>;

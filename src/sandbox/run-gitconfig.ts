@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { runGit } from '../git/exec.js';
+import { prefetchGit, runGit } from '../git/exec.js';
 import type { Env } from '../util/env.js';
 import { writeScratchSync } from '../util/fs.js';
 
@@ -31,6 +31,18 @@ export function runGitconfigText(values: Readonly<Record<string, string>>): stri
   return `# agentbox: this run's global git config (yours is not readable in the run)\n${body}`;
 }
 
+const RUN_GIT_READ = [
+  'config',
+  '--null',
+  '--get-regexp',
+  `^(${RUN_GIT_KEYS.map((k) => k.replace('.', '\\.')).join('|')})$`,
+];
+
+/** writeRunGitconfig's read, started now (a read-only run's start: src/git/prefetch.ts). */
+export function prefetchRunGitconfig(repoRoot: string, env: Env): void {
+  prefetchGit(RUN_GIT_READ, { cwd: repoRoot, env });
+}
+
 /**
  * Writes the run's global git config into `dir` with the person's values of RUN_GIT_KEYS as git
  * resolves them in the repository (includes and `includeIf` of their config applied), and returns
@@ -38,8 +50,7 @@ export function runGitconfigText(values: Readonly<Record<string, string>>): stri
  */
 export async function writeRunGitconfig(dir: string, repoRoot: string, env: Env): Promise<string> {
   // One git for all the keys (every run starts with it): `key\nvalue\0` each, the last one wins.
-  const pattern = `^(${RUN_GIT_KEYS.map((k) => k.replace('.', '\\.')).join('|')})$`;
-  const got = await runGit(['config', '--null', '--get-regexp', pattern], { cwd: repoRoot, env });
+  const got = await runGit(RUN_GIT_READ, { cwd: repoRoot, env });
   const values: Record<string, string> = {};
   for (const entry of got.exitCode === 0 ? got.stdout.split('\0') : []) {
     const cut = entry.indexOf('\n');
