@@ -49,7 +49,28 @@ export function refusal(request: ServeRequest): string | null {
   return null;
 }
 
-/** Serves one connection to its end. `stopping`: the server asks every command to stop. */
+/** The client's first message as a request to run, or the reply that ends the connection (logged). */
+function admit(value: unknown, log: ServeLog): ServeRequest | string {
+  const request = parseRequest(value);
+  const why = typeof request === 'string' ? `a malformed request (${request})` : refusal(request);
+  if (why || typeof request === 'string') {
+    log(`refused: ${terminalText(why ?? '')}`);
+    return (
+      encode({ err: `agentbox: the resident agentbox refused this command: ${why}\n` }) + encode({ exit: 1 })
+    );
+  }
+  // What a run inherits from its process and a request cannot change here: handed back.
+  if (request.umask !== process.umask()) {
+    log(`handed back to pid ${request.pid}: its umask ${request.umask.toString(8)} is not this process's`);
+    return encode({ local: 'umask' });
+  }
+  return request;
+}
+
+/**
+ * Serves one connection to its end. `onStop` subscribes to the server's stop: a command then stops
+ * cleanly; a client that has not asked yet is let go.
+ */
 export function serveConnection(
   socket: net.Socket,
   runCommand: RunCommand,
@@ -59,20 +80,32 @@ export function serveConnection(
   return new Promise((resolve) => {
     const read = lineReader();
     let session: Session | undefined;
+    /** Refused or handed back: nothing more is read from this client. */
+    let answered = false;
     const timer = setTimeout(() => socket.destroy(), REQUEST_WAIT_MS);
+    // The server stopping: a command stops cleanly; a client still to ask is let go.
+    const unsubscribe = onStop((by) => (session ? session.interrupt(by) : socket.destroy()));
+    const answer = (lines: string) => {
+      answered = true;
+      socket.end(lines);
+    };
     socket.setEncoding('utf8');
     socket.on('error', () => {});
     socket.on('close', () => {
       clearTimeout(timer);
       session?.gone();
-      if (!session) resolve();
+      if (session) return;
+      unsubscribe();
+      resolve();
     });
     socket.on('data', (chunk: string) => {
+      if (answered) return;
       let values: unknown[];
       try {
         values = read(chunk);
       } catch (error) {
         log(`refused a client: ${(error as Error).message}`);
+        answered = true;
         socket.destroy();
         return;
       }
@@ -82,26 +115,12 @@ export function serveConnection(
           continue;
         }
         clearTimeout(timer);
-        const request = parseRequest(value);
-        const why = typeof request === 'string' ? `a malformed request (${request})` : refusal(request);
-        if (why || typeof request === 'string') {
-          log(`refused: ${terminalText(why ?? '')}`);
-          socket.end(
-            encode({ err: `agentbox: the resident agentbox refused this command: ${why}\n` }) +
-              encode({ exit: 1 }),
-          );
-          return;
-        }
-        // What a run inherits from its process and a request cannot change here: handed back.
-        if (request.umask !== process.umask()) {
-          log(
-            `handed back to pid ${request.pid}: its umask ${request.umask.toString(8)} is not this process's`,
-          );
-          socket.end(encode({ local: 'umask' }));
+        const request = admit(value, log);
+        if (typeof request === 'string') {
+          answer(request);
           return;
         }
         session = new Session(socket, request, log);
-        const unsubscribe = onStop((by) => session?.interrupt(by));
         void session.run(runCommand).finally(() => {
           unsubscribe();
           resolve();

@@ -177,12 +177,31 @@ except OSError as e:
     expect(inside.stderr).toContain('the resident agentbox refused this command');
     expect(log).toMatch(/refused: the request came from inside/);
 
-    const raw = net.connect(socket);
+    // A malformed request, then a good one on the same connection: the first ends it, the second
+    // is never run.
+    const servedBefore = served().length;
+    // (half-open: this end goes on writing after the server has ended its own)
+    const raw = net.connect({ path: socket, allowHalfOpen: true });
+    raw.on('error', () => {});
+    const closed = new Promise((resolve) => raw.once('close', resolve));
     await new Promise((resolve) => raw.once('connect', resolve));
     raw.resume();
-    raw.end('{"v":1,"argv":"scout"}\n');
-    await new Promise((resolve) => raw.once('close', resolve));
+    raw.write('{"v":1,"argv":"scout"}\n');
     await waitFor(() => log.includes('a malformed request (argv is not a list of strings)'));
+    const smuggled = {
+      v: 1,
+      argv: ['scout', 'TASK-SERVED-SMUGGLED x'],
+      cwd: p.repo.dir,
+      env: p.env,
+      pid: process.pid,
+      tty: { in: false, out: false, err: false },
+      umask: process.umask(),
+    };
+    raw.end(`${JSON.stringify(smuggled)}\n`);
+    await closed;
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(served()).toHaveLength(servedBefore);
+    expect(p.server.requests.some((r) => r.view.allText.includes('TASK-SERVED-SMUGGLED'))).toBe(false);
 
     // A client whose umask is not the server's: handed back, and run where its files get its mode.
     p.server.setRules([{ when: { anyText: 'TASK-SERVED-UMASK' }, reply: text('here') }]);
@@ -229,11 +248,39 @@ except OSError as e:
   });
 
   it('stops on Ctrl-C (130), its socket removed, no process left', async () => {
+    // A client that connected and asked nothing does not hold the server up (it waits 10 s for one).
+    const idle = net.connect(socket);
+    idle.on('error', () => {});
+    await new Promise((resolve) => idle.once('connect', resolve));
     const exited = new Promise<number | null>((resolve) => server.once('close', (code) => resolve(code)));
+    const asked = Date.now();
     server.kill('SIGINT');
     // 128 + SIGINT, as any command stopped by Ctrl-C.
     expect(await exited).toBe(130);
+    expect(Date.now() - asked).toBeLessThan(5_000);
     expect(fs.existsSync(socket)).toBe(false);
+  });
+
+  it('a server killed outright: its client says so (1), and the next command finds the run crashed', async () => {
+    server = spawn(process.execPath, [AGENTBOX_BIN, 'serve'], {
+      cwd: p.repo.dir,
+      env: p.env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let again = '';
+    server.stdout!.on('data', (d) => {
+      again += d;
+    });
+    await waitFor(() => again.includes('agentbox serve: ready'));
+    const { exited, output } = await waitingFix('TASK-SERVED-SERVER-KILLED wait');
+    const name = p.newest();
+    server.kill('SIGKILL');
+    expect(await exited).toBe(1);
+    expect(output()).toContain('the resident agentbox ended before the command did');
+    // The watchdog of the next command: the run's process (its client) is gone.
+    const status = await p.agentbox(['status']);
+    expect(status.stderr).toContain(`watchdog: run ${name} is CRASHED`);
+    expect(p.state(name).status).toBe('CRASHED');
     await expectNoProcessesLeft(p.tag);
   });
 });
