@@ -64,12 +64,14 @@ export async function awaitStop(run: RunDetails, pid: number, options: StopOptio
       return { kind: 'ended', status: now.status, failure: now.failure };
     if (!isAlive(pid, run.state?.pid_start)) return { kind: 'gone', killed };
     if (options.force && !killed && Date.now() > killAt) {
-      // An attempt's process runs the other attempts too: only its claude is killed.
+      // Its claude, always: an attempt's process runs the other attempts too, and a run served by
+      // a resident agentbox (docs/resident.md) has its client as its process, not the one that
+      // runs claude. The run's own process too, but an attempt's.
       const now = readState(run.dir);
-      const [claude, start] = run.state?.summary?.group
-        ? [now?.claude_pid, now?.claude_pid_start]
-        : [pid, run.state?.pid_start];
-      if (claude && isRecordedProcess(claude, start)) process.kill(claude, 'SIGKILL');
+      if (now?.claude_pid && isRecordedProcess(now.claude_pid, now.claude_pid_start))
+        process.kill(now.claude_pid, 'SIGKILL');
+      if (!run.state?.summary?.group && isRecordedProcess(pid, run.state?.pid_start))
+        process.kill(pid, 'SIGKILL');
       killed = true;
     }
     if (Date.now() > deadline) {

@@ -53,6 +53,46 @@ describe('stop (src/gate/stop.ts)', () => {
     }
   });
 
+  it("with force, kills the run's claude too: a run served by a resident agentbox has its client as its process", async () => {
+    const { ledger } = ledgerRepo();
+    const handle = await create(ledger, 'why?', '2026-01-01T09:00:00Z', { ids: idSequence('cccccc') });
+    const stubborn = () =>
+      spawn(process.execPath, ['-e', `process.on('${STOP_SIGNAL}', () => {}); setInterval(() => {}, 1000)`], {
+        stdio: 'ignore',
+      });
+    // The client (the run's process) and the claude the resident agentbox runs for it.
+    const client = stubborn();
+    const claude = spawn(
+      process.execPath,
+      ['-e', "process.on('SIGTERM', () => {}); setInterval(() => {}, 1000)"],
+      {
+        stdio: 'ignore',
+      },
+    );
+    const ended = (child: typeof client) =>
+      new Promise((resolve) => child.once('exit', (_code, signal) => resolve(signal)));
+    const [clientEnded, claudeEnded] = [ended(client), ended(claude)];
+    try {
+      await updateState(ledger, handle, {
+        pid: client.pid!,
+        pid_start: processStartTime(client.pid!),
+        claude_pid: claude.pid!,
+        claude_pid_start: processStartTime(claude.pid!),
+      });
+      const run = readRun(ledger, handle.name);
+      const pid = await requestStop(run);
+      expect(await awaitStop(run, pid, { force: true, graceMs: 100, waitMs: 10_000 })).toEqual({
+        kind: 'gone',
+        killed: true,
+      });
+      expect(await clientEnded).toBe('SIGKILL');
+      expect(await claudeEnded).toBe('SIGKILL');
+    } finally {
+      client.kill('SIGKILL');
+      claude.kill('SIGKILL');
+    }
+  });
+
   const run = { name: 'r', meta: { run_id: 'abc123' } } as RunDetails;
   it.each<[string, StopOutcome, string, number]>([
     [
