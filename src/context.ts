@@ -1,3 +1,4 @@
+import { askOn } from './util/ask.js';
 import { isCi } from './util/ci.js';
 import type { Env } from './util/env.js';
 import { fdWriter } from './util/fd-writer.js';
@@ -133,15 +134,7 @@ export function processIo(
   // In CI (see src/util/ci.ts) output is a log: plain lines, no colour, no live line, no prompt.
   const isTTY = !writer.direct && !isCi(env) && Boolean(stream.stdout.isTTY);
   const color = isTTY && env.NO_COLOR === undefined && env.TERM !== 'dumb';
-  const ask = async (question: string) => {
-    const { createInterface } = await import('node:readline/promises');
-    const rl = createInterface({ input: stream.stdin, output: stream.stdout });
-    try {
-      return await rl.question(question);
-    } finally {
-      rl.close();
-    }
-  };
+  const ask = (question: string) => askOn(stream.stdin, stream.stdout, question);
   return {
     isTTY,
     color,

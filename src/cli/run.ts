@@ -2,6 +2,7 @@ import path from 'node:path';
 import { Command, CommanderError } from 'commander';
 import type { CommandContext } from '../context.js';
 import { AgentboxError, isAgentboxError } from '../errors.js';
+import { invokedCommand } from '../util/argv.js';
 import { terminalText } from '../util/terminal-text.js';
 import { VERSION } from '../version.js';
 import { findLedgerFolder, findLedgerRoot, watchdogHasWork } from '../watchdog/probe.js';
@@ -60,19 +61,7 @@ async function stallThreshold(ctx: CommandContext, root: string): Promise<number
   }
 }
 
-/**
- * The command `argv` runs, when that can be told before the table is built: the first word that is
- * not the global option -C/--cwd (or its value). Undefined for anything else (--help, no command):
- * the whole table answers those.
- */
-export function invokedCommand(argv: readonly string[]): string | undefined {
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i]!;
-    if (arg === '-C' || arg === '--cwd') i++;
-    else if (!arg.startsWith('--cwd=') && !/^-C./.test(arg)) return arg.startsWith('-') ? undefined : arg;
-  }
-  return undefined;
-}
+export { invokedCommand };
 
 /** The commands that never read a run's meta.yaml: they do not load the YAML parser for it. */
 const WITHOUT_RUN_META = new Set(['status', 'init', 'uninstall', 'trust', 'doctor', 'templates']);

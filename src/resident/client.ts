@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import net from 'node:net';
 import tty from 'node:tty';
+import { askOn } from '../util/ask.js';
 import { fdWriter } from '../util/fd-writer.js';
 import { VERSION } from '../version.js';
 import { privateDirProblem, socketPath } from './place.js';
@@ -135,17 +136,8 @@ function handle(
   if ('local' in message) return null;
   if ('out' in message) out(message.out);
   else if ('err' in message) err(message.err);
-  else if ('ask' in message) void ask(message.ask).then((answer) => send({ answer }));
+  else if ('ask' in message)
+    void askOn(process.stdin, process.stdout, message.ask).then((answer) => send({ answer }));
   else return message.exit;
   return undefined;
-}
-
-async function ask(question: string): Promise<string> {
-  const { createInterface } = await import('node:readline/promises');
-  const rl = createInterface({ input: process.stdin, output: process.stdout });
-  try {
-    return await rl.question(question);
-  } finally {
-    rl.close();
-  }
 }

@@ -44,15 +44,8 @@ export type ClientMessage =
   | { readonly signal: 'SIGINT' | 'SIGTERM' | 'SIGHUP' | 'SIGUSR2' }
   | { readonly answer: string };
 
-/** The first word of `argv` that is not the global -C/--cwd option (or its value): the command. */
-export function commandOf(argv: readonly string[]): string | undefined {
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i]!;
-    if (arg === '-C' || arg === '--cwd') i++;
-    else if (!arg.startsWith('--cwd=') && !/^-C./.test(arg)) return arg.startsWith('-') ? undefined : arg;
-  }
-  return undefined;
-}
+/** The command of an agentbox command line (past the global -C option). */
+export { invokedCommand as commandOf } from '../util/argv.js';
 
 const SIGNALS = new Set(['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGUSR2']);
 
