@@ -13,6 +13,7 @@ import {
   parseServerMessage,
   SERVED_COMMANDS,
   type ServerMessage,
+  usesTerminal,
 } from './protocol.js';
 
 /*
@@ -31,8 +32,7 @@ const LOST =
 function residentSocket(argv: readonly string[], env: NodeJS.ProcessEnv, packageRoot: string): string | null {
   if (env.AGENTBOX_RESIDENT === '0') return null;
   const command = commandOf(argv);
-  if (!command || !SERVED_COMMANDS.has(command) || argv.includes('--help') || argv.includes('-h'))
-    return null;
+  if (!command || !SERVED_COMMANDS.has(command) || usesTerminal(argv)) return null;
   const place = socketPath(env, packageRoot, VERSION);
   if (!place || privateDirProblem(place.dir) !== null) return null;
   try {

@@ -14,6 +14,7 @@ import {
   SERVED_COMMANDS,
   type ServeRequest,
   textMessages,
+  usesTerminal,
 } from './protocol.js';
 
 /*
@@ -63,6 +64,10 @@ function admit(value: unknown, log: ServeLog): ServeRequest | string {
   if (request.umask !== process.umask()) {
     log(`handed back to pid ${request.pid}: its umask ${request.umask.toString(8)} is not this process's`);
     return encode({ local: 'umask' });
+  }
+  if (usesTerminal(request.argv)) {
+    log(`handed back to pid ${request.pid}: the command uses its terminal`);
+    return encode({ local: 'terminal' });
   }
   return request;
 }

@@ -10,6 +10,14 @@ import path from 'node:path';
 /** The commands a resident process runs: those that start or continue a run, in the foreground. */
 export const SERVED_COMMANDS: ReadonlySet<string> = new Set(['scout', 'plan', 'review', 'fix', 'revise']);
 
+/**
+ * Served commands a client still runs itself: those that hand its terminal to another program (an
+ * editor: `revise --edit`), and help.
+ */
+export function usesTerminal(argv: readonly string[]): boolean {
+  return argv.some((arg) => arg === '--edit' || arg === '--help' || arg === '-h');
+}
+
 /** A line longer than this ends the connection: no message of the protocol comes near it. */
 export const MAX_LINE = 8 * 1024 * 1024;
 

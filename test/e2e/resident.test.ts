@@ -203,6 +203,18 @@ except OSError as e:
     expect(served()).toHaveLength(servedBefore);
     expect(p.server.requests.some((r) => r.view.allText.includes('TASK-SERVED-SMUGGLED'))).toBe(false);
 
+    // `revise --edit` opens an editor on the client's terminal: handed back, never run here.
+    const editing = net.connect(socket);
+    let reply = '';
+    editing.setEncoding('utf8').on('data', (d: string) => {
+      reply += d;
+    });
+    const editClosed = new Promise((resolve) => editing.once('close', resolve));
+    editing.write(`${JSON.stringify({ ...smuggled, argv: ['revise', p.newest(), '--edit'] })}\n`);
+    await editClosed;
+    expect(reply).toBe('{"local":"terminal"}\n');
+    expect(log).toMatch(/handed back to pid \d+: the command uses its terminal/);
+
     // A client whose umask is not the server's: handed back, and run where its files get its mode.
     p.server.setRules([{ when: { anyText: 'TASK-SERVED-UMASK' }, reply: text('here') }]);
     const before = served().length;

@@ -14,6 +14,7 @@ import {
   type ServeRequest,
   socketName,
   textMessages,
+  usesTerminal,
 } from '../../src/resident/protocol.js';
 
 const request = (over: Record<string, unknown> = {}): Record<string, unknown> => ({
@@ -76,6 +77,13 @@ describe('the resident wire', () => {
     expect(parseServerMessage({ ask: 'sure?' })).toEqual({ ask: 'sure?' });
     expect(parseServerMessage({ signal: 'SIGINT' })).toBeNull();
     expect(parseServerMessage({ local: 'umask' })).toEqual({ local: 'umask' });
+  });
+
+  it('leaves to the client what uses its terminal: an editor, the help', () => {
+    expect(usesTerminal(['revise', 'r1', '--edit'])).toBe(true);
+    expect(usesTerminal(['scout', '--help'])).toBe(true);
+    expect(usesTerminal(['fix', '-h'])).toBe(true);
+    expect(usesTerminal(['revise', 'r1', 'rename x'])).toBe(false);
   });
 
   it('finds the command past the global -C option', () => {
