@@ -107,3 +107,34 @@ export function startupLinkOut(tree: string, mayRead: MayRead): MemoryLinkOut | 
   }
   return null;
 }
+
+/** A memory file above the run's folder that is not the person's (nor the machine's: root's). */
+export interface ForeignMemory {
+  readonly file: string;
+  readonly owner: number;
+}
+
+/**
+ * Claude Code also reads the memory files of every folder above the one it starts in (measured,
+ * 2.1.330: a CLAUDE.md and a CLAUDE.local.md in the repository's parent both went into the first
+ * request, a link followed). Those folders are out of the run's tree and of any agent's reach; what
+ * is there is the person's, or the machine's, or — in a folder others may write, such as /tmp —
+ * another user's: a stranger's instructions, or a link to the person's files read as them. The first
+ * memory file above `tree` (the link itself, not where it leads) that belongs to neither `uid` nor
+ * root; null when none. Two lstat per folder.
+ */
+export function foreignMemoryAbove(tree: string, uid: number): ForeignMemory | null {
+  for (let dir = path.dirname(tree); ; dir = path.dirname(dir)) {
+    for (const name of MEMORY_FILES) {
+      const file = path.join(dir, name);
+      let owner: number;
+      try {
+        owner = fs.lstatSync(file).uid;
+      } catch {
+        continue;
+      }
+      if (owner !== uid && owner !== 0) return { file, owner };
+    }
+    if (path.dirname(dir) === dir) return null;
+  }
+}

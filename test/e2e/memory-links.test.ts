@@ -111,4 +111,34 @@ describe('what Claude Code reads by itself is no way around the read fence (real
     fs.rmSync(path.join(p.repo.dir, '.claude', 'skills'), { recursive: true });
     p.repo.commit('no skill');
   });
+
+  // Claude Code reads the memory files of every folder above the one it starts in, links followed
+  // (measured: a parent's CLAUDE.local.md -> ~/secret went into a scout's first request). Another
+  // user's there — a folder others can write, as /tmp — is refused before claude starts.
+  it.skipIf(process.getuid?.() !== 0)(
+    "another user's memory file above the run's folder: the run is refused before claude starts",
+    async () => {
+      const shared = fs.realpathSync(fs.mkdtempSync(path.join(p.home.home, 'shared-')));
+      const planted = path.join(shared, 'CLAUDE.local.md');
+      fs.symlinkSync(secret, planted);
+      fs.lchownSync(planted, 65534, 65534);
+      const config = path.join(p.home.home, '.config', 'agentbox', 'config.yaml');
+      fs.mkdirSync(path.dirname(config), { recursive: true });
+      fs.writeFileSync(config, `runs:\n  worktree_dir: ${shared}\n`);
+      try {
+        p.server.setRules([{ when: { anyText: 'TASK-MEMORY-ABOVE' }, reply: text('never asked') }]);
+        const before = p.server.requests.length;
+        const result = await p.agentbox(['fix', 'TASK-MEMORY-ABOVE change a']);
+        expect(result.code).not.toBe(0);
+        expect(result.stderr).toContain(`${planted} belongs to another user (uid 65534)`);
+        expect(p.server.requests.length).toBe(before);
+        expect(leaked()).toBe(false);
+        const name = p.newest();
+        expect(p.state(name).status).toBe('CRASHED');
+        expect(p.events(name).some((e) => e.rule === 'memory-foreign' && e.tool === 'claude')).toBe(true);
+      } finally {
+        fs.rmSync(config, { force: true });
+      }
+    },
+  );
 });

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { type AirlockScope, judgeToolUse } from '../../src/airlock/guard.js';
-import { memoryLinkOnTheWay, startupLinkOut } from '../../src/airlock/memory-links.js';
+import { foreignMemoryAbove, memoryLinkOnTheWay, startupLinkOut } from '../../src/airlock/memory-links.js';
 import { tempDir } from '../helpers/git-repo.js';
 
 const dirs: string[] = [];
@@ -92,6 +92,32 @@ describe('startupLinkOut: what Claude Code reads when it starts', () => {
     fs.symlinkSync('../../AGENTS.md', path.join(tree, '.claude', 'commands', 'agents.md'));
     fs.symlinkSync('AGENTS.md', path.join(tree, 'CLAUDE.md'));
     expect(startupLinkOut(tree, mayRead)).toBeNull();
+  });
+});
+
+describe('foreignMemoryAbove: the memory files of the folders above a run', () => {
+  it("finds one that belongs to another user, a link or a file, in any folder above; the person's and root's are theirs", () => {
+    const top = mk('agentbox-memory-above-');
+    const tree = path.join(top, 'a', 'b', 'repo');
+    fs.mkdirSync(tree, { recursive: true });
+    const me = process.getuid?.() ?? 0;
+    fs.writeFileSync(path.join(top, 'a', 'CLAUDE.md'), 'mine\n');
+    expect(foreignMemoryAbove(tree, me)).toBeNull();
+    // Files here are the test's: as another uid they read as someone else's.
+    expect(foreignMemoryAbove(tree, me + 4242)).toEqual(
+      me === 0 ? null : { file: path.join(top, 'a', 'CLAUDE.md'), owner: me },
+    );
+    // (the tree's own memory files are startupLinkOut's, not this one's)
+    fs.writeFileSync(path.join(tree, 'CLAUDE.md'), 'the repository\n');
+    if (me !== 0) return;
+    const planted = path.join(top, 'a', 'b', 'CLAUDE.local.md');
+    fs.symlinkSync('/etc/hostname', planted);
+    fs.lchownSync(planted, 65534, 65534);
+    expect(foreignMemoryAbove(tree, me)).toEqual({ file: planted, owner: 65534 });
+    fs.rmSync(planted);
+    fs.writeFileSync(planted, 'a stranger says\n');
+    fs.chownSync(planted, 65534, 65534);
+    expect(foreignMemoryAbove(tree, me)).toEqual({ file: planted, owner: 65534 });
   });
 });
 

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { AirlockScope } from '../../airlock/guard.js';
-import { startupLinkOut } from '../../airlock/memory-links.js';
+import { foreignMemoryAbove, startupLinkOut } from '../../airlock/memory-links.js';
 import { canonical } from '../../airlock/paths.js';
 import type { Config } from '../../config/schema.js';
 import { type Endpoint, type HookHandler, startEndpoint } from '../../endpoint/server.js';
@@ -176,6 +176,20 @@ function runPrivacy(input: HarnessInput, worktree: string | null): Promise<RunPr
 function refuseStartupLinks(input: HarnessInput, scope: AirlockScope): void {
   const fence = scope.reads;
   if (!fence) return;
+  const foreign = foreignMemoryAbove(input.launchDir, process.getuid?.() ?? 0);
+  if (foreign) {
+    const reason = `${foreign.file} belongs to another user (uid ${foreign.owner}); Claude Code reads it itself when it starts, from a folder above the run's`;
+    input.log.append({
+      event: 'refused',
+      source: 'agentbox',
+      tool: 'claude',
+      rule: 'memory-foreign',
+      reason,
+    });
+    throw new AgentboxError('PERMISSION_DENIED', reason, {
+      hint: `a stranger's instructions, or a link read as you: remove it (or have its owner do so), or keep your repositories out of a folder others can write`,
+    });
+  }
   const found = startupLinkOut(input.launchDir, (real) => readable(fence, real));
   if (!found) return;
   const reason = `${found.file} is a link to ${found.real ?? 'a path that does not exist yet'}, which this run may not read; Claude Code reads it itself when it starts, outside the sandbox`;
