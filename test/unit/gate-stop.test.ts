@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import { memoryIo } from '../../src/context.js';
 import { AgentboxError } from '../../src/errors.js';
 import { STOP_SIGNAL } from '../../src/gate/signals.js';
@@ -69,6 +69,11 @@ describe('stop (src/gate/stop.ts)', () => {
         stdio: 'ignore',
       },
     );
+    // Killed however the test ends (one that times out never reaches its finally).
+    onTestFinished(() => {
+      client.kill('SIGKILL');
+      claude.kill('SIGKILL');
+    });
     const ended = (child: typeof client) =>
       new Promise((resolve) => child.once('exit', (_code, signal) => resolve(signal)));
     const [clientEnded, claudeEnded] = [ended(client), ended(claude)];
