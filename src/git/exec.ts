@@ -3,7 +3,7 @@ import { AgentboxError } from '../errors.js';
 import { ownerEnv } from '../process/owner.js';
 import type { Env } from '../util/env.js';
 import { type GitSettings, inertEnv } from './inert.js';
-import { prefetch, takePrefetched } from './prefetch.js';
+import { inPrefetchScope, prefetch, takePrefetched } from './prefetch.js';
 
 /**
  * The one way agentbox runs git (except findRepo's fast path in repo.ts): argument arrays, never
@@ -136,7 +136,8 @@ function spawnGit(
   args: readonly string[],
   call: GitCall,
 ): Promise<{ exitCode: number; stdout: Buffer; stderr: string; cut?: true }> {
-  const key = prefetchKey(args, call);
+  // (a key only within a prefetch scope: outside one, no git call pays for it)
+  const key = inPrefetchScope() ? prefetchKey(args, call) : null;
   return (key !== null && takePrefetched(key)) || startGit(args, call);
 }
 

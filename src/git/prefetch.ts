@@ -16,6 +16,11 @@ export function prefetchScope<T>(fn: () => T): T {
   return scope.run(new Map(), fn);
 }
 
+/** Whether this command keeps prefetched answers (a key is worth making). */
+export function inPrefetchScope(): boolean {
+  return scope.getStore() !== undefined;
+}
+
 /** Starts `ask` now and keeps its answer under `key`, when inside a scope; else nothing. */
 export function prefetch(key: string, ask: () => Answer): void {
   const answers = scope.getStore();

@@ -1,13 +1,13 @@
 import fs from 'node:fs';
 import net from 'node:net';
 import tty from 'node:tty';
+import { invokedCommand } from '../util/argv.js';
 import { askOn } from '../util/ask.js';
 import { fdWriter } from '../util/fd-writer.js';
 import { VERSION } from '../version.js';
 import { privateDirProblem, socketPath } from './place.js';
 import {
   type ClientMessage,
-  commandOf,
   encode,
   lineReader,
   parseServerMessage,
@@ -31,7 +31,7 @@ const LOST =
 /** The socket to hand `argv` to, or null: run it here. */
 function residentSocket(argv: readonly string[], env: NodeJS.ProcessEnv, packageRoot: string): string | null {
   if (env.AGENTBOX_RESIDENT === '0') return null;
-  const command = commandOf(argv);
+  const command = invokedCommand(argv);
   if (!command || !SERVED_COMMANDS.has(command) || usesTerminal(argv)) return null;
   const place = socketPath(env, packageRoot, VERSION);
   if (!place || privateDirProblem(place.dir) !== null) return null;

@@ -3,10 +3,10 @@ import { insideRun, procReader } from '../airlock/inside.js';
 import type { CommandContext, Io, RunCommand } from '../context.js';
 import { onBehalfOf } from '../process/owner.js';
 import { LINEAGE_VAR, newLineage } from '../process/reap.js';
+import { invokedCommand } from '../util/argv.js';
 import { isCi } from '../util/ci.js';
 import { terminalText } from '../util/terminal-text.js';
 import {
-  commandOf,
   encode,
   lineReader,
   parseClientMessage,
@@ -40,7 +40,7 @@ const REQUEST_WAIT_MS = 10_000;
 
 /** Why this request is not run here, or null. */
 export function refusal(request: ServeRequest): string | null {
-  const command = commandOf(request.argv);
+  const command = invokedCommand(request.argv);
   if (!command || !SERVED_COMMANDS.has(command))
     return `only ${[...SERVED_COMMANDS].join(', ')} are run here, not ${JSON.stringify(command ?? request.argv[0] ?? '')}`;
   // A command sent from inside a run would run outside that run's box: never (the sandbox keeps the
@@ -168,7 +168,7 @@ class Session {
       code = 70;
       this.send(textMessages('err', `agentbox: unexpected error in the resident agentbox: ${error}\n`));
     }
-    const command = terminalText(commandOf(request.argv) ?? '');
+    const command = terminalText(invokedCommand(request.argv) ?? '');
     this.log(
       `${command} for pid ${request.pid} in ${terminalText(request.cwd)}: exit ${code} (${Date.now() - started} ms)`,
     );

@@ -52,9 +52,6 @@ export type ClientMessage =
   | { readonly signal: 'SIGINT' | 'SIGTERM' | 'SIGHUP' | 'SIGUSR2' }
   | { readonly answer: string };
 
-/** The command of an agentbox command line (past the global -C option). */
-export { invokedCommand as commandOf } from '../util/argv.js';
-
 const SIGNALS = new Set(['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGUSR2']);
 
 export function encode(message: ServeRequest | ServerMessage | ClientMessage): string {

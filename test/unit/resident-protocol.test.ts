@@ -5,7 +5,6 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { refusal } from '../../src/resident/connection.js';
 import { privateDirProblem, socketPath } from '../../src/resident/place.js';
 import {
-  commandOf,
   lineReader,
   MAX_LINE,
   parseClientMessage,
@@ -16,6 +15,7 @@ import {
   textMessages,
   usesTerminal,
 } from '../../src/resident/protocol.js';
+import { invokedCommand } from '../../src/util/argv.js';
 
 const request = (over: Record<string, unknown> = {}): Record<string, unknown> => ({
   v: 1,
@@ -87,10 +87,10 @@ describe('the resident wire', () => {
   });
 
   it('finds the command past the global -C option', () => {
-    expect(commandOf(['-C', 'sub', 'fix', 'x'])).toBe('fix');
-    expect(commandOf(['--cwd=sub', 'scout'])).toBe('scout');
-    expect(commandOf(['-Csub', 'plan'])).toBe('plan');
-    expect(commandOf(['--help'])).toBeUndefined();
+    expect(invokedCommand(['-C', 'sub', 'fix', 'x'])).toBe('fix');
+    expect(invokedCommand(['--cwd=sub', 'scout'])).toBe('scout');
+    expect(invokedCommand(['-Csub', 'plan'])).toBe('plan');
+    expect(invokedCommand(['--help'])).toBeUndefined();
   });
 });
 
