@@ -11,6 +11,8 @@ import type { Env } from '../util/env.js';
 interface Owner {
   readonly pid: number;
   readonly env: Env;
+  /** Takes work the command need not do before its exit code is sent (see `afterReply`). */
+  readonly later?: (work: () => Promise<unknown>) => void;
 }
 
 const owner = new AsyncLocalStorage<Owner>();
@@ -25,7 +27,27 @@ export function ownerEnv(): Env {
   return owner.getStore()?.env ?? process.env;
 }
 
-/** Runs `fn` (and everything it starts, asynchronously too) on behalf of process `pid`, in `env`. */
-export function onBehalfOf<T>(pid: number, env: Env, fn: () => T): T {
-  return owner.run({ pid, env }, fn);
+/**
+ * Runs `fn` (and everything it starts, asynchronously too) on behalf of process `pid`, in `env`;
+ * `later` takes the work it leaves for after its reply.
+ */
+export function onBehalfOf<T>(
+  pid: number,
+  env: Env,
+  fn: () => T,
+  later?: (work: () => Promise<unknown>) => void,
+): T {
+  return owner.run({ pid, env, ...(later ? { later } : {}) }, fn);
+}
+
+/**
+ * Cleanup a command's answer does not wait for: a run's release, once its end is recorded. A
+ * command served for another process (`agentbox serve`) sends its exit code first and does the
+ * work after it (the server waits for it before it stops); anywhere else it is done here, so a
+ * process that exits has done it.
+ */
+export async function afterReply(work: () => Promise<unknown>): Promise<void> {
+  const later = owner.getStore()?.later;
+  if (later) later(work);
+  else await work();
 }

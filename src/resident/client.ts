@@ -115,7 +115,12 @@ function relay(socket: net.Socket, request: string): Promise<number | null> {
         const message = parseServerMessage(value);
         if (!message) continue;
         const ended = handle(message, out.write, err.write, send);
-        if (ended !== undefined) code = ended;
+        if (ended === undefined) continue;
+        // The last message: done, without waiting for the server to close its end (it may have a
+        // run's cleanup to do first).
+        code = ended;
+        socket.destroy();
+        return;
       }
     });
     socket.once('close', () => {

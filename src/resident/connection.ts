@@ -161,9 +161,15 @@ class Session {
       onInterrupt: (handler) => this.subscribe(handler),
     };
     const started = Date.now();
+    const later: (() => Promise<unknown>)[] = [];
     let code: number;
     try {
-      code = await onBehalfOf(request.pid, env, () => runCommand(request.argv, ctx));
+      code = await onBehalfOf(
+        request.pid,
+        env,
+        () => runCommand(request.argv, ctx),
+        (work) => later.push(work),
+      );
     } catch (error) {
       code = 70;
       this.send(textMessages('err', `agentbox: unexpected error in the resident agentbox: ${error}\n`));
@@ -172,7 +178,18 @@ class Session {
     this.log(
       `${command} for pid ${request.pid} in ${terminalText(request.cwd)}: exit ${code} (${Date.now() - started} ms)`,
     );
-    if (!this.closed) this.socket.end(encode({ exit: this.signalCode ?? code }));
+    if (!this.closed) await this.end(encode({ exit: this.signalCode ?? code }));
+    // The command's cleanup after its answer (a run's release), before the server may stop; in the
+    // command's context still (its owner's pid and environment).
+    await onBehalfOf(request.pid, env, () => Promise.allSettled(later.map((work) => work())));
+  }
+
+  /** The last message, written out before anything else runs (a run's cleanup is synchronous). */
+  private end(lines: string): Promise<void> {
+    return new Promise((resolve) => {
+      this.socket.once('close', () => resolve());
+      this.socket.end(lines, () => setImmediate(resolve));
+    });
   }
 
   private io(env: Record<string, string>): Io {

@@ -5,7 +5,7 @@ import { AgentboxError } from '../errors.js';
 import { updateState } from '../ledger/index.js';
 import { NO_TOOL_ERRORS } from '../present/tool-errors.js';
 import type { OwnedExit } from '../process/owned.js';
-import { ownerPid } from '../process/owner.js';
+import { afterReply, ownerPid } from '../process/owner.js';
 import { killMarked, processStartTime } from '../process/reap.js';
 import { withNpmRootShim } from '../sandbox/npm-root.js';
 import { loadLexer } from '../templates/sections.js';
@@ -39,13 +39,18 @@ export async function executeRun(input: ExecuteInput): Promise<Finalized> {
     const { exit, sink } = await superviseClaude(input, run);
     return await recordEnd(input, run, exit, sink);
   } finally {
-    // The run's outcome is already recorded: what could not be released is only logged.
-    for (const error of await run.harness.release())
-      run.log.append({
-        event: 'release_failed',
-        error: error instanceof Error ? error.message : String(error),
-      });
+    // The run's outcome is already recorded: a served run's exit code need not wait for its release.
+    await afterReply(() => release(run));
   }
+}
+
+/** Everything the run held, in reverse order; what could not be released is only logged. */
+async function release(run: PreparedRun): Promise<void> {
+  for (const error of await run.harness.release())
+    run.log.append({
+      event: 'release_failed',
+      error: error instanceof Error ? error.message : String(error),
+    });
 }
 
 /**
@@ -142,16 +147,33 @@ async function superviseClaude(
   });
   await recordStart(input, run, child);
   await input.onStarted?.();
-  harness.defer(sink.beating());
+  const unwatch = watchClaude(input, run, sink);
+  const exit = await child.exited;
+  unwatch();
+  sink.flush();
+  return { exit, sink };
+}
+
+/**
+ * The run's heartbeat, timeout and stop signals while claude runs; returns what stops the first two
+ * when claude exits: the run's release may come later (after a served run's reply, after a group's
+ * last attempt), and an ended run's state is not written again. Ctrl-C and `agentbox stop` stay
+ * subscribed until the release: the run's end is still being recorded.
+ */
+function watchClaude(input: ExecuteInput, run: PreparedRun, sink: RunSink): () => void {
+  const { harness, halt } = run;
+  const beating = sink.beating();
   const timeout = setTimeout(() => halt.timedOut(input.timeoutMs), input.timeoutMs);
-  harness.defer(() => clearTimeout(timeout));
+  const unwatch = () => {
+    beating();
+    clearTimeout(timeout);
+  };
+  harness.defer(unwatch);
   const unsubscribe = input.onInterrupt?.((by) => halt.interrupted(by));
   if (unsubscribe) harness.defer(unsubscribe);
   const offHalt = input.onHalt?.((reason) => halt.halt(reason));
   if (offHalt) harness.defer(offHalt);
-  const exit = await child.exited;
-  sink.flush();
-  return { exit, sink };
+  return unwatch;
 }
 
 /**

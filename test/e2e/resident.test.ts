@@ -3,6 +3,8 @@ import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
+import { commandDirName } from '../../src/slash/render.js';
 import { bash, text } from '../fixtures/model-server/index.js';
 import { AGENTBOX_BIN } from '../helpers/bin.js';
 import { expectNoProcessesLeft } from '../helpers/processes.js';
@@ -87,6 +89,12 @@ describe('agentbox serve (real Claude Code and sandbox)', () => {
     expect(p.state(name).pid).toBe(pid);
     expect(pid).not.toBe(server.pid);
     expect(served()[0]).toContain(`scout for pid ${pid} in ${p.repo.dir}: exit 0`);
+    // Its release comes after the exit code was sent, and still happens: the run's slash commands
+    // and private area are gone.
+    const meta = parse(fs.readFileSync(path.join(p.runDir(name), 'meta.yaml'), 'utf8'));
+    const commands = path.join(p.repo.dir, '.claude', 'commands', commandDirName(String(meta.run_id)));
+    await waitFor(() => !fs.existsSync(commands));
+    expect(p.events(name).some((e) => e.event === 'release_failed')).toBe(false);
 
     // AGENTBOX_RESIDENT=0: the command runs itself.
     const local = await p.agentbox(['scout', 'TASK-SERVED again'], { env: { AGENTBOX_RESIDENT: '0' } });
