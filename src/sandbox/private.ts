@@ -39,6 +39,24 @@ export function privateBase(env: { TMPDIR?: string | undefined }, uid: number): 
   return path.join(tmp, `agentbox-${uid}`);
 }
 
+/**
+ * A run's secrets folders (`secrets/<run>-<random>/`: its settings with the endpoint's token, the
+ * model key its claude reads) removed: the run ended without its own release (it crashed, it was
+ * killed) and will start a new area if it is resumed. Nothing there is no error.
+ */
+export function removeRunSecrets(base: string, runName: string): void {
+  const secretsRoot = path.join(base, 'secrets');
+  let names: string[];
+  try {
+    names = fs.readdirSync(secretsRoot);
+  } catch {
+    return;
+  }
+  for (const name of names)
+    if (name.startsWith(`${runName}-`))
+      fs.rmSync(path.join(secretsRoot, name), { recursive: true, force: true });
+}
+
 function mkdirPrivate(dir: string): void {
   fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
   // NOTE: a folder that existed already (made by someone else in a shared /tmp) must be ours and
@@ -55,10 +73,7 @@ export function createPrivateArea(base: string, runName: string): PrivateArea {
   const secretsRoot = path.join(base, 'secrets');
   mkdirPrivate(secretsRoot);
   // A run that crashed left its secrets behind (their endpoint is gone): they go now.
-  for (const old of fs.readdirSync(secretsRoot)) {
-    if (old.startsWith(`${runName}-`))
-      fs.rmSync(path.join(secretsRoot, old), { recursive: true, force: true });
-  }
+  removeRunSecrets(base, runName);
   const secretsDir = path.join(secretsRoot, `${runName}-${randomBytes(6).toString('hex')}`);
   mkdirPrivate(secretsDir);
   // The work folder survives a crash, so a resumed run keeps its agent's commits.

@@ -6,7 +6,9 @@ import { activeDir, activeRunNames, unmarkActive } from '../ledger/active.js';
 import type { Ledger } from '../ledger/paths.js';
 import { readState, type StatePatch } from '../ledger/state.js';
 import type { RunState } from '../ledger/types.js';
+import { ownerEnv } from '../process/owner.js';
 import { isAlive, isRecordedProcess, killMarked } from '../process/reap.js';
+import { privateBase, removeRunSecrets } from '../sandbox/private.js';
 import { createAtomicSync } from '../util/fs.js';
 import { COMMAND_DIR_RE } from './probe.js';
 
@@ -207,6 +209,8 @@ async function markCrashed(
   const socket = recordedSocket(runDir, name.slice(-6), state.socket_path);
   if (socket) fs.rmSync(socket, { force: true });
   removeCommands(ledger, name, state);
+  // Its private copies of the model key and the endpoint's token are not left on disk.
+  removeRunSecrets(privateBase(ownerEnv(), process.getuid?.() ?? 0), name);
   return { run: name, action: 'crashed', detail };
 }
 

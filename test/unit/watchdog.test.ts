@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { run as runCli } from '../../src/cli/run.js';
@@ -12,7 +13,9 @@ import {
   readState,
   updateState,
 } from '../../src/ledger/index.js';
+import { onBehalfOf } from '../../src/process/owner.js';
 import { isAlive, MARK_VAR, processStartTime } from '../../src/process/reap.js';
+import { privateBase } from '../../src/sandbox/private.js';
 import { findLedgerRoot, watchdogHasWork } from '../../src/watchdog/probe.js';
 import { runWatchdog } from '../../src/watchdog/watchdog.js';
 import { create, ledgerRepo } from './fixtures/ledger.js';
@@ -59,7 +62,7 @@ async function activeRun(ledger: Ledger, patch: Parameters<typeof updateState>[2
 }
 
 describe('the watchdog', () => {
-  it('marks a run whose supervisor is gone CRASHED, ends its orphaned claude, removes its commands and socket', async () => {
+  it('marks a run whose supervisor is gone CRASHED, ends its orphaned claude, removes its commands, socket and secrets', async () => {
     const { repo, ledger } = ledgerRepo();
     const dead = await deadPid();
     const mark = 'feedface00000001';
@@ -87,8 +90,16 @@ describe('the watchdog', () => {
     await updateState(ledger, run.name, { socket_path: socket });
     for (const dir of [repo.dir, workdir])
       fs.mkdirSync(path.join(dir, '.claude/commands', `run_${run.id}`), { recursive: true });
+    // Its private area's secrets (the model key its claude read), and another run's, which stay.
+    const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'agentbox-watchdog-'));
+    const secrets = path.join(privateBase({ TMPDIR: tmp }, process.getuid!()), 'secrets');
+    for (const name of [`${run.name}-0123456789ab`, `${run.name}x-0123456789ab`]) {
+      fs.mkdirSync(path.join(secrets, name), { recursive: true });
+      fs.writeFileSync(path.join(secrets, name, 'model-key'), 'sk-ant-secret');
+    }
 
-    const findings = await runWatchdog(ledger, { stallMs: NEVER });
+    const env = { ...process.env, TMPDIR: tmp };
+    const findings = await onBehalfOf(process.pid, env, () => runWatchdog(ledger, { stallMs: NEVER }));
 
     expect(findings).toEqual([
       {
@@ -109,6 +120,8 @@ describe('the watchdog', () => {
     expect(fs.existsSync(socket)).toBe(false);
     for (const dir of [repo.dir, workdir])
       expect(fs.existsSync(path.join(dir, '.claude/commands', `run_${run.id}`))).toBe(false);
+    expect(fs.readdirSync(secrets)).toEqual([`${run.name}x-0123456789ab`]);
+    fs.rmSync(tmp, { recursive: true, force: true });
     expect(activeRunNames(ledger)).toEqual([]);
     // The run could not write its report: the watchdog leaves one saying what happened.
     const report = fs.readFileSync(path.join(run.dir, 'report.md'), 'utf8');
