@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { writeScratchSync } from '../util/fs.js';
@@ -16,7 +16,7 @@ export interface PrivateArea {
   readonly workDir: string;
   readonly tmpDir: string;
   /**
-   * A short folder of its own (`<base>/s/<8 hex>`), the TMPDIR of claude and of the sandbox runtime
+   * A short folder of its own (`<base>/s/<8 hex>`, named after the run), the TMPDIR of claude and of the sandbox runtime
    * for `runs.setup`/`runs.verify`: both put their proxy's unix sockets in their TMPDIR, and a
    * socket's path must stay under ~108 bytes, which `tmpDir` (it holds the run's name) does not
    * (measured: `Failed to create bridge socket` for a long task).
@@ -40,21 +40,31 @@ export function privateBase(env: { TMPDIR?: string | undefined }, uid: number): 
 }
 
 /**
- * A run's secrets folders (`secrets/<run>-<random>/`: its settings with the endpoint's token, the
- * model key its claude reads) removed: the run ended without its own release (it crashed, it was
- * killed) and will start a new area if it is resumed. Nothing there is no error.
+ * A run's short socket folder (`s/<8 hex>`): named after the run, so that the one a crashed run
+ * left is found again by its resume and by the watchdog, not left in the temp folder for good.
  */
-export function removeRunSecrets(base: string, runName: string): void {
+function sockDirOf(base: string, runName: string): string {
+  return path.join(base, 's', createHash('sha256').update(runName).digest('hex').slice(0, 8));
+}
+
+/**
+ * What a run that ended without its own release (it crashed, it was killed) left of its private
+ * area: its secrets folders (`secrets/<run>-<random>/`: its settings with the endpoint's token, the
+ * model key its claude reads) and its socket folder, removed. Its work folder (the agent's private
+ * git) stays for its resume. Nothing there is no error.
+ */
+export function removeCrashedArea(base: string, runName: string): void {
   const secretsRoot = path.join(base, 'secrets');
-  let names: string[];
+  let names: string[] = [];
   try {
     names = fs.readdirSync(secretsRoot);
   } catch {
-    return;
+    // No secrets folder: nothing of the run's there.
   }
   for (const name of names)
     if (name.startsWith(`${runName}-`))
       fs.rmSync(path.join(secretsRoot, name), { recursive: true, force: true });
+  fs.rmSync(sockDirOf(base, runName), { recursive: true, force: true });
 }
 
 function mkdirPrivate(dir: string): void {
@@ -72,8 +82,8 @@ export function createPrivateArea(base: string, runName: string): PrivateArea {
   mkdirPrivate(base);
   const secretsRoot = path.join(base, 'secrets');
   mkdirPrivate(secretsRoot);
-  // A run that crashed left its secrets behind (their endpoint is gone): they go now.
-  removeRunSecrets(base, runName);
+  // A run that crashed left its secrets and sockets behind (their endpoint is gone): they go now.
+  removeCrashedArea(base, runName);
   const secretsDir = path.join(secretsRoot, `${runName}-${randomBytes(6).toString('hex')}`);
   mkdirPrivate(secretsDir);
   // The work folder survives a crash, so a resumed run keeps its agent's commits.
@@ -83,7 +93,7 @@ export function createPrivateArea(base: string, runName: string): PrivateArea {
   const tmpDir = path.join(workDir, 'tmp');
   fs.mkdirSync(tmpDir, { recursive: true, mode: 0o700 });
   mkdirPrivate(path.join(base, 's'));
-  const sockDir = path.join(base, 's', randomBytes(4).toString('hex'));
+  const sockDir = sockDirOf(base, runName);
   mkdirPrivate(sockDir);
   let disposed = false;
   const more: (() => void)[] = [];

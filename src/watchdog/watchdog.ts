@@ -8,7 +8,7 @@ import { readState, type StatePatch } from '../ledger/state.js';
 import type { RunState } from '../ledger/types.js';
 import { ownerEnv } from '../process/owner.js';
 import { isAlive, isRecordedProcess, killMarked } from '../process/reap.js';
-import { privateBase, removeRunSecrets } from '../sandbox/private.js';
+import { privateBase, removeCrashedArea } from '../sandbox/private.js';
 import { createAtomicSync } from '../util/fs.js';
 import { COMMAND_DIR_RE } from './probe.js';
 
@@ -209,8 +209,8 @@ async function markCrashed(
   const socket = recordedSocket(runDir, name.slice(-6), state.socket_path);
   if (socket) fs.rmSync(socket, { force: true });
   removeCommands(ledger, name, state);
-  // Its private copies of the model key and the endpoint's token are not left on disk.
-  removeRunSecrets(privateBase(ownerEnv(), process.getuid?.() ?? 0), name);
+  // Its private copies of the model key and the endpoint's token, and its sockets, are not left on disk.
+  removeCrashedArea(privateBase(ownerEnv(), process.getuid?.() ?? 0), name);
   return { run: name, action: 'crashed', detail };
 }
 

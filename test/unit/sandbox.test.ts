@@ -136,13 +136,21 @@ describe('the private area', () => {
     expect(cleaned).toBe(1);
   });
 
-  it('drops the secrets a crashed run of the same name left behind', () => {
+  it('drops the secrets and sockets a crashed run of the same name left behind, keeps its work', () => {
     const base = path.join(temp('agentbox-priv-'), 'agentbox-0');
     const first = createPrivateArea(base, 'run-b');
     first.writeSecret('hook.json', '{}');
+    fs.mkdirSync(path.join(first.sockDir, 'claude-0'));
+    fs.writeFileSync(path.join(first.workDir, 'kept'), '');
     const second = createPrivateArea(base, 'run-b');
     expect(fs.existsSync(first.secretsDir)).toBe(false);
     expect(fs.readdirSync(second.secretsRoot)).toEqual([path.basename(second.secretsDir)]);
+    // One socket folder, the run's, empty again (the one left behind was not kept beside it).
+    expect(fs.readdirSync(path.join(base, 's'))).toEqual([path.basename(second.sockDir)]);
+    expect(fs.readdirSync(second.sockDir)).toEqual([]);
+    expect(fs.existsSync(path.join(second.workDir, 'kept'))).toBe(true);
+    // Another run's is its own.
+    expect(createPrivateArea(base, 'run-c').sockDir).not.toBe(second.sockDir);
   });
 });
 

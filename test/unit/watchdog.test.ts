@@ -15,7 +15,7 @@ import {
 } from '../../src/ledger/index.js';
 import { onBehalfOf } from '../../src/process/owner.js';
 import { isAlive, MARK_VAR, processStartTime } from '../../src/process/reap.js';
-import { privateBase } from '../../src/sandbox/private.js';
+import { createPrivateArea, privateBase } from '../../src/sandbox/private.js';
 import { findLedgerRoot, watchdogHasWork } from '../../src/watchdog/probe.js';
 import { runWatchdog } from '../../src/watchdog/watchdog.js';
 import { create, ledgerRepo } from './fixtures/ledger.js';
@@ -90,12 +90,14 @@ describe('the watchdog', () => {
     await updateState(ledger, run.name, { socket_path: socket });
     for (const dir of [repo.dir, workdir])
       fs.mkdirSync(path.join(dir, '.claude/commands', `run_${run.id}`), { recursive: true });
-    // Its private area's secrets (the model key its claude read), and another run's, which stay.
+    // Its private area as its agentbox left it (the model key its claude read, its sockets), and
+    // another run's, which stays.
     const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'agentbox-watchdog-'));
-    const secrets = path.join(privateBase({ TMPDIR: tmp }, process.getuid!()), 'secrets');
-    for (const name of [`${run.name}-0123456789ab`, `${run.name}x-0123456789ab`]) {
-      fs.mkdirSync(path.join(secrets, name), { recursive: true });
-      fs.writeFileSync(path.join(secrets, name, 'model-key'), 'sk-ant-secret');
+    const base = privateBase({ TMPDIR: tmp }, process.getuid!());
+    const [area, other] = [run.name, `${run.name}x`].map((name) => createPrivateArea(base, name));
+    for (const a of [area!, other!]) {
+      a.writeSecret('model-key', 'sk-ant-secret');
+      fs.mkdirSync(path.join(a.sockDir, 'claude-0'));
     }
 
     const env = { ...process.env, TMPDIR: tmp };
@@ -120,7 +122,10 @@ describe('the watchdog', () => {
     expect(fs.existsSync(socket)).toBe(false);
     for (const dir of [repo.dir, workdir])
       expect(fs.existsSync(path.join(dir, '.claude/commands', `run_${run.id}`))).toBe(false);
-    expect(fs.readdirSync(secrets)).toEqual([`${run.name}x-0123456789ab`]);
+    expect(fs.readdirSync(area!.secretsRoot)).toEqual([path.basename(other!.secretsDir)]);
+    expect(fs.readdirSync(path.dirname(area!.sockDir))).toEqual([path.basename(other!.sockDir)]);
+    // Its work folder (the agent's private git) is kept for its resume.
+    expect(fs.existsSync(area!.workDir)).toBe(true);
     fs.rmSync(tmp, { recursive: true, force: true });
     expect(activeRunNames(ledger)).toEqual([]);
     // The run could not write its report: the watchdog leaves one saying what happened.
