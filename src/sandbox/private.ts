@@ -54,6 +54,7 @@ function sockDirOf(base: string, runName: string): string {
  * git) stays for its resume. Nothing there is no error.
  */
 export function removeCrashedArea(base: string, runName: string): void {
+  if (!isPlainName(runName)) return;
   const secretsRoot = path.join(base, 'secrets');
   let names: string[] = [];
   try {
@@ -65,6 +66,23 @@ export function removeCrashedArea(base: string, runName: string): void {
     if (name.startsWith(`${runName}-`))
       fs.rmSync(path.join(secretsRoot, name), { recursive: true, force: true });
   fs.rmSync(sockDirOf(base, runName), { recursive: true, force: true });
+}
+
+/**
+ * All a run's private area, its work folder too (the agent's private git, its temp files): the run
+ * is discarded or collected by gc and will not be resumed. Its own release removes it when it ends;
+ * this is for a run that crashed and was never taken up. `base`: this person's (privateBase).
+ */
+export function removeRunArea(base: string, runName: string): void {
+  // A name from a fetched ledger is a stranger's: only one plain path component is looked for.
+  if (!isPlainName(runName)) return;
+  removeCrashedArea(base, runName);
+  fs.rmSync(path.join(base, 'work', runName), { recursive: true, force: true });
+}
+
+/** One path component of a run's name's characters: never `..`, never a separator. */
+function isPlainName(name: string): boolean {
+  return /^[A-Za-z0-9._-]+$/.test(name) && name !== '.' && name !== '..';
 }
 
 function mkdirPrivate(dir: string): void {

@@ -5,6 +5,8 @@ import { describe, expect, it } from 'vitest';
 import { addWorktree, headSha } from '../../src/git/worktree.js';
 import { foldIndex, type Ledger, type RunStatus, readIndexLog, updateState } from '../../src/ledger/index.js';
 import { readLinkedRun } from '../../src/ledger/links.js';
+import { onBehalfOf } from '../../src/process/owner.js';
+import { createPrivateArea, privateBase } from '../../src/sandbox/private.js';
 import { cli, create, idSequence, ledgerRepo, scratchDir } from './fixtures/ledger.js';
 
 const DAY = 86_400_000;
@@ -96,8 +98,15 @@ describe('agentbox gc', () => {
     });
     await updateState(ledger, recent, { status: 'ABORTED' });
     expect(readLinkedRun(path.join(ledger.pointersDir, 'last-done'))).toBe(oldDone.name);
+    // The private areas the crashed run and the one in review left (their agentbox was killed).
+    const tmp = scratchDir();
+    const base = privateBase({ TMPDIR: tmp }, process.getuid!());
+    const [crashArea, reviewArea] = [oldCrash, oldReview].map((r) => createPrivateArea(base, r.name));
 
-    const result = await cli(repo.dir, ['gc', '--older-than', '30d', '--json']);
+    const env = { ...process.env, TMPDIR: tmp };
+    const result = await onBehalfOf(process.pid, env, () =>
+      cli(repo.dir, ['gc', '--older-than', '30d', '--json']),
+    );
     expect(result.stderr).toBe('');
     const out = JSON.parse(result.stdout);
     expect(out.kept_review).toEqual([oldReview.name]);
@@ -113,6 +122,11 @@ describe('agentbox gc', () => {
     expect(fs.readdirSync(ledger.runsDir).sort()).toEqual([oldReview.name, recent.name].sort());
     expect(fs.existsSync(oldCrash.wt)).toBe(false);
     expect(fs.existsSync(oldReview.wt)).toBe(true);
+    // The collected run's private area is gone with it, its work folder too; the other's stays.
+    for (const dir of [crashArea!.secretsDir, crashArea!.workDir, crashArea!.sockDir])
+      expect(fs.existsSync(dir)).toBe(false);
+    for (const dir of [reviewArea!.secretsDir, reviewArea!.workDir, reviewArea!.sockDir])
+      expect(fs.existsSync(dir)).toBe(true);
     // The dashboard and the pointers forget the deleted runs.
     expect([...foldIndex(readIndexLog(ledger).events).keys()].sort()).toEqual(
       [oldReview.name, recent.name].sort(),
@@ -126,6 +140,19 @@ describe('agentbox gc', () => {
         .runs.map((r: { name: string }) => r.name)
         .sort(),
     ).toEqual([oldReview.name, recent.name].sort());
+  });
+
+  it('discard removes a crashed run’s private area, which its resume would have used', async () => {
+    const { repo, ledger } = ledgerRepo();
+    const crashed = await fixRun(ledger, repo.dir, scratchDir(), 'ccccc1', 'CRASHED', 1);
+    const tmp = scratchDir();
+    const area = createPrivateArea(privateBase({ TMPDIR: tmp }, process.getuid!()), crashed.name);
+    area.writeSecret('model-key', 'sk-ant-secret');
+    const env = { ...process.env, TMPDIR: tmp };
+    const result = await onBehalfOf(process.pid, env, () => cli(repo.dir, ['discard', 'ccccc1']));
+    expect(result.code, result.stderr).toBe(0);
+    for (const dir of [area.secretsDir, area.workDir, area.sockDir]) expect(fs.existsSync(dir)).toBe(false);
+    expect(fs.existsSync(crashed.wt)).toBe(false);
   });
 
   it('refuses a bad duration and changes nothing', async () => {

@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createPrivateGit } from '../../src/git/private.js';
 import { probeSandbox, probeSandboxAsync } from '../../src/sandbox/available.js';
 import { absentBefore, releaseLeftovers, removeEmpty } from '../../src/sandbox/leftovers.js';
-import { createPrivateArea, privateBase } from '../../src/sandbox/private.js';
+import { createPrivateArea, privateBase, removeRunArea } from '../../src/sandbox/private.js';
 import { sandboxSettings } from '../../src/sandbox/settings.js';
 import { GIT_ENV, gitRepo, tempDir } from '../helpers/git-repo.js';
 
@@ -151,6 +151,16 @@ describe('the private area', () => {
     expect(fs.existsSync(path.join(second.workDir, 'kept'))).toBe(true);
     // Another run's is its own.
     expect(createPrivateArea(base, 'run-c').sockDir).not.toBe(second.sockDir);
+  });
+
+  it('removes a run’s whole area by its name, and nothing for a name that is not one plain component', () => {
+    const base = path.join(temp('agentbox-priv-'), 'agentbox-0');
+    const area = createPrivateArea(base, 'run-d');
+    for (const name of ['..', '.', '', 'run-d/..', '../agentbox-0', 'run-*']) removeRunArea(base, name);
+    for (const dir of [area.secretsDir, area.workDir, area.sockDir]) expect(fs.existsSync(dir)).toBe(true);
+    removeRunArea(base, 'run-d');
+    for (const dir of [area.secretsDir, area.workDir, area.sockDir]) expect(fs.existsSync(dir)).toBe(false);
+    expect(fs.readdirSync(base).sort()).toEqual(['s', 'secrets', 'work']);
   });
 });
 
