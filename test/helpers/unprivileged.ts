@@ -1,27 +1,47 @@
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { build } from 'rolldown';
 import { REPO_ROOT } from './bin.js';
 
 /** The user a check that root would pass runs as when the tests run as root: nobody. */
 export const NOBODY = 65534;
 
 /**
- * Runs `script` (an ES module body; `src/` is imported as `@src/…`) in a node of its own with
- * the repository's TypeScript loader, as a user without root's powers: nobody (65534, no
- * supplementary groups) when the tests run as root, else the tests' own user. For the checks a
- * root process passes whatever a file's mode says (it reads an unreadable file). What the script
- * prints is returned, and its stderr when it fails.
+ * Runs `script` (an ES module body; `src/` is imported as `@src/…`) in a node of its own, as a user
+ * without root's powers: nobody (65534, no supplementary groups) when the tests run as root, else
+ * the tests' own user. For the checks a root process passes whatever a file's mode says (it reads
+ * an unreadable file). The script is bundled first (rolldown, as the build does) into one file in a
+ * folder anyone may read, so that it runs wherever the repository was cloned: a clone in a folder
+ * of root's alone (`mktemp -d`, `/root`) cannot be read by nobody. What the script prints is
+ * returned, and its stderr when it fails.
  */
-export function runUnprivileged(script: string): string {
+export async function runUnprivileged(script: string): Promise<string> {
   const body = script.replaceAll('@src/', `${REPO_ROOT}/src/`);
-  const ids = process.getuid?.() === 0 ? { uid: NOBODY, gid: NOBODY } : {};
-  const result = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', body], {
-    cwd: REPO_ROOT,
-    encoding: 'utf8',
-    ...ids,
-  });
-  if (result.status !== 0) throw new Error(`exit ${result.status}: ${result.stderr}`);
-  return result.stdout;
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'agentbox-unprivileged-'));
+  try {
+    fs.chmodSync(dir, 0o755);
+    const entry = path.join(dir, 'entry.ts');
+    fs.writeFileSync(entry, body);
+    await build({
+      input: entry,
+      platform: 'node',
+      logLevel: 'silent',
+      output: { file: path.join(dir, 'script.mjs'), format: 'esm', codeSplitting: false },
+    });
+    fs.chmodSync(path.join(dir, 'script.mjs'), 0o644);
+    const ids = process.getuid?.() === 0 ? { uid: NOBODY, gid: NOBODY } : {};
+    const result = spawnSync(process.execPath, [path.join(dir, 'script.mjs')], {
+      cwd: dir,
+      encoding: 'utf8',
+      ...ids,
+    });
+    if (result.status !== 0) throw new Error(`exit ${result.status}: ${result.stderr}`);
+    return result.stdout;
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
 }
 
 /** A plain file of another user's (root's) that no one else may write, for a user other than root. */

@@ -335,7 +335,7 @@ describe('where templates come from', () => {
     );
   });
 
-  it('refuses an unreadable template', () => {
+  it('refuses an unreadable template', async () => {
     // NOTE: root reads a file whatever its mode: the read runs in a process of its own as a user
     // without root's powers (nobody when the tests run as root, else the tests' own user), in a
     // folder that user may enter, so what fails is the file's mode.
@@ -343,13 +343,13 @@ describe('where templates come from', () => {
     fs.chmodSync(project, 0o755);
     const file = path.join(project, 'input.md');
     fs.writeFileSync(file, 'x', { mode: 0o000 });
-    const said = runUnprivileged(`import { readTemplate } from '@src/templates/load.ts';
+    const said = await runUnprivileged(`import { readTemplate } from '@src/templates/load.ts';
       try { readTemplate(${JSON.stringify(file)}); console.log('read'); } catch (e) { console.log(e.message); }`);
     expect(said).toMatch(/input\.md.*cannot be read \(EACCES\)/);
     // The same file readable: the same process reads it.
     fs.chmodSync(file, 0o644);
     expect(
-      runUnprivileged(`import { readTemplate } from '@src/templates/load.ts';
+      await runUnprivileged(`import { readTemplate } from '@src/templates/load.ts';
       console.log(readTemplate(${JSON.stringify(file)}).body);`),
     ).toBe('x\n');
   });
