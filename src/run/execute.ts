@@ -36,8 +36,12 @@ export async function executeRun(input: ExecuteInput): Promise<Finalized> {
   try {
     const ended = await setupIfDue(input, run);
     if (ended) return ended;
-    const { exit, sink } = await superviseClaude(input, run);
-    return await recordEnd(input, run, exit, sink);
+    const { exit, sink, unwatch } = await superviseClaude(input, run);
+    try {
+      return await recordEnd(input, run, exit, sink);
+    } finally {
+      unwatch();
+    }
   } finally {
     // The run's outcome is already recorded: a served run's exit code need not wait for its release.
     await afterReply(() => release(run));
@@ -101,7 +105,7 @@ async function setupIfDue(input: ExecuteInput, run: PreparedRun): Promise<Finali
 async function superviseClaude(
   input: ExecuteInput,
   run: PreparedRun,
-): Promise<{ exit: OwnedExit; sink: RunSink }> {
+): Promise<{ exit: OwnedExit; sink: RunSink; unwatch: () => void }> {
   const { harness, halt } = run;
   const continued = input.resume || input.replay;
   const sink = new RunSink({
@@ -149,16 +153,16 @@ async function superviseClaude(
   await input.onStarted?.();
   const unwatch = watchClaude(input, run, sink);
   const exit = await child.exited;
-  unwatch();
   sink.flush();
-  return { exit, sink };
+  return { exit, sink, unwatch };
 }
 
 /**
  * The run's heartbeat, timeout and stop signals while claude runs; returns what stops the first two
- * when claude exits: the run's release may come later (after a served run's reply, after a group's
- * last attempt), and an ended run's state is not written again. Ctrl-C and `agentbox stop` stay
- * subscribed until the release: the run's end is still being recorded.
+ * once the run's end is recorded (a long export still beats: the watchdog must not find it silent),
+ * not at its release, which may come later (after a served run's reply, after a group's last
+ * attempt): an ended run's state is not written again. Ctrl-C and `agentbox stop` stay subscribed
+ * until the release.
  */
 function watchClaude(input: ExecuteInput, run: PreparedRun, sink: RunSink): () => void {
   const { harness, halt } = run;
