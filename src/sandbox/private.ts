@@ -16,8 +16,8 @@ export interface PrivateArea {
   readonly workDir: string;
   readonly tmpDir: string;
   /**
-   * A short folder of its own (`<base>/s/<8 hex>`, named after the run), the TMPDIR of claude and of the sandbox runtime
-   * for `runs.setup`/`runs.verify`: both put their proxy's unix sockets in their TMPDIR, and a
+   * A short folder of its own (`<base>/s/<8 hex>`, named after the run), the TMPDIR of claude and
+   * of the sandbox runtime for `runs.setup`/`runs.verify`: both put their proxy's unix sockets in their TMPDIR, and a
    * socket's path must stay under ~108 bytes, which `tmpDir` (it holds the run's name) does not
    * (measured: `Failed to create bridge socket` for a long task).
    */
@@ -62,8 +62,10 @@ export function removeCrashedArea(base: string, runName: string): void {
   } catch {
     // No secrets folder: nothing of the run's there.
   }
+  // Exactly the run's own (`<run>-<12 hex>`): not another area's whose name begins with the run's
+  // (`<run>-verify`, merge's check of its patch).
   for (const name of names)
-    if (name.startsWith(`${runName}-`))
+    if (name.startsWith(`${runName}-`) && /^[0-9a-f]{12}$/.test(name.slice(runName.length + 1)))
       fs.rmSync(path.join(secretsRoot, name), { recursive: true, force: true });
   fs.rmSync(sockDirOf(base, runName), { recursive: true, force: true });
 }

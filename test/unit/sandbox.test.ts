@@ -142,11 +142,17 @@ describe('the private area', () => {
     first.writeSecret('hook.json', '{}');
     fs.mkdirSync(path.join(first.sockDir, 'claude-0'));
     fs.writeFileSync(path.join(first.workDir, 'kept'), '');
+    // Another area whose name begins with the run's (merge's check of its patch) is not the run's.
+    const verify = createPrivateArea(base, 'run-b-verify');
     const second = createPrivateArea(base, 'run-b');
     expect(fs.existsSync(first.secretsDir)).toBe(false);
-    expect(fs.readdirSync(second.secretsRoot)).toEqual([path.basename(second.secretsDir)]);
-    // One socket folder, the run's, empty again (the one left behind was not kept beside it).
-    expect(fs.readdirSync(path.join(base, 's'))).toEqual([path.basename(second.sockDir)]);
+    expect(fs.readdirSync(second.secretsRoot).sort()).toEqual(
+      [path.basename(second.secretsDir), path.basename(verify.secretsDir)].sort(),
+    );
+    // One socket folder of the run's, empty again (the one left behind was not kept beside it).
+    expect(fs.readdirSync(path.join(base, 's')).sort()).toEqual(
+      [path.basename(second.sockDir), path.basename(verify.sockDir)].sort(),
+    );
     expect(fs.readdirSync(second.sockDir)).toEqual([]);
     expect(fs.existsSync(path.join(second.workDir, 'kept'))).toBe(true);
     // Another run's is its own.
