@@ -61,8 +61,6 @@ async function stallThreshold(ctx: CommandContext, root: string): Promise<number
   }
 }
 
-export { invokedCommand };
-
 /** The commands that never read a run's meta.yaml: they do not load the YAML parser for it. */
 const WITHOUT_RUN_META = new Set(['status', 'init', 'uninstall', 'trust', 'doctor', 'templates']);
 

@@ -4,9 +4,8 @@ import { listWorktrees, removeWorktree } from '../git/worktree.js';
 import { decidedHere } from '../ledger/claim.js';
 import { EventLog } from '../ledger/events.js';
 import { openLedger, type RunDetails, updateState } from '../ledger/index.js';
-import { ownerEnv } from '../process/owner.js';
 import { isAlive } from '../process/reap.js';
-import { privateBase, removeRunArea } from '../sandbox/private.js';
+import { ownPrivateBase, removeRunArea } from '../sandbox/private.js';
 
 export interface DiscardResult {
   readonly run: string;
@@ -35,7 +34,7 @@ export async function discardRun(root: string, run: RunDetails): Promise<Discard
     removed = await removeWorktree(root, { path: own.worktree, branch: own.branch, deleteBranch: true });
   }
   // A run that crashed and was never taken up left its private area: it will not be resumed now.
-  removeRunArea(privateBase(ownerEnv(), process.getuid?.() ?? 0), run.name);
+  removeRunArea(ownPrivateBase(), run.name);
   const ledger = openLedger(root);
   // A decision a fetched run's publication claims was made elsewhere: discarded here all the same.
   const merged = state?.status === 'MERGED' && decidedHere(state);

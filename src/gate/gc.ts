@@ -19,9 +19,8 @@ import {
   unmarkActive,
 } from '../ledger/index.js';
 import { readLinkedRun } from '../ledger/links.js';
-import { ownerEnv } from '../process/owner.js';
 import { isAlive } from '../process/reap.js';
-import { privateBase, removeRunArea } from '../sandbox/private.js';
+import { ownPrivateBase, removeRunArea } from '../sandbox/private.js';
 import { removeRunCommands } from '../slash/index.js';
 
 export interface GcItem {
@@ -136,7 +135,7 @@ async function collect(
     // Everything the ledger shows about the run goes with it: the folder last, so a gc that dies
     // half-way leaves a run that a second gc finishes.
     if (state.launch_dir) removeRunCommands(state.launch_dir, name.slice(-6));
-    removeRunArea(privateBase(ownerEnv(), process.getuid?.() ?? 0), name);
+    removeRunArea(ownPrivateBase(), name);
     const meta = readMeta(path.join(ledger.runsDir, name));
     if (meta)
       appendIndexEvent(ledger, makeIndexEvent(meta, state, 'deleted', 'removed by agentbox gc', new Date()));

@@ -1,6 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
+import { ownerEnv } from '../process/owner.js';
 import { writeScratchSync } from '../util/fs.js';
 
 /**
@@ -37,6 +38,11 @@ export interface PrivateArea {
 export function privateBase(env: { TMPDIR?: string | undefined }, uid: number): string {
   const tmp = env.TMPDIR && /^\/[A-Za-z0-9._/-]+$/.test(env.TMPDIR) ? env.TMPDIR : '/tmp';
   return path.join(tmp, `agentbox-${uid}`);
+}
+
+/** privateBase of the person this command runs for (their environment: src/process/owner.ts). */
+export function ownPrivateBase(): string {
+  return privateBase(ownerEnv(), process.getuid?.() ?? 0);
 }
 
 /**

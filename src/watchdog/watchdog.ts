@@ -6,9 +6,8 @@ import { activeDir, activeRunNames, unmarkActive } from '../ledger/active.js';
 import type { Ledger } from '../ledger/paths.js';
 import { readState, type StatePatch } from '../ledger/state.js';
 import type { RunState } from '../ledger/types.js';
-import { ownerEnv } from '../process/owner.js';
 import { isAlive, isRecordedProcess, killMarked } from '../process/reap.js';
-import { privateBase, removeCrashedArea } from '../sandbox/private.js';
+import { ownPrivateBase, removeCrashedArea } from '../sandbox/private.js';
 import { createAtomicSync } from '../util/fs.js';
 import { COMMAND_DIR_RE } from './probe.js';
 
@@ -210,7 +209,7 @@ async function markCrashed(
   if (socket) fs.rmSync(socket, { force: true });
   removeCommands(ledger, name, state);
   // Its private copies of the model key and the endpoint's token, and its sockets, are not left on disk.
-  removeCrashedArea(privateBase(ownerEnv(), process.getuid?.() ?? 0), name);
+  removeCrashedArea(ownPrivateBase(), name);
   return { run: name, action: 'crashed', detail };
 }
 

@@ -2,8 +2,9 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { invokedCommand, run } from '../../src/cli/run.js';
+import { run } from '../../src/cli/run.js';
 import { memoryIo } from '../../src/context.js';
+import { invokedCommand } from '../../src/util/argv.js';
 import { gitRepo, type TestRepo, tempDir } from '../helpers/git-repo.js';
 
 const PACKAGE_VERSION = (
