@@ -145,6 +145,22 @@ function reapOnExit(child: ChildProcess, mark: string): void {
   });
 }
 
+/**
+ * How `child` ended, if it does within `ms`; null when it is still running then (it is left running:
+ * the caller decides, e.g. `child.stop()`).
+ */
+export async function exitWithin(child: Pick<OwnedChild, 'exited'>, ms: number): Promise<OwnedExit | null> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<null>((resolve) => {
+    timer = setTimeout(() => resolve(null), ms);
+  });
+  try {
+    return await Promise.race([child.exited, late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 /** SIGTERM to the group, SIGKILL after `graceMs`; resolves with how the leader ended. */
 async function stopGroup(
   pid: number | undefined,

@@ -13,6 +13,7 @@ import { writeAtomic } from '../util/fs.js';
 import { agentboxStateDir } from '../util/state-dir.js';
 import { type PreparedRun, prepareRun } from './begin/prepare.js';
 import { runSetupStep, setupDue, setupEnv, setupSandbox } from './begin/setup-step.js';
+import { claudeEnd } from './claude-end.js';
 import { type Finalized, finalizeRun, pauseSeam } from './end/finalize.js';
 import { renderEndReport } from './end/report.js';
 import { RunSink } from './sink.js';
@@ -101,11 +102,14 @@ async function setupIfDue(input: ExecuteInput, run: PreparedRun): Promise<Finali
   });
 }
 
-/** Starts claude and follows it to its exit: its stream, heartbeats, the timeout, Ctrl-C. */
+/**
+ * Starts claude and follows it to its end (a read-only run's result line, else its exit:
+ * src/run/claude-end.ts): its stream, heartbeats, the timeout, Ctrl-C.
+ */
 async function superviseClaude(
   input: ExecuteInput,
   run: PreparedRun,
-): Promise<{ exit: OwnedExit; sink: RunSink; unwatch: () => void }> {
+): Promise<{ exit: OwnedExit | null; sink: RunSink; unwatch: () => void }> {
   const { harness, halt } = run;
   const continued = input.resume || input.replay;
   const sink = new RunSink({
@@ -143,7 +147,8 @@ async function superviseClaude(
   // is loaded (src/templates/sections.ts): not before claude starts, and not while a Stop waits.
   if (run.contract) void loadLexer().catch(() => {});
   harness.defer(() => killMarked(child.mark));
-  harness.defer(() => child.stop());
+  const end = claudeEnd(child, sink.result, { readOnly: run.worktree === null, halt });
+  harness.defer(() => end.finish(run.log));
   // Whatever ends the run ends its supervisor's Stop under way too (its verification, its model call).
   halt.attach(() => {
     void run.supervisor.close();
@@ -152,8 +157,8 @@ async function superviseClaude(
   await recordStart(input, run, child);
   await input.onStarted?.();
   const unwatch = watchClaude(input, run, sink);
-  const exit = await child.exited;
-  sink.flush();
+  const exit = await end.ended;
+  if (exit) sink.flush();
   return { exit, sink, unwatch };
 }
 
@@ -238,7 +243,7 @@ async function recordStart(
 async function recordEnd(
   input: ExecuteInput,
   run: PreparedRun,
-  exit: OwnedExit,
+  exit: OwnedExit | null,
   sink: RunSink,
 ): Promise<Finalized> {
   const { ledger, meta } = input;

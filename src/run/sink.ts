@@ -73,6 +73,11 @@ export class RunSink {
   private readonly streamFile: string;
   private readonly stderrFile: string;
   private readonly stateFile: string;
+  private resultCame: () => void = () => {};
+  /** Resolves when claude's result line has come: its last line, with the run's answer and spend. */
+  readonly result: Promise<void> = new Promise((resolve) => {
+    this.resultCame = resolve;
+  });
 
   constructor(private readonly options: SinkOptions) {
     this.summaryNow = { ...EMPTY_SUMMARY, toolCalls: options.toolCalls };
@@ -140,6 +145,7 @@ export class RunSink {
     const started = sessionStartEntry(event, this.summaryNow.sessionId, this.options.launch ?? 'startup');
     if (started) this.options.log.append(started);
     this.summaryNow = summarize(this.summaryNow, event);
+    if (event.kind === 'result') this.resultCame();
     if (this.options.tally.event(event)) this.options.halt.checkBudget();
     if (event.kind === 'init')
       this.write({ claude_version: event.version ?? null, model_used: event.model ?? null });

@@ -102,6 +102,54 @@ describe('agentbox serve (real Claude Code and sandbox)', () => {
     expect(served()).toHaveLength(1);
   });
 
+  it("a read-only run ends at claude's result: its client is answered while claude shuts down, which the release awaits", async () => {
+    // The person's own SessionEnd hook makes claude's shutdown (after its result line) last a second,
+    // then records what the run's state said meanwhile; the second time it also kills claude outright.
+    const settings = path.join(p.env.CLAUDE_CONFIG_DIR!, 'settings.json');
+    const seen = path.join(p.repo.dir, '..', `session-end-${process.pid}`);
+    const hook = (kill: boolean) =>
+      `sleep 1; grep -o '"status": *"[A-Z]*"' "$AGENTBOX_RUN_DIR/state.json" > '${seen}'${kill ? '; kill -9 $PPID' : ''}`;
+    const withHook = (kill: boolean) =>
+      fs.writeFileSync(
+        settings,
+        JSON.stringify({ hooks: { SessionEnd: [{ hooks: [{ type: 'command', command: hook(kill) }] }] } }),
+      );
+    p.server.setRules([{ when: { anyText: 'TASK-RESULT-END' }, reply: text('The answer.') }]);
+    try {
+      // Served: the client has its exit code before the hook has run; the run is DONE by then.
+      withHook(true);
+      const client = startClient(['scout', 'TASK-RESULT-END served']);
+      expect(await client.exited, client.output()).toBe(0);
+      expect(fs.existsSync(seen)).toBe(false);
+      const name = p.newest();
+      expect(p.state(name).status).toBe('DONE');
+      await waitFor(() => fs.existsSync(seen) && fs.readFileSync(seen, 'utf8').includes('DONE'));
+      // claude killed after the run's end: the run stays DONE, and it is logged.
+      await waitFor(() => p.events(name).some((e) => e.event === 'claude_exit_after_end'));
+      expect(p.events(name).find((e) => e.event === 'claude_exit_after_end')).toMatchObject({
+        code: null,
+        signal: 'SIGKILL',
+      });
+      expect(p.state(name).status).toBe('DONE');
+      const meta = parse(fs.readFileSync(path.join(p.runDir(name), 'meta.yaml'), 'utf8'));
+      await waitFor(
+        () =>
+          !fs.existsSync(path.join(p.repo.dir, '.claude', 'commands', commandDirName(String(meta.run_id)))),
+      );
+
+      // Run here: the command returns once claude has exited (its release), the run recorded before.
+      fs.rmSync(seen);
+      withHook(false);
+      const local = await p.agentbox(['scout', 'TASK-RESULT-END here'], { env: { AGENTBOX_RESIDENT: '0' } });
+      expect(local.code, local.stderr).toBe(0);
+      expect(fs.readFileSync(seen, 'utf8')).toMatch(/"status": *"DONE"/);
+      expect(p.events(p.newest()).some((e) => e.event === 'claude_exit_after_end')).toBe(false);
+    } finally {
+      fs.rmSync(settings, { force: true });
+      fs.rmSync(seen, { force: true });
+    }
+  });
+
   it("serves a fix run, whose agent cannot reach the socket by any route (the sandbox hides agentbox's state)", async () => {
     const task = 'TASK-SERVED-FIX reach the resident agentbox';
     // The path is made at run time, as an agent that knows where agentbox keeps it would: a path
@@ -127,10 +175,11 @@ except OSError as e:
       { when: { anyText: task, turn: 0 }, reply: bash(attempts) },
       { when: { anyText: task }, reply: text('done') },
     ]);
+    const before = served().length;
     const result = await p.agentbox(['fix', task]);
     expect(result.code, result.stderr).toBe(0);
-    expect(served()).toHaveLength(2);
-    expect(served()[1]).toMatch(/fix for pid \d+ in .*: exit 0/);
+    expect(served()).toHaveLength(before + 1);
+    expect(served()[before]).toMatch(/fix for pid \d+ in .*: exit 0/);
     const name = p.newest();
     expect(p.state(name).status).toBe('REVIEW');
     expect(p.read(name, 'changes.patch')).toContain('+fixed');

@@ -23,7 +23,8 @@ const FINISHED: StopReason = { kind: 'finished' };
 
 interface Case {
   type?: RunType;
-  exit?: ExitInfo;
+  /** null: the run ended at claude's result line, before its exit. */
+  exit?: ExitInfo | null;
   summary?: StreamSummary;
   stop?: StopReason;
   hasChanges?: boolean;
@@ -32,7 +33,7 @@ interface Case {
 const run = (c: Case): Outcome =>
   classify({
     type: c.type ?? 'scout',
-    exit: c.exit ?? OK_EXIT,
+    exit: c.exit === undefined ? OK_EXIT : c.exit,
     summary: c.summary ?? withResult(),
     stop: c.stop ?? FINISHED,
     hasChanges: c.hasChanges ?? false,
@@ -132,6 +133,23 @@ describe('classify: every branch', () => {
       'review: DONE even with changes reported',
       { type: 'review', hasChanges: true },
       { status: 'DONE', failure: null },
+    ],
+    ['ended at its result line: DONE', { type: 'scout', exit: null }, { status: 'DONE', failure: null }],
+    [
+      'ended at a result line that is an error',
+      {
+        exit: null,
+        summary: withResult({ isError: true, subtype: 'error_max_turns', result: 'Reached max turns' }),
+      },
+      crashed('tool_error', 'claude ended with an error (error_max_turns): Reached max turns'),
+    ],
+    [
+      'ended at a result line of an API failure',
+      {
+        exit: null,
+        summary: withResult({ isError: true, terminalReason: 'api_error', result: 'Overloaded' }),
+      },
+      crashed('api_error', 'the model API failed: Overloaded'),
     ],
   ])('%s', (_name, input, expected) => {
     expect(run(input)).toEqual(expected);

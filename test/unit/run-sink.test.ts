@@ -72,7 +72,17 @@ function toolLines(id: string, name: string, input: unknown, result: { text: str
 describe('RunSink: a recorded stream, line by line', () => {
   it('writes raw/stream.jsonl, counts the tool call, feeds the supervisor and records the model', async () => {
     const { ledger, run, sink, tools, progress, halt } = await sinkOn();
-    for (const line of linesOf(fixture('success'))) sink.line(line);
+    let resulted = false;
+    void sink.result.then(() => {
+      resulted = true;
+    });
+    const lines = linesOf(fixture('success'));
+    for (const line of lines.slice(0, -1)) sink.line(line);
+    await Promise.resolve();
+    // `result` resolves on the result line (the last), not before.
+    expect(resulted).toBe(false);
+    sink.line(lines.at(-1)!);
+    await sink.result;
     await sink.settled();
     // The clock stood still: only the first line's heartbeat was written (at most one per 2 s).
     expect(state(ledger, run).tool_calls).toBe(0);

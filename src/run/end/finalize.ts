@@ -27,7 +27,8 @@ export interface FinalizeInput {
   readonly meta: RunMeta;
   readonly runDir: string;
   readonly worktree: string | null;
-  readonly exit: OwnedExit;
+  /** null: the run ended at claude's result line (classify). */
+  readonly exit: OwnedExit | null;
   readonly summary: StreamSummary;
   readonly stop: StopReason;
   readonly denials: readonly Denial[];

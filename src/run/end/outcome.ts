@@ -27,7 +27,11 @@ export interface Outcome {
  */
 export function classify(input: {
   type: RunType;
-  exit: ExitInfo;
+  /**
+   * How claude exited; null when the run ended at claude's result line, before its exit (a
+   * read-only run: src/run/execute.ts, endOfClaude): the result says how it went.
+   */
+  exit: ExitInfo | null;
   summary: StreamSummary;
   stop: StopReason;
   hasChanges: boolean;
@@ -43,13 +47,13 @@ export function classify(input: {
   if (stop.kind === 'io_error') return fail('CRASHED', 'io_error', stop.message);
   if (stop.kind === 'timeout')
     return fail('CRASHED', 'timeout', `still running after ${Math.round(stop.afterMs / 1000)}s`);
-  if (exit.spawnError) return fail('CRASHED', 'crashed', `could not start claude: ${exit.spawnError}`);
+  if (exit?.spawnError) return fail('CRASHED', 'crashed', `could not start claude: ${exit.spawnError}`);
   if (result?.terminalReason === 'api_error' || (result?.isError && result.apiErrorStatus)) {
     const status = result.apiErrorStatus ? ` (HTTP ${result.apiErrorStatus})` : '';
     return fail('CRASHED', 'api_error', `the model API failed${status}: ${firstLine(result.result)}`);
   }
-  if (exit.signal) return fail('CRASHED', 'killed', `claude was killed by ${exit.signal}`);
-  if (exit.code !== 0)
+  if (exit?.signal) return fail('CRASHED', 'killed', `claude was killed by ${exit.signal}`);
+  if (exit && exit.code !== 0)
     return fail(
       'CRASHED',
       'crashed',
