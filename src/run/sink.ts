@@ -119,6 +119,8 @@ export class RunSink {
   line(line: string): void {
     const { halt } = this.options;
     if (halt.reason.kind === 'io_error') return;
+    // After the result line the run may have ended (src/run/claude-end.ts): no heartbeat then.
+    const ended = Boolean(this.summaryNow.result);
     try {
       appendNoFollow(this.streamFile, `${line}\n`);
     } catch (error) {
@@ -138,7 +140,7 @@ export class RunSink {
       toolCalls: this.summaryNow.toolCalls,
       elapsedMs: this.now() - this.options.startedAt,
     });
-    this.beat();
+    if (!ended) this.beat();
   }
 
   private event(event: StreamEvent): void {

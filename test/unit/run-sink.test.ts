@@ -191,6 +191,20 @@ describe('RunSink: heartbeats', () => {
     expect(await beatAt()).toBe(new Date(T0 + 2_600).toISOString());
   });
 
+  it('no heartbeat from a line after the result line (the run may have ended there)', async () => {
+    const { ledger, run, sink, clock } = await sinkOn();
+    const lines = linesOf(fixture('success'));
+    clock.now = T0 + 10_000;
+    for (const line of lines) sink.line(line);
+    await sink.settled();
+    const beat = state(ledger, run).last_heartbeat;
+    expect(beat).toBe(new Date(T0 + 10_000).toISOString());
+    clock.now = T0 + 20_000;
+    sink.line(lines[0]!);
+    await sink.settled();
+    expect(state(ledger, run).last_heartbeat).toBe(beat);
+  });
+
   it('beating() beats on a timer until it is stopped', async () => {
     const { ledger, run, sink, clock } = await sinkOn();
     clock.now = T0 + 60_000;
