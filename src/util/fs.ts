@@ -6,14 +6,59 @@ import { AgentboxError, errnoCode, fsError } from '../errors.js';
 
 /*
  * The one way agentbox replaces a file: a temp file in the same folder, then a rename, so a
- * reader sees the old bytes or the new ones, never half (write-file-atomic; it also keeps the
- * replaced file's mode). Append-only logs and exclusive creates (`wx`) are written directly.
+ * reader sees the old bytes or the new ones, never half. Append-only logs and exclusive creates
+ * (`wx`) are written directly.
  */
 
-/** Writes `file` atomically: readers see old or new, never half. */
+/**
+ * Writes one of agentbox's own files (the ledger, a run's records, a cache) atomically: readers see
+ * old or new, never half, and the bytes are on disk before the rename. The rename replaces what is
+ * at `file` itself: a link there is replaced, never followed. The replaced file's mode is kept
+ * unless `mode` is given.
+ * NOTE: not write-file-atomic (the person's own files keep it: writePersonFile): its realpath of
+ * every component and its exit handlers per write cost ~1.0 ms of CPU against ~0.4 ms here (300
+ * writes each), ~4 ms of a run's end.
+ */
 export async function writeAtomic(file: string, data: string | Buffer, mode?: number): Promise<void> {
+  const temp = `${file}.${process.pid}-${randomBytes(6).toString('hex')}.tmp`;
+  let made = false;
   try {
-    await writeFileAtomic(file, data, mode === undefined ? {} : { mode });
+    const keep = mode ?? (await regularFileMode(file));
+    const handle = await fs.promises.open(temp, 'wx', keep ?? 0o666);
+    made = true;
+    try {
+      // (open's mode passes through the umask; a kept or given one must not)
+      if (keep !== undefined) await handle.chmod(keep);
+      await handle.writeFile(data);
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+    await fs.promises.rename(temp, file);
+  } catch (error) {
+    if (made) await fs.promises.rm(temp, { force: true }).catch(() => {});
+    throw fsError(error, 'write', file);
+  }
+}
+
+/** The permission bits of the regular file at `file` (a link is not followed), or undefined. */
+async function regularFileMode(file: string): Promise<number | undefined> {
+  try {
+    const stat = await fs.promises.lstat(file);
+    return stat.isFile() ? stat.mode & 0o7777 : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Writes a file of the person's (their configuration, a template they edit in the web UI)
+ * atomically, as their editor would: a link is followed to the file it names (a dotfiles
+ * repository's), whose mode and owner are kept (write-file-atomic).
+ */
+export async function writePersonFile(file: string, data: string): Promise<void> {
+  try {
+    await writeFileAtomic(file, data);
   } catch (error) {
     throw fsError(error, 'write', file);
   }

@@ -6,7 +6,7 @@ import { RULES, type Rule } from '../config/rules.js';
 import { fileSchema } from '../config/schema.js';
 import { loadTrustedConfig, trustStatus } from '../trust/index.js';
 import type { Env } from '../util/env.js';
-import { mkdirp, readRepoText, readTextIfExists, writeAtomic } from '../util/fs.js';
+import { mkdirp, readRepoText, readTextIfExists, writePersonFile } from '../util/fs.js';
 import { HttpError } from './http.js';
 
 /**
@@ -85,7 +85,7 @@ export async function writeSettings(root: string, env: Env, body: Record<string,
   );
   if (real.length > 0) {
     mkdirp(path.dirname(file));
-    await writeAtomic(file, editConfigText(text, real));
+    await writePersonFile(file, editConfigText(text, real));
   }
   const changed = real.map((c) => `${c.section}.${c.key}`);
   return { scope, path: file, changed, awaiting_trust: awaitingTrust(root, env, scope, changed) };

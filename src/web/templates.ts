@@ -6,7 +6,7 @@ import { contractSchema } from '../templates/contract.js';
 import { readTemplate } from '../templates/load.js';
 import { BUILTIN_DIR, locateTemplates, TEMPLATE_TYPES, templateDirs } from '../templates/locate.js';
 import type { Env } from '../util/env.js';
-import { mkdirp, readTextIfExists, refuseWriteOut, writeAtomic } from '../util/fs.js';
+import { mkdirp, readTextIfExists, refuseWriteOut, writePersonFile } from '../util/fs.js';
 import { HttpError, stringField } from './http.js';
 
 /** A template file's name: `<kind>.md` for every type, `<type>.<kind>.md` for one. */
@@ -82,7 +82,7 @@ export async function writeTemplate(root: string, env: Env, body: Record<string,
   const text = stringField(body, 'text', true);
   checkTemplate(name, text);
   mkdirp(dir);
-  await writeAtomic(file, text);
+  await writePersonFile(file, text);
   return { level, path: file, removed: false };
 }
 

@@ -2,7 +2,13 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { AgentboxError } from '../../src/errors.js';
-import { createAtomicSync, writeAtomic, writeAtomicSync, writeScratchSync } from '../../src/util/fs.js';
+import {
+  createAtomicSync,
+  writeAtomic,
+  writeAtomicSync,
+  writePersonFile,
+  writeScratchSync,
+} from '../../src/util/fs.js';
 import { closest, editDistance } from '../../src/util/suggest.js';
 import { FileTransaction } from '../../src/util/transaction.js';
 import { snapshotTree, tempDir } from '../helpers/git-repo.js';
@@ -69,6 +75,51 @@ describe('atomic writes', () => {
     writeAtomicSync(path.join(dir, 'secret'), 'x', 0o600);
     expect(fs.statSync(path.join(dir, 'secret')).mode & 0o777).toBe(0o600);
     expect(fs.readdirSync(dir).sort()).toEqual(['secret', 'state.json']);
+  });
+
+  it("writeAtomic gives a new file the mode asked for, else the umask's, and waits for nothing to be left", async () => {
+    await writeAtomic(path.join(dir, 'key'), 'k', 0o600);
+    expect(fs.statSync(path.join(dir, 'key')).mode & 0o777).toBe(0o600);
+    await writeAtomic(path.join(dir, 'report.md'), 'r');
+    expect(fs.statSync(path.join(dir, 'report.md')).mode & 0o777).toBe(0o666 & ~process.umask());
+    // Many at once into one file: each whole, the last one's bytes there, no temp file left.
+    await Promise.all(
+      Array.from({ length: 20 }, (_, k) => writeAtomic(path.join(dir, 'report.md'), `${k}`.repeat(5000))),
+    );
+    expect(fs.readFileSync(path.join(dir, 'report.md'), 'utf8')).toMatch(/^(\d+)\1*$/);
+    expect(fs.readdirSync(dir).sort()).toEqual(['key', 'report.md']);
+  });
+
+  it("writeAtomic replaces a link at the path, never what it names; writePersonFile follows it, keeping the target's mode", async () => {
+    const outside = path.join(dir, 'bashrc');
+    fs.writeFileSync(outside, 'mine\n', { mode: 0o600 });
+    const link = path.join(dir, 'state.json');
+    fs.symlinkSync(outside, link);
+    await writeAtomic(link, '{}\n');
+    expect(fs.readFileSync(outside, 'utf8')).toBe('mine\n');
+    expect(fs.lstatSync(link).isFile()).toBe(true);
+    expect(fs.readFileSync(link, 'utf8')).toBe('{}\n');
+
+    const config = path.join(dir, 'config.yaml');
+    fs.symlinkSync(outside, config);
+    await writePersonFile(config, 'edited\n');
+    expect(fs.lstatSync(config).isSymbolicLink()).toBe(true);
+    expect(fs.readFileSync(outside, 'utf8')).toBe('edited\n');
+    expect(fs.statSync(outside).mode & 0o777).toBe(0o600);
+    expect(fs.readdirSync(dir).sort()).toEqual(['bashrc', 'config.yaml', 'state.json']);
+  });
+
+  it('a failed writeAtomic names the file and leaves nothing behind', async () => {
+    fs.writeFileSync(path.join(dir, 'blocker'), 'a file');
+    await expect(writeAtomic(path.join(dir, 'blocker', 'x'), 'x')).rejects.toThrow(
+      `cannot write ${path.join(dir, 'blocker', 'x')}: ENOTDIR`,
+    );
+    // The rename fails (a folder is there): the temp file is removed.
+    fs.mkdirSync(path.join(dir, 'folder'));
+    fs.writeFileSync(path.join(dir, 'folder', 'inside'), 'kept');
+    await expect(writeAtomic(path.join(dir, 'folder'), 'x')).rejects.toThrow(/cannot write .*folder/);
+    expect(fs.readdirSync(dir).sort()).toEqual(['blocker', 'folder']);
+    expect(fs.readFileSync(path.join(dir, 'folder', 'inside'), 'utf8')).toBe('kept');
   });
 
   it('a failed write names the file and changes nothing', () => {
