@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { AgentboxError } from '../errors.js';
-import { ownerPid } from '../process/owner.js';
+import { afterReply, ownerPid } from '../process/owner.js';
 import { processStartTime } from '../process/reap.js';
 import { markActive, unmarkActive } from './active.js';
 import { corruptFile } from './check.js';
@@ -128,7 +128,11 @@ async function apply(
   if (statusChanged) {
     const pointer = pointerForStatus(next.status);
     if (pointer) setPointer(ledger, pointer, name);
-    await regenerateIndexMd(ledger);
+    // INDEX.md is a view for people, rendered from INDEX.jsonl (appended above): a run's start
+    // waits for it (the view shows the run at work), a served command's end sends its exit code
+    // first (src/process/owner.ts; the next render repairs one that failed there).
+    if (next.status === 'ACTIVE') await regenerateIndexMd(ledger);
+    else await afterReply(() => regenerateIndexMd(ledger));
   }
   return next;
 }

@@ -95,6 +95,9 @@ describe('agentbox serve (real Claude Code and sandbox)', () => {
     const commands = path.join(p.repo.dir, '.claude', 'commands', commandDirName(String(meta.run_id)));
     await waitFor(() => !fs.existsSync(commands));
     expect(p.events(name).some((e) => e.event === 'release_failed')).toBe(false);
+    // INDEX.md, the people's view, is rendered after the reply too.
+    const index = path.join(p.repo.dir, '.agents', 'INDEX.md');
+    await waitFor(() => fs.readFileSync(index, 'utf8').includes(`[${name}](runs/${name}/) | scout | DONE |`));
 
     // AGENTBOX_RESIDENT=0: the command runs itself.
     const local = await p.agentbox(['scout', 'TASK-SERVED again'], { env: { AGENTBOX_RESIDENT: '0' } });

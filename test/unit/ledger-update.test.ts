@@ -5,6 +5,7 @@ import { isAgentboxError } from '../../src/errors.js';
 import { reactivated, readState, setLatest, setPointer, updateState } from '../../src/ledger/index.js';
 import { appendIndexEvent, makeIndexEvent, parseIndexLine } from '../../src/ledger/index-log.js';
 import { regenerateIndexMd } from '../../src/ledger/index-md.js';
+import { onBehalfOf } from '../../src/process/owner.js';
 import { processStartTime } from '../../src/process/reap.js';
 import { snapshotTree } from '../helpers/git-repo.js';
 import { create, errorOf, ledgerRepo } from './fixtures/ledger.js';
@@ -30,6 +31,27 @@ describe('updateState', () => {
     });
     expect(fs.readFileSync(ledger.indexMd, 'utf8')).toContain('| scout | CRASHED |');
     expect(fs.readlinkSync(path.join(ledger.pointersDir, 'last-fail'))).toBe(`../runs/${run.name}`);
+  });
+
+  it("served for another process: INDEX.md follows an end's reply, but is there before a start's", async () => {
+    const { ledger } = ledgerRepo();
+    const run = await create(ledger, 'served thing', '2025-11-22T14:30:00Z');
+    const later: (() => Promise<unknown>)[] = [];
+    const served = <T>(fn: () => Promise<T>) => onBehalfOf(4242, {}, fn, (work) => later.push(work));
+    await updateState(ledger, run, { status: 'CRASHED', failure: { kind: 'crashed', message: 'x' } });
+    expect(fs.readFileSync(ledger.indexMd, 'utf8')).toContain('| scout | CRASHED |');
+    // Taken up again (a resume): the view shows it at work before the command goes on.
+    await served(() => updateState(ledger, run, { status: 'ACTIVE' }));
+    expect(later).toHaveLength(0);
+    expect(fs.readFileSync(ledger.indexMd, 'utf8')).toContain('| scout | ACTIVE |');
+    await served(() => updateState(ledger, run, { status: 'DONE' }));
+    // The state and INDEX.jsonl are written; the view waits for the reply.
+    expect(readState(run.dir)!.status).toBe('DONE');
+    expect(parseIndexLine(lines(ledger.indexJsonl).at(-1)!)).toMatchObject({ status: 'DONE' });
+    expect(fs.readFileSync(ledger.indexMd, 'utf8')).toContain('| scout | ACTIVE |');
+    expect(later).toHaveLength(1);
+    await later[0]!();
+    expect(fs.readFileSync(ledger.indexMd, 'utf8')).toContain('| scout | DONE |');
   });
 
   it.each([
