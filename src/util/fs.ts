@@ -74,16 +74,38 @@ export function writeAtomicSync(file: string, data: string | Buffer, mode?: numb
 }
 
 /**
- * writeAtomicSync for a file that lives only while a run runs (its slash commands, its secrets):
- * readers still see the old bytes or the new ones, but nothing waits for the disk (no fsync):
- * after a crash the run is started again and writes them anew. On a busy disk the run's six such
- * flushes took 2-18 ms before claude could start.
+ * A file that lives only while a run runs (its slash commands, its secrets, its private git's
+ * config), written as writeAtomic writes agentbox's own files (readers see old or new, a link at
+ * the path is replaced, never followed, a replaced file's mode kept unless `mode` is given), but
+ * without waiting for the disk (no fsync): after a crash the run is started again and writes them
+ * anew. On a busy disk the run's six such flushes took 2-18 ms before claude could start.
  */
 export function writeScratchSync(file: string, data: string | Buffer, mode?: number): void {
+  const temp = `${file}.${process.pid}-${randomBytes(6).toString('hex')}.tmp`;
+  let made = false;
   try {
-    writeFileAtomic.sync(file, data, mode === undefined ? { fsync: false } : { mode, fsync: false });
+    const keep = mode ?? regularFileModeSync(file);
+    const fd = fs.openSync(temp, 'wx', keep ?? 0o666);
+    made = true;
+    try {
+      if (keep !== undefined) fs.fchmodSync(fd, keep);
+      fs.writeFileSync(fd, data);
+    } finally {
+      fs.closeSync(fd);
+    }
+    fs.renameSync(temp, file);
   } catch (error) {
+    if (made) rmQuietly(temp);
     throw fsError(error, 'write', file);
+  }
+}
+
+function regularFileModeSync(file: string): number | undefined {
+  try {
+    const stat = fs.lstatSync(file);
+    return stat.isFile() ? stat.mode & 0o7777 : undefined;
+  } catch {
+    return undefined;
   }
 }
 

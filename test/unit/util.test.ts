@@ -140,6 +140,13 @@ describe('atomic writes', () => {
     expect(fs.statSync(path.join(dir, 'hook.json')).mode & 0o777).toBe(0o600);
     expect(fs.readdirSync(dir).sort()).toEqual(['hook.json', 'settings.json']);
     expect(() => writeScratchSync(path.join(dir, 'hook.json', 'x'), 'x')).toThrow(/cannot write .*ENOTDIR/);
+    // A link at the path is replaced, never followed (a run's slash command planted as a link).
+    fs.writeFileSync(path.join(dir, 'mine'), 'mine\n');
+    fs.symlinkSync(path.join(dir, 'mine'), path.join(dir, 'scout.md'));
+    writeScratchSync(path.join(dir, 'scout.md'), 'command\n');
+    expect(fs.readFileSync(path.join(dir, 'mine'), 'utf8')).toBe('mine\n');
+    expect(fs.lstatSync(path.join(dir, 'scout.md')).isFile()).toBe(true);
+    expect(fs.readdirSync(dir).sort()).toEqual(['hook.json', 'mine', 'scout.md', 'settings.json']);
   });
 
   it('createAtomicSync writes only where nothing is, and never replaces', () => {
