@@ -20,10 +20,10 @@ import { AgentboxError, errnoCode, fsError } from '../errors.js';
  * writes each), ~4 ms of a run's end.
  */
 export async function writeAtomic(file: string, data: string | Buffer, mode?: number): Promise<void> {
-  const temp = `${file}.${process.pid}-${randomBytes(6).toString('hex')}.tmp`;
+  const temp = tempBeside(file);
   let made = false;
   try {
-    const keep = mode ?? (await regularFileMode(file));
+    const keep = mode ?? regularFileMode(file);
     const handle = await fs.promises.open(temp, 'wx', keep ?? 0o666);
     made = true;
     try {
@@ -41,10 +41,15 @@ export async function writeAtomic(file: string, data: string | Buffer, mode?: nu
   }
 }
 
+/** A temp file's name beside `file`, this process's and random: written with `wx`, renamed or removed. */
+function tempBeside(file: string): string {
+  return `${file}.${process.pid}-${randomBytes(6).toString('hex')}.tmp`;
+}
+
 /** The permission bits of the regular file at `file` (a link is not followed), or undefined. */
-async function regularFileMode(file: string): Promise<number | undefined> {
+function regularFileMode(file: string): number | undefined {
   try {
-    const stat = await fs.promises.lstat(file);
+    const stat = fs.lstatSync(file);
     return stat.isFile() ? stat.mode & 0o7777 : undefined;
   } catch {
     return undefined;
@@ -81,10 +86,10 @@ export function writeAtomicSync(file: string, data: string | Buffer, mode?: numb
  * anew. On a busy disk the run's six such flushes took 2-18 ms before claude could start.
  */
 export function writeScratchSync(file: string, data: string | Buffer, mode?: number): void {
-  const temp = `${file}.${process.pid}-${randomBytes(6).toString('hex')}.tmp`;
+  const temp = tempBeside(file);
   let made = false;
   try {
-    const keep = mode ?? regularFileModeSync(file);
+    const keep = mode ?? regularFileMode(file);
     const fd = fs.openSync(temp, 'wx', keep ?? 0o666);
     made = true;
     try {
@@ -100,21 +105,12 @@ export function writeScratchSync(file: string, data: string | Buffer, mode?: num
   }
 }
 
-function regularFileModeSync(file: string): number | undefined {
-  try {
-    const stat = fs.lstatSync(file);
-    return stat.isFile() ? stat.mode & 0o7777 : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
 /**
  * Writes `file` whole only if nothing is there yet: the temp file is hard-linked into place, and
  * a link never replaces a name. false: the file exists (someone wrote it first; it is kept).
  */
 export function createAtomicSync(file: string, data: string | Buffer): boolean {
-  const temp = `${file}.${process.pid}-${randomBytes(4).toString('hex')}.tmp`;
+  const temp = tempBeside(file);
   try {
     fs.writeFileSync(temp, data, { flag: 'wx' });
     fs.linkSync(temp, file);
