@@ -32,12 +32,17 @@ export async function runUnprivileged(script: string): Promise<string> {
     });
     fs.chmodSync(path.join(dir, 'script.mjs'), 0o644);
     const ids = process.getuid?.() === 0 ? { uid: NOBODY, gid: NOBODY } : {};
-    const result = spawnSync(process.execPath, [path.join(dir, 'script.mjs')], {
-      cwd: dir,
-      encoding: 'utf8',
-      ...ids,
-    });
-    if (result.status !== 0) throw new Error(`exit ${result.status}: ${result.stderr}`);
+    const run = () =>
+      spawnSync(process.execPath, [path.join(dir, 'script.mjs')], { cwd: dir, encoding: 'utf8', ...ids });
+    // NOTE: twice in CI runs of the whole unit project (never alone) the process did not start at
+    // all (status null, no stderr): it checked nothing, so it is started once more, and the reason
+    // is said if it fails again.
+    let result = run();
+    if (result.error) result = run();
+    if (result.error)
+      throw new Error(`could not start node as uid ${ids.uid ?? 'self'}: ${result.error.message}`);
+    if (result.status !== 0)
+      throw new Error(`exit ${result.status} (${result.signal ?? 'no signal'}): ${result.stderr}`);
     return result.stdout;
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
