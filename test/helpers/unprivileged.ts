@@ -32,13 +32,9 @@ export async function runUnprivileged(script: string): Promise<string> {
     });
     fs.chmodSync(path.join(dir, 'script.mjs'), 0o644);
     const ids = process.getuid?.() === 0 ? { uid: NOBODY, gid: NOBODY } : {};
-    const run = () =>
-      spawnSync(process.execPath, [path.join(dir, 'script.mjs')], { cwd: dir, encoding: 'utf8', ...ids });
-    // NOTE: twice in CI runs of the whole unit project (never alone) the process did not start at
-    // all (status null, no stderr): it checked nothing, so it is started once more, and the reason
-    // is said if it fails again.
-    let result = run();
-    if (result.error) result = run();
+    const node = ids.uid === undefined ? process.execPath : nodeForOthers();
+    const run = () => spawnSync(node, [path.join(dir, 'script.mjs')], { cwd: dir, encoding: 'utf8', ...ids });
+    const result = run();
     if (result.error)
       throw new Error(`could not start node as uid ${ids.uid ?? 'self'}: ${result.error.message}`);
     if (result.status !== 0)
@@ -47,6 +43,33 @@ export async function runUnprivileged(script: string): Promise<string> {
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/** Whether a user who is neither the owner nor in the group can run `file` (every folder above it passable). */
+function othersCanRun(file: string): boolean {
+  if ((fs.statSync(file).mode & 0o001) === 0) return false;
+  for (let dir = path.dirname(file); ; dir = path.dirname(dir)) {
+    if ((fs.statSync(dir).mode & 0o001) === 0) return false;
+    if (dir === path.dirname(dir)) return true;
+  }
+}
+
+let copiedNode: string | undefined;
+
+/**
+ * This node, where nobody may run it: itself, or a copy in a folder anyone may enter (CI's node 24
+ * lives inside the clone, which `mktemp -d` makes root's alone: nobody's spawn failed, EACCES).
+ */
+function nodeForOthers(): string {
+  if (othersCanRun(process.execPath)) return process.execPath;
+  if (copiedNode && fs.existsSync(copiedNode)) return copiedNode;
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'agentbox-node-'));
+  fs.chmodSync(dir, 0o755);
+  copiedNode = path.join(dir, 'node');
+  fs.copyFileSync(process.execPath, copiedNode);
+  fs.chmodSync(copiedNode, 0o755);
+  process.once('exit', () => fs.rmSync(dir, { recursive: true, force: true }));
+  return copiedNode;
 }
 
 /** A plain file of another user's (root's) that no one else may write, for a user other than root. */
