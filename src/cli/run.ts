@@ -116,6 +116,8 @@ function buildProgram(ctx: CommandContext, setExit: (code: number) => void, only
       load: () => Promise<(ctx: CommandContext, ...args: A) => Promise<number | undefined>>,
     ) =>
     async (...args: A) => {
+      // -C names a folder; anything else is said once, before any command or check looks in it.
+      if (program.opts<{ cwd?: string }>().cwd) (await import('../git/repo.js')).checkFolder(withCtx().cwd);
       const checked = refuseCarried(withCtx()).then(() => watch(withCtx()));
       // The command's modules (~50 ms of a run's start, synchronous) load once the check's git has
       // been started, so it runs meanwhile: queued behind the check's own steps, not ahead of them.

@@ -21,6 +21,7 @@ import { checkSetup } from '../doctor/setup.js';
 import { checkTemplates, checkVerify } from '../doctor/templates.js';
 import { terminalJson } from '../util/json-out.js';
 import { styler } from '../util/style.js';
+import { terminalLine } from '../util/terminal-text.js';
 
 export interface DoctorOptions {
   readonly json?: boolean;
@@ -114,9 +115,11 @@ function printResults(ctx: CommandContext, results: readonly CheckResult[], fail
   const width = Math.max(...results.map((r) => r.name.length));
   for (const r of results) {
     const mark = r.warn ? s.warn('!') : r.ok ? s.ok('✓') : r.skipped ? s.dim('-') : s.bad('✗');
-    ctx.io.out(`${mark} ${r.name.padEnd(width)}  ${r.skipped ? s.dim(`skipped: ${r.detail}`) : r.detail}\n`);
+    // A check's words carry a repository's text (a lockfile's hosts, a config's values): one line each.
+    const detail = terminalLine(r.detail);
+    ctx.io.out(`${mark} ${r.name.padEnd(width)}  ${r.skipped ? s.dim(`skipped: ${detail}`) : detail}\n`);
     if ((r.warn || (!r.ok && !r.skipped)) && r.fix)
-      ctx.io.out(`  ${' '.repeat(width)}  ${s.warn('fix:')} ${r.fix}\n`);
+      ctx.io.out(`  ${' '.repeat(width)}  ${s.warn('fix:')} ${terminalLine(r.fix)}\n`);
   }
   const warned = results.filter((r) => r.warn).length;
   const warnings = warned > 0 ? ` ${warned} warning(s) (!) above.` : '';

@@ -52,25 +52,54 @@ export function readConfigFile(file: string, root?: string): ConfigFile | undefi
   return structuredClone(data);
 }
 
-function parseConfigText(file: string, text: string): ConfigFile {
+/** Why a YAML text has no value: where, when known, and what. */
+export interface YamlProblem {
+  readonly where: string;
+  readonly message: string;
+}
+
+/**
+ * A YAML text's value, or why it has none: a syntax error, or an alias that names no anchor or
+ * expands past the parser's bound (a "billion laughs" file), which the parser throws only when the
+ * value is built. A repository's agentbox.yaml is a stranger's text: both are its author's error,
+ * not agentbox's. Pure.
+ */
+export function yamlValue(text: string): { value: unknown } | { problem: YamlProblem } {
   const doc = parseDocument(text, { prettyErrors: true });
-  if (doc.errors.length > 0) {
-    const first = doc.errors[0]!;
+  const first = doc.errors[0];
+  if (first) {
     const where = first.linePos?.[0]
       ? ` at line ${first.linePos[0].line}, column ${first.linePos[0].col}`
       : '';
+    // NOTE: with prettyErrors the message's first line ends in " at line L, column C:" (a code
+    // frame follows); the position is already in `where`.
+    return {
+      problem: { where, message: first.message.split('\n')[0]!.replace(/ at line \d+, column \d+:?$/, '') },
+    };
+  }
+  try {
+    return { value: doc.toJS() };
+  } catch (error) {
+    return { problem: { where: '', message: (error as Error).message.split('\n')[0]! } };
+  }
+}
+
+function parseConfigText(file: string, text: string): ConfigFile {
+  const read = yamlValue(text);
+  if ('problem' in read) {
     throw new AgentboxError(
       'CONFIG_INVALID',
-      // NOTE: with prettyErrors the message's first line ends in " at line L, column C:" (a code
-      // frame follows); the position is already in `where`.
-      `${file} is not valid YAML${where}: ${first.message.split('\n')[0]!.replace(/ at line \d+, column \d+:?$/, '')}`,
+      `${file} is not valid YAML${read.problem.where}: ${read.problem.message}`,
       {
-        hint: `fix the file, or delete it and run "agentbox init" to write a fresh one`,
+        // `init` writes a project's agentbox.yaml, never the person's own file.
+        hint:
+          path.basename(file) === PROJECT_CONFIG_FILE
+            ? `fix the file, or delete it and run "agentbox init" to write a fresh one`
+            : "fix the file, or move it aside (agentbox then uses its defaults and the repository's agentbox.yaml)",
       },
     );
   }
-  const raw = doc.toJS() ?? {};
-  const parsed = fileSchema.safeParse(raw);
+  const parsed = fileSchema.safeParse(read.value ?? {});
   if (!parsed.success) throw configError(file, parsed.error);
   return parsed.data;
 }

@@ -86,10 +86,19 @@ export function installerOf(command: string): Installer | null {
   return INSTALLERS.find((i) => i.install.test(command)) ?? null;
 }
 
-/** The host of a URL (`git+https://`, `registry+https://`, `sparse+https://` too), or null. */
+/** A DNS name or an IPv4 address: what a person can allow, and all that a download can reach. */
+const HOST_NAME = /^[a-z0-9_](?:[a-z0-9_.-]*[a-z0-9_])?$/;
+
+/**
+ * The host of a URL (`git+https://`, `registry+https://`, `sparse+https://` too), or null — null
+ * too when what stands there is no host name: a repository's lockfile or `.npmrc` is a stranger's
+ * text, and a "host" holding an escape sequence would reach the terminal and the setup_domains
+ * line doctor suggests (a host no resolver answers for cannot download anything either). Pure.
+ */
 export function hostOf(url: string): string | null {
   const m = /^(?:[a-z]+\+)?(?:https?|ssh|git):\/\/(?:[^@/]+@)?([^/:?#]+)/i.exec(url.trim());
-  return m ? m[1]!.toLowerCase() : null;
+  const host = m ? m[1]!.toLowerCase() : null;
+  return host !== null && HOST_NAME.test(host) ? host : null;
 }
 
 /** npm's default registry, or the project's `.npmrc` `registry=` (the worktree's; the person's is not read in the sandbox). Pure. */

@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { AgentboxError } from '../errors.js';
+import { AgentboxError, errnoCode } from '../errors.js';
 import { ownerEnv } from '../process/owner.js';
 import { inertEnv } from './inert.js';
 
@@ -32,6 +32,21 @@ async function git(
   });
 }
 
+/** Throws a clear error when `cwd` (the -C folder) is missing or not a folder. */
+export function checkFolder(cwd: string): void {
+  const stat = statOrNull(cwd);
+  if (!stat) {
+    throw new AgentboxError('NOT_A_GIT_REPO', `folder does not exist: ${cwd}`, {
+      hint: 'cd into your repository, or pass an existing folder with -C <dir>',
+    });
+  }
+  if (!stat.isDirectory()) {
+    throw new AgentboxError('NOT_A_GIT_REPO', `not a folder: ${cwd}`, {
+      hint: 'pass the folder of your repository (or one inside it) with -C <dir>, not a file',
+    });
+  }
+}
+
 /** Variables that change where git looks for a repository: with any of them set, git is asked. */
 const DISCOVERY_VARS = ['GIT_DIR', 'GIT_WORK_TREE', 'GIT_COMMON_DIR', 'GIT_CEILING_DIRECTORIES'] as const;
 
@@ -44,11 +59,7 @@ export async function findRepo(
   cwd: string,
   env?: Readonly<Record<string, string | undefined>>,
 ): Promise<Repo> {
-  if (!fs.existsSync(cwd)) {
-    throw new AgentboxError('NOT_A_GIT_REPO', `folder does not exist: ${cwd}`, {
-      hint: 'cd into your repository, or pass an existing folder with -C <dir>',
-    });
-  }
+  checkFolder(cwd);
   if (env && DISCOVERY_VARS.every((name) => !env[name])) {
     const found = findOnDisk(cwd);
     if (found) return found;
@@ -80,6 +91,16 @@ export async function findRepo(
   const worktreeRoot = fs.realpathSync(top);
   const root = path.basename(commonDir) === '.git' ? path.dirname(commonDir) : worktreeRoot;
   return { root: fs.realpathSync(root), worktreeRoot, commonDir };
+}
+
+/** What is at `file`, or null when nothing is (a file on the way, `a.txt/sub`, too). */
+function statOrNull(file: string): fs.Stats | null {
+  try {
+    return fs.statSync(file);
+  } catch (error) {
+    if (errnoCode(error) === 'ENOENT' || errnoCode(error) === 'ENOTDIR') return null;
+    throw error;
+  }
 }
 
 /** The folder's own files, or undefined when it cannot be read. */

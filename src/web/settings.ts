@@ -1,7 +1,6 @@
 import path from 'node:path';
-import { parseDocument } from 'yaml';
 import { editConfigText, type SettingChange } from '../config/edit.js';
-import { PROJECT_CONFIG_FILE, projectConfigPath, userConfigPath } from '../config/load.js';
+import { PROJECT_CONFIG_FILE, projectConfigPath, userConfigPath, yamlValue } from '../config/load.js';
 import { RULES, type Rule } from '../config/rules.js';
 import { fileSchema } from '../config/schema.js';
 import { loadTrustedConfig, trustStatus } from '../trust/index.js';
@@ -66,8 +65,8 @@ export async function writeSettings(root: string, env: Env, body: Record<string,
   const file = scope === 'project' ? projectConfigPath(root) : userConfigPath(env);
   if (!file) throw new HttpError(400, 'no user config path: set HOME, XDG_CONFIG_HOME or AGENTBOX_CONFIG');
   const text = (scope === 'project' ? readRepoText(file, root) : readTextIfExists(file)) ?? '';
-  if (parseDocument(text).errors.length > 0)
-    throw new HttpError(409, `${file} is not valid YAML: fix it by hand first`);
+  const current = yamlValue(text);
+  if ('problem' in current) throw new HttpError(409, `${file} is not valid YAML: fix it by hand first`);
   const changes = requestedChanges(body);
   const guarded = changes.map((c) => `${c.section}.${c.key}`).filter((k) => GUARDED_SETTINGS.includes(k));
   if (guarded.length > 0) {
@@ -79,7 +78,7 @@ export async function writeSettings(root: string, env: Env, body: Record<string,
   }
   checkSchema(editConfigText(text, changes));
   // A value the file holds already is not written again: nothing pinned, no line touched.
-  const held = (parseDocument(text).toJS() ?? {}) as Record<string, Record<string, unknown> | undefined>;
+  const held = (current.value ?? {}) as Record<string, Record<string, unknown> | undefined>;
   const real = changes.filter(
     (c) => JSON.stringify(held[c.section]?.[c.key] ?? null) !== JSON.stringify(c.value),
   );
@@ -118,7 +117,8 @@ function requestedChanges(body: Record<string, unknown>): SettingChange[] {
 
 /** The CLI's own validation of a config text: 400 naming the first bad key. */
 function checkSchema(edited: string): void {
-  const checked = fileSchema.safeParse(parseDocument(edited).toJS() ?? {});
+  const read = yamlValue(edited);
+  const checked = fileSchema.safeParse('value' in read ? (read.value ?? {}) : {});
   if (checked.success) return;
   const issue = checked.error.issues[0]!;
   const keys =

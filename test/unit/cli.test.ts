@@ -187,6 +187,24 @@ describe('run', () => {
     });
   });
 
+  it('says when -C names a file (or a path through one), for every command, doctor included: no crash', async () => {
+    fs.writeFileSync(path.join(dir, 'afile'), 'x');
+    const file = path.join(dir, 'afile');
+    const said = `agentbox: not a folder: ${file}\n  → pass the folder of your repository (or one inside it) with -C <dir>, not a file\n`;
+    for (const command of [['status'], ['init'], ['doctor'], ['show', 'x'], ['scout', 'q'], ['uninstall']])
+      expect(await cli(['-C', file, ...command]), command.join(' ')).toEqual({
+        code: 1,
+        stdout: '',
+        stderr: said,
+      });
+    const through = path.join(file, 'sub');
+    expect(await cli(['-C', through, 'status'])).toEqual({
+      code: 1,
+      stdout: '',
+      stderr: `agentbox: folder does not exist: ${through}\n  → cd into your repository, or pass an existing folder with -C <dir>\n`,
+    });
+  });
+
   it('runs the command in the -C repository', async () => {
     repo = gitRepo();
     expect(await cli(['-C', repo.dir, 'status'])).toEqual({

@@ -334,6 +334,40 @@ describe('loadConfig', () => {
   });
 
   it.each([
+    [
+      'an alias naming no anchor',
+      'runs:\n  env_pass: *nope\n',
+      'Unresolved alias (the anchor must be set before the alias): nope',
+    ],
+    [
+      'an alias bomb (billion laughs)',
+      `a: &a [x, x, x, x, x, x, x, x, x, x]\n${Array.from(
+        { length: 8 },
+        (_, i) =>
+          `${String.fromCharCode(98 + i)}: &${String.fromCharCode(98 + i)} [${Array(10)
+            .fill(`*${String.fromCharCode(97 + i)}`)
+            .join(', ')}]`,
+      ).join('\n')}\n`,
+      'Excessive alias count indicates a resource exhaustion attack',
+    ],
+  ])(
+    'names the file of YAML whose value cannot be built: %s (a repository’s error, not a crash)',
+    (_name, text, said) => {
+      const file = write(projectFile(), text);
+      const error = thrown(() => readConfigFile(file));
+      expect(error.code).toBe('CONFIG_INVALID');
+      expect(error.message).toBe(`${file} is not valid YAML: ${said}`);
+      expect(error.hint).toBe('fix the file, or delete it and run "agentbox init" to write a fresh one');
+      // The person's own file: init does not write it, so the hint does not say so.
+      const own = path.join(path.dirname(file), 'config.yaml');
+      fs.writeFileSync(own, text);
+      expect(thrown(() => readConfigFile(own)).hint).toBe(
+        "fix the file, or move it aside (agentbox then uses its defaults and the repository's agentbox.yaml)",
+      );
+    },
+  );
+
+  it.each([
     ['a misspelt nested key', 'claude:\n  bni: x\n', 'claude.bni', 'did you mean "claude.bin"?'],
     ['a misspelt section', 'claud:\n  bin: x\n', 'claud', 'did you mean "claude"?'],
     ['a case slip', 'claude:\n  Model: x\n', 'claude.Model', 'did you mean "claude.model"?'],

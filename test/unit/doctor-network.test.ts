@@ -18,6 +18,7 @@ import { findRepo } from '../../src/git/repo.js';
 import { nextAction } from '../../src/present/next-step.js';
 import { setupFailure } from '../../src/run/begin/setup-step.js';
 import { refusedHosts } from '../../src/sandbox/refused-hosts.js';
+import { agentbox } from '../helpers/cli.js';
 import { gitRepo, tempDir } from '../helpers/git-repo.js';
 
 /** Issue 38, item 5: doctor knows what runs.setup's installs download, and from where. */
@@ -221,6 +222,49 @@ describe('runs.setup against its network, on a real repository (files read at HE
     expect(result.detail).toContain(
       'ripgrep (rg) is not installed, which the sandbox runtime that runs runs.setup',
     );
+  });
+
+  it('a repository’s hosts are a stranger’s text: one that is no host name is not a host, and doctor prints every check as one clean line', async () => {
+    // Found by a user's eye: the OSC 52 (write the clipboard) and OSC 0 (the window's title) below
+    // reached the terminal through doctor's setup line and its fix, as they were.
+    const osc = 'r\x1b]52;c;aGk=\x07eg.example';
+    expect(hostOf(`https://${osc}/`)).toBeNull();
+    expect(hostOf('https://ev\x1b]0;t\x07il.example/a.tgz')).toBeNull();
+    expect(hostOf('https://a b.example/')).toBeNull();
+    expect(hostOf('https://npm.corp-1.example/x')).toBe('npm.corp-1.example');
+    expect(hostOf('git+ssh://git@github.com/a/b.git')).toBe('github.com');
+    expect(hostOf('https://10.0.0.7/x')).toBe('10.0.0.7');
+    expect(npmRegistry(`registry=https://${osc}/\n`, ['registry.npmjs.org'])).toEqual(['registry.npmjs.org']);
+    const hostile = JSON.stringify({
+      lockfileVersion: 3,
+      packages: {
+        '': {},
+        'node_modules/a': { resolved: 'https://ev\x1b]0;dr\x07il.example\x1b[2J/a.tgz' },
+        'node_modules/b': { resolved: 'https://npm.corp.example/b.tgz' },
+      },
+    });
+    expect(lockfileHosts('package-lock.json', hostile, ['registry.example'])).toEqual(['npm.corp.example']);
+    // The whole command, as a person runs it on a clone: their own runs.setup, the clone's files.
+    for (const files of <Record<string, string>[]>[
+      { 'package.json': '{"dependencies":{"left-pad":"1"}}\n', '.npmrc': `registry=https://${osc}/\n` },
+      { 'package.json': '{}\n', 'package-lock.json': hostile },
+    ]) {
+      const repo = gitRepo({ files });
+      const home = tempDir('agentbox-doctor-home-');
+      fs.mkdirSync(path.join(home, '.config', 'agentbox'), { recursive: true });
+      fs.writeFileSync(
+        path.join(home, '.config', 'agentbox', 'config.yaml'),
+        'runs:\n  setup: npm install\n',
+      );
+      await agentbox(['init'], { cwd: repo.dir, env: { PATH: env.PATH, HOME: home } });
+      const doctor = await agentbox(['doctor'], { cwd: repo.dir, env: { PATH: env.PATH, HOME: home } });
+      const setupLine = doctor.stdout.split('\n').find((l) => l.includes('runs.setup'));
+      expect(setupLine, doctor.stdout).toMatch(/npm install (downloads from|reaches) /);
+      expect(doctor.stdout + doctor.stderr).not.toMatch(/[\x07\x1b]/);
+      expect(doctor.stdout).not.toContain('eg.example');
+      fs.rmSync(home, { recursive: true, force: true });
+      repo.cleanup();
+    }
   });
 
   it('a lockfile only in the working tree is not in a fix run’s worktree', async () => {
