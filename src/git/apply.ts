@@ -5,6 +5,7 @@ import { terminalName } from '../util/terminal-text.js';
 import { GitError, type GitResult, runGit, git as runGitText } from './exec.js';
 import type { GitSettings } from './inert.js';
 import { patchPaths } from './patch.js';
+import { parseEntries, summaryLines } from './patch-entries.js';
 import { type Inspection, inspectPatch } from './sensitive.js';
 
 // NOTE: `git apply` runs in `repoRoot`, which must be the top of the working tree: from a
@@ -13,14 +14,20 @@ import { type Inspection, inspectPatch } from './sensitive.js';
 // apply.ignoreWhitespace: the agent's bytes land as they are, against context that matches exactly.
 const APPLY = ['apply', '--binary', '--whitespace=nowarn', '--no-ignore-whitespace'];
 
-/** `git apply --stat --summary`: what the patch would change, for a person to read. */
+/**
+ * What the patch would change, for a person to read: `git apply --stat` (which quotes a name as
+ * terminalName does), then the summary's lines made here (summaryLines: git's own `--summary`
+ * writes names raw). Shown exact (terminalExact): a name's bytes are the agent's.
+ */
 export async function patchStat(repoRoot: string, patchFile: string): Promise<string> {
   const file = path.resolve(repoRoot, patchFile);
-  if (readPatch(file).length === 0) return '';
-  const args = ['apply', '--stat', '--summary', '--', file];
+  const patch = readPatch(file);
+  if (patch.length === 0) return '';
+  const args = ['apply', '--stat', '--', file];
   const result = await runGit(args, { cwd: repoRoot });
   if (result.exitCode !== 0) throw unreadable(repoRoot, args, result);
-  return result.stdout;
+  const summary = summaryLines(parseEntries(patch));
+  return summary.length === 0 ? result.stdout : `${result.stdout.trimEnd()}\n${summary.join('\n')}\n`;
 }
 
 export type CheckResult = { ok: true; files: string[] } | { ok: false; conflicts: string[]; message: string };
@@ -40,7 +47,7 @@ export async function checkPatch(
   if (patch.length === 0) return { ok: true, files: [] };
   const result = await runGit([...APPLY, '--check', '--', file], { cwd: repoRoot, config });
   if (result.exitCode === 0) return { ok: true, files: patchPaths(patch) };
-  const conflicts = realNames(parseApplyErrors(result.stderr), patchPaths(patch));
+  const conflicts = conflictNames(result.stderr, patchPaths(patch));
   return { ok: false, conflicts, message: result.stderr.trim() };
 }
 
@@ -60,7 +67,7 @@ export async function applyPatch(
   const args = [...APPLY, '--', file];
   const result = await runGit(args, { cwd: repoRoot, config });
   if (result.exitCode === 0) return { files: patchPaths(patch) };
-  const conflicts = realNames(parseApplyErrors(result.stderr), patchPaths(patch));
+  const conflicts = conflictNames(result.stderr, patchPaths(patch));
   if (conflicts.length === 0) throw unreadable(repoRoot, args, result);
   throw new AgentboxError(
     'MERGE_CONFLICT',
@@ -119,6 +126,22 @@ export function realNames(named: readonly string[], paths: readonly string[]): s
 }
 
 const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
+/**
+ * The patch's files `git apply`'s messages name. A name with a line end spans two lines of git's
+ * message (git writes every other control as `?`, a line end as it is), which no pattern of one
+ * line reads: such a path is looked for whole, as git writes it, after `error: `. Pure.
+ */
+export function conflictNames(stderr: string, paths: readonly string[]): string[] {
+  const named = realNames(parseApplyErrors(stderr), paths);
+  for (const path of paths) {
+    if (!path.includes('\n') || named.includes(path)) continue;
+    const shown = path.replace(/[\x00-\x09\x0b-\x1f\x7f]/g, '?');
+    if ([`error: ${shown}:`, `error: patch failed: ${shown}:`, `'${shown}'`].some((s) => stderr.includes(s)))
+      named.push(path);
+  }
+  return named;
+}
 
 /**
  * Commits exactly `files` as they are in the working tree (new, changed and deleted ones, both

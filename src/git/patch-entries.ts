@@ -1,3 +1,4 @@
+import { terminalName } from '../util/terminal-text.js';
 import { unquote } from './patch.js';
 
 /**
@@ -134,4 +135,28 @@ function stripPrefix(name: string): string {
 
 function utf8(latin1: string): string {
   return Buffer.from(latin1, 'latin1').toString('utf8');
+}
+
+/**
+ * `git apply --summary`'s lines (` create mode 100644 x`, ` delete mode …`, ` mode change a => b x`,
+ * ` rename a => b`, ` copy a => b`), each name as terminalName shows it. git writes its summary's
+ * names raw, a line end and an escape sequence included (its `--stat` quotes them), so a file named
+ * "x\nnothing else to merge" printed a line of its own under merge's stat. Pure.
+ */
+export function summaryLines(entries: readonly Entry[]): string[] {
+  const lines: string[] = [];
+  for (const e of entries) {
+    const name = (p: string) => terminalName(p);
+    if (e.oldPath === null && e.newPath !== null)
+      lines.push(` create mode ${e.newMode ?? ''} ${name(e.newPath)}`);
+    else if (e.newPath === null && e.oldPath !== null)
+      lines.push(` delete mode ${e.oldMode ?? ''} ${name(e.oldPath)}`);
+    else if (e.oldPath !== null && e.newPath !== null) {
+      if (e.oldPath !== e.newPath)
+        lines.push(` ${e.copy ? 'copy' : 'rename'} ${name(e.oldPath)} => ${name(e.newPath)}`);
+      if (e.oldMode !== null && e.newMode !== null && e.oldMode !== e.newMode)
+        lines.push(` mode change ${e.oldMode} => ${e.newMode} ${name(e.newPath)}`);
+    }
+  }
+  return lines;
 }

@@ -141,7 +141,7 @@ describe('text an agent wrote, on the terminal', () => {
     expect(merge.out).toMatch(/sensitive changes/);
     // The name as it is, escaped (issue 37 item 7): not stripped of its sequences.
     expect(merge.out).toContain(
-      'create mode 100644 .github/workflows/evil\\x1b]0;PWNED-TITLE\\x07\\x1b[2J.yml',
+      'create mode 100644 ".github/workflows/evil\\x1b]0;PWNED-TITLE\\x07\\x1b[2J.yml"',
     );
     expect(merge.out).toContain('Nothing changed.');
     expectInert(merge.out, 'merge summary');

@@ -31,6 +31,31 @@ describe('realNames: git writes a control character of a name as ? in its messag
   });
 });
 
+describe('conflictNames: a name with a line end spans two lines of git’s message', () => {
+  it('checkPatch names it, from real git (it was "conflicts in (see below)")', async () => {
+    const name = 'c\x1b]0;T\x07\nx.txt';
+    const dir = tempDir('agentbox-conflict-name-');
+    const git = (...args: string[]) =>
+      execFileSync('git', args, { cwd: dir, env: { ...process.env, ...GIT_ENV }, encoding: 'utf8' });
+    git('init', '-q');
+    fs.writeFileSync(path.join(dir, name), 'a\n');
+    fs.writeFileSync(path.join(dir, 'plain.txt'), 'a\n');
+    git('add', '-A');
+    git('commit', '-qm', 'base');
+    fs.writeFileSync(path.join(dir, name), 'b\n');
+    fs.writeFileSync(path.join(dir, 'plain.txt'), 'b\n');
+    const patchFile = path.join(dir, 'p.patch');
+    fs.writeFileSync(patchFile, git('diff', '--binary'));
+    git('checkout', '-q', '--', '.');
+    fs.writeFileSync(path.join(dir, name), 'mine\n');
+    const check = await checkPatch(dir, patchFile);
+    expect(check).toMatchObject({ ok: false, conflicts: [name] });
+    fs.writeFileSync(path.join(dir, 'plain.txt'), 'mine too\n');
+    expect(await checkPatch(dir, patchFile)).toMatchObject({ ok: false, conflicts: ['plain.txt', name] });
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+});
+
 describe('parseApplyErrors', () => {
   it.each<[string, string, string[]]>([
     ['nothing', '', []],
@@ -133,6 +158,42 @@ describe('applying a patch to a real repository', () => {
     expect(stat).toMatch(/b\.png +\| +Bin/);
     expect(stat).toContain('4 files changed');
     expect(stat).toContain('create mode 100644 a-clean.txt');
+  });
+
+  it('patchStat’s summary names every file as terminalName does: git writes its --summary names raw, a line end included', async () => {
+    // A name with a line end printed its tail as a line of its own under merge's stat (found by a user's eye).
+    const spoof = 'evil\nnothing else to merge, safe';
+    const esc = 'a\x1b[31mb';
+    const dir = tempDir('agentbox-summary-');
+    const git = (...args: string[]) =>
+      execFileSync('git', args, { cwd: dir, env: { ...process.env, ...GIT_ENV }, encoding: 'utf8' });
+    git('init', '-q');
+    for (const f of ['gone.txt', 'run.sh', 'old.txt'])
+      fs.writeFileSync(path.join(dir, f), `${f} line one\nline two\nline three\n`);
+    git('add', '-A');
+    git('commit', '-qm', 'base');
+    fs.writeFileSync(path.join(dir, spoof), 'x\n');
+    fs.writeFileSync(path.join(dir, esc), 'y\n');
+    fs.rmSync(path.join(dir, 'gone.txt'));
+    fs.chmodSync(path.join(dir, 'run.sh'), 0o755);
+    git('mv', 'old.txt', 'new.txt');
+    git('add', '-A');
+    const patchFile = path.join(dir, 'p.patch');
+    fs.writeFileSync(patchFile, git('diff', '--cached', '-M', '--binary'));
+    git('reset', '-q', '--hard');
+    const stat = await patchStat(dir, patchFile);
+    expect(stat).not.toMatch(/\x1b/);
+    expect(
+      stat.split('\n').filter((l) => l.startsWith(' ') && !l.includes('|') && !l.includes('changed')),
+    ).toEqual([
+      ' create mode 100644 "a\\x1b[31mb"',
+      ' create mode 100644 "evil\\nnothing else to merge, safe"',
+      ' delete mode 100644 gone.txt',
+      ' rename old.txt => new.txt',
+      ' mode change 100644 => 100755 run.sh',
+    ]);
+    expect(stat).not.toContain('\nnothing else to merge');
+    fs.rmSync(dir, { recursive: true, force: true });
   });
 
   it('checkPatch says it applies, and changes nothing', async () => {

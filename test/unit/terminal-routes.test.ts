@@ -207,8 +207,8 @@ describe('text an agent wrote, through every command that prints it (in-process,
     const r = await agentbox(['merge', id], { isTTY: true, pager: `cat > ${paged}`, answers: ['d', 'n'] });
     expect(r.code, r.err).toBe(1);
     expectInert(r.out, 'merge prompt');
-    expect(r.out).toContain(`create mode 100644 ${NAME_SHOWN}`);
-    expect(r.out).toContain(`create mode 100644 ${WORKFLOW.replace(TITLE, '\\x1b]0;PWNED-TITLE\\x07')}`);
+    expect(r.out).toContain(`create mode 100644 "${NAME_SHOWN}"`);
+    expect(r.out).toContain(`create mode 100644 "${WORKFLOW.replace(TITLE, '\\x1b]0;PWNED-TITLE\\x07')}"`);
     expect(r.out).toMatch(
       /nested repositories, never followed, left out of the patch \(1\)\n {2}"vendor\/lib\\x1b\]0;PWNED-TITLE\\x07\/"/,
     );
@@ -231,7 +231,7 @@ describe('text an agent wrote, through every command that prints it (in-process,
     const merged = await agentbox(['merge', id, '--yes', '--allow-sensitive'], { isTTY: true });
     expect(merged.code, merged.err).toBe(0);
     expectInert(merged.out, 'merge --yes');
-    expect(merged.out).toContain(`create mode 100644 ${NAME_SHOWN}`);
+    expect(merged.out).toContain(`create mode 100644 "${NAME_SHOWN}"`);
     expect(merged.out).toContain('"vendor/lib\\x1b]0;PWNED-TITLE\\x07/"');
     expect(fs.readFileSync(path.join(repo.dir, NAME), 'utf8')).toBe(`line ${HOSTILE}\n`);
   });
