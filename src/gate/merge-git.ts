@@ -96,25 +96,30 @@ export async function refuseRunnable(
 
 /**
  * After the apply: the settings for the commit (the drivers read again), and which of `files` the
- * attributes as merged give a driver that did not run. Logged as `merge_git` with what did not run.
+ * attributes as merged give a driver that did not run. `log(committed)` writes it as `merge_git`,
+ * with what did not run, once the commit is made or not (`committed`: whether there is one).
  */
 export async function afterApply(
   root: string,
   run: RunDetails,
   files: readonly string[],
   before: MergeGit,
-  commit: boolean,
-): Promise<{ config: GitSettings; unfiltered: { path: string; driver: string }[] }> {
+): Promise<{
+  config: GitSettings;
+  unfiltered: { path: string; driver: string }[];
+  log: (committed: boolean) => void;
+}> {
   const filters = [...new Set([...before.filters, ...(await definedFilters({ cwd: root }))])].sort();
   const unfiltered = await filteredFiles(root, files, filters);
-  new EventLog(run.dir).append({
-    event: 'merge_git',
-    committed: commit,
-    hooks_not_run: commit ? before.hooks : [],
-    hooks_dir: before.hooksDir,
-    filters_off: filters,
-    unfiltered,
-    ...(commit && before.hooks.length > 0 ? { run_hooks: RUN_HOOKS } : {}),
-  });
-  return { config: filtersOff(filters), unfiltered };
+  const log = (committed: boolean) =>
+    new EventLog(run.dir).append({
+      event: 'merge_git',
+      committed,
+      hooks_not_run: committed ? before.hooks : [],
+      hooks_dir: before.hooksDir,
+      filters_off: filters,
+      unfiltered,
+      ...(committed && before.hooks.length > 0 ? { run_hooks: RUN_HOOKS } : {}),
+    });
+  return { config: filtersOff(filters), unfiltered, log };
 }

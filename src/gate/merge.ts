@@ -1,7 +1,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { AgentboxError } from '../errors.js';
-import { applyPatch, checkPatch, commitFiles, inspectPatchFile, patchStat } from '../git/apply.js';
+import { applyPatch, checkPatch, inspectPatchFile, patchStat } from '../git/apply.js';
+import { refuseUncommittable } from '../git/commit-ready.js';
 import { runGit } from '../git/exec.js';
 import type { GitSettings } from '../git/inert.js';
 import { type SensitiveChange, sensitiveLines } from '../git/sensitive.js';
@@ -10,12 +11,12 @@ import { decidedHere } from '../ledger/claim.js';
 import { EventLog } from '../ledger/events.js';
 import { openLedger, type RunDetails, updateState } from '../ledger/index.js';
 import { patchSha256 } from '../ledger/reviewed.js';
-import { mergeMessage } from '../present/result-message.js';
 import { isAlive } from '../process/reap.js';
 import { type NestedRecord, nestedOfEvents } from '../run/end/finalize-nested.js';
 import { leftOutOfEvents } from '../run/end/left-out.js';
 import { terminalExact, terminalName } from '../util/terminal-text.js';
 import { type Claim, claimOf } from './claims.js';
+import { commitMerged } from './merge-commit.js';
 import { type NotPassing, notPassing, notPassingLine } from './merge-gate.js';
 import { afterApply, type MergeGit, mergeGit, refuseRunnable } from './merge-git.js';
 import { type PatchSeen, patchSeen, shortSha } from './patch-seen.js';
@@ -170,6 +171,8 @@ export async function applyMerge(
 ): Promise<MergeResult> {
   const { root, run, patch, sensitive } = plan;
   assertSamePatch(plan);
+  // Before anything is applied: a commit git would refuse is refused here, with nothing changed.
+  if (options.commit) await refuseUncommittable(root, plan.git.config, run.meta.run_id);
   // A gitlink never lands (git apply leaves an empty folder): it is neither committed nor counted.
   const gitlinks = new Set(sensitive.filter((c) => c.kind === 'gitlink').map((c) => c.path));
   const files = (await applyPatch(root, patch, plan.git.config)).files.filter((f) => !gitlinks.has(f));
@@ -179,10 +182,9 @@ export async function applyMerge(
       .split('\n')
       .filter((l) => l.startsWith('diff --git ')).length - gitlinks.size;
   const hookFiles = [...new Set(sensitive.filter((c) => c.kind === 'hooks').map((c) => c.path))];
-  const after = await afterApply(root, run, files, plan.git, options.commit);
-  const commit = options.commit
-    ? await commitFiles(root, files, mergeMessage(run.name, run.meta.task), after.config)
-    : null;
+  const after = await afterApply(root, run, files, plan.git);
+  const commit = options.commit ? await commitMerged(plan, files, after) : null;
+  if (!options.commit) after.log(false);
   const notRun = commit ? plan.git.hooks : [];
   const accepted = `${sensitive.length > 0 ? ` · ${sensitive.length} sensitive change(s) accepted` : ''}${
     plan.notPassing ? ` · merged though it did not pass: ${notPassingLine(plan.notPassing)}` : ''

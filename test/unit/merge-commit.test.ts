@@ -1,0 +1,158 @@
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { merge } from '../../src/commands/merge.js';
+import { type CommandContext, memoryIo } from '../../src/context.js';
+import { exportPatch } from '../../src/git/patch.js';
+import { addWorktree } from '../../src/git/worktree.js';
+import { EventLog } from '../../src/ledger/events.js';
+import { createRun, ensureLedger, openLedger, readRun, updateState } from '../../src/ledger/index.js';
+import { GIT_ENV, gitRepo, type TestRepo, tempDir } from '../helpers/git-repo.js';
+import { ENVELOPE } from './fixtures/ledger.js';
+
+/*
+ * `merge --commit` applied the patch, then git refused the commit (no identity; a merge under way):
+ * the files were left in the tree, the run stayed in REVIEW with `merge_git committed: true`
+ * logged, and a second merge was refused on the run's own files (found by a user's eye). Now what
+ * git would refuse is refused before anything is applied, and a commit that fails anyway leaves
+ * the run MERGED, as the tree is, saying so.
+ */
+
+/** A repository with a fix run in REVIEW whose patch adds new.txt and changes a.txt. */
+async function fixRun(): Promise<{ repo: TestRepo; id: string; name: string; dir: string }> {
+  const repo = gitRepo({ files: { '.gitignore': '.agents/\n', 'a.txt': 'a\n' } });
+  const base = repo.git('rev-parse', 'HEAD').trim();
+  const wt = path.join(tempDir('agentbox-wt-'), 'wt');
+  await addWorktree(repo.dir, { path: wt, branch: `run-${path.basename(path.dirname(wt))}`, base });
+  fs.writeFileSync(path.join(wt, 'new.txt'), 'new\n');
+  fs.writeFileSync(path.join(wt, 'a.txt'), 'b\n');
+  const patch = (await exportPatch(wt, { base })).patch;
+  ensureLedger(repo.dir);
+  const ledger = openLedger(repo.dir);
+  const run = await createRun(ledger, {
+    type: 'fix',
+    task: 'add new.txt',
+    envelope: ENVELOPE,
+    repoShaStart: base,
+  });
+  fs.writeFileSync(path.join(run.dir, 'changes.patch'), patch);
+  await updateState(ledger, run, {
+    status: 'REVIEW',
+    output: { applied: true, violations: 0, corrections: 0, verified: true } as never,
+  });
+  return { repo, id: run.meta.run_id, name: run.name, dir: run.dir };
+}
+
+const context = (cwd: string) => {
+  const io = memoryIo();
+  return { ctx: { cwd, env: {}, io } as CommandContext, io };
+};
+const status = (r: { repo: TestRepo; name: string }) => readRun(openLedger(r.repo.dir), r.name).state?.status;
+/** Everything the merge could have touched in the checkout: files, index, HEAD. */
+const checkout = (repo: TestRepo) => ({
+  status: repo.git('status', '--porcelain', '--untracked-files=all'),
+  head: repo.git('rev-parse', 'HEAD'),
+  a: fs.readFileSync(path.join(repo.dir, 'a.txt'), 'utf8'),
+  index: fs.readFileSync(path.join(repo.dir, '.git', 'index')).toString('base64'),
+});
+
+describe('merge --commit: a commit git would refuse is refused before anything is applied', () => {
+  const home = tempDir('agentbox-merge-commit-home-');
+  beforeAll(() => {
+    for (const [key, value] of Object.entries(GIT_ENV)) vi.stubEnv(key, value);
+    // No identity but the repository's own (the machine's global config may hold one).
+    vi.stubEnv('HOME', home);
+    vi.stubEnv('XDG_CONFIG_HOME', home);
+    vi.stubEnv('GIT_CONFIG_NOSYSTEM', '1');
+  });
+  afterAll(() => vi.unstubAllEnvs());
+
+  it.each([
+    [
+      'git does not know who you are',
+      (repo: TestRepo) => {
+        for (const key of [
+          'GIT_AUTHOR_NAME',
+          'GIT_AUTHOR_EMAIL',
+          'GIT_COMMITTER_NAME',
+          'GIT_COMMITTER_EMAIL',
+        ])
+          vi.stubEnv(key, undefined);
+        repo.git('config', '--unset', 'user.email');
+        repo.git('config', '--unset', 'user.name');
+        repo.git('config', 'user.useConfigOnly', 'true');
+      },
+      /git cannot make a commit in .*\(no email was given and auto-detection is disabled\)/,
+      /Tell git who you are/,
+    ],
+    [
+      'a git merge under way',
+      (repo: TestRepo) =>
+        fs.writeFileSync(path.join(repo.dir, '.git', 'MERGE_HEAD'), repo.git('rev-parse', 'HEAD')),
+      /a git merge is under way in .* \(MERGE_HEAD\)/,
+      /git merge --continue\) or abort it \(git merge --abort\)/,
+    ],
+    [
+      'a cherry-pick under way',
+      (repo: TestRepo) =>
+        fs.writeFileSync(path.join(repo.dir, '.git', 'CHERRY_PICK_HEAD'), repo.git('rev-parse', 'HEAD')),
+      /a git cherry-pick is under way/,
+      /git cherry-pick --abort/,
+    ],
+    [
+      'unmerged paths in the index',
+      (repo: TestRepo) => {
+        // Three stages of one path, as a conflict leaves them (a stash pop's, say: no MERGE_HEAD).
+        const sha = repo.git('rev-parse', 'HEAD:a.txt').trim();
+        const info = [1, 2, 3].map((stage) => `100644 ${sha} ${stage}\tother.txt\n`).join('');
+        execFileSync('git', ['update-index', '--index-info'], { cwd: repo.dir, input: info });
+      },
+      /1 path\(s\) in .* are unmerged/,
+      /Resolve them/,
+    ],
+  ])('%s: refused, nothing changed, the run still in REVIEW', async (_what, person, said, hint) => {
+    const r = await fixRun();
+    person(r.repo);
+    const before = checkout(r.repo);
+    const { ctx } = context(r.repo.dir);
+    const error = await merge(ctx, r.id, { yes: true, commit: true }).catch((e: unknown) => e);
+    expect(error).toMatchObject({ code: 'MERGE_REFUSED', message: expect.stringMatching(said) });
+    expect((error as { hint: string }).hint).toMatch(hint);
+    expect((error as { hint: string }).hint).toMatch(/^nothing was changed\./);
+    expect(checkout(r.repo)).toEqual(before);
+    expect(status(r)).toBe('REVIEW');
+    expect(new EventLog(r.dir).read().some((e) => e.event === 'merge_git')).toBe(false);
+    // Without --commit, the same merge goes on: the files applied, not committed.
+    const { ctx: plain } = context(r.repo.dir);
+    expect(await merge(plain, r.id, { yes: true })).toBe(0);
+    expect(fs.readFileSync(path.join(r.repo.dir, 'new.txt'), 'utf8')).toBe('new\n');
+    expect(status(r)).toBe('MERGED');
+    for (const key of Object.keys(GIT_ENV)) vi.stubEnv(key, GIT_ENV[key as keyof typeof GIT_ENV]);
+  });
+
+  it('a commit that fails after the apply (a signing program that fails): the run MERGED, as the tree is, and said', async () => {
+    const r = await fixRun();
+    r.repo.git('config', 'commit.gpgSign', 'true');
+    r.repo.git('config', 'gpg.program', 'false');
+    const { ctx } = context(r.repo.dir);
+    const error = await merge(ctx, r.id, { yes: true, commit: true }).catch((e: unknown) => e);
+    expect(error).toMatchObject({
+      code: 'GIT_FAILED',
+      message: expect.stringMatching(new RegExp(`^merged ${r.name} into .*, but git could not commit it: `)),
+      hint: expect.stringMatching(/recorded MERGED and its files are in your working tree, not committed/),
+    });
+    expect(fs.readFileSync(path.join(r.repo.dir, 'new.txt'), 'utf8')).toBe('new\n');
+    expect(r.repo.git('log', '--format=%s')).not.toMatch(/add new\.txt/);
+    expect(status(r)).toBe('MERGED');
+    const events = new EventLog(r.dir).read();
+    expect(events.find((e) => e.event === 'merge_git')).toMatchObject({ committed: false });
+    // The ledger's line for the change of status says what happened.
+    const index = fs.readFileSync(path.join(r.repo.dir, '.agents', 'INDEX.jsonl'), 'utf8');
+    expect(index).toMatch(/"event":"merged".*2 file\(s\) applied, not committed: /);
+    // A second merge says it is merged, not a conflict on its own files.
+    await expect(merge(context(r.repo.dir).ctx, r.id, { yes: true, commit: true })).rejects.toMatchObject({
+      message: `run ${r.name} is already merged`,
+    });
+  });
+});
