@@ -3,7 +3,7 @@ import { isAgentboxError } from '../errors.js';
 import { assertOwnWorktree } from '../git/own-traces.js';
 import { EventLog } from '../ledger/events.js';
 import { readRun } from '../ledger/index.js';
-import { collectReview } from '../review/feedback/collect.js';
+import { clearKeptReview, collectReview } from '../review/feedback/collect.js';
 import type { SandboxProbe } from '../sandbox/available.js';
 import { assertSandboxUsable, assertVerifyUsable } from '../sandbox/prepare.js';
 import { assertProjectSettings } from '../settings/startup.js';
@@ -83,5 +83,6 @@ export async function openRevision(
     // Another command took the run between the checks and now (two revises at once: one wins).
     refused('blocked')(error);
   }
+  if (ask.edit) clearKeptReview(run.dir);
   return { run, next };
 }

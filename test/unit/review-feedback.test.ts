@@ -1,10 +1,11 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { clearKeptReview, collectReview, REVIEW_FILE } from '../../src/review/feedback/collect.js';
 import { parseCommentArgs, parsePlace } from '../../src/review/feedback/comments.js';
 import { hunkAt, parseHunks } from '../../src/review/feedback/hunks.js';
 import { renderReview } from '../../src/review/feedback/render.js';
-import { parseReviewFile, writeReviewFile } from '../../src/review/feedback/review-file.js';
+import { parseReviewFile, reopenedReview, writeReviewFile } from '../../src/review/feedback/review-file.js';
 import { loadReviseTemplate, revisionMessage } from '../../src/templates/revise.js';
 import { tempDir } from '../helpers/git-repo.js';
 
@@ -133,6 +134,81 @@ describe('the review file of --edit', () => {
 
   it('emptied: an empty review (the command aborts)', () => {
     expect(parseReviewFile(initial.replace('overall', ''), 'F')).toEqual({ message: '', comments: [] });
+  });
+});
+
+describe('a review that was not sent is opened again by the next --edit (it was overwritten)', () => {
+  /** A run folder with the change, and an editor script (a real process) that runs `sh` on the file. */
+  const setup = () => {
+    const runDir = tempDir('agentbox-review-kept-');
+    fs.writeFileSync(path.join(runDir, 'changes.patch'), PATCH);
+    const editor = (script: string) => {
+      const file = path.join(runDir, `editor-${Math.random().toString(36).slice(2)}.sh`);
+      fs.writeFileSync(file, script);
+      return { PATH: process.env.PATH, EDITOR: `sh ${file}`, VISUAL: '' };
+    };
+    return { runDir, editor };
+  };
+  const input = (runDir: string, revision = 2) => ({ runDir, runName: 'r__abc123', revision, edit: true });
+
+  it('a comment with no line under it: the same command opens the review as written; sent, the file is gone', async () => {
+    const { runDir, editor } = setup();
+    const kept = path.join(runDir, REVIEW_FILE);
+    // The person writes a message, a comment in its place and one with no line under it.
+    const first = editor(
+      `sed -i -e '1s/^/MY-WORDS keep them/' -e 's/^+export const y = x + 1;$/&\\n> IN-PLACE/' -e '1i > orphan' "$1"\n`,
+    );
+    await expect(collectReview(first, input(runDir))).rejects.toThrow(
+      /must be right under a line of the change/,
+    );
+    expect(fs.readFileSync(kept, 'utf8')).toContain('MY-WORDS keep them');
+    // "run the same command again": the editor gets the file as it was left, and fixes the one line.
+    const second = editor(`grep -q '^MY-WORDS keep them$' "$1" || exit 3\nsed -i '/^> orphan$/d' "$1"\n`);
+    const { review } = await collectReview(second, input(runDir));
+    expect(review).toEqual({
+      message: 'MY-WORDS keep them',
+      comments: [{ file: 'src/app.ts', line: 3, text: 'IN-PLACE' }],
+    });
+    clearKeptReview(runDir);
+    expect(fs.existsSync(kept)).toBe(false);
+  });
+
+  it('an editor that failed: the review kept is reopened, a message typed this time put first', async () => {
+    const { runDir, editor } = setup();
+    await expect(
+      collectReview(editor(`sed -i '1s/^/WRITTEN-BEFORE/' "$1"; exit 1\n`), input(runDir)),
+    ).rejects.toMatchObject({
+      hint: expect.stringMatching(/is kept in .*: the same command opens it again/),
+    });
+    const { review } = await collectReview(editor('true\n'), { ...input(runDir), feedback: 'TYPED-NOW' });
+    expect(review.message).toBe('TYPED-NOW\n\nWRITTEN-BEFORE');
+  });
+
+  it('a review kept for another change (a revision since) is moved aside, not overwritten, and a fresh one opens', async () => {
+    const { runDir, editor } = setup();
+    await expect(
+      collectReview(editor(`sed -i '1s/^/OLD-WORDS/' "$1"; exit 1\n`), input(runDir, 2)),
+    ).rejects.toThrow();
+    const { review } = await collectReview(editor(`sed -i '1s/^/NEW-WORDS/' "$1"\n`), input(runDir, 3));
+    expect(review.message).toBe('NEW-WORDS');
+    expect(fs.readFileSync(path.join(runDir, `${REVIEW_FILE}.old`), 'utf8')).toContain('OLD-WORDS');
+  });
+
+  it('reopenedReview: the same change with comments in it is the same; another revision or change is not', () => {
+    const fresh = writeReviewFile({ run: 'r__abc123', revision: 2, message: '', patch: PATCH });
+    const commented = `words\n${fresh.replace('+one\n', '+one\n> a comment\n')}`;
+    expect(reopenedReview(commented, fresh, '')).toBe(commented);
+    expect(reopenedReview(commented, fresh, 'words')).toBe(commented);
+    const later = writeReviewFile({ run: 'r__abc123', revision: 3, message: '', patch: PATCH });
+    expect(reopenedReview(commented, later, '')).toBeNull();
+    const other = writeReviewFile({
+      run: 'r__abc123',
+      revision: 2,
+      message: '',
+      patch: PATCH.replace('+one', '+uno'),
+    });
+    expect(reopenedReview(commented, other, '')).toBeNull();
+    expect(reopenedReview('no heading at all', fresh, '')).toBeNull();
   });
 });
 

@@ -2,13 +2,17 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { AgentboxError } from '../../errors.js';
 import type { Env } from '../../util/env.js';
+import { readTextIfExists } from '../../util/fs.js';
 import { type LineComment, parseCommentArgs, type Review } from './comments.js';
 import { editFile } from './editor.js';
 import { parseHunks } from './hunks.js';
 import { renderReview } from './render.js';
-import { parseReviewFile, writeReviewFile } from './review-file.js';
+import { parseReviewFile, reopenedReview, writeReviewFile } from './review-file.js';
 
-/** Where `--edit` keeps the review file (like git's COMMIT_EDITMSG): an aborted review is not lost. */
+/**
+ * Where `--edit` keeps the review file (like git's COMMIT_EDITMSG): a review that was not sent is
+ * opened again by the next `--edit` of the same revision, and removed once one is sent.
+ */
 export const REVIEW_FILE = 'REVIEW_EDITMSG';
 
 export interface ReviewInput {
@@ -39,17 +43,36 @@ export async function collectReview(
   };
   if (input.edit) {
     const file = path.join(input.runDir, REVIEW_FILE);
-    const initial = writeReviewFile({
+    const fresh = writeReviewFile({
       run: input.runName,
       revision: input.revision,
       message: review.message,
       patch,
     });
-    const edited = parseReviewFile(await editFile(env, file, initial), file);
+    const edited = parseReviewFile(await editFile(env, file, keptOr(file, fresh, review.message)), file);
     review = { message: edited.message, comments: [...edited.comments, ...review.comments] };
   }
   checkReview(review, input);
   return { review, rendered: renderReview(review, parseHunks(patch)) };
+}
+
+/**
+ * What the editor opens: the review kept from an attempt that sent nothing, when it is about this
+ * change ("run the same command again" reopens it, as written); else the fresh file, a kept one
+ * about another change moved aside to REVIEW_EDITMSG.old first, not overwritten.
+ */
+function keptOr(file: string, fresh: string, message: string): string {
+  const kept = readTextIfExists(file);
+  if (kept === undefined) return fresh;
+  const reopened = reopenedReview(kept, fresh, message);
+  if (reopened !== null) return reopened;
+  fs.renameSync(file, `${file}.old`);
+  return fresh;
+}
+
+/** A review is sent (recorded with its revision): the file kept for it is done with. */
+export function clearKeptReview(runDir: string): void {
+  fs.rmSync(path.join(runDir, REVIEW_FILE), { force: true });
 }
 
 function readPatch(runDir: string): string {

@@ -28,7 +28,7 @@ export async function editFile(env: Env, file: string, initial: string): Promise
       'USAGE',
       `your editor exited with ${code === null ? 'a signal' : `code ${code}`}: nothing was sent`,
       {
-        hint: `your review is kept in ${file}`,
+        hint: `your review is kept in ${file}: the same command opens it again`,
       },
     );
   }

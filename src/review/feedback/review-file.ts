@@ -31,6 +31,30 @@ export function writeReviewFile(input: {
   ].join('\n');
 }
 
+/**
+ * A review file kept from an attempt that sent nothing (the editor failed, a comment had no line
+ * under it), as `fresh` would open it for the same revision: the kept text when it is about the
+ * same change (its heading and its change, the `>` comments aside, are the fresh file's), with
+ * `message` (typed on the command line this time) first when the kept text lacks it; null when it
+ * is about another change. Pure.
+ */
+export function reopenedReview(kept: string, fresh: string, message: string): string | null {
+  const about = (text: string) => {
+    const at = text.indexOf('\n# agentbox revise ');
+    if (at < 0) return null;
+    return text
+      .slice(at + 1)
+      .split('\n')
+      .filter((line) => !line.startsWith('>'))
+      .join('\n')
+      .trimEnd();
+  };
+  const same = about(kept);
+  if (same === null || same !== about(fresh)) return null;
+  const typed = message.trim();
+  return typed === '' || kept.includes(typed) ? kept : `${typed}\n\n${kept}`;
+}
+
 /** Where a comment in the file sits: its file and line in the change, or why it cannot. */
 type Anchor = { file: string; line: number; side?: 'old' } | { problem: string };
 
