@@ -74,6 +74,7 @@ export async function openRevision(
       feedback: ask.feedback,
       comments: ask.comments,
       edit: ask.edit,
+      worktree: run.state?.worktree_path ?? null,
     }).finally(() => unsubscribe?.());
     return { ...composeRevision(ctx.env, rc, run, rendered), review, rendered };
   })().catch(refused('refused'));

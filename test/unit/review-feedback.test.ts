@@ -2,8 +2,9 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { clearKeptReview, collectReview, REVIEW_FILE } from '../../src/review/feedback/collect.js';
-import { parseCommentArgs, parsePlace } from '../../src/review/feedback/comments.js';
+import { type LineComment, parseCommentArgs, parsePlace } from '../../src/review/feedback/comments.js';
 import { hunkAt, parseHunks } from '../../src/review/feedback/hunks.js';
+import { placeProblem } from '../../src/review/feedback/places.js';
 import { renderReview } from '../../src/review/feedback/render.js';
 import { parseReviewFile, reopenedReview, writeReviewFile } from '../../src/review/feedback/review-file.js';
 import { loadReviseTemplate, revisionMessage } from '../../src/templates/revise.js';
@@ -209,6 +210,77 @@ describe('a review that was not sent is opened again by the next --edit (it was 
     });
     expect(reopenedReview(commented, other, '')).toBeNull();
     expect(reopenedReview('no heading at all', fresh, '')).toBeNull();
+  });
+});
+
+describe('a line comment points at the change or the worktree, or nothing is sent', () => {
+  const files = parseHunks(
+    `${PATCH}diff --git a/gone.txt b/gone.txt\ndeleted file mode 100644\nindex 4444444..0000000\n--- a/gone.txt\n+++ /dev/null\n@@ -1,2 +0,0 @@\n-old one\n-old two\n`,
+  );
+  const tree = (file: string) =>
+    (
+      ({
+        'src/app.ts': { lines: 5 },
+        'notes.txt': { lines: 2 },
+        'README.md': { lines: 7 },
+        vendor: 'other',
+      }) as const
+    )[file as 'src/app.ts'] ?? 'none';
+  it.each<[string, LineComment, string | null]>([
+    ['a line the change added', { file: 'src/app.ts', line: 3, text: 't' }, null],
+    ['a line it left alone, in the worktree', { file: 'src/app.ts', line: 5, text: 't' }, null],
+    ['a file it did not touch, within its lines', { file: 'README.md', line: 7, text: 't' }, null],
+    ['a line it removed', { file: 'src/app.ts', line: 2, side: 'old', text: 't' }, null],
+    ['a line of a file it removed', { file: 'gone.txt', line: 2, side: 'old', text: 't' }, null],
+    ['something not a file (a link, a folder): taken', { file: 'vendor', line: 9, text: 't' }, null],
+    [
+      'a file in neither',
+      { file: 'nope.txt', line: 1, text: 't' },
+      "--comment nope.txt:1: nope.txt is neither in the change nor in the run's worktree",
+    ],
+    [
+      'a line past a file’s end',
+      { file: 'README.md', line: 999, text: 't' },
+      "--comment README.md:999: README.md has 7 line(s) in the run's worktree: line 999 is past its end",
+    ],
+    [
+      'a place with two colons (a file named "notes.txt:1")',
+      { file: 'notes.txt:1', line: 2, text: 't' },
+      "--comment notes.txt:1:2: notes.txt:1 is neither in the change nor in the run's worktree",
+    ],
+    [
+      'a removed line the change did not remove',
+      { file: 'notes.txt', line: 999, side: 'old', text: 't' },
+      '--comment notes.txt:-999: line 999 of notes.txt before the change is not a line the change removed',
+    ],
+    [
+      'a new-side line of a file the change removed',
+      { file: 'gone.txt', line: 1, text: 't' },
+      '--comment gone.txt:1: the change removes gone.txt: name its lines by their number before it (gone.txt:-<line>)',
+    ],
+  ])('%s', (_what, comment, problem) => {
+    expect(placeProblem(comment, files, tree)).toBe(problem);
+  });
+
+  it('collectReview refuses it from the real worktree before anything is sent; a hostile name is shown escaped', async () => {
+    const runDir = tempDir('agentbox-places-run-');
+    const worktree = tempDir('agentbox-places-wt-');
+    fs.writeFileSync(path.join(runDir, 'changes.patch'), PATCH);
+    fs.mkdirSync(path.join(worktree, 'src'));
+    fs.writeFileSync(path.join(worktree, 'src/app.ts'), 'a\nb\nc\nd\ne');
+    fs.symlinkSync('/dev/zero', path.join(worktree, 'zero'));
+    const input = (comments: string[]) => ({ runDir, runName: 'r__abc123', revision: 2, worktree, comments });
+    await expect(collectReview({}, input(['src/app.ts:5', 'ok']))).resolves.toBeTruthy();
+    await expect(collectReview({}, input(['zero:3', 'a link: not followed']))).resolves.toBeTruthy();
+    await expect(collectReview({}, input(['src/app.ts:6', 'past']))).rejects.toMatchObject({
+      code: 'USAGE',
+      message:
+        "--comment src/app.ts:6: src/app.ts has 5 line(s) in the run's worktree: line 6 is past its end: nothing was sent",
+      hint: expect.stringContaining('agentbox diff abc123'),
+    });
+    await expect(collectReview({}, input(['ev\x1b]0;t\x07il.txt:1', 'x']))).rejects.toMatchObject({
+      message: expect.stringContaining('"ev\\x1b]0;t\\x07il.txt" is neither'),
+    });
   });
 });
 

@@ -6,6 +6,7 @@ import { readTextIfExists } from '../../util/fs.js';
 import { type LineComment, parseCommentArgs, type Review } from './comments.js';
 import { editFile } from './editor.js';
 import { parseHunks } from './hunks.js';
+import { checkPlaces } from './places.js';
 import { renderReview } from './render.js';
 import { parseReviewFile, reopenedReview, writeReviewFile } from './review-file.js';
 
@@ -25,6 +26,8 @@ export interface ReviewInput {
   readonly comments?: readonly string[] | undefined;
   /** `--edit`: the review is written in the person's editor, on the change. */
   readonly edit?: boolean | undefined;
+  /** The run's worktree: a comment on a line the change left alone names a line of its file. */
+  readonly worktree?: string | null;
 }
 
 /**
@@ -53,7 +56,9 @@ export async function collectReview(
     review = { message: edited.message, comments: [...edited.comments, ...review.comments] };
   }
   checkReview(review, input);
-  return { review, rendered: renderReview(review, parseHunks(patch)) };
+  const hunks = parseHunks(patch);
+  checkPlaces(review.comments, hunks, input.worktree ?? null, input.runName.slice(-6));
+  return { review, rendered: renderReview(review, hunks) };
 }
 
 /**
