@@ -55,12 +55,20 @@ export async function revise(
   return code;
 }
 
-/** How a revision went, after the run's summary: its verification first (merge --yes refuses a failed one). Pure. */
+/**
+ * How a revision went, after the run's summary: its verification first (merge --yes refuses a
+ * failed one), and what to do next as the run's status allows (only a run in REVIEW is revised;
+ * one the supervisor ended on the failure is resumed). Pure.
+ */
 export function revisionLine(r: RevisionRecord, id: string): string {
   const verify =
     r.verified === null ? 'runs.verify not run' : r.verified ? 'runs.verify passed' : 'runs.verify FAILED';
   const own = `its own change: agentbox diff ${id} --revision ${r.revision}`;
   const line = `revision ${r.revision} · ${verify} · ${formatUsd(r.cost_usd)} · ${formatDuration(r.duration_ms)} — ${own}\n`;
   if (r.verified !== false) return line;
-  return `${line}✗ revision ${r.revision} broke runs.verify: merge --yes refuses it — revise it again (agentbox revise ${id} "…") or see why: agentbox show ${id}\n`;
+  const next =
+    r.status === 'REVIEW'
+      ? `revise it again (agentbox revise ${id} "…")`
+      : `the run is ${r.status}: go on with agentbox resume ${id} "<what to fix>"`;
+  return `${line}✗ revision ${r.revision} broke runs.verify: merge --yes refuses it — ${next} or see why: agentbox show ${id}\n`;
 }

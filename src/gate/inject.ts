@@ -2,6 +2,7 @@ import { AgentboxError } from '../errors.js';
 import { ipcRequest } from '../interactive/ipc.js';
 import { recordedSocket } from '../interactive/socket-path.js';
 import type { RunDetails } from '../ledger/index.js';
+import { moreWordsFor } from '../present/next-step.js';
 import { isAlive } from '../process/reap.js';
 import { enqueue, pendingCount } from '../supervisor/inbox.js';
 
@@ -32,7 +33,7 @@ export async function deliverMessage(run: RunDetails, text: string): Promise<Del
       'USAGE',
       `run ${run.name} is not running (${state?.status ?? 'no state'}): nothing would read the message`,
       {
-        hint: `continue it with the message instead: agentbox resume ${run.meta.run_id} "${text.length > 40 ? `${text.slice(0, 40)}…` : text}"`,
+        hint: moreWordsFor({ status: state?.status ?? null, type: run.meta.type, id: run.meta.run_id }, text),
       },
     );
   }

@@ -87,7 +87,8 @@ function ambiguous(ref: string, matches: readonly string[], what: string): Agent
     'RUN_AMBIGUOUS',
     `${quoteRef(ref)} matches ${matches.length} runs:\n    ${shown}${more}`,
     {
-      hint: `${what}: e.g. agentbox show ${runIdOf(matches[0]!)}`,
+      // Not a command: the one typed takes it (a fixed `agentbox show …` sent a merge to show).
+      hint: `${what}, in the same command: e.g. ${runIdOf(matches[0]!)} for the first above`,
     },
   );
 }

@@ -48,3 +48,26 @@ export function nextAction(
 export function nextStep(status: RunStatus, id: string, failure?: FailureOf): string {
   return nextAction(status, id, failure) ?? `agentbox show ${id}`;
 }
+
+/**
+ * How to go on with more words for a run that is not running (`inject` of one, `resume` of one that
+ * cannot be resumed): a fix run in REVIEW takes them as a review; a crashed, aborted or stalled run
+ * is resumed with them; one that ended otherwise is done with, and a new run does more. Each names
+ * a command the run allows (inject and resume sent a REVIEW run to each other). Pure.
+ */
+export function moreWordsFor(
+  run: { status: RunStatus | null; type: string; id: string },
+  text: string,
+): string {
+  const words = text.length > 40 ? `${text.slice(0, 40)}…` : text;
+  if (run.status === 'REVIEW' && run.type === 'fix')
+    return `give it to the run as a review instead: agentbox revise ${run.id} "${words}"`;
+  if (
+    run.status === 'CRASHED' ||
+    run.status === 'ABORTED' ||
+    run.status === 'STALLED' ||
+    run.status === 'ACTIVE'
+  )
+    return `continue it with the message instead: agentbox resume ${run.id} "${words}"`;
+  return `it has ended${run.status ? ` (${run.status})` : ''}: start a new run for more work`;
+}

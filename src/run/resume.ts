@@ -3,6 +3,7 @@ import type { Env } from '../context.js';
 import { AgentboxError } from '../errors.js';
 import { EventLog } from '../ledger/events.js';
 import type { RunDetails } from '../ledger/index.js';
+import { moreWordsFor } from '../present/next-step.js';
 import { isAlive } from '../process/reap.js';
 import type { RecoveryAction } from '../recover/decide.js';
 
@@ -34,7 +35,7 @@ export async function resumeBlocker(
       'USAGE',
       `run ${name} is ${state.status}; only CRASHED, ABORTED or STALLED runs can be resumed`,
       {
-        hint: 'start a new run for more work',
+        hint: moreWordsFor({ status: state.status, type: run.meta.type, id: run.meta.run_id }, '<more>'),
       },
     );
   }

@@ -46,7 +46,7 @@ describe('names fit the screen: short ids and their prefixes (issue 14, item 9)'
     expect(ambiguous.stderr).toContain(`"${id.slice(0, 3)}" matches 2 runs:\n`);
     expect(ambiguous.stderr).toContain(`    ${id}  ${name}\n`);
     expect(ambiguous.stderr).toContain(`    ${twin.slice(-6)}  ${twin}\n`);
-    expect(ambiguous.stderr).toContain('→ type more of the id: e.g. agentbox show ');
+    expect(ambiguous.stderr).toContain('→ type more of the id, in the same command: e.g. ');
     expect(p.state(name).status).toBe('REVIEW');
     fs.rmSync(p.runDir(twin), { recursive: true });
 

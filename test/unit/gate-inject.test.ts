@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { AgentboxError } from '../../src/errors.js';
 import { checkMessage, deliveredJson, deliverMessage } from '../../src/gate/inject.js';
 import { readRun, updateState } from '../../src/ledger/index.js';
+import { moreWordsFor } from '../../src/present/next-step.js';
 import { processStartTime } from '../../src/process/reap.js';
 import { create, errorOf, idSequence, ledgerRepo } from './fixtures/ledger.js';
 
@@ -21,6 +22,20 @@ describe('inject (src/gate/inject.ts)', () => {
     expect(error.message).toBe(`run ${run.name} is not running (CRASHED): nothing would read the message`);
     expect(error.hint).toBe(
       `continue it with the message instead: agentbox resume aaaaaa "${'x'.repeat(40)}…"`,
+    );
+  });
+
+  it('names a next step the run allows: a fix run in REVIEW takes a review; an ended one, a new run (it offered resume, which refuses them)', () => {
+    expect(moreWordsFor({ status: 'REVIEW', type: 'fix', id: 'abc123' }, 'also docs')).toBe(
+      'give it to the run as a review instead: agentbox revise abc123 "also docs"',
+    );
+    for (const status of ['DONE', 'MERGED', 'DISCARDED', 'FAILED'] as const)
+      expect(moreWordsFor({ status, type: 'fix', id: 'abc123' }, 'x')).toBe(
+        `it has ended (${status}): start a new run for more work`,
+      );
+    expect(moreWordsFor({ status: 'REVIEW', type: 'review', id: 'abc123' }, 'x')).toMatch(/^it has ended/);
+    expect(moreWordsFor({ status: 'ABORTED', type: 'fix', id: 'abc123' }, 'x')).toBe(
+      'continue it with the message instead: agentbox resume abc123 "x"',
     );
   });
 

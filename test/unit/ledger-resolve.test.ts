@@ -49,7 +49,7 @@ describe('resolveRun: a unique prefix of the short id, as git takes a hash prefi
     expect(error.message).toBe(
       `"ab1" matches 2 runs:\n    ab1f00  ${runs.second.name}\n    ab12cd  ${runs.first.name}`,
     );
-    expect(error.hint).toBe('type more of the id: e.g. agentbox show ab1f00');
+    expect(error.hint).toBe('type more of the id, in the same command: e.g. ab1f00 for the first above');
   });
 
   it.each([

@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import { revisionLine } from '../../src/commands/revise.js';
 import type { RunDetails, RunMeta, RunState } from '../../src/ledger/index.js';
+import type { RevisionRecord } from '../../src/ledger/revisions.js';
 import { reviseBlocker } from '../../src/run/revise.js';
 import { tempDir } from '../helpers/git-repo.js';
 
@@ -83,5 +85,31 @@ describe('reviseBlocker', () => {
     }
     expect(error?.message).toContain(message);
     expect(error?.hint).toContain(next);
+  });
+});
+
+describe('revisionLine: a revision that broke runs.verify names a next step the run allows', () => {
+  const record = (status: RevisionRecord['status']): RevisionRecord => ({
+    schema_version: 1,
+    revision: 2,
+    status,
+    started_at: '2026-11-30T00:00:00Z',
+    ended_at: '2026-11-30T00:00:01Z',
+    duration_ms: 1000,
+    cost_usd: 0.01,
+    verified: false,
+    from_commit: null,
+    commit: null,
+    feedback: 'revisions/2/feedback.md',
+  });
+  it('in REVIEW: revise it again', () => {
+    expect(revisionLine(record('REVIEW'), 'abc123')).toContain(
+      'revise it again (agentbox revise abc123 "…")',
+    );
+  });
+  it('ended by the supervisor (ABORTED): resume, which a revise would refuse (it said "revise it again")', () => {
+    const line = revisionLine(record('ABORTED'), 'abc123');
+    expect(line).toContain('the run is ABORTED: go on with agentbox resume abc123 "<what to fix>"');
+    expect(line).not.toContain('agentbox revise');
   });
 });
