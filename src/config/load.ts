@@ -151,6 +151,12 @@ export function loadPersonConfig(env: Env): PersonConfig {
   const userFile = userConfigPath(env);
   if (!userFile) return { config: DEFAULT_CONFIG, file: undefined, source: undefined };
   const file = readConfigFile(userFile);
+  // A file named on purpose that is not there is a typo, not "no settings": the person's limits
+  // (max_cost, deny_read) would be dropped without a word.
+  if (file === undefined && env.AGENTBOX_CONFIG)
+    throw new AgentboxError('CONFIG_INVALID', `AGENTBOX_CONFIG names ${userFile}, which does not exist`, {
+      hint: 'fix the path, create the file, or unset AGENTBOX_CONFIG (then ~/.config/agentbox/config.yaml is read)',
+    });
   return {
     config: merge(DEFAULT_CONFIG, file),
     file,

@@ -213,6 +213,20 @@ describe('loadConfig', () => {
     });
   });
 
+  it('AGENTBOX_CONFIG naming a file that is not there is an error, not the defaults (a typo dropped the person’s limits)', () => {
+    const missing = path.join(dir, 'nope', 'c.yaml');
+    const error = thrown(() =>
+      loadConfig({ repoRoot: undefined, env: { HOME: home, AGENTBOX_CONFIG: missing } }),
+    );
+    expect(error.code).toBe('CONFIG_INVALID');
+    expect(error.message).toBe(`AGENTBOX_CONFIG names ${missing}, which does not exist`);
+    expect(error.hint).toContain('unset AGENTBOX_CONFIG');
+    // The default place may be missing: no settings of the person's, as before.
+    expect(loadConfig({ repoRoot: undefined, env: { HOME: home } }).sources).toEqual([
+      { kind: 'user', path: homeFile(), exists: false },
+    ]);
+  });
+
   it('lets the project file beat the user file, key by key', () => {
     write(homeFile(), 'claude:\n  bin: /opt/claude\n  model: opus\n');
     write(projectFile(), 'claude:\n  model: sonnet\n');
