@@ -8,7 +8,7 @@ import { isAgentboxError } from '../errors.js';
 import { runGit } from '../git/exec.js';
 import { LEDGER_IGNORES, unignored } from '../git/ignore.js';
 import { findRepo, type Repo } from '../git/repo.js';
-import { ledgerPaths } from '../ledger/index.js';
+import { ledgerPaths, openLedger } from '../ledger/index.js';
 import { probeSandbox } from '../sandbox/available.js';
 import { isObject, readSettings, SETTINGS_FILES, settingsPath } from '../settings/file.js';
 import { DENY_RULES, GUARD_EVENT, GUARD_MARK } from '../settings/managed.js';
@@ -74,6 +74,14 @@ export async function checkLedger(repo: Repo): Promise<CheckResult[]> {
     return [
       fail('ledger', `${ledger.dir}/runs is missing`, 'agentbox init'),
       skip('ledger ignored', 'no ledger yet'),
+    ];
+  }
+  try {
+    openLedger(repo.root);
+  } catch (error) {
+    return [
+      fail('ledger', message(error), hintOf(error, 'agentbox init')),
+      skip('ledger ignored', 'no ledger'),
     ];
   }
   const missing = await unignored(repo.root, LEDGER_IGNORES.slice(0, 1));

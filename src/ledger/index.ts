@@ -8,7 +8,7 @@ export { listRunNames, listRuns, type RunSummary } from './list.js';
 export { configHash, readMeta } from './meta.js';
 export { formatRunName, parseRunName, runIdOf, runRefProblem, slugify, validateRunRef } from './names.js';
 export { compareRuns } from './order.js';
-export { type Ledger, ledgerPaths, openLedger } from './paths.js';
+export { type Ledger, ledgerPaths, notAFolder, openLedger } from './paths.js';
 export { fileSizes, listArtifacts, type RunDetails, readRun } from './read.js';
 export { resolveRun } from './resolve.js';
 export { ensureLedger } from './setup.js';

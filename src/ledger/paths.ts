@@ -35,15 +35,23 @@ export function notInitialized(root: string): AgentboxError {
   return new AgentboxError('NOT_INITIALIZED', `agentbox is not set up in ${root} — run "agentbox init"`);
 }
 
+/** A folder of the ledger that is something else (a file, a link): the ledger is damaged. */
+export function notAFolder(dir: string): AgentboxError {
+  return new AgentboxError('RUN_CORRUPT', `${dir} is not a folder: the run ledger is damaged`, {
+    hint: `look at it (ls -l ${dir}), move it aside (mv ${dir} ${dir}.damaged), then agentbox init makes the folder again`,
+  });
+}
+
 /** The ledger of the repository at `repoRoot`; throws NOT_INITIALIZED when `init` never ran there. */
 export function openLedger(repoRoot: string): Ledger {
   const ledger = ledgerPaths(repoRoot);
-  let isDir = false;
+  let stat: fs.Stats | undefined;
   try {
-    isDir = fs.statSync(ledger.runsDir).isDirectory();
+    stat = fs.statSync(ledger.runsDir);
   } catch {
     // Missing (or unreadable) runs/ means the same to the user: init has not run here.
   }
-  if (!isDir) throw notInitialized(repoRoot);
+  if (!stat) throw notInitialized(repoRoot);
+  if (!stat.isDirectory()) throw notAFolder(ledger.runsDir);
   return ledger;
 }

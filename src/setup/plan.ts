@@ -5,7 +5,7 @@ import { PROJECT_CONFIG_TEMPLATE } from '../config/template.js';
 import { AgentboxError } from '../errors.js';
 import { addIgnoreBlock, type IgnoreRule, ignoreFilePath, LEDGER_IGNORES, unignored } from '../git/ignore.js';
 import type { Repo } from '../git/repo.js';
-import { ledgerPaths, renderIndexMd } from '../ledger/index.js';
+import { ledgerPaths, notAFolder, renderIndexMd } from '../ledger/index.js';
 import { readSettings, type SettingsScope, settingsPath } from '../settings/file.js';
 import { type InstallPlan, planInstall } from '../settings/managed.js';
 import { validateSettings } from '../settings/validate.js';
@@ -81,7 +81,11 @@ function ledgerSteps(root: string, rel: (p: string) => string): SetupStep[] {
   const steps: SetupStep[] = [];
   const ledger = ledgerPaths(root);
   for (const dir of [ledger.dir, ledger.runsDir, ledger.pointersDir]) {
-    if (!fs.existsSync(dir)) steps.push({ kind: 'mkdir', path: dir, summary: `created ${rel(dir)}/` });
+    const stat = fs.lstatSync(dir, { throwIfNoEntry: false });
+    // Something else where a folder of the ledger goes: every command would say "not set up", and
+    // init "already set up". Said, with nothing written; what is there is the person's to look at.
+    if (stat && !stat.isDirectory()) throw notAFolder(dir);
+    if (!stat) steps.push({ kind: 'mkdir', path: dir, summary: `created ${rel(dir)}/` });
   }
   if (!fs.existsSync(ledger.indexJsonl))
     steps.push({

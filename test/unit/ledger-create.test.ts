@@ -5,7 +5,8 @@ import { isAgentboxError } from '../../src/errors.js';
 import { configHash, ensureLedger, openLedger, readState } from '../../src/ledger/index.js';
 import { parseIndexLine } from '../../src/ledger/index-log.js';
 import { parseMeta, writeMetaOnce } from '../../src/ledger/meta.js';
-import { snapshotTree } from '../helpers/git-repo.js';
+import { agentbox } from '../helpers/cli.js';
+import { gitRepo, snapshotTree } from '../helpers/git-repo.js';
 import { create, ENVELOPE, errorOf, idSequence, ledgerRepo, scratchDir } from './fixtures/ledger.js';
 
 const lines = (file: string) => fs.readFileSync(file, 'utf8').split('\n').filter(Boolean);
@@ -54,6 +55,33 @@ describe('ensureLedger / openLedger', () => {
     expect(() => openLedger(root)).toThrow(`agentbox is not set up in ${root} — run "agentbox init"`);
     fs.mkdirSync(path.join(root, '.agents'));
     expect(() => openLedger(root)).toThrow(/not set up/);
+  });
+});
+
+describe('a ledger folder that is a file (found by a user’s eye: status said "not set up", init "already set up")', () => {
+  it('every command, init and doctor name the folder and how to go on; init writes nothing', async () => {
+    const repo = gitRepo();
+    const env = { PATH: process.env.PATH, HOME: repo.dir };
+    expect((await agentbox(['init'], { cwd: repo.dir, env })).code).toBe(0);
+    const runs = path.join(repo.dir, '.agents', 'runs');
+    fs.rmSync(runs, { recursive: true });
+    fs.writeFileSync(runs, 'junk\n');
+    const said = `${runs} is not a folder: the run ledger is damaged`;
+    expect(() => openLedger(repo.dir)).toThrow(said);
+    for (const command of [['status'], ['show', 'latest'], ['init']]) {
+      const result = await agentbox(command, { cwd: repo.dir, env });
+      expect(result.code, command.join(' ')).toBe(1);
+      expect(result.stderr, command.join(' ')).toContain(said);
+      expect(result.stderr).toContain(`mv ${runs} ${runs}.damaged`);
+    }
+    expect(fs.readFileSync(runs, 'utf8')).toBe('junk\n');
+    const doctor = await agentbox(['doctor'], { cwd: repo.dir, env });
+    expect(doctor.stdout).toMatch(new RegExp(`✗ ledger +${said.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`));
+    // Moved aside, init makes the folder again.
+    fs.renameSync(runs, `${runs}.damaged`);
+    expect((await agentbox(['init'], { cwd: repo.dir, env })).code).toBe(0);
+    expect(fs.statSync(runs).isDirectory()).toBe(true);
+    repo.cleanup();
   });
 });
 
