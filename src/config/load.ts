@@ -100,11 +100,23 @@ function parseConfigText(file: string, text: string): ConfigFile {
     );
   }
   const parsed = fileSchema.safeParse(read.value ?? {});
-  if (!parsed.success) throw configError(file, parsed.error);
+  if (!parsed.success) throw configError(file, parsed.error, read.value);
   return parsed.data;
 }
 
-function configError(file: string, error: z.ZodError): AgentboxError {
+/** What the file holds at `at` (a key's path), for the message: short, as JSON. Pure. */
+function heldAt(raw: unknown, at: readonly PropertyKey[]): string | null {
+  let value = raw;
+  for (const key of at) {
+    if (value === null || typeof value !== 'object') return null;
+    value = (value as Record<PropertyKey, unknown>)[key];
+  }
+  if (value === undefined) return null;
+  const json = JSON.stringify(value) ?? String(value);
+  return json.length > 60 ? `${json.slice(0, 60)}…` : json;
+}
+
+function configError(file: string, error: z.ZodError, raw?: unknown): AgentboxError {
   const issue = error.issues[0]!;
   const at = issue.path.join('.');
   if (issue.code === 'unrecognized_keys') {
@@ -115,9 +127,14 @@ function configError(file: string, error: z.ZodError): AgentboxError {
       hint: guess ? `did you mean "${guess}"?` : `known settings: ${KNOWN_KEYS.join(', ')}`,
     });
   }
-  return new AgentboxError('CONFIG_INVALID', `${file}: ${at || 'the file'}: ${issue.message}`, {
-    hint: 'see docs/configuration.md in agentbox for the allowed values',
-  });
+  const held = at ? heldAt(raw, issue.path) : null;
+  return new AgentboxError(
+    'CONFIG_INVALID',
+    `${file}: ${at || 'the file'}: ${issue.message}${held ? ` (it is ${held})` : ''}`,
+    {
+      hint: 'see docs/configuration.md in agentbox for the allowed values',
+    },
+  );
 }
 
 /**

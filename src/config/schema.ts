@@ -8,8 +8,10 @@ import { MIN_STALL_MS, parseDuration } from './duration.js';
 // configuration. Global to zod, and the same wherever it is set.
 z.config({ jitless: true });
 
-const duration = z.string().refine((v) => parseDuration(v) !== undefined, {
-  message: 'must be a duration such as "90s", "30m" or "2h"',
+// Every duration here is a time something may take: none is 0 (a 0s timeout was taken here and
+// then refused at the run's start, without the file's name).
+const duration = z.string().refine((v) => (parseDuration(v) ?? 0) > 0, {
+  message: 'must be a duration longer than 0, such as "90s", "30m" or "2h"',
 });
 const names = z.array(z.string().min(1));
 

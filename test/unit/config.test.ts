@@ -398,25 +398,30 @@ describe('loadConfig', () => {
     [
       'a number for a string',
       'claude:\n  bin: 3\n',
-      'claude.bin: Invalid input: expected string, received number',
+      'claude.bin: Invalid input: expected string, received number (it is 3)',
     ],
     [
       'a list for a string',
       'claude:\n  model: [a]\n',
-      'claude.model: Invalid input: expected string, received array',
+      'claude.model: Invalid input: expected string, received array (it is ["a"])',
     ],
     [
       'an empty string',
       'claude:\n  model: ""\n',
-      'claude.model: Too small: expected string to have >=1 characters',
+      'claude.model: Too small: expected string to have >=1 characters (it is "")',
     ],
     [
       // The watchdog never calls a heartbeat younger than 60 s stale: a shorter one was ignored silently (issue 38).
       'a stall_after the watchdog cannot honour',
       'runs:\n  stall_after: 30s\n',
-      'runs.stall_after: must be at least 1m: the watchdog never calls a run STALLED whose supervisor reported within the last 60 s (it reports every 15 s)',
+      'runs.stall_after: must be at least 1m: the watchdog never calls a run STALLED whose supervisor reported within the last 60 s (it reports every 15 s) (it is "30s")',
     ],
-    ['a scalar section', 'claude: 5\n', 'claude: Invalid input: expected object, received number'],
+    [
+      'a timeout of 0 (it was taken, then refused at the run’s start without the file’s name)',
+      'runs:\n  timeout: 0s\n',
+      'runs.timeout: must be a duration longer than 0, such as "90s", "30m" or "2h" (it is "0s")',
+    ],
+    ['a scalar section', 'claude: 5\n', 'claude: Invalid input: expected object, received number (it is 5)'],
     ['a list at the top', '- claude\n', 'the file: Invalid input: expected object, received array'],
   ])('rejects %s, naming the key', (_name, text, problem) => {
     const file = write(projectFile(), text);
