@@ -43,6 +43,11 @@ const escaped = (c: string): string => {
     : `\\u${code.toString(16).padStart(4, '0')}`;
 };
 
+/** `text` without its escape sequences (whole: `ESC ] 0 ; t BEL`, not only the ESC). Pure. */
+export function withoutSequences(text: string): string {
+  return QUICK.test(text) ? text.replace(SEQUENCES, '') : text;
+}
+
 /**
  * Text for the terminal, lines kept: escape sequences removed, other controls shown escaped, CRLF
  * read as a line end. Pure.

@@ -1,5 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { terminalExact, terminalLine, terminalName, terminalText } from '../../src/util/terminal-text.js';
+import { shortTask } from '../../src/ledger/text.js';
+import {
+  terminalExact,
+  terminalLine,
+  terminalName,
+  terminalText,
+  withoutSequences,
+} from '../../src/util/terminal-text.js';
 
 const ESC = '\x1b';
 const BEL = '\x07';
@@ -129,5 +136,18 @@ describe('terminalName: a file name or a path, on one line, told apart from ever
     const shown = names.map(terminalName);
     for (const s of shown) expect(s).not.toMatch(/[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]/);
     expect(new Set(shown).size).toBe(names.length);
+  });
+});
+
+describe('a task as the ledger’s listings keep it (status’s column): a sequence goes whole', () => {
+  it.each([
+    ['an OSC title', 'EDIT \x1b]0;tasktitle\x07 task', 'EDIT  task'],
+    ['a clear screen', 'a \x1b[2J b', 'a  b'],
+    ['an 8-bit CSI', 'a \x9b31m b', 'a  b'],
+    ['lines', 'one\ntwo\r\nthree', 'one two three'],
+    ['plain', 'fix the login', 'fix the login'],
+  ])('%s', (_what, task, kept) => {
+    expect(shortTask(task)).toBe(kept);
+    expect(withoutSequences(task)).not.toMatch(/\]0;|\[2J/);
   });
 });
