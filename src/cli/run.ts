@@ -164,6 +164,10 @@ function report(error: unknown, ctx: CommandContext, argv: readonly string[]): n
       // A task that starts with "-" ("---\n…", "-v is broken") reads as an option.
       ctx.io.err(`  → a task that starts with "-" goes after --: agentbox ${command} -- "<task>"\n`);
     }
+    if (error.code === 'commander.excessArguments' && command && TASK_COMMANDS.has(command)) {
+      // `agentbox scout why is login slow`: the shell split the task into words.
+      ctx.io.err(`  → the task is one argument: put it in quotes, agentbox ${command} "<task>"\n`);
+    }
     return 2;
   }
   if (isAgentboxError(error)) {

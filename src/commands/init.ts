@@ -31,6 +31,10 @@ export interface InitOptions {
  * rolls back the ones before it.
  */
 export async function init(ctx: CommandContext, options: InitOptions = {}): Promise<number> {
+  if (options.force && !options.ci)
+    throw new AgentboxError('USAGE', '--force goes with --ci: it replaces a pipeline file', {
+      hint: 'agentbox init --ci github --force; init alone never needs it (it writes only what is missing)',
+    });
   if (options.agentboxFrom !== undefined && !options.ci)
     throw new AgentboxError(
       'USAGE',

@@ -1,3 +1,5 @@
+import fs from 'node:fs';
+import path from 'node:path';
 import { AgentboxError } from '../errors.js';
 import { type GitCall, git, gitFailed, gitRaw } from './git.js';
 import { branchRef, fetchRefspecs, groupRef, pushRefspecs, runRef } from './refs.js';
@@ -41,12 +43,30 @@ async function hasBranch(call: GitCall, run: string): Promise<boolean> {
   return (await gitRaw(call, ['rev-parse', '--verify', '--quiet', `${branchRef(run)}^{commit}`])).code === 0;
 }
 
+/**
+ * A remote given by name must be one of this repository's: git's own words for one that is not
+ * were its whole command line and a fatal line, with no list to pick from. A URL or a path (it
+ * holds `:` or `/`, or names a folder here) is git's to reach.
+ */
+async function checkRemote(call: GitCall, remote: string): Promise<void> {
+  if (/[:/]/.test(remote) || fs.existsSync(path.resolve(call.cwd, remote))) return;
+  if ((await gitRaw(call, ['remote', 'get-url', '--', remote])).code === 0) return;
+  const names = (await gitRaw(call, ['remote'])).stdout.toString().split('\n').filter(Boolean);
+  throw new AgentboxError('USAGE', `no git remote named ${remote} in ${call.cwd}`, {
+    hint:
+      names.length > 0
+        ? `this repository's remotes: ${names.join(', ')} (git remote -v shows where each goes)`
+        : 'this repository has no remote: add one (git remote add origin <url>), or give a URL',
+  });
+}
+
 async function pushAtomic(
   call: GitCall,
   remote: string,
   specs: readonly string[],
   about: { readonly what: 'run' | 'group'; readonly name: string; readonly ref: string },
 ): Promise<void> {
+  await checkRemote(call, remote);
   const args = ['push', '--atomic', '--porcelain', '--no-verify', remote, ...specs];
   const out = await gitRaw(call, args);
   if (out.code === 0) return;
@@ -70,6 +90,7 @@ async function pushAtomic(
 
 /** Mirrors the remote's published runs and run branches into refs/agentbox/remotes/<remote>/. */
 export async function fetchRefs(call: GitCall, remote: string): Promise<void> {
+  await checkRemote(call, remote);
   await git(
     call,
     ['fetch', '--no-tags', '--prune', '--no-write-fetch-head', '--quiet', remote, ...fetchRefspecs(remote)],

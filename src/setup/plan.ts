@@ -64,6 +64,17 @@ export async function planSetup(repo: Repo, scope: SettingsScope): Promise<Setup
 
 /** The settings file with agentbox's entries, refused when Claude Code would not accept the result. */
 function planSettings(settingsFile: string): InstallPlan {
+  // `.claude` as a file: the write failed on a temp name (ENOTDIR), with no word on what to do.
+  const folder = path.dirname(settingsFile);
+  const stat = fs.statSync(folder, { throwIfNoEntry: false });
+  if (stat && !stat.isDirectory())
+    throw new AgentboxError(
+      'SETTINGS_BAD_SHAPE',
+      `${folder} is not a folder: Claude Code's project settings go in ${settingsFile}`,
+      {
+        hint: `look at it, move it aside (mv ${folder} ${folder}.file), then agentbox init again: nothing was written`,
+      },
+    );
   const settings = readSettings(settingsFile);
   const settingsPlan = planInstall(settings.text, settings.value);
   const issues = validateSettings(JSON.parse(settingsPlan.text));

@@ -205,6 +205,17 @@ describe('run', () => {
     });
   });
 
+  it('a task split into words by the shell says to quote it; init --force without --ci is refused', async () => {
+    const split = await cli(['scout', 'why', 'is', 'login', 'slow']);
+    expect(split.code).toBe(2);
+    expect(split.stderr).toContain('→ the task is one argument: put it in quotes, agentbox scout "<task>"');
+    repo = gitRepo();
+    const force = await cli(['-C', repo.dir, 'init', '--force']);
+    expect(force).toMatchObject({ code: 2, stdout: '' });
+    expect(force.stderr).toContain('--force goes with --ci: it replaces a pipeline file');
+    expect(fs.existsSync(path.join(repo.dir, '.agents'))).toBe(false);
+  });
+
   it('runs the command in the -C repository', async () => {
     repo = gitRepo();
     expect(await cli(['-C', repo.dir, 'status'])).toEqual({

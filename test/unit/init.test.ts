@@ -162,6 +162,17 @@ describe('agentbox init: bad input changes nothing', () => {
     expect(snapshotTree(r.dir, { skip: [] })).toEqual(before);
   });
 
+  it('refuses a .claude that is a file, naming it and how to go on, writing nothing (it failed on a temp name)', async () => {
+    const r = repo({ files: { '.claude': 'not a folder\n' } });
+    const before = snapshotTree(r.dir, { skip: [] });
+    const result = await agentbox(['init'], { cwd: r.dir });
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain(`${r.dir}/.claude is not a folder: Claude Code's project settings go in`);
+    expect(result.stderr).toContain(`mv ${r.dir}/.claude ${r.dir}/.claude.file`);
+    expect(result.stderr).not.toMatch(/\.tmp|ENOTDIR/);
+    expect(snapshotTree(r.dir, { skip: [] })).toEqual(before);
+  });
+
   it('refuses a settings file with comments (Claude Code drops such a file)', async () => {
     const r = repo({ files: { '.claude/settings.json': '{\n  // mine\n  "model": "opus"\n}\n' } });
     const before = snapshotTree(r.dir, { skip: [] });

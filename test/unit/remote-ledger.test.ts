@@ -247,6 +247,19 @@ describe('agentbox push / fetch through a git remote', () => {
     );
   });
 
+  it('a remote this repository does not have is named, with the ones it has (it said only git’s command line and fatal line)', async () => {
+    world = origin({ 'src/app.ts': 'export const x = 1;\n' });
+    const laptop = machine(world, 'laptop');
+    const run = await fixRun(laptop.repo, laptop.ledger, 'bump x');
+    for (const argv of [['fetch', 'upstream'], ['push', run.id, 'upstream']]) {
+      const r = await laptop.agentbox(argv);
+      expect(r.code, argv.join(' ')).toBe(2);
+      expect(r.stderr, argv.join(' ')).toContain(`no git remote named upstream in ${laptop.repo.dir}`);
+      expect(r.stderr).toContain("this repository's remotes: origin");
+      expect(r.stderr).not.toContain('--porcelain');
+    }
+  });
+
   it('a hostile publication cannot write outside its run folder, act on this machine or pass the gate', async () => {
     world = origin({ 'src/app.ts': 'export const x = 1;\n' });
     const attacker = machine(world, 'attacker');
