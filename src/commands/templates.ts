@@ -93,6 +93,7 @@ export async function show(ctx: CommandContext, type: string, task: string): Pro
     repo: repo.root,
     repo_name: path.basename(repo.root),
     worktree: fix ? '<worktree>' : '',
+    base: '<base>',
     attempt: '1',
     attempts: '1',
     review: '',

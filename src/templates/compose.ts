@@ -16,6 +16,8 @@ export const TEMPLATE_VARIABLES = [
   'date',
   'attempt',
   'attempts',
+  // The commit the run started from: a fix run's change is `git diff {{base}}` (HEAD after a revision).
+  'base',
   // A revision's message (agentbox revise, src/run/revise.ts): the person's review, and which revision.
   'review',
   'revision',

@@ -370,6 +370,16 @@ describe('the revise template', () => {
   it('the built-in fix template places {{review}}; one of yours without it is refused, naming the file', () => {
     const project = tempDir('agentbox-revise-tpl-');
     expect(loadReviseTemplate({ global: null, project }, 'fix').body).toContain('{{review}}');
+    // The agent learns where its change is: HEAD, so git diff shows nothing of it (an "undo" with
+    // git checkout -- <file> did nothing, found by a user's eye).
+    const filled = revisionMessage(loadReviseTemplate({ global: null, project }, 'fix'), {
+      review: 'r',
+      revision: '2',
+      branch: 'agentbox/r',
+      base: 'c0ffee',
+    } as never);
+    expect(filled).toContain('`git diff c0ffee` shows all of it');
+    expect(filled).toContain('`git checkout c0ffee -- <file>` puts a file back');
     fs.writeFileSync(path.join(project, 'fix.revise.md'), 'Please revise. \\{{review}} is escaped.\n');
     expect(() => loadReviseTemplate({ global: null, project }, 'fix')).toThrow(
       `template ${path.join(project, 'fix.revise.md')}: it has no {{review}}`,

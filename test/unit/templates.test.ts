@@ -35,6 +35,7 @@ const VALUES: TemplateValues = {
   repo: '/repo/app',
   repo_name: 'app',
   worktree: '/wt',
+  base: '0123456789abcdef0123456789abcdef01234567',
   date: '2026-01-01',
   attempt: '1',
   attempts: '1',

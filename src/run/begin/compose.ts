@@ -31,7 +31,8 @@ export function runTemplates(env: Env, repoRoot: string, type: string, config: C
 
 /** The values a run's templates are filled with. */
 export function templateValues(input: {
-  readonly meta: Pick<RunMeta, 'run_name' | 'run_id' | 'type' | 'task' | 'repo_root' | 'options'>;
+  readonly meta: Pick<RunMeta, 'run_name' | 'run_id' | 'type' | 'task' | 'repo_root' | 'options'> &
+    Partial<Pick<RunMeta, 'repo_sha_start'>>;
   readonly worktree: string | null;
   readonly branch: string | null;
   /** A revision (agentbox revise): its number and the person's review, rendered. */
@@ -50,6 +51,7 @@ export function templateValues(input: {
     date: new Date().toISOString().slice(0, 10),
     attempt: String(attemptOf(meta)?.attempt ?? 1),
     attempts: String(attemptOf(meta)?.attempts ?? 1),
+    base: meta.repo_sha_start ?? '',
     review: input.revision?.review ?? '',
     revision: String(input.revision?.number ?? 1),
   };
