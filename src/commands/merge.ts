@@ -180,7 +180,7 @@ async function confirmed(ctx: CommandContext, plan: MergePlan, as: string): Prom
   for (;;) {
     answer = (
       await ctx.io.ask(
-        `Apply these changes${of}${claimed}${which} to ${root}? [${unseen ? 'd = show the new patch first' : 'y/N/d = show the diff'}] `,
+        `Apply these changes${of}${claimed}${which} to ${root} (${terminalLine(plan.onto)})? [${unseen ? 'd = show the new patch first' : 'y/N/d = show the diff'}] `,
       )
     ).trim();
     if (/^d(iff)?$/i.test(answer)) {
@@ -212,7 +212,7 @@ export function printMerged(
     return;
   }
   ctx.io.out(
-    `${styler(ctx.io).ok('✓')} merged ${done.changed} file(s) into ${root}${done.commit ? ` — commit ${done.commit.slice(0, 12)}` : ' (not committed)'}\n`,
+    `${styler(ctx.io).ok('✓')} merged ${done.changed} file(s) into ${root} (${terminalLine(plan.onto)})${done.commit ? ` — commit ${done.commit.slice(0, 12)}` : ' (not committed)'}\n`,
   );
   ctx.io.out(`  patch sha256 ${done.patch_sha256}\n`);
   for (const line of gitLines(done, plan.git.hooks)) ctx.io.out(`  ${line}\n`);

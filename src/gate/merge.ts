@@ -49,6 +49,8 @@ export interface MergePlan {
   readonly seen: PatchSeen;
   /** A fetched run: what its publication claims (src/gate/claims.ts); `--yes` needs `--force`. */
   readonly claim: Claim | null;
+  /** What the checkout is on: `branch main`, or `a detached HEAD` (the merge lands there). */
+  readonly onto: string;
 }
 
 export interface MergeResult {
@@ -110,7 +112,9 @@ export async function prepareMerge(root: string, run: RunDetails): Promise<Merge
   }
   const events = new EventLog(run.dir).read();
   const claim = claimOf(run, events);
+  const branch = await runGit(['symbolic-ref', '--short', '-q', 'HEAD'], { cwd: root });
   return {
+    onto: branch.exitCode === 0 && branch.stdout ? `branch ${branch.stdout}` : 'a detached HEAD',
     root,
     run,
     patch,

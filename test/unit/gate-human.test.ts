@@ -306,7 +306,7 @@ describe('merge: sensitive changes', () => {
         '  .claude/settings.json     agent-config  added',
         '  .github/workflows/ci.yml  ci            modified',
         '',
-        `Apply these changes, the 2 sensitive one(s) included, to ${repo.dir}? [y/N/d = show the diff] Nothing changed.`,
+        `Apply these changes, the 2 sensitive one(s) included, to ${repo.dir} (branch main)? [y/N/d = show the diff] Nothing changed.`,
         '',
       ].join('\n'),
     );
@@ -354,7 +354,7 @@ describe('merge: sensitive changes', () => {
       expect(await merge(ctx, name, { yes: true, allowSensitive: true, commit: true })).toBe(0);
       const head = repo.git('rev-parse', 'HEAD').trim();
       expect(io.stdout.split('\n').slice(-6)).toEqual([
-        `✓ merged 2 file(s) into ${repo.dir} — commit ${head.slice(0, 12)}`,
+        `✓ merged 2 file(s) into ${repo.dir} (branch main) — commit ${head.slice(0, 12)}`,
         expect.stringMatching(/^ {2}patch sha256 [0-9a-f]{64}$/),
         '  your git hooks did not run for this commit: pre-commit (.githooks)',
         '  the patch changes hook files: .githooks/pre-commit; read them before a commit runs them',

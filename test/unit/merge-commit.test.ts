@@ -155,4 +155,17 @@ describe('merge --commit: a commit git would refuse is refused before anything i
       message: `run ${r.name} is already merged`,
     });
   });
+
+  it('says what the merge lands on: the branch checked out, or a detached HEAD (it said only the folder)', async () => {
+    const r = await fixRun();
+    r.repo.git('checkout', '-q', '--detach');
+    const { ctx, io } = context(r.repo.dir);
+    expect(await merge(ctx, r.id, { yes: true })).toBe(0);
+    expect(io.stdout).toContain(`merged 2 file(s) into ${r.repo.dir} (a detached HEAD) (not committed)`);
+    const other = await fixRun();
+    other.repo.git('checkout', '-q', '-b', 'feature/x');
+    const second = context(other.repo.dir);
+    expect(await merge(second.ctx, other.id, { yes: true })).toBe(0);
+    expect(second.io.stdout).toContain(`into ${other.repo.dir} (branch feature/x) (not committed)`);
+  });
 });

@@ -127,7 +127,7 @@ describe('merge --commit runs none of the person’s git hooks on the run’s fi
     expect(committed(r.repo)).toEqual(['scripts/lint.sh', 'src/a.ts']);
     const head = r.repo.git('rev-parse', 'HEAD').trim();
     expect(io.stdout.split('\n').slice(-6)).toEqual([
-      `✓ merged 2 file(s) into ${r.repo.dir} — commit ${head.slice(0, 12)}`,
+      `✓ merged 2 file(s) into ${r.repo.dir} (branch main) — commit ${head.slice(0, 12)}`,
       expect.stringMatching(/^ {2}patch sha256 [0-9a-f]{64}$/),
       '  your git hooks did not run for this commit: pre-commit (.git/hooks)',
       '  they may run the files the run wrote, as you; once you have read them: git commit --amend --no-edit --only',
