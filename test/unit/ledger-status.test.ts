@@ -19,8 +19,9 @@ describe('agentbox status', () => {
     expect(header).toMatch(/^ID\s+TYPE\s+STATUS\s+AGE\s+COST\s+TASK$/);
     expect(rows.map((r) => r.split(/\s{2,}/).filter((_, i) => i !== 3))).toEqual([
       [plan.name.slice(-6), 'plan', 'ACTIVE', '—', 'plan the queue'],
-      // The escape sequence's ESC is gone: a task cannot colour (or retitle) the terminal.
-      [fix.name.slice(-6), 'fix', 'CRASHED', '—', `fix it ${'very '.repeat(20)}long [31m`],
+      // The escape sequence is gone whole: a task cannot colour (or retitle) the terminal, and no
+      // `[31m` is left of it in the column (show removes it whole too).
+      [fix.name.slice(-6), 'fix', 'CRASHED', '—', `fix it ${'very '.repeat(20)}long`],
       [scout.name.slice(-6), 'scout', 'DONE', '—', 'why is db latency high?'],
     ]);
     expect(io.stdout).not.toContain('\u001b');

@@ -251,7 +251,10 @@ describe('agentbox push / fetch through a git remote', () => {
     world = origin({ 'src/app.ts': 'export const x = 1;\n' });
     const laptop = machine(world, 'laptop');
     const run = await fixRun(laptop.repo, laptop.ledger, 'bump x');
-    for (const argv of [['fetch', 'upstream'], ['push', run.id, 'upstream']]) {
+    for (const argv of [
+      ['fetch', 'upstream'],
+      ['push', run.id, 'upstream'],
+    ]) {
       const r = await laptop.agentbox(argv);
       expect(r.code, argv.join(' ')).toBe(2);
       expect(r.stderr, argv.join(' ')).toContain(`no git remote named upstream in ${laptop.repo.dir}`);
