@@ -1,3 +1,4 @@
+import fs from 'node:fs';
 import type { OnInterrupt } from '../context.js';
 import { processIo, processTerminal } from '../context.js';
 import { STOP_SIGNAL } from '../gate/signals.js';
@@ -25,7 +26,9 @@ for (const [signal, by, code] of [
       return;
     }
     // A command that can stop cleanly (a run exports its changes first) gets one chance; a
-    // second signal, or a command that did not ask, ends the process at once.
+    // second signal, or a command that did not ask, ends the process at once — said, when it cuts
+    // a clean stop short (it ended without a word, and the run was found CRASHED later).
+    if (interrupted && handlers.size > 0) saySync(`\nagentbox: ${by} again: ${CUT_SHORT}\n`);
     if (interrupted || handlers.size === 0) process.exit(code);
     interrupted = true;
     // SIGHUP is a closed terminal: a session ends cleanly then, and nobody reads the code.
@@ -33,6 +36,18 @@ for (const [signal, by, code] of [
     for (const handler of handlers) handler(by);
   });
 }
+const CUT_SHORT =
+  'exiting at once, without the clean stop; what was running is left as it was: agentbox status shows it, agentbox recover takes it up';
+
+/** One line on standard error now, whatever becomes of the process next. */
+function saySync(text: string): void {
+  try {
+    fs.writeSync(2, text);
+  } catch {
+    // Nobody reads it any more: exiting is all that is left.
+  }
+}
+
 // A reader that went away (`agentbox status --all | head`): no stack trace, and what is left to
 // print is dropped. A command that can stop cleanly (a run, a session, the web UI) stops as when
 // its terminal closes, also when it subscribes after; any other finishes its work and exits as it

@@ -175,10 +175,12 @@ class Session {
       this.send(textMessages('err', `agentbox: unexpected error in the resident agentbox: ${error}\n`));
     }
     const command = terminalText(invokedCommand(request.argv) ?? '');
+    // The code the client exits with (130 for a run stopped by Ctrl-C), not the command's own.
+    const exit = this.signalCode ?? code;
     this.log(
-      `${command} for pid ${request.pid} in ${terminalText(request.cwd)}: exit ${code} (${Date.now() - started} ms)`,
+      `${command} for pid ${request.pid} in ${terminalText(request.cwd)}: exit ${exit} (${Date.now() - started} ms)`,
     );
-    if (!this.closed) await this.end(encode({ exit: this.signalCode ?? code }));
+    if (!this.closed) await this.end(encode({ exit }));
     // The command's cleanup after its answer (a run's release), before the server may stop; in the
     // command's context still (its owner's pid and environment).
     await onBehalfOf(request.pid, env, () => Promise.allSettled(later.map((work) => work())));

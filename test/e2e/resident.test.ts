@@ -207,6 +207,8 @@ except OSError as e:
     expect(state.failure).toMatchObject({ kind: 'killed', message: 'stopped by Ctrl-C' });
     expect(output()).toContain('ABORTED');
     expect(server.exitCode).toBeNull();
+    // The server's log says the code the client exited with (it said the command's own, 1).
+    await waitFor(() => / fix for pid \d+ in .*: exit 130 \(/.test(log));
   });
 
   it('agentbox stop reaches a served run through its client', async () => {

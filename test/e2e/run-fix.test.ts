@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bash, text, tool } from '../fixtures/model-server/index.js';
@@ -284,6 +285,54 @@ describe('fix runs on the real Claude Code: the worktree airlock and the human g
     expect(p.read(name, 'changes.patch')).toContain('+half done');
     expect(stdout).toContain('ABORTED');
     expect(fs.existsSync(path.join(p.repo.dir, 'partial.txt'))).toBe(false);
+  });
+
+  it('a second Ctrl-C while the clean stop waits exits at once and says what is left (it said nothing)', async () => {
+    // A claude that ignores SIGTERM and SIGINT (a fake: the real one ends on them), so the clean
+    // stop waits out its grace period; its pid is written for the cleanup.
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'agentbox-stubborn-'));
+    const fake = path.join(dir, 'claude');
+    fs.writeFileSync(
+      fake,
+      `#!/bin/sh\ntrap '' TERM INT\necho $$ > '${dir}/pid'\nwhile :; do sleep 0.1; done\n`,
+      {
+        mode: 0o755,
+      },
+    );
+    const child = spawn(process.execPath, [AGENTBOX_BIN, 'fix', 'stubborn'], {
+      cwd: p.repo.dir,
+      env: { ...p.env, AGENTBOX_CLAUDE_BIN: fake, AGENTBOX_RESIDENT: '0' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stderr = '';
+    child.stderr.on('data', (d) => {
+      stderr += d;
+    });
+    const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
+    try {
+      const deadline = Date.now() + 30_000;
+      while (!fs.existsSync(path.join(dir, 'pid')) && Date.now() < deadline)
+        await new Promise((r) => setTimeout(r, 50));
+      child.kill('SIGINT');
+      await new Promise((r) => setTimeout(r, 500));
+      const asked = Date.now();
+      child.kill('SIGINT');
+      expect(await exited).toBe(130);
+      expect(Date.now() - asked).toBeLessThan(3_000);
+      expect(stderr).toContain(
+        'agentbox: Ctrl-C again: exiting at once, without the clean stop; what was running is left as it was: agentbox status shows it, agentbox recover takes it up',
+      );
+    } finally {
+      const pid = Number(fs.readFileSync(path.join(dir, 'pid'), 'utf8'));
+      for (const target of [-pid, pid])
+        try {
+          process.kill(target, 'SIGKILL');
+        } catch {
+          // gone already, or not a group leader
+        }
+      if (child.exitCode === null) child.kill('SIGKILL');
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('leaves no process behind', async () => {
