@@ -7,9 +7,15 @@ export interface SettingChange {
   readonly value: unknown;
 }
 
-/** A value as YAML on one line: scalars as yaml quotes them, lists and maps in flow style. */
+/**
+ * A value as YAML on one line: scalars as yaml quotes them, lists and maps in flow style. yaml
+ * writes a string with a line end over several lines, which in place of one value broke the file
+ * (`model: abc`, then `def` at column 0): such a value is written as JSON, which YAML reads as a
+ * double-quoted string (or flow collection) on one line.
+ */
 function inline(value: unknown): string {
-  return stringify(value, { collectionStyle: 'flow', lineWidth: 0 }).trim();
+  const text = stringify(value, { collectionStyle: 'flow', lineWidth: 0 }).trim();
+  return text.includes('\n') ? JSON.stringify(value) : text;
 }
 
 /**

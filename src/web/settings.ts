@@ -83,8 +83,26 @@ export async function writeSettings(root: string, env: Env, body: Record<string,
     (c) => JSON.stringify(held[c.section]?.[c.key] ?? null) !== JSON.stringify(c.value),
   );
   if (real.length > 0) {
+    const edited = editConfigText(text, real);
+    // What is written must read back as exactly what was asked, every key, or nothing is written.
+    const back = yamlValue(edited);
+    const readBack = (c: SettingChange) =>
+      'value' in back
+        ? (back.value as Record<string, Record<string, unknown> | null> | null)?.[c.section]?.[c.key]
+        : undefined;
+    const wrong = real.find(
+      (c) => 'problem' in back || JSON.stringify(readBack(c) ?? null) !== JSON.stringify(c.value ?? null),
+    );
+    if (wrong)
+      throw new HttpError(
+        400,
+        `${wrong.section}.${wrong.key}: this value cannot be written to ${file} as it is: nothing was written`,
+        {
+          key: `${wrong.section}.${wrong.key}`,
+        },
+      );
     mkdirp(path.dirname(file));
-    await writePersonFile(file, editConfigText(text, real));
+    await writePersonFile(file, edited);
   }
   const changed = real.map((c) => `${c.section}.${c.key}`);
   return { scope, path: file, changed, awaiting_trust: awaitingTrust(root, env, scope, changed) };
@@ -118,7 +136,12 @@ function requestedChanges(body: Record<string, unknown>): SettingChange[] {
 /** The CLI's own validation of a config text: 400 naming the first bad key. */
 function checkSchema(edited: string): void {
   const read = yamlValue(edited);
-  const checked = fileSchema.safeParse('value' in read ? (read.value ?? {}) : {});
+  if ('problem' in read)
+    throw new HttpError(
+      400,
+      `these values would not make valid YAML: ${read.problem.message}: nothing was written`,
+    );
+  const checked = fileSchema.safeParse(read.value ?? {});
   if (checked.success) return;
   const issue = checked.error.issues[0]!;
   const keys =

@@ -74,3 +74,18 @@ describe('editConfigText', () => {
     });
   });
 });
+
+describe('a value with a line end (found by a user’s eye: the web UI broke agentbox.yaml with one)', () => {
+  it.each([
+    ['a string', 'abc\ndef'],
+    ['a string that reads as YAML', 'x\nfoo:\n- a'],
+    ['a list holding one', ['a\nb', 'c']],
+  ])('%s is written on one line and reads back as itself, every other line kept', (_what, value) => {
+    const out = editConfigText(TEXT, [{ section: 'supervisor', key: 'mode', value }]);
+    expect(out.split('\n')).toHaveLength(TEXT.split('\n').length);
+    const back = parseDocument(out);
+    expect(back.errors).toEqual([]);
+    expect(back.toJS().supervisor.mode).toEqual(value);
+    expect(back.toJS().runs).toEqual({ verify: null, env_pass: null });
+  });
+});

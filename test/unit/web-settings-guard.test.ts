@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/config/load.js';
 import { writeSettings } from '../../src/web/settings.js';
 import { gitRepo, type TestRepo } from '../helpers/git-repo.js';
 
@@ -50,6 +51,17 @@ describe('PUT /api/settings (writeSettings)', () => {
     ).rejects.toMatchObject({ status: 403 });
     expect(fs.readFileSync(project, 'utf8')).toBe('supervisor:\n  mode: rules\n');
     expect(fs.existsSync(path.join(home, '.config'))).toBe(false);
+  });
+
+  it('a value with a line end in a key the file holds is written on one line; the file stays valid YAML, every command still reads it', async () => {
+    // Found by a user's eye: `model: abc`, then `def` at column 0 — the file broken, every command refused.
+    const project = path.join(repo.dir, 'agentbox.yaml');
+    fs.writeFileSync(project, 'claude:\n  model: # opus\n');
+    const env = { HOME: home, XDG_STATE_HOME: path.join(home, 'state') };
+    await writeSettings(repo.dir, env, { scope: 'project', claude: { model: 'abc\ndef' } });
+    const { config } = loadConfig({ repoRoot: repo.dir, env, projectTrusted: true });
+    expect(config.claude.model).toBe('abc\ndef');
+    expect(fs.readFileSync(project, 'utf8')).toBe('claude:\n  model: "abc\\ndef" # opus\n');
   });
 
   it('writes a setting that runs nothing; a project value looser than yours is said to wait for trust', async () => {
