@@ -1,6 +1,6 @@
 import path from 'node:path';
 import type { CommandContext } from '../context.js';
-import { AgentboxError } from '../errors.js';
+import { AgentboxError, isAgentboxError } from '../errors.js';
 import { assertHuman } from '../gate/gate.js';
 import { findRepo } from '../git/repo.js';
 import { type Ledger, openLedger } from '../ledger/index.js';
@@ -91,6 +91,7 @@ export async function ui(ctx: CommandContext, options: UiOptions): Promise<numbe
     // Last time's port by default, so an open page finds the server again after a restart.
     server = await startUiServer({ ...base, port: port ?? kept.port ?? 0 });
   } catch (error) {
+    if (isAgentboxError(error)) throw error;
     if (port !== null || (error as NodeJS.ErrnoException).code !== 'EADDRINUSE') {
       throw new AgentboxError(
         'USAGE',

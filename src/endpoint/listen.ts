@@ -1,5 +1,6 @@
 import type http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { AgentboxError } from '../errors.js';
 
 export interface Listening {
   readonly port: number;
@@ -24,7 +25,19 @@ export async function listenLocal(
       resolve();
     });
   });
-  const port = (server.address() as AddressInfo).port;
+  const { port, address } = server.address() as AddressInfo;
+  // What the kernel bound, not how the host was spelt: `0`, `0.0.0.00`, `::0` and a name that
+  // resolves to 0.0.0.0 all listen on every address, and only the literal spellings were refused.
+  if (address === '0.0.0.0' || address === '::') {
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+    throw new AgentboxError(
+      'USAGE',
+      `${JSON.stringify(options.host)} is every address of this machine (${address}): agentbox listens on one address only`,
+      {
+        hint: 'name the address your browser will use, e.g. --host 192.168.1.5, or keep the default 127.0.0.1 and forward the port (ssh -L)',
+      },
+    );
+  }
   let closed: Promise<void> | undefined;
   return {
     port,

@@ -63,4 +63,21 @@ describe('agentbox ui --host', () => {
       expect(io.stdout).not.toContain('token=');
     },
   );
+
+  // Found by a user's eye: only the literal spellings were refused, and `--host 0` served the API
+  // on every interface. What the kernel bound is checked now, however the address was spelt.
+  it.each(['0', '0.0.0.00', '::0', '0:0:0:0:0:0:0:0'])(
+    '%s (every address, spelt otherwise) is refused once bound, and nothing listens',
+    async (host) => {
+      const repo = gitRepo();
+      ensureLedger(repo.dir);
+      const io = memoryIo();
+      const env = { ...GIT_ENV, PATH: process.env.PATH!, HOME: tempDir('agentbox-home-') };
+      const code = await cli(['ui', '--no-open', '--host', host, '--port', '0'], { cwd: repo.dir, env, io });
+      expect(code, io.stderr).toBe(2);
+      expect(io.stderr).toContain(`"${host}" is every address of this machine`);
+      expect(io.stderr).toContain('--host 192.168.1.5');
+      expect(io.stdout).not.toContain('token=');
+    },
+  );
 });
