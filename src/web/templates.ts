@@ -6,7 +6,7 @@ import { contractSchema } from '../templates/contract.js';
 import { readTemplate } from '../templates/load.js';
 import { BUILTIN_DIR, locateTemplates, TEMPLATE_TYPES, templateDirs } from '../templates/locate.js';
 import type { Env } from '../util/env.js';
-import { mkdirp, readTextIfExists, refuseWriteOut, writePersonFile } from '../util/fs.js';
+import { mkdirp, readRepoText, readTextIfExists, refuseWriteOut, writePersonFile } from '../util/fs.js';
 import { HttpError, stringField } from './http.js';
 
 /** A template file's name: `<kind>.md` for every type, `<type>.<kind>.md` for one. */
@@ -15,19 +15,29 @@ const NAME = new RegExp(`^((${TEMPLATE_TYPES.join('|')})\\.)?(input|output)\\.md
 /** `GET /api/templates`: both folders, the files in each, and what each run type gets today. */
 export function readTemplates(root: string, env: Env) {
   const dirs = templateDirs(env, root);
-  const files = (dir: string | null) =>
+  // The project's files are the repository's: a link out of it (to /etc/passwd, ~/.ssh/…) is not
+  // read, as the command line refuses it; the file is listed with why (the person's own are theirs).
+  const read = (file: string, own: boolean): { text: string; error?: string } => {
+    if (own) return { text: readTextIfExists(file) ?? '' };
+    try {
+      return { text: readRepoText(file, root) ?? '' };
+    } catch (error) {
+      return { text: '', error: (error as Error).message };
+    }
+  };
+  const files = (dir: string | null, own = true) =>
     dir && fs.existsSync(dir)
       ? fs
           .readdirSync(dir)
           .filter((name) => NAME.test(name))
           .sort()
-          .map((name) => ({ name, text: readTextIfExists(path.join(dir, name)) ?? '' }))
+          .map((name) => ({ name, ...read(path.join(dir, name), own) }))
       : [];
   const label = (file: string | null) =>
     file === null ? null : file.startsWith(BUILTIN_DIR) ? `built-in ${path.basename(file)}` : file;
   return {
     dirs,
-    files: { global: files(dirs.global), project: files(dirs.project) },
+    files: { global: files(dirs.global), project: files(dirs.project, false) },
     builtin: files(BUILTIN_DIR),
     types: Object.fromEntries(
       TEMPLATE_TYPES.map((type) => {

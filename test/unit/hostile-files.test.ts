@@ -6,7 +6,7 @@ import { loadRunTemplates } from '../../src/templates/load.js';
 import { templateDirs } from '../../src/templates/locate.js';
 import { readRepoText, readTextIfExists, refuseWriteOut } from '../../src/util/fs.js';
 import { HttpError } from '../../src/web/http.js';
-import { writeTemplate } from '../../src/web/templates.js';
+import { readTemplates, writeTemplate } from '../../src/web/templates.js';
 import { CLAUDE_BIN } from '../helpers/claude.js';
 import { agentbox } from '../helpers/cli.js';
 import { gitRepo, type TestRepo, tempDir } from '../helpers/git-repo.js';
@@ -108,6 +108,34 @@ describe("the page's template save (PUT /api/templates, project level)", () => {
     }
     expect(fs.readFileSync(path.join(outside, 'templates', 'scout.input.md'), 'utf8')).toBe('THEIRS\n');
     expect(fs.readdirSync(path.join(outside, 'templates'))).toEqual(['scout.input.md']);
+  });
+});
+
+describe("the page's template list (GET /api/templates)", () => {
+  it('does not read a project template that is a link out of the repository; says why; the person’s own link is read', () => {
+    // Found by a user's eye: the editor showed /etc/passwd (or any file a clone's link names).
+    const root = dir();
+    const home = dir();
+    fs.writeFileSync(path.join(home, 'secret'), 'SECRET-MATERIAL\n');
+    fs.mkdirSync(path.join(root, '.agentbox', 'templates'), { recursive: true });
+    fs.symlinkSync(path.join(home, 'secret'), path.join(root, '.agentbox', 'templates', 'output.md'));
+    fs.writeFileSync(path.join(root, '.agentbox', 'templates', 'input.md'), 'the project’s words\n');
+    fs.mkdirSync(path.join(home, '.config', 'agentbox', 'templates'), { recursive: true });
+    fs.symlinkSync(
+      path.join(home, 'secret'),
+      path.join(home, '.config', 'agentbox', 'templates', 'input.md'),
+    );
+    const listed = readTemplates(root, { HOME: home });
+    expect(JSON.stringify(listed.files.project)).not.toContain('SECRET-MATERIAL');
+    expect(listed.files.project).toEqual([
+      { name: 'input.md', text: 'the project’s words\n' },
+      {
+        name: 'output.md',
+        text: '',
+        error: expect.stringContaining('output.md is a link out of the repository'),
+      },
+    ]);
+    expect(listed.files.global).toEqual([{ name: 'input.md', text: 'SECRET-MATERIAL\n' }]);
   });
 });
 
