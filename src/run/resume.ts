@@ -20,25 +20,8 @@ export async function resumeBlocker(
   run: RunDetails,
   env: Env,
 ): Promise<Extract<RecoveryAction, { kind: 'rollback_replay' }> | null> {
-  const { name, state } = run;
-  if (!state) throw new AgentboxError('RUN_CORRUPT', `run ${name} has no state.json`);
-  if ((state.status === 'ACTIVE' || state.status === 'STALLED') && isAlive(state.pid, state.pid_start)) {
-    throw new AgentboxError('USAGE', `run ${name} is still running (pid ${state.pid})`, {
-      hint:
-        state.status === 'STALLED'
-          ? `its supervisor is alive but has not reported for a while; end it first (kill ${state.pid})`
-          : 'wait for it, or stop it first',
-    });
-  }
-  if (state.status !== 'ACTIVE' && !RESUMABLE.has(state.status)) {
-    throw new AgentboxError(
-      'USAGE',
-      `run ${name} is ${state.status}; only CRASHED, ABORTED or STALLED runs can be resumed`,
-      {
-        hint: moreWordsFor({ status: state.status, type: run.meta.type, id: run.meta.run_id }, '<more>'),
-      },
-    );
-  }
+  const { name } = run;
+  const state = assertResumable(run);
   const { decideRecovery } = await import('../recover/decide.js');
   const { recoveryFacts } = await import('../recover/facts.js');
   const action = decideRecovery({ ...(await recoveryFacts(run.dir, run.meta, state, env)), attempts: 0 });
@@ -66,4 +49,32 @@ export async function resumeBlocker(
     });
   }
   return null;
+}
+
+/**
+ * A run `agentbox resume` may take up by its status: not running, and CRASHED, ABORTED or STALLED
+ * (or ACTIVE with its process gone). Throws, naming the next command, otherwise. The web UI asks
+ * it before it starts a resume in the background, where such a refusal went unseen.
+ */
+export function assertResumable(run: RunDetails): NonNullable<RunDetails['state']> {
+  const { name, state } = run;
+  if (!state) throw new AgentboxError('RUN_CORRUPT', `run ${name} has no state.json`);
+  if ((state.status === 'ACTIVE' || state.status === 'STALLED') && isAlive(state.pid, state.pid_start)) {
+    throw new AgentboxError('USAGE', `run ${name} is still running (pid ${state.pid})`, {
+      hint:
+        state.status === 'STALLED'
+          ? `its supervisor is alive but has not reported for a while; end it first (kill ${state.pid})`
+          : 'wait for it, or stop it first',
+    });
+  }
+  if (state.status !== 'ACTIVE' && !RESUMABLE.has(state.status)) {
+    throw new AgentboxError(
+      'USAGE',
+      `run ${name} is ${state.status}; only CRASHED, ABORTED or STALLED runs can be resumed`,
+      {
+        hint: moreWordsFor({ status: state.status, type: run.meta.type, id: run.meta.run_id }, '<more>'),
+      },
+    );
+  }
+  return state;
 }

@@ -5,7 +5,7 @@ import { run } from '../../src/cli/run.js';
 import { memoryIo } from '../../src/context.js';
 import { addWorktree, headSha } from '../../src/git/worktree.js';
 import { readRun, updateState } from '../../src/ledger/index.js';
-import { resumeArgs } from '../../src/web/resume.js';
+import { resumeAction, resumeArgs } from '../../src/web/resume.js';
 import { GIT_ENV, tempDir } from '../helpers/git-repo.js';
 import { create, ledgerRepo } from './fixtures/ledger.js';
 
@@ -43,6 +43,25 @@ describe('POST /api/runs/<run>/resume: the instructions are never options', () =
       expect(io.stdout).not.toMatch(/Usage:/);
       expect(code).not.toBe(0);
       expect(readRun(ledger, stopped.name).state?.status).toBe('ABORTED');
+    },
+  );
+});
+
+describe('POST /api/runs/<run>/resume: a run resume would refuse is a 409, and nothing is started', () => {
+  it.each(['REVIEW', 'DONE', 'MERGED'] as const)(
+    '%s (it answered 202 resumed: true, then failed unseen)',
+    async (status) => {
+      const { repo, ledger } = ledgerRepo();
+      const made = await create(ledger, 'add x', '2026-03-01T10:00:00Z', { type: 'fix' });
+      await updateState(ledger, made.name, { status });
+      const error = await resumeAction({ root: repo.dir, ledger, env: {} }, made.id, {}).catch(
+        (e: unknown) => e,
+      );
+      expect(error).toMatchObject({ status: 409 });
+      expect((error as Error).message).toContain(
+        `is ${status}; only CRASHED, ABORTED or STALLED runs can be resumed`,
+      );
+      expect(fs.existsSync(path.join(ledger.runsDir, made.name, 'raw', 'agentbox.log'))).toBe(false);
     },
   );
 });
