@@ -20,6 +20,17 @@ const QUIET_MS = 60_000;
  * count (`unlogged`) goes with the next line written.
  */
 const LINES_PER_MINUTE = 100;
+/**
+ * Each text of a line at most this long: a path or Host header of 16 KB made 100 lines a minute
+ * 1.6 MB (2.3 GB a day, from any page left open).
+ */
+const FIELD_MAX = 200;
+/** The log stops growing here (about 50,000 lines); refusals past it are counted only. */
+const FILE_MAX = 16 * 1024 * 1024;
+
+/** `text` cut to FIELD_MAX characters, the cut said. Pure. */
+const cut = (text: string): string =>
+  text.length > FIELD_MAX ? `${text.slice(0, FIELD_MAX)}… (${text.length} characters)` : text;
 
 /**
  * The UI server's refusals, in `.agents/ui/events.jsonl` (`ui_refused`): a refusal that is not
@@ -30,7 +41,7 @@ const LINES_PER_MINUTE = 100;
 export class UiRefusalLog {
   private readonly log: EventLog;
   private readonly last = new Map<string, { at: number; repeated: number }>();
-  private budget = { at: Number.NEGATIVE_INFINITY, written: 0, unlogged: 0 };
+  private budget = { at: Number.NEGATIVE_INFINITY, written: 0, unlogged: 0, full: false };
 
   constructor(
     ledger: Ledger,
@@ -46,7 +57,8 @@ export class UiRefusalLog {
   }
 
   /** Writes the refusal, or counts it when the same one was written less than a minute ago. */
-  record(problem: UiProblem): void {
+  record(full: UiProblem): void {
+    const problem = { ...full, reason: cut(full.reason), method: cut(full.method), path: cut(full.path) };
     const key = `${problem.status} ${problem.method} ${problem.path} ${problem.reason}`;
     const seen = this.last.get(key);
     const at = this.now();
@@ -54,8 +66,9 @@ export class UiRefusalLog {
       seen.repeated++;
       return;
     }
-    if (at - this.budget.at >= QUIET_MS) this.budget = { at, written: 0, unlogged: this.budget.unlogged };
-    if (this.budget.written >= LINES_PER_MINUTE) {
+    if (at - this.budget.at >= QUIET_MS)
+      this.budget = { at, written: 0, unlogged: this.budget.unlogged, full: this.sizeReached() };
+    if (this.budget.written >= LINES_PER_MINUTE || this.budget.full) {
       this.budget.unlogged++;
       return;
     }
@@ -71,5 +84,14 @@ export class UiRefusalLog {
     this.last.set(key, { at, repeated: 0 });
     // Bounded: a flood of distinct paths keeps only the newest keys.
     if (this.last.size > 1000) this.last.delete(this.last.keys().next().value!);
+  }
+
+  /** The log has reached FILE_MAX (asked once a minute, with the budget's reset). */
+  private sizeReached(): boolean {
+    try {
+      return fs.statSync(this.log.file).size >= FILE_MAX;
+    } catch {
+      return false;
+    }
   }
 }

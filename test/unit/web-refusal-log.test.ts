@@ -1,4 +1,5 @@
 import fs from 'node:fs';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ensureLedger, openLedger } from '../../src/ledger/index.js';
 import { UiRefusalLog } from '../../src/web/refusal-log.js';
@@ -53,5 +54,46 @@ describe('UiRefusalLog under a flood', () => {
     const last = lines(log.file).at(-1);
     expect(last).toMatchObject({ path: '/after', unlogged: expect.any(Number) });
     expect(lines(log.file).length - 1 + last.unlogged).toBe(5000);
+  });
+});
+
+describe('UiRefusalLog: a line stays small, the file stops growing', () => {
+  it('a 16 KB path or reason is cut to 200 characters, the cut said (each line was up to 16 KB: 2.3 GB a day)', () => {
+    const repo = gitRepo();
+    ensureLedger(repo.dir);
+    let now = 1_000_000;
+    const log = new UiRefusalLog(openLedger(repo.dir), () => now);
+    for (let i = 0; i < 150; i++) {
+      log.record({
+        status: 401,
+        reason: `Host ${'h'.repeat(16_000)}`,
+        method: 'GET',
+        path: `/${i}${'a'.repeat(16_000)}`,
+      });
+      now += 1000;
+    }
+    const written = lines(log.file);
+    expect(written.length).toBeGreaterThan(50);
+    for (const line of written) {
+      expect(line.path.length).toBeLessThanOrEqual(230);
+      expect(line.path).toMatch(/… \(16\d{3} characters\)$/);
+      expect(line.reason.length).toBeLessThanOrEqual(230);
+    }
+    expect(fs.statSync(log.file).size).toBeLessThan(150 * 700);
+  });
+
+  it('past 16 MB nothing more is written; refusals are counted', () => {
+    const repo = gitRepo();
+    ensureLedger(repo.dir);
+    let now = 1_000_000;
+    const log = new UiRefusalLog(openLedger(repo.dir), () => now);
+    fs.mkdirSync(path.dirname(log.file), { recursive: true });
+    fs.writeFileSync(log.file, `${'x'.repeat(16 * 1024 * 1024)}\n`);
+    const before = fs.statSync(log.file).size;
+    for (let i = 0; i < 10; i++) {
+      log.record({ status: 401, reason: 'missing or wrong token', method: 'GET', path: `/x${i}` });
+      now += 61_000;
+    }
+    expect(fs.statSync(log.file).size).toBe(before);
   });
 });
