@@ -75,13 +75,13 @@ describe('steps of agentbox’s own in a run (src/present/live.ts)', () => {
     const live = liveReporter(io, 60_000);
     live.update({ tool: 'Bash', target: 'npx ava', toolCalls: 3, elapsedMs: 8_000 });
     live.update({ step: 'verify', command: 'npm test', elapsedMs: 9_000 });
-    expect(io.stdout.split('\r\u001b[2K').at(-1)).toMatch(/^. verify npm test · 0ms · 3 tool calls · 9s$/);
+    expect(io.stdout.split('\r\u001b[2K').at(-1)).toMatch(/^. verify npm test · \d+ms · 3 tool calls · 9s$/);
     live.update({ step: 'verify', command: 'npm test', elapsedMs: 16_000, ...end() });
     live.clear();
     expect(io.stdout).toContain('\r\u001b[2K[16s] verify FAILED (exit code 1) after 7s: npm test\n');
     // After it, claude is waiting for the model again, with its count of tool calls kept.
     expect(io.stdout.split('\r\u001b[2K').at(-2)).toMatch(
-      /^. waiting for the model · 0ms · 3 tool calls · 16s$/,
+      /^. waiting for the model · \d+ms · 3 tool calls · 16s$/,
     );
   });
 });
