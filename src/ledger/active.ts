@@ -6,10 +6,11 @@ import type { Ledger } from './paths.js';
 import { readState } from './state.js';
 
 /**
- * `.agents/active/<run>`: an empty file for every run whose status is ACTIVE, so the watchdog,
- * which runs on every agentbox invocation, reads a handful of entries instead of 10,000 state
- * files. A marker is made before its run's state says ACTIVE and removed after it stops saying so:
- * an ACTIVE run always has one; a marker left without an ACTIVE run is dropped by the watchdog.
+ * `.agents/active/<run>`: an empty file for every run whose status is ACTIVE or STALLED (alive but
+ * silent: its process may yet die), so the watchdog, which runs on every agentbox invocation,
+ * reads a handful of entries instead of 10,000 state files. A marker is made before its run's
+ * state says ACTIVE and removed after it says neither: such a run always has one; a marker left
+ * without one is dropped by the watchdog.
  */
 export function activeDir(ledger: Ledger): string {
   return path.join(ledger.dir, 'active');
@@ -50,7 +51,8 @@ export function activeRunNames(ledger: Ledger): string[] {
   if (names.length === 0) return [];
   const active = names.filter((name) => {
     try {
-      return readState(path.join(ledger.runsDir, name))?.status === 'ACTIVE';
+      const status = readState(path.join(ledger.runsDir, name))?.status;
+      return status === 'ACTIVE' || status === 'STALLED';
     } catch {
       return false;
     }

@@ -118,7 +118,9 @@ async function apply(
   const meta = statusChanged || event ? (knownMeta ?? requireMeta(dir)) : undefined;
   if (next.status === 'ACTIVE' && statusChanged) markActive(ledger, name);
   await writeState(dir, next);
-  if (next.status !== 'ACTIVE' && statusChanged) unmarkActive(ledger, name);
+  // A STALLED run keeps its marker: its process may still die, and only the watchdog, which reads
+  // the markers, would find that (a stalled run whose process died stayed STALLED, its claude on).
+  if (next.status !== 'ACTIVE' && next.status !== 'STALLED' && statusChanged) unmarkActive(ledger, name);
   if (!meta) return next;
   const detail = event?.detail ?? (statusChanged ? next.failure?.message : undefined);
   appendIndexEvent(

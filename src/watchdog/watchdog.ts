@@ -12,8 +12,8 @@ import { createAtomicSync } from '../util/fs.js';
 import { COMMAND_DIR_RE } from './probe.js';
 
 /**
- * The watchdog, run at the start of every agentbox command: ACTIVE runs whose supervisor is gone
- * become CRASHED (an orphaned claude is ended), ACTIVE runs whose supervisor has not reported for
+ * The watchdog, run at the start of every agentbox command: ACTIVE or STALLED runs whose supervisor
+ * is gone become CRASHED (an orphaned claude is ended), ACTIVE runs whose supervisor has not reported for
  * `stallMs` become STALLED, and the slash commands of runs that are no longer ACTIVE are deleted.
  * Its cost follows the number of ACTIVE runs (`.agents/active/`), never the number of runs.
  */
@@ -60,7 +60,7 @@ export async function runWatchdog(ledger: Ledger, options: WatchdogOptions): Pro
       live.add(name.slice(-6));
       continue;
     }
-    if (state?.status !== 'ACTIVE') {
+    if (state?.status !== 'ACTIVE' && state?.status !== 'STALLED') {
       // NOTE: a marker is written just before its state says ACTIVE (a run being created or
       // resumed right now): only a marker that has been wrong for a while is dropped.
       if (markerAge(ledger, name, now) < MIN_STALL_MS) {
@@ -77,6 +77,11 @@ export async function runWatchdog(ledger: Ledger, options: WatchdogOptions): Pro
       if (found) findings.push(found);
       else live.add(name.slice(-6));
       if (found && state.summary?.group) groups.add(state.summary.group.id);
+      continue;
+    }
+    // STALLED already: it is watched only for its process dying (above); a heartbeat wakes it.
+    if (state.status === 'STALLED') {
+      live.add(name.slice(-6));
       continue;
     }
     const last = Date.parse(state.last_heartbeat ?? state.started_at);
@@ -155,7 +160,7 @@ async function markIfUnchanged(
     name,
     (current) => {
       const same =
-        current.status === 'ACTIVE' &&
+        current.status === seen.status &&
         current.pid === seen.pid &&
         current.pid_start === seen.pid_start &&
         current.last_heartbeat === seen.last_heartbeat;

@@ -242,11 +242,42 @@ describe('the watchdog', () => {
       detail: `no heartbeat for 7m (threshold 5m); its supervisor (pid ${process.pid}) is alive but silent`,
     });
     expect(readState(run.dir)).toMatchObject({ status: 'STALLED', failure: { kind: 'stalled' } });
-    expect(activeRunNames(ledger)).toEqual([]);
+    // Still watched: its process may yet die (below).
+    expect(activeRunNames(ledger)).toEqual([run.name]);
+    expect(await runWatchdog(ledger, { stallMs: async () => 5 * MIN })).toEqual([]);
 
     await updateState(ledger, run.name, heartbeat(new Date()));
     expect(readState(run.dir)).toMatchObject({ status: 'ACTIVE', failure: null, ended_at: null });
     expect(activeRunNames(ledger)).toEqual([run.name]);
+  });
+
+  it('a STALLED run whose supervisor then dies is CRASHED, its orphaned claude ended (it stayed STALLED, claude on)', async () => {
+    const { ledger } = ledgerRepo();
+    const supervisor = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000)'], {
+      detached: true,
+      stdio: 'ignore',
+    });
+    children.push(supervisor);
+    const mark = 'feedface00000002';
+    const claude = fakeClaude(mark);
+    const run = await activeRun(ledger, {
+      pid: supervisor.pid!,
+      pid_start: processStartTime(supervisor.pid!),
+      claude_pid: claude.pid!,
+      claude_pid_start: processStartTime(claude.pid!),
+      process_mark: mark,
+      last_heartbeat: new Date(Date.now() - 7 * MIN).toISOString(),
+    });
+    expect((await runWatchdog(ledger, { stallMs: async () => 5 * MIN }))[0]).toMatchObject({
+      action: 'stalled',
+    });
+    process.kill(supervisor.pid!, 'SIGKILL');
+    await waitUntil(() => !isAlive(supervisor.pid!, null));
+    const [finding] = await runWatchdog(ledger, { stallMs: NEVER });
+    expect(finding).toMatchObject({ run: run.name, action: 'crashed' });
+    expect(readState(run.dir)).toMatchObject({ status: 'CRASHED', claude_pid: null });
+    await waitUntil(() => !isAlive(claude.pid!, null));
+    expect(activeRunNames(ledger)).toEqual([]);
   });
 
   it('deletes the commands of runs that are not ACTIVE, and only those', async () => {
