@@ -3,13 +3,21 @@ import path from 'node:path';
 import { projectConfigPath, readConfigFile } from '../config/load.js';
 import { PROJECT_CONFIG_TEMPLATE } from '../config/template.js';
 import { AgentboxError } from '../errors.js';
-import { addIgnoreBlock, type IgnoreRule, ignoreFilePath, LEDGER_IGNORES, unignored } from '../git/ignore.js';
+import {
+  addIgnoreBlock,
+  blockPatterns,
+  type IgnoreRule,
+  ignoreFilePath,
+  LEDGER_IGNORES,
+  removeIgnoreBlock,
+  unignored,
+} from '../git/ignore.js';
 import type { Repo } from '../git/repo.js';
 import { ledgerPaths, notAFolder, renderIndexMd } from '../ledger/index.js';
 import { readSettings, type SettingsScope, settingsPath } from '../settings/file.js';
 import { type InstallPlan, planInstall } from '../settings/managed.js';
 import { validateSettings } from '../settings/validate.js';
-import { readRepoText } from '../util/fs.js';
+import { readRepoText, readTextIfExists } from '../util/fs.js';
 
 export interface SetupStep {
   readonly kind: 'mkdir' | 'write';
@@ -124,8 +132,27 @@ async function ignoreSteps(
 ): Promise<SetupStep[]> {
   const ignoreRules: IgnoreRule[] = [...LEDGER_IGNORES];
   if (scope === 'local') ignoreRules.push({ pattern: 'agentbox.yaml', probe: 'agentbox.yaml' });
-  const missing = await unignored(repo.root, ignoreRules);
-  if (missing.length === 0) return [];
+  const unset = await unignored(repo.root, ignoreRules);
+  let missing = unset;
+  const steps: SetupStep[] = [];
+  if (scope === 'shared') {
+    // `uninstall` keeps a kept ledger ignored by moving agentbox's lines to this clone's exclude
+    // file; a shared init found them ignored there and left the committed .gitignore without them,
+    // so a teammate's clone no longer ignored the ledger. They go back to the shared file.
+    const localFile = ignoreFilePath(repo, 'local');
+    const localText = readTextIfExists(localFile);
+    const parked = blockPatterns(localText).filter((p) => ignoreRules.some((r) => r.pattern === p));
+    if (parked.length > 0) {
+      missing = ignoreRules.filter((rule) => unset.includes(rule) || parked.includes(rule.pattern));
+      steps.push({
+        kind: 'write',
+        path: localFile,
+        content: removeIgnoreBlock(localText ?? '', parked).text,
+        summary: `moved ${parked.join(', ')} from ${rel(localFile)} back to the shared ignore file`,
+      });
+    }
+  }
+  if (missing.length === 0) return steps;
   const file = ignoreFilePath(repo, scope === 'shared' ? 'shared' : 'local');
   // The repository's own file, read only from inside it: init wrote through `.gitignore -> ~/.aws/
   // credentials`, appending its lines to the person's file outside the repository.
@@ -134,5 +161,5 @@ async function ignoreSteps(
     missing.map((r) => r.pattern),
   );
   const list = missing.map((r) => r.pattern).join(', ');
-  return [{ kind: 'write', path: file, content, summary: `ignored ${list} in ${rel(file)}` }];
+  return [...steps, { kind: 'write', path: file, content, summary: `ignored ${list} in ${rel(file)}` }];
 }

@@ -141,6 +141,26 @@ describe('agentbox uninstall keeps a kept ledger ignored', () => {
     expect((await cli(repo.dir, ['uninstall', '--purge'])).stdout).toContain('nothing to uninstall');
   });
 
+  it('init again puts .agents/ back in the committed .gitignore, out of the exclude file (it stayed only there: a teammate’s clone did not ignore the ledger)', async () => {
+    const { repo } = ledgerRepo();
+    const before = repo.read('.git/info/exclude');
+    await cli(repo.dir, ['init']);
+    const first = repo.read('.gitignore');
+    await cli(repo.dir, ['uninstall']);
+    const again = await cli(repo.dir, ['init']);
+    expect(again.code, again.stderr).toBe(0);
+    expect(repo.read('.gitignore')).toBe(first);
+    expect(repo.read('.git/info/exclude')).toBe(before);
+    expect(again.stdout).toContain('moved .agents/ from .git/info/exclude back to the shared ignore file');
+    // And once more: nothing to do, nothing moved.
+    expect((await cli(repo.dir, ['init'])).stdout).toContain('nothing changed');
+    // `init --local` keeps it in this clone only, as before.
+    await cli(repo.dir, ['uninstall']);
+    await cli(repo.dir, ['init', '--local']);
+    expect(repo.exists('.gitignore')).toBe(false);
+    expect(repo.read('.git/info/exclude')).toContain('.agents/');
+  });
+
   it('says what it left in git and how to remove it', async () => {
     const { repo, ledger } = await installed();
     await fixRun(ledger, repo.dir, scratchDir(), 'aaaaa1', 'MERGED');
