@@ -42,5 +42,13 @@ export function groupEndLines(ledger: Ledger, group: GroupDetails, halted: Group
   const stop = halted
     ? `  ${halted.reason === 'first_pass' ? 'first pass' : halted.reason}: ${terminalText(halted.detail)}\n`
     : '';
-  return `group ${group.name} — ${group.meta.attempts} attempts\n${rows.join('\n')}\n${stop}  next: agentbox show ${id} · agentbox merge ${id}\n`;
+  // `merge <group>` takes an attempt that passed runs.verify; with none, show names the one to take.
+  const passed = group.state.members.some((m) => {
+    const state = m.run ? readState(`${ledger.runsDir}/${m.run}`) : null;
+    return state?.status === 'REVIEW' && state.output?.verified === true;
+  });
+  const next = passed
+    ? `agentbox show ${id} · agentbox merge ${id}`
+    : `agentbox show ${id} (it names the attempt to merge)`;
+  return `group ${group.name} — ${group.meta.attempts} attempts\n${rows.join('\n')}\n${stop}  next: ${next}\n`;
 }

@@ -61,7 +61,16 @@ export function groupNextSteps(group: GroupDetails, status: RunStatus, ranking: 
       `agentbox diff ${id} --attempts ${best},${second.attempt}`,
       `how it differs from attempt ${second.attempt}'s`,
     ]);
-  steps.push([`agentbox merge ${id}`, `merge attempt ${best}`]);
+  // `merge <group>` takes only an attempt that passed runs.verify: without one (no runs.verify, the
+  // default), the attempt is named, or the suggestion was refused.
+  steps.push(
+    first.status === 'REVIEW' && first.verified === true
+      ? [`agentbox merge ${id}`, `merge attempt ${best}`]
+      : [
+          `agentbox merge ${id} --attempt ${best}`,
+          `merge attempt ${best} (none passed runs.verify: it is named)`,
+        ],
+  );
   return aligned(steps);
 }
 

@@ -2,15 +2,16 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { show } from '../../src/commands/show.js';
+import { groupEndLines } from '../../src/group/lines.js';
 import { rankAttempts } from '../../src/group/rank.js';
 import { writeGroupReport } from '../../src/group/report.js';
-import { updateGroupState } from '../../src/group/store.js';
+import { readGroup, updateGroupState } from '../../src/group/store.js';
 import { groupNextSteps } from '../../src/group/view.js';
-import { makeGroup } from './fixtures/group.js';
+import { type AttemptEnd, makeGroup } from './fixtures/group.js';
 import { context, ledgerRepo } from './fixtures/ledger.js';
 
 /** A group of 3 whose process is gone: passed (42 lines), failed verify, passed with 2 violations. */
-async function endedGroup(ends = THREE) {
+async function endedGroup(ends: readonly AttemptEnd[] = THREE) {
   const { repo, ledger } = ledgerRepo();
   const made = await makeGroup(ledger, ends, { models: ['sonnet', 'opus'] });
   await updateGroupState(ledger, made.group.name, () => ({
@@ -131,6 +132,26 @@ describe('agentbox show <group>', () => {
   });
 });
 
+const readGroupOf = (made: Awaited<ReturnType<typeof endedGroup>>) => readGroup(made.ledger, made.group.name);
+
+describe('the group’s end lines (agentbox fix --attempts N, in the foreground)', () => {
+  it('name `merge <group>` only when an attempt passed runs.verify; else show, which names the attempt', async () => {
+    const passed = await endedGroup();
+    expect(groupEndLines(passed.ledger, readGroupOf(passed), null)).toContain(
+      `next: agentbox show ${passed.group.meta.group_id} · agentbox merge ${passed.group.meta.group_id}\n`,
+    );
+    const none = await endedGroup([
+      { status: 'REVIEW' as const, verified: null, lines: 4 },
+      { status: 'REVIEW' as const, verified: null, lines: 9 },
+    ]);
+    const text = groupEndLines(none.ledger, readGroupOf(none), null);
+    expect(text).toContain(
+      `next: agentbox show ${none.group.meta.group_id} (it names the attempt to merge)\n`,
+    );
+    expect(text).not.toContain('agentbox merge');
+  });
+});
+
 describe('groupNextSteps', () => {
   it('a tie asks to pick; none finished points at recover and the first attempt; merged says which', async () => {
     const { group } = await endedGroup();
@@ -160,6 +181,27 @@ describe('groupNextSteps', () => {
     expect(groupNextSteps(group, 'ACTIVE', tie)).toEqual([
       `it is still running — check again with: agentbox show ${id}`,
     ]);
+  });
+
+  it('no runs.verify (the default): the merge names the attempt, which merge <group> would refuse unnamed (found by a user’s eye)', async () => {
+    const { group } = await endedGroup();
+    const id = group.meta.group_id;
+    const unverified = rankAttempts([
+      { ...base(1), verified: null },
+      { ...base(2), verified: null, diffLines: 3 },
+    ]);
+    expect(groupNextSteps(group, 'REVIEW', unverified).at(-1)).toMatch(
+      new RegExp(
+        `^agentbox merge ${id} --attempt (\\d) +merge attempt \\1 \\(none passed runs\\.verify: it is named\\)$`,
+      ),
+    );
+    const verified = rankAttempts([
+      { ...base(1), verified: true },
+      { ...base(2), verified: null, diffLines: 3 },
+    ]);
+    expect(groupNextSteps(group, 'REVIEW', verified).at(-1)).toMatch(
+      new RegExp(`^agentbox merge ${id} +merge attempt 1$`),
+    );
   });
 });
 
