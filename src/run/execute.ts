@@ -260,6 +260,7 @@ async function recordEnd(
       worktree: run.worktree,
       exit,
       summary: sink.summary,
+      stderrLine: sink.lastStderrLine,
       stop: run.halt.reason,
       denials: run.denials,
       durationMs: Date.now() - run.startedAt,

@@ -24,7 +24,19 @@ export async function resumeBlocker(
   const state = assertResumable(run);
   const { decideRecovery } = await import('../recover/decide.js');
   const { recoveryFacts } = await import('../recover/facts.js');
-  const action = decideRecovery({ ...(await recoveryFacts(run.dir, run.meta, state, env)), attempts: 0 });
+  const facts = { ...(await recoveryFacts(run.dir, run.meta, state, env)), attempts: 0 };
+  let action = decideRecovery(facts);
+  // A run stopped before claude saved its conversation (ABORTED 0.4 s in) is no crash, so the
+  // recovery above does not weigh it; `claude --resume` of it exits 1 ("No conversation found"),
+  // and the run ended CRASHED with an empty reason. Its task is replayed in a new session instead,
+  // its worktree as it is.
+  if (action.kind !== 'rollback_replay' && state.session_id && !facts.sessionResumable)
+    action = {
+      kind: 'rollback_replay',
+      reason:
+        'its session has no conversation to resume (it was stopped before claude saved one): the task is replayed in a new session, its worktree as it is',
+      to: null,
+    };
   if (action.kind === 'rollback_replay') {
     new EventLog(run.dir).append({
       event: 'recover',

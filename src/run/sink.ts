@@ -106,7 +106,22 @@ export class RunSink {
     for (const line of this.lines.flush()) this.line(line);
   }
 
+  /** The end of claude's stderr (its last 2 KB): what a failed exit says when its result does not. */
+  private stderrTail = '';
+
+  /** claude's last line on stderr, or '' (an exit that failed says it: "No conversation found …"). */
+  get lastStderrLine(): string {
+    return (
+      this.stderrTail
+        .split('\n')
+        .map((l) => l.trim())
+        .filter(Boolean)
+        .at(-1) ?? ''
+    );
+  }
+
   stderr(chunk: string | Buffer): void {
+    this.stderrTail = (this.stderrTail + chunk.toString()).slice(-2048);
     if (this.options.halt.reason.kind === 'io_error') return;
     try {
       appendNoFollow(this.stderrFile, chunk);

@@ -28,6 +28,7 @@ interface Case {
   summary?: StreamSummary;
   stop?: StopReason;
   hasChanges?: boolean;
+  stderrLine?: string;
 }
 
 const run = (c: Case): Outcome =>
@@ -37,6 +38,7 @@ const run = (c: Case): Outcome =>
     summary: c.summary ?? withResult(),
     stop: c.stop ?? FINISHED,
     hasChanges: c.hasChanges ?? false,
+    ...(c.stderrLine === undefined ? {} : { stderrLine: c.stderrLine }),
   });
 
 const crashed = (kind: string, message: string): Outcome =>
@@ -114,6 +116,22 @@ describe('classify: every branch', () => {
         summary: withResult({ isError: true, result: '  bad flag\nusage: …' }),
       },
       crashed('crashed', 'claude exited with code 1: bad flag'),
+    ],
+    [
+      // `claude --resume` of a session with no conversation: an empty error result, its reason on
+      // stderr only — the message ended at its colon ("claude exited with code 1: "), found by a user's eye.
+      'non-zero exit, an empty result: the last line of its stderr',
+      {
+        exit: { code: 1, signal: null },
+        summary: withResult({ isError: true, result: '' }),
+        stderrLine: 'No conversation found with session ID: 42e8d3da',
+      },
+      crashed('crashed', 'claude exited with code 1: No conversation found with session ID: 42e8d3da'),
+    ],
+    [
+      'non-zero exit, an empty result, nothing on stderr: no dangling colon',
+      { exit: { code: 1, signal: null }, summary: withResult({ isError: true, result: '' }), stderrLine: '' },
+      crashed('crashed', 'claude exited with code 1'),
     ],
     [
       'exit 0 without a result',

@@ -30,6 +30,8 @@ export interface FinalizeInput {
   /** null: the run ended at claude's result line (classify). */
   readonly exit: OwnedExit | null;
   readonly summary: StreamSummary;
+  /** claude's last line on stderr ('' for none): said by a failed exit whose result says nothing. */
+  readonly stderrLine?: string;
   readonly stop: StopReason;
   readonly denials: readonly Denial[];
   readonly durationMs: number;
@@ -157,7 +159,14 @@ async function revisionRecord(
 /** How the run ended; a fix whose changes could not be exported is CRASHED. */
 function outcomeOf(input: FinalizeInput, hasChanges: boolean, exportError: string | undefined): Outcome {
   const { meta, exit, summary, stop } = input;
-  const outcome = classify({ type: meta.type, exit, summary, stop, hasChanges });
+  const outcome = classify({
+    type: meta.type,
+    exit,
+    summary,
+    stop,
+    hasChanges,
+    stderrLine: input.stderrLine ?? '',
+  });
   if (!exportError || outcome.failure) return outcome;
   return {
     status: 'CRASHED',

@@ -35,6 +35,8 @@ export function classify(input: {
   summary: StreamSummary;
   stop: StopReason;
   hasChanges: boolean;
+  /** claude's last line on stderr: what an exit that failed says when its result line does not. */
+  stderrLine?: string;
 }): Outcome {
   const { exit, summary, stop } = input;
   const result = summary.result;
@@ -53,12 +55,12 @@ export function classify(input: {
     return fail('CRASHED', 'api_error', `the model API failed${status}: ${firstLine(result.result)}`);
   }
   if (exit?.signal) return fail('CRASHED', 'killed', `claude was killed by ${exit.signal}`);
-  if (exit && exit.code !== 0)
-    return fail(
-      'CRASHED',
-      'crashed',
-      `claude exited with code ${exit.code}${result ? `: ${firstLine(result.result)}` : ''}`,
-    );
+  if (exit && exit.code !== 0) {
+    // Its result's words, else its stderr's last line (`claude --resume` of a session without a
+    // conversation prints only "No conversation found …" there: the message ended at its colon).
+    const said = (result && firstLine(result.result)) || firstLine(input.stderrLine ?? '');
+    return fail('CRASHED', 'crashed', `claude exited with code ${exit.code}${said ? `: ${said}` : ''}`);
+  }
   if (!result) return fail('CRASHED', 'crashed', 'claude exited without a result');
   if (result.isError)
     return fail(
