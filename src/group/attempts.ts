@@ -61,7 +61,8 @@ function readIfThere(ledger: Ledger, name: string): RunDetails | null {
  *  - ACTIVE: an attempt runs, or attempts wait and the group's process lives to start them.
  *  - REVIEW: an attempt has changes to merge; DONE: one finished with nothing to merge.
  *  - CRASHED: the group's process went with attempts left to start (`agentbox recover` starts them),
- *    whether the watchdog has marked the group yet (state.crashed) or not.
+ *    whether the watchdog has marked the group yet (state.crashed) or not; or it went (marked) with
+ *    an attempt that crashed with it.
  *  - else every attempt failed: their shared status, or ABORTED when they differ.
  */
 export function groupStatus(group: GroupDetails, attempts: readonly Attempt[], alive: boolean): RunStatus {
@@ -76,5 +77,8 @@ export function groupStatus(group: GroupDetails, attempts: readonly Attempt[], a
   if (states.includes('DONE')) return 'DONE';
   const ended = states.filter((s): s is RunStatus => s !== null);
   if (ended.length === 0) return alive ? 'ACTIVE' : 'CRASHED';
+  // The group's process died with an attempt (kill -9): recover takes that attempt up, so the
+  // group says CRASHED, not ABORTED for attempts that ended differently (one stopped by hand).
+  if (group.state.crashed && states.includes('CRASHED')) return 'CRASHED';
   return ended.every((s) => s === ended[0]) ? ended[0]! : 'ABORTED';
 }

@@ -45,6 +45,9 @@ describe("a group's process gone (the watchdog, src/watchdog/group.ts)", () => {
       runs.map((s, i) => ({ attempt: i + 1, model: null, name: s ? `r${i}` : null, run: s ? run(s) : null }));
     expect(groupStatus(marked, of('REVIEW', 'CRASHED', null), false)).toBe('CRASHED');
     expect(groupStatus(marked, of('CRASHED', 'CRASHED', 'CRASHED'), false)).toBe('CRASHED');
+    // Every attempt started, one stopped by hand, the rest gone with the group's process (kill -9):
+    // CRASHED, which recover takes up (it said ABORTED, found by a user's eye).
+    expect(groupStatus(marked, of('ABORTED', 'CRASHED', 'CRASHED'), false)).toBe('CRASHED');
     // Taken up (src/group/run.ts clears it): as any ended group.
     const taken = { ...marked, state: { ...marked.state, crashed: null } };
     expect(groupStatus(taken, of('REVIEW', 'ABORTED', null), false)).toBe('REVIEW');
