@@ -274,12 +274,15 @@ describe('merge <group> and discard <group>', () => {
     ];
     const { repo, ledger, group } = await fakeGroup(tied());
     const id = group.meta.group_id;
+    // `latest` lands on the last attempt made: it means the group (merge latest --yes took attempt 3
+    // of a tie and discarded the others, found by a user's eye).
     for (const argv of [
       ['merge', id],
       ['merge', id, '--yes'],
+      ['merge', 'latest', '--yes'],
     ]) {
       const result = await agentbox(repo, argv);
-      expect(result.code).toBe(2);
+      expect(result.code, argv.join(' ')).toBe(2);
       expect(result.stderr).toContain(`attempts 1, 2 of group ${id} tie for the best: choose one`);
       expect(result.stderr).toContain(`agentbox merge ${id} --attempt 1 or agentbox merge ${id} --attempt 2`);
     }
