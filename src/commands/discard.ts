@@ -85,15 +85,28 @@ async function discardGroup(
     group,
     group.state.merged ?? (merged?.name ? { attempt: merged.attempt, run: merged.name } : null),
   );
-  if (!options.json && already) ctx.io.out(`group ${id} was already discarded\n`);
-  printSettled(
-    ctx,
-    root,
-    group,
-    settled,
-    options.json === true,
-    group.state.merged?.attempt ?? merged?.attempt ?? null,
-  );
+  const wasMerged = group.state.status === 'MERGED' ? group.state.merged : null;
+  if (!options.json && (already || wasMerged)) {
+    // Decided before: said as it is, not as if this command had just done it (it repeated the
+    // merge's "✓ merged" line, or said "already discarded" and then "✓ discarded"; found by a user's eye).
+    ctx.io.out(
+      already
+        ? `group ${id} was already discarded: nothing more to do (every attempt's patch is in ${path.relative(root, settled.patches)}/)\n`
+        : `group ${id} was merged (attempt ${wasMerged!.attempt}): its other attempts are discarded; the merged attempt's worktree and branch go with: agentbox discard ${runIdOf(wasMerged!.run)}\n`,
+    );
+    for (const f of settled.failed)
+      ctx.io.out(
+        `  ✗ attempt ${f.attempt} was not discarded: ${terminalLine(f.message)} — agentbox discard ${f.run}\n`,
+      );
+  } else
+    printSettled(
+      ctx,
+      root,
+      group,
+      settled,
+      options.json === true,
+      group.state.merged?.attempt ?? merged?.attempt ?? null,
+    );
   // --remote: the group's publication goes whole (its attempts are its commit's parents).
   if (options.remote) {
     const { unpublishGroup } = await import('../remote/share-group.js');

@@ -189,6 +189,15 @@ describe('merge <group> and discard <group>', () => {
       expect(fs.readFileSync(path.join(group.dir, 'patches', `agent_${k}.patch`), 'utf8')).toBe(
         fs.readFileSync(path.join(ledger.runsDir, runs[k - 1]!, 'changes.patch'), 'utf8'),
       );
+    // A discard after the merge says what the merge did, not "✓ merged" again; it names how the
+    // merged attempt's worktree goes.
+    const discard = await agentbox(repo, ['discard', group.meta.group_id]);
+    expect(discard.code).toBe(0);
+    expect(discard.stdout).toContain(
+      `group ${group.meta.group_id} was merged (attempt 2): its other attempts are discarded; the merged attempt's worktree and branch go with: agentbox discard ${runs[1]!.slice(-6)}`,
+    );
+    expect(discard.stdout).not.toContain('✓');
+    expect(readGroup(ledger, group.name).state.status).toBe('MERGED');
     // Decided once: a second merge says so.
     const again = await agentbox(repo, ['merge', group.meta.group_id, '--yes']);
     expect(again.code).toBe(2);
@@ -408,7 +417,9 @@ describe('merge <group> and discard <group>', () => {
     ]);
     const again = await agentbox(repo, ['discard', group.meta.group_id]);
     expect(again.code).toBe(0);
-    expect(again.stdout).toContain('was already discarded');
+    expect(again.stdout).toContain('was already discarded: nothing more to do');
+    // Not then "✓ discarded" as if it had just been done (found by a user's eye).
+    expect(again.stdout).not.toContain('✓');
     const merge = await agentbox(repo, ['merge', group.meta.group_id]);
     expect(merge.stderr).toContain(`group ${group.name} was discarded`);
   });
