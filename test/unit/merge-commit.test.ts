@@ -4,12 +4,10 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { merge } from '../../src/commands/merge.js';
 import { type CommandContext, memoryIo } from '../../src/context.js';
-import { exportPatch } from '../../src/git/patch.js';
-import { addWorktree } from '../../src/git/worktree.js';
 import { EventLog } from '../../src/ledger/events.js';
-import { createRun, ensureLedger, openLedger, readRun, updateState } from '../../src/ledger/index.js';
-import { GIT_ENV, gitRepo, type TestRepo, tempDir } from '../helpers/git-repo.js';
-import { ENVELOPE } from './fixtures/ledger.js';
+import { openLedger, readRun } from '../../src/ledger/index.js';
+import { GIT_ENV, type TestRepo, tempDir } from '../helpers/git-repo.js';
+import { reviewRun } from './fixtures/review-run.js';
 
 /*
  * `merge --commit` applied the patch, then git refused the commit (no identity; a merge under way):
@@ -20,29 +18,12 @@ import { ENVELOPE } from './fixtures/ledger.js';
  */
 
 /** A repository with a fix run in REVIEW whose patch adds new.txt and changes a.txt. */
-async function fixRun(): Promise<{ repo: TestRepo; id: string; name: string; dir: string }> {
-  const repo = gitRepo({ files: { '.gitignore': '.agents/\n', 'a.txt': 'a\n' } });
-  const base = repo.git('rev-parse', 'HEAD').trim();
-  const wt = path.join(tempDir('agentbox-wt-'), 'wt');
-  await addWorktree(repo.dir, { path: wt, branch: `run-${path.basename(path.dirname(wt))}`, base });
-  fs.writeFileSync(path.join(wt, 'new.txt'), 'new\n');
-  fs.writeFileSync(path.join(wt, 'a.txt'), 'b\n');
-  const patch = (await exportPatch(wt, { base })).patch;
-  ensureLedger(repo.dir);
-  const ledger = openLedger(repo.dir);
-  const run = await createRun(ledger, {
-    type: 'fix',
+const fixRun = () =>
+  reviewRun({
+    files: { 'a.txt': 'a\n' },
+    agent: { 'new.txt': 'new\n', 'a.txt': 'b\n' },
     task: 'add new.txt',
-    envelope: ENVELOPE,
-    repoShaStart: base,
   });
-  fs.writeFileSync(path.join(run.dir, 'changes.patch'), patch);
-  await updateState(ledger, run, {
-    status: 'REVIEW',
-    output: { applied: true, violations: 0, corrections: 0, verified: true } as never,
-  });
-  return { repo, id: run.meta.run_id, name: run.name, dir: run.dir };
-}
 
 const context = (cwd: string) => {
   const io = memoryIo();

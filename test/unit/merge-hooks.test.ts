@@ -5,8 +5,6 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { run as cliRun } from '../../src/cli/run.js';
 import { merge } from '../../src/commands/merge.js';
 import { type CommandContext, memoryIo } from '../../src/context.js';
-import { exportPatch } from '../../src/git/patch.js';
-import { addWorktree } from '../../src/git/worktree.js';
 import { createGroup, readGroup, updateGroupState } from '../../src/group/store.js';
 import { EventLog } from '../../src/ledger/events.js';
 import {
@@ -21,6 +19,7 @@ import { mergeAction } from '../../src/web/actions.js';
 import { mergeGroupAction } from '../../src/web/group-merge.js';
 import { GIT_ENV, gitRepo, type TestRepo, tempDir } from '../helpers/git-repo.js';
 import { ENVELOPE } from './fixtures/ledger.js';
+import { agentPatch, reviewRun } from './fixtures/review-run.js';
 
 /*
  * Issue 37 item 3: the run's code never runs as the person at the gate. Every merge route — the
@@ -54,39 +53,12 @@ function hook(repo: TestRepo, file: string, content: string): void {
   fs.writeFileSync(at, content, { mode: 0o755 });
 }
 
-/** The run's patch: what the agent wrote in a worktree of `repo` at `base`. */
-async function agentPatch(repo: TestRepo, base: string, agent: Record<string, string>): Promise<Buffer> {
-  const wt = path.join(tempDir('agentbox-wt-'), 'wt');
-  await addWorktree(repo.dir, { path: wt, branch: `run-${path.basename(path.dirname(wt))}`, base });
-  for (const [file, content] of Object.entries(agent)) {
-    fs.mkdirSync(path.dirname(path.join(wt, file)), { recursive: true });
-    // A script (`#!`) is written executable, as an agent's `chmod +x`.
-    fs.writeFileSync(path.join(wt, file), content, { mode: content.startsWith('#!') ? 0o755 : 0o644 });
-  }
-  return (await exportPatch(wt, { base })).patch;
-}
-
 /** A repository with a fix run in REVIEW (runs.verify passed) whose patch is what `agent` wrote. */
 async function fixRun(setup: Setup) {
   const marks = tempDir('agentbox-marks-');
-  const repo = gitRepo({ files: { '.gitignore': '.agents/\n', ...setup.files } });
-  const base = repo.git('rev-parse', 'HEAD').trim();
-  const patch = await agentPatch(repo, base, setup.agent);
-  ensureLedger(repo.dir);
-  const ledger = openLedger(repo.dir);
-  const run = await createRun(ledger, {
-    type: 'fix',
-    task: 'fix the lint',
-    envelope: ENVELOPE,
-    repoShaStart: base,
-  });
-  fs.writeFileSync(path.join(run.dir, 'changes.patch'), patch);
-  await updateState(ledger, run, {
-    status: 'REVIEW',
-    output: { applied: true, violations: 0, corrections: 0, verified: true } as never,
-  });
-  setup.person?.(repo, marks);
-  return { repo, ledger, marks, name: run.name, id: run.meta.run_id, dir: run.dir };
+  const made = await reviewRun({ files: setup.files, agent: setup.agent, task: 'fix the lint' });
+  setup.person?.(made.repo, marks);
+  return { ...made, marks };
 }
 
 function context(cwd: string) {
