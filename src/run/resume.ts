@@ -23,14 +23,21 @@ export async function resumeBlocker(
   const { name } = run;
   const state = assertResumable(run);
   const { decideRecovery } = await import('../recover/decide.js');
-  const { recoveryFacts } = await import('../recover/facts.js');
+  const { recoveryFacts, transcriptOf } = await import('../recover/facts.js');
   const facts = { ...(await recoveryFacts(run.dir, run.meta, state, env)), attempts: 0 };
   let action = decideRecovery(facts);
-  // A run stopped before claude saved its conversation (ABORTED 0.4 s in) is no crash, so the
-  // recovery above does not weigh it; `claude --resume` of it exits 1 ("No conversation found"),
-  // and the run ended CRASHED with an empty reason. Its task is replayed in a new session instead,
-  // its worktree as it is.
-  if (action.kind !== 'rollback_replay' && state.session_id && !facts.sessionResumable)
+  // A run stopped before claude saved its conversation (ABORTED 0.4 s in: no transcript at all) is
+  // no crash, so the recovery above does not weigh it; `claude --resume` of it exits 1 ("No
+  // conversation found"), and the run ended CRASHED with an empty reason. Its task is replayed in a
+  // new session instead, its worktree as it is. Only a run of this machine's (a fetched one's
+  // session is elsewhere, and says so below).
+  if (
+    state.status === 'ABORTED' &&
+    state.session_id &&
+    !facts.ranElsewhere &&
+    run.meta.type !== 'interactive' &&
+    transcriptOf(state, env) === null
+  )
     action = {
       kind: 'rollback_replay',
       reason:

@@ -8,7 +8,7 @@ import { readState, type StatePatch } from '../ledger/state.js';
 import type { RunState } from '../ledger/types.js';
 import { isAlive, isRecordedProcess, killMarked } from '../process/reap.js';
 import { ownPrivateBase, removeCrashedArea } from '../sandbox/private.js';
-import { createAtomicSync } from '../util/fs.js';
+import { writeCrashReport } from './crash-report.js';
 import { COMMAND_DIR_RE } from './probe.js';
 
 /**
@@ -71,31 +71,13 @@ export async function runWatchdog(ledger: Ledger, options: WatchdogOptions): Pro
       findings.push({ run: name, action: 'marker_dropped', detail: state ? state.status : 'no state.json' });
       continue;
     }
-    // No pid recorded: liveness cannot be judged, only silence (below).
-    if (state.pid !== null && !isAlive(state.pid, state.pid_start)) {
-      const found = await markCrashed(ledger, name, state, options);
-      if (found) findings.push(found);
-      else live.add(name.slice(-6));
-      if (found && state.summary?.group) groups.add(state.summary.group.id);
-      continue;
-    }
-    // STALLED already: it is watched only for its process dying (above); a heartbeat wakes it.
-    if (state.status === 'STALLED') {
-      live.add(name.slice(-6));
-      continue;
-    }
-    const last = Date.parse(state.last_heartbeat ?? state.started_at);
-    const silentFor = now - last;
-    if (silentFor > MIN_STALL_MS) {
+    const judged = await judgeLive(ledger, name, state, now, options, async () => {
       stallMs ??= await options.stallMs();
-      if (silentFor > stallMs) {
-        const found = await markStalled(ledger, name, state, silentFor, stallMs);
-        if (found) findings.push(found);
-        else live.add(name.slice(-6));
-        continue;
-      }
-    }
-    live.add(name.slice(-6));
+      return stallMs;
+    });
+    if (judged) findings.push(judged);
+    else live.add(name.slice(-6));
+    if (judged?.action === 'crashed' && state.summary?.group) groups.add(state.summary.group.id);
   }
   if (groups.size > 0) findings.push(...(await markGroups(ledger, groups)));
   const handled = new Set(findings.map((f) => f.run.slice(-6)));
@@ -105,6 +87,30 @@ export async function runWatchdog(ledger: Ledger, options: WatchdogOptions): Pro
     findings.push({ run: id, action: 'commands_removed', detail: `.claude/commands/run_${id}` });
   }
   return findings;
+}
+
+/**
+ * An ACTIVE or STALLED run: CRASHED when its supervisor is gone, STALLED when it has been silent
+ * past the threshold (asked for only then); null when it is left as it is (or another process
+ * took it up meanwhile).
+ */
+async function judgeLive(
+  ledger: Ledger,
+  name: string,
+  state: RunState,
+  now: number,
+  options: WatchdogOptions,
+  stallMs: () => Promise<number>,
+): Promise<WatchdogFinding | null> {
+  // No pid recorded: liveness cannot be judged, only silence (below).
+  if (state.pid !== null && !isAlive(state.pid, state.pid_start))
+    return markCrashed(ledger, name, state, options);
+  // STALLED already: it is watched only for its process dying (above); a heartbeat wakes it.
+  if (state.status === 'STALLED') return null;
+  const silentFor = now - Date.parse(state.last_heartbeat ?? state.started_at);
+  if (silentFor <= MIN_STALL_MS) return null;
+  const threshold = await stallMs();
+  return silentFor > threshold ? markStalled(ledger, name, state, silentFor, threshold) : null;
 }
 
 async function markGroups(ledger: Ledger, ids: ReadonlySet<string>): Promise<WatchdogFinding[]> {
@@ -237,32 +243,6 @@ async function markStalled(
   if (!applied) return null;
   removeCommands(ledger, name, state);
   return { run: name, action: 'stalled', detail };
-}
-
-/**
- * A report for a run that died before writing its own: what happened and how to go on. Never
- * replaces a report (a resumed run writes the real one, maybe meanwhile); created whole or not at all.
- */
-function writeCrashReport(runDir: string, name: string, state: RunState, detail: string): void {
-  const report = path.join(runDir, 'report.md');
-  if (fs.existsSync(report)) return;
-  const type = state.summary?.type ?? 'run';
-  const text = [
-    `# ${type}: ${state.summary?.task ?? name}`,
-    '',
-    `- run: \`${name}\` (${type})`,
-    `- status: **CRASHED** — crashed: ${detail}`,
-    '',
-    'The run stopped before it could write its report.' +
-      (state.worktree_path ? ` Its changes so far are in its worktree, ${state.worktree_path}.` : ''),
-    `Continue it with \`agentbox resume ${name.slice(-6)}\`, or let \`agentbox recover\` decide.`,
-    '',
-  ].join('\n');
-  try {
-    createAtomicSync(report, text);
-  } catch {
-    // The ledger is not writable: the state says what happened.
-  }
 }
 
 /** SIGTERM to claude's process group, SIGKILL after the grace period; then whatever it left behind. */
