@@ -6,6 +6,7 @@ import { assertHuman } from '../gate/gate.js';
 import { findRepo } from '../git/repo.js';
 import { groupAttempts } from '../group/attempts.js';
 import { assertGroupEnded, mergedAttempt, settleGroup } from '../group/merge.js';
+import { pointedGroup } from '../group/pointed.js';
 import { findGroup } from '../group/resolve.js';
 import { type GroupDetails, readGroup } from '../group/store.js';
 import { openLedger, readRun, resolveRun, runIdOf } from '../ledger/index.js';
@@ -21,7 +22,7 @@ export async function discard(
 ): Promise<number> {
   assertHuman(ctx.env, 'discard', ctx.cwd);
   const { root, ledger } = await openLedgerAt(ctx);
-  const groupName = findGroup(ledger, ref);
+  const groupName = findGroup(ledger, ref) ?? pointedGroup(ledger, ref);
   if (groupName) return discardGroup(ctx, root, readGroup(ledger, groupName), options);
   const run = readRun(ledger, resolveRun(ledger, ref));
   const done = await discardRun(root, run);

@@ -21,10 +21,10 @@ import {
   standing,
   tieError,
 } from '../group/merge-select.js';
+import { pointedGroup } from '../group/pointed.js';
 import { findGroup } from '../group/resolve.js';
 import { type GroupDetails, readGroup } from '../group/store.js';
 import { type Ledger, openLedger, type RunDetails, readRun, resolveRun, runIdOf } from '../ledger/index.js';
-import { isPointerName } from '../ledger/links.js';
 import { terminalJson } from '../util/json-out.js';
 import { styler } from '../util/style.js';
 import { terminalLine } from '../util/terminal-text.js';
@@ -105,16 +105,11 @@ export async function mergeTarget(
   const attempt = attemptNumber(rawAttempt);
   const { root } = await findRepo(ctx.cwd, ctx.env);
   const ledger = openLedger(root);
-  const groupName = findGroup(ledger, ref);
+  // `latest` landing on an attempt means its group (src/group/pointed.ts), unless --attempt says one.
+  const groupName = findGroup(ledger, ref) ?? (attempt === null ? pointedGroup(ledger, ref) : null);
   if (groupName) return { root, ledger, group: readGroup(ledger, groupName), attempt };
   const run = readRun(ledger, resolveRun(ledger, ref));
   const of = attemptGroup(ledger, run);
-  // `latest` (a pointer) after `fix --attempts N` lands on one attempt, which the person never
-  // named: it means the group, ranked, its tie asked about (merge latest --yes took attempt 2 of a
-  // tie and discarded attempt 1; found by a user's eye). An attempt's own id still takes it.
-  // The names resolveRun takes as pointers before any id (`latest`, `last-review`, …).
-  const pointer = ref === 'latest' || (ref.startsWith('last-') && isPointerName(ref));
-  if (of && attempt === null && pointer) return { root, ledger, group: of.group, attempt: null };
   if (of) {
     if (attempt !== null && attempt !== of.attempt) {
       throw new AgentboxError(

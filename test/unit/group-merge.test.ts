@@ -7,6 +7,7 @@ import { exportPatch } from '../../src/git/patch.js';
 import { addWorktree } from '../../src/git/worktree.js';
 import { attemptToMerge, settleGroup } from '../../src/group/merge.js';
 import { type Candidate, chooseAttempt, type Ranked } from '../../src/group/merge-select.js';
+import { pointedGroup } from '../../src/group/pointed.js';
 import { createGroup, readGroup, updateGroupState } from '../../src/group/store.js';
 import { createRun, type Ledger, type RunStatus, readRun, updateState } from '../../src/ledger/index.js';
 import { processStartTime } from '../../src/process/reap.js';
@@ -422,6 +423,21 @@ describe('merge <group> and discard <group>', () => {
     expect(again.stdout).not.toContain('✓');
     const merge = await agentbox(repo, ['merge', group.meta.group_id]);
     expect(merge.stderr).toContain(`group ${group.name} was discarded`);
+  });
+
+  it('latest lands on the last attempt made: discard latest and stop latest mean its group; an attempt’s own id, that attempt', async () => {
+    const { repo, ledger, group, runs } = await fakeGroup(threeAttempts());
+    expect(pointedGroup(ledger, 'latest')).toBe(group.name);
+    expect(pointedGroup(ledger, runs[2]!.slice(-6))).toBeNull();
+    expect(pointedGroup(ledger, 'last-nothing')).toBeNull();
+    const result = await agentbox(repo, ['discard', 'latest']);
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout).toContain(`group ${group.meta.group_id} discarded; discarded attempt(s) 1, 2, 3`);
+    expect(readGroup(ledger, group.name).state.status).toBe('DISCARDED');
+    expect(runs.map((r) => status(ledger, r))).toEqual(['DISCARDED', 'DISCARDED', 'DISCARDED']);
+    // stop takes the same way (src/group/open.ts): the group, which has ended.
+    const stopped = await agentbox(repo, ['stop', 'latest']);
+    expect(stopped.stdout + stopped.stderr).toContain(`group ${group.name}`);
   });
 
   it('the human gate: merge and discard of a group refused inside a run, and recorded there', async () => {
