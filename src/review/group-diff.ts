@@ -155,6 +155,9 @@ export async function showGroupDiff(
     return showBetween(ctx, root, ranked, parseAttemptPair(options.attempts, meta.attempts, id), options);
   if (options.attempt !== undefined)
     return showAttempt(ctx, root, ranked, parseAttempt(options.attempt, meta.attempts, id), options, '');
+  // Merged: the change that was merged, not the first-ranked one (it showed a discarded attempt).
+  const merged = ranked.group.state.merged;
+  if (merged) return showAttempt(ctx, root, ranked, merged.attempt, options, ', the one merged');
   if (ranked.best === null) {
     throw usage(
       `no attempt of group ${id} has finished yet: none ranks first`,

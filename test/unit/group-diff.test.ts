@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { updateGroupState } from '../../src/group/store.js';
 import { ensureLedger, openLedger } from '../../src/ledger/index.js';
 import { gitRepo } from '../helpers/git-repo.js';
 import { makeGroup } from './fixtures/group.js';
@@ -38,6 +39,18 @@ describe('agentbox diff <group>', () => {
     );
     const stat = await cli(repo.dir, ['diff', id, '--stat']);
     expect(stat.stdout).toMatch(/f\.txt \| 2 \+-\n.*\nattempt 1 of 4 in group .*ranked first.*\n$/);
+  });
+
+  it('once merged: the change that was merged, not the first-ranked one (it showed a discarded attempt)', async () => {
+    const { repo, ledger, id, group, runs } = await groupWithChanges();
+    await updateGroupState(ledger, group.name, () => ({
+      status: 'MERGED',
+      merged: { attempt: 2, run: runs[1]!.name, at: '2026-01-01T00:00:00Z' },
+    }));
+    const r = await cli(repo.dir, ['diff', id]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toContain('-old\n+new B\n');
+    expect(r.stderr).toBe(`attempt 2 of 4 in group ${id} (run ${runs[1]!.id}), the one merged\n`);
   });
 
   it('--attempt k: that attempt’s change, as diff <run> shows it; --json names the group and attempt', async () => {
