@@ -82,7 +82,8 @@ export function assertResumable(run: RunDetails): NonNullable<RunDetails['state'
     throw new AgentboxError('USAGE', `run ${name} is still running (pid ${state.pid})`, {
       hint:
         state.status === 'STALLED'
-          ? `its supervisor is alive but has not reported for a while; end it first (kill ${state.pid})`
+          ? // A stopped process (Ctrl-Z, SIGSTOP) ignores a plain kill: stop --force kills it for good.
+            `its supervisor is alive but has not reported for a while; end it first: agentbox stop --force ${run.meta.run_id}`
           : 'wait for it, or stop it first',
     });
   }

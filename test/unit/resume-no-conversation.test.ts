@@ -3,6 +3,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { EventLog } from '../../src/ledger/events.js';
 import { readRun, updateState } from '../../src/ledger/index.js';
+import { processStartTime } from '../../src/process/reap.js';
 import { resumeBlocker } from '../../src/run/resume.js';
 import { tempDir } from '../helpers/git-repo.js';
 import { create, ledgerRepo } from './fixtures/ledger.js';
@@ -39,5 +40,23 @@ describe('resume of an ABORTED run whose session has no conversation', () => {
       `${JSON.stringify({ type: 'user', message: { role: 'user', content: 'add x' } })}\n`,
     );
     expect(await resumeBlocker(readRun(ledger, made.name), env)).toBeNull();
+  });
+});
+
+describe('resume of a STALLED run whose supervisor lives', () => {
+  it('says to end it with stop --force (a stopped process ignores the plain kill it named)', async () => {
+    const { ledger } = ledgerRepo();
+    const made = await create(ledger, 'add x', '2026-03-01T10:00:00Z');
+    await updateState(ledger, made.name, {
+      status: 'STALLED',
+      pid: process.pid,
+      pid_start: processStartTime(process.pid),
+      failure: { kind: 'stalled', message: 'no heartbeat' },
+    });
+    const error = await resumeBlocker(readRun(ledger, made.name), {}).catch((e: unknown) => e);
+    expect(error).toMatchObject({
+      message: `run ${made.name} is still running (pid ${process.pid})`,
+      hint: `its supervisor is alive but has not reported for a while; end it first: agentbox stop --force ${made.id}`,
+    });
   });
 });
