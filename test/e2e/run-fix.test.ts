@@ -310,9 +310,18 @@ describe('fix runs on the real Claude Code: the worktree airlock and the human g
     });
     const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
     try {
+      // Until the run has recorded its claude (then it listens for Ctrl-C): a Ctrl-C before that
+      // ends the command at once, with no clean stop to cut short.
       const deadline = Date.now() + 30_000;
-      while (!fs.existsSync(path.join(dir, 'pid')) && Date.now() < deadline)
-        await new Promise((r) => setTimeout(r, 50));
+      const recorded = () => {
+        try {
+          return fs.existsSync(path.join(dir, 'pid')) && Boolean(p.state(p.newest()).claude_pid);
+        } catch {
+          return false;
+        }
+      };
+      while (!recorded() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+      await new Promise((r) => setTimeout(r, 300));
       child.kill('SIGINT');
       await new Promise((r) => setTimeout(r, 500));
       const asked = Date.now();
