@@ -1,7 +1,6 @@
-import { isPointerName } from '../ledger/links.js';
 import type { Ledger } from '../ledger/paths.js';
 import { readRun } from '../ledger/read.js';
-import { resolveRun } from '../ledger/resolve.js';
+import { isPointerRef, resolveRun } from '../ledger/resolve.js';
 import { attemptGroup } from './merge.js';
 
 /**
@@ -11,8 +10,7 @@ import { attemptGroup } from './merge.js';
  * three (found by a user's eye). An attempt's own id still means the attempt. Null otherwise.
  */
 export function pointedGroup(ledger: Ledger, ref: string): string | null {
-  // The names resolveRun takes as pointers before any id.
-  if (ref !== 'latest' && !(ref.startsWith('last-') && isPointerName(ref))) return null;
+  if (!isPointerRef(ref)) return null;
   let name: string;
   try {
     name = resolveRun(ledger, ref);

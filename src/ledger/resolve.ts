@@ -30,6 +30,11 @@ const ID_PREFIX_RE = /^[0-9a-f]{3,6}$/;
  * unique in the ledger and come before pointers of your own. Reads only; a ref that could leave
  * runs/ is refused before any file is looked at.
  */
+/** The names resolveRun takes as pointers before any id: `latest` and the `last-…` pointers. Pure. */
+export function isPointerRef(ref: string): boolean {
+  return ref === 'latest' || (ref.startsWith('last-') && isPointerName(ref));
+}
+
 export function resolveRun(ledger: Ledger, ref: string): string {
   validateRunRef(ref);
   if (isRunName(ref)) {

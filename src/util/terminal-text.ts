@@ -36,6 +36,16 @@ const SEQUENCES = new RegExp(`${STRING_SEQ}|${CSI_SEQ}|${ESC_SEQ}`, 'g');
 const CONTROLS = /[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
 const QUICK = /[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/;
 
+/**
+ * `text` with every control of the set above shown as `⟨U+XXXX⟩`: the web page's form (web/dom.js
+ * holds the same set for the browser), for text rendered to HTML on the server. Pure.
+ */
+export function visibleControls(text: string): string {
+  return QUICK.test(text)
+    ? text.replace(CONTROLS, (c) => `⟨U+${c.charCodeAt(0).toString(16).toUpperCase().padStart(4, '0')}⟩`)
+    : text;
+}
+
 const escaped = (c: string): string => {
   const code = c.charCodeAt(0);
   return code < 0x100
