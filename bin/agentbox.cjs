@@ -15,13 +15,17 @@ if (args.length === 1 && (args[0] === '--version' || args[0] === '-v')) {
   fs.writeSync(1, `${pkg.version}\n`);
 } else if (args.some((arg) => SERVED.has(arg))) {
   // A command `agentbox serve` may run (docs/resident.md): handed to it when it runs, else here.
+  // None running: this process runs it, and may start one for the next command as it exits.
   const root = path.join(__dirname, '..');
-  require(path.join(root, 'dist', 'resident', 'client.cjs'))
-    .tryResident(root, args)
-    .then((code) => {
-      if (code === null) runHere();
-      else process.exitCode = code;
-    });
+  const client = require(path.join(root, 'dist', 'resident', 'client.cjs'));
+  client.tryResident(root, args).then((code) => {
+    if (code !== null) {
+      process.exitCode = code;
+      return;
+    }
+    client.startResidentOnExit(root);
+    runHere();
+  });
 } else {
   runHere();
 }

@@ -290,5 +290,10 @@ function resident(program: Command, lazy: Lazy, wants: Wants): void {
       .description(
         'the resident agentbox: your scout, plan, review, fix and revise commands run in this warm process, starting faster (docs/resident.md)',
       )
+      .option('--idle <duration>', 'stop by itself once no command has run for this long (15m, 2h)')
+      .option(
+        '--stop',
+        'stop the resident agentbox that runs (its runs stop cleanly first), instead of being one',
+      )
       .action(lazy(async () => (await import('../commands/serve.js')).serve));
 }

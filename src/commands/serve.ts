@@ -1,11 +1,14 @@
 import fs from 'node:fs';
 import net from 'node:net';
 import { fileURLToPath } from 'node:url';
+import { parseDuration } from '../config/duration.js';
 import type { CommandContext } from '../context.js';
 import { AgentboxError, errnoCode } from '../errors.js';
-import { serveConnection } from '../resident/connection.js';
+import { MAX_IDLE_MS } from '../resident/autostart.js';
 import { privateDirProblem, socketPath } from '../resident/place.js';
 import { SERVED_COMMANDS } from '../resident/protocol.js';
+import { ResidentServer } from '../resident/server.js';
+import { stopResident } from '../resident/stop.js';
 import { VERSION } from '../version.js';
 
 /*
@@ -61,40 +64,43 @@ async function prepare(ctx: CommandContext): Promise<string> {
   return place.file;
 }
 
-export async function serve(ctx: CommandContext): Promise<number> {
+export interface ServeOptions {
+  /** Stop once no command has run for this long (`15m`); none: until Ctrl-C. */
+  idle?: string;
+  /** Stop the resident agentbox of this build, instead of being one. */
+  stop?: boolean;
+}
+
+export async function serve(ctx: CommandContext, options: ServeOptions = {}): Promise<number> {
+  if (options.stop) return stopResident(ctx, PACKAGE_ROOT);
   const runCommand = ctx.runCommand;
   if (!runCommand) throw new AgentboxError('USAGE', 'agentbox serve runs from the agentbox command only');
+  const idleMs = idleOption(options.idle);
   const file = await prepare(ctx);
   const log = (line: string) => ctx.io.out(`${new Date().toISOString()} ${line}\n`);
-  const stops = new Set<(by: string) => void>();
-  const active = new Set<Promise<void>>();
-  const server = net.createServer((socket) => {
-    const served = serveConnection(socket, runCommand, log, (stop) => {
-      stops.add(stop);
-      return () => stops.delete(stop);
-    });
-    active.add(served);
-    void served.finally(() => active.delete(served));
-  });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(file, () => resolve());
-  });
-  fs.chmodSync(file, 0o600);
+  const idle = idleMs === undefined ? undefined : { ms: idleMs, label: options.idle! };
+  const server = new ResidentServer(runCommand, log, idle);
+  await server.listen(file);
   ctx.io.out(
     `agentbox serve: ready (agentbox ${VERSION}, pid ${process.pid}) — ${[...SERVED_COMMANDS].join(', ')} started by you run here\n` +
-      `  socket  ${file}\n  stop    Ctrl-C (the runs it serves stop cleanly first)\n`,
+      `  socket  ${file}\n  stop    ${idle ? `by itself after ${idle.label} unused; ` : ''}Ctrl-C or agentbox serve --stop (the runs it serves stop cleanly first)\n`,
   );
-  return new Promise<number>((resolve) => {
-    const unsubscribe = ctx.onInterrupt?.((by) => {
-      log(`stopping (${by}): ${active.size} command(s) running`);
-      server.close();
-      for (const stop of stops) stop(`the resident agentbox stopping (${by})`);
-      void Promise.allSettled([...active]).then(() => {
-        fs.rmSync(file, { force: true });
-        unsubscribe?.();
-        resolve(0);
-      });
-    });
-  });
+  const unsubscribe = ctx.onInterrupt?.((by) => server.stop(by));
+  await server.stopped();
+  unsubscribe?.();
+  return 0;
+}
+
+/** `--idle`'s milliseconds; undefined without it. */
+function idleOption(idle: string | undefined): number | undefined {
+  if (idle === undefined) return undefined;
+  const ms = parseDuration(idle);
+  if (!ms || ms > MAX_IDLE_MS) {
+    throw new AgentboxError(
+      'USAGE',
+      `--idle must be a duration longer than 0 and at most 24d, such as "15m" or "2h" (it is ${JSON.stringify(idle)})`,
+      { hint: 'agentbox serve --idle 15m; without --idle it serves until Ctrl-C or agentbox serve --stop' },
+    );
+  }
+  return ms;
 }

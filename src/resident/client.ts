@@ -5,11 +5,13 @@ import { invokedCommand } from '../util/argv.js';
 import { askOn } from '../util/ask.js';
 import { fdWriter } from '../util/fd-writer.js';
 import { VERSION } from '../version.js';
+import { startedNotice, startInBackground, startsResident } from './autostart.js';
 import { privateDirProblem, socketPath } from './place.js';
 import {
   type ClientMessage,
   encode,
   lineReader,
+  ownNamespaces,
   parseServerMessage,
   SERVED_COMMANDS,
   type ServerMessage,
@@ -28,19 +30,47 @@ const LOST =
   'agentbox: the resident agentbox ended before the command did (see `agentbox serve` in its terminal)\n' +
   '  → agentbox status shows the run; agentbox recover takes up one left ACTIVE\n';
 
+/** Whether this command looked for a resident agentbox and none answered (one may be started). */
+let noneAnswered = false;
+
 /** The socket to hand `argv` to, or null: run it here. */
 function residentSocket(argv: readonly string[], env: NodeJS.ProcessEnv, packageRoot: string): string | null {
   if (env.AGENTBOX_RESIDENT === '0') return null;
   const command = invokedCommand(argv);
   if (!command || !SERVED_COMMANDS.has(command) || usesTerminal(argv)) return null;
   const place = socketPath(env, packageRoot, VERSION);
-  if (!place || privateDirProblem(place.dir) !== null) return null;
-  try {
-    const stat = fs.lstatSync(place.file);
-    return stat.isSocket() && stat.uid === process.getuid?.() ? place.file : null;
-  } catch {
+  if (!place) return null;
+  if (privateDirProblem(place.dir) !== null) {
+    // (a state folder that is not the person's alone: no server used; one started would refuse it)
+    noneAnswered = true;
     return null;
   }
+  try {
+    const stat = fs.lstatSync(place.file);
+    if (stat.isSocket() && stat.uid === process.getuid?.()) return place.file;
+  } catch {
+    // (no socket: no server)
+  }
+  noneAnswered = true;
+  return null;
+}
+
+/**
+ * After `tryResident` found no resident agentbox: starts one in the background as this process
+ * exits, when the person wants it (src/resident/autostart.ts), and says so on stderr. Not after a
+ * usage error or a command ended by a signal.
+ */
+export function startResidentOnExit(packageRoot: string): void {
+  if (!noneAnswered || !startsResident(process.env, { in: tty.isatty(0), err: tty.isatty(2) })) return;
+  process.once('exit', (code) => {
+    if (code === 2 || code >= 128) return;
+    try {
+      const started = startInBackground(packageRoot, process.env);
+      if (started) fs.writeSync(2, startedNotice(started.pid, started.idle));
+    } catch {
+      // Not started: the next command runs itself, as this one did.
+    }
+  });
 }
 
 /**
@@ -61,7 +91,10 @@ export function tryResident(packageRoot: string, argv: readonly string[]): Promi
     const socket = net.connect(file);
     let connected = false;
     socket.once('error', () => {
-      if (!connected) resolve(null);
+      if (connected) return;
+      // (a socket a server left when it was killed: nobody answers)
+      noneAnswered = true;
+      resolve(null);
     });
     socket.once('connect', () => {
       connected = true;
@@ -81,8 +114,16 @@ function requestLine(argv: readonly string[]): string {
     pid: process.pid,
     tty: isTTY,
     umask: process.umask(),
+    ...namespacesAndGroups(),
     ...(isTTY.out && process.stdout.columns ? { columns: process.stdout.columns } : {}),
   });
+}
+
+/** What a served run inherits from its process besides the umask: its namespaces and groups. */
+function namespacesAndGroups(): { ns?: string; groups?: number[] } {
+  const ns = ownNamespaces(fs.readlinkSync);
+  const groups = process.getgroups?.().sort((a, b) => a - b);
+  return { ...(ns ? { ns } : {}), ...(groups ? { groups } : {}) };
 }
 
 function relay(socket: net.Socket, request: string): Promise<number | null> {
@@ -141,6 +182,7 @@ function handle(
   if ('local' in message) return null;
   if ('out' in message) out(message.out);
   else if ('err' in message) err(message.err);
+  else if ('stopping' in message) return undefined;
   else if ('ask' in message)
     void askOn(process.stdin, process.stdout, message.ask).then((answer) => send({ answer }));
   else return message.exit;

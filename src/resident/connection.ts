@@ -1,21 +1,12 @@
 import type net from 'node:net';
-import { insideRun, procReader } from '../airlock/inside.js';
 import type { CommandContext, Io, RunCommand } from '../context.js';
 import { onBehalfOf } from '../process/owner.js';
 import { LINEAGE_VAR, newLineage } from '../process/reap.js';
 import { invokedCommand } from '../util/argv.js';
 import { isCi } from '../util/ci.js';
 import { terminalText } from '../util/terminal-text.js';
-import {
-  encode,
-  lineReader,
-  parseClientMessage,
-  parseRequest,
-  SERVED_COMMANDS,
-  type ServeRequest,
-  textMessages,
-  usesTerminal,
-} from './protocol.js';
+import { admit, type ServeLog } from './admit.js';
+import { encode, lineReader, parseClientMessage, type ServeRequest, textMessages } from './protocol.js';
 
 /*
  * One command a resident agentbox runs for a client (src/commands/serve.ts): its request read, checked,
@@ -23,9 +14,6 @@ import {
  * terminal's answers — its output and exit code sent back, the client's signals given to the
  * command as main.ts gives this process's.
  */
-
-/** What the server logs: one line a served command, and every refusal. */
-export type ServeLog = (line: string) => void;
 
 const SIGNAL_CODE = { SIGINT: 130, SIGTERM: 143, SIGHUP: 129, SIGUSR2: 143 } as const;
 const SIGNAL_BY = {
@@ -38,50 +26,19 @@ const CLIENT_GONE = 'its agentbox process ending (the resident agentbox lost it)
 /** A client that sends no request in this long is dropped. */
 const REQUEST_WAIT_MS = 10_000;
 
-/** Why this request is not run here, or null. */
-export function refusal(request: ServeRequest): string | null {
-  const command = invokedCommand(request.argv);
-  if (!command || !SERVED_COMMANDS.has(command))
-    return `only ${[...SERVED_COMMANDS].join(', ')} are run here, not ${JSON.stringify(command ?? request.argv[0] ?? '')}`;
-  // A command sent from inside a run would run outside that run's box: never (the sandbox keeps the
-  // socket out of a run's reach; this is the early, logged refusal beside it).
-  const inside = insideRun(request.env, request.pid, procReader);
-  if (inside) return `the request came from inside ${inside.what}`;
-  return null;
+/** What a connection needs of its server. */
+export interface ServerSide {
+  readonly runCommand: RunCommand;
+  readonly log: ServeLog;
+  /** Subscribes to the server's stop: a command then stops cleanly; a client yet to ask is let go. */
+  readonly onStop: (stop: (by: string) => void) => () => void;
+  /** Stops the server (a stop request); how many commands it runs, not counting `asking` connections. */
+  readonly stopServer: (by: string, asking?: number) => number;
 }
 
-/** The client's first message as a request to run, or the reply that ends the connection (logged). */
-function admit(value: unknown, log: ServeLog): ServeRequest | string {
-  const request = parseRequest(value);
-  const why = typeof request === 'string' ? `a malformed request (${request})` : refusal(request);
-  if (why || typeof request === 'string') {
-    log(`refused: ${terminalText(why ?? '')}`);
-    return (
-      encode({ err: `agentbox: the resident agentbox refused this command: ${why}\n` }) + encode({ exit: 1 })
-    );
-  }
-  // What a run inherits from its process and a request cannot change here: handed back.
-  if (request.umask !== process.umask()) {
-    log(`handed back to pid ${request.pid}: its umask ${request.umask.toString(8)} is not this process's`);
-    return encode({ local: 'umask' });
-  }
-  if (usesTerminal(request.argv)) {
-    log(`handed back to pid ${request.pid}: the command uses its terminal`);
-    return encode({ local: 'terminal' });
-  }
-  return request;
-}
-
-/**
- * Serves one connection to its end. `onStop` subscribes to the server's stop: a command then stops
- * cleanly; a client that has not asked yet is let go.
- */
-export function serveConnection(
-  socket: net.Socket,
-  runCommand: RunCommand,
-  log: ServeLog,
-  onStop: (stop: (by: string) => void) => () => void,
-): Promise<void> {
+/** Serves one connection to its end. */
+export function serveConnection(socket: net.Socket, server: ServerSide): Promise<void> {
+  const { log } = server;
   return new Promise((resolve) => {
     const read = lineReader();
     let session: Session | undefined;
@@ -89,11 +46,10 @@ export function serveConnection(
     let answered = false;
     const timer = setTimeout(() => socket.destroy(), REQUEST_WAIT_MS);
     // The server stopping: a command stops cleanly; a client still to ask is let go.
-    const unsubscribe = onStop((by) => (session ? session.interrupt(by) : socket.destroy()));
-    const answer = (lines: string) => {
-      answered = true;
-      socket.end(lines);
-    };
+    const unsubscribe = server.onStop((by) => {
+      if (session) session.interrupt(by);
+      else if (!answered) socket.destroy();
+    });
     socket.setEncoding('utf8');
     socket.on('error', () => {});
     socket.on('close', () => {
@@ -120,13 +76,17 @@ export function serveConnection(
           continue;
         }
         clearTimeout(timer);
-        const request = admit(value, log);
+        // Answered unless admitted (a stop request's answer is still to be written when it stops the
+        // server: its connection is not let go with the rest).
+        answered = true;
+        const request = admit(value, log, (by) => server.stopServer(by, 1));
         if (typeof request === 'string') {
-          answer(request);
+          socket.end(request);
           return;
         }
+        answered = false;
         session = new Session(socket, request, log);
-        void session.run(runCommand).finally(() => {
+        void session.run(server.runCommand).finally(() => {
           unsubscribe();
           resolve();
         });

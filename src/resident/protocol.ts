@@ -37,6 +37,18 @@ export interface ServeRequest {
   readonly columns?: number;
   /** The client's umask: a run makes files as its own process would. */
   readonly umask: number;
+  /** The client's mount and pid namespaces (`/proc/self/ns`), where it has them. */
+  readonly ns?: string;
+  /** The client's supplementary groups, sorted. */
+  readonly groups?: readonly number[];
+}
+
+/** What `agentbox serve --stop` asks: that the server stop as on Ctrl-C. */
+export interface StopRequest {
+  readonly v: 1;
+  readonly stop: true;
+  readonly pid: number;
+  readonly env: Readonly<Record<string, string>>;
 }
 
 /** From the resident process: output, a question, the exit code; or `local`: run it yourself. */
@@ -45,6 +57,8 @@ export type ServerMessage =
   | { readonly out: string }
   | { readonly err: string }
   | { readonly ask: string }
+  /** The answer to a stop request: the server's pid, and how many commands it stops first. */
+  | { readonly stopping: number; readonly running: number }
   | { readonly exit: number };
 
 /** From the client: a signal it caught, an answer to a question. */
@@ -54,7 +68,7 @@ export type ClientMessage =
 
 const SIGNALS = new Set(['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGUSR2']);
 
-export function encode(message: ServeRequest | ServerMessage | ClientMessage): string {
+export function encode(message: ServeRequest | StopRequest | ServerMessage | ClientMessage): string {
   return `${JSON.stringify(message)}\n`;
 }
 
@@ -109,7 +123,27 @@ export function parseRequest(value: unknown): ServeRequest | string {
     return 'columns is not a positive number';
   if (!Number.isSafeInteger(r.umask) || (r.umask as number) < 0 || (r.umask as number) > 0o777)
     return 'umask is not a file mode mask';
+  if (r.ns !== undefined && typeof r.ns !== 'string') return 'ns is not a string';
+  if (r.groups !== undefined && (!Array.isArray(r.groups) || !r.groups.every((g) => Number.isSafeInteger(g))))
+    return 'groups is not a list of group ids';
   return value as ServeRequest;
+}
+
+/** `value` as a stop request, or null when it is none. */
+export function parseStopRequest(value: unknown): StopRequest | null {
+  if (typeof value !== 'object' || value === null) return null;
+  const r = value as Record<string, unknown>;
+  if (r.v !== 1 || r.stop !== true || !Number.isSafeInteger(r.pid) || (r.pid as number) <= 1) return null;
+  return isStringRecord(r.env) ? (value as StopRequest) : null;
+}
+
+/** This process's mount and pid namespaces, as a request carries them; undefined without /proc. */
+export function ownNamespaces(readlink: (file: string) => string): string | undefined {
+  try {
+    return `${readlink('/proc/self/ns/mnt')} ${readlink('/proc/self/ns/pid')}`;
+  } catch {
+    return undefined;
+  }
 }
 
 /** `value` as a client's message, or null. */
@@ -129,6 +163,8 @@ export function parseServerMessage(value: unknown): ServerMessage | null {
   if (typeof m.out === 'string') return { out: m.out };
   if (typeof m.err === 'string') return { err: m.err };
   if (typeof m.ask === 'string') return { ask: m.ask };
+  if (Number.isSafeInteger(m.stopping) && Number.isSafeInteger(m.running))
+    return { stopping: m.stopping as number, running: m.running as number };
   if (Number.isSafeInteger(m.exit)) return { exit: m.exit as number };
   return null;
 }

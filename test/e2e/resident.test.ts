@@ -9,6 +9,7 @@ import { bash, text } from '../fixtures/model-server/index.js';
 import { AGENTBOX_BIN } from '../helpers/bin.js';
 import { expectNoProcessesLeft } from '../helpers/processes.js';
 import { type Project, project } from '../helpers/project.js';
+import { startPty } from '../helpers/pty.js';
 
 /**
  * The resident agentbox (`agentbox serve`, docs/resident.md): the person's scout, fix and the rest
@@ -357,4 +358,99 @@ except OSError as e:
     expect(p.state(name).status).toBe('CRASHED');
     await expectNoProcessesLeft(p.tag);
   });
+
+  it('starts by itself: a command that finds none (the killed one’s socket left) starts one as it exits; --stop stops it', async () => {
+    p.server.setRules([{ when: { anyText: 'TASK-AUTO' }, reply: text('auto answer') }]);
+    const found = () => fs.readdirSync(path.dirname(socket));
+    // From a script (no terminal), by default: none started.
+    const scripted = await p.agentbox(['scout', 'TASK-AUTO from a script']);
+    expect(scripted.code, scripted.stderr).toBe(0);
+    expect(scripted.stderr).not.toContain('resident agentbox');
+    expect(await answers(socket)).toBe(false);
+
+    const auto = { env: { AGENTBOX_RESIDENT: '1', AGENTBOX_RESIDENT_IDLE: '5m' } };
+    const first = await p.agentbox(['scout', 'TASK-AUTO first'], auto);
+    expect(first.code, first.stderr).toBe(0);
+    expect(first.stdout).toContain('auto answer');
+    const pid = Number(/started a resident agentbox \(pid (\d+)\)/.exec(first.stderr)?.[1]);
+    expect(first.stderr).toContain('it stops after 5m unused');
+    expect(first.stderr).toContain('agentbox serve --stop stops it');
+    const logFile = socket.replace(/\.sock$/, '.log');
+    await waitFor(() => fs.existsSync(logFile) && fs.readFileSync(logFile, 'utf8').includes('ready'));
+    expect(found()).toContain(path.basename(socket));
+    // Its own session, and none of its starter's secrets (each request brings the client's).
+    const environ = fs.readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0');
+    expect(environ.some((v) => v.startsWith('ANTHROPIC_API_KEY='))).toBe(false);
+    expect(environ).toContain(`HOME=${p.env.HOME}`);
+    expect(fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ')[3]).toBe(String(pid));
+
+    const second = await p.agentbox(['scout', 'TASK-AUTO second'], auto);
+    expect(second.code, second.stderr).toBe(0);
+    expect(second.stdout).toContain('auto answer');
+    expect(second.stderr).not.toContain('started a resident agentbox');
+    expect(fs.readFileSync(logFile, 'utf8')).toMatch(/scout for pid \d+ in .*: exit 0/);
+
+    const stop = await p.agentbox(['serve', '--stop']);
+    expect(stop.code, stop.stderr).toBe(0);
+    expect(stop.stdout).toContain(`the resident agentbox (pid ${pid}) is stopping`);
+    expect(stop.stdout).toContain('stopped');
+    expect(alive(pid)).toBe(false);
+    expect(found()).not.toContain(path.basename(socket));
+    expect(fs.readFileSync(logFile, 'utf8')).toMatch(
+      /stopping \(agentbox serve --stop from pid \d+\): 0 command/,
+    );
+    const again = await p.agentbox(['serve', '--stop']);
+    expect(again.stdout).toContain('no resident agentbox of this build is running');
+
+    // A person's terminal, nothing set: started too.
+    const term = startPty(['scout', 'TASK-AUTO in a terminal'], {
+      cwd: p.repo.dir,
+      env: { ...p.env, AGENTBOX_RESIDENT: '' },
+    });
+    expect(await term.exited).toBe(0);
+    expect(term.output()).toContain('auto answer');
+    expect(term.output()).toMatch(/started a resident agentbox \(pid \d+\)/);
+    expect(term.output()).toContain('stops after 15m unused');
+    const last = await p.agentbox(['serve', '--stop']);
+    expect(last.stdout).toContain('stopped');
+    await expectNoProcessesLeft(p.tag);
+  });
+
+  it('--idle: stops by itself once unused that long; a wrong duration is refused', async () => {
+    const started = Date.now();
+    const idle = await p.agentbox(['serve', '--idle', '1s']);
+    expect(idle.code, idle.stderr).toBe(0);
+    expect(idle.stdout).toContain('stop    by itself after 1s unused');
+    expect(idle.stdout).toMatch(/stopping \(unused for 1s\): 0 command\(s\) running/);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(1000);
+    expect(fs.existsSync(socket)).toBe(false);
+    for (const wrong of ['0s', 'soon', '30d']) {
+      const refused = await p.agentbox(['serve', '--idle', wrong]);
+      expect(refused.code).toBe(2);
+      expect(refused.stderr).toContain(`--idle must be a duration longer than 0 and at most 24d`);
+      expect(refused.stderr).toContain(JSON.stringify(wrong));
+    }
+  });
 });
+
+/** Whether `pid` runs (a zombie, whose parent has not reaped it yet, does not). */
+function alive(pid: number): boolean {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return !stat.slice(stat.lastIndexOf(')') + 2).startsWith('Z');
+  } catch {
+    return false;
+  }
+}
+
+/** Whether a server answers on the socket `file`. */
+function answers(file: string): Promise<boolean> {
+  return new Promise((resolve) => {
+    const probe = net.connect(file);
+    probe.once('connect', () => {
+      probe.destroy();
+      resolve(true);
+    });
+    probe.once('error', () => resolve(false));
+  });
+}

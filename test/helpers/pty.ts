@@ -24,7 +24,9 @@ export function startPty(
 ): PtySession {
   const term = pty.spawn(process.execPath, [options.bin ?? AGENTBOX_BIN, ...args], {
     cwd: options.cwd,
-    env: options.env,
+    // A person's terminal would start a resident agentbox as a command exits (docs/resident.md): a
+    // test that wants one says so.
+    env: { AGENTBOX_RESIDENT: 'manual', ...options.env },
     cols: options.cols ?? 100,
     rows: options.rows ?? 30,
     // node-pty sets TERM to `name`: a test that names a terminal (TERM=xterm-kitty) gets it.

@@ -2,14 +2,16 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { refusal } from '../../src/resident/connection.js';
+import { inheritedDifference, refusal } from '../../src/resident/admit.js';
 import { privateDirProblem, socketPath } from '../../src/resident/place.js';
 import {
   lineReader,
   MAX_LINE,
+  ownNamespaces,
   parseClientMessage,
   parseRequest,
   parseServerMessage,
+  parseStopRequest,
   type ServeRequest,
   socketName,
   textMessages,
@@ -62,6 +64,9 @@ describe('the resident wire', () => {
       [request({ columns: 0 }), /columns/],
       [request({ umask: 0o1000 }), /umask/],
       [request({ umask: undefined }), /umask/],
+      [request({ ns: 4 }), /ns is not a string/],
+      [request({ groups: [0, 'wheel'] }), /groups/],
+      [request({ groups: 0 }), /groups/],
     ];
     for (const [value, why] of wrong) expect(parseRequest(value)).toMatch(why);
     expect(parseRequest(null)).toBe('not an object');
@@ -77,6 +82,22 @@ describe('the resident wire', () => {
     expect(parseServerMessage({ ask: 'sure?' })).toEqual({ ask: 'sure?' });
     expect(parseServerMessage({ signal: 'SIGINT' })).toBeNull();
     expect(parseServerMessage({ local: 'umask' })).toEqual({ local: 'umask' });
+    expect(parseServerMessage({ stopping: 42, running: 1 })).toEqual({ stopping: 42, running: 1 });
+    expect(parseServerMessage({ stopping: 42 })).toBeNull();
+  });
+
+  it('takes a stop request only whole: version, pid and environment', () => {
+    const stop = { v: 1, stop: true, pid: 4242, env: { HOME: '/home/p' } };
+    expect(parseStopRequest(stop)).toEqual(stop);
+    for (const wrong of [
+      { ...stop, v: 2 },
+      { ...stop, stop: 'yes' },
+      { ...stop, pid: 1 },
+      { ...stop, env: ['A=1'] },
+      request(),
+      null,
+    ])
+      expect(parseStopRequest(wrong)).toBeNull();
   });
 
   it('leaves to the client what uses its terminal: an editor, the help', () => {
@@ -105,6 +126,26 @@ describe('what the resident agentbox runs', () => {
       /from inside a process started by/,
     );
     expect(refusal({ ...ok, env: { CLAUDECODE: '1' } })).toMatch(/from inside/);
+  });
+
+  it('hands back a client whose process a run could not stand for: umask, namespaces, groups', () => {
+    const own = { ns: 'mnt:[1] pid:[2]', groups: '[0,27]' };
+    const ok = parseRequest(request({ umask: process.umask(), ns: own.ns, groups: [0, 27] })) as ServeRequest;
+    expect(inheritedDifference(ok, own)).toBeNull();
+    // (a client without /proc, or an older field set, is compared on what it sent)
+    expect(inheritedDifference({ ...ok, ns: undefined as unknown as string }, own)).toBeNull();
+    expect(inheritedDifference({ ...ok, umask: process.umask() ^ 0o077 }, own)).toMatch(/umask/);
+    expect(inheritedDifference({ ...ok, ns: 'mnt:[9] pid:[2]' }, own)).toMatch(/other namespaces/);
+    expect(inheritedDifference({ ...ok, groups: [0] }, own)).toMatch(/groups/);
+  });
+
+  it("this process's namespaces as a request carries them; none where there is no /proc", () => {
+    expect(ownNamespaces(fs.readlinkSync)).toMatch(/^mnt:\[\d+\] pid:\[\d+\]$/);
+    expect(
+      ownNamespaces(() => {
+        throw new Error('ENOENT');
+      }),
+    ).toBeUndefined();
   });
 });
 

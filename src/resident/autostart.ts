@@ -1,0 +1,130 @@
+import type ChildProcess from 'node:child_process';
+import fs from 'node:fs';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { parseDuration } from '../config/duration.js';
+import { isCi } from '../util/ci.js';
+import { VERSION } from '../version.js';
+import { privateDirProblem, socketPath } from './place.js';
+
+/*
+ * The resident agentbox started by itself (docs/resident.md), as Nx and Gradle start their daemons:
+ * a scout, plan, review, fix or revise that a person runs in a terminal and that found no resident
+ * agentbox runs itself, as always, and on its way out starts one in the background, so that the
+ * person's next command is served warm. It stops after `AGENTBOX_RESIDENT_IDLE` (15 minutes) with
+ * nothing to do. Never in CI, never in a script (no terminal), never from inside a run;
+ * `AGENTBOX_RESIDENT=manual` uses one you start and never starts one, `0` neither.
+ */
+
+/** How long a resident agentbox started by itself waits for work before it stops. */
+export const DEFAULT_IDLE = '15m';
+/** The longest idle wait a timer takes (2^31 − 1 ms, about 24.8 days), rounded down to days. */
+export const MAX_IDLE_MS = 24 * 86_400_000;
+/** A log past this size is started afresh (the old one kept as `.old`). */
+const MAX_LOG_BYTES = 1024 * 1024;
+/** What a background server keeps of its starter's environment: where things are, not secrets. */
+const KEPT = [
+  'PATH',
+  'HOME',
+  'USER',
+  'LOGNAME',
+  'LANG',
+  'LC_ALL',
+  'TZ',
+  'TMPDIR',
+  'XDG_STATE_HOME',
+  'XDG_RUNTIME_DIR',
+  'NODE_OPTIONS',
+  'AGENTBOX_CODE_CACHE',
+  // (what tells every process of one tree of agentbox commands: src/process/reap.ts)
+  'AGENTBOX_LINEAGE',
+] as const;
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+/** The terminals of the command's stdin and stderr (where the person is, and where the notice goes). */
+export interface Terminal {
+  readonly in: boolean;
+  readonly err: boolean;
+}
+
+/**
+ * Whether a command that found no resident agentbox starts one as it exits: `AGENTBOX_RESIDENT=1`
+ * always; unset, in a person's terminal outside CI; never from inside a run or Claude Code. Pure.
+ */
+export function startsResident(env: Env, terminal: Terminal): boolean {
+  if (env.AGENTBOX_RUN || env.AGENTBOX_PROCESS_MARK || env.CLAUDECODE) return false;
+  const setting = env.AGENTBOX_RESIDENT?.trim().toLowerCase();
+  if (setting === '1') return true;
+  if (setting !== undefined && setting !== '') return false;
+  return terminal.in && terminal.err && !isCi(env);
+}
+
+/** How long a server started by itself may stay idle: `AGENTBOX_RESIDENT_IDLE`, else 15m. Pure. */
+export function idleSetting(env: Env): string {
+  const value = env.AGENTBOX_RESIDENT_IDLE?.trim();
+  const ms = value ? parseDuration(value) : undefined;
+  return value && ms && ms <= MAX_IDLE_MS ? value : DEFAULT_IDLE;
+}
+
+/** The background server's environment: `env`'s places and locale, none of its keys or tokens. Pure. */
+export function serverEnv(env: Env): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const name of KEPT) {
+    const value = env[name];
+    if (value !== undefined) out[name] = value;
+  }
+  return out;
+}
+
+/** The line the person reads once a server started: what it is, how long it stays, how to stop it. */
+export function startedNotice(pid: number, idle: string): string {
+  return (
+    `agentbox: started a resident agentbox (pid ${pid}) so that your next scout, plan, review, fix and revise start faster; it stops after ${idle} unused\n` +
+    '  → agentbox serve --stop stops it; AGENTBOX_RESIDENT=manual never starts one (docs/resident.md)\n'
+  );
+}
+
+/**
+ * Starts `agentbox serve --idle <idle>` of the package at `packageRoot` in the background (its own
+ * session, its output appended to a log beside its socket); its pid, or null when there is no place
+ * for it (an unbuilt agentbox, a state folder that is not the person's alone). A server of this
+ * build that already runs (another command started it meanwhile) makes the new one exit at once.
+ */
+export function startInBackground(packageRoot: string, env: Env): { pid: number; idle: string } | null {
+  const place = socketPath(env, packageRoot, VERSION);
+  if (!place) return null;
+  fs.mkdirSync(place.dir, { recursive: true, mode: 0o700 });
+  if (privateDirProblem(place.dir) !== null) return null;
+  const log = place.file.replace(/\.sock$/, '.log');
+  const fd = openLog(log);
+  const idle = idleSetting(env);
+  try {
+    // (required here: the client loads this module for every served command, and needs it rarely)
+    const { spawn } = createRequire(import.meta.url)('node:child_process') as typeof ChildProcess;
+    const child = spawn(
+      process.execPath,
+      [path.join(packageRoot, 'bin', 'agentbox.cjs'), 'serve', '--idle', idle],
+      { cwd: place.dir, env: serverEnv(env), detached: true, stdio: ['ignore', fd, fd] },
+    );
+    child.on('error', () => {});
+    child.unref();
+    return child.pid === undefined ? null : { pid: child.pid, idle };
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+/** The server's log, opened to append (mode 600), started afresh past MAX_LOG_BYTES. */
+function openLog(log: string): number {
+  try {
+    if (fs.lstatSync(log).size > MAX_LOG_BYTES) fs.renameSync(log, `${log}.old`);
+  } catch {
+    // (no log yet)
+  }
+  return fs.openSync(
+    log,
+    fs.constants.O_WRONLY | fs.constants.O_APPEND | fs.constants.O_CREAT | fs.constants.O_NOFOLLOW,
+    0o600,
+  );
+}

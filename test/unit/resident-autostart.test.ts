@@ -1,0 +1,70 @@
+import { describe, expect, it } from 'vitest';
+import {
+  DEFAULT_IDLE,
+  idleSetting,
+  serverEnv,
+  startedNotice,
+  startsResident,
+} from '../../src/resident/autostart.js';
+
+/** The resident agentbox a command starts by itself (docs/resident.md): when, for how long, with what. */
+describe('a resident agentbox started by itself', () => {
+  const person = { in: true, err: true };
+
+  it('in a person’s terminal by default; never in CI, a script, a run or Claude Code', () => {
+    expect(startsResident({}, person)).toBe(true);
+    expect(startsResident({ CI: 'true' }, person)).toBe(false);
+    expect(startsResident({ CI: 'false' }, person)).toBe(true);
+    expect(startsResident({}, { in: false, err: true })).toBe(false);
+    expect(startsResident({}, { in: true, err: false })).toBe(false);
+    for (const inside of [{ AGENTBOX_RUN: 'r1' }, { AGENTBOX_PROCESS_MARK: 'm' }, { CLAUDECODE: '1' }]) {
+      expect(startsResident(inside, person)).toBe(false);
+      expect(startsResident({ ...inside, AGENTBOX_RESIDENT: '1' }, person)).toBe(false);
+    }
+  });
+
+  it('AGENTBOX_RESIDENT: 1 starts one anywhere else, manual and 0 never', () => {
+    expect(startsResident({ AGENTBOX_RESIDENT: '1', CI: 'true' }, { in: false, err: false })).toBe(true);
+    for (const value of ['manual', 'MANUAL', '0', 'off', 'yes'])
+      expect(startsResident({ AGENTBOX_RESIDENT: value }, person)).toBe(false);
+    expect(startsResident({ AGENTBOX_RESIDENT: '' }, person)).toBe(true);
+  });
+
+  it('stays 15 minutes unused unless AGENTBOX_RESIDENT_IDLE says otherwise (a duration a timer takes)', () => {
+    expect(DEFAULT_IDLE).toBe('15m');
+    expect(idleSetting({})).toBe('15m');
+    expect(idleSetting({ AGENTBOX_RESIDENT_IDLE: ' 2h ' })).toBe('2h');
+    for (const wrong of ['0s', 'soon', '-5m', '30d'])
+      expect(idleSetting({ AGENTBOX_RESIDENT_IDLE: wrong })).toBe('15m');
+  });
+
+  it("keeps where things are of its starter's environment, none of its keys or tokens", () => {
+    const env = serverEnv({
+      PATH: '/usr/bin',
+      HOME: '/home/p',
+      XDG_STATE_HOME: '/s',
+      LANG: 'C.UTF-8',
+      AGENTBOX_LINEAGE: 'tree-1',
+      ANTHROPIC_API_KEY: 'sk-ant-secret',
+      GITHUB_TOKEN: 'ghp_secret',
+      AWS_SECRET_ACCESS_KEY: 'aws',
+      SSH_AUTH_SOCK: '/run/agent',
+      AGENTBOX_CONFIG: '/home/p/cfg.yaml',
+    });
+    expect(env).toEqual({
+      PATH: '/usr/bin',
+      HOME: '/home/p',
+      XDG_STATE_HOME: '/s',
+      LANG: 'C.UTF-8',
+      AGENTBOX_LINEAGE: 'tree-1',
+    });
+  });
+
+  it('says it started, for how long, and how to stop it or keep it off', () => {
+    const notice = startedNotice(4321, '15m');
+    expect(notice).toMatch(/started a resident agentbox \(pid 4321\)/);
+    expect(notice).toMatch(/stops after 15m unused/);
+    expect(notice).toMatch(/agentbox serve --stop/);
+    expect(notice).toMatch(/AGENTBOX_RESIDENT=manual/);
+  });
+});
