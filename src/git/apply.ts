@@ -7,6 +7,7 @@ import type { GitSettings } from './inert.js';
 import { patchPaths } from './patch.js';
 import { parseEntries, summaryLines } from './patch-entries.js';
 import { type Inspection, inspectPatch } from './sensitive.js';
+import { uninspectedPaths } from './uninspected.js';
 
 // NOTE: `git apply` runs in `repoRoot`, which must be the top of the working tree: from a
 // subfolder git silently skips the paths outside it. Messages are read in the C locale.
@@ -217,7 +218,18 @@ export async function inspectPatchFile(repoRoot: string, patchFile: string): Pro
   const hooksPath =
     path.isAbsolute(configured) && exists(configured) ? fs.realpathSync(configured) : configured;
   const links = LINKS_MATTER.test(patch.toString('latin1')) ? await treeSymlinks(repoRoot) : new Map();
-  return inspectPatch(patch, repoRoot, { hooksPath, symlinks: links });
+  const inspection = inspectPatch(patch, repoRoot, { hooksPath, symlinks: links });
+  const unnamed = await uninspectedPaths(repoRoot, path.resolve(repoRoot, patchFile), patch);
+  if (unnamed.length === 0) return inspection;
+  const detail =
+    'a change outside any `diff --git` section: agentbox did not inspect it, and never applies it';
+  return {
+    ...inspection,
+    refused: [
+      ...inspection.refused,
+      ...unnamed.map((file) => ({ path: file, kind: 'uninspected' as const, detail })),
+    ],
+  };
 }
 
 const LINKS_MATTER = /^(?:(?:new file mode|new mode|index \S+) 120000|(?:rename|copy) from .*)$/m;

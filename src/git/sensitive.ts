@@ -7,7 +7,9 @@ const GITLINK_DETAIL = 'a submodule commit (mode 160000): merge does not apply i
 /**
  * What a change is, when it is more than code: something that steers agents, git, CI or hooks, or
  * that runs or points somewhere by itself. `git-dir` (a path inside a `.git` folder) is always
- * refused: git apply refuses it too, agentbox does not count on that alone.
+ * refused: git apply refuses it too, agentbox does not count on that alone. `uninspected` (a change
+ * git would apply that no `diff --git` section names: a bare `---`/`+++` one) is always refused too:
+ * what was not inspected is not applied.
  */
 export type SensitiveKind =
   | 'git-dir'
@@ -19,7 +21,8 @@ export type SensitiveKind =
   | 'git-meta'
   | 'executable'
   | 'symlink'
-  | 'gitlink';
+  | 'gitlink'
+  | 'uninspected';
 
 export interface SensitiveChange {
   readonly path: string;

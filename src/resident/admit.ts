@@ -17,6 +17,7 @@ import {
  * The resident agentbox's door (src/commands/serve.ts): a client's first message judged — a command
  * it runs, one it refuses (logged) or hands back for the client to run itself, or a stop request.
  */
+
 /** What the server logs: one line a served command, and every refusal. */
 export type ServeLog = (line: string) => void;
 

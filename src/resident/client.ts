@@ -26,8 +26,9 @@ import {
  */
 
 const SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGUSR2'] as const;
-const LOST =
-  'agentbox: the resident agentbox ended before the command did (see `agentbox serve` in its terminal)\n' +
+/** What the client says when its server went away mid-command (`file`: the server's socket). */
+const lost = (file: string) =>
+  `agentbox: the resident agentbox ended before the command did (see its terminal, or its log ${file.replace(/\.sock$/, '.log')})\n` +
   '  → agentbox status shows the run; agentbox recover takes up one left ACTIVE\n';
 
 /** Whether this command looked for a resident agentbox and none answered (one may be started). */
@@ -98,7 +99,7 @@ export function tryResident(packageRoot: string, argv: readonly string[]): Promi
     });
     socket.once('connect', () => {
       connected = true;
-      relay(socket, request).then(resolve, () => resolve(1));
+      relay(socket, request, file).then(resolve, () => resolve(1));
     });
   });
 }
@@ -126,7 +127,7 @@ function namespacesAndGroups(): { ns?: string; groups?: number[] } {
   return { ...(ns ? { ns } : {}), ...(groups ? { groups } : {}) };
 }
 
-function relay(socket: net.Socket, request: string): Promise<number | null> {
+function relay(socket: net.Socket, request: string, file: string): Promise<number | null> {
   const send = (message: ClientMessage) => {
     if (!socket.destroyed) socket.write(encode(message));
   };
@@ -166,7 +167,7 @@ function relay(socket: net.Socket, request: string): Promise<number | null> {
     });
     socket.once('close', () => {
       for (const [signal, handler] of handlers) process.removeListener(signal, handler);
-      if (code === undefined) err.write(LOST);
+      if (code === undefined) err.write(lost(file));
       resolve(code === undefined ? 1 : code);
     });
   });
