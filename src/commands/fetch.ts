@@ -51,7 +51,7 @@ export function renderFetch(r: FetchResult): string {
   lines.push(...renderGroups(r));
   if (r.changed.length > 0)
     lines.push(
-      `  a changed patch is merged only once shown again: agentbox diff ${runIdOf(r.changed[0]!.run)}${r.changed.length > 1 ? ' (each of them)' : ''}`,
+      `  a changed patch is unreviewed: see it before you merge it: agentbox diff ${runIdOf(r.changed[0]!.run)}${r.changed.length > 1 ? ' (each of them)' : ''}`,
     );
   if (r.imported.length + r.updated.length > 0)
     lines.push('  next: agentbox status, agentbox show <id>, agentbox diff <id>');

@@ -31,9 +31,17 @@ export async function deliverMessage(run: RunDetails, text: string): Promise<Del
   if (state?.status !== 'ACTIVE' || !isAlive(state.pid, state.pid_start)) {
     throw new AgentboxError(
       'USAGE',
-      `run ${run.name} is not running (${state?.status ?? 'no state'}): nothing would read the message`,
+      `run ${run.name} is not running${run.meta.origin ? ' here' : ''} (${state?.status ?? 'no state'}): nothing would read the message`,
       {
-        hint: moreWordsFor({ status: state?.status ?? null, type: run.meta.type, id: run.meta.run_id }, text),
+        hint: moreWordsFor(
+          {
+            status: state?.status ?? null,
+            type: run.meta.type,
+            id: run.meta.run_id,
+            ranOn: run.meta.origin?.host,
+          },
+          text,
+        ),
       },
     );
   }

@@ -32,6 +32,15 @@ export interface StopOptions {
 export async function requestStop(run: RunDetails): Promise<number> {
   const state = run.state;
   const running = state && (state.status === 'ACTIVE' || state.status === 'STALLED');
+  const origin = run.meta.origin;
+  if (origin && running)
+    throw new AgentboxError(
+      'USAGE',
+      `run ${run.name} runs on ${origin.host}, not here: it cannot be stopped from here`,
+      {
+        hint: `stop it there; agentbox fetch ${origin.remote} brings how it ended`,
+      },
+    );
   if (!state || !running || !isRecordedProcess(state.pid, state.pid_start)) {
     throw new AgentboxError('USAGE', `run ${run.name} is not running (${state?.status ?? 'no state'})`, {
       hint: `see it with agentbox show ${run.meta.run_id}`,

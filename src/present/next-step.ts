@@ -52,14 +52,18 @@ export function nextStep(status: RunStatus, id: string, failure?: FailureOf): st
 /**
  * How to go on with more words for a run that is not running (`inject` of one, `resume` of one that
  * cannot be resumed): a fix run in REVIEW takes them as a review; a crashed, aborted or stalled run
- * is resumed with them; one that ended otherwise is done with, and a new run does more. Each names
- * a command the run allows (inject and resume sent a REVIEW run to each other). Pure.
+ * is resumed with them; one that ended otherwise is done with, and a new run does more; a fetched
+ * one is started anew. Each names a command the run allows (inject and resume sent a REVIEW run to
+ * each other). Pure.
  */
 export function moreWordsFor(
-  run: { status: RunStatus | null; type: string; id: string },
+  run: { status: RunStatus | null; type: string; id: string; ranOn?: string | undefined },
   text: string,
 ): string {
   const words = text.length > 40 ? `${text.slice(0, 40)}…` : text;
+  // A fetched run's session and worktree are on the machine it ran on: nothing goes on here.
+  if (run.ranOn !== undefined)
+    return `it ran on ${run.ranOn}, where its session is: start its task anew here with agentbox rerun ${run.id}`;
   if (run.status === 'REVIEW' && run.type === 'fix')
     return `give it to the run as a review instead: agentbox revise ${run.id} "${words}"`;
   if (

@@ -92,7 +92,10 @@ export function assertResumable(run: RunDetails): NonNullable<RunDetails['state'
       'USAGE',
       `run ${name} is ${state.status}; only CRASHED, ABORTED or STALLED runs can be resumed`,
       {
-        hint: moreWordsFor({ status: state.status, type: run.meta.type, id: run.meta.run_id }, '<more>'),
+        hint: moreWordsFor(
+          { status: state.status, type: run.meta.type, id: run.meta.run_id, ranOn: run.meta.origin?.host },
+          '<more>',
+        ),
       },
     );
   }

@@ -33,7 +33,7 @@ export function reviseBlocker(run: RunDetails): void {
   if (meta.origin) {
     throw refuse(
       `run ${name} ran on ${meta.origin.host}: its Claude Code session is there, so it cannot be revised here`,
-      `revise it on ${meta.origin.host}, or merge it (agentbox merge ${id}) or start a new run here (agentbox fix "…")`,
+      `revise it on ${meta.origin.host}, or merge it (agentbox merge ${id}), or start its task anew here: agentbox rerun ${id}`,
     );
   }
   if (meta.type !== 'fix') {

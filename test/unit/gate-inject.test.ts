@@ -39,6 +39,13 @@ describe('inject (src/gate/inject.ts)', () => {
     );
   });
 
+  it('a fetched run goes on nowhere here: its task is started anew (it offered revise and resume, which refuse it)', () => {
+    for (const status of ['REVIEW', 'ABORTED', 'ACTIVE', 'DONE'] as const)
+      expect(moreWordsFor({ status, type: 'fix', id: 'abc123', ranOn: 'ci-7' }, 'x')).toBe(
+        'it ran on ci-7, where its session is: start its task anew here with agentbox rerun abc123',
+      );
+  });
+
   it("queues for a live run's supervisor, in order, and says how many wait", async () => {
     const { ledger } = ledgerRepo();
     const run = await create(ledger, 'why?', '2026-01-01T09:00:00Z', { ids: idSequence('bbbbbb') });

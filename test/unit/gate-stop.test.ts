@@ -29,6 +29,24 @@ describe('stop (src/gate/stop.ts)', () => {
     expect(error.hint).toBe('see it with agentbox show aaaaaa');
   });
 
+  it('a fetched run that claims ACTIVE runs elsewhere: refused as such, nothing signalled (it said "not running (ACTIVE)")', async () => {
+    const { ledger } = ledgerRepo();
+    const run = await create(ledger, 'why?', '2026-01-01T09:00:00Z', { ids: idSequence('cccccc') });
+    // (a live pid of this machine's, which a publication may name: never signalled)
+    await updateState(ledger, run, {
+      status: 'ACTIVE',
+      pid: process.pid,
+      pid_start: processStartTime(process.pid),
+    });
+    const fetched: RunDetails = {
+      ...readRun(ledger, run.name),
+      meta: { ...readRun(ledger, run.name).meta, origin: { remote: 'origin', host: 'ci-7', run: run.name } },
+    } as RunDetails;
+    const error = (await errorOf(() => requestStop(fetched))) as AgentboxError;
+    expect(error.message).toBe(`run ${run.name} runs on ci-7, not here: it cannot be stopped from here`);
+    expect(error.hint).toBe('stop it there; agentbox fetch origin brings how it ended');
+  });
+
   it('asks the run by its signal; with force, kills one that does not end: "gone", exit 0', async () => {
     const { ledger } = ledgerRepo();
     const handle = await create(ledger, 'why?', '2026-01-01T09:00:00Z', { ids: idSequence('bbbbbb') });

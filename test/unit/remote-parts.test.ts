@@ -281,7 +281,7 @@ describe('what fetch prints', () => {
     expect(text).toBe(
       'origin: 2 published run(s) — 0 new, 2 updated\n' +
         `  changed  ${run}: patch aaaaaaaaaaaa → bbbbbbbbbbbb, marked unreviewed\n  updated  c\n` +
-        '  a changed patch is merged only once shown again: agentbox diff abc123\n' +
+        '  a changed patch is unreviewed: see it before you merge it: agentbox diff abc123\n' +
         '  next: agentbox status, agentbox show <id>, agentbox diff <id>\n',
     );
   });
