@@ -4,6 +4,8 @@ import { ownTraces } from '../git/own-traces.js';
 import { deleteBranch, deleteRef, listAgentboxRefs } from '../git/traces.js';
 import { listWorktrees, removeWorktree } from '../git/worktree.js';
 import { type GroupDetails, listGroupNames, readGroup } from '../group/store.js';
+import { decidedHere } from '../ledger/claim.js';
+import { recordDecided } from '../ledger/decided.js';
 import {
   appendIndexEvent,
   type Ledger,
@@ -139,6 +141,12 @@ async function collect(
     const meta = readMeta(path.join(ledger.runsDir, name));
     if (meta)
       appendIndexEvent(ledger, makeIndexEvent(meta, state, 'deleted', 'removed by agentbox gc', new Date()));
+    // A fetched run decided here stays decided: a later publication of it is not a new run.
+    if (meta?.origin && decidedHere(state))
+      recordDecided(ledger, meta.origin.remote, meta.origin.run, {
+        local: name,
+        status: state.status as 'MERGED' | 'DISCARDED',
+      });
     unmarkActive(ledger, name);
     fs.rmSync(path.join(ledger.runsDir, name), { recursive: true, force: true });
   }

@@ -3,6 +3,7 @@ import path from 'node:path';
 import type { Env } from '../context.js';
 import { listGroupNames } from '../group/store.js';
 import { activeDir } from '../ledger/active.js';
+import { readDecided } from '../ledger/decided.js';
 import { regenerateIndexMd } from '../ledger/index-md.js';
 import { type PointerName, readLinkedRun, setPointer } from '../ledger/links.js';
 import { listRunNames } from '../ledger/list.js';
@@ -66,6 +67,7 @@ export async function fetchRuns(
   const own = new Set((await listRefs(call, RUNS_NS)).map((r) => r.run));
   const registry = readRegistry(ledger, remote);
   const refused = readRefused(ledger, remote);
+  const decided = readDecided(ledger, remote);
   const names = listRunNames(ledger);
   const ids = [...names, ...listGroupNames(ledger)].map((n) => n.slice(-6));
   const taken: Taken = { names: new Set(names), ids: new Set(ids) };
@@ -95,6 +97,8 @@ export async function fetchRuns(
   for (const ref of refs) {
     if (own.has(ref.run) && taken.names.has(ref.run)) (result as { own: number }).own++;
     else if (refused.get(ref.run) === ref.commit) (result as { refused_before: number }).refused_before++;
+    else if (decided.has(ref.run) && !taken.names.has(decided.get(ref.run)!.local))
+      result.kept.push(decided.get(ref.run)!.local);
     else if (!isRunName(ref.run)) skip(ledger, result, { ref, why: 'not a run name', final: true }, refused);
     else if (registry.get(ref.run)?.commit !== ref.commit) todo.push(ref);
   }

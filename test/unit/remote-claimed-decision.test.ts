@@ -109,4 +109,26 @@ describe('a decision a publication claims decides nothing here', () => {
     const again = await laptop.agentbox(['merge', run.id, '--yes', '--force']);
     expect(again.stderr).toContain('is already merged');
   });
+
+  it('a run decided here stays decided after gc removed its folder: republished, it is not imported again (it came back in REVIEW)', async () => {
+    world = origin({ 'src/app.ts': 'export const x = 0;\n' });
+    const attacker = machine(world, 'attacker');
+    const laptop = machine(world, 'laptop');
+    const run = await fixRun(attacker.repo, attacker.ledger, 'once');
+    expect((await attacker.agentbox(['push', run.id])).code).toBe(0);
+    expect((await laptop.agentbox(['fetch'])).code).toBe(0);
+    expect((await laptop.agentbox(['discard', run.id])).code).toBe(0);
+    const gc = await laptop.agentbox(['gc', '--older-than', '1ms']);
+    expect(gc.code, gc.stderr).toBe(0);
+    expect(fs.existsSync(path.join(laptop.ledger.runsDir, run.name))).toBe(false);
+    // The publisher changes the run and publishes it again.
+    fs.appendFileSync(path.join(run.dir, 'report.md'), 'again\n');
+    expect((await attacker.agentbox(['push', run.id])).code).toBe(0);
+    const fetched = await laptop.agentbox(['fetch']);
+    expect(fetched.code, fetched.stderr).toBe(0);
+    expect(fetched.stdout).toContain('0 new, 0 updated, 1 already decided here');
+    expect(fs.existsSync(path.join(laptop.ledger.runsDir, run.name))).toBe(false);
+    const status = await laptop.agentbox(['status']);
+    expect(status.stdout).not.toContain(run.id);
+  });
 });
