@@ -5,7 +5,7 @@ import { appendIndexEvent, makeIndexEvent } from '../ledger/index-log.js';
 import { type PointerName, pointerForStatus } from '../ledger/links.js';
 import { META_FILE, parseMeta, readMeta, serializeMeta, writeMetaOnce } from '../ledger/meta.js';
 import type { Ledger } from '../ledger/paths.js';
-import { patchSha256, recordUnreviewed } from '../ledger/reviewed.js';
+import { PATCH_FILE, patchSha256, recordUnreviewed } from '../ledger/reviewed.js';
 import { parseState, readState, STATE_FILE, serializeState } from '../ledger/state.js';
 import type { RunMeta, RunPublication, RunState } from '../ledger/types.js';
 import { candidateNames, importedMeta, importedState, type Occupant, pickName } from './imported.js';
@@ -31,7 +31,8 @@ export interface Claim {
 export interface PatchChange {
   readonly run: string;
   readonly from: string | null;
-  readonly to: string;
+  /** null: the publication has no patch any more (its earlier one is gone from here too). */
+  readonly to: string | null;
 }
 
 export type ImportOutcome =
@@ -125,6 +126,8 @@ export async function importRun(
   const events = eventsAfter(dir, p.files.get(EVENTS_FILE), before);
   const failed = writePublication(dir, p, events, fresh);
   if (failed !== null) return skipped(failed);
+  // A publication is the run's files whole: a patch it no longer has is not left here to merge.
+  if (!fresh && !p.files.has(PATCH_FILE)) fs.rmSync(path.join(dir, PATCH_FILE), { force: true });
   const patch = fresh ? null : patchChange(dir, local, shaBefore, p, now);
   const origin = { remote: p.remote, host: parsed.host, run: p.run };
   const meta = fresh
@@ -182,7 +185,8 @@ function patchChange(
   now: Date,
 ): PatchChange | null {
   const to = patchSha256(dir);
-  if (to === null || to === from) return null;
+  if (to === from) return null;
+  if (to === null) return { run: local, from, to };
   const by = p.claim ? ` ${p.claim.commit.slice(0, 12)} by ${p.claim.author}` : '';
   recordUnreviewed(dir, { from, to, why: `publication${by} from ${p.remote} replaced the patch` }, now);
   return { run: local, from, to };

@@ -110,6 +110,26 @@ describe('a decision a publication claims decides nothing here', () => {
     expect(again.stderr).toContain('is already merged');
   });
 
+  it('a publication without the patch an earlier one had: the patch goes here too, said (it stayed, mergeable)', async () => {
+    world = origin({ 'src/app.ts': 'export const x = 0;\n' });
+    const attacker = machine(world, 'attacker');
+    const laptop = machine(world, 'laptop');
+    const run = await fixRun(attacker.repo, attacker.ledger, 'withdrawn');
+    expect((await attacker.agentbox(['push', run.id])).code).toBe(0);
+    expect((await laptop.agentbox(['fetch'])).code).toBe(0);
+    const here = path.join(laptop.ledger.runsDir, run.name, 'changes.patch');
+    expect(fs.existsSync(here)).toBe(true);
+    fs.rmSync(path.join(run.dir, 'changes.patch'));
+    expect((await attacker.agentbox(['push', run.id])).code).toBe(0);
+    const fetched = await laptop.agentbox(['fetch']);
+    expect(fetched.code, fetched.stderr).toBe(0);
+    expect(fetched.stdout).toMatch(new RegExp(`changed  ${run.name}: patch [0-9a-f]{12} → none`));
+    expect(fs.existsSync(here)).toBe(false);
+    const merge = await laptop.agentbox(['merge', run.id, '--yes', '--force']);
+    expect(laptop.repo.read('src/app.ts')).toBe('export const x = 0;\n');
+    expect(merge.stdout + merge.stderr).not.toMatch(/✓ merged/);
+  });
+
   it('a run decided here stays decided after gc removed its folder: republished, it is not imported again (it came back in REVIEW)', async () => {
     world = origin({ 'src/app.ts': 'export const x = 0;\n' });
     const attacker = machine(world, 'attacker');
