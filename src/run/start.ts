@@ -21,7 +21,13 @@ import { prefetchRunGitconfig } from '../sandbox/run-gitconfig.js';
 import { assertProjectSettings } from '../settings/startup.js';
 import type { RunTemplates } from '../templates/load.js';
 import { untrustedNotice } from '../trust/index.js';
-import { composeRunPrompt, runTemplates, templateValues, writeRunPrompt } from './begin/compose.js';
+import {
+  composeRunPrompt,
+  provisionalValues,
+  runTemplates,
+  templateValues,
+  writeRunPrompt,
+} from './begin/compose.js';
 import { logTrust, type RunContext, refuseUntrustedChecks, runContextIn } from './begin/context.js';
 import { onceStarted } from './begin/dashboard.js';
 import {
@@ -178,6 +184,8 @@ export async function createHeadlessRun(
   // Read and checked now: a bad template is an error before any run folder exists.
   const templates = runTemplates(ctx.env, rc.repo.root, type, rc.config);
   const fix = needsWorktree(type);
+  // So is a template that fills past what Claude Code takes (names and paths at their longest).
+  composeRunPrompt(templates, provisionalValues(type, input.task, rc.repo.root, fix));
   const run = await createRun(rc.ledger, {
     type,
     task: input.task,

@@ -1,3 +1,4 @@
+import { AgentboxError } from '../errors.js';
 import { closest } from '../util/suggest.js';
 
 /**
@@ -48,14 +49,32 @@ export function fillVariables(text: string, values: TemplateValues): string {
   return fill(text, values);
 }
 
+/**
+ * The most characters a filled template may have: Claude Code takes at most 10 MB of prompt on its
+ * stdin, and a 1 MB template that repeats `{{task}}` filled to 262 MB (1.1 GB of memory) first.
+ */
+export const MAX_FILLED = 8 * 1024 * 1024;
+
 function fill(text: string, values: TemplateValues | null): string {
+  let size = text.length;
   return text.replace(VARIABLE, (match, escaped: string, name: string, offset: number) => {
     if (escaped) return match.slice(1);
     if (!(TEMPLATE_VARIABLES as readonly string[]).includes(name)) {
       const line = text.slice(0, offset).split('\n').length;
       throw new TemplateVariableError(name, line, closest(name, TEMPLATE_VARIABLES));
     }
-    return values ? values[name as TemplateVariable] : match;
+    if (!values) return match;
+    const value = values[name as TemplateVariable];
+    size += value.length - match.length;
+    if (size > MAX_FILLED)
+      throw new AgentboxError(
+        'CONFIG_INVALID',
+        `a template fills to more than ${MAX_FILLED / 1024 / 1024} MB with this task (its {{${name}}} repeated): Claude Code takes at most 10 MB of prompt`,
+        {
+          hint: 'use the variable once or twice in the template, or give a shorter task (agentbox templates show <type> "<task>" renders it)',
+        },
+      );
+    return value;
   });
 }
 

@@ -8,6 +8,7 @@ import {
   checkVariables,
   composePrompt,
   fillVariables,
+  MAX_FILLED,
   TEMPLATE_VARIABLES,
   type TemplateValues,
   TemplateVariableError,
@@ -95,6 +96,15 @@ describe('template variables', () => {
       expect(error).toBeInstanceOf(TemplateVariableError);
       expect(error).toMatchObject({ variable, line, suggestion });
     }
+  });
+
+  it('refuses a template that fills past what Claude Code takes, before building it (a 1 MB one of {{task}} made 262 MB)', () => {
+    const big = { ...VALUES, task: 'x'.repeat(2000) };
+    expect(() => fillVariables('{{task}}'.repeat(131_000), big)).toThrow(
+      /a template fills to more than 8 MB with this task \(its \{\{task\}\} repeated\)/,
+    );
+    expect(fillVariables('{{task}}'.repeat(4000), big)).toHaveLength(8_000_000);
+    expect(MAX_FILLED).toBe(8 * 1024 * 1024);
   });
 
   it('reads \\{{ as a literal {{', () => {

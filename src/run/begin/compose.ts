@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Config } from '../../config/schema.js';
-import type { RunMeta } from '../../ledger/index.js';
+import type { RunMeta, RunType } from '../../ledger/index.js';
 import {
   type ComposedPrompt,
   composePrompt,
@@ -55,6 +55,29 @@ export function templateValues(input: {
     review: input.revision?.review ?? '',
     revision: String(input.revision?.number ?? 1),
   };
+}
+
+/** A run's values before it exists: its task, its names and paths as long as they may be. */
+export function provisionalValues(
+  type: RunType,
+  task: string,
+  repoRoot: string,
+  fix: boolean,
+): TemplateValues {
+  const long = 'x'.repeat(255);
+  return templateValues({
+    meta: {
+      run_name: long,
+      run_id: 'xxxxxx',
+      type,
+      task,
+      repo_root: repoRoot,
+      options: {},
+      repo_sha_start: long,
+    },
+    worktree: fix ? long : null,
+    branch: fix ? long : null,
+  });
 }
 
 /** A group's attempt: its place (meta.yaml options.group, written by src/group/); undefined for a lone run. */
