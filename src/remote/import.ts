@@ -126,8 +126,6 @@ export async function importRun(
   const events = eventsAfter(dir, p.files.get(EVENTS_FILE), before);
   const failed = writePublication(dir, p, events, fresh);
   if (failed !== null) return skipped(failed);
-  // A publication is the run's files whole: a patch it no longer has is not left here to merge.
-  if (!fresh && !p.files.has(PATCH_FILE)) fs.rmSync(path.join(dir, PATCH_FILE), { force: true });
   const patch = fresh ? null : patchChange(dir, local, shaBefore, p, now);
   const origin = { remote: p.remote, host: parsed.host, run: p.run };
   const meta = fresh
@@ -156,7 +154,11 @@ export async function importRun(
 /** The publication's files into the run folder, its events.jsonl as `events` made it; why not. */
 function writePublication(dir: string, p: PublishedRun, events: EventsUpdate, fresh: boolean): string | null {
   try {
-    return writeRunFiles(dir, new Map([...p.files, [EVENTS_FILE, events.bytes]]), fresh);
+    const failed = writeRunFiles(dir, new Map([...p.files, [EVENTS_FILE, events.bytes]]), fresh);
+    // A publication is the run's files whole: a patch it no longer has is not left here to merge.
+    if (failed === null && !fresh && !p.files.has(PATCH_FILE))
+      fs.rmSync(path.join(dir, PATCH_FILE), { force: true });
+    return failed;
   } finally {
     events.settle();
   }
