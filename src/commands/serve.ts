@@ -54,7 +54,7 @@ async function prepare(ctx: CommandContext): Promise<string> {
     });
   if (await answers(place.file))
     throw new AgentboxError('USAGE', `a resident agentbox of this build already serves (${place.file})`, {
-      hint: 'stop it (Ctrl-C in its terminal) before starting another',
+      hint: 'agentbox serve --stop stops it (or Ctrl-C in its terminal, if it has one)',
     });
   try {
     fs.unlinkSync(place.file);
@@ -72,7 +72,7 @@ export interface ServeOptions {
 }
 
 export async function serve(ctx: CommandContext, options: ServeOptions = {}): Promise<number> {
-  if (options.stop) return stopResident(ctx, PACKAGE_ROOT);
+  if (options.stop) return stopResident(ctx);
   const runCommand = ctx.runCommand;
   if (!runCommand) throw new AgentboxError('USAGE', 'agentbox serve runs from the agentbox command only');
   const idleMs = idleOption(options.idle);

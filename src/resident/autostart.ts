@@ -22,7 +22,11 @@ export const DEFAULT_IDLE = '15m';
 export const MAX_IDLE_MS = 24 * 86_400_000;
 /** A log past this size is started afresh (the old one kept as `.old`). */
 const MAX_LOG_BYTES = 1024 * 1024;
-/** What a background server keeps of its starter's environment: where things are, not secrets. */
+/**
+ * What a background server keeps of its starter's environment: where things are, not secrets, nor
+ * NODE_OPTIONS (an `--inspect` set for one command would leave a debugger port open for as long as
+ * the server runs; a relative `--require` fails in the server's folder).
+ */
 const KEPT = [
   'PATH',
   'HOME',
@@ -34,7 +38,6 @@ const KEPT = [
   'TMPDIR',
   'XDG_STATE_HOME',
   'XDG_RUNTIME_DIR',
-  'NODE_OPTIONS',
   'AGENTBOX_CODE_CACHE',
   // (what tells every process of one tree of agentbox commands: src/process/reap.ts)
   'AGENTBOX_LINEAGE',
@@ -49,15 +52,28 @@ export interface Terminal {
 }
 
 /**
+ * `AGENTBOX_RESIDENT`: `auto` (unset or empty) uses a resident agentbox and starts one from a
+ * person's terminal; `always` (`1`, `on`, `true`, `yes`) starts one from anywhere; `off` (`0`,
+ * `false`, `no`) neither uses nor starts one; `manual`, and any other value, uses one and never
+ * starts one. Pure.
+ */
+export function residentSetting(env: Env): 'auto' | 'always' | 'manual' | 'off' {
+  const value = env.AGENTBOX_RESIDENT?.trim().toLowerCase() ?? '';
+  if (value === '') return 'auto';
+  if (['1', 'on', 'true', 'yes'].includes(value)) return 'always';
+  if (['0', 'off', 'false', 'no'].includes(value)) return 'off';
+  return 'manual';
+}
+
+/**
  * Whether a command that found no resident agentbox starts one as it exits: `AGENTBOX_RESIDENT=1`
  * always; unset, in a person's terminal outside CI; never from inside a run or Claude Code. Pure.
  */
 export function startsResident(env: Env, terminal: Terminal): boolean {
   if (env.AGENTBOX_RUN || env.AGENTBOX_PROCESS_MARK || env.CLAUDECODE) return false;
-  const setting = env.AGENTBOX_RESIDENT?.trim().toLowerCase();
-  if (setting === '1') return true;
-  if (setting !== undefined && setting !== '') return false;
-  return terminal.in && terminal.err && !isCi(env);
+  const setting = residentSetting(env);
+  if (setting === 'always') return true;
+  return setting === 'auto' && terminal.in && terminal.err && !isCi(env);
 }
 
 /** How long a server started by itself may stay idle: `AGENTBOX_RESIDENT_IDLE`, else 15m. Pure. */

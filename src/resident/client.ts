@@ -5,7 +5,7 @@ import { invokedCommand } from '../util/argv.js';
 import { askOn } from '../util/ask.js';
 import { fdWriter } from '../util/fd-writer.js';
 import { VERSION } from '../version.js';
-import { startedNotice, startInBackground, startsResident } from './autostart.js';
+import { residentSetting, startedNotice, startInBackground, startsResident } from './autostart.js';
 import { privateDirProblem, socketPath } from './place.js';
 import {
   type ClientMessage,
@@ -31,12 +31,16 @@ const lost = (file: string) =>
   `agentbox: the resident agentbox ended before the command did (see its terminal, or its log ${file.replace(/\.sock$/, '.log')})\n` +
   '  → agentbox status shows the run; agentbox recover takes up one left ACTIVE\n';
 
-/** Whether this command looked for a resident agentbox and none answered (one may be started). */
+/**
+ * Whether this command looked for a resident agentbox and none answered (one may be started), and
+ * the socket it found then, if any (a dead server's): another command may start one meanwhile.
+ */
 let noneAnswered = false;
+let seen: { file: string; ino: number | null } | null = null;
 
 /** The socket to hand `argv` to, or null: run it here. */
 function residentSocket(argv: readonly string[], env: NodeJS.ProcessEnv, packageRoot: string): string | null {
-  if (env.AGENTBOX_RESIDENT === '0') return null;
+  if (residentSetting(env) === 'off') return null;
   const command = invokedCommand(argv);
   if (!command || !SERVED_COMMANDS.has(command) || usesTerminal(argv)) return null;
   const place = socketPath(env, packageRoot, VERSION);
@@ -46,14 +50,26 @@ function residentSocket(argv: readonly string[], env: NodeJS.ProcessEnv, package
     noneAnswered = true;
     return null;
   }
+  seen = { file: place.file, ino: null };
   try {
     const stat = fs.lstatSync(place.file);
+    seen.ino = stat.ino;
     if (stat.isSocket() && stat.uid === process.getuid?.()) return place.file;
   } catch {
     // (no socket: no server)
   }
   noneAnswered = true;
   return null;
+}
+
+/** Whether another socket is at the place this command found none, or a dead one: started meanwhile. */
+function startedMeanwhile(): boolean {
+  if (!seen) return false;
+  try {
+    return fs.lstatSync(seen.file).ino !== seen.ino;
+  } catch {
+    return false;
+  }
 }
 
 /**
@@ -64,7 +80,8 @@ function residentSocket(argv: readonly string[], env: NodeJS.ProcessEnv, package
 export function startResidentOnExit(packageRoot: string): void {
   if (!noneAnswered || !startsResident(process.env, { in: tty.isatty(0), err: tty.isatty(2) })) return;
   process.once('exit', (code) => {
-    if (code === 2 || code >= 128) return;
+    // (three commands that exit together start one server, not three that each say so)
+    if (code === 2 || code >= 128 || startedMeanwhile()) return;
     try {
       const started = startInBackground(packageRoot, process.env);
       if (started) fs.writeSync(2, startedNotice(started.pid, started.idle));

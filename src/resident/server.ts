@@ -39,7 +39,16 @@ export class ResidentServer {
     });
     fs.chmodSync(file, 0o600);
     const ours = fs.statSync(file).ino;
-    void this.ended.then(() => removeIfOurs(file, ours));
+    // A server whose socket is gone or another's (two started at once: the later one's unlink took
+    // the name) is reached by nobody: it stops, rather than wait for its idle time or forever.
+    const watch = setInterval(() => {
+      if (!isOurs(file, ours)) this.stop('its socket was removed or taken by another server');
+    }, SOCKET_CHECK_MS);
+    watch.unref();
+    void this.ended.then(() => {
+      clearInterval(watch);
+      if (isOurs(file, ours)) fs.rmSync(file, { force: true });
+    });
     this.waitForWork();
   }
 
@@ -86,11 +95,14 @@ export class ResidentServer {
   }
 }
 
-/** Removes the socket at `file` if it is still the one this server made (inode `ino`). */
-function removeIfOurs(file: string, ino: number): void {
+/** How often a server checks that its socket is still there, and its own. */
+const SOCKET_CHECK_MS = 5_000;
+
+/** Whether the socket at `file` is still the one this server made (inode `ino`). */
+function isOurs(file: string, ino: number): boolean {
   try {
-    if (fs.lstatSync(file).ino === ino) fs.rmSync(file, { force: true });
+    return fs.lstatSync(file).ino === ino;
   } catch {
-    // (gone already)
+    return false;
   }
 }

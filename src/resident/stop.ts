@@ -1,53 +1,64 @@
 import fs from 'node:fs';
 import net from 'node:net';
+import path from 'node:path';
 import type { CommandContext } from '../context.js';
 import { AgentboxError } from '../errors.js';
-import { VERSION } from '../version.js';
-import { privateDirProblem, socketPath } from './place.js';
-import { encode, lineReader, parseServerMessage } from './protocol.js';
+import { agentboxStateDir } from '../util/state-dir.js';
+import { privateDirProblem } from './place.js';
+import { encode, lineReader, parseServerMessage, residentDir } from './protocol.js';
 
 /*
- * `agentbox serve --stop`: asks the resident agentbox of this build to stop as on Ctrl-C (the runs
- * it serves stop cleanly first), over its socket — the one door that proves the asker is the
- * person, outside any run — and waits for its process to end.
+ * `agentbox serve --stop`: asks each resident agentbox of the person's (this build's, and one an
+ * upgrade left) to stop as on Ctrl-C (the runs it serves stop cleanly first), over its socket — the
+ * one door that proves the asker is the person, outside any run — and waits for its process to end.
  */
 
-/** How long `--stop` waits for the server's process to end before it says it is still stopping. */
+/** How long `--stop` waits for a server's process to end before it says it is still stopping. */
 const WAIT_MS = 60_000;
+/** How long a server has to answer the request (a stopped or hung one does not). */
+const ANSWER_MS = 5_000;
 
-export async function stopResident(ctx: CommandContext, packageRoot: string): Promise<number> {
-  const place = socketPath(ctx.env, packageRoot, VERSION);
-  if (!place)
-    throw new AgentboxError(
-      'USAGE',
-      'agentbox serve --stop needs the built agentbox and a short state folder path',
-      {
-        hint: 'run it from an installed agentbox (or `npm run build` first)',
-      },
-    );
-  const none = () => {
-    ctx.io.out('agentbox serve --stop: no resident agentbox of this build is running\n');
-    return 0;
-  };
-  if (privateDirProblem(place.dir) !== null) return none();
-  const answer = await ask(place.file, ctx);
-  if (answer === null) return none();
-  if ('refused' in answer) {
-    ctx.io.err(answer.refused);
-    return 1;
+export async function stopResident(ctx: CommandContext): Promise<number> {
+  const dir = residentDir(agentboxStateDir(ctx.env));
+  const problem = privateDirProblem(dir);
+  if (problem !== null && !problem.endsWith('does not exist'))
+    throw new AgentboxError('USAGE', `agentbox serve --stop refuses the socket folder: ${problem}`, {
+      hint: `make it yours alone (chmod 700 ${dir}), then run agentbox serve --stop again`,
+    });
+  const sockets = problem !== null ? [] : fs.readdirSync(dir).filter((name) => name.endsWith('.sock'));
+  let stopped = 0;
+  let code = 0;
+  for (const name of sockets) {
+    const answer = await ask(path.join(dir, name), ctx);
+    if (answer === null) continue;
+    if ('refused' in answer) {
+      ctx.io.err(answer.refused);
+      code = 1;
+      continue;
+    }
+    stopped++;
+    await report(ctx, answer);
   }
-  const { pid, running } = answer;
+  if (stopped === 0 && code === 0) ctx.io.out('agentbox serve --stop: no resident agentbox is running\n');
+  return code;
+}
+
+/** Says that a server stops, waits for its end; whether it ended in time. */
+async function report(
+  ctx: CommandContext,
+  { pid, running }: { pid: number; running: number },
+): Promise<boolean> {
   ctx.io.out(
     `agentbox serve --stop: the resident agentbox (pid ${pid}) is stopping${running > 0 ? `; the ${running} command(s) it runs stop cleanly first` : ''}\n`,
   );
   if (await ended(pid, WAIT_MS)) {
     ctx.io.out('  stopped\n');
-    return 0;
+    return true;
   }
   ctx.io.out(
     `  still stopping after ${WAIT_MS / 1000}s: it ends once its runs have (agentbox status shows them)\n`,
   );
-  return 0;
+  return false;
 }
 
 type Answer = { pid: number; running: number } | { refused: string };
@@ -61,6 +72,10 @@ function ask(file: string, ctx: CommandContext): Promise<Answer | null> {
     let refused = '';
     socket.setEncoding('utf8');
     socket.once('error', () => resolve(null));
+    socket.setTimeout(ANSWER_MS, () => {
+      refused ||= `agentbox serve --stop: the resident agentbox on ${file} does not answer (stopped with Ctrl-Z or SIGSTOP?)\n`;
+      socket.destroy();
+    });
     socket.once('connect', () =>
       socket.write(encode({ v: 1, stop: true, pid: process.pid, env: ctx.env as Record<string, string> })),
     );

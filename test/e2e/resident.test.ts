@@ -400,7 +400,7 @@ except OSError as e:
       /stopping \(agentbox serve --stop from pid \d+\): 0 command/,
     );
     const again = await p.agentbox(['serve', '--stop']);
-    expect(again.stdout).toContain('no resident agentbox of this build is running');
+    expect(again.stdout).toContain('no resident agentbox is running');
 
     // A person's terminal, nothing set: started too.
     const term = startPty(['scout', 'TASK-AUTO in a terminal'], {
@@ -414,6 +414,33 @@ except OSError as e:
     const last = await p.agentbox(['serve', '--stop']);
     expect(last.stdout).toContain('stopped');
     await expectNoProcessesLeft(p.tag);
+  });
+
+  it('a server whose socket is gone stops by itself (two started at once: the later one took the name); --stop says what is wrong with the folder', async () => {
+    const orphan = spawn(process.execPath, [AGENTBOX_BIN, 'serve'], {
+      cwd: p.repo.dir,
+      env: p.env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    orphan.stdout!.on('data', (d) => {
+      out += d;
+    });
+    const exited = new Promise<number | null>((resolve) => orphan.once('close', (code) => resolve(code)));
+    await waitFor(() => out.includes('agentbox serve: ready'));
+    fs.rmSync(socket);
+    expect(await exited).toBe(0);
+    expect(out).toContain('stopping (its socket was removed or taken by another server)');
+    const dir = path.dirname(socket);
+    fs.chmodSync(dir, 0o755);
+    try {
+      const refused = await p.agentbox(['serve', '--stop']);
+      expect(refused.code).toBe(2);
+      expect(refused.stderr).toContain('agentbox serve --stop refuses the socket folder');
+      expect(refused.stderr).toContain('it must be 700');
+    } finally {
+      fs.chmodSync(dir, 0o700);
+    }
   });
 
   it('--idle: stops by itself once unused that long; a wrong duration is refused', async () => {

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import {
   DEFAULT_IDLE,
   idleSetting,
+  residentSetting,
   serverEnv,
   startedNotice,
   startsResident,
@@ -25,9 +26,27 @@ describe('a resident agentbox started by itself', () => {
 
   it('AGENTBOX_RESIDENT: 1 starts one anywhere else, manual and 0 never', () => {
     expect(startsResident({ AGENTBOX_RESIDENT: '1', CI: 'true' }, { in: false, err: false })).toBe(true);
-    for (const value of ['manual', 'MANUAL', '0', 'off', 'yes'])
+    for (const value of ['manual', 'MANUAL', '0', ' 0', 'off', 'maybe'])
       expect(startsResident({ AGENTBOX_RESIDENT: value }, person)).toBe(false);
     expect(startsResident({ AGENTBOX_RESIDENT: '' }, person)).toBe(true);
+  });
+
+  it('reads AGENTBOX_RESIDENT one way for using a server and for starting one (" 0" used one, and started none)', () => {
+    const cases: [string | undefined, string][] = [
+      [undefined, 'auto'],
+      ['', 'auto'],
+      [' 0', 'off'],
+      ['off', 'off'],
+      ['FALSE', 'off'],
+      ['no', 'off'],
+      ['1', 'always'],
+      ['On', 'always'],
+      ['yes', 'always'],
+      ['manual', 'manual'],
+      ['sometimes', 'manual'],
+    ];
+    for (const [value, setting] of cases)
+      expect(residentSetting(value === undefined ? {} : { AGENTBOX_RESIDENT: value })).toBe(setting);
   });
 
   it('stays 15 minutes unused unless AGENTBOX_RESIDENT_IDLE says otherwise (a duration a timer takes)', () => {
@@ -50,6 +69,7 @@ describe('a resident agentbox started by itself', () => {
       AWS_SECRET_ACCESS_KEY: 'aws',
       SSH_AUTH_SOCK: '/run/agent',
       AGENTBOX_CONFIG: '/home/p/cfg.yaml',
+      NODE_OPTIONS: '--inspect=127.0.0.1:9229',
     });
     expect(env).toEqual({
       PATH: '/usr/bin',
