@@ -1,11 +1,10 @@
 import fs from 'node:fs';
-import net from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { parseDuration } from '../config/duration.js';
 import type { CommandContext } from '../context.js';
 import { AgentboxError, errnoCode } from '../errors.js';
 import { MAX_IDLE_MS } from '../resident/autostart.js';
-import { privateDirProblem, socketPath } from '../resident/place.js';
+import { answers, privateDirProblem, socketPath } from '../resident/place.js';
 import { SERVED_COMMANDS } from '../resident/protocol.js';
 import { ResidentServer } from '../resident/server.js';
 import { stopResident } from '../resident/stop.js';
@@ -21,18 +20,6 @@ import { VERSION } from '../version.js';
 
 /** The package's folder: this module sits two below it (src/commands/, dist/cli/). */
 const PACKAGE_ROOT = fileURLToPath(new URL('../..', import.meta.url));
-
-/** Whether something answers on `file`. */
-function answers(file: string): Promise<boolean> {
-  return new Promise((resolve) => {
-    const probe = net.connect(file);
-    probe.once('connect', () => {
-      probe.destroy();
-      resolve(true);
-    });
-    probe.once('error', () => resolve(false));
-  });
-}
 
 /** The socket's folder made or checked (the person's alone), and a socket left by a dead server removed. */
 async function prepare(ctx: CommandContext): Promise<string> {

@@ -10,9 +10,8 @@ import { privateDirProblem, socketPath } from './place.js';
 import {
   type ClientMessage,
   encode,
-  lineReader,
+  onServerMessages,
   ownNamespaces,
-  parseServerMessage,
   SERVED_COMMANDS,
   type ServerMessage,
   usesTerminal,
@@ -160,27 +159,14 @@ function relay(socket: net.Socket, request: string, file: string): Promise<numbe
     const forward = (signal: (typeof SIGNALS)[number]) => () => send({ signal });
     const handlers = SIGNALS.map((signal) => [signal, forward(signal)] as const);
     for (const [signal, handler] of handlers) process.on(signal, handler);
-    const read = lineReader();
-    socket.setEncoding('utf8');
-    socket.on('data', (chunk: string) => {
-      let values: unknown[];
-      try {
-        values = read(chunk);
-      } catch {
-        socket.destroy();
-        return;
-      }
-      for (const value of values) {
-        const message = parseServerMessage(value);
-        if (!message) continue;
-        const ended = handle(message, out.write, err.write, send);
-        if (ended === undefined) continue;
-        // The last message: done, without waiting for the server to close its end (it may have a
-        // run's cleanup to do first).
-        code = ended;
-        socket.destroy();
-        return;
-      }
+    onServerMessages(socket, (message) => {
+      const ended = handle(message, out.write, err.write, send);
+      if (ended === undefined) return false;
+      // The last message: done, without waiting for the server to close its end (it may have a
+      // run's cleanup to do first).
+      code = ended;
+      socket.destroy();
+      return true;
     });
     socket.once('close', () => {
       for (const [signal, handler] of handlers) process.removeListener(signal, handler);

@@ -1,4 +1,5 @@
 import fs from 'node:fs';
+import net from 'node:net';
 import path from 'node:path';
 import { agentboxStateDir } from '../util/state-dir.js';
 import { MAX_SOCKET_PATH, residentDir, socketName } from './protocol.js';
@@ -42,4 +43,16 @@ export function privateDirProblem(dir: string, uid: number | undefined = process
   if ((stat.mode & 0o077) !== 0)
     return `${dir} is open to others (mode ${(stat.mode & 0o777).toString(8)}; it must be 700)`;
   return null;
+}
+
+/** Whether a server answers on the socket `file` (a dead one's socket refuses). */
+export function answers(file: string): Promise<boolean> {
+  return new Promise((resolve) => {
+    const probe = net.connect(file);
+    probe.once('connect', () => {
+      probe.destroy();
+      resolve(true);
+    });
+    probe.once('error', () => resolve(false));
+  });
 }

@@ -155,6 +155,40 @@ export function parseClientMessage(value: unknown): ClientMessage | null {
   return null;
 }
 
+/**
+ * Reads a server's messages from `socket` (set to UTF-8 here), each to `each` in order; `each`
+ * returning true is the last one wanted. A line that is not a message ends the connection.
+ */
+export function onServerMessages(
+  socket: {
+    setEncoding(e: 'utf8'): unknown;
+    on(e: 'data', f: (chunk: string) => void): unknown;
+    destroy(): unknown;
+  },
+  each: (message: ServerMessage) => boolean | undefined,
+): void {
+  const read = lineReader();
+  let done = false;
+  socket.setEncoding('utf8');
+  socket.on('data', (chunk: string) => {
+    if (done) return;
+    let values: unknown[];
+    try {
+      values = read(chunk);
+    } catch {
+      socket.destroy();
+      return;
+    }
+    for (const value of values) {
+      const message = parseServerMessage(value);
+      if (message && each(message)) {
+        done = true;
+        return;
+      }
+    }
+  });
+}
+
 /** `value` as a server's message, or null. */
 export function parseServerMessage(value: unknown): ServerMessage | null {
   if (typeof value !== 'object' || value === null) return null;

@@ -5,7 +5,7 @@ import type { CommandContext } from '../context.js';
 import { AgentboxError } from '../errors.js';
 import { agentboxStateDir } from '../util/state-dir.js';
 import { privateDirProblem } from './place.js';
-import { encode, lineReader, parseServerMessage, residentDir } from './protocol.js';
+import { encode, onServerMessages, residentDir } from './protocol.js';
 
 /*
  * `agentbox serve --stop`: asks each resident agentbox of the person's (this build's, and one an
@@ -67,10 +67,8 @@ type Answer = { pid: number; running: number } | { refused: string };
 function ask(file: string, ctx: CommandContext): Promise<Answer | null> {
   return new Promise((resolve) => {
     const socket = net.connect(file);
-    const read = lineReader();
     let answer: Answer | null = null;
     let refused = '';
-    socket.setEncoding('utf8');
     socket.once('error', () => resolve(null));
     socket.setTimeout(ANSWER_MS, () => {
       refused ||= `agentbox serve --stop: the resident agentbox on ${file} does not answer (stopped with Ctrl-Z or SIGSTOP?)\n`;
@@ -79,19 +77,10 @@ function ask(file: string, ctx: CommandContext): Promise<Answer | null> {
     socket.once('connect', () =>
       socket.write(encode({ v: 1, stop: true, pid: process.pid, env: ctx.env as Record<string, string> })),
     );
-    socket.on('data', (chunk: string) => {
-      let values: unknown[];
-      try {
-        values = read(chunk);
-      } catch {
-        socket.destroy();
-        return;
-      }
-      for (const value of values) {
-        const message = parseServerMessage(value);
-        if (message && 'stopping' in message) answer = { pid: message.stopping, running: message.running };
-        else if (message && 'err' in message) refused += message.err;
-      }
+    onServerMessages(socket, (message) => {
+      if ('stopping' in message) answer = { pid: message.stopping, running: message.running };
+      else if ('err' in message) refused += message.err;
+      return false;
     });
     socket.once('close', () => resolve(answer ?? (refused ? { refused } : null)));
   });

@@ -4,6 +4,7 @@ import net from 'node:net';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
+import { answers } from '../../src/resident/place.js';
 import { commandDirName } from '../../src/slash/render.js';
 import { bash, text } from '../fixtures/model-server/index.js';
 import { AGENTBOX_BIN } from '../helpers/bin.js';
@@ -468,16 +469,4 @@ function alive(pid: number): boolean {
   } catch {
     return false;
   }
-}
-
-/** Whether a server answers on the socket `file`. */
-function answers(file: string): Promise<boolean> {
-  return new Promise((resolve) => {
-    const probe = net.connect(file);
-    probe.once('connect', () => {
-      probe.destroy();
-      resolve(true);
-    });
-    probe.once('error', () => resolve(false));
-  });
 }
