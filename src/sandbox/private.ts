@@ -2,7 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { ownerEnv } from '../process/owner.js';
-import { writeScratchSync } from '../util/fs.js';
+import { identity, writeScratchSync } from '../util/fs.js';
 
 /**
  * What a run keeps from its agent: under `<tmp>/agentbox-<uid>/`, `secrets/<run>-<random>/` holds
@@ -59,21 +59,41 @@ function sockDirOf(base: string, runName: string): string {
  * model key its claude reads) and its socket folder, removed. Its work folder (the agent's private
  * git) stays for its resume. Nothing there is no error.
  */
-export function removeCrashedArea(base: string, runName: string): void {
+export function removeCrashedArea(
+  base: string,
+  runName: string,
+  /** Only what was there then (crashedArea): a resume may have made the run's next area since. */
+  only?: CrashedArea,
+): void {
   if (!isPlainName(runName)) return;
+  const area = only ?? crashedArea(base, runName);
   const secretsRoot = path.join(base, 'secrets');
+  for (const name of area.secrets) fs.rmSync(path.join(secretsRoot, name), { recursive: true, force: true });
+  const sockets = sockDirOf(base, runName);
+  if (area.sockets !== null && identity(sockets) === area.sockets)
+    fs.rmSync(sockets, { recursive: true, force: true });
+}
+
+/** A crashed run's private area as it is now: its secrets folders' names, its socket folder's identity. */
+export interface CrashedArea {
+  readonly secrets: readonly string[];
+  readonly sockets: string | null;
+}
+
+export function crashedArea(base: string, runName: string): CrashedArea {
+  if (!isPlainName(runName)) return { secrets: [], sockets: null };
   let names: string[] = [];
   try {
-    names = fs.readdirSync(secretsRoot);
+    names = fs.readdirSync(path.join(base, 'secrets'));
   } catch {
     // No secrets folder: nothing of the run's there.
   }
   // Exactly the run's own (`<run>-<12 hex>`): not another area's whose name begins with the run's
   // (`<run>-verify`, merge's check of its patch).
-  for (const name of names)
-    if (name.startsWith(`${runName}-`) && /^[0-9a-f]{12}$/.test(name.slice(runName.length + 1)))
-      fs.rmSync(path.join(secretsRoot, name), { recursive: true, force: true });
-  fs.rmSync(sockDirOf(base, runName), { recursive: true, force: true });
+  const secrets = names.filter(
+    (name) => name.startsWith(`${runName}-`) && /^[0-9a-f]{12}$/.test(name.slice(runName.length + 1)),
+  );
+  return { secrets, sockets: identity(sockDirOf(base, runName)) };
 }
 
 /**

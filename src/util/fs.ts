@@ -283,3 +283,16 @@ export function isExecutableFile(file: string): boolean {
     return false;
   }
 }
+
+/**
+ * Which file or folder is at `file` now (its inode and when it was made: a new one may get a freed
+ * inode), or null: nothing. Two reads that agree saw the same one.
+ */
+export function identity(file: string): string | null {
+  try {
+    const stat = fs.lstatSync(file);
+    return `${stat.ino}/${stat.birthtimeMs}`;
+  } catch {
+    return null;
+  }
+}

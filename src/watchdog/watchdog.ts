@@ -7,7 +7,8 @@ import type { Ledger } from '../ledger/paths.js';
 import { readState, type StatePatch } from '../ledger/state.js';
 import type { RunState } from '../ledger/types.js';
 import { isAlive, isRecordedProcess, killMarked } from '../process/reap.js';
-import { ownPrivateBase, removeCrashedArea } from '../sandbox/private.js';
+import { crashedArea, ownPrivateBase, removeCrashedArea } from '../sandbox/private.js';
+import { identity } from '../util/fs.js';
 import { writeCrashReport } from './crash-report.js';
 import { COMMAND_DIR_RE } from './probe.js';
 
@@ -194,6 +195,13 @@ async function markCrashed(
   // (a second writer finds it there and writes none), and a run taken up by resume gets its own
   // report when it ends. What it says stays true either way: the supervisor died.
   const runDir = path.join(ledger.runsDir, name);
+  // What the crashed run left, taken now: once it is marked CRASHED a resume may make its next
+  // area, socket and commands, which the removals below must not take (its claude found no
+  // settings file). Only what is still the same one then goes.
+  const left = crashedArea(ownPrivateBase(), name);
+  const socket = recordedSocket(runDir, name.slice(-6), state.socket_path);
+  const leftSocket = socket && identity(socket);
+  const commands = commandDirs(ledger, name, state).map((dir) => [dir, identity(dir)] as const);
   writeCrashReport(runDir, name, state, detail);
   await options.beforeMark?.(name);
   const applied = await markIfUnchanged(
@@ -216,11 +224,11 @@ async function markCrashed(
   // Claude is gone now, but what it started in the background may not be.
   else if (state.process_mark) killMarked(state.process_mark);
   // Only a socket where agentbox puts one: a planted state's socket_path named any file (socket-path.ts).
-  const socket = recordedSocket(runDir, name.slice(-6), state.socket_path);
-  if (socket) fs.rmSync(socket, { force: true });
-  removeCommands(ledger, name, state);
+  if (socket && identity(socket) === leftSocket) fs.rmSync(socket, { force: true });
+  for (const [dir, was] of commands)
+    if (was !== null && identity(dir) === was) fs.rmSync(dir, { recursive: true, force: true });
   // Its private copies of the model key and the endpoint's token, and its sockets, are not left on disk.
-  removeCrashedArea(ownPrivateBase(), name);
+  removeCrashedArea(ownPrivateBase(), name, left);
   return { run: name, action: 'crashed', detail };
 }
 
@@ -241,7 +249,7 @@ async function markStalled(
     detail,
   );
   if (!applied) return null;
-  removeCommands(ledger, name, state);
+  for (const dir of commandDirs(ledger, name, state)) fs.rmSync(dir, { recursive: true, force: true });
   return { run: name, action: 'stalled', detail };
 }
 
@@ -269,9 +277,10 @@ export async function endOrphan(state: RunState, graceMs: number): Promise<void>
 }
 
 /** A run's slash commands, wherever claude was started (the repository, a worktree, a --workdir). */
-function removeCommands(ledger: Ledger, name: string, state: RunState): void {
+/** The folders of a run's slash commands, where its agentbox put them. */
+function commandDirs(ledger: Ledger, name: string, state: RunState): string[] {
   const id = name.slice(-6);
-  for (const dir of new Set([ledger.root, state.launch_dir, state.worktree_path])) {
-    if (dir) fs.rmSync(path.join(dir, '.claude', 'commands', `run_${id}`), { recursive: true, force: true });
-  }
+  return [...new Set([ledger.root, state.launch_dir, state.worktree_path])]
+    .filter((dir): dir is string => Boolean(dir))
+    .map((dir) => path.join(dir, '.claude', 'commands', `run_${id}`));
 }

@@ -15,7 +15,7 @@ import {
 } from '../../src/ledger/index.js';
 import { onBehalfOf } from '../../src/process/owner.js';
 import { isAlive, MARK_VAR, processStartTime } from '../../src/process/reap.js';
-import { createPrivateArea, privateBase } from '../../src/sandbox/private.js';
+import { crashedArea, createPrivateArea, privateBase, removeCrashedArea } from '../../src/sandbox/private.js';
 import { findLedgerRoot, watchdogHasWork } from '../../src/watchdog/probe.js';
 import { runWatchdog } from '../../src/watchdog/watchdog.js';
 import { create, ledgerRepo } from './fixtures/ledger.js';
@@ -62,6 +62,28 @@ async function activeRun(ledger: Ledger, patch: Parameters<typeof updateState>[2
 }
 
 describe('the watchdog', () => {
+  it("removes only the area the crashed run left: a resume's next one, made once the run was CRASHED, stays (its claude found no settings file)", () => {
+    const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'agentbox-watchdog-'));
+    const base = privateBase({ TMPDIR: tmp }, process.getuid!());
+    const name = '26-01-01_0900__task__abcdef';
+    const crashed = createPrivateArea(base, name);
+    crashed.writeSecret('settings.json', '{}');
+    const left = crashedArea(base, name);
+    expect(left.secrets).toEqual([path.basename(crashed.secretsDir)]);
+    // The resume, between the watchdog's mark and its cleanup: it makes the run's next area.
+    const resumed = createPrivateArea(base, name);
+    const settings = resumed.writeSecret('settings.json', '{}');
+    removeCrashedArea(base, name, left);
+    expect(fs.existsSync(settings)).toBe(true);
+    expect(fs.existsSync(resumed.sockDir)).toBe(true);
+    // Taken without a resume in between, it goes whole.
+    const again = crashedArea(base, name);
+    removeCrashedArea(base, name, again);
+    expect(fs.existsSync(resumed.secretsDir)).toBe(false);
+    expect(fs.existsSync(resumed.sockDir)).toBe(false);
+    fs.rmSync(tmp, { recursive: true, force: true });
+  });
+
   it('marks a run whose supervisor is gone CRASHED, ends its orphaned claude, removes its commands, socket and secrets', async () => {
     const { repo, ledger } = ledgerRepo();
     const dead = await deadPid();
