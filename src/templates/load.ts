@@ -52,7 +52,7 @@ export function readTemplate(file: string, dirs?: TemplateDirs): LoadedTemplate 
   } catch (error) {
     throw invalid(
       file,
-      `its front matter is not valid YAML: ${(error as Error).message.split('\n')[0]}`,
+      `its front matter is not valid YAML: ${yamlProblem((error as Error).message)}`,
       'fix the block between the two --- lines at the top, or remove it',
     );
   }
@@ -123,4 +123,17 @@ export function loadRunTemplates(
 export function templateRecord(t: RunTemplates): Record<string, unknown> {
   const one = (x: LoadedTemplate | null) => (x ? { path: x.path, sha256: x.sha256 } : null);
   return { global_input: one(t.globalInput), project_input: one(t.projectInput), output: one(t.output) };
+}
+
+/**
+ * The YAML parser's first line, without the colon that introduced its code frame (the message
+ * ended on it); its place is the file's line (the front matter is read with the line end after
+ * its opening `---`). Pure.
+ */
+export function yamlProblem(message: string): string {
+  const first = message.split('\n')[0]!.replace(/:\s*$/, '');
+  return first.replace(
+    / at line (\d+), column (\d+)$/,
+    (_m, line: string, column: string) => ` (line ${line}, column ${column})`,
+  );
 }

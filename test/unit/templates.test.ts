@@ -305,7 +305,12 @@ describe('where templates come from', () => {
       'hello {{brnch}}',
       /unknown variable \{\{brnch\}\} on line 4.*did you mean \{\{branch\}\}/s,
     ],
-    ['invalid YAML front matter', '---\nrequired_sections: [a\n---\nx', /front matter is not valid YAML/],
+    // (the parser's place, as the file's line, and no colon left hanging where its code frame was cut)
+    [
+      'invalid YAML front matter',
+      '---\nrequired_sections: [a\n---\nx',
+      /front matter is not valid YAML: .*end with a \] \(line 2, column \d+\) fix the block/,
+    ],
     ['a front matter that is a list', '---\n- a\n---\nx', /not a mapping/],
   ])('names the file and the problem: %s', (_label, text, message) => {
     const dir = temp();
