@@ -93,10 +93,19 @@ export function serverEnv(env: Env): Record<string, string> {
   return out;
 }
 
-/** The line the person reads once a server started: what it is, how long it stays, how to stop it. */
-export function startedNotice(pid: number, idle: string): string {
+/**
+ * The line the person reads once a server started: what it is, how long it stays (and why not as
+ * long as `env` asked, when its AGENTBOX_RESIDENT_IDLE is no duration a timer takes), how to stop it.
+ */
+export function startedNotice(pid: number, idle: string, env: Env = {}): string {
+  // (printable ASCII only: the value is the environment's, and goes to a terminal)
+  const asked = env.AGENTBOX_RESIDENT_IDLE?.trim().replace(/[^\x20-\x7e]/g, '?');
+  const why =
+    asked && asked !== idle
+      ? ` (AGENTBOX_RESIDENT_IDLE ${JSON.stringify(asked)} is no duration of at most 24d, such as "1h")`
+      : '';
   return (
-    `agentbox: started a resident agentbox (pid ${pid}) so that your next scout, plan, review, fix and revise start faster; it stops after ${idle} unused\n` +
+    `agentbox: started a resident agentbox (pid ${pid}) so that your next scout, plan, review, fix and revise start faster; it stops after ${idle} unused${why}\n` +
     '  → agentbox serve --stop stops it; AGENTBOX_RESIDENT=manual never starts one (docs/resident.md)\n'
   );
 }

@@ -83,7 +83,7 @@ export function startResidentOnExit(packageRoot: string): void {
     if (code === 2 || code >= 128 || startedMeanwhile()) return;
     try {
       const started = startInBackground(packageRoot, process.env);
-      if (started) fs.writeSync(2, startedNotice(started.pid, started.idle));
+      if (started) fs.writeSync(2, startedNotice(started.pid, started.idle, process.env));
     } catch {
       // Not started: the next command runs itself, as this one did.
     }

@@ -86,5 +86,10 @@ describe('a resident agentbox started by itself', () => {
     expect(notice).toMatch(/stops after 15m unused/);
     expect(notice).toMatch(/agentbox serve --stop/);
     expect(notice).toMatch(/AGENTBOX_RESIDENT=manual/);
+    expect(notice).not.toMatch(/AGENTBOX_RESIDENT_IDLE/);
+    // A setting it could not take is named (it fell back to 15m silently), its text made plain.
+    const ignored = startedNotice(4321, '15m', { AGENTBOX_RESIDENT_IDLE: '1h30m\u001b]0;x\u0007' });
+    expect(ignored).toContain('stops after 15m unused (AGENTBOX_RESIDENT_IDLE "1h30m?]0;x?" is no duration');
+    expect(startedNotice(4321, '2h', { AGENTBOX_RESIDENT_IDLE: '2h' })).not.toMatch(/is no duration/);
   });
 });
