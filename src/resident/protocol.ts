@@ -1,3 +1,4 @@
+import type { Socket } from 'node:net';
 import path from 'node:path';
 
 /*
@@ -160,11 +161,7 @@ export function parseClientMessage(value: unknown): ClientMessage | null {
  * returning true is the last one wanted. A line that is not a message ends the connection.
  */
 export function onServerMessages(
-  socket: {
-    setEncoding(e: 'utf8'): unknown;
-    on(e: 'data', f: (chunk: string) => void): unknown;
-    destroy(): unknown;
-  },
+  socket: Socket,
   each: (message: ServerMessage) => boolean | undefined,
 ): void {
   const read = lineReader();

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { inheritedDifference, refusal } from '../../src/resident/admit.js';
+import { admit, inheritedDifference, refusal } from '../../src/resident/admit.js';
 import { privateDirProblem, socketPath } from '../../src/resident/place.js';
 import {
   lineReader,
@@ -126,6 +126,34 @@ describe('what the resident agentbox runs', () => {
       /from inside a process started by/,
     );
     expect(refusal({ ...ok, env: { CLAUDECODE: '1' } })).toMatch(/from inside/);
+  });
+
+  it('a stop request from inside a run stops nothing, and is refused and logged, by each mark', () => {
+    const logged: string[] = [];
+    let stops = 0;
+    const stop = (env: Record<string, string>) =>
+      admit(
+        { v: 1, stop: true, pid: 4242, env },
+        (l) => logged.push(l),
+        () => ++stops,
+      );
+    const marks: Record<string, string>[] = [
+      { AGENTBOX_RUN: 'r1' },
+      { AGENTBOX_PROCESS_MARK: 'abc' },
+      { CLAUDECODE: '1' },
+    ];
+    for (const env of marks)
+      expect(stop(env)).toMatch(
+        /"err":"agentbox: the resident agentbox refused: a stop request from inside .*"exit":1/s,
+      );
+    expect(stops).toBe(0);
+    expect(logged).toHaveLength(3);
+    for (const line of logged) expect(line).toMatch(/^refused: a stop request from inside /);
+    // From the person: the server is stopped, and says so with its pid.
+    expect(stop({ HOME: '/home/p' })).toBe(
+      `${JSON.stringify({ stopping: process.pid, running: 1 })}\n${JSON.stringify({ exit: 0 })}\n`,
+    );
+    expect(stops).toBe(1);
   });
 
   it('hands back a client whose process a run could not stand for: umask, namespaces, groups', () => {
