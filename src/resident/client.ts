@@ -25,6 +25,22 @@ import {
  */
 
 const SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGUSR2'] as const;
+/** The exit code a signal gives the client, as it gives an agentbox that runs its command itself. */
+const EXIT_CODE = { SIGINT: 130, SIGTERM: 143, SIGHUP: 129, SIGUSR2: 143 } as const;
+const SIGNAL_BY = {
+  SIGINT: 'Ctrl-C',
+  SIGTERM: 'SIGTERM',
+  SIGHUP: 'SIGHUP',
+  SIGUSR2: 'agentbox stop',
+} as const;
+const CUT_SHORT =
+  'exiting at once; the resident agentbox goes on stopping the command cleanly: agentbox status shows it';
+/** How long the client waits for its server to take the command before it says it waits. */
+const TAKEN_NOTICE_MS = 3_000;
+/** What the client says when its server has not taken the command in TAKEN_NOTICE_MS. */
+const notTaken = (file: string) =>
+  `agentbox: the resident agentbox has not taken the command after ${TAKEN_NOTICE_MS / 1000}s (stopped with Ctrl-Z or SIGSTOP? its log: ${file.replace(/\.sock$/, '.log')}); waiting\n` +
+  '  → Ctrl-C gives up, with nothing run; AGENTBOX_RESIDENT=0 runs a command without it\n';
 /** What the client says when its server went away mid-command (`file`: the server's socket). */
 const lost = (file: string) =>
   `agentbox: the resident agentbox ended before the command did (see its terminal, or its log ${file.replace(/\.sock$/, '.log')})\n` +
@@ -156,10 +172,37 @@ function relay(socket: net.Socket, request: string, file: string): Promise<numbe
   socket.write(request);
   return new Promise((resolve) => {
     let code: number | null | undefined;
-    const forward = (signal: (typeof SIGNALS)[number]) => () => send({ signal });
+    /** Whether the server took the command (it said so, or said anything). */
+    let taken = false;
+    let forwarded = false;
+    const quit = (exit: number, text: string) => {
+      err.write(text);
+      code = exit;
+      socket.destroy();
+    };
+    const slow = setTimeout(() => {
+      if (!taken) err.write(notTaken(file));
+    }, TAKEN_NOTICE_MS);
+    // The first signal goes to the command, which stops cleanly; a second ends this client at once,
+    // as it ends an agentbox that runs its command itself. Before the server took the command,
+    // there is nothing to stop: the first ends it, with nothing run (a stopped server, continued,
+    // finds its client gone and runs nothing of it).
+    const forward = (signal: (typeof SIGNALS)[number]) => () => {
+      if (code !== undefined) return;
+      const by = SIGNAL_BY[signal];
+      if (!taken)
+        return quit(
+          EXIT_CODE[signal],
+          `\nagentbox: ${by} before the resident agentbox took the command: nothing was run\n`,
+        );
+      if (forwarded) return quit(EXIT_CODE[signal], `\nagentbox: ${by} again: ${CUT_SHORT}\n`);
+      forwarded = true;
+      send({ signal });
+    };
     const handlers = SIGNALS.map((signal) => [signal, forward(signal)] as const);
     for (const [signal, handler] of handlers) process.on(signal, handler);
     onServerMessages(socket, (message) => {
+      taken = true;
       const ended = handle(message, out.write, err.write, send);
       if (ended === undefined) return false;
       // The last message: done, without waiting for the server to close its end (it may have a
@@ -169,6 +212,7 @@ function relay(socket: net.Socket, request: string, file: string): Promise<numbe
       return true;
     });
     socket.once('close', () => {
+      clearTimeout(slow);
       for (const [signal, handler] of handlers) process.removeListener(signal, handler);
       if (code === undefined) err.write(lost(file));
       resolve(code === undefined ? 1 : code);
@@ -184,6 +228,7 @@ function handle(
   send: (message: ClientMessage) => void,
 ): number | null | undefined {
   if ('local' in message) return null;
+  if ('serving' in message) return undefined;
   if ('out' in message) out(message.out);
   else if ('err' in message) err(message.err);
   else if ('stopping' in message) return undefined;

@@ -86,12 +86,26 @@ export function serveConnection(socket: net.Socket, server: ServerSide): Promise
         }
         answered = false;
         session = new Session(socket, request, log);
-        void session.run(server.runCommand).finally(() => {
+        take(session, server, () => {
           unsubscribe();
           resolve();
         });
       }
     });
+  });
+}
+
+/**
+ * Runs an admitted command, `done` after. A client that gave up before its command was taken (this
+ * server was stopped, then continued): its request and its end are read together; nothing of it
+ * runs.
+ */
+function take(session: Session, server: ServerSide, done: () => void): void {
+  setImmediate(() => {
+    if (session.clientStayed()) return void session.run(server.runCommand).finally(done);
+    server.log(`a client (pid ${session.request.pid}) left before its command was taken: not run`);
+    session.drop();
+    done();
   });
 }
 
@@ -107,9 +121,18 @@ class Session {
 
   constructor(
     private readonly socket: net.Socket,
-    private readonly request: ServeRequest,
+    readonly request: ServeRequest,
     private readonly log: ServeLog,
   ) {}
+
+  /** Whether the client is still there (it has not ended its side of the connection). */
+  clientStayed(): boolean {
+    return !this.socket.readableEnded && !this.socket.destroyed;
+  }
+
+  drop(): void {
+    this.socket.destroy();
+  }
 
   async run(runCommand: RunCommand): Promise<void> {
     const { request } = this;
@@ -121,6 +144,8 @@ class Session {
       onInterrupt: (handler) => this.subscribe(handler),
     };
     const started = Date.now();
+    // Taken: the client waits for this, and until then a Ctrl-C gives up with nothing run.
+    this.send(encode({ serving: process.pid }));
     const later: (() => Promise<unknown>)[] = [];
     let code: number;
     try {

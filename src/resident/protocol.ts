@@ -52,9 +52,13 @@ export interface StopRequest {
   readonly env: Readonly<Record<string, string>>;
 }
 
-/** From the resident process: output, a question, the exit code; or `local`: run it yourself. */
+/**
+ * From the resident process: that it took the command (its pid), output, a question, the exit code;
+ * or `local`: run it yourself.
+ */
 export type ServerMessage =
   | { readonly local: string }
+  | { readonly serving: number }
   | { readonly out: string }
   | { readonly err: string }
   | { readonly ask: string }
@@ -191,6 +195,7 @@ export function parseServerMessage(value: unknown): ServerMessage | null {
   if (typeof value !== 'object' || value === null) return null;
   const m = value as Record<string, unknown>;
   if (typeof m.local === 'string') return { local: m.local };
+  if (Number.isSafeInteger(m.serving)) return { serving: m.serving as number };
   if (typeof m.out === 'string') return { out: m.out };
   if (typeof m.err === 'string') return { err: m.err };
   if (typeof m.ask === 'string') return { ask: m.ask };

@@ -235,6 +235,45 @@ except OSError as e:
     expect(p.state(name).failure.message).toContain('its agentbox process ending');
   });
 
+  it('a stopped server (SIGSTOP) hangs no client: a waiting one says so and Ctrl-C gives up with nothing run; a second Ctrl-C exits at once; continued, it serves on', async () => {
+    // Mid-command: the first Ctrl-C goes to the stopped server, the second ends the client.
+    const mid = await waitingFix('TASK-FROZEN-MID wait');
+    const name = p.newest();
+    server.kill('SIGSTOP');
+    try {
+      const late = startClient(['scout', 'TASK-FROZEN-LATE what is here?']);
+      await waitFor(() => late.output().includes('has not taken the command after 3s'), 15_000);
+      expect(late.output()).toContain('Ctrl-C gives up, with nothing run');
+      late.child.kill('SIGINT');
+      expect(await late.exited).toBe(130);
+      expect(late.output()).toContain(
+        'agentbox: Ctrl-C before the resident agentbox took the command: nothing was run',
+      );
+      mid.child.kill('SIGINT');
+      await new Promise((r) => setTimeout(r, 300));
+      mid.child.kill('SIGINT');
+      expect(await mid.exited).toBe(130);
+      expect(mid.output()).toContain(
+        'agentbox: Ctrl-C again: exiting at once; the resident agentbox goes on stopping',
+      );
+    } finally {
+      server.kill('SIGCONT');
+    }
+    // Continued: the run it served stops cleanly; the command whose client gave up is not run.
+    await waitFor(() => p.state(name).status !== 'ACTIVE');
+    expect(p.state(name)).toMatchObject({ status: 'ABORTED', failure: { message: 'stopped by Ctrl-C' } });
+    await waitFor(() => log.includes('left before its command was taken: not run'));
+    expect(p.server.requests.some((r) => r.view.allText.includes('TASK-FROZEN-LATE'))).toBe(false);
+    expect(
+      fs.readdirSync(path.join(p.repo.dir, '.agents', 'runs')).some((n) => n.includes('frozen-late')),
+    ).toBe(false);
+    p.server.setRules([{ when: { anyText: 'TASK-FROZEN-AFTER' }, reply: text('served again') }]);
+    const after = await p.agentbox(['scout', 'TASK-FROZEN-AFTER x']);
+    expect(after.code, after.stderr).toBe(0);
+    expect(after.stdout).toContain('served again');
+    expect(served().at(-1)).toMatch(/scout for pid \d+ in .*: exit 0/);
+  });
+
   it('refuses, and logs: a request from inside a run, a malformed one, a second server', async () => {
     const inside = await p.agentbox(['scout', 'TASK-SERVED-INSIDE x'], { env: { AGENTBOX_RUN: 'some-run' } });
     expect(inside.code).toBe(1);
