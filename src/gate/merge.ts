@@ -5,6 +5,7 @@ import { applyPatch, checkPatch, inspectPatchFile, patchStat } from '../git/appl
 import { refuseUncommittable } from '../git/commit-ready.js';
 import { runGit } from '../git/exec.js';
 import type { GitSettings } from '../git/inert.js';
+import { patchResult } from '../git/result-commit.js';
 import { type SensitiveChange, sensitiveLines } from '../git/sensitive.js';
 import type { LeftOutRecord } from '../git/too-large.js';
 import { decidedHere } from '../ledger/claim.js';
@@ -89,6 +90,15 @@ export async function prepareMerge(root: string, run: RunDetails): Promise<Merge
   if (!seen) throw new AgentboxError('USAGE', `run ${name} has no changes to merge (no changes.patch)`);
   const git = await mergeGit(root);
   await refuseRunnable(root, run, fs.readFileSync(patch), git);
+  // The patch is the run's result commit, as diff showed it (a fetched run's records are claims:
+  // its patch is what was shown there).
+  const base = run.meta.repo_sha_start;
+  if (run.meta.origin === undefined && base)
+    await patchResult(
+      root,
+      { name, id: run.meta.run_id },
+      { base, patchFile: patch, commit: run.state?.result_commit ?? null },
+    );
   const stat = await patchStat(root, patch);
   const check = await checkPatch(root, patch, git.config);
   if (!check.ok) {

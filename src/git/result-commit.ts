@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { AgentboxError } from '../errors.js';
 import { git as runGit, runGit as tryGit } from './exec.js';
 
 /** Who agentbox's own commits are from: the run's result is the agent's work, recorded by agentbox. */
@@ -97,6 +98,39 @@ export async function resultTree(repoRoot: string, base: string, patchFile: stri
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/**
+ * The tree `patchFile` makes of `base`, checked against the run's result commit when the repository
+ * has it (`commit`): the commit is made from that patch byte for byte, so two trees mean one of
+ * them was changed after the run ended. What `diff` shows and hashes and what `merge` applies is
+ * then the patch, and only a patch that is the run's result.
+ */
+export async function patchResult(
+  repoRoot: string,
+  run: { readonly name: string; readonly id: string },
+  opts: { readonly base: string; readonly patchFile: string; readonly commit: string | null },
+): Promise<string> {
+  const [tree, recorded] = await Promise.all([
+    resultTree(repoRoot, opts.base, opts.patchFile),
+    opts.commit ? commitTree(repoRoot, opts.commit) : null,
+  ]);
+  if (recorded !== null && recorded !== tree) {
+    throw new AgentboxError(
+      'RUN_CORRUPT',
+      `the changes.patch of ${run.name} is not the run's result (commit ${opts.commit!.slice(0, 12)}): one of them was changed after the run ended, so it is neither shown nor merged`,
+      {
+        hint: `see how they differ: git -C ${repoRoot} diff ${opts.commit!.slice(0, 12)} ${tree.slice(0, 12)}; then discard the run (agentbox discard ${run.id}), or take what you trust by hand`,
+      },
+    );
+  }
+  return tree;
+}
+
+/** The tree of commit `sha`, or null when the repository has no such commit (gc dropped it). */
+async function commitTree(repoRoot: string, sha: string): Promise<string | null> {
+  const args = ['rev-parse', '--verify', '--quiet', '--end-of-options', `${sha}^{commit}^{tree}`];
+  return (await git(repoRoot, args, {}, true)) || null;
 }
 
 /** Whether `sha` names a commit in the repository (a result commit gc may have dropped). */

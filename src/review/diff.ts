@@ -4,7 +4,7 @@ import type { CommandContext } from '../context.js';
 import { AgentboxError } from '../errors.js';
 import { GitError, runGit } from '../git/exec.js';
 import { gitPager, pagerSink } from '../git/pager.js';
-import { hasCommit, resultTree } from '../git/result-commit.js';
+import { patchResult } from '../git/result-commit.js';
 import type { RunDetails } from '../ledger/index.js';
 import { patchSha256, recordShown, type ShownBy } from '../ledger/reviewed.js';
 import { terminalJson } from '../util/json-out.js';
@@ -74,7 +74,7 @@ function checkDiffOptions(options: DiffOptions): void {
   }
 }
 
-/** What the run's change is in git: its result commit, or a tree built from changes.patch. */
+/** What the run's change is in git: the tree changes.patch makes of its start (patchResult). */
 export async function resultOf(root: string, run: RunDetails): Promise<{ from: string; to: string }> {
   const base = run.meta.repo_sha_start;
   const patch = path.join(run.dir, 'changes.patch');
@@ -88,9 +88,15 @@ export async function resultOf(root: string, run: RunDetails): Promise<{ from: s
       hint: `see what it did: agentbox show ${run.meta.run_id}`,
     });
   }
-  const commit = run.state?.result_commit;
-  if (commit && (await hasCommit(root, commit))) return { from: base, to: commit };
-  return { from: base, to: await resultTree(root, base, patch) };
+  // What merge applies (the patch), never the commit alone: a patch changed after the run ended is
+  // refused here as at merge, not shown as the commit while its hash is recorded as seen.
+  const commit = run.meta.origin === undefined ? (run.state?.result_commit ?? null) : null;
+  const to = await patchResult(
+    root,
+    { name: run.name, id: run.meta.run_id },
+    { base, patchFile: patch, commit },
+  );
+  return { from: base, to };
 }
 
 /** The line that marks a live diff: the run is ACTIVE, this is its worktree now. Pure. */
@@ -121,6 +127,8 @@ export async function showDiff(
     // takes for reviewed. Only the whole patch counts as shown, not --stat or --name-only.
     const sha256 = live || options.stat || options.nameOnly ? null : patchSha256(run.dir);
     if (options.json) {
+      // The patch as it is, once it is the run's result (resultOf refuses one changed after the run).
+      if (!live && sha256 && run.meta.type === 'fix' && run.state?.result_commit) await resultOf(root, run);
       await showJson(ctx, run, live, { ...which?.json, ...(sha256 ? { patch_sha256: sha256 } : {}) });
       if (sha256) recordShown(run.dir, sha256, options.shownBy ?? 'diff');
       return;

@@ -268,6 +268,24 @@ describe('agentbox revise', () => {
     expect(sent).toContain('+BROKEN  ←');
     expect(sent).not.toContain('# agentbox revise');
     expect(p.state(name)).toMatchObject({ status: 'REVIEW', output: { verified: true } });
+    // changes.patch changed after the run ended (it no longer is the result commit): diff shows it
+    // not (it showed the commit and recorded the edited patch's hash as seen), merge applies it not.
+    const patchFile = path.join(p.runDir(name), 'changes.patch');
+    const kept = fs.readFileSync(patchFile, 'utf8');
+    fs.writeFileSync(patchFile, kept.replace('+fixed', '+TAMPERED'));
+    const notResult = `the changes.patch of ${name} is not the run's result (commit `;
+    for (const args of [
+      ['diff', id, '--no-pager'],
+      ['diff', id, '--json'],
+      ['merge', id, '--yes'],
+    ]) {
+      const refused = await p.agentbox(args);
+      expect(refused.code, args.join(' ')).not.toBe(0);
+      expect(refused.stderr).toContain(notResult);
+      expect(refused.stdout).not.toContain('TAMPERED');
+    }
+    expect(fs.readFileSync(path.join(p.repo.dir, 'app.txt'), 'utf8')).toBe('app\n');
+    fs.writeFileSync(patchFile, kept);
     await p.agentbox(['diff', id, '--no-pager']);
     const merge = await p.agentbox(['merge', id, '--yes']);
     expect(merge.stderr).toBe('');
