@@ -22,6 +22,8 @@ export interface Candidate {
   readonly reason: string;
   /** A fetched attempt: its status is its publication's claim. */
   readonly claimed?: boolean;
+  /** The revision it is on, when the person revised it (2 or more): their choice. */
+  readonly revised?: number | null;
 }
 
 export interface Ranked {
@@ -39,9 +41,17 @@ export const passed = (c: Candidate): boolean =>
 
 /**
  * The best passing attempt, or the passing attempts that share its place, or none. A better
- * placed attempt that did not pass (DONE: nothing to merge) does not hide a tie behind it.
+ * placed attempt that did not pass (DONE: nothing to merge) does not hide a tie behind it. An
+ * attempt the person revised is their choice, over the ranking's: the one revised when it passed
+ * (several: they tie; none of them passed: none, and the person names one), never another.
  */
 export function chooseAttempt(ranked: Ranked): Choice {
+  const revised = ranked.order.filter((c) => c.revised);
+  if (revised.length > 0) {
+    const kept = revised.filter(passed);
+    if (kept.length === 0) return { kind: 'none', attempts: ranked.order };
+    return kept.length > 1 ? { kind: 'tie', attempts: kept } : { kind: 'pick', attempt: kept[0]! };
+  }
   const best = ranked.order.find(passed);
   if (!best) return { kind: 'none', attempts: ranked.order };
   const tied = ranked.order.filter((c) => passed(c) && c.place === best.place);
@@ -53,8 +63,9 @@ export function standing(c: Candidate): string {
   if (c.run === null) return 'not started';
   if (c.status === null) return 'its run folder is gone';
   if (c.status !== 'REVIEW') return c.claimed ? `${c.status}, as its publication claims` : c.status;
-  if (c.verified === null) return 'REVIEW, no runs.verify ran';
-  return `REVIEW, runs.verify ${c.verified ? 'passed' : 'failed'}`;
+  const revised = c.revised ? `, revised by you (revision ${c.revised})` : '';
+  if (c.verified === null) return `REVIEW, no runs.verify ran${revised}`;
+  return `REVIEW, runs.verify ${c.verified ? 'passed' : 'failed'}${revised}`;
 }
 
 /** `--attempt k`: that attempt, when it is one with changes waiting for the gate. */
@@ -81,6 +92,17 @@ export function nonePassed(groupId: string, order: readonly Candidate[]): Agentb
     .sort((a, b) => a.attempt - b.attempt)
     .map((c) => `  attempt ${c.attempt}: ${standing(c)}`);
   const review = order.filter((c) => c.status === 'REVIEW').map((c) => c.attempt);
+  const revised = order.filter((c) => c.revised).map((c) => c.attempt);
+  if (revised.length > 0) {
+    const which = revised.length === 1 ? `attempt ${revised[0]}` : `attempts ${revised.join(', ')}`;
+    return new AgentboxError(
+      'MERGE_REFUSED',
+      `you revised ${which} of group ${groupId}, and it has not passed (REVIEW with runs.verify passed), so merge takes no other:\n${lines.join('\n')}`,
+      {
+        hint: `nothing was changed. Revise it again, or name the attempt to merge: agentbox merge ${groupId} --attempt ${revised[0]} (agentbox show ${groupId} ranks them all)`,
+      },
+    );
+  }
   return new AgentboxError(
     'MERGE_REFUSED',
     `no attempt of group ${groupId} passed (REVIEW with runs.verify passed):\n${lines.join('\n')}`,

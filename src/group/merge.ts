@@ -10,7 +10,7 @@ import { terminalLine } from '../util/terminal-text.js';
 import { type Attempt, groupAttempts } from './attempts.js';
 import { groupDecidedHere } from './decided.js';
 import { namedAttempt, type Ranked } from './merge-select.js';
-import { keepMissingPatch } from './patches.js';
+import { keepLatestPatch } from './patches.js';
 import { rankGroup } from './rank-facts.js';
 import { writeGroupReport } from './report.js';
 import { findGroup } from './resolve.js';
@@ -98,6 +98,7 @@ export function rankedAttempts(ledger: Ledger, group: GroupDetails): Ranked {
       place: a.place,
       reason: a.reason,
       ...(a.claimedBy ? { claimed: true } : {}),
+      ...(a.revised ? { revised: a.revised } : {}),
     })),
   };
 }
@@ -127,7 +128,7 @@ export interface SettleResult {
 
 /**
  * After the gate decided: every attempt but the merged one discarded (worktree and branch removed,
- * the run DISCARDED, as `agentbox discard` does), every attempt's patch kept (when not kept yet),
+ * the run DISCARDED, as `agentbox discard` does), every attempt's patch kept as its run has it now (a revised attempt's last revision),
  * and the group MERGED with `merged` or DISCARDED. Runs twice harmlessly: a second settle finds
  * the worktrees gone and the patches kept.
  */
@@ -155,7 +156,7 @@ export async function settleGroup(
         failed.push({ attempt: a.attempt, run: a.name, message: (error as Error).message });
       }
     }
-    await keepMissingPatch(ledger, group.name, a.attempt, path.join(ledger.runsDir, a.name));
+    await keepLatestPatch(ledger, group.name, a.attempt, path.join(ledger.runsDir, a.name));
   }
   const at = new Date().toISOString();
   await updateGroupState(ledger, group.name, (current) => {

@@ -59,6 +59,20 @@ export async function keepAttemptPatch(
 }
 
 /** keepAttemptPatch for an attempt whose patch is not kept yet; null when it was (untouched). */
+/**
+ * Attempt k's patch as its run has it now (a revision after the attempt ended changed it: the last
+ * end wins), or, with no patch in its run folder (gone, or never made), the one kept before.
+ */
+export async function keepLatestPatch(
+  ledger: Ledger,
+  group: string,
+  attempt: number,
+  runDir: string,
+): Promise<string | null> {
+  if (readRunPatch(runDir) !== null) return keepAttemptPatch(ledger, group, attempt, runDir);
+  return keepMissingPatch(ledger, group, attempt, runDir);
+}
+
 export async function keepMissingPatch(
   ledger: Ledger,
   group: string,

@@ -64,6 +64,7 @@ export function attemptFacts(attempt: Attempt, now: Date): AttemptFacts {
     costUsd: runCost(state?.usage),
     durationMs: durationOf(run, now),
     claimedBy,
+    revised: (state?.revision?.number ?? 1) > 1 ? state!.revision!.number : null,
   };
 }
 

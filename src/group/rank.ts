@@ -38,6 +38,11 @@ export interface AttemptFacts {
    * publication (src/gate/claims.ts); null or absent: a run of this machine, its facts checked here.
    */
   readonly claimedBy?: string | null;
+  /**
+   * The revision it is on when the person revised it (2 or more; `agentbox revise`): their choice,
+   * which `merge <group>` takes over the ranking's. Absent or null: never revised.
+   */
+  readonly revised?: number | null;
 }
 
 export interface RankedAttempt extends AttemptFacts {
@@ -149,6 +154,7 @@ export function reasonOf(f: AttemptFacts): string {
   parts.push(hasChanges(f) ? plural(f.diffLines!, 'line') : 'no changes');
   if (f.costUsd !== null) parts.push(formatUsd(f.costUsd));
   if (f.durationMs !== null) parts.push(formatDuration(f.durationMs));
+  if (f.revised) parts.push(`revised by you (revision ${f.revised})`);
   return parts.join('; ');
 }
 

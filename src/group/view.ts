@@ -36,6 +36,8 @@ export function groupNextSteps(group: GroupDetails, status: RunStatus, ranking: 
   }
   if (status === 'ACTIVE') return [`it is still running — check again with: agentbox show ${id}`];
   const changed = ranking.attempts.filter((a) => tierOf(a) === 0 && a.diffLines !== null && a.diffLines > 0);
+  const revised = ranking.attempts.filter((a) => a.revised);
+  if (revised.length > 0) return revisedNextSteps(id, revised);
   if (ranking.tie.length > 1) {
     const [j, k] = ranking.tie;
     return aligned([
@@ -73,6 +75,36 @@ export function groupNextSteps(group: GroupDetails, status: RunStatus, ranking: 
   );
   return aligned(steps);
 }
+
+/**
+ * Attempts the person revised are their choice, over the ranking (src/group/merge-select.ts): the
+ * next steps are about them. Pure.
+ */
+function revisedNextSteps(id: string, revised: Ranking['attempts']): string[] {
+  const steps: [string, string][] = revised.map((a) => [
+    `agentbox diff ${id} --attempt ${a.attempt}`,
+    `attempt ${a.attempt}'s change (you revised it: revision ${a.revised})`,
+  ]);
+  const [one] = revised;
+  if (revised.length === 1 && one!.status === 'REVIEW' && one!.verified === true)
+    steps.push([`agentbox merge ${id}`, `merge attempt ${one!.attempt}, the one you revised`]);
+  else
+    for (const a of revised)
+      steps.push([
+        `agentbox merge ${id} --attempt ${a.attempt}`,
+        `merge attempt ${a.attempt} (${verdictOf(a)}: it is named)`,
+      ]);
+  return aligned(steps);
+}
+
+const verdictOf = (a: Ranking['attempts'][number]) =>
+  a.status !== 'REVIEW'
+    ? (a.status ?? 'not started')
+    : a.verified === true
+      ? 'passed runs.verify'
+      : a.verified === false
+        ? 'FAILED runs.verify'
+        : 'no runs.verify ran';
 
 /** The group's header fields. */
 function headerLines(group: GroupDetails, status: RunStatus, spent: number | null, style: Styler): string[] {

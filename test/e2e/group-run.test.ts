@@ -118,6 +118,10 @@ describe('fix --attempts N', () => {
     expect(whole).toContain('export const x = 42;');
     expect(whole).toContain('export const y = 1;');
     expect(others()).toEqual(before);
+    // The revised attempt is the person's choice: show's ranking and next steps say so.
+    const shown = await p.agentbox(['show', id]);
+    expect(shown.stdout).toContain("attempt 1's change (you revised it: revision 2)");
+    expect(shown.stdout).toContain('merge attempt 1, the one you revised');
     // The group's merge takes the attempt's whole change, once, after it was shown again.
     await p.agentbox(['diff', runs[0]!, '--no-pager']);
     const merged = await p.agentbox(['merge', id, '--attempt', '1', '--yes']);
@@ -125,6 +129,9 @@ describe('fix --attempts N', () => {
     expect(fs.readFileSync(path.join(p.repo.dir, 'src/app.ts'), 'utf8')).toBe(
       'export const x = 42;\nexport const y = 1;\n',
     );
+    // The group keeps the attempt's patch as revised (it kept the one its first end left).
+    const kept = path.join(p.repo.dir, '.agents', 'groups', group, 'patches', 'agent_1.patch');
+    expect(fs.readFileSync(kept, 'utf8')).toContain('export const y = 1;');
     p.repo.git('checkout', '--', '.');
     await expectNoProcessesLeft(p.tag);
   });

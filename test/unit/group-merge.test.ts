@@ -64,6 +64,27 @@ describe('chooseAttempt: the best passing attempt', () => {
       'tie 2,3',
     ],
     ['none passed', ranked([c(1, 'REVIEW', false), c(2, 'ABORTED', null)]), 'none'],
+    // The person revised an attempt: their choice, over the ranking (QA: merge <group> merged the
+    // ranking's attempt 1 and discarded attempt 2, the one revised).
+    [
+      'the attempt the person revised, over a better-ranked one',
+      ranked([c(1, 'REVIEW', true), { ...c(2, 'REVIEW', true), revised: 2 }]),
+      'pick 2',
+    ],
+    [
+      'a revised attempt that did not pass: none, never another',
+      ranked([c(1, 'REVIEW', true), { ...c(2, 'REVIEW', false), revised: 3 }]),
+      'none',
+    ],
+    [
+      'two revised attempts that passed tie, whatever their places',
+      ranked([
+        c(1, 'REVIEW', true),
+        { ...c(2, 'REVIEW', true), revised: 2 },
+        { ...c(3, 'REVIEW', true), revised: 2 },
+      ]),
+      'tie 2,3',
+    ],
   ])('%s', (_name, input, expected) => {
     const choice = chooseAttempt(input);
     const got =
