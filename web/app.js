@@ -79,11 +79,24 @@ function connect() {
   source.addEventListener('change', () => {
     clearTimeout(pending);
     pending = setTimeout(() => {
+      // Not while the person types (a redraw would move what they type into); once they leave the
+      // box, the change they were spared is drawn (the page stayed on the old patch for good).
       if (document.activeElement?.tagName !== 'TEXTAREA') render();
+      else missed = true;
       notifyEnded();
     }, 50);
   });
 }
+
+/** A change came while a text box had the focus: drawn once the focus leaves the boxes. */
+let missed = false;
+document.addEventListener('focusout', () =>
+  setTimeout(() => {
+    if (!missed || document.activeElement?.tagName === 'TEXTAREA') return;
+    missed = false;
+    render();
+  }, 0),
+);
 
 window.addEventListener('hashchange', () => {
   // Another place on the same run's page (a deep link): drawn in place, the page goes there.

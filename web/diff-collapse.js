@@ -36,11 +36,46 @@ export function splitPatch(patch) {
   });
 }
 
-/** `+++ b/<name>`, else `--- a/<name>` (a deleted file): the name diff2html shows. */
+/**
+ * `+++ b/<name>`, else `--- a/<name>` (a deleted file), else `rename to <name>` (a rename with no
+ * change inside): the file's path, unquoted when git quoted it (`"b/tab\there"`).
+ */
 function headerName(file, line) {
-  const m = /^(\+\+\+|---) (?:[ab]\/)?(.*)$/.exec(line);
+  const renamed = /^rename to (.*)$/.exec(line);
+  if (renamed) {
+    file.name ||= unquote(renamed[1]);
+    return;
+  }
+  const m = /^(\+\+\+|---) (.*)$/.exec(line);
   if (!m || m[2] === '/dev/null') return;
-  if (m[1] === '+++' || !file.name) file.name = m[2].replace(/\t.*$/, '');
+  const name = unquote(m[2].startsWith('"') ? m[2] : m[2].replace(/\t.*$/, '')).replace(/^[ab]\//, '');
+  if (m[1] === '+++' || !file.name) file.name = name;
+}
+
+const ESCAPES = { a: 7, b: 8, t: 9, n: 10, v: 11, f: 12, r: 13, '"': 34, '\\': 92 };
+
+/** A path as git quotes one (C-style, octal bytes of UTF-8), as it is; an unquoted one as it is. */
+export function unquote(text) {
+  if (!text.startsWith('"') || !text.endsWith('"') || text.length < 2) return text;
+  const bytes = [];
+  const body = text.slice(1, -1);
+  for (let i = 0; i < body.length; i++) {
+    const c = body[i];
+    if (c !== '\\') {
+      bytes.push(...new TextEncoder().encode(c));
+      continue;
+    }
+    const next = body[i + 1] ?? '';
+    const octal = /^[0-7]{3}/.exec(body.slice(i + 1));
+    if (octal) {
+      bytes.push(Number.parseInt(octal[0], 8));
+      i += 3;
+    } else {
+      bytes.push(ESCAPES[next] ?? next.charCodeAt(0));
+      i += 1;
+    }
+  }
+  return new TextDecoder().decode(new Uint8Array(bytes));
 }
 
 function whyCollapsed(name, changed) {

@@ -56,10 +56,17 @@ export async function drawDiff(target, raw, where = '', after = () => {}) {
     return;
   }
   const files = splitPatch(patch);
+  // The paths as the patch has them (not as drawn: a name shown escaped, or one holding ` → `,
+  // named another file), for the comments on their lines (review-lines.js).
+  const paths = splitPatch(raw).map((f) => f.name);
   const open = expandedHere(where, files);
   const folded = files.filter((f) => f.why && !open.has(f.name));
   draw(target, folded.length ? drawnAtOnce(files, open) : patch, true);
   const wrappers = target.querySelectorAll('.d2h-wrapper > .d2h-file-wrapper');
+  const marked = () =>
+    target.querySelectorAll('.d2h-wrapper > .d2h-file-wrapper').forEach((w, i) => {
+      if (paths[i] !== undefined) w.dataset.path = paths[i];
+    });
   const listed = target.querySelectorAll('.d2h-file-list-line');
   const named = (i) => wrappers[i]?.querySelector('.d2h-file-name')?.textContent.includes(files[i].name);
   // diff2html draws the files in the patch's order; should a name not match, nothing is collapsed.
@@ -69,6 +76,7 @@ export async function drawDiff(target, raw, where = '', after = () => {}) {
       if (folded.includes(file))
         collapse(wrappers[i], listed[i], file, () => expand(wrappers[i], file, where, after));
     });
+  marked();
   finish(target, where, after);
 }
 
@@ -107,9 +115,10 @@ function expand(wrapper, file, where, after) {
   expanded.add(keyOf(where, file.name));
   const box = h('div');
   draw(box, file.text, false);
-  finish(box, where, after);
   const drawn = box.querySelector('.d2h-file-wrapper');
   if (!drawn) return null;
+  if (wrapper.dataset.path !== undefined) drawn.dataset.path = wrapper.dataset.path;
+  finish(box, where, after);
   drawn.id = wrapper.id; // the file list's link to it
   wrapper.replaceWith(drawn);
   drawn.querySelector('.d2h-file-diff, .d2h-file-side-diff')?.focus();

@@ -5,6 +5,7 @@
 // or Space opens the comment box; Tab leaves for the next box. A 400-line diff is then two stops
 // (the box, its line), not 400.
 
+import { visible } from './dom.js';
 import { rove } from './roving.js';
 
 /**
@@ -16,8 +17,9 @@ import { rove } from './roving.js';
 export function diffLines(target) {
   const boxes = [];
   for (const wrapper of target.querySelectorAll('.d2h-file-wrapper')) {
+    // The path as the patch has it (diff.js); a name as drawn is for the eye (escaped, `a → b`).
     const name = wrapper.querySelector('.d2h-file-name')?.textContent?.trim() ?? '';
-    const file = name.includes('→') ? name.split('→').pop().trim() : name;
+    const file = wrapper.dataset.path ?? (name.includes('→') ? name.split('→').pop().trim() : name);
     const sides = [...wrapper.querySelectorAll('.d2h-file-side-diff')];
     if (sides.length === 2) {
       boxes.push(sideLines(sides[0], file, 'old'), sideLines(sides[1], file, 'new'));
@@ -51,8 +53,8 @@ const number = (el) => {
   return Number.isInteger(n) && n > 0 ? n : 0;
 };
 
-/** `src/app.js line 3`, or `src/app.js line 3 (removed)` for the old side's. */
-export const lineName = (l) => `${l.file} line ${l.line}${l.side === 'old' ? ' (removed)' : ''}`;
+/** `src/app.js line 3`, or `src/app.js line 3 (removed)` for the old side's; hidden controls shown. */
+export const lineName = (l) => visible(`${l.file} line ${l.line}${l.side === 'old' ? ' (removed)' : ''}`);
 
 /** Makes each line of `boxes` (diffLines) a comment button; `open(l)` opens its comment box. */
 export function lineButtons(boxes, open) {

@@ -3,15 +3,14 @@
 // editable and removable, and sent with an overall message as one "Request changes" (POST
 // /api/runs/<run>/revise, `agentbox revise --detach`); a follow-up sends a message alone. Which
 // lines are buttons, and how the keyboard moves among them: web/review-lines.js.
-import { api } from './api.js';
 import { lineHref } from './deep-link.js';
-import { h, toast } from './dom.js';
-import { errorPanel, errorText } from './errors.js';
+import { h } from './dom.js';
+import { errorPanel } from './errors.js';
 import { diffLines, insertRow, lineButtons, lineName, removeRow } from './review-lines.js';
+import { outdated, placeText, reviseSender, sending } from './review-send.js';
 
 /** Pending comments and the typed messages, by run: kept across live redraws until sent. */
 const reviews = new Map();
-const sending = new Set();
 
 const reviewOf = (id) => {
   if (!reviews.has(id)) reviews.set(id, { comments: [], message: '', followUp: '', error: null });
@@ -27,9 +26,6 @@ export const offersRevise = (run) =>
 
 /** The same line: file, number and side. */
 const samePlace = (a, b) => a.file === b.file && a.line === b.line && (a.side ?? 'new') === (b.side ?? 'new');
-
-/** A comment's place as `agentbox revise --comment` takes it: `src/app.js:3`, `src/app.js:-3` (removed). */
-const placeText = (c) => `${c.file}:${c.side === 'old' ? '-' : ''}${c.line}`;
 
 /**
  * Each line of the change a comment button once diff2html has drawn `target` (the new side's
@@ -66,6 +62,7 @@ function openForm(l, run, redraw) {
       line: l.line,
       ...(l.side === 'old' ? { side: 'old' } : {}),
       text,
+      sha: run.patch_sha256 ?? null,
     });
     close();
     redraw();
@@ -103,6 +100,7 @@ export function showInline(target, run) {
   for (const old of target.querySelectorAll('tr.review-comment')) removeRow(old);
   const lines = diffLines(target).flat();
   for (const c of reviewOf(run.id).comments) {
+    if (outdated(c, run)) continue;
     const row = lines.find((l) => samePlace(l, c))?.cell.closest('tr');
     if (!row) continue;
     insertRow(
@@ -129,7 +127,7 @@ export function reviewSection(run, redraw) {
         { class: 'muted', id: 'review-how' },
         'Click a line of the change to comment on it. By the keyboard: Tab to a file’s lines, move with the arrow keys (Page Up/Down, Home, End), press Enter.',
       ),
-      pendingList(review, redraw),
+      pendingList(review, run, redraw),
       ...sendBox(review, busy, {
         field: 'message',
         id: 'review-message',
@@ -140,10 +138,18 @@ export function reviewSection(run, redraw) {
         action: 'Request changes',
         text: `Request changes${comments ? ` (${comments} comment${comments === 1 ? '' : 's'})` : ''}`,
         send: (label, button) =>
-          send(label, button, { message: review.message, comments: review.comments }, () => {
-            review.comments = [];
-            review.message = '';
-          }),
+          send(
+            label,
+            button,
+            {
+              message: review.message,
+              comments: review.comments.map(({ sha: _, ...c }) => c),
+            },
+            () => {
+              review.comments = [];
+              review.message = '';
+            },
+          ),
       }),
       ...sendBox(review, busy, {
         field: 'followUp',
@@ -161,28 +167,6 @@ export function reviewSection(run, redraw) {
       reviewError(review, redraw),
     ),
   ];
-}
-
-/**
- * Sends the review as the run's next revision (POST /api/runs/<id>/revise), once at a time per run;
- * `done` clears what was sent. A refusal stays on the page under the button that sent it.
- */
-function reviseSender(run, review, redraw) {
-  return async (label, button, body, done) => {
-    if (sending.has(run.id)) return;
-    sending.add(run.id);
-    review.error = null;
-    try {
-      const r = await api('POST', `/api/runs/${run.id}/revise`, body);
-      done();
-      toast(`revision ${r.revision} of ${run.name} started`);
-    } catch (e) {
-      review.error = { label, button, text: errorText(e) };
-    } finally {
-      sending.delete(run.id);
-    }
-    await redraw();
-  };
 }
 
 /** The last refusal of a send, until dismissed (focus goes back to the button that sent it). */
@@ -230,7 +214,7 @@ function sendBox(review, busy, o) {
   ];
 }
 
-function pendingList(review, redraw) {
+function pendingList(review, run, redraw) {
   if (review.comments.length === 0)
     return h('p', { class: 'muted', id: 'pending-none' }, 'No line comments yet.');
   return h(
@@ -240,7 +224,11 @@ function pendingList(review, redraw) {
       h(
         'li',
         { 'data-key': `c-${placeText(c)}:${i}` },
-        h('label', { for: `pending-${i}` }, `${placeText(c)}${c.side === 'old' ? ' (removed)' : ''}`),
+        h(
+          'label',
+          { for: `pending-${i}` },
+          `${placeText(c)}${c.side === 'old' ? ' (removed)' : ''}${outdated(c, run) ? ' — written on an earlier version of the change: remove it and comment again' : ''}`,
+        ),
         h(
           'textarea',
           {

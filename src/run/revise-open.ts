@@ -1,12 +1,14 @@
 import type { CommandContext } from '../context.js';
-import { isAgentboxError } from '../errors.js';
+import { AgentboxError, isAgentboxError } from '../errors.js';
 import { assertOwnWorktree } from '../git/own-traces.js';
 import { EventLog } from '../ledger/events.js';
-import { readRun } from '../ledger/index.js';
+import { type RunDetails, readRun } from '../ledger/index.js';
+import { patchSha256 } from '../ledger/reviewed.js';
 import { clearKeptReview, collectReview } from '../review/feedback/collect.js';
 import type { SandboxProbe } from '../sandbox/available.js';
 import { assertSandboxUsable, assertVerifyUsable } from '../sandbox/prepare.js';
 import { assertProjectSettings } from '../settings/startup.js';
+import { terminalLine } from '../util/terminal-text.js';
 import type { RunContext } from './begin/context.js';
 import { refuseUntrustedChecks } from './begin/context.js';
 import { checkContinue } from './continue.js';
@@ -22,6 +24,22 @@ export interface RevisionAsk {
   readonly by?: 'ui' | undefined;
   /** The sandbox's trial when the caller started it earlier (probeSandboxAsync); else it runs here. */
   readonly box?: Promise<SandboxProbe> | undefined;
+  /**
+   * The sha256 of the patch the review was written against (the page sends the one it drew): a run
+   * whose change is another now is refused, so no comment lands on a line it was not written for.
+   */
+  readonly patchShown?: string | undefined;
+}
+
+/** A review written against another patch than the run's now: refused, naming both. */
+function assertSamePatch(run: RunDetails, shown: string): void {
+  const now = patchSha256(run.dir);
+  if (now === shown) return;
+  throw new AgentboxError(
+    'USAGE',
+    `the change of ${run.name} is not the one this review was written on (patch ${terminalLine(shown.slice(0, 12))}, now ${now?.slice(0, 12) ?? 'none'}): nothing was sent`,
+    { hint: `look at the change again (it is on revision ${revisionOf(run.state)}), then send the review` },
+  );
 }
 
 /** Which check refused a revision: the run's own state (a conflict) or what was asked (bad input). */
@@ -53,6 +71,7 @@ export async function openRevision(
   try {
     reviseBlocker(run);
     sessionBlocker(run, ctx.env);
+    if (ask.patchShown !== undefined) assertSamePatch(run, ask.patchShown);
     await assertOwnWorktree(rc.repo.root, name, run.state?.worktree_path ?? null);
   } catch (error) {
     refused('blocked')(error);

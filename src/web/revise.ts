@@ -7,7 +7,7 @@ import { type ActionContext, domain, startedHere } from './actions.js';
 import { HttpError, stringField } from './http.js';
 
 /**
- * `POST /api/runs/<run>/revise {message?, comments?: [{file, line, text}]}`: as `agentbox revise
+ * `POST /api/runs/<run>/revise {message?, comments?: [{file, line, text}], patch_sha256?}`: as `agentbox revise
  * <run> "<message>" --comment <file>:<line> "<text>"… --detach` (src/run/revise-open.ts, the
  * same code), answered 201 `{ run, detached, revision }`. A run that cannot be revised (not in
  * REVIEW, fetched, its session gone, taken by another command) or that a run's checks refuse
@@ -17,6 +17,8 @@ import { HttpError, stringField } from './http.js';
 export async function reviseAction(ac: ActionContext, ref: string, body: Record<string, unknown>) {
   const message = stringField(body, 'message') ?? '';
   const comments = commentArgs(body.comments);
+  // The patch the page drew: a review written against another is refused (409), not sent.
+  const patchShown = stringField(body, 'patch_sha256');
   let kind = null as RefusalKind | null;
   try {
     return await domain(async () => {
@@ -25,7 +27,7 @@ export async function reviseAction(ac: ActionContext, ref: string, body: Record<
       const started = await startedHere(ac, async (ctx) => {
         const rc = await loadRunContext(ctx);
         const name = resolveRun(rc.ledger, ref);
-        const ask = { feedback: message, comments, by: 'ui' as const };
+        const ask = { feedback: message, comments, by: 'ui' as const, patchShown };
         const { next } = await openRevision(ctx, rc, name, ask, (k) => {
           kind = k;
         });

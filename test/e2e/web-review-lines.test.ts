@@ -1,10 +1,13 @@
+import { createHash } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bash, text } from '../fixtures/model-server/index.js';
 import { expectNoProcessesLeft } from '../helpers/processes.js';
 import { type Project, project } from '../helpers/project.js';
 import { requestChanges } from '../helpers/review-page.js';
-import { CHROMIUM, launchChromium, logIn, startUi, type Ui } from '../helpers/ui.js';
+import { CHROMIUM, launchChromium, logIn, logInRaw, request, startUi, type Ui } from '../helpers/ui.js';
 
 /** src/app.js before the run; the run removes its line 2 and adds a 400-line src/big.js. */
 const APP = 'export const a = 1;\nexport const b = 2;\nexport const c = 3;\n';
@@ -202,6 +205,88 @@ describe('line comments in Chromium: the split view and a 400-line diff by the k
     await page.keyboard.press('Shift+Tab');
     expect((await focused()).name).toBe('Comment on src/big.js line 250');
   }, 60_000);
+
+  it('a revision from elsewhere: a pending comment is marked outdated, never placed or sent, a stale review is refused (409, logged); files named with ` → ` and U+202E are commented by their own paths', async () => {
+    await openRun();
+    if ((await page.locator('.d2h-file-side-diff').count()) > 0) {
+      await page.getByRole('button', { name: 'Unified / split' }).click();
+      await page.locator('.d2h-file-side-diff').first().waitFor({ state: 'detached' });
+    }
+    // (the keyboard test's comment on line 250 left pending: removed)
+    await page
+      .getByRole('button', { name: 'Remove the comment on src/big.js line 250', exact: true })
+      .click();
+    await page.locator('#pending-none').waitFor();
+    await page.getByRole('button', { name: 'Comment on src/big.js line 9', exact: true }).click();
+    await page.getByLabel('Your comment on src/big.js line 9', { exact: true }).fill('OUTDATED-NOTE');
+    await page.keyboard.press('Control+Enter');
+    const drawn = createHash('sha256')
+      .update(fs.readFileSync(path.join(p.runDir(name), 'changes.patch')))
+      .digest('hex');
+    // Revision 3, from the command line: two files whose names a drawn diff shows otherwise.
+    p.server.setRules([
+      {
+        when: { lastUserText: '<!-- agentbox: revision 3 (agentbox revise) -->' },
+        reply: bash(
+          `printf 'one\\ntwo\\n' > 'a → f.txt' && printf 'x\\n' > "$(printf 'ev\\342\\200\\256lit.txt')"`,
+        ),
+      },
+      { when: { anyText: 'REV3-FILES' }, reply: text('Two files.') },
+    ]);
+    // The person types the overall message meanwhile: the page is not redrawn under their typing,
+    // and is once they leave the box (it stayed on the old patch for good).
+    await page.locator('#review-message').fill('TYPING meanwhile');
+    expect((await p.agentbox(['revise', name, 'REV3-FILES add two files'])).code).toBe(0);
+    const arrow = page.getByRole('button', { name: 'Comment on a → f.txt line 1', exact: true });
+    await new Promise((r) => setTimeout(r, 1500));
+    expect(await arrow.count()).toBe(0);
+    await page.keyboard.press('Tab');
+    await arrow.waitFor({ timeout: 30_000 });
+    // The comment written on revision 2 is shown apart, under no line of revision 3.
+    await expect
+      .poll(() => page.locator('#pending-comments li label').allTextContents())
+      .toEqual(['src/big.js:9 — written on an earlier version of the change: remove it and comment again']);
+    expect(await page.locator('tr.review-comment').count()).toBe(0);
+    const before = p.server.requests.length;
+    await page.getByRole('button', { name: /^Request changes \(1 comment\)$/ }).click();
+    await expect
+      .poll(() => page.locator('#review-error').textContent())
+      .toContain('A comment was written on an earlier version of the change (src/big.js:9)');
+    // The API too: a review written on the patch revision 2 left is refused and logged.
+    const login = await logInRaw(ui);
+    const stale = await request(ui.port, `/api/runs/${name.slice(-6)}/revise`, {
+      method: 'POST',
+      headers: {
+        cookie: login.cookie,
+        origin: ui.url,
+        'x-agentbox-csrf': login.key,
+        'content-type': 'application/json',
+      },
+      body: JSON.stringify({ message: 'STALE review', patch_sha256: drawn }),
+    });
+    expect(stale.status, stale.text).toBe(409);
+    expect(stale.json().error).toContain('is not the one this review was written on');
+    expect(p.events(name).at(-1)).toMatchObject({ event: 'revise_refused', by: 'ui' });
+    expect(p.server.requests.length).toBe(before);
+    expect(p.state(name)).toMatchObject({ status: 'REVIEW', revision: { number: 3 } });
+
+    await page.getByRole('button', { name: 'Remove the comment on src/big.js line 9', exact: true }).click();
+    await page.locator('#review-error button[data-action="dismiss-error"]').click();
+    await arrow.click();
+    await page.getByLabel('Your comment on a → f.txt line 1', { exact: true }).fill('ARROW-NAME');
+    await page.keyboard.press('Control+Enter');
+    await page.getByRole('button', { name: 'Comment on ev⟨U+202E⟩lit.txt line 1', exact: true }).click();
+    await page.getByLabel('Your comment on ev⟨U+202E⟩lit.txt line 1', { exact: true }).fill('BIDI-NAME');
+    await page.keyboard.press('Control+Enter');
+    p.server.setRules([
+      { when: { lastUserText: '<!-- agentbox: revision 4 (agentbox revise) -->' }, reply: text('Noted.') },
+    ]);
+    await page.getByRole('button', { name: /^Request changes \(2 comments\)$/ }).click();
+    await expect.poll(() => p.state(name).revision?.number, { timeout: 30_000 }).toBe(4);
+    await expect.poll(() => p.state(name).status, { timeout: 120_000 }).toBe('REVIEW');
+    const review = JSON.parse(p.read(name, 'revisions/4/review.json'));
+    expect(review.comments.map((c: { file: string }) => c.file)).toEqual(['a → f.txt', 'ev\u202elit.txt']);
+  }, 240_000);
 
   it('no process is left behind', async () => {
     await browser.close();
