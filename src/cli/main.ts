@@ -39,6 +39,21 @@ for (const [signal, by, code] of [
 const CUT_SHORT =
   'exiting at once, without the clean stop; what was running is left as it was: agentbox status shows it, agentbox recover takes it up';
 
+/**
+ * The folder the command runs in; a folder removed under the shell (`cd x && rm -rf ../x`) is said
+ * in one line, exit 1 (it was node's stack trace for uv_cwd).
+ */
+function workingFolder(): string {
+  try {
+    return process.cwd();
+  } catch {
+    saySync(
+      'agentbox: the current folder no longer exists (it was removed or moved away)\n  → cd to a folder that exists, e.g. your repository, and run the command again\n',
+    );
+    process.exit(1);
+  }
+}
+
 /** One line on standard error now, whatever becomes of the process next. */
 function saySync(text: string): void {
   try {
@@ -85,7 +100,7 @@ const onInterrupt: OnInterrupt = (handler) => {
 };
 
 void run(process.argv.slice(2), {
-  cwd: process.cwd(),
+  cwd: workingFolder(),
   env,
   io,
   onInterrupt,

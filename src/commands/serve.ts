@@ -3,7 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { parseDuration } from '../config/duration.js';
 import type { CommandContext } from '../context.js';
 import { AgentboxError, errnoCode } from '../errors.js';
-import { MAX_IDLE_MS } from '../resident/autostart.js';
+import { closeStrayFds, MAX_IDLE_MS, STRAY_FDS_VAR } from '../resident/autostart.js';
 import { answers, privateDirProblem, socketPath } from '../resident/place.js';
 import { SERVED_COMMANDS } from '../resident/protocol.js';
 import { ResidentServer } from '../resident/server.js';
@@ -60,6 +60,8 @@ export interface ServeOptions {
 
 export async function serve(ctx: CommandContext, options: ServeOptions = {}): Promise<number> {
   if (options.stop) return stopResident(ctx);
+  // Started in the background by a command: what that command's own starter left open goes now.
+  closeStrayFds(ctx.env[STRAY_FDS_VAR]);
   const runCommand = ctx.runCommand;
   if (!runCommand) throw new AgentboxError('USAGE', 'agentbox serve runs from the agentbox command only');
   const idleMs = idleOption(options.idle);

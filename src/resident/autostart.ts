@@ -130,13 +130,64 @@ export function startInBackground(packageRoot: string, env: Env): { pid: number;
     const child = spawn(
       process.execPath,
       [path.join(packageRoot, 'bin', 'agentbox.cjs'), 'serve', '--idle', idle],
-      { cwd: place.dir, env: serverEnv(env), detached: true, stdio: ['ignore', fd, fd] },
+      {
+        cwd: place.dir,
+        env: { ...serverEnv(env), ...strayFdsVar(inheritableFds()) },
+        detached: true,
+        stdio: ['ignore', fd, fd],
+      },
     );
     child.on('error', () => {});
     child.unref();
     return child.pid === undefined ? null : { pid: child.pid, idle };
   } finally {
     fs.closeSync(fd);
+  }
+}
+
+/**
+ * What tells the background server which descriptors it got from its starter's starter, to close
+ * at once: a shell's `2>&1 | cat` pipe (or any descriptor the person's shell left open) held by a
+ * server for its 15 minutes kept that pipeline from ending, and reached every run it served.
+ */
+export const STRAY_FDS_VAR = 'AGENTBOX_CLOSE_FDS';
+
+const strayFdsVar = (fds: readonly number[]): Record<string, string> =>
+  fds.length > 0 ? { [STRAY_FDS_VAR]: fds.join(',') } : {};
+
+/** This process's descriptors past 2 that a program it starts inherits (not close-on-exec). */
+export function inheritableFds(): number[] {
+  let names: string[];
+  try {
+    names = fs.readdirSync('/proc/self/fdinfo');
+  } catch {
+    return [];
+  }
+  return names
+    .map(Number)
+    .filter((fd) => Number.isInteger(fd) && fd > 2)
+    .filter((fd) => {
+      try {
+        const flags = /^flags:\s+([0-7]+)$/m.exec(fs.readFileSync(`/proc/self/fdinfo/${fd}`, 'utf8'))?.[1];
+        return flags !== undefined && (Number.parseInt(flags, 8) & O_CLOEXEC) === 0;
+      } catch {
+        return false;
+      }
+    });
+}
+
+const O_CLOEXEC = 0o2000000;
+
+/** Closes the descriptors `value` (STRAY_FDS_VAR) names: what the server's starter left it. */
+export function closeStrayFds(value: string | undefined): void {
+  for (const part of value?.split(',') ?? []) {
+    const fd = Number(part);
+    if (!/^\d+$/.test(part) || fd <= 2) continue;
+    try {
+      fs.closeSync(fd);
+    } catch {
+      // (closed already)
+    }
   }
 }
 

@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import net from 'node:net';
 import tty from 'node:tty';
+import { insideRun, procReader } from '../airlock/inside.js';
 import { invokedCommand } from '../util/argv.js';
 import { askOn } from '../util/ask.js';
 import { fdWriter } from '../util/fd-writer.js';
@@ -8,6 +9,7 @@ import { VERSION } from '../version.js';
 import { residentSetting, startedNotice, startInBackground, startsResident } from './autostart.js';
 import { privateDirProblem, socketPath } from './place.js';
 import {
+  absolutePaths,
   type ClientMessage,
   encode,
   onServerMessages,
@@ -58,6 +60,9 @@ function residentSocket(argv: readonly string[], env: NodeJS.ProcessEnv, package
   if (residentSetting(env) === 'off') return null;
   const command = invokedCommand(argv);
   if (!command || !SERVED_COMMANDS.has(command) || usesTerminal(argv)) return null;
+  // From inside a run or a Claude Code session the server takes nothing (it would run outside
+  // that box): the command runs here, in the caller's own box, as it does with no server.
+  if (insideRun(env, process.pid, procReader)) return null;
   const place = socketPath(env, packageRoot, VERSION);
   if (!place) return null;
   if (privateDirProblem(place.dir) !== null) {
@@ -139,11 +144,12 @@ export function tryResident(packageRoot: string, argv: readonly string[]): Promi
 /** What the server is asked: run `argv` as this process would. */
 function requestLine(argv: readonly string[]): string {
   const isTTY = { in: tty.isatty(0), out: tty.isatty(1), err: tty.isatty(2) };
+  const cwd = process.cwd();
   return encode({
     v: 1,
     argv,
-    cwd: process.cwd(),
-    env: process.env as Record<string, string>,
+    cwd,
+    env: absolutePaths(process.env as Record<string, string>, cwd),
     pid: process.pid,
     tty: isTTY,
     umask: process.umask(),

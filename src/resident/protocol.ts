@@ -142,6 +142,30 @@ export function parseStopRequest(value: unknown): StopRequest | null {
   return isStringRecord(r.env) ? (value as StopRequest) : null;
 }
 
+/**
+ * The environment variables holding a path agentbox itself reads: a relative one names a place in
+ * the client's folder (as it does for an agentbox that runs its command itself), never the server's.
+ */
+const PATH_VARS = [
+  'AGENTBOX_CONFIG',
+  'XDG_CONFIG_HOME',
+  'XDG_STATE_HOME',
+  'XDG_DATA_HOME',
+  'XDG_CACHE_HOME',
+  'CLAUDE_CONFIG_DIR',
+  'TMPDIR',
+] as const;
+
+/** `env` with its relative PATH_VARS resolved against `cwd`, the client's folder. Pure. */
+export function absolutePaths(env: Readonly<Record<string, string>>, cwd: string): Record<string, string> {
+  const out = { ...env };
+  for (const name of PATH_VARS) {
+    const value = env[name];
+    if (value && !path.isAbsolute(value)) out[name] = path.resolve(cwd, value);
+  }
+  return out;
+}
+
 /** This process's mount and pid namespaces, as a request carries them; undefined without /proc. */
 export function ownNamespaces(readlink: (file: string) => string): string | undefined {
   try {

@@ -113,3 +113,26 @@ describe('module loading', () => {
     },
   );
 });
+
+describe('a working folder that was removed', () => {
+  it.each([
+    ['status', ['status']],
+    ['scout (the resident client hands it back)', ['scout', 'what is here?']],
+  ])('%s: one line saying so and what to do, exit 1, no stack trace', async (_, args) => {
+    const dir = tempDir('agentbox-gone-');
+    const child = spawn(
+      'sh',
+      ['-c', 'cd "$0" && rmdir "$0" && exec "$@"', dir, process.execPath, AGENTBOX_BIN, ...args],
+      { env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: dir, AGENTBOX_RESIDENT: 'manual' } },
+    );
+    let stderr = '';
+    child.stderr.on('data', (d) => {
+      stderr += d;
+    });
+    const code = await new Promise((resolve) => child.on('close', resolve));
+    expect(code).toBe(1);
+    expect(stderr).toBe(
+      'agentbox: the current folder no longer exists (it was removed or moved away)\n  → cd to a folder that exists, e.g. your repository, and run the command again\n',
+    );
+  });
+});

@@ -7,7 +7,7 @@ import { parse } from 'yaml';
 import { answers } from '../../src/resident/place.js';
 import { commandDirName } from '../../src/slash/render.js';
 import { bash, text } from '../fixtures/model-server/index.js';
-import { AGENTBOX_BIN } from '../helpers/bin.js';
+import { AGENTBOX_BIN, runAgentbox } from '../helpers/bin.js';
 import { expectNoProcessesLeft } from '../helpers/processes.js';
 import { type Project, project } from '../helpers/project.js';
 import { startPty } from '../helpers/pty.js';
@@ -105,6 +105,22 @@ describe('agentbox serve (real Claude Code and sandbox)', () => {
     const local = await p.agentbox(['scout', 'TASK-SERVED again'], { env: { AGENTBOX_RESIDENT: '0' } });
     expect(local.code, local.stderr).toBe(0);
     expect(served()).toHaveLength(1);
+
+    // A relative AGENTBOX_CONFIG names a file in the client's folder, not the server's (it was
+    // "AGENTBOX_CONFIG names abconf.yaml, which does not exist", or another file of that name).
+    const sub = path.join(p.repo.dir, '..', `client-folder-${process.pid}`);
+    fs.mkdirSync(sub);
+    fs.writeFileSync(path.join(sub, 'abconf.yaml'), "# the person's own settings\n");
+    try {
+      const relative = await runAgentbox(['-C', p.repo.dir, 'scout', 'TASK-SERVED relative config'], {
+        cwd: sub,
+        env: { ...p.env, AGENTBOX_CONFIG: 'abconf.yaml' },
+      });
+      expect(relative.code, relative.stderr).toBe(0);
+      expect(served()).toHaveLength(2);
+    } finally {
+      fs.rmSync(sub, { recursive: true, force: true });
+    }
   });
 
   it("a read-only run ends at claude's result: its client is answered while claude shuts down, which the release awaits", async () => {
@@ -275,10 +291,26 @@ except OSError as e:
   });
 
   it('refuses, and logs: a request from inside a run, a malformed one, a second server', async () => {
-    const inside = await p.agentbox(['scout', 'TASK-SERVED-INSIDE x'], { env: { AGENTBOX_RUN: 'some-run' } });
-    expect(inside.code).toBe(1);
-    expect(inside.stderr).toContain('the resident agentbox refused this command');
-    expect(log).toMatch(/refused: the request came from inside/);
+    // A client in a Claude Code session (or a run) runs its command itself, as with no server (it
+    // failed whenever a resident was up); the server refuses such a request sent anyway.
+    p.server.setRules([{ when: { anyText: 'TASK-SERVED-INSIDE' }, reply: text('ran here') }]);
+    const servedFirst = served().length;
+    const inside = await p.agentbox(['scout', 'TASK-SERVED-INSIDE x'], { env: { CLAUDECODE: '1' } });
+    expect(inside.code, inside.stderr).toBe(0);
+    expect(inside.stdout).toContain('ran here');
+    expect(served()).toHaveLength(servedFirst);
+    const forged = net.connect(socket);
+    let forgedReply = '';
+    forged.setEncoding('utf8').on('data', (d: string) => {
+      forgedReply += d;
+    });
+    const forgedClosed = new Promise((resolve) => forged.once('close', resolve));
+    forged.write(
+      `${JSON.stringify({ v: 1, argv: ['scout', 'TASK-SERVED-INSIDE forged'], cwd: p.repo.dir, env: { ...p.env, AGENTBOX_RUN: 'some-run' }, pid: process.pid, tty: { in: false, out: false, err: false }, umask: process.umask() })}\n`,
+    );
+    await forgedClosed;
+    expect(forgedReply).toContain('the resident agentbox refused this command');
+    expect(log).toMatch(/refused: the request came from inside agentbox run some-run/);
 
     // A malformed request, then a good one on the same connection: the first ends it, the second
     // is never run.
@@ -409,8 +441,35 @@ except OSError as e:
     expect(await answers(socket)).toBe(false);
 
     const auto = { env: { AGENTBOX_RESIDENT: '1', AGENTBOX_RESIDENT_IDLE: '5m' } };
-    const first = await p.agentbox(['scout', 'TASK-AUTO first'], auto);
+    // The first command has a pipe of its starter's open past its standard three (a shell's
+    // `2>&1 | cat`): the server it starts does not keep it, so the pipe ends with the command (the
+    // pipeline waited the server's whole idle time).
+    // (bash's redirection, as a person's shell makes one: node and dash hand theirs over close-on-exec)
+    const starter = spawn(
+      'bash',
+      ['-c', 'exec "$0" "$1" scout "TASK-AUTO first" 200>&3', process.execPath, AGENTBOX_BIN],
+      {
+        cwd: p.repo.dir,
+        env: { ...p.env, ...auto.env },
+        stdio: ['ignore', 'pipe', 'pipe', 'pipe'],
+      },
+    );
+    const first = { code: null as number | null, stdout: '', stderr: '' };
+    starter.stdout!.on('data', (d) => {
+      first.stdout += d;
+    });
+    starter.stderr!.on('data', (d) => {
+      first.stderr += d;
+    });
+    const extra = starter.stdio[3] as net.Socket;
+    const extraEnded = new Promise<boolean>((resolve) => {
+      extra.on('data', () => {});
+      extra.once('close', () => resolve(true));
+      setTimeout(() => resolve(false), 15_000);
+    });
+    first.code = await new Promise((resolve) => starter.on('exit', (code) => resolve(code)));
     expect(first.code, first.stderr).toBe(0);
+    expect(await extraEnded).toBe(true);
     expect(first.stdout).toContain('auto answer');
     const pid = Number(/started a resident agentbox \(pid (\d+)\)/.exec(first.stderr)?.[1]);
     expect(first.stderr).toContain('it stops after 5m unused');
