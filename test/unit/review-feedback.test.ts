@@ -129,8 +129,45 @@ describe('the review file of --edit', () => {
       (t: string) => t.replace('+++ b/notes.txt\n', '+++ b/notes.txt\n> x\n'),
       'it is under a header',
     ],
+    [
+      "under a hunk's @@ line (it was sent as the hunk's first line)",
+      (t: string) => t.replace(/^(@@ [^\n]*)\n/m, '$1\n> on the hunk\n'),
+      "it is under a hunk's @@ line, not under one of its lines",
+    ],
   ])('a comment %s is refused, naming the line', (_what, edit, message) => {
-    expect(() => parseReviewFile(edit(initial), 'F')).toThrow(message);
+    expect(() => parseReviewFile(edit(initial), 'F', PATCH)).toThrow(message);
+  });
+
+  it('saved with CRLF line ends (an editor on Windows): read as written', () => {
+    const edited = initial.replace(
+      '+export const y = x + 1;\n',
+      '+export const y = x + 1;\n> crlf comment\n',
+    );
+    expect(parseReviewFile(edited.replaceAll('\n', '\r\n'), 'F', PATCH)).toEqual({
+      message: 'overall',
+      comments: [{ file: 'src/app.ts', line: 3, text: 'crlf comment' }],
+    });
+  });
+
+  it.each([
+    ['text typed below the change', (t: string) => `${t}please also rename x\n`],
+    [
+      'a line of the change changed',
+      (t: string) => t.replace('+export const y = x + 1;', '+export const y = x + 2;'),
+    ],
+    [
+      'text typed inside the change',
+      (t: string) => t.replace('+++ b/notes.txt\n', '+++ b/notes.txt\nfix this\n'),
+    ],
+  ])('%s: refused, naming the line (it was dropped without a word)', (_what, edit) => {
+    expect(() => parseReviewFile(edit(initial), 'F', PATCH)).toThrow(
+      /^F:\d+: the change was edited here, and text in the change is not sent: nothing was sent$/,
+    );
+  });
+
+  it('the change left as opened, with comments, # lines and trailing empty lines: no edit', () => {
+    const edited = `${initial.replace('+export const y = x + 1;\n', '+export const y = x + 1;\n> ok\n# note\n')}\n\n`;
+    expect(parseReviewFile(edited, 'F', PATCH).comments).toHaveLength(1);
   });
 
   it('emptied: an empty review (the command aborts)', () => {
@@ -236,27 +273,27 @@ describe('a line comment points at the change or the worktree, or nothing is sen
     [
       'a file in neither',
       { file: 'nope.txt', line: 1, text: 't' },
-      "--comment nope.txt:1: nope.txt is neither in the change nor in the run's worktree",
+      "the comment on nope.txt:1: nope.txt is neither in the change nor in the run's worktree",
     ],
     [
       'a line past a file’s end',
       { file: 'README.md', line: 999, text: 't' },
-      "--comment README.md:999: README.md has 7 line(s) in the run's worktree: line 999 is past its end",
+      "the comment on README.md:999: README.md has 7 line(s) in the run's worktree: line 999 is past its end",
     ],
     [
       'a place with two colons (a file named "notes.txt:1")',
       { file: 'notes.txt:1', line: 2, text: 't' },
-      "--comment notes.txt:1:2: notes.txt:1 is neither in the change nor in the run's worktree",
+      "the comment on notes.txt:1:2: notes.txt:1 is neither in the change nor in the run's worktree",
     ],
     [
       'a removed line the change did not remove',
       { file: 'notes.txt', line: 999, side: 'old', text: 't' },
-      '--comment notes.txt:-999: line 999 of notes.txt before the change is not a line the change removed',
+      'the comment on notes.txt:-999: line 999 of notes.txt before the change is not a line the change removed',
     ],
     [
       'a new-side line of a file the change removed',
       { file: 'gone.txt', line: 1, text: 't' },
-      '--comment gone.txt:1: the change removes gone.txt: name its lines by their number before it (gone.txt:-<line>)',
+      'the comment on gone.txt:1: the change removes gone.txt: name its lines by their number before it (gone.txt:-<line>)',
     ],
   ])('%s', (_what, comment, problem) => {
     expect(placeProblem(comment, files, tree)).toBe(problem);
@@ -275,7 +312,7 @@ describe('a line comment points at the change or the worktree, or nothing is sen
     await expect(collectReview({}, input(['src/app.ts:6', 'past']))).rejects.toMatchObject({
       code: 'USAGE',
       message:
-        "--comment src/app.ts:6: src/app.ts has 5 line(s) in the run's worktree: line 6 is past its end: nothing was sent",
+        "the comment on src/app.ts:6: src/app.ts has 5 line(s) in the run's worktree: line 6 is past its end: nothing was sent",
       hint: expect.stringContaining('agentbox diff abc123'),
     });
     await expect(collectReview({}, input(['ev\x1b]0;t\x07il.txt:1', 'x']))).rejects.toMatchObject({

@@ -52,7 +52,11 @@ export async function collectReview(
       message: review.message,
       patch,
     });
-    const edited = parseReviewFile(await editFile(env, file, keptOr(file, fresh, review.message)), file);
+    const edited = parseReviewFile(
+      await editFile(env, file, keptOr(file, fresh, review.message)),
+      file,
+      patch,
+    );
     review = { message: edited.message, comments: [...edited.comments, ...review.comments] };
   }
   checkReview(review, input);

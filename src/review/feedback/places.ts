@@ -22,7 +22,7 @@ export function placeProblem(
   files: readonly FileHunks[],
   tree: (file: string) => TreeFile,
 ): string | null {
-  const place = `--comment ${terminalName(placeText(c))}`;
+  const place = `the comment on ${terminalName(placeText(c))}`;
   if (hunkAt(files, c.file, c.line, c.side)) return null;
   if (c.side === 'old')
     return `${place}: line ${c.line} of ${terminalName(c.file)} before the change is not a line the change removed`;

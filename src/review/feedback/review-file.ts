@@ -66,9 +66,15 @@ interface At {
   readonly anchor: Anchor;
 }
 
-/** The review a person wrote into the file. Throws a usage error for a comment with no line under it. */
-export function parseReviewFile(text: string, file: string): Review {
-  const lines = text.split('\n');
+/**
+ * The review a person wrote into the file. Throws a usage error for a comment with no line under
+ * it, and for text typed into the change itself (`patch`, as the file was opened with it): never
+ * sent, so never dropped without a word. A file an editor saved with CRLF line ends reads as LF.
+ */
+export function parseReviewFile(text: string, file: string, patch?: string): Review {
+  const lines = text.split('\n').map(withoutCr);
+  const typedIntoChange = patch === undefined ? null : changeEdited(lines, patch);
+  if (typedIntoChange !== null) throw editedChange(file, typedIntoChange);
   const message: string[] = [];
   const comments: LineComment[] = [];
   let inDiff = false;
@@ -109,8 +115,15 @@ function step(line: string, { current, next, before }: At): At {
   if (line.startsWith('+++ b/')) return { current: line.slice(6), next, before, anchor: header };
   const hunk = /^@@ -(\d+)(?:,\d+)? \+(\d+)/.exec(line);
   if (hunk) {
+    // (a comment right under a hunk's @@ line is under no line of the change: it was sent as the
+    // hunk's first line)
     const [old, now] = [Number(hunk[1]), Number(hunk[2])];
-    return { current, next: now, before: old, anchor: { file: current, line: Math.max(1, now) } };
+    return {
+      current,
+      next: now,
+      before: old,
+      anchor: { problem: "it is under a hunk's @@ line, not under one of its lines" },
+    };
   }
   if (next > 0 && line.startsWith('+'))
     return { current, next: next + 1, before, anchor: { file: current, line: next } };
@@ -120,6 +133,42 @@ function step(line: string, { current, next, before }: At): At {
     return { current, next, before: before + 1, anchor: { file: current, line: before, side: 'old' } };
   return { current, next, before, anchor: header };
 }
+const withoutCr = (line: string) => (line.endsWith('\r') ? line.slice(0, -1) : line);
+
+/**
+ * The 1-based line of the file where the change, as opened, was edited (text typed into it, a line
+ * changed or removed), or null. The `>` comments and `#` lines aside, the file from its first
+ * `diff --git` on must be `patch`. Pure.
+ */
+function changeEdited(lines: readonly string[], patch: string): number | null {
+  const expected = patch.trimEnd().split('\n').map(withoutCr);
+  const start = lines.findIndex((line) => line.startsWith('diff --git '));
+  if (start < 0) return null;
+  let k = 0;
+  for (let i = start; i < lines.length; i++) {
+    const line = lines[i]!;
+    if (line.startsWith('>') || line.startsWith('#')) continue;
+    if (k < expected.length && line === expected[k]) {
+      k++;
+      continue;
+    }
+    // (the editor's trailing empty lines are no edit)
+    if (k >= expected.length && line.trim() === '') continue;
+    return i + 1;
+  }
+  return null;
+}
+
+function editedChange(file: string, line: number): AgentboxError {
+  return new AgentboxError(
+    'USAGE',
+    `${file}:${line}: the change was edited here, and text in the change is not sent: nothing was sent`,
+    {
+      hint: `write your feedback above the change, and a comment right under the line it is about, starting with '>'; your file is kept (the next --edit opens the change afresh and moves yours to ${file}.old)`,
+    },
+  );
+}
+
 function misplaced(file: string, line: number, problem: string): AgentboxError {
   return new AgentboxError(
     'USAGE',
