@@ -62,7 +62,7 @@ export function showNext(name: string, state: RunState | null, files: readonly s
   if (state.status === 'DONE' && state.failure?.kind !== 'setup')
     return files.includes('report.md') ? `read the report: .agents/runs/${name}/report.md` : null;
   const setupLog = `.agents/runs/${name}/${state.setup?.log ?? 'raw/setup.log'}`;
-  return nextAction(state.status, id, state.failure, setupLog);
+  return nextAction(state.status, id, state.failure, setupLog, files.includes('changes.patch'));
 }
 
 /** One line of text from a run's files (the agent's, a publication's), safe for a terminal. */

@@ -14,6 +14,8 @@ export function nextAction(
   id: string,
   failureOf?: FailureOf,
   setupLog?: string,
+  /** false: a fix run in REVIEW has no change (a revision undid it): nothing to diff or merge. */
+  changed = true,
 ): string | null {
   if (failureOf && typeof failureOf === 'object' && failureOf.next) return failureOf.next;
   const failure = failureOf && typeof failureOf === 'object' ? failureOf.kind : failureOf;
@@ -24,7 +26,9 @@ export function nextAction(
       : 'start the run again';
   switch (status) {
     case 'REVIEW':
-      return `agentbox diff ${id}, then agentbox merge ${id}`;
+      return changed
+        ? `agentbox diff ${id}, then agentbox merge ${id}`
+        : `no change is left: revise it (agentbox revise ${id} "…"), or discard it (agentbox discard ${id})`;
     case 'CRASHED':
     case 'ABORTED':
     case 'STALLED':
@@ -45,8 +49,8 @@ export function nextAction(
 }
 
 /** After a run ends (its summary, `watch`, the notification): what to do, else where to look. Pure. */
-export function nextStep(status: RunStatus, id: string, failure?: FailureOf): string {
-  return nextAction(status, id, failure) ?? `agentbox show ${id}`;
+export function nextStep(status: RunStatus, id: string, failure?: FailureOf, changed = true): string {
+  return nextAction(status, id, failure, undefined, changed) ?? `agentbox show ${id}`;
 }
 
 /**

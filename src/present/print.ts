@@ -51,7 +51,7 @@ export interface RunEnd {
 }
 
 export function printSummary(io: Io, runDir: string, root: string, done: RunEnd, json: boolean): void {
-  const next = nextStep(done.status, runIdOf(done.name), done.failure);
+  const next = nextStep(done.status, runIdOf(done.name), done.failure, done.files.includes('changes.patch'));
   if (json) {
     io.out(summaryJson(runDir, done, next));
     return;

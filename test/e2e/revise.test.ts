@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type RequestView, type Rule, text, tool } from '../fixtures/model-server/index.js';
+import { bash, type RequestView, type Rule, text, tool } from '../fixtures/model-server/index.js';
 import { expectNoProcessesLeft } from '../helpers/processes.js';
 import { type Project, project } from '../helpers/project.js';
 import { waitFor } from '../helpers/pty.js';
@@ -351,6 +351,35 @@ describe('agentbox revise', () => {
     expect(refused.code).toBe(2);
     expect(refused.stderr).toContain(`run ${other} is ABORTED; only a run in REVIEW can be revised`);
     expect(refused.stderr).toContain(`agentbox resume ${otherId} "<instructions>"`);
+  });
+
+  it('a revision that undoes the whole change leaves the run in REVIEW with no change: the conversation goes on', async () => {
+    const task = 'TASK-REVISE-UNDO write undo.txt';
+    p.server.setRules([
+      revisionTurn(2, bash('rm undo.txt')),
+      revisionTurn(3, write('undo.txt', 'again\n')),
+      laterTurns('FEEDBACK-AGAIN', text('Wrote it again.')),
+      laterTurns('FEEDBACK-UNDO', text('Removed it.')),
+      { when: { anyText: task, turn: 0 }, reply: write('undo.txt', 'one\n') },
+      { when: { anyText: task }, reply: text('Wrote undo.txt.') },
+    ]);
+    expect((await p.agentbox(['fix', task])).code).toBe(0);
+    const run = p.newest();
+    const runId = run.slice(-6);
+    const undone = await p.agentbox(['revise', runId, 'FEEDBACK-UNDO remove it']);
+    expect(undone.code, undone.stderr).toBe(0);
+    // It was DONE, and revise then refused it: "only a run in REVIEW can be revised".
+    expect(p.state(run)).toMatchObject({ status: 'REVIEW', revision: { number: 2 } });
+    const left = `no change is left: revise it (agentbox revise ${runId} "…"), or discard it (agentbox discard ${runId})`;
+    expect(undone.stdout).toContain(`next          ${left}`);
+    expect((await p.agentbox(['show', runId])).stdout).toContain(left);
+    const merge = await p.agentbox(['merge', runId, '--yes']);
+    expect(merge.code).not.toBe(0);
+    expect(merge.stderr).toContain('has no changes to merge');
+    const again = await p.agentbox(['revise', runId, 'FEEDBACK-AGAIN write it again']);
+    expect(again.code, again.stderr).toBe(0);
+    expect(p.state(run)).toMatchObject({ status: 'REVIEW', revision: { number: 3 } });
+    expect(p.read(run, 'changes.patch')).toContain('+again');
   });
 
   it('leaves no process behind', async () => {

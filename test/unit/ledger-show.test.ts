@@ -274,7 +274,13 @@ describe('agentbox show', () => {
   });
 
   it.each<[RunStatus | null, string[], string | null]>([
-    ['REVIEW', [], 'agentbox diff R, then agentbox merge R'],
+    ['REVIEW', ['changes.patch'], 'agentbox diff R, then agentbox merge R'],
+    // A revision undid the whole change: nothing to diff or merge.
+    [
+      'REVIEW',
+      [],
+      'no change is left: revise it (agentbox revise R "…"), or discard it (agentbox discard R)',
+    ],
     ['CRASHED', [], 'agentbox resume R'],
     ['ABORTED', [], 'agentbox resume R'],
     ['STALLED', [], 'agentbox resume R'],

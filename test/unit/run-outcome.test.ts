@@ -28,6 +28,7 @@ interface Case {
   summary?: StreamSummary;
   stop?: StopReason;
   hasChanges?: boolean;
+  revised?: boolean;
   stderrLine?: string;
 }
 
@@ -38,6 +39,7 @@ const run = (c: Case): Outcome =>
     summary: c.summary ?? withResult(),
     stop: c.stop ?? FINISHED,
     hasChanges: c.hasChanges ?? false,
+    ...(c.revised ? { revised: true } : {}),
     ...(c.stderrLine === undefined ? {} : { stderrLine: c.stderrLine }),
   });
 
@@ -145,6 +147,11 @@ describe('classify: every branch', () => {
     ],
     ['fix with changes: REVIEW', { type: 'fix', hasChanges: true }, { status: 'REVIEW', failure: null }],
     ['fix without changes: DONE', { type: 'fix', hasChanges: false }, { status: 'DONE', failure: null }],
+    [
+      'a revision that undid the whole change: REVIEW still (the conversation goes on)',
+      { type: 'fix', hasChanges: false, revised: true },
+      { status: 'REVIEW', failure: null },
+    ],
     ['scout: DONE', { type: 'scout' }, { status: 'DONE', failure: null }],
     ['plan: DONE', { type: 'plan' }, { status: 'DONE', failure: null }],
     [

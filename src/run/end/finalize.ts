@@ -165,6 +165,7 @@ function outcomeOf(input: FinalizeInput, hasChanges: boolean, exportError: strin
     summary,
     stop,
     hasChanges,
+    revised: (readState(input.runDir)?.revision?.number ?? 1) > 1,
     stderrLine: input.stderrLine ?? '',
   });
   if (!exportError || outcome.failure) return outcome;

@@ -35,6 +35,12 @@ export function classify(input: {
   summary: StreamSummary;
   stop: StopReason;
   hasChanges: boolean;
+  /**
+   * A revision of the run (agentbox revise) ended: the review is a conversation, so a revision that
+   * undid the whole change leaves the run in REVIEW (with no change) for the next word, not DONE
+   * (which ended the conversation: revise refused it).
+   */
+  revised?: boolean;
   /** claude's last line on stderr: what an exit that failed says when its result line does not. */
   stderrLine?: string;
 }): Outcome {
@@ -68,7 +74,7 @@ export function classify(input: {
       'tool_error',
       `claude ended with an error (${result.subtype}): ${firstLine(result.result)}`,
     );
-  if (input.type === 'fix' && input.hasChanges) return { status: 'REVIEW', failure: null };
+  if (input.type === 'fix' && (input.hasChanges || input.revised)) return { status: 'REVIEW', failure: null };
   return { status: 'DONE', failure: null };
 }
 
