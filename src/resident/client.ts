@@ -180,7 +180,6 @@ function relay(socket: net.Socket, request: string, file: string): Promise<numbe
     let code: number | null | undefined;
     /** Whether the server took the command (it said so, or said anything). */
     let taken = false;
-    let forwarded = false;
     const quit = (exit: number, text: string) => {
       err.write(text);
       code = exit;
@@ -189,25 +188,17 @@ function relay(socket: net.Socket, request: string, file: string): Promise<numbe
     const slow = setTimeout(() => {
       if (!taken) err.write(notTaken(file));
     }, TAKEN_NOTICE_MS);
-    // The first signal goes to the command, which stops cleanly; a second ends this client at once,
-    // as it ends an agentbox that runs its command itself. Before the server took the command,
-    // there is nothing to stop: the first ends it, with nothing run (a stopped server, continued,
-    // finds its client gone and runs nothing of it).
-    const forward = (signal: (typeof SIGNALS)[number]) => () => {
-      if (code !== undefined) return;
-      const by = SIGNAL_BY[signal];
-      if (!taken)
-        return quit(
-          EXIT_CODE[signal],
-          `\nagentbox: ${by} before the resident agentbox took the command: nothing was run\n`,
-        );
-      if (forwarded) return quit(EXIT_CODE[signal], `\nagentbox: ${by} again: ${CUT_SHORT}\n`);
-      forwarded = true;
-      send({ signal });
-    };
+    const forward = signalForwarder({
+      over: () => code !== undefined,
+      taken: () => taken,
+      quit,
+      send: (signal) => send({ signal }),
+    });
     const handlers = SIGNALS.map((signal) => [signal, forward(signal)] as const);
     for (const [signal, handler] of handlers) process.on(signal, handler);
     onServerMessages(socket, (message) => {
+      // Taken: the command runs once the client says so (a client that gave up meanwhile does not).
+      if ('serving' in message && !taken) send({ go: true });
       taken = true;
       const ended = handle(message, out.write, err.write, send);
       if (ended === undefined) return false;
@@ -224,6 +215,33 @@ function relay(socket: net.Socket, request: string, file: string): Promise<numbe
       resolve(code === undefined ? 1 : code);
     });
   });
+}
+
+/**
+ * What a signal the client catches does. The first goes to the command, which stops cleanly; a
+ * second ends this client at once, as it ends an agentbox that runs its command itself. Before the
+ * server took the command there is nothing to stop: the first ends it, with nothing run (a stopped
+ * server, continued, finds its client gone and runs nothing of it).
+ */
+function signalForwarder(c: {
+  readonly over: () => boolean;
+  readonly taken: () => boolean;
+  readonly quit: (exit: number, text: string) => void;
+  readonly send: (signal: (typeof SIGNALS)[number]) => void;
+}) {
+  let forwarded = false;
+  return (signal: (typeof SIGNALS)[number]) => () => {
+    if (c.over()) return;
+    const by = SIGNAL_BY[signal];
+    if (!c.taken())
+      return c.quit(
+        EXIT_CODE[signal],
+        `\nagentbox: ${by} before the resident agentbox took the command: nothing was run\n`,
+      );
+    if (forwarded) return c.quit(EXIT_CODE[signal], `\nagentbox: ${by} again: ${CUT_SHORT}\n`);
+    forwarded = true;
+    c.send(signal);
+  };
 }
 
 /** One message from the server; its exit code when it is the last (null: run the command here). */

@@ -101,10 +101,9 @@ export function serveConnection(socket: net.Socket, server: ServerSide): Promise
  * runs.
  */
 function take(session: Session, server: ServerSide, done: () => void): void {
-  setImmediate(() => {
-    if (session.clientStayed()) return void session.run(server.runCommand).finally(done);
+  void session.go().then((go) => {
+    if (go) return void session.run(server.runCommand).finally(done);
     server.log(`a client (pid ${session.request.pid}) left before its command was taken: not run`);
-    session.drop();
     done();
   });
 }
@@ -125,13 +124,18 @@ class Session {
     private readonly log: ServeLog,
   ) {}
 
-  /** Whether the client is still there (it has not ended its side of the connection). */
-  clientStayed(): boolean {
-    return !this.socket.readableEnded && !this.socket.destroyed;
-  }
+  private goAhead: ((go: boolean) => void) | undefined;
 
-  drop(): void {
-    this.socket.destroy();
+  /**
+   * Says the command is taken (`serving`), and whether the client still wants it: its `go`, or
+   * false when it went away first (it gave up on a server that was stopped, then continued).
+   */
+  go(): Promise<boolean> {
+    return new Promise((resolve) => {
+      if (this.closed) return resolve(false);
+      this.goAhead = resolve;
+      this.send(encode({ serving: process.pid }));
+    });
   }
 
   async run(runCommand: RunCommand): Promise<void> {
@@ -144,8 +148,6 @@ class Session {
       onInterrupt: (handler) => this.subscribe(handler),
     };
     const started = Date.now();
-    // Taken: the client waits for this, and until then a Ctrl-C gives up with nothing run.
-    this.send(encode({ serving: process.pid }));
     const later: (() => Promise<unknown>)[] = [];
     let code: number;
     try {
@@ -241,6 +243,8 @@ class Session {
   gone(): void {
     if (this.closed) return;
     this.closed = true;
+    this.goAhead?.(false);
+    this.goAhead = undefined;
     for (const resolve of this.answers.splice(0)) resolve('');
     this.interrupt(CLIENT_GONE);
   }
@@ -248,7 +252,10 @@ class Session {
   message(value: unknown): void {
     const message = parseClientMessage(value);
     if (!message) return;
-    if ('answer' in message) this.answers.shift()?.(message.answer);
+    if ('go' in message) {
+      this.goAhead?.(true);
+      this.goAhead = undefined;
+    } else if ('answer' in message) this.answers.shift()?.(message.answer);
     else this.interrupt(SIGNAL_BY[message.signal], SIGNAL_CODE[message.signal]);
   }
 }

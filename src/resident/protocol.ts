@@ -66,8 +66,12 @@ export type ServerMessage =
   | { readonly stopping: number; readonly running: number }
   | { readonly exit: number };
 
-/** From the client: a signal it caught, an answer to a question. */
+/**
+ * From the client: that it still wants the command the server took (`go`, the answer to `serving`:
+ * until then nothing runs), a signal it caught, an answer to a question.
+ */
 export type ClientMessage =
+  | { readonly go: true }
   | { readonly signal: 'SIGINT' | 'SIGTERM' | 'SIGHUP' | 'SIGUSR2' }
   | { readonly answer: string };
 
@@ -179,6 +183,7 @@ export function ownNamespaces(readlink: (file: string) => string): string | unde
 export function parseClientMessage(value: unknown): ClientMessage | null {
   if (typeof value !== 'object' || value === null) return null;
   const m = value as Record<string, unknown>;
+  if (m.go === true) return { go: true };
   if (typeof m.signal === 'string' && SIGNALS.has(m.signal)) return { signal: m.signal as 'SIGINT' };
   if (typeof m.answer === 'string') return { answer: m.answer };
   return null;

@@ -279,6 +279,8 @@ except OSError as e:
     await waitFor(() => p.state(name).status !== 'ACTIVE');
     expect(p.state(name)).toMatchObject({ status: 'ABORTED', failure: { message: 'stopped by Ctrl-C' } });
     await waitFor(() => log.includes('left before its command was taken: not run'));
+    // (the served fix's own line, once its clean stop ended: the next test counts the served lines)
+    await waitFor(() => served().some((line) => line.includes(`fix for pid ${mid.child.pid} in `)));
     expect(p.server.requests.some((r) => r.view.allText.includes('TASK-FROZEN-LATE'))).toBe(false);
     expect(
       fs.readdirSync(path.join(p.repo.dir, '.agents', 'runs')).some((n) => n.includes('frozen-late')),
