@@ -21,11 +21,25 @@ export function reviseTarget(ledger: Ledger, ref: string, rawAttempt: string | u
         hint: `agentbox revise ${id} --attempt <k> "…" (agentbox show ${id} ranks the attempts)`,
       });
     }
-    const found = groupAttempts(ledger, group).find((a) => a.attempt === attempt);
-    if (!found?.run) {
-      throw new AgentboxError('USAGE', `group ${groupName} has no run for attempt ${attempt}`, {
-        hint: `agentbox show ${id} lists its attempts`,
-      });
+    const attempts = groupAttempts(ledger, group);
+    const found = attempts.find((a) => a.attempt === attempt);
+    if (!found) {
+      throw new AgentboxError(
+        'USAGE',
+        `--attempt ${attempt}: group ${groupName} has attempts 1 to ${attempts.length}`,
+        {
+          hint: `agentbox show ${id} ranks them`,
+        },
+      );
+    }
+    if (!found.run) {
+      throw new AgentboxError(
+        'USAGE',
+        `attempt ${attempt} of group ${groupName} has no run to revise (it never started, or its folder is gone)`,
+        {
+          hint: `agentbox show ${id} lists its attempts`,
+        },
+      );
     }
     return found.run.name;
   }

@@ -116,7 +116,7 @@ export async function prepareMerge(root: string, run: RunDetails): Promise<Merge
       'MERGE_REFUSED',
       `refusing to merge ${name}: agentbox never applies these changes\n${sensitiveLines(refused).join('\n')}`,
       {
-        hint: `nothing was changed. Discard the run (agentbox discard ${run.meta.run_id}), or take what you trust from ${patch} by hand`,
+        hint: `nothing was changed. ${run.meta.origin === undefined ? `Ask the agent to take it out (agentbox revise ${run.meta.run_id} "…"), discard` : 'Discard'} the run (agentbox discard ${run.meta.run_id}), or take what you trust from ${patch} by hand`,
       },
     );
   }

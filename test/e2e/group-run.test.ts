@@ -105,6 +105,9 @@ describe('fix --attempts N', () => {
     expect(unnamed.code).toBe(2);
     expect(unnamed.stderr).toContain('is a group: name the attempt to revise');
     expect(unnamed.stderr).toContain(`agentbox revise ${id} --attempt <k>`);
+    const past = await p.agentbox(['revise', id, '--attempt', '9', 'REVISE-ATTEMPT add y']);
+    expect(past.code).toBe(2);
+    expect(past.stderr).toContain(`--attempt 9: group ${group} has attempts 1 to 3`);
     const revised = await p.agentbox(['revise', id, '--attempt', '1', 'REVISE-ATTEMPT add y'], {
       timeoutMs: 180_000,
     });

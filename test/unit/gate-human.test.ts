@@ -326,7 +326,9 @@ describe('merge: sensitive changes', () => {
       code: 'MERGE_REFUSED',
       message: `refusing to merge ${name}: agentbox never applies these changes\n  src/escape  symlink  new symlink → ../../outside: leaves ${repo.dir}`,
       hint: expect.stringMatching(
-        new RegExp(`^nothing was changed\\. Discard the run \\(agentbox discard ${name.slice(-6)}\\)`),
+        new RegExp(
+          `^nothing was changed\\. Ask the agent to take it out \\(agentbox revise ${name.slice(-6)} "…"\\), discard the run \\(agentbox discard ${name.slice(-6)}\\)`,
+        ),
       ),
     });
     expect(io.stdout).toBe('');

@@ -42,6 +42,9 @@ describe('--comment <file>:<line> "<text>"', () => {
       [{ file: 'src/app.ts', line: 2, side: 'old', text: 'why remove it?' }],
     ],
     [['src/app.ts:+3', 'the new side'], [{ file: 'src/app.ts', line: 3, text: 'the new side' }]],
+    // A path with `..` that stays inside the repository is the file it names (it was refused).
+    [['src/../app.ts:1', 'x'], [{ file: 'app.ts', line: 1, text: 'x' }]],
+    [['src//app.ts:1', 'x'], [{ file: 'src/app.ts', line: 1, text: 'x' }]],
     [
       ['a.ts:1', 'one', 'b.ts:2', 'two'],
       [
@@ -62,6 +65,8 @@ describe('--comment <file>:<line> "<text>"', () => {
     [['a.ts:--1', 'x'], 'not <file>:<line>'],
     [[':3', 'x'], 'not <file>:<line>'],
     [['../etc/passwd:1', 'x'], 'must be a path inside the repository'],
+    [['src/../../etc/passwd:1', 'x'], 'must be a path inside the repository'],
+    [['src/..:1', 'x'], 'must be a path inside the repository'],
     [['/etc/passwd:1', 'x'], 'must be a path inside the repository'],
     [['a.ts:1', '   '], '--comment a.ts:1: the comment is empty'],
   ])('%j is refused: %s', (args, message) => {

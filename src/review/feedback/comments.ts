@@ -1,3 +1,4 @@
+import path from 'node:path';
 import { AgentboxError } from '../../errors.js';
 
 /**
@@ -59,10 +60,12 @@ export function parsePlace(place: string): { file: string; line: number; side?: 
   if (at <= 0 || file === '' || !number || line < 1) {
     throw usage(`--comment "${place}": not <file>:<line> (a line number from 1)`, EXAMPLE);
   }
-  if (file.startsWith('/') || file.split('/').includes('..')) {
+  // (`sub/../f.txt` is f.txt: named as the change names it; a path that leaves the repository is not)
+  const normal = path.posix.normalize(file);
+  if (file.startsWith('/') || normal === '..' || normal.startsWith('../') || normal === '.') {
     throw usage(`--comment "${place}": the file must be a path inside the repository`, EXAMPLE);
   }
-  return number[1] === '-' ? { file, line, side: 'old' } : { file, line };
+  return number[1] === '-' ? { file: normal, line, side: 'old' } : { file: normal, line };
 }
 
 function checkText(text: string, place: string): string {
