@@ -16,6 +16,8 @@ import {
   ownNamespaces,
   SERVED_COMMANDS,
   type ServerMessage,
+  SIGNAL_BY,
+  SIGNAL_CODE,
   usesTerminal,
 } from './protocol.js';
 
@@ -27,14 +29,6 @@ import {
  */
 
 const SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGUSR2'] as const;
-/** The exit code a signal gives the client, as it gives an agentbox that runs its command itself. */
-const EXIT_CODE = { SIGINT: 130, SIGTERM: 143, SIGHUP: 129, SIGUSR2: 143 } as const;
-const SIGNAL_BY = {
-  SIGINT: 'Ctrl-C',
-  SIGTERM: 'SIGTERM',
-  SIGHUP: 'SIGHUP',
-  SIGUSR2: 'agentbox stop',
-} as const;
 const CUT_SHORT =
   'exiting at once; the resident agentbox goes on stopping the command cleanly: agentbox status shows it';
 /** How long the client waits for its server to take the command before it says it waits. */
@@ -235,10 +229,10 @@ function signalForwarder(c: {
     const by = SIGNAL_BY[signal];
     if (!c.taken())
       return c.quit(
-        EXIT_CODE[signal],
+        SIGNAL_CODE[signal],
         `\nagentbox: ${by} before the resident agentbox took the command: nothing was run\n`,
       );
-    if (forwarded) return c.quit(EXIT_CODE[signal], `\nagentbox: ${by} again: ${CUT_SHORT}\n`);
+    if (forwarded) return c.quit(SIGNAL_CODE[signal], `\nagentbox: ${by} again: ${CUT_SHORT}\n`);
     forwarded = true;
     c.send(signal);
   };

@@ -6,7 +6,15 @@ import { invokedCommand } from '../util/argv.js';
 import { isCi } from '../util/ci.js';
 import { terminalText } from '../util/terminal-text.js';
 import { admit, type ServeLog } from './admit.js';
-import { encode, lineReader, parseClientMessage, type ServeRequest, textMessages } from './protocol.js';
+import {
+  encode,
+  lineReader,
+  parseClientMessage,
+  type ServeRequest,
+  SIGNAL_BY,
+  SIGNAL_CODE,
+  textMessages,
+} from './protocol.js';
 
 /*
  * One command a resident agentbox runs for a client (src/commands/serve.ts): its request read, checked,
@@ -15,13 +23,6 @@ import { encode, lineReader, parseClientMessage, type ServeRequest, textMessages
  * command as main.ts gives this process's.
  */
 
-const SIGNAL_CODE = { SIGINT: 130, SIGTERM: 143, SIGHUP: 129, SIGUSR2: 143 } as const;
-const SIGNAL_BY = {
-  SIGINT: 'Ctrl-C',
-  SIGTERM: 'SIGTERM',
-  SIGHUP: 'the terminal closing (SIGHUP)',
-  SIGUSR2: 'agentbox stop',
-} as const;
 const CLIENT_GONE = 'its agentbox process ending (the resident agentbox lost it)';
 /** A client that sends no request in this long is dropped. */
 const REQUEST_WAIT_MS = 10_000;

@@ -77,6 +77,16 @@ export type ClientMessage =
 
 const SIGNALS = new Set(['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGUSR2']);
 
+/** The exit code a signal gives a command, served or not (128 + the signal; agentbox stop's: 143). */
+export const SIGNAL_CODE = { SIGINT: 130, SIGTERM: 143, SIGHUP: 129, SIGUSR2: 143 } as const;
+/** What a signal is called in what agentbox says of it. */
+export const SIGNAL_BY = {
+  SIGINT: 'Ctrl-C',
+  SIGTERM: 'SIGTERM',
+  SIGHUP: 'the terminal closing (SIGHUP)',
+  SIGUSR2: 'agentbox stop',
+} as const;
+
 export function encode(message: ServeRequest | StopRequest | ServerMessage | ClientMessage): string {
   return `${JSON.stringify(message)}\n`;
 }
