@@ -41,18 +41,25 @@ export async function rerun(ctx: CommandContext, ref: string, options: RerunFlag
     ctx.io.out('Nothing started.\n');
     return 1;
   }
-  if (!options.json) ctx.io.out(rerunLine(ctx, plan, flags));
+  if (!options.json) ctx.io.out(rerunLine(ctx, plan, flags, (old.state?.revision?.number ?? 1) - 1));
   return withCiExit(ctx, () =>
     pushAfter(ctx, rerunOptions(plan, flags), (o) => startRun(ctx, plan.type, plan.task, o, old.name)),
   );
 }
 
-/** `rerun of <old> (fix) · carried over: model opus · timeout 45m`. */
-function rerunLine(ctx: CommandContext, plan: RerunPlan, typed: RunOptions): string {
+/**
+ * `rerun of <old> (fix) · carried over: model opus · timeout 45m`; and, for a run that was revised,
+ * that its reviews stay with it (the task alone starts anew).
+ */
+function rerunLine(ctx: CommandContext, plan: RerunPlan, typed: RunOptions, reviews: number): string {
   const carried = carriedText(plan, typed);
   // A model's name comes from meta.yaml, a file a person may have edited: shown safe.
   const more = carried ? ` · carried over: ${terminalLine(carried)}` : '';
-  return `${styler(ctx.io).dim(`rerun of ${plan.of} (${plan.type}), with today's templates and configuration${more}`)}\n`;
+  const kept =
+    reviews > 0
+      ? ` · not its ${reviews === 1 ? 'review' : `${reviews} reviews`} (revise sends those; they stay in its revisions/)`
+      : '';
+  return `${styler(ctx.io).dim(`rerun of ${plan.of} (${plan.type}), with today's templates and configuration${more}${kept}`)}\n`;
 }
 
 /**

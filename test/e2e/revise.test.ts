@@ -380,6 +380,12 @@ describe('agentbox revise', () => {
     expect(again.code, again.stderr).toBe(0);
     expect(p.state(run)).toMatchObject({ status: 'REVIEW', revision: { number: 3 } });
     expect(p.read(run, 'changes.patch')).toContain('+again');
+    // Its rerun says that the two reviews stay with it: the task alone starts anew.
+    const rerun = await p.agentbox(['rerun', runId]);
+    expect(rerun.code, rerun.stderr).toBe(0);
+    expect(rerun.stdout).toContain(
+      `rerun of ${run} (fix), with today's templates and configuration · not its 2 reviews (revise sends those; they stay in its revisions/)`,
+    );
   });
 
   it('leaves no process behind', async () => {
