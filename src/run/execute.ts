@@ -1,3 +1,4 @@
+import fs from 'node:fs';
 import path from 'node:path';
 import { spawnClaude } from '../claude/spawn.js';
 import { sandboxOffBy } from '../config/sandbox-env.js';
@@ -274,6 +275,18 @@ async function recordEnd(
     // Claude has ended; what could not be recorded is said, and nothing half-written is left
     // (every ledger file is replaced atomically or appended whole).
     const message = error instanceof Error ? error.message : String(error);
+    // The repository itself was removed (or moved) while the run went on: its ledger went with it.
+    if (!fs.existsSync(ledger.root)) {
+      throw new AgentboxError(
+        'IO_FAILED',
+        `run ${meta.run_name} ended, but its repository ${ledger.root} is gone (removed or moved while the run went on): its record went with it`,
+        {
+          hint: run.worktree
+            ? `its worktree is left at ${run.worktree}: take what you want from it, then remove it (rm -rf it)`
+            : 'nothing of the run is left to recover',
+        },
+      );
+    }
     throw new AgentboxError('IO_FAILED', `run ${meta.run_name} ended but could not be recorded: ${message}`, {
       hint: `free disk space or make .agents writable again; then "agentbox status" marks the run CRASHED and "agentbox resume ${meta.run_id}" continues it`,
     });

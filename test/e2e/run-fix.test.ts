@@ -348,3 +348,32 @@ describe('fix runs on the real Claude Code: the worktree airlock and the human g
     await expectNoProcessesLeft(p.tag);
   });
 });
+
+describe('a repository removed while its fix run goes on', () => {
+  it('says the repository is gone and where the worktree is left (it said "free disk space")', async () => {
+    const q = await project({ files: { 'a.txt': 'a\n' } });
+    try {
+      const task = 'TASK-REPO-GONE wait';
+      q.server.setRules([
+        { when: { anyText: task, turn: 0 }, reply: bash('echo b > a.txt && sleep 3') },
+        { when: { anyText: task }, reply: text('Done.') },
+      ]);
+      const run = q.agentbox(['fix', task], { env: { AGENTBOX_RESIDENT: '0' } });
+      const deadline = Date.now() + 60_000;
+      while (!q.server.requests.some((r) => r.view.allText.includes(task)) && Date.now() < deadline)
+        await new Promise((r) => setTimeout(r, 50));
+      await new Promise((r) => setTimeout(r, 500));
+      const worktree = q.state(q.newest()).worktree_path as string;
+      fs.rmSync(q.repo.dir, { recursive: true, force: true });
+      const ended = await run;
+      expect(ended.code).toBe(1);
+      expect(ended.stderr).toContain(
+        `its repository ${q.repo.dir} is gone (removed or moved while the run went on)`,
+      );
+      expect(ended.stderr).toContain(`its worktree is left at ${worktree}`);
+      expect(ended.stderr).not.toContain('free disk space');
+    } finally {
+      await q.cleanup();
+    }
+  }, 120_000);
+});
