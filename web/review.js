@@ -8,14 +8,7 @@ import { h } from './dom.js';
 import { errorPanel } from './errors.js';
 import { diffLines, insertRow, lineButtons, lineName, removeRow } from './review-lines.js';
 import { outdated, placeText, reviseSender, sending } from './review-send.js';
-
-/** Pending comments and the typed messages, by run: kept across live redraws until sent. */
-const reviews = new Map();
-
-const reviewOf = (id) => {
-  if (!reviews.has(id)) reviews.set(id, { comments: [], message: '', followUp: '', error: null });
-  return reviews.get(id);
-};
+import { keep, reviewOf } from './review-store.js';
 
 /** A run the page can revise: a fix run of here, waiting for review. */
 export const offersRevise = (run) =>
@@ -57,13 +50,15 @@ function openForm(l, run, redraw) {
   const add = () => {
     const text = box.value.trim();
     if (!text) return box.focus();
-    reviewOf(run.id).comments.push({
+    const review = reviewOf(run.id);
+    review.comments.push({
       file: l.file,
       line: l.line,
       ...(l.side === 'old' ? { side: 'old' } : {}),
       text,
       sha: run.patch_sha256 ?? null,
     });
+    keep(review);
     close();
     redraw();
   };
@@ -148,6 +143,7 @@ export function reviewSection(run, redraw) {
             () => {
               review.comments = [];
               review.message = '';
+              keep(review);
             },
           ),
       }),
@@ -162,6 +158,7 @@ export function reviewSection(run, redraw) {
         send: (label, button) =>
           send(label, button, { message: review.followUp }, () => {
             review.followUp = '';
+            keep(review);
           }),
       }),
       reviewError(review, redraw),
@@ -197,6 +194,7 @@ function sendBox(review, busy, o) {
         rows: o.rows,
         oninput: (e) => {
           review[o.field] = e.target.value;
+          keep(review);
         },
       },
       review[o.field],
@@ -236,6 +234,7 @@ function pendingList(review, run, redraw) {
             rows: 2,
             oninput: (e) => {
               c.text = e.target.value;
+              keep(review);
             },
             onchange: () => redraw(),
           },
@@ -248,6 +247,7 @@ function pendingList(review, run, redraw) {
             'aria-label': `Remove the comment on ${lineName(c)}`,
             onclick: async () => {
               review.comments.splice(i, 1);
+              keep(review);
               await redraw();
               document.getElementById('review-message')?.focus();
             },

@@ -220,6 +220,14 @@ describe('line comments in Chromium: the split view and a 400-line diff by the k
     await page.getByRole('button', { name: 'Comment on src/big.js line 9', exact: true }).click();
     await page.getByLabel('Your comment on src/big.js line 9', { exact: true }).fill('OUTDATED-NOTE');
     await page.keyboard.press('Control+Enter');
+    // A reload keeps the pending comment and the typed message (it lost them).
+    await page.locator('#review-message').fill('KEPT-ACROSS-RELOAD');
+    await page.reload();
+    await page.locator('td.commentable').first().waitFor();
+    await expect
+      .poll(() => page.locator('#pending-comments li label').allTextContents())
+      .toEqual(['src/big.js:9']);
+    expect(await page.locator('#review-message').inputValue()).toBe('KEPT-ACROSS-RELOAD');
     const drawn = createHash('sha256')
       .update(fs.readFileSync(path.join(p.runDir(name), 'changes.patch')))
       .digest('hex');
