@@ -512,6 +512,8 @@ except OSError as e:
     expect(term.output()).toContain('auto answer');
     expect(term.output()).toMatch(/started a resident agentbox \(pid \d+\)/);
     expect(term.output()).toContain('stops after 15m unused');
+    // (its socket once it is up: the notice comes as the server is spawned, before it listens)
+    await waitFor(() => fs.existsSync(socket));
     const last = await p.agentbox(['serve', '--stop']);
     expect(last.stdout).toContain('stopped');
     await expectNoProcessesLeft(p.tag);
