@@ -40,6 +40,19 @@ describe('agentbox serve (real Claude Code and sandbox)', () => {
     const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
     return { child, exited, output: () => out };
   };
+  /** Another `agentbox serve` in the repository; its standard output so far. */
+  const startServer = () => {
+    const child = spawn(process.execPath, [AGENTBOX_BIN, 'serve'], {
+      cwd: p.repo.dir,
+      env: p.env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    child.stdout!.on('data', (d) => {
+      out += d;
+    });
+    return { child, output: () => out };
+  };
   const waitFor = async (what: () => boolean, ms = 30_000) => {
     const deadline = Date.now() + ms;
     while (!what() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
@@ -411,16 +424,9 @@ except OSError as e:
   });
 
   it('a server killed outright: its client says so (1), and the next command finds the run crashed', async () => {
-    server = spawn(process.execPath, [AGENTBOX_BIN, 'serve'], {
-      cwd: p.repo.dir,
-      env: p.env,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let again = '';
-    server.stdout!.on('data', (d) => {
-      again += d;
-    });
-    await waitFor(() => again.includes('agentbox serve: ready'));
+    const again = startServer();
+    server = again.child;
+    await waitFor(() => again.output().includes('agentbox serve: ready'));
     const { exited, output } = await waitingFix('TASK-SERVED-SERVER-KILLED wait');
     const name = p.newest();
     server.kill('SIGKILL');
@@ -520,20 +526,12 @@ except OSError as e:
   });
 
   it('a server whose socket is gone stops by itself (two started at once: the later one took the name); --stop says what is wrong with the folder', async () => {
-    const orphan = spawn(process.execPath, [AGENTBOX_BIN, 'serve'], {
-      cwd: p.repo.dir,
-      env: p.env,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let out = '';
-    orphan.stdout!.on('data', (d) => {
-      out += d;
-    });
+    const { child: orphan, output } = startServer();
     const exited = new Promise<number | null>((resolve) => orphan.once('close', (code) => resolve(code)));
-    await waitFor(() => out.includes('agentbox serve: ready'));
+    await waitFor(() => output().includes('agentbox serve: ready'));
     fs.rmSync(socket);
     expect(await exited).toBe(0);
-    expect(out).toContain('stopping (its socket was removed or taken by another server)');
+    expect(output()).toContain('stopping (its socket was removed or taken by another server)');
     const dir = path.dirname(socket);
     fs.chmodSync(dir, 0o755);
     try {
