@@ -3,7 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { parseDuration } from '../config/duration.js';
 import type { CommandContext } from '../context.js';
 import { AgentboxError, errnoCode } from '../errors.js';
-import { closeStrayFds, MAX_IDLE_MS, STRAY_FDS_VAR } from '../resident/autostart.js';
+import { clearStarting, closeStrayFds, MAX_IDLE_MS, STRAY_FDS_VAR } from '../resident/autostart.js';
 import { answers, privateDirProblem, socketPath } from '../resident/place.js';
 import { SERVED_COMMANDS } from '../resident/protocol.js';
 import { ResidentServer } from '../resident/server.js';
@@ -70,6 +70,7 @@ export async function serve(ctx: CommandContext, options: ServeOptions = {}): Pr
   const idle = idleMs === undefined ? undefined : { ms: idleMs, label: options.idle! };
   const server = new ResidentServer(runCommand, log, idle);
   await server.listen(file);
+  clearStarting(file, process.pid);
   ctx.io.out(
     `agentbox serve: ready (agentbox ${VERSION}, pid ${process.pid}) — ${[...SERVED_COMMANDS].join(', ')} started by you run here\n` +
       `  socket  ${file}\n  stop    ${idle ? `by itself after ${idle.label} unused; ` : ''}Ctrl-C or agentbox serve --stop (the runs it serves stop cleanly first)\n`,

@@ -139,9 +139,42 @@ export function startInBackground(packageRoot: string, env: Env): { pid: number;
     );
     child.on('error', () => {});
     child.unref();
-    return child.pid === undefined ? null : { pid: child.pid, idle };
+    if (child.pid === undefined) return null;
+    markStarting(place.file, child.pid);
+    return { pid: child.pid, idle };
   } finally {
     fs.closeSync(fd);
+  }
+}
+
+/**
+ * A server started in the background listens some 100 ms after the command that started it has
+ * said so: `<socket>.starting` holds its pid until it does, so that an `agentbox serve --stop` typed
+ * right after the notice waits for it (src/resident/stop.ts) instead of finding no socket yet.
+ */
+export const startingMarker = (socketFile: string): string => socketFile.replace(/\.sock$/, '.starting');
+
+function markStarting(socketFile: string, pid: number): void {
+  try {
+    const { O_WRONLY, O_CREAT, O_TRUNC, O_NOFOLLOW } = fs.constants;
+    const fd = fs.openSync(startingMarker(socketFile), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW, 0o600);
+    try {
+      fs.writeSync(fd, `${pid}\n`);
+    } finally {
+      fs.closeSync(fd);
+    }
+  } catch {
+    // (without it, a --stop typed at once may miss the server: it still stops by itself when idle)
+  }
+}
+
+/** Removes the marker of `socketFile` when it names `pid` (the server, once it listens). */
+export function clearStarting(socketFile: string, pid: number): void {
+  const marker = startingMarker(socketFile);
+  try {
+    if (Number(fs.readFileSync(marker, 'utf8').trim()) === pid) fs.rmSync(marker, { force: true });
+  } catch {
+    // (none, or another's)
   }
 }
 

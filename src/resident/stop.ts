@@ -4,7 +4,7 @@ import path from 'node:path';
 import type { CommandContext } from '../context.js';
 import { AgentboxError } from '../errors.js';
 import { agentboxStateDir } from '../util/state-dir.js';
-import { privateDirProblem } from './place.js';
+import { answers, privateDirProblem } from './place.js';
 import { encode, onServerMessages, residentDir } from './protocol.js';
 
 /*
@@ -25,11 +25,17 @@ export async function stopResident(ctx: CommandContext): Promise<number> {
     throw new AgentboxError('USAGE', `agentbox serve --stop refuses the socket folder: ${problem}`, {
       hint: `make it yours alone (chmod 700 ${dir}), then run agentbox serve --stop again`,
     });
-  const sockets = problem !== null ? [] : fs.readdirSync(dir).filter((name) => name.endsWith('.sock'));
+  const names = problem !== null ? [] : fs.readdirSync(dir);
+  const sockets = new Set(names.filter((name) => name.endsWith('.sock')).map((name) => path.join(dir, name)));
+  // A server a command started a moment ago may not listen yet: its socket once it does.
+  for (const name of names.filter((n) => n.endsWith('.starting'))) {
+    const socket = await startedSocket(path.join(dir, name));
+    if (socket) sockets.add(socket);
+  }
   let stopped = 0;
   let code = 0;
-  for (const name of sockets) {
-    const answer = await ask(path.join(dir, name), ctx);
+  for (const file of sockets) {
+    const answer = await ask(file, ctx);
     if (answer === null) continue;
     if ('refused' in answer) {
       ctx.io.err(answer.refused);
@@ -59,6 +65,41 @@ async function report(
     `  still stopping after ${WAIT_MS / 1000}s: it ends once its runs have (agentbox status shows them)\n`,
   );
   return false;
+}
+
+/** How long `--stop` waits for a server that is starting to listen. */
+const STARTING_MS = 10_000;
+
+/**
+ * The socket of the server that `marker` (src/resident/autostart.ts `startingMarker`) says is
+ * starting, once it listens; null when that process is gone or is no agentbox serve (its marker is
+ * removed) or has not listened within STARTING_MS.
+ */
+async function startedSocket(marker: string): Promise<string | null> {
+  const socket = marker.replace(/\.starting$/, '.sock');
+  const pid = Number((readText(marker) ?? '').trim());
+  const deadline = Date.now() + STARTING_MS;
+  while (Number.isInteger(pid) && pid > 0 && !gone(pid) && isServe(pid)) {
+    if (await answers(socket)) return socket;
+    if (Date.now() > deadline) return null;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  fs.rmSync(marker, { force: true });
+  return null;
+}
+
+/** Whether process `pid` runs `agentbox serve` (a marker's pid may have been reused since). */
+function isServe(pid: number): boolean {
+  const args = (readText(`/proc/${pid}/cmdline`) ?? '').split('\0');
+  return args.includes('serve') && args.some((arg) => arg.endsWith('agentbox.cjs'));
+}
+
+function readText(file: string): string | null {
+  try {
+    return fs.readFileSync(file, 'utf8');
+  } catch {
+    return null;
+  }
 }
 
 type Answer = { pid: number; running: number } | { refused: string };

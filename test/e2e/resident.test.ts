@@ -485,6 +485,8 @@ except OSError as e:
     const logFile = socket.replace(/\.sock$/, '.log');
     await waitFor(() => fs.existsSync(logFile) && fs.readFileSync(logFile, 'utf8').includes('ready'));
     expect(found()).toContain(path.basename(socket));
+    // (listening, it took down the mark its starter left for a --stop typed before it listened)
+    expect(found()).not.toContain(path.basename(socket).replace(/\.sock$/, '.starting'));
     // Its own session, and none of its starter's secrets (each request brings the client's).
     const environ = fs.readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0');
     expect(environ.some((v) => v.startsWith('ANTHROPIC_API_KEY='))).toBe(false);
@@ -514,14 +516,24 @@ except OSError as e:
       cwd: p.repo.dir,
       env: { ...p.env, AGENTBOX_RESIDENT: '' },
     });
+    // --stop at the notice: it comes as the server is spawned, before it listens; --stop waits for it.
+    const notice = /started a resident agentbox \(pid (\d+)\)/;
+    for (const deadline = Date.now() + 30_000; !notice.test(term.output()) && Date.now() < deadline; )
+      await new Promise((r) => setTimeout(r, 5));
+    const termPid = Number(notice.exec(term.output())?.[1]);
+    // (held before it listens, as a slow machine's is: node and agentbox's modules take ~100 ms)
+    process.kill(termPid, 'SIGSTOP');
+    const stopping = p.agentbox(['serve', '--stop']);
+    await new Promise((r) => setTimeout(r, 1_000));
+    process.kill(termPid, 'SIGCONT');
+    const last = await stopping;
     expect(await term.exited).toBe(0);
     expect(term.output()).toContain('auto answer');
-    expect(term.output()).toMatch(/started a resident agentbox \(pid \d+\)/);
     expect(term.output()).toContain('stops after 15m unused');
-    // (its socket once it is up: the notice comes as the server is spawned, before it listens)
-    await waitFor(() => fs.existsSync(socket));
-    const last = await p.agentbox(['serve', '--stop']);
+    expect(last.stdout).toContain(`the resident agentbox (pid ${termPid}) is stopping`);
     expect(last.stdout).toContain('stopped');
+    expect(alive(termPid)).toBe(false);
+    expect(found().filter((n) => n.endsWith('.starting') || n.endsWith('.sock'))).toEqual([]);
     await expectNoProcessesLeft(p.tag);
   });
 

@@ -1,12 +1,21 @@
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { memoryIo } from '../../src/context.js';
 import {
+  clearStarting,
   DEFAULT_IDLE,
   idleSetting,
   residentSetting,
   serverEnv,
   startedNotice,
+  startingMarker,
   startsResident,
 } from '../../src/resident/autostart.js';
+import { residentDir } from '../../src/resident/protocol.js';
+import { stopResident } from '../../src/resident/stop.js';
+import { tempDir } from '../helpers/git-repo.js';
 
 /** The resident agentbox a command starts by itself (docs/resident.md): when, for how long, with what. */
 describe('a resident agentbox started by itself', () => {
@@ -93,3 +102,29 @@ describe('a resident agentbox started by itself', () => {
     expect(startedNotice(4321, '2h', { AGENTBOX_RESIDENT_IDLE: '2h' })).not.toMatch(/is no duration/);
   });
 });
+
+describe('a server that is starting', () => {
+  it('its mark: taken down by its own server only; --stop drops one whose process is gone or is no agentbox serve, without waiting', async () => {
+    const state = tempDir('agentbox-starting-');
+    const dir = residentDir(path.join(state, 'agentbox'));
+    fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
+    const sock = (name: string) => path.join(dir, `${name}.sock`);
+    // (a pid that was, and is no more; and a live one that is no server: this test's own)
+    const dead = spawnSync('true').pid;
+    fs.writeFileSync(startingMarker(sock('a')), `${dead}\n`);
+    fs.writeFileSync(startingMarker(sock('b')), `${process.pid}\n`);
+    fs.writeFileSync(startingMarker(sock('c')), 'not a pid\n');
+    clearStarting(sock('b'), process.pid + 1);
+    expect(fs.existsSync(startingMarker(sock('b')))).toBe(true);
+
+    const io = memoryIo();
+    expect(await stopResident({ cwd: state, env: { XDG_STATE_HOME: state }, io })).toBe(0);
+    expect(io.stdout).toContain('no resident agentbox is running');
+    expect(fs.readdirSync(dir)).toEqual([]);
+
+    fs.writeFileSync(startingMarker(sock('d')), `${process.pid}\n`);
+    clearStarting(sock('d'), process.pid);
+    expect(fs.readdirSync(dir)).toEqual([]);
+  });
+});
+
