@@ -127,4 +127,3 @@ describe('a server that is starting', () => {
     expect(fs.readdirSync(dir)).toEqual([]);
   });
 });
-
