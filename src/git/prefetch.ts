@@ -13,7 +13,7 @@ const scope = new AsyncLocalStorage<Map<string, Answer>>();
 
 /** Runs `fn` with a scope of its own for prefetched answers (a run's start, to its end). */
 export function prefetchScope<T>(fn: () => T): T {
-  return scope.run(new Map(), fn);
+  return scope.run(new Map(), () => kept.run(new Map(), fn));
 }
 
 /** Whether this command keeps prefetched answers (a key is worth making). */
@@ -33,5 +33,24 @@ export function takePrefetched(key: string): Answer | undefined {
   const answers = scope.getStore();
   const answer = answers?.get(key);
   if (answer) answers!.delete(key);
+  return answer;
+}
+
+const kept = new AsyncLocalStorage<Map<string, Promise<unknown>>>();
+
+/**
+ * `make()`'s answer, made once per command scope (prefetchScope) and given to every step that asks
+ * for `key` (a run's check before it starts, then its sandbox); outside a scope, made each time.
+ */
+export function keptAnswer<T>(key: string, make: () => Promise<T>): Promise<T> {
+  const answers = kept.getStore();
+  if (!answers) return make();
+  let answer = answers.get(key) as Promise<T> | undefined;
+  if (!answer) {
+    answer = make();
+    // (a step that starts it early may not wait for it: its failure is the waiting step's)
+    answer.catch(() => {});
+    answers.set(key, answer);
+  }
   return answer;
 }

@@ -16,6 +16,8 @@ import {
 } from '../ledger/index.js';
 import { liveReporter, printSummary, succeeded } from '../present/print.js';
 import { probeSandboxAsync } from '../sandbox/available.js';
+import { assertReadOnlyFence } from '../sandbox/fence.js';
+import { ignoredEntries } from '../sandbox/ignored.js';
 import { assertSandboxUsable, assertVerifyUsable } from '../sandbox/prepare.js';
 import { prefetchRunGitconfig } from '../sandbox/run-gitconfig.js';
 import { assertProjectSettings } from '../settings/startup.js';
@@ -121,6 +123,7 @@ export async function preflight(ctx: CommandContext, type: HeadlessType, task: s
   if (!needsWorktree(type) && !options.detach && rc.config.sandbox.mode !== 'off') {
     prefetchPrivateGit(repo.root);
     prefetchRunGitconfig(repo.root, ctx.env);
+    void ignoredEntries(repo.root);
   }
   ctx.io.err(untrustedNotice(rc.trust));
   const flags = checkFlags(rc, options);
@@ -135,6 +138,8 @@ export async function preflight(ctx: CommandContext, type: HeadlessType, task: s
   // dropped whole by Claude Code, and the project's guard with it), and a fix run needs its sandbox.
   assertProjectSettings(rc.repo.root);
   assertSandboxUsable(ctx.env, rc.config.sandbox, type, await box);
+  if (!fix && rc.config.sandbox.mode !== 'off')
+    await assertReadOnlyFence({ env: ctx.env, repoRoot: rc.repo.root, config: rc.config.sandbox });
   if (fix) {
     refuseUntrustedChecks(rc);
     assertVerifyUsable(ctx.env, rc.config.sandbox, rc.config.runs.verify);

@@ -1,9 +1,11 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { isInside } from '../airlock/paths.js';
+import { userConfigPath } from '../config/load.js';
 import type { Config } from '../config/schema.js';
 import { agentboxStateDir } from '../util/state-dir.js';
 import type { SandboxEnv } from './available.js';
+import { assertFewIgnored, hiddenIgnored, ignoredEntries } from './ignored.js';
 import type { PrivateArea } from './private.js';
 import { HOME_SECRETS, homePath, homeRegions, READ_ALLOWLIST, type ReadFence } from './read-allowlist.js';
 import { agentboxInstall, carveTo, inSystem, toolchainOf, topRegions } from './top-fence.js';
@@ -41,6 +43,28 @@ export interface RunPlaces {
   readonly fix: { readonly worktree: string; readonly adminDir: string } | null;
 }
 
+/** What the person opened with `sandbox.allow_read`, real paths (relative ones in the repository). */
+function openedByPerson(opts: {
+  readonly env: SandboxEnv;
+  readonly repoRoot: string;
+  readonly config: Config['sandbox'];
+}) {
+  return existing(opts.config.allow_read.map((p) => expand(p, opts.env.HOME, opts.repoRoot)));
+}
+
+/**
+ * Refuses a read-only run whose repository has more ignored entries to hide than its fence lists
+ * (src/sandbox/ignored.ts), before the run exists.
+ */
+export async function assertReadOnlyFence(opts: {
+  readonly env: SandboxEnv;
+  readonly repoRoot: string;
+  readonly config: Config['sandbox'];
+}): Promise<void> {
+  const hidden = hiddenIgnored(await ignoredEntries(opts.repoRoot), openedByPerson(opts));
+  assertFewIgnored(hidden, fs.realpathSync(opts.repoRoot), userConfigPath(opts.env));
+}
+
 /**
  * The run's read fence (src/sandbox/read-allowlist.ts): reads are denied by default. Denied: the
  * person's home and its XDG folders and Claude Code's config dir, and on Linux every top-level
@@ -53,15 +77,25 @@ export interface RunPlaces {
  * on (the repository and the run's private git, and a fix run's worktree and its admin folder).
  */
 export function readFence(
-  opts: { readonly env: SandboxEnv; readonly repoRoot: string; readonly config: Config['sandbox'] },
+  opts: {
+    readonly env: SandboxEnv;
+    readonly repoRoot: string;
+    readonly config: Config['sandbox'];
+    /** A read-only run's: the repository's ignored entries (src/sandbox/ignored.ts), real paths. */
+    readonly ignored?: readonly string[];
+  },
   area: PrivateArea,
   places: RunPlaces,
 ): ReadFence & { readonly listed: readonly string[] } {
   const { env } = opts;
+  const { fix } = places;
+  const opened = openedByPerson(opts);
+  const ignored = fix ? [] : hiddenIgnored(opts.ignored ?? [], opened);
+  // (checked before the run was made, assertReadOnlyFence; again here, for the repository as it is now)
+  assertFewIgnored(ignored, fs.realpathSync(opts.repoRoot), userConfigPath(env));
   const top = existing(topRegions(fs.readdirSync('/'), process.platform)).filter((p) => !inSystem(p));
   const regions = [...homeRegions(env), ...top];
   const secrets = HOME_SECRETS.map((p) => homePath(p, env));
-  const { fix } = places;
   const denyRead = existing([
     ...regions,
     path.dirname(area.secretsRoot),
@@ -78,14 +112,16 @@ export function readFence(
   ]);
   const root = fs.realpathSync(opts.repoRoot);
   // A read-only run starts claude in the repository: no denied folder may lie around it (carveTo).
-  const denied = fix ? denyRead : carveTo(denyRead, root, carveList(env), realOrNull);
+  const denied = fix
+    ? denyRead
+    : [...new Set([...carveTo(denyRead, root, carveList(env), realOrNull), ...ignored])];
   // agentbox's installation, unless it is (in) the repository: that would open a fix run's main tree.
   const install = agentboxInstall().filter((p) => !isInside(p, root) && !isInside(root, p));
   const allowRead = existing([
     ...READ_ALLOWLIST.map((row) => homePath(row.path, env)),
     ...pathFolders(env.PATH, regions, secrets),
     ...install,
-    ...opts.config.allow_read.map((p) => expand(p, env.HOME, opts.repoRoot)),
+    ...opened,
     // A read-only run works on the repository itself; a fix run only on its git (its objects).
     // runs.setup, which copies ignored folders from the main tree ($AGENTBOX_REPO_ROOT/node_modules),
     // is opened the main tree by its own fence (setupSandbox); the ledger stays denied.
@@ -97,6 +133,7 @@ export function readFence(
     places.sockDir,
     places.gitConfig,
   ]);
+  // (listed: any may be gone when a command runs, src/sandbox/top-fence.ts selfGlob)
   return { denyRead: denied, allowRead, listed: denied.filter((d) => !denyRead.includes(d)) };
 }
 

@@ -7,6 +7,7 @@ import { createPrivateGit, type WorktreeGit, worktreeGit } from '../git/private.
 import { findOnDisk } from '../git/repo.js';
 import { probeSandbox, probeVerifySandbox, type SandboxEnv, type SandboxProbe } from './available.js';
 import { readFence } from './fence.js';
+import { ignoredEntries } from './ignored.js';
 import { absentBefore, type LeftoverShare, leftoverCandidates, releaseLeftovers } from './leftovers.js';
 import { createPrivateArea, type PrivateArea, privateBase } from './private.js';
 import { writeRunGitconfig } from './run-gitconfig.js';
@@ -153,6 +154,24 @@ function readOnlyFence(
   return { ...fence, ...reads, gitDir: area.gitDir, mainTree: null };
 }
 
+/** A fix run's: its worktree and admin folder (`adminDir`) opened, the main tree hidden. */
+function fixFence(
+  opts: Parameters<typeof readFence>[0] & { readonly worktree: string; readonly leftovers?: LeftoverShare },
+  area: PrivateArea,
+  places: Omit<Parameters<typeof readFence>[2], 'fix'>,
+  fence: Omit<RunSandbox, 'gitDir' | 'mainTree' | 'denyRead' | 'allowRead' | 'listed'>,
+  adminDir: string,
+): RunSandbox {
+  const { repoRoot, worktree } = opts;
+  const { mainGitDir } = places;
+  const leftovers = absentBefore(
+    leftoverCandidates({ repoRoot, mainGitDir, worktree, worktreeGitDir: adminDir }),
+  );
+  area.onDispose(() => releaseLeftovers(leftovers, opts.leftovers));
+  const reads = readFence(opts, area, { ...places, fix: { worktree, adminDir } });
+  return { ...fence, ...reads, gitDir: area.gitDir, mainTree: fs.realpathSync(repoRoot) };
+}
+
 /** The branch the repository has checked out (`.git/HEAD`), or its commit when detached. */
 function currentBranch(info: WorktreeGit): string | { readonly detached: string | null } {
   try {
@@ -209,7 +228,7 @@ export async function prepareRunPrivacy(opts: {
     // The private git is made as soon as the worktree's git is known, beside the run's git config:
     // one round of git on the way to claude, not two.
     const known = Promise.resolve(opts.worktree ? worktreeGit(opts.worktree) : repositoryGit(opts.repoRoot));
-    const [mainGitDir, info, gitConfig] = await Promise.all([
+    const [mainGitDir, info, gitConfig, , ignored] = await Promise.all([
       commonGitDir(opts.repoRoot),
       known,
       writeRunGitconfig(area.workDir, opts.repoRoot, opts.env),
@@ -221,28 +240,21 @@ export async function prepareRunPrivacy(opts: {
           info: found,
         }),
       ),
+      opts.worktree ? null : ignoredEntries(opts.repoRoot),
     ]);
     const runtimeWritable = runtimeFolders(opts.env);
     const places = { mainGitDir, tmpDir: area.tmpDir, sockDir: area.sockDir, gitConfig, gitDir: area.gitDir };
     const { gitDir: _, ...shared } = places;
     const fence = { ...shared, runtimeWritable, allowedDomains: opts.config.allowed_domains };
-    if (!opts.worktree) return { area, secrets, sandbox: readOnlyFence(opts, area, places, fence) };
-    const adminDir = info.gitDir;
-    const leftovers = absentBefore(
-      leftoverCandidates({
-        repoRoot: opts.repoRoot,
-        mainGitDir,
-        worktree: opts.worktree,
-        worktreeGitDir: adminDir,
-      }),
-    );
-    area.onDispose(() => releaseLeftovers(leftovers, opts.leftovers));
-    const reads = readFence(opts, area, {
-      ...places,
-      fix: { worktree: opts.worktree, adminDir },
-    });
-    const mainTree = fs.realpathSync(opts.repoRoot);
-    return { area, secrets, sandbox: { ...fence, ...reads, gitDir: area.gitDir, mainTree } };
+    if (!opts.worktree) {
+      const sandbox = readOnlyFence({ ...opts, ignored: ignored ?? [] }, area, places, fence);
+      return { area, secrets, sandbox };
+    }
+    return {
+      area,
+      secrets,
+      sandbox: fixFence({ ...opts, worktree: opts.worktree }, area, places, fence, info.gitDir),
+    };
   } catch (error) {
     area.dispose();
     throw error;
