@@ -119,11 +119,20 @@ export function probeVerifySandbox(
   env: SandboxEnv,
   platform: NodeJS.Platform = process.platform,
 ): SandboxProbe {
-  if (platform !== 'linux' || onPath('rg', env))
-    return { ok: true, detail: 'the sandbox runtime can run it' };
-  return {
-    ok: false,
-    problem: 'ripgrep (rg) is not installed, which the sandbox runtime that runs runs.verify needs',
-    fix: 'install ripgrep (Debian/Ubuntu: sudo apt-get install ripgrep; Fedora: sudo dnf install ripgrep)',
-  };
+  if (platform !== 'linux') return { ok: true, detail: 'the sandbox runtime can run it' };
+  if (!onPath('rg', env))
+    return {
+      ok: false,
+      problem: 'ripgrep (rg) is not installed, which the sandbox runtime that runs runs.verify needs',
+      fix: 'install ripgrep (Debian/Ubuntu: sudo apt-get install ripgrep; Fedora: sudo dnf install ripgrep)',
+    };
+  // (it finds bwrap, socat, rg and the shell with the `which` program: without it, "bubblewrap
+  // (bwrap) not installed" though it is, measured with @anthropic-ai/sandbox-runtime 0.0.83)
+  if (!onPath('which', env))
+    return {
+      ok: false,
+      problem: 'the `which` command is not installed, which the sandbox runtime that runs runs.verify needs to find bwrap, socat and the shell',
+      fix: 'install it (Fedora: sudo dnf install which; Arch: sudo pacman -S which; Alpine: apk add which)',
+    };
+  return { ok: true, detail: 'the sandbox runtime can run it' };
 }

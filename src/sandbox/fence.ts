@@ -115,8 +115,13 @@ export function readFence(
   const denied = fix
     ? denyRead
     : [...new Set([...carveTo(denyRead, root, carveList(env), realOrNull), ...ignored])];
-  // agentbox's installation, unless it is (in) the repository: that would open a fix run's main tree.
-  const install = agentboxInstall().filter((p) => !isInside(p, root) && !isInside(root, p));
+  // agentbox's installation, unless it is the repository or holds it, or lies in the repository
+  // outside its packages (a checkout of agentbox itself): that would open a fix run's main tree.
+  const install = agentboxInstall().filter(
+    (p) =>
+      !isInside(root, p) &&
+      (!isInside(p, root) || path.relative(root, p).split(path.sep).includes('node_modules')),
+  );
   const allowRead = existing([
     ...READ_ALLOWLIST.map((row) => homePath(row.path, env)),
     ...pathFolders(env.PATH, regions, secrets),

@@ -62,12 +62,22 @@ export function toolchainOf(dir: string, rows: readonly string[]): string | null
 }
 
 /**
- * agentbox's own installation (the package root: bin/, dist/, its node_modules), opened so that an
- * agentbox started inside a run can load and refuse the human gate itself (and log it).
+ * agentbox's own installation (the package root: bin/, dist/, its node_modules, and the
+ * node_modules folder holding it, where npm and pnpm put its dependencies beside it), opened so
+ * that an agentbox started inside a run can load and refuse the human gate itself (and log it), and
+ * so that `runs.setup`/`runs.verify` find the sandbox runtime's own helper (its `apply-seccomp`):
+ * without the last, every fix run of an agentbox installed into a project failed its setup and
+ * verify with exit code 127 (found by QA).
  */
-export function agentboxInstall(): string[] {
-  const root = fileURLToPath(new URL('../../', import.meta.url));
-  return [root, path.join(root, 'node_modules')];
+export function agentboxInstall(root = fileURLToPath(new URL('../../', import.meta.url))): string[] {
+  return [root, path.join(root, 'node_modules'), ...holdingPackages(root)];
+}
+
+/** The node_modules folder `root` (a package's folder, `@scope/name` too) lies in, if it does. Pure. */
+export function holdingPackages(root: string): string[] {
+  let up = path.dirname(path.resolve(root));
+  if (path.basename(up).startsWith('@')) up = path.dirname(up);
+  return path.basename(up) === 'node_modules' ? [up] : [];
 }
 
 /** Whether `child` is `parent` or inside it. */

@@ -2,12 +2,18 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { text } from '../fixtures/model-server/index.js';
+import { bash, startModelServer, text } from '../fixtures/model-server/index.js';
 import { REPO_ROOT, runAgentbox } from '../helpers/bin.js';
-import { prepareInteractiveConfig, TEST_API_KEY } from '../helpers/claude.js';
+import {
+  CLAUDE_BIN,
+  claudeEnv,
+  claudeHome,
+  prepareInteractiveConfig,
+  TEST_API_KEY,
+} from '../helpers/claude.js';
 import { GIT_ENV, gitRepo, tempDir } from '../helpers/git-repo.js';
-import { expectNoProcessesLeft } from '../helpers/processes.js';
-import { type Project, project } from '../helpers/project.js';
+import { expectNoProcessesLeft, killTagged, newTestTag } from '../helpers/processes.js';
+import { type Project, project, trustAsIs } from '../helpers/project.js';
 import { sleep, startPty, waitFor } from '../helpers/pty.js';
 import { playReadmeTour, TOUR_FILES } from '../helpers/readme-tour.js';
 import { request, startUi } from '../helpers/ui.js';
@@ -133,6 +139,60 @@ describe('npm pack, installed without a compiler', () => {
     fs.rmSync(path.join(installed, '.v8-cache'), { recursive: true });
     execFileSync(bin, ['--help'], { env: { ...process.env, AGENTBOX_CODE_CACHE: '0' } });
     expect(fs.existsSync(path.join(installed, '.v8-cache'))).toBe(false);
+  }, 240_000);
+
+  it('installed into the project it works on: a fix run runs its setup and verify in the sandbox (the runtime beside agentbox in node_modules)', async () => {
+    const consumer = path.join(dir, 'consumer');
+    const tag = newTestTag();
+    const server = await startModelServer([
+      { when: { anyText: 'PACK-FIX', turn: 0 }, reply: bash('echo more >> notes.txt') },
+      { when: { anyText: 'PACK-FIX' }, reply: text('added') },
+    ]);
+    const home = claudeHome();
+    try {
+      const env = {
+        ...claudeEnv({
+          home,
+          modelUrl: server.url,
+          extra: { AGENTBOX_TEST_TAG: tag, AGENTBOX_LINEAGE: tag },
+        }),
+        ...GIT_ENV,
+        AGENTBOX_CLAUDE_BIN: CLAUDE_BIN,
+      };
+      const git = (...args: string[]) => execFileSync('git', args, { cwd: consumer, env, stdio: 'pipe' });
+      fs.writeFileSync(path.join(consumer, '.gitignore'), 'node_modules/\n');
+      fs.writeFileSync(path.join(consumer, 'notes.txt'), 'first\n');
+      git('init', '-q');
+      git('add', '-A');
+      git('commit', '-qm', 'the project');
+      const agentbox = (args: string[]) => {
+        trustAsIs(consumer, env);
+        return runAgentbox(args, {
+          cwd: consumer,
+          env,
+          bin: path.join(consumer, 'node_modules/agentbox/bin/agentbox.cjs'),
+        });
+      };
+      expect((await agentbox(['init'])).code).toBe(0);
+      fs.writeFileSync(
+        path.join(consumer, 'agentbox.yaml'),
+        'runs:\n  setup: echo setup-ran\n  verify: grep -q more notes.txt\n',
+      );
+      git('add', '-A');
+      git('commit', '-qm', 'agentbox');
+      const fix = await agentbox(['fix', 'PACK-FIX add a line']);
+      expect(fix.code, fix.stdout + fix.stderr).toBe(0);
+      const runs = path.join(consumer, '.agents/runs');
+      const name = fs.readdirSync(runs).find((n) => fs.existsSync(path.join(runs, n, 'state.json')))!;
+      const state = JSON.parse(fs.readFileSync(path.join(runs, name, 'state.json'), 'utf8'));
+      expect(state.status).toBe('REVIEW');
+      expect(fs.readFileSync(path.join(runs, name, 'raw/setup.log'), 'utf8')).toContain('setup-ran');
+      expect(fix.stdout + fix.stderr).toMatch(/verify passed/);
+    } finally {
+      killTagged(tag);
+      await server.close();
+      home.cleanup();
+    }
   }, 240_000);
 
   describe("installed globally by the runner image's own install line", () => {

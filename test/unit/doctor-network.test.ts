@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -222,6 +223,25 @@ describe('runs.setup against its network, on a real repository (files read at HE
     expect(result.detail).toContain(
       'ripgrep (rg) is not installed, which the sandbox runtime that runs runs.setup',
     );
+  });
+
+  it('the sandbox runtime finds its programs with `which`: without it, not passed, and the fix names it (found by QA: "bubblewrap not installed" though it was)', async () => {
+    if (process.platform !== 'linux') return;
+    const repo = gitRepo({ files: { 'package.json': '{}\n' } });
+    const bin = tempDir('agentbox-no-which-');
+    for (const name of ['node', 'rg', 'bwrap', 'socat']) {
+      const real = execFileSync('sh', ['-c', `command -v ${name}`], { encoding: 'utf8' }).trim();
+      fs.symlinkSync(real, path.join(bin, name));
+    }
+    const found = await findRepo(repo.dir);
+    const without = await checkSetup(found, { PATH: bin }, config('node -v'));
+    expect(without).toMatchObject({ ok: false });
+    expect(without.detail).toContain('the `which` command is not installed');
+    fs.symlinkSync(
+      execFileSync('sh', ['-c', 'command -v which'], { encoding: 'utf8' }).trim(),
+      path.join(bin, 'which'),
+    );
+    expect((await checkSetup(found, { PATH: bin }, config('node -v'))).detail).not.toContain('`which`');
   });
 
   it('a repository’s hosts are a stranger’s text: one that is no host name is not a host, and doctor prints every check as one clean line', async () => {

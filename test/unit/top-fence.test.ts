@@ -7,7 +7,9 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { readable } from '../../src/sandbox/read-allowlist.js';
 import { runGitconfigText, writeRunGitconfig } from '../../src/sandbox/run-gitconfig.js';
 import {
+  agentboxInstall,
   carveTo,
+  holdingPackages,
   inSystem,
   SYSTEM_TOP,
   selfGlob,
@@ -249,3 +251,21 @@ describe('selfGlob (a listed entry that may be gone when a command starts)', () 
     expect(selfGlob(p)).toBe(glob);
   });
 });
+
+describe("agentbox's installation, opened to a run", () => {
+  it('its folder, its own packages and, when it was installed into a node_modules (npm, pnpm), the folder its dependencies lie in', () => {
+    expect(agentboxInstall('/p/node_modules/agentbox')).toEqual([
+      '/p/node_modules/agentbox',
+      '/p/node_modules/agentbox/node_modules',
+      '/p/node_modules',
+    ]);
+    expect(holdingPackages('/p/node_modules/@scope/agentbox/')).toEqual(['/p/node_modules']);
+    expect(holdingPackages('/p/.pnpm/agentbox@0.1.0/node_modules/agentbox')).toEqual([
+      '/p/.pnpm/agentbox@0.1.0/node_modules',
+    ]);
+    // A checkout, or a global install's own folder: nothing beside it.
+    expect(holdingPackages('/work/agentbox')).toEqual([]);
+    expect(holdingPackages('/usr/lib/node_modules/agentbox')).toEqual(['/usr/lib/node_modules']);
+  });
+});
+
