@@ -228,7 +228,7 @@ function ledger(program: Command, lazy: Lazy, wants: Wants): void {
     program
       .command('gc')
       .description(
-        'remove worktrees and branches of merged and discarded runs; --older-than also old run folders',
+        'remove worktrees and branches of settled runs (merged, discarded, or a fix with no change); --older-than also old run folders',
       )
       .option(
         '--older-than <duration>',

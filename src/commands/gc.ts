@@ -15,7 +15,7 @@ export interface GcOptions {
 
 /**
  * `agentbox gc [--older-than <duration>] [--dry-run]`: removes the worktrees and branches of MERGED
- * and DISCARDED runs, and with --older-than old run folders too (src/gate/gc.ts decides what);
+ * and DISCARDED runs and of DONE fix runs, and with --older-than old run folders too (src/gate/gc.ts decides what);
  * --dry-run lists.
  */
 export async function gc(ctx: CommandContext, options: GcOptions): Promise<number> {

@@ -272,7 +272,7 @@ async function leftovers(root: string, hasLedger: boolean, traces: Traces): Prom
   const inGit = traces.items.filter((i) => i.what !== 'commands');
   if (inGit.length > 0) {
     notes.push(
-      `kept ${countItems(inGit)} of runs — "agentbox uninstall --purge" removes them (listed first), "agentbox gc" those of merged and discarded runs`,
+      `kept ${countItems(inGit)} of runs — "agentbox uninstall --purge" removes them (listed first), "agentbox gc" those of settled runs (merged, discarded, a fix with no change)`,
     );
   }
   return notes;

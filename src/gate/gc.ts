@@ -34,12 +34,16 @@ export interface GcItem {
 
 /** Finished and decided: nothing in them waits for anyone. REVIEW waits for you; ACTIVE is running. */
 const COLLECTABLE = new Set(['DONE', 'MERGED', 'DISCARDED', 'ABORTED', 'CRASHED', 'STALLED', 'FAILED']);
-/** The human gate decided: the worktree and branch have served their purpose. */
-const DECIDED = new Set(['MERGED', 'DISCARDED']);
+/**
+ * The worktree and branch have served their purpose: the human gate decided, or the fix run ended
+ * DONE, with no change (one with a change ends in REVIEW). An ABORTED, CRASHED or STALLED run's
+ * stay for its resume.
+ */
+const SETTLED = new Set(['MERGED', 'DISCARDED', 'DONE']);
 
 /**
- * What `agentbox gc` collects: the worktrees and branches of MERGED and DISCARDED runs (and their
- * checkpoints); with a `cutoff` (ms since the epoch), also whole run folders of finished runs that
+ * What `agentbox gc` collects: the worktrees and branches of MERGED and DISCARDED runs and of fix
+ * runs that ended DONE with no change (and their checkpoints); with a `cutoff` (ms since the epoch), also whole run folders of finished runs that
  * ended before then. Runs in REVIEW (changes waiting for the gate) and ACTIVE runs are never
  * touched. `dry`: lists, removes nothing.
  */
@@ -66,7 +70,7 @@ export async function collectGarbage(
     const old = cutoff !== null && Date.parse(state.ended_at ?? state.started_at) < cutoff;
     if (old && state.status === 'REVIEW') keptReview.push(name);
     const deleteFolder = old && COLLECTABLE.has(state.status);
-    if (!deleteFolder && !DECIDED.has(state.status)) continue;
+    if (!deleteFolder && !SETTLED.has(state.status)) continue;
 
     const items: GcItem[] = [];
     // Only the run's own worktree and branch (a planted state may name the person's: own-traces.ts).

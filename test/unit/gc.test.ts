@@ -39,13 +39,16 @@ async function fixRun(
 }
 
 describe('agentbox gc', () => {
-  it('removes worktrees, branches and checkpoints of MERGED and DISCARDED runs only', async () => {
+  it('removes worktrees, branches and checkpoints of MERGED and DISCARDED runs and of DONE fix runs (no change) only', async () => {
     const { repo, ledger } = ledgerRepo();
     const worktrees = scratchDir();
     const merged = await fixRun(ledger, repo.dir, worktrees, 'aaaaa1', 'MERGED', 1);
     const discarded = await fixRun(ledger, repo.dir, worktrees, 'aaaaa2', 'DISCARDED', 1);
     const review = await fixRun(ledger, repo.dir, worktrees, 'aaaaa3', 'REVIEW', 1);
     const crashed = await fixRun(ledger, repo.dir, worktrees, 'aaaaa4', 'CRASHED', 1);
+    const aborted = await fixRun(ledger, repo.dir, worktrees, 'aaaaa5', 'ABORTED', 1);
+    // A fix run that ended DONE changed nothing (one with a change ends in REVIEW): nothing waits in it.
+    const done = await fixRun(ledger, repo.dir, worktrees, 'aaaaa6', 'DONE', 1);
     // A discard that already removed the worktree leaves nothing but the checkpoint here.
     git(repo.dir, 'worktree', 'remove', '--force', discarded.wt);
     git(repo.dir, 'branch', '-D', discarded.branch);
@@ -55,11 +58,14 @@ describe('agentbox gc', () => {
     expect(dry.stdout).toBe(
       [
         // Newest run first, as agentbox status lists them.
+        `would remove worktree ${fs.realpathSync(done.wt)} (${done.name})`,
+        `would remove branch ${done.branch} (${done.name})`,
+        `would remove checkpoint refs/agentbox/checkpoints/${done.name} (${done.name})`,
         `would remove checkpoint refs/agentbox/checkpoints/${discarded.name} (${discarded.name})`,
         `would remove worktree ${fs.realpathSync(merged.wt)} (${merged.name})`,
         `would remove branch ${merged.branch} (${merged.name})`,
         `would remove checkpoint refs/agentbox/checkpoints/${merged.name} (${merged.name})`,
-        'dry run: nothing removed; would remove 1 worktree(s), 1 branch(es), 2 checkpoint(s), 0 run folder(s)',
+        'dry run: nothing removed; would remove 2 worktree(s), 2 branch(es), 3 checkpoint(s), 0 run folder(s)',
         '',
       ].join('\n'),
     );
@@ -68,16 +74,17 @@ describe('agentbox gc', () => {
     const result = await cli(repo.dir, ['gc']);
     expect(result.code).toBe(0);
     expect(result.stdout).toContain(
-      'gc removed 1 worktree(s), 1 branch(es), 2 checkpoint(s), 0 run folder(s)',
+      'gc removed 2 worktree(s), 2 branch(es), 3 checkpoint(s), 0 run folder(s)',
     );
     expect(fs.existsSync(merged.wt)).toBe(false);
+    expect(fs.existsSync(done.wt)).toBe(false);
     expect(git(repo.dir, 'branch', '--list', 'agentbox/*')).not.toContain(merged.branch);
-    for (const kept of [review, crashed]) {
+    for (const kept of [review, crashed, aborted]) {
       expect(fs.existsSync(kept.wt)).toBe(true);
       expect(git(repo.dir, 'branch', '--list', kept.branch)).toContain(kept.branch);
     }
     // Run folders stay without --older-than.
-    expect(fs.readdirSync(ledger.runsDir)).toHaveLength(4);
+    expect(fs.readdirSync(ledger.runsDir)).toHaveLength(6);
     expect((await cli(repo.dir, ['gc'])).stdout).toBe('nothing to collect\n');
   });
 

@@ -166,7 +166,7 @@ describe('agentbox uninstall keeps a kept ledger ignored', () => {
     await fixRun(ledger, repo.dir, scratchDir(), 'aaaaa1', 'MERGED');
     const result = await cli(repo.dir, ['uninstall']);
     expect(result.stdout).toContain(
-      'kept 1 worktree(s), 1 branch(es), 1 ref(s) of runs — "agentbox uninstall --purge" removes them (listed first), "agentbox gc" those of merged and discarded runs',
+      'kept 1 worktree(s), 1 branch(es), 1 ref(s) of runs — "agentbox uninstall --purge" removes them (listed first), "agentbox gc" those of settled runs (merged, discarded, a fix with no change)',
     );
   });
 
