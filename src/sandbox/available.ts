@@ -131,7 +131,8 @@ export function probeVerifySandbox(
   if (!onPath('which', env))
     return {
       ok: false,
-      problem: 'the `which` command is not installed, which the sandbox runtime that runs runs.verify needs to find bwrap, socat and the shell',
+      problem:
+        'the `which` command is not installed, which the sandbox runtime that runs runs.verify needs to find bwrap, socat and the shell',
       fix: 'install it (Fedora: sudo dnf install which; Arch: sudo pacman -S which; Alpine: apk add which)',
     };
   return { ok: true, detail: 'the sandbox runtime can run it' };

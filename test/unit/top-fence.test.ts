@@ -268,4 +268,3 @@ describe("agentbox's installation, opened to a run", () => {
     expect(holdingPackages('/usr/lib/node_modules/agentbox')).toEqual(['/usr/lib/node_modules']);
   });
 });
-
