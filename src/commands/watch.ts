@@ -9,13 +9,13 @@ import { runIdOf } from '../ledger/names.js';
 import type { Ledger } from '../ledger/paths.js';
 import { stepText } from '../present/live.js';
 import { nextStep } from '../present/next-step.js';
-import { succeeded } from '../present/print.js';
+import { endHead, succeeded } from '../present/print.js';
 import { followRun, type RunSighting } from '../present/watch.js';
 import { openRun } from '../run/open.js';
 import { followTranscript } from '../transcript/follow.js';
 import { entryPrinter } from '../transcript/render.js';
 import { styler } from '../util/style.js';
-import { terminalLine, terminalText } from '../util/terminal-text.js';
+import { terminalLine } from '../util/terminal-text.js';
 
 const first = (text: unknown, max = 120) => {
   const line = terminalLine(
@@ -91,10 +91,8 @@ function printEnd(
     );
     return 1;
   }
-  const ok = succeeded(seen.status);
-  const why = seen.failure ? ` (${seen.failure.kind}): ${terminalText(seen.failure.message)}` : '';
-  const code = ok ? 0 : 1;
-  ctx.io.out(`${ok ? s.ok('✓') : s.bad('✗')} ${run.name} — ${seen.status}${why} · exit ${code}\n`);
+  const code = succeeded(seen.status) ? 0 : 1;
+  ctx.io.out(`${endHead(s, { ...seen, name: run.name })} · exit ${code}\n`);
   ctx.io.out(`  next ${nextStep(seen.status, runIdOf(run.name), seen.failure)}\n`);
   return code;
 }
@@ -182,13 +180,11 @@ async function watchGroup(
     const k = `[${g.attempt}]`;
     const seen = g.seen;
     if (seen.kind === 'ended' || seen.kind === 'gone') {
-      const how = seen.kind === 'gone' ? 'its agentbox process is gone' : seen.status;
-      const why =
-        seen.kind === 'ended' && seen.failure
-          ? ` (${seen.failure.kind}): ${terminalText(seen.failure.message)}`
-          : '';
-      const ok = seen.kind === 'ended' && succeeded(seen.status);
-      ctx.io.out(`${k} ${ok ? s.ok('✓') : s.bad('✗')} ${g.run} — ${how}${why}\n`);
+      const line =
+        seen.kind === 'gone'
+          ? `${s.bad('✗')} ${g.run} — its agentbox process is gone`
+          : endHead(s, { ...seen, name: g.run });
+      ctx.io.out(`${k} ${line}\n`);
       continue;
     }
     const text = sightingLine(seen);

@@ -7,7 +7,7 @@ import { runIdOf } from '../ledger/names.js';
 import type { Failure, RunStatus } from '../ledger/types.js';
 import type { Denial } from '../supervisor/hooks.js';
 import { terminalJson } from '../util/json-out.js';
-import { styler } from '../util/style.js';
+import { type Styler, styler } from '../util/style.js';
 import { terminalExact, terminalLine, terminalName, terminalText } from '../util/terminal-text.js';
 import { outsidePatchLines } from './left-out.js';
 import type { NestedShown } from './nested.js';
@@ -94,15 +94,23 @@ function summaryJson(runDir: string, done: RunEnd, next: string): string {
   )}\n`;
 }
 
+/**
+ * How an ended run's line begins — its mark, name, status, why it failed and its failed tool calls
+ * — as the foreground's summary and `agentbox watch` print it. A failed tool call is never hidden
+ * under a green tick: the mark warns and the line says it. Pure.
+ */
+export function endHead(s: Styler, end: Pick<RunEnd, 'name' | 'status' | 'failure' | 'toolErrors'>): string {
+  const ok = succeeded(end.status);
+  const why = end.failure ? ` (${end.failure.kind}): ${terminalText(end.failure.message)}` : '';
+  const failed = toolErrorsNote(end.toolErrors, terminalLine);
+  const mark = !ok ? s.bad('✗') : failed ? s.warn('⚠') : s.ok('✓');
+  return `${mark} ${s.bold(end.name)} — ${ok ? s.ok(end.status) : s.bad(end.status)}${why}${failed ? ` · ${s.warn(failed)}` : ''}`;
+}
+
 function printSummaryText(io: Io, runDir: string, root: string, done: RunEnd, next: string): void {
   const s = styler(io);
-  const ok = succeeded(done.status);
-  const why = done.failure ? ` (${done.failure.kind}): ${terminalText(done.failure.message)}` : '';
-  // A failed tool call is never hidden under a green tick: the mark warns and the line says it.
-  const failed = toolErrorsNote(done.toolErrors, terminalLine);
-  const mark = !ok ? s.bad('✗') : failed ? s.warn('⚠') : s.ok('✓');
   io.out(
-    `${mark} ${s.bold(done.name)} — ${ok ? s.ok(done.status) : s.bad(done.status)}${why}${failed ? ` · ${s.warn(failed)}` : ''}\n` +
+    `${endHead(s, done)}\n` +
       `  ${formatDuration(done.durationMs)} · ${toolCalls(done.toolCalls)}${done.denials.length ? ` · ${done.denials.length} refused` : ''}\n`,
   );
   // A read-only run answers here: its answer (the first screen of it), then where the rest is.

@@ -1,3 +1,4 @@
+import type { RunState } from '../ledger/types.js';
 import { toolCalls, toolTarget } from './live.js';
 
 /** The tool calls of a run whose result was an error, and the last one in a line. */
@@ -8,6 +9,12 @@ export interface ToolErrors {
 }
 
 export const NO_TOOL_ERRORS: ToolErrors = Object.freeze({ count: 0, last: null });
+
+/** The failed tool calls a run's state.json records (at its end, and at each crash). Pure. */
+export function toolErrorsOf(state: Pick<RunState, 'failed_tool_calls' | 'last_tool_error'>): ToolErrors {
+  const count = state.failed_tool_calls ?? 0;
+  return count === 0 ? NO_TOOL_ERRORS : { count, last: state.last_tool_error ?? null };
+}
 
 /** Words that mark the line of an error output that says what went wrong. */
 const TELLING = /\b(error|cannot|can't|not found|no such|failed|failure|denied|fatal|exception|missing)\b/i;

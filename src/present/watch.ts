@@ -4,6 +4,7 @@ import { LineSplitter, parseStreamLine } from '../claude/stream.js';
 import { type Failure, type RunDetails, type RunStatus, readState } from '../ledger/index.js';
 import { isAlive } from '../process/reap.js';
 import { toolTarget } from './live.js';
+import { type ToolErrors, toolErrorsOf } from './tool-errors.js';
 
 /** New whole lines of a growing file, from where the last read stopped. */
 class Tail {
@@ -39,7 +40,13 @@ export type RunSighting =
   | { readonly kind: 'tool'; readonly name: string; readonly target: string | null; readonly at: number }
   /** `at`: the event's own time (its `ts`). */
   | { readonly kind: 'event'; readonly event: Record<string, unknown>; readonly at: number }
-  | { readonly kind: 'ended'; readonly status: RunStatus; readonly failure: Failure | null }
+  /** `toolErrors`: its failed tool calls, said on its end line as the foreground's summary does. */
+  | {
+      readonly kind: 'ended';
+      readonly status: RunStatus;
+      readonly failure: Failure | null;
+      readonly toolErrors: ToolErrors;
+    }
   /** Its agentbox process is gone without recording an end. */
   | { readonly kind: 'gone' };
 
@@ -100,7 +107,7 @@ export class RunFollower {
     const seen = [...this.tools(), ...this.newEvents()];
     let end: RunLook['end'] = null;
     if (state && state.status !== 'ACTIVE' && state.status !== 'STALLED')
-      end = { kind: 'ended', status: state.status, failure: state.failure };
+      end = { kind: 'ended', status: state.status, failure: state.failure, toolErrors: toolErrorsOf(state) };
     else if (state && !isAlive(state.pid, state.pid_start) && state.pid !== null) end = { kind: 'gone' };
     return { seen: inOrder(seen), end };
   }

@@ -1,4 +1,5 @@
 import { type Failure, type RunDetails, type RunStatus, readState } from '../ledger/index.js';
+import { type ToolErrors, toolErrorsOf } from '../present/tool-errors.js';
 import { isAlive } from '../process/reap.js';
 import type { Env } from '../util/env.js';
 import { START } from './cursor.js';
@@ -8,7 +9,12 @@ import { transcriptPage } from './read.js';
 
 export type TranscriptSighting =
   | { readonly kind: 'entry'; readonly entry: Entry }
-  | { readonly kind: 'ended'; readonly status: RunStatus; readonly failure: Failure | null }
+  | {
+      readonly kind: 'ended';
+      readonly status: RunStatus;
+      readonly failure: Failure | null;
+      readonly toolErrors: ToolErrors;
+    }
   /** Its agentbox process is gone without recording an end. */
   | { readonly kind: 'gone' };
 
@@ -33,7 +39,7 @@ export async function* followTranscript(
       if (!page.more) break;
     }
     if (state && state.status !== 'ACTIVE' && state.status !== 'STALLED') {
-      yield { kind: 'ended', status: state.status, failure: state.failure };
+      yield { kind: 'ended', status: state.status, failure: state.failure, toolErrors: toolErrorsOf(state) };
       return;
     }
     if (state && state.pid !== null && !isAlive(state.pid, state.pid_start)) {

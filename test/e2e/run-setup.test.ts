@@ -175,6 +175,9 @@ describe('runs.setup and failed tool calls', () => {
     const last = `Bash node -e "require('nope')": Error: Cannot find module 'nope'`;
     expect(result.stdout).toContain(`⚠ ${name} — REVIEW · 1 tool call failed (last: ${last})\n`);
     expect(result.stdout).not.toContain(`✓ ${name}`);
+    // watch ends the same run as the foreground did.
+    const watched = await p.agentbox(['watch', name]);
+    expect(watched.stdout).toContain(`⚠ ${name} — REVIEW · 1 tool call failed (last: ${last}) · exit 0\n`);
 
     expect(p.read(name, 'report.md')).toContain(`- **failed tool calls: 1** — last: \`${last}\``);
     const shown = JSON.parse((await p.agentbox(['show', name, '--json'])).stdout);

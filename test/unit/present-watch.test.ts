@@ -4,6 +4,8 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { EventLog } from '../../src/ledger/events.js';
 import { readRun, updateState } from '../../src/ledger/index.js';
+import { endHead } from '../../src/present/print.js';
+import { NO_TOOL_ERRORS } from '../../src/present/tool-errors.js';
 import { followRun, inOrder, type RunSighting, streamLineTime, timeOf } from '../../src/present/watch.js';
 import { cli, create, idSequence, ledgerRepo } from './fixtures/ledger.js';
 
@@ -47,6 +49,7 @@ describe('followRun (src/present/watch.ts)', () => {
       kind: 'ended',
       status: 'ABORTED',
       failure: { kind: 'killed', message: 'stopped by agentbox stop' },
+      toolErrors: NO_TOOL_ERRORS,
     });
     // The command prints the same run, ending with its exit code.
     const watched = await cli(repo.dir, ['watch', 'aaaaaa']);
@@ -148,6 +151,55 @@ describe('followRun (src/present/watch.ts)', () => {
       'Edit',
       'Stop',
     ]);
+  });
+
+  it.each([
+    ['DONE', null, NO_TOOL_ERRORS, '✓ r — DONE'],
+    [
+      'DONE',
+      null,
+      { count: 1, last: 'Bash sleep 30: Blocked: standalone sleep 30' },
+      '⚠ r — DONE · 1 tool call failed (last: Bash sleep 30: Blocked: standalone sleep 30)',
+    ],
+    [
+      'REVIEW',
+      null,
+      { count: 2, last: 'Bash x\ny: e' },
+      '⚠ r — REVIEW · 2 tool calls failed (last: Bash x\\ny: e)',
+    ],
+    [
+      'CRASHED',
+      { kind: 'crashed', message: 'x' },
+      { count: 1, last: 'Bash y: z' },
+      '✗ r — CRASHED (crashed): x · 1 tool call failed (last: Bash y: z)',
+    ],
+  ] as const)('endHead: %s, %o, %o', (status, failure, toolErrors, line) => {
+    const plain = (t: string) => t;
+    const s = { ok: plain, warn: plain, bad: plain, dim: plain, bold: plain, cyan: plain };
+    expect(endHead(s, { name: 'r', status, failure, toolErrors })).toBe(line);
+  });
+
+  it('a finished run with a failed tool call ends under a warning that says so, as in the foreground', async () => {
+    const { repo, ledger } = ledgerRepo();
+    const run = await create(ledger, 'why?', '2026-01-01T09:00:00Z', { ids: idSequence('dddddd') });
+    const last = 'Bash sleep 30: Blocked: standalone sleep 30 wastes time';
+    await updateState(ledger, run, { status: 'DONE', failed_tool_calls: 1, last_tool_error: last });
+    const seen = await sightings(followRun(readRun(ledger, run.name), 1));
+    expect(seen.at(-1)).toEqual({
+      kind: 'ended',
+      status: 'DONE',
+      failure: null,
+      toolErrors: { count: 1, last },
+    });
+    const watched = await cli(repo.dir, ['watch', 'dddddd']);
+    expect(watched.code).toBe(0);
+    expect(watched.stdout).toContain(`⚠ ${run.name} — DONE · 1 tool call failed (last: ${last}) · exit 0\n`);
+    expect(watched.stdout).not.toContain('✓');
+    // --transcript ends the same way.
+    const transcript = await cli(repo.dir, ['watch', 'dddddd', '--transcript']);
+    expect(transcript.stdout).toContain(
+      `⚠ ${run.name} — DONE · 1 tool call failed (last: ${last}) · exit 0\n`,
+    );
   });
 
   it('a run whose process is gone without recording an end: "gone"', async () => {

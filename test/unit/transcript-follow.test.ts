@@ -3,6 +3,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { EventLog } from '../../src/ledger/events.js';
 import { readRun, updateState } from '../../src/ledger/index.js';
+import { NO_TOOL_ERRORS } from '../../src/present/tool-errors.js';
 import { followTranscript, type TranscriptSighting } from '../../src/transcript/follow.js';
 import { create, idSequence, ledgerRepo } from './fixtures/ledger.js';
 
@@ -39,7 +40,12 @@ describe('followTranscript (src/transcript/follow.ts)', () => {
     });
     expect(await next()).toMatchObject({ kind: 'entry', entry: { kind: 'inject', text: 'and the docs' } });
     await updateState(ledger, run, { status: 'DONE' });
-    expect(await next()).toEqual({ kind: 'ended', status: 'DONE', failure: null });
+    expect(await next()).toEqual({
+      kind: 'ended',
+      status: 'DONE',
+      failure: null,
+      toolErrors: NO_TOOL_ERRORS,
+    });
     expect((await follower.next()).done).toBe(true);
     expect(seen.filter((s) => s.kind === 'entry')).toHaveLength(3);
   });
