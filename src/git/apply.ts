@@ -24,11 +24,17 @@ export async function patchStat(repoRoot: string, patchFile: string): Promise<st
   const file = path.resolve(repoRoot, patchFile);
   const patch = readPatch(file);
   if (patch.length === 0) return '';
+  const stat = await applyStat(repoRoot, file);
+  const summary = summaryLines(parseEntries(patch));
+  return summary.length === 0 ? stat : `${stat.trimEnd()}\n${summary.join('\n')}\n`;
+}
+
+/** git's `--stat` of a patch file (not empty), read by `git apply`: the lines of a diffstat. */
+export async function applyStat(repoRoot: string, file: string): Promise<string> {
   const args = ['apply', '--stat', '--', file];
   const result = await runGit(args, { cwd: repoRoot });
   if (result.exitCode !== 0) throw unreadable(repoRoot, args, result);
-  const summary = summaryLines(parseEntries(patch));
-  return summary.length === 0 ? result.stdout : `${result.stdout.trimEnd()}\n${summary.join('\n')}\n`;
+  return result.stdout;
 }
 
 export type CheckResult = { ok: true; files: string[] } | { ok: false; conflicts: string[]; message: string };

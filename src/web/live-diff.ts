@@ -1,5 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import { applyStat } from '../git/apply.js';
+import { patchFilesOf, patchHeaders } from '../git/patch-files.js';
 import { type Ledger, type RunDetails, readRun, resolveRun } from '../ledger/index.js';
 import { sha256Of } from '../ledger/reviewed.js';
 import { isLive, liveChanges } from '../review/live.js';
@@ -51,7 +53,7 @@ export class LiveDiffs {
     const run = readRun(ledger, resolveRun(ledger, ref));
     if (!isLive(run)) {
       this.kept.delete(run.name);
-      return finishedAnswer(run);
+      return finishedAnswer(root, run);
     }
     const key = streamSize(run.dir);
     const kept = this.kept.get(run.name);
@@ -67,7 +69,7 @@ export class LiveDiffs {
 
 async function liveAnswer(root: string, run: RunDetails, env?: Env): Promise<DiffAnswer> {
   const live = await liveChanges(root, run, env);
-  if (!live) return finishedAnswer(run);
+  if (!live) return finishedAnswer(root, run);
   live.dispose(); // the patch is all the page needs
   const large = live.patch.length > LIVE_PATCH_MAX;
   return {
@@ -83,19 +85,24 @@ async function liveAnswer(root: string, run: RunDetails, env?: Env): Promise<Dif
   };
 }
 
-function finishedAnswer(run: RunDetails): DiffAnswer {
+/**
+ * A finished run's changes.patch, with its files and git's stat of it: both read from the patch
+ * (its headers alone when it is too large to send), so they are what merge would apply.
+ */
+async function finishedAnswer(root: string, run: RunDetails): Promise<DiffAnswer> {
   const file = path.join(run.dir, 'changes.patch');
   const size = run.files.includes('changes.patch') ? fs.statSync(file).size : 0;
   const large = size > LIVE_PATCH_MAX;
   const bytes = size === 0 || large ? null : fs.readFileSync(file);
   const sha256 = bytes === null ? null : sha256Of(bytes);
+  const files = size === 0 ? [] : patchFilesOf(bytes ?? patchHeaders(file));
   return {
     run: run.name,
     id: run.meta.run_id,
     in_progress: false,
     base: run.meta.repo_sha_start ?? null,
-    files: [],
-    stat: '',
+    files: files.map((f) => ({ path: f.path, status: f.status })),
+    stat: size === 0 ? '' : await applyStat(root, file),
     patch: bytes === null ? null : bytes.toString('utf8'),
     too_large: large,
     patch_sha256: sha256,

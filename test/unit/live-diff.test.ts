@@ -251,7 +251,21 @@ describe('the web route', () => {
     fs.writeFileSync(path.join(handle.dir, 'changes.patch'), second.patch!);
     await updateState(ledger, handle, { status: 'REVIEW' });
     const done = await diffs.answer(ledger, repo.dir, handle.name, env);
-    expect(done).toMatchObject({ in_progress: false, patch: second.patch });
+    expect(done).toMatchObject({ in_progress: false, patch: second.patch, files: second.files });
+    expect(done.stat).toMatch(/^ a\.txt +\| +2 \+-\n new\.txt +\| +1 \+\n 2 files changed/);
+  });
+
+  it("a finished run's patch too large to send: its files and stat still are", async () => {
+    const { repo, ledger, handle, wt } = await activeRun();
+    fs.writeFileSync(path.join(wt, 'a.txt'), 'two\n');
+    fs.writeFileSync(path.join(wt, 'big.txt'), 'x'.repeat(80).concat('\n').repeat(80_000));
+    const live = await new LiveDiffs().answer(ledger, repo.dir, handle.name, env);
+    expect(live).toMatchObject({ too_large: true, patch: null });
+    await exportChanges({ ledger, meta: handle.meta, runDir: handle.dir, worktree: wt });
+    await updateState(ledger, handle, { status: 'REVIEW' });
+    const done = await new LiveDiffs().answer(ledger, repo.dir, handle.name, env);
+    expect(done).toMatchObject({ in_progress: false, too_large: true, patch: null, files: live.files });
+    expect(done.stat).toContain(' 2 files changed, 80001 insertions(+), 1 deletion(-)');
   });
 });
 
