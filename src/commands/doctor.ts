@@ -19,8 +19,9 @@ import {
 import { nodeLineResult } from '../doctor/node-line.js';
 import { checkSetup } from '../doctor/setup.js';
 import { checkTemplates, checkVerify } from '../doctor/templates.js';
+import { untrustedRuns } from '../doctor/untrusted.js';
 import { terminalJson } from '../util/json-out.js';
-import { styler } from '../util/style.js';
+import { type Styler, styler } from '../util/style.js';
 import { terminalLine } from '../util/terminal-text.js';
 
 export interface DoctorOptions {
@@ -79,11 +80,13 @@ export async function doctor(ctx: CommandContext, options: DoctorOptions = {}): 
   results.push(await checkPty());
   const sandbox = checkSandbox(ctx.env, config);
   results.push(sandbox);
+  // The repository's runs.setup and runs.verify awaiting trust are not in `config`: said so, not "not set".
+  const untrusted = untrustedRuns(trust);
   if (repo && config)
     results.push(
       checkTemplates(repo, ctx.env, config),
-      checkVerify(ctx.env, config, sandbox.ok),
-      await checkSetup(repo, ctx.env, config),
+      checkVerify(ctx.env, config, sandbox.ok, untrusted),
+      await checkSetup(repo, ctx.env, config, untrusted),
     );
   if (repo) {
     const installed = checkHooksInstalled(repo);
@@ -105,27 +108,34 @@ export async function doctor(ctx: CommandContext, options: DoctorOptions = {}): 
     ctx.io.out(`${terminalJson({ ok: failed.length === 0, checks: results }, 2)}\n`);
     return failed.length === 0 ? 0 : 1;
   }
-  printResults(ctx, results, failed.length);
+  ctx.io.out(resultsText(styler(ctx.io), results, failed.length));
   return failed.length === 0 ? 0 : 1;
 }
 
-/** One line per check (✓ passed, ! a warning, ✗ failed, - skipped), its fix below, then the count. */
-function printResults(ctx: CommandContext, results: readonly CheckResult[], failed: number): void {
-  const s = styler(ctx.io);
+/**
+ * One line per check (✓ passed, ! a warning, ✗ failed, - skipped), what it lists and its fix
+ * below, then the count. Pure.
+ */
+export function resultsText(s: Styler, results: readonly CheckResult[], failed: number): string {
   const width = Math.max(...results.map((r) => r.name.length));
+  const under = `  ${' '.repeat(width)}  `;
+  let out = '';
   for (const r of results) {
     const mark = r.warn ? s.warn('!') : r.ok ? s.ok('✓') : r.skipped ? s.dim('-') : s.bad('✗');
-    // A check's words carry a repository's text (a lockfile's hosts, a config's values): one line each.
+    // A check's words carry a repository's text (a lockfile's hosts, a config's values): each of
+    // its lines stays one line.
     const detail = terminalLine(r.detail);
-    ctx.io.out(`${mark} ${r.name.padEnd(width)}  ${r.skipped ? s.dim(`skipped: ${detail}`) : detail}\n`);
+    out += `${mark} ${r.name.padEnd(width)}  ${r.skipped ? s.dim(`skipped: ${detail}`) : detail}\n`;
+    for (const line of r.lines ?? []) out += `${under}${terminalLine(line)}\n`;
     if ((r.warn || (!r.ok && !r.skipped)) && r.fix)
-      ctx.io.out(`  ${' '.repeat(width)}  ${s.warn('fix:')} ${terminalLine(r.fix)}\n`);
+      out += `${under}${s.warn('fix:')} ${terminalLine(r.fix)}\n`;
   }
   const warned = results.filter((r) => r.warn).length;
   const warnings = warned > 0 ? ` ${warned} warning(s) (!) above.` : '';
-  ctx.io.out(
-    failed === 0
+  return (
+    out +
+    (failed === 0
       ? `\n${s.ok('All checks passed.')}${warnings}\n`
-      : `\n${s.bad(`${failed} check(s) failed.`)}${warnings}\n`,
+      : `\n${s.bad(`${failed} check(s) failed.`)}${warnings}\n`)
   );
 }

@@ -25,6 +25,8 @@ export interface CheckResult {
   /** Passed, with something to act on before it becomes a failure (its fix says what). */
   readonly warn?: boolean;
   readonly detail: string;
+  /** What the detail lists (a repository's entries), each on a line of its own under it. */
+  readonly lines?: readonly string[];
   readonly fix?: string;
 }
 
@@ -121,11 +123,14 @@ export function checkTrust(trust: TrustStatus): CheckResult {
       trust.state === 'nothing' ? 'nothing here needs trust' : `trusted (${trust.entries.length} entries)`,
     );
   const why = trust.state === 'changed' ? 'changed since you trusted them' : 'not trusted';
-  return fail(
-    'workspace trust',
-    `${trust.entries.length} entries ${why}, not used:\n${trust.entries.map((e) => entryLine(e)).join('\n')}`,
-    'review them, then run "agentbox trust"',
-  );
+  return {
+    ...fail(
+      'workspace trust',
+      `${trust.entries.length} entries ${why}, not used:`,
+      'review them, then run "agentbox trust"',
+    ),
+    lines: trust.entries.map((e) => entryLine(e)),
+  };
 }
 
 export async function checkClaude(

@@ -5,6 +5,7 @@ import type { Config } from '../config/schema.js';
 import { runGit } from '../git/exec.js';
 import type { Repo } from '../git/repo.js';
 import { probeVerifySandbox } from '../sandbox/available.js';
+import type { TrustEntry } from '../trust/index.js';
 import type { Env } from '../util/env.js';
 import type { CheckResult } from './checks.js';
 import {
@@ -14,6 +15,7 @@ import {
   networkVerdict,
   setupAllowed,
 } from './setup-network.js';
+import { untrustedRunsDetail } from './untrusted.js';
 
 /**
  * `runs.setup` and `runs.verify`, checked without running them (issue 29: `npm ci` in a project
@@ -162,13 +164,23 @@ async function committedFiles(root: string, files: readonly string[]): Promise<s
  * runs.setup and runs.verify: their programs on the run's PATH, their installs' lockfiles
  * committed, and the hosts runs.setup's installs download from within the setup's network
  * allowlist. The line says what was checked, and only that (issue 38: "lockfiles committed" was
- * printed for an `npm install` in a repository that had none).
+ * printed for an `npm install` in a repository that had none). `untrusted`: the repository's
+ * entries awaiting trust (untrustedRuns): said to be set but not run, not "not set".
  */
-export async function checkSetup(repo: Repo, env: Env, config: Config): Promise<CheckResult> {
+export async function checkSetup(
+  repo: Repo,
+  env: Env,
+  config: Config,
+  untrusted: readonly TrustEntry[] = [],
+): Promise<CheckResult> {
   const lines = (['setup', 'verify'] as const).flatMap((key) => {
     const line = config.runs[key];
     return line ? [{ key, line }] : [];
   });
+  const pending = untrusted.filter((e) => !lines.some((l) => e.key === `runs.${l.key}`));
+  const notRun = pending.length > 0 ? `; ${untrustedRunsDetail(pending)}` : '';
+  if (lines.length === 0 && pending.length > 0)
+    return { name: 'setup', ok: false, skipped: true, detail: untrustedRunsDetail(pending) };
   if (lines.length === 0)
     return { name: 'setup', ok: true, detail: 'runs.setup and runs.verify are not set' };
   const pathVar = buildAgentEnv(env, { cwd: repo.root, pass: [...config.runs.env_pass] }).PATH ?? '';
@@ -196,7 +208,7 @@ export async function checkSetup(repo: Repo, env: Env, config: Config): Promise<
   return {
     name: 'setup',
     ok: true,
-    detail: `${lines.map((l) => `runs.${l.key}`).join(' and ')}: ${what}${network.detail ? `; ${network.detail}` : ''} (not run)${tip}`,
+    detail: `${lines.map((l) => `runs.${l.key}`).join(' and ')}: ${what}${network.detail ? `; ${network.detail}` : ''} (not run)${tip}${notRun}`,
   };
 }
 

@@ -5,8 +5,10 @@ import { probeVerifySandbox } from '../sandbox/available.js';
 import { loadRunTemplates } from '../templates/load.js';
 import { TEMPLATE_TYPES, templateDirs } from '../templates/locate.js';
 import { loadReviseTemplate } from '../templates/revise.js';
+import type { TrustEntry } from '../trust/index.js';
 import type { Env } from '../util/env.js';
 import type { CheckResult } from './checks.js';
+import { untrustedRunsDetail } from './untrusted.js';
 
 /**
  * Every run type's templates read and checked, as a run would before it starts; `interactive`'s
@@ -40,9 +42,19 @@ export function checkTemplates(repo: Repo, env: Env, config: Config): CheckResul
 /**
  * runs.verify, when set, can run where fix runs do: in the sandbox runtime, which needs the
  * sandbox itself (the sandbox check) and, on Linux, ripgrep. Not run: the line says so.
+ * `untrusted`: the repository's entries awaiting trust (untrustedRuns): a runs.verify among them is
+ * said to be set, not "not set".
  */
-export function checkVerify(env: Env, config: Config, sandboxWorks: boolean): CheckResult {
+export function checkVerify(
+  env: Env,
+  config: Config,
+  sandboxWorks: boolean,
+  untrusted: readonly TrustEntry[] = [],
+): CheckResult {
   const command = config.runs.verify;
+  const pending = untrusted.filter((e) => e.key === 'runs.verify');
+  if (!command && pending.length > 0)
+    return { name: 'verify', ok: false, skipped: true, detail: untrustedRunsDetail(pending) };
   if (!command) return { name: 'verify', ok: true, detail: 'runs.verify is not set: nothing to run' };
   if (config.sandbox.mode === 'off')
     return { name: 'verify', ok: true, detail: `"${command}" runs unsandboxed (sandbox.mode: off)` };
