@@ -64,10 +64,36 @@ function afterTrial(key: string, status: number | null, why: string | undefined)
     worked.set(key, Date.now());
     return { ok: true, detail: 'bubblewrap + socat' };
   }
+  return { ok: false, ...bwrapFailure(status, why) };
+}
+
+/**
+ * What bubblewrap says when the kernel will not let this user make namespaces: "No permissions to
+ * create new namespace" (user namespaces off), "setting up uid map: Permission denied" (AppArmor's
+ * restriction, Ubuntu 24.04+), "Creating new namespace failed" (a seccomp or container policy).
+ */
+const NO_NAMESPACES =
+  /No permissions to create new namespace|setting up uid map: Permission denied|Creating new namespace failed/i;
+
+/**
+ * A failed trial in words: bubblewrap's own first line, and the fix it calls for — user namespaces
+ * only when that is what it said; anything else (a `true` it cannot run, a timeout) gets a next step
+ * that sends the person to bubblewrap's message. Pure.
+ */
+export function bwrapFailure(
+  status: number | null,
+  why: string | undefined,
+): { readonly problem: string; readonly fix: string } {
+  const said = (why || `exit ${status}`).trim().split('\n')[0] ?? '';
+  const problem = `bubblewrap cannot create a sandbox here: ${said}`;
+  if (NO_NAMESPACES.test(why ?? ''))
+    return {
+      problem,
+      fix: 'allow unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1, or on Ubuntu 24.04+ kernel.apparmor_restrict_unprivileged_userns=0), or run inside a container started with them',
+    };
   return {
-    ok: false,
-    problem: `bubblewrap cannot create a sandbox here: ${(why || `exit ${status}`).trim().split('\n')[0]}`,
-    fix: 'allow unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1, or on Ubuntu 24.04+ kernel.apparmor_restrict_unprivileged_userns=0), or run inside a container started with them',
+    problem,
+    fix: `fix what bubblewrap says above (see it whole: bwrap ${BWRAP_TRIAL.join(' ')}), then run agentbox doctor again`,
   };
 }
 

@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createPrivateGit } from '../../src/git/private.js';
-import { probeSandbox, probeSandboxAsync } from '../../src/sandbox/available.js';
+import { bwrapFailure, probeSandbox, probeSandboxAsync } from '../../src/sandbox/available.js';
 import { absentBefore, releaseLeftovers, removeEmpty } from '../../src/sandbox/leftovers.js';
 import { createPrivateArea, privateBase, removeRunArea } from '../../src/sandbox/private.js';
 import { sandboxSettings } from '../../src/sandbox/settings.js';
@@ -81,6 +81,25 @@ describe('probeSandbox', () => {
     expect(tries(1)).toEqual({ answers: [false, false], tries: 2 });
   });
 
+  const USERNS = expect.stringContaining('allow unprivileged user namespaces');
+  const GENERIC =
+    'fix what bubblewrap says above (see it whole: bwrap --ro-bind / / --dev /dev --unshare-net --unshare-pid -- true), then run agentbox doctor again';
+  it.each([
+    [
+      'bwrap: No permissions to create new namespace, likely because the kernel does not allow non-privileged user namespaces.',
+      USERNS,
+    ],
+    ['bwrap: setting up uid map: Permission denied\n', USERNS],
+    ['bwrap: Creating new namespace failed: Operation not permitted', USERNS],
+    ['bwrap: execvp true: Too many levels of symbolic links', GENERIC],
+    ['bwrap: loopback: Failed RTM_NEWADDR: Operation not permitted', GENERIC],
+    [undefined, GENERIC],
+  ])('bwrapFailure: the fix matches what bubblewrap said (%j)', (why, fix) => {
+    const failure = bwrapFailure(1, why);
+    expect(failure.fix).toEqual(fix);
+    expect(failure.problem).toBe(`bubblewrap cannot create a sandbox here: ${why?.trim() ?? 'exit 1'}`);
+  });
+
   it('says a platform without a sandbox has none', () => {
     expect(probeSandbox({ PATH: '' }, 'win32')).toMatchObject({
       ok: false,
@@ -115,6 +134,19 @@ describe('probeSandbox', () => {
     };
     expect(probeSandbox(env, 'linux')).toEqual(refused);
     expect(await probeSandboxAsync(env, 'linux')).toEqual(refused);
+    // One that fails for another reason: its words, and no word of user namespaces.
+    fs.writeFileSync(
+      path.join(bin, 'bwrap'),
+      '#!/bin/sh\necho "bwrap: execvp true: Too many levels of symbolic links" >&2\nexit 1\n',
+    );
+    const other = {
+      ok: false,
+      problem:
+        'bubblewrap cannot create a sandbox here: bwrap: execvp true: Too many levels of symbolic links',
+      fix: expect.not.stringContaining('namespaces'),
+    };
+    expect(probeSandbox(env, 'linux')).toEqual(other);
+    expect(await probeSandboxAsync(env, 'linux')).toEqual(other);
   });
 });
 
