@@ -115,13 +115,7 @@ export function readFence(
   const denied = fix
     ? denyRead
     : [...new Set([...carveTo(denyRead, root, carveList(env), realOrNull), ...ignored])];
-  // agentbox's installation, unless it is the repository or holds it, or lies in the repository
-  // outside its packages (a checkout of agentbox itself): that would open a fix run's main tree.
-  const install = agentboxInstall().filter(
-    (p) =>
-      !isInside(root, p) &&
-      (!isInside(p, root) || path.relative(root, p).split(path.sep).includes('node_modules')),
-  );
+  const install = installOpened(root);
   const allowRead = existing([
     ...READ_ALLOWLIST.map((row) => homePath(row.path, env)),
     ...pathFolders(env.PATH, regions, secrets),
@@ -140,6 +134,19 @@ export function readFence(
   ]);
   // (listed: any may be gone when a command runs, src/sandbox/top-fence.ts selfGlob)
   return { denyRead: denied, allowRead, listed: denied.filter((d) => !denyRead.includes(d)) };
+}
+
+/**
+ * agentbox's installation (src/sandbox/top-fence.ts), unless it is the repository `root` or holds
+ * it, or lies in the repository outside its packages (a checkout of agentbox itself): that would
+ * open a fix run's main tree.
+ */
+function installOpened(root: string): string[] {
+  return agentboxInstall().filter(
+    (p) =>
+      !isInside(root, p) &&
+      (!isInside(p, root) || path.relative(root, p).split(path.sep).includes('node_modules')),
+  );
 }
 
 /**
