@@ -7,6 +7,7 @@ import { type NotPassing, notPassingLine } from '../gate/merge-gate.js';
 import { RUN_HOOKS } from '../gate/merge-git.js';
 import { changedSinceLine, patchSeen } from '../gate/patch-seen.js';
 import { verifyHere } from '../gate/verify-here.js';
+import type { Uncommitted } from '../git/commit-patch.js';
 import { type SensitiveChange, sensitiveLines } from '../git/sensitive.js';
 import { EventLog } from '../ledger/events.js';
 import type { RunDetails } from '../ledger/index.js';
@@ -207,7 +208,7 @@ export function printMerged(
   if (json) {
     // A patch with a refused change never gets here: `refused` is always empty.
     ctx.io.out(
-      `${terminalJson({ run: run.name, status: 'MERGED', files: done.files, commit: done.commit, hooksRan: done.hooksRan, hooksNotRun: done.hooksNotRun, unfiltered: done.unfiltered, sensitive, refused: [], patch_sha256: done.patch_sha256, claim: plan.claim, ...extra })}\n`,
+      `${terminalJson({ run: run.name, status: 'MERGED', files: done.files, commit: done.commit, uncommitted: done.uncommitted, hooksRan: done.hooksRan, hooksNotRun: done.hooksNotRun, unfiltered: done.unfiltered, sensitive, refused: [], patch_sha256: done.patch_sha256, claim: plan.claim, ...extra })}\n`,
     );
     return;
   }
@@ -215,6 +216,7 @@ export function printMerged(
     `${styler(ctx.io).ok('✓')} merged ${done.changed} file(s) into ${root} (${terminalLine(plan.onto)})${done.commit ? ` — commit ${done.commit.slice(0, 12)}` : ' (not committed)'}\n`,
   );
   ctx.io.out(`  patch sha256 ${done.patch_sha256}\n`);
+  for (const line of uncommittedLines(done.uncommitted)) ctx.io.out(`  ${line}\n`);
   for (const line of gitLines(done, plan.git.hooks)) ctx.io.out(`  ${line}\n`);
   ctx.io.out(
     `  next: ${mergedNext(Boolean(done.commit), run.meta.run_id, done.commit ? [] : plan.git.hooks)}\n`,
@@ -244,6 +246,27 @@ export function gitLines(
   if (done.unfiltered.length > 0)
     lines.push(
       `not run through your git filters: ${done.unfiltered.map((f) => `${terminalName(f.path)} (${terminalLine(f.driver)})`).join(', ')}`,
+    );
+  return lines;
+}
+
+/** The person's own edits in merged files, which `--commit` left out of its commit. Pure. */
+export function uncommittedLines(files: readonly Uncommitted[]): string[] {
+  const names = (which: 'staged' | 'unstaged') =>
+    files
+      .filter((f) => f[which])
+      .map((f) => terminalName(f.path))
+      .join(', ');
+  const lines: string[] = [];
+  const staged = names('staged');
+  const unstaged = names('unstaged');
+  if (staged)
+    lines.push(
+      `your staged edits in ${staged} were left out of the commit: they stay staged, over the run's change (git diff --cached shows them)`,
+    );
+  if (unstaged)
+    lines.push(
+      `your uncommitted edits in ${unstaged} were left out of the commit: they stay in your working tree (git diff shows them)`,
     );
   return lines;
 }

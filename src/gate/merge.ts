@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { AgentboxError } from '../errors.js';
 import { applyPatch, checkPatch, inspectPatchFile, patchStat } from '../git/apply.js';
-import { refuseUncommittable } from '../git/commit-ready.js';
+import type { Uncommitted } from '../git/commit-patch.js';
 import { runGit } from '../git/exec.js';
 import type { GitSettings } from '../git/inert.js';
 import { patchResult } from '../git/result-commit.js';
@@ -17,7 +17,7 @@ import { type NestedRecord, nestedOfEvents } from '../run/end/finalize-nested.js
 import { leftOutOfEvents } from '../run/end/left-out.js';
 import { terminalExact, terminalName } from '../util/terminal-text.js';
 import { type Claim, claimOf } from './claims.js';
-import { commitMerged } from './merge-commit.js';
+import { landCommit, prepareCommit } from './merge-commit.js';
 import { type NotPassing, notPassing, notPassingLine } from './merge-gate.js';
 import { afterApply, type MergeGit, mergeGit, refuseRunnable } from './merge-git.js';
 import { type PatchSeen, patchSeen, shortSha } from './patch-seen.js';
@@ -62,6 +62,8 @@ export interface MergeResult {
   /** How many files the patch changes, as people count them. */
   readonly changed: number;
   readonly commit: string | null;
+  /** `--commit`: the merged files with edits of the person's own, left out of the commit. */
+  readonly uncommitted: readonly Uncommitted[];
   /** null: not committed; false: committed, and no hook ran (none ever does). */
   readonly hooksRan: false | null;
   /** The person's commit hooks that did not run for the commit merge made. */
@@ -185,10 +187,10 @@ export async function applyMerge(
 ): Promise<MergeResult> {
   const { root, run, patch, sensitive } = plan;
   assertSamePatch(plan);
-  // Before anything is applied: a commit git would refuse is refused here, with nothing changed.
-  if (options.commit) await refuseUncommittable(root, plan.git.config, run.meta.run_id);
   // A gitlink never lands (git apply leaves an empty folder): it is neither committed nor counted.
   const gitlinks = new Set(sensitive.filter((c) => c.kind === 'gitlink').map((c) => c.path));
+  // The commit is made first (HEAD plus the patch): what git would refuse is refused, nothing changed.
+  const made = options.commit ? await prepareCommit(plan, [...gitlinks], plan.git.config) : null;
   const files = (await applyPatch(root, patch, plan.git.config)).files.filter((f) => !gitlinks.has(f));
   const changed =
     fs
@@ -197,8 +199,9 @@ export async function applyMerge(
       .filter((l) => l.startsWith('diff --git ')).length - gitlinks.size;
   const hookFiles = [...new Set(sensitive.filter((c) => c.kind === 'hooks').map((c) => c.path))];
   const after = await afterApply(root, run, files, plan.git);
-  const commit = options.commit ? await commitMerged(plan, files, after) : null;
-  if (!options.commit) after.log(false);
+  const landed = made ? await landCommit(plan, made, files, after) : null;
+  if (!made) after.log(false);
+  const commit = landed?.commit ?? null;
   const notRun = commit ? plan.git.hooks : [];
   const accepted = `${sensitive.length > 0 ? ` · ${sensitive.length} sensitive change(s) accepted` : ''}${
     plan.notPassing ? ` · merged though it did not pass: ${notPassingLine(plan.notPassing)}` : ''
@@ -220,6 +223,7 @@ export async function applyMerge(
     changed,
     commit,
     hooksRan: commit ? false : null,
+    uncommitted: landed?.uncommitted ?? [],
     hooksNotRun: notRun,
     hooksDir: plan.git.hooksDir,
     hookFiles,

@@ -61,7 +61,7 @@ export async function checkPatch(
 /**
  * Applies the patch to the working tree (not the index). All or nothing: git checks every file
  * before it writes any, so when this throws MERGE_CONFLICT the tree is exactly as before.
- * Returns the paths it touched, both sides of renames (what commitFiles takes).
+ * Returns the paths it touched, both sides of renames.
  */
 export async function applyPatch(
   repoRoot: string,
@@ -150,60 +150,11 @@ export function conflictNames(stderr: string, paths: readonly string[]): string[
   return named;
 }
 
-/**
- * Commits exactly `files` as they are in the working tree (new, changed and deleted ones, both
- * sides of renames) and returns the new HEAD. Everything else the user has staged stays staged
- * and everything unstaged stays unstaged: `git commit --only` builds the commit from HEAD plus
- * these paths. A path that also had unstaged edits of the user's is committed with them.
- * No hook runs, not even post-commit (which --no-verify would still run): the runner's hooks
- * folder cannot exist (inert.ts). `config`: settings over the inert ones, on every git it runs.
- */
-export async function commitFiles(
-  repoRoot: string,
-  files: string[],
-  message: string,
-  config: GitSettings = [],
-): Promise<string> {
-  if (files.length === 0) {
-    throw new AgentboxError('GIT_FAILED', 'nothing to commit: no files given', {
-      hint: 'this is a bug in agentbox: report the command you ran',
-    });
-  }
-  const git = (args: string[], input?: string) => gitIn(repoRoot, args, input, config);
-  const tracked = await git(['ls-files', '-z', '--cached']);
-  const known = new Set(tracked.split('\0'));
-  const onDisk = new Set(files.filter((f) => exists(path.join(repoRoot, f))));
-  // `commit --only` commits only paths git knows; new files become known as intent-to-add
-  // (`-f`: the patch may add a file that this tree's .gitignore matches).
-  const fresh = [...onDisk].filter((f) => !known.has(f));
-  const wanted = files.filter((f) => known.has(f) || onDisk.has(f));
-  if (fresh.length > 0) await git(['add', '-N', '-f', ...FROM_STDIN], nul(fresh));
-  try {
-    await git(['commit', '--only', '-q', '-m', message, ...FROM_STDIN], nul(wanted));
-  } catch (error) {
-    // Leave the index as it was: the new files go back to untracked.
-    if (fresh.length > 0) await git(['reset', '-q', ...FROM_STDIN], nul(fresh)).catch(() => {});
-    throw error;
-  }
-  return git(['rev-parse', 'HEAD']);
-}
-
-const FROM_STDIN = ['--pathspec-from-file=-', '--pathspec-file-nul'];
-
-function nul(paths: string[]): string {
-  return paths.map((p) => `${p}\0`).join('');
-}
-
-function gitIn(cwd: string, args: string[], input?: string, config: GitSettings = []): Promise<string> {
+function gitIn(cwd: string, args: string[]): Promise<string> {
   // Literal pathspecs: a file named `*.ts` is that file, not a glob.
   return runGitText(['--literal-pathspecs', ...args], {
     cwd,
-    input,
-    config,
-    hint:
-      args[0] === 'commit'
-        ? 'the merged files are in your working tree: commit them by hand'
-        : `run "git status" in ${cwd} to see what git objects to`,
+    hint: `run "git status" in ${cwd} to see what git objects to`,
   });
 }
 

@@ -4,10 +4,10 @@ import { runGit } from './exec.js';
 import type { GitSettings } from './inert.js';
 
 /**
- * Whether `git commit --only` can commit here, asked before `merge --commit` applies anything: a
+ * Whether git would commit here, asked before `merge --commit` makes its commit (commit-patch.ts): a
  * commit that failed after the apply left the merged files in the tree, the run still in REVIEW,
  * and a second merge refused on its own files (found by a user's eye). Each blocker is one reason
- * git refuses a partial commit for: no identity (user.name/user.email, strict, as commit asks),
+ * `git commit` refuses a partial commit for: no identity (user.name/user.email, strict, as commit asks),
  * a merge, cherry-pick or revert under way, unmerged paths in the index.
  */
 export async function refuseUncommittable(root: string, config: GitSettings, runId: string): Promise<void> {

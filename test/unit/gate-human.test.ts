@@ -278,6 +278,7 @@ describe('merge: sensitive changes', () => {
       status: 'MERGED',
       files: ['.claude/settings.json', '.github/workflows/ci.yml', 'src/a.ts'],
       commit: null,
+      uncommitted: [],
       hooksRan: null,
       hooksNotRun: [],
       unfiltered: [],

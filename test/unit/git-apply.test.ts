@@ -3,14 +3,8 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import {
-  applyPatch,
-  checkPatch,
-  commitFiles,
-  parseApplyErrors,
-  patchStat,
-  realNames,
-} from '../../src/git/apply.js';
+import { applyPatch, checkPatch, parseApplyErrors, patchStat, realNames } from '../../src/git/apply.js';
+import { landPatchCommit, makePatchCommit, uncommittedIn } from '../../src/git/commit-patch.js';
 import { exportPatch } from '../../src/git/patch.js';
 import { addWorktree } from '../../src/git/worktree.js';
 import { GIT_ENV, gitRepo, snapshotTree, type TestRepo, tempDir } from '../helpers/git-repo.js';
@@ -286,7 +280,7 @@ describe('applying a patch to a real repository', () => {
     });
   });
 
-  describe('commitFiles', () => {
+  describe('makePatchCommit, then landPatchCommit: the commit is HEAD plus the patch', () => {
     /** main with the user's own work in progress: s.txt staged, u.txt unstaged. */
     async function withUserWork() {
       const { patchFile, wt } = await setup();
@@ -299,24 +293,20 @@ describe('applying a patch to a real repository', () => {
       repo.write('s.txt', 's\nstaged by the user\n');
       repo.git('add', 's.txt');
       repo.write('u.txt', 'u\nunstaged by the user\n');
-      const staged = repo.git('diff', '--cached');
-      const unstaged = repo.git('diff');
-      const { files } = await applyPatch(repo.dir, patchFile);
-      return { files, staged, unstaged };
+      return { patchFile, staged: repo.git('diff', '--cached'), unstaged: repo.git('diff') };
     }
+    const commitOf = async (patchFile: string, message = 'agentbox: merge run') => {
+      const made = await makePatchCommit(repo.dir, patchFile, { message, exclude: [], config: [] });
+      if (!('commit' in made)) throw new Error(`refused: ${made.message}`);
+      return made;
+    };
 
-    it('commits exactly the applied files and keeps the user’s staged and unstaged work', async () => {
-      const { files, staged, unstaged } = await withUserWork();
-      expect([...files].sort()).toEqual([
-        'a-clean.txt',
-        'a.ts',
-        'b.png',
-        'new dir/n*.txt',
-        'renamed.ts',
-        'z.ts',
-      ]);
-      const head = await commitFiles(repo.dir, files, 'agentbox: merge run');
-      expect(head).toBe(repo.git('rev-parse', 'HEAD').trim());
+    it('commits exactly the patch’s files and keeps the user’s staged and unstaged work', async () => {
+      const { patchFile, staged, unstaged } = await withUserWork();
+      const made = await commitOf(patchFile);
+      const { files } = await applyPatch(repo.dir, patchFile);
+      await landPatchCommit(repo.dir, made, []);
+      expect(made.commit).toBe(repo.git('rev-parse', 'HEAD').trim());
       expect(repo.git('log', '-1', '--format=%s')).toBe('agentbox: merge run\n');
       const changed = repo.git('show', '--name-status', '--format=', '-M', 'HEAD').replace(/^R\d+/m, 'R');
       expect(changed.split('\n').filter(Boolean).sort()).toEqual(
@@ -325,49 +315,82 @@ describe('applying a patch to a real repository', () => {
       expect(repo.git('diff', '--cached')).toBe(staged);
       expect(repo.git('diff')).toBe(unstaged);
       expect(repo.git('status', '--porcelain')).toBe('M  s.txt\n M u.txt\n');
+      expect(await uncommittedIn(repo.dir, files, [])).toEqual([]);
+      expect(repo.git('reflog', '-1', '--format=%gs')).toBe('commit: agentbox: merge run\n');
     });
 
     it('commits a new file that main’s .gitignore matches', async () => {
       repo = gitRepo({ files: { '.gitignore': '*.gen\n' } });
-      repo.write('out.gen', 'generated, but part of the patch\n');
-      await commitFiles(repo.dir, ['out.gen'], 'add generated file');
+      const patchFile = path.join(tempDir('agentbox-gen-'), 'changes.patch');
+      fs.writeFileSync(
+        patchFile,
+        'diff --git a/out.gen b/out.gen\nnew file mode 100644\n--- /dev/null\n+++ b/out.gen\n@@ -0,0 +1 @@\n+generated\n',
+      );
+      const made = await commitOf(patchFile, 'add generated file');
+      await applyPatch(repo.dir, patchFile);
+      await landPatchCommit(repo.dir, made, []);
       expect(repo.git('show', '--name-only', '--format=', 'HEAD')).toBe('out.gen\n');
+      expect(repo.git('status', '--porcelain', '--ignored')).toBe('');
     });
 
-    it('leaves the index as it was when the commit fails', async () => {
-      const { files, staged, unstaged } = await withUserWork();
-      const statusBefore = repo.git('status', '--porcelain');
+    it('changes nothing when git cannot make the commit (a signing program that fails)', async () => {
+      const { patchFile } = await withUserWork();
+      const before = state();
       const head = repo.git('rev-parse', 'HEAD');
-      // The person signs their commits with a program that refuses today (a hook would not run).
       repo.git('config', 'commit.gpgSign', 'true');
       repo.git('config', 'gpg.program', 'false');
-      await expect(commitFiles(repo.dir, files, 'refused')).rejects.toMatchObject({
+      await expect(commitOf(patchFile)).rejects.toMatchObject({
         code: 'GIT_FAILED',
         message: expect.stringContaining('failed to sign'),
-        hint: expect.stringContaining('commit them by hand'),
       });
       expect(repo.git('rev-parse', 'HEAD')).toBe(head);
-      expect(repo.git('status', '--porcelain')).toBe(statusBefore);
+      expect(state()).toEqual(before);
+    });
+
+    it('signs the commit when the person signs theirs (commit.gpgSign)', async () => {
+      const { patchFile } = await setup();
+      const gpg = path.join(tempDir('agentbox-gpg-'), 'gpg');
+      fs.writeFileSync(
+        gpg,
+        '#!/bin/sh\ncat >/dev/null\necho "[GNUPG:] SIG_CREATED " >&2\nprintf "%s\\n" "-----BEGIN PGP SIGNATURE-----" fake "-----END PGP SIGNATURE-----"\n',
+        { mode: 0o755 },
+      );
+      repo.git('config', 'commit.gpgSign', 'true');
+      repo.git('config', 'gpg.program', gpg);
+      const made = await commitOf(patchFile);
+      expect(repo.git('cat-file', 'commit', made.commit)).toMatch(/^gpgsig -----BEGIN PGP SIGNATURE-----$/m);
+    });
+
+    it('leaves HEAD and the index as they were when the branch moved after the commit was made', async () => {
+      const { patchFile, staged } = await withUserWork();
+      const made = await commitOf(patchFile);
+      // Another commit on the branch meanwhile (of the same tree: what is staged stays staged).
+      const other = repo.git('commit-tree', 'HEAD^{tree}', '-p', 'HEAD', '-m', 'meanwhile').trim();
+      repo.git('update-ref', 'refs/heads/main', other);
+      const head = repo.git('rev-parse', 'HEAD');
+      await expect(landPatchCommit(repo.dir, made, [])).rejects.toMatchObject({ code: 'GIT_FAILED' });
+      expect(repo.git('rev-parse', 'HEAD')).toBe(head);
       expect(repo.git('diff', '--cached')).toBe(staged);
-      expect(repo.git('diff', '--', 'u.txt')).toBe(unstaged);
     });
 
     it('runs no hook of the person’s, post-commit included', async () => {
-      repo = gitRepo();
+      const { patchFile } = await setup();
       const marks = tempDir('agentbox-marks-');
-      for (const name of ['pre-commit', 'commit-msg', 'post-commit', 'post-index-change'])
+      for (const name of [
+        'pre-commit',
+        'commit-msg',
+        'post-commit',
+        'post-index-change',
+        'reference-transaction',
+      ])
         fs.writeFileSync(path.join(repo.dir, '.git/hooks', name), `#!/bin/sh\ntouch '${marks}/${name}'\n`, {
           mode: 0o755,
         });
-      repo.write('new.txt', 'new\n');
-      await commitFiles(repo.dir, ['new.txt'], 'add new');
-      expect(repo.git('show', '--name-only', '--format=', 'HEAD')).toBe('new.txt\n');
+      const made = await commitOf(patchFile);
+      await applyPatch(repo.dir, patchFile);
+      await landPatchCommit(repo.dir, made, []);
+      expect(repo.git('show', '--name-only', '--format=', 'HEAD')).toContain('a-clean.txt\n');
       expect(fs.readdirSync(marks)).toEqual([]);
-    });
-
-    it('refuses an empty list', async () => {
-      repo = gitRepo();
-      await expect(commitFiles(repo.dir, [], 'nothing')).rejects.toMatchObject({ code: 'GIT_FAILED' });
     });
   });
 });

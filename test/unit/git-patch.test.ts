@@ -3,7 +3,8 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { applyPatch, commitFiles } from '../../src/git/apply.js';
+import { applyPatch } from '../../src/git/apply.js';
+import { landPatchCommit, makePatchCommit } from '../../src/git/commit-patch.js';
 import {
   exportPatch,
   onlyIgnoredExcludes,
@@ -297,7 +298,13 @@ describe('exportPatch on a real worktree', () => {
     // Applied to the working tree only: the index of main is untouched.
     expect(repo.git('diff', '--cached', '--name-only')).toBe('');
     // Committed, main's tree is the worktree's index (which never held the excluded folder).
-    await commitFiles(repo.dir, applied.files, 'merge agentbox/run');
+    const made = await makePatchCommit(repo.dir, patchFile, {
+      message: 'merge agentbox/run',
+      exclude: [],
+      config: [],
+    });
+    if (!('commit' in made)) throw new Error(made.message);
+    await landPatchCommit(repo.dir, made, []);
     expect(repo.git('rev-parse', 'HEAD^{tree}')).toBe(gitIn(wt, 'write-tree'));
     expect(repo.git('status', '--porcelain')).toBe('');
   });

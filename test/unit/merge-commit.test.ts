@@ -112,19 +112,42 @@ describe('merge --commit: a commit git would refuse is refused before anything i
     for (const key of Object.keys(GIT_ENV)) vi.stubEnv(key, GIT_ENV[key as keyof typeof GIT_ENV]);
   });
 
-  it('a commit that fails after the apply (a signing program that fails): the run MERGED, as the tree is, and said', async () => {
+  it('a commit git cannot make (a signing program that fails): refused before the apply, nothing changed', async () => {
     const r = await fixRun();
     r.repo.git('config', 'commit.gpgSign', 'true');
     r.repo.git('config', 'gpg.program', 'false');
+    const before = checkout(r.repo);
     const { ctx } = context(r.repo.dir);
     const error = await merge(ctx, r.id, { yes: true, commit: true }).catch((e: unknown) => e);
+    expect(error).toMatchObject({
+      code: 'GIT_FAILED',
+      message: expect.stringMatching(
+        /^refusing to merge with --commit: git could not make the commit in .*: .*sign/,
+      ),
+      hint: expect.stringMatching(/^nothing was changed\. .*or merge without --commit/),
+    });
+    expect(checkout(r.repo)).toEqual(before);
+    expect(r.repo.exists('new.txt')).toBe(false);
+    expect(status(r)).toBe('REVIEW');
+  });
+
+  it('a commit that cannot land after the apply (the branch locked): the run MERGED, as the tree is, and said', async () => {
+    const r = await fixRun();
+    const head = r.repo.git('rev-parse', 'HEAD');
+    // Another git holds the branch: update-ref is refused once the patch is in the tree.
+    fs.writeFileSync(path.join(r.repo.dir, '.git', 'refs', 'heads', 'main.lock'), '');
+    const { ctx } = context(r.repo.dir);
+    const error = await merge(ctx, r.id, { yes: true, commit: true }).catch((e: unknown) => e);
+    fs.rmSync(path.join(r.repo.dir, '.git', 'refs', 'heads', 'main.lock'));
     expect(error).toMatchObject({
       code: 'GIT_FAILED',
       message: expect.stringMatching(new RegExp(`^merged ${r.name} into .*, but git could not commit it: `)),
       hint: expect.stringMatching(/recorded MERGED and its files are in your working tree, not committed/),
     });
     expect(fs.readFileSync(path.join(r.repo.dir, 'new.txt'), 'utf8')).toBe('new\n');
-    expect(r.repo.git('log', '--format=%s')).not.toMatch(/add new\.txt/);
+    // HEAD and the index as they were: the merged files are changes in the tree, nothing staged.
+    expect(r.repo.git('rev-parse', 'HEAD')).toBe(head);
+    expect(r.repo.git('status', '--porcelain')).toBe(' M a.txt\n?? new.txt\n');
     expect(status(r)).toBe('MERGED');
     const events = new EventLog(r.dir).read();
     expect(events.find((e) => e.event === 'merge_git')).toMatchObject({ committed: false });
