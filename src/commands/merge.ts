@@ -165,8 +165,11 @@ function refuseNotPassing(run: RunDetails, np: NotPassing, as: string): never {
 async function confirmed(ctx: CommandContext, plan: MergePlan, as: string): Promise<boolean> {
   const { root, run, sensitive } = plan;
   if (!ctx.io.ask) {
+    // A patch not shown since it changed: --yes refuses it too (refuseChanged), so diff comes first.
     throw new AgentboxError('USAGE', 'refusing to merge without a confirmation', {
-      hint: `run it in a terminal to be asked, or pass --yes: agentbox merge ${as} --yes`,
+      hint: plan.seen.changed
+        ? `the patch changed since it was last shown here: see it first (agentbox diff ${run.meta.run_id}), then merge: agentbox merge ${as} in a terminal, or agentbox merge ${as} --yes`
+        : `run it in a terminal to be asked, or pass --yes: agentbox merge ${as} --yes`,
     });
   }
   const which = sensitive.length > 0 ? `, the ${sensitive.length} sensitive one(s) included,` : '';

@@ -4,7 +4,6 @@ import { AgentboxError } from '../errors.js';
 import { applyPatch, checkPatch, inspectPatchFile, patchStat } from '../git/apply.js';
 import type { Uncommitted } from '../git/commit-patch.js';
 import { runGit } from '../git/exec.js';
-import type { GitSettings } from '../git/inert.js';
 import { patchResult } from '../git/result-commit.js';
 import { type SensitiveChange, sensitiveLines } from '../git/sensitive.js';
 import type { LeftOutRecord } from '../git/too-large.js';
@@ -18,6 +17,7 @@ import { leftOutOfEvents } from '../run/end/left-out.js';
 import { terminalExact, terminalName } from '../util/terminal-text.js';
 import { type Claim, claimOf } from './claims.js';
 import { landCommit, prepareCommit } from './merge-commit.js';
+import { conflictHint, locallyChanged } from './merge-conflict.js';
 import { type NotPassing, notPassing, notPassingLine } from './merge-gate.js';
 import { afterApply, type MergeGit, mergeGit, refuseRunnable } from './merge-git.js';
 import { type PatchSeen, patchSeen, shortSha } from './patch-seen.js';
@@ -154,7 +154,7 @@ export function mergeablePatch(run: RunDetails): string {
   // with the run (merge asks, or --yes needs --force), and the run is merged here or not.
   const decided = decidedHere(state);
   if (decided && state?.status === 'MERGED')
-    throw new AgentboxError('USAGE', `run ${name} is already merged`);
+    throw new AgentboxError('USAGE', `run ${name} is already merged`, { hint: mergedHint(run.meta.run_id) });
   if (decided && state?.status === 'DISCARDED')
     throw new AgentboxError('USAGE', `run ${name} was discarded; its patch is kept in ${run.dir}`);
   if (state?.status === 'ACTIVE' && isAlive(state.pid, state.pid_start)) {
@@ -175,6 +175,10 @@ export function mergeablePatch(run: RunDetails): string {
   }
   return patch;
 }
+
+/** Where to go from a run already merged: see it, or start anew. Pure. */
+const mergedHint = (id: string) =>
+  `see it: agentbox show ${id}; for new work on it: agentbox fix "…", or run its task again: agentbox rerun ${id}`;
 
 /**
  * Applies a prepared merge to the working tree (all or nothing), commits it when asked — with no
@@ -262,38 +266,4 @@ export async function recordMergedByHand(root: string, run: RunDetails): Promise
     { status: 'MERGED' },
     { event: 'merged', detail: 'marked merged by hand' },
   );
-}
-
-/** Which of `files` have uncommitted changes in the working tree or index. */
-async function locallyChanged(
-  root: string,
-  files: readonly string[],
-  config: GitSettings,
-): Promise<string[]> {
-  if (files.length === 0) return [];
-  const status = await runGit(['--literal-pathspecs', 'status', '--porcelain=v1', '-z', '--', ...files], {
-    cwd: root,
-    config,
-  });
-  if (status.exitCode !== 0) return [];
-  return status.stdout
-    .split('\0')
-    .filter((entry) => /^(?:[MADRCU ][MADRCU ]|\?\?) /.test(entry))
-    .map((entry) => entry.slice(3));
-}
-
-/**
- * What to do when the patch does not apply, pure: a file the person is editing must be committed
- * or stashed first (`git apply --3way` refuses a file that does not match the index too); a file
- * that changed in a commit since the run started is merged by hand with --3way, then recorded.
- */
-export function conflictHint(runId: string, patch: string, edited: readonly string[]): string {
-  const byHand = `merge by hand (git apply --3way ${patch}, resolve the conflict markers), then: agentbox merge ${runId} --mark-merged`;
-  if (edited.length > 0) {
-    return (
-      `nothing was changed. You have uncommitted changes in ${edited.map(terminalName).join(', ')}: commit them, or stash them ` +
-      `(git stash), run agentbox merge ${runId} again, then git stash pop; or ${byHand}`
-    );
-  }
-  return `nothing was changed. Those files changed here since the run started: ${byHand}; or discard the run (agentbox discard ${runId})`;
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { conflictHint } from '../../src/gate/merge.js';
+import { conflictHint } from '../../src/gate/merge-conflict.js';
 import { gateOf, notPassing, notPassingLine } from '../../src/gate/merge-gate.js';
 import type { RunDetails } from '../../src/ledger/index.js';
 
