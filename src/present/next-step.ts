@@ -77,5 +77,5 @@ export function moreWordsFor(
     run.status === 'ACTIVE'
   )
     return `continue it with the message instead: agentbox resume ${run.id} "${words}"`;
-  return `it has ended${run.status ? ` (${run.status})` : ''}: start a new run for more work`;
+  return `it has ended${run.status ? ` (${run.status})` : ''}: start a new run for more work (agentbox ${run.type} "…", or its task anew: agentbox rerun ${run.id})`;
 }

@@ -31,7 +31,7 @@ describe('inject (src/gate/inject.ts)', () => {
     );
     for (const status of ['DONE', 'MERGED', 'DISCARDED', 'FAILED'] as const)
       expect(moreWordsFor({ status, type: 'fix', id: 'abc123' }, 'x')).toBe(
-        `it has ended (${status}): start a new run for more work`,
+        `it has ended (${status}): start a new run for more work (agentbox fix "…", or its task anew: agentbox rerun abc123)`,
       );
     expect(moreWordsFor({ status: 'REVIEW', type: 'review', id: 'abc123' }, 'x')).toMatch(/^it has ended/);
     expect(moreWordsFor({ status: 'ABORTED', type: 'fix', id: 'abc123' }, 'x')).toBe(
