@@ -7,7 +7,7 @@ import { patchSeen, patchSeenLine } from '../gate/patch-seen.js';
 import { gateLines, type Trust } from '../gate/trust.js';
 import { inspectPatchFile } from '../git/apply.js';
 import { findRepo } from '../git/repo.js';
-import { type Inspection, sensitiveLines } from '../git/sensitive.js';
+import type { Inspection } from '../git/sensitive.js';
 import { findGroup } from '../group/resolve.js';
 import { EventLog } from '../ledger/events.js';
 import {
@@ -21,8 +21,9 @@ import {
   resolveRun,
   runIdOf,
 } from '../ledger/index.js';
-import { type OutsidePatch, outsidePatchLines } from '../present/left-out.js';
+import type { OutsidePatch } from '../present/left-out.js';
 import { nextAction } from '../present/next-step.js';
+import { findingLines } from '../present/run-findings.js';
 import { spendLines } from '../present/spend.js';
 import { toolErrorsNote } from '../present/tool-errors.js';
 import { type Refusal, refusalsOf, sandboxOffOf } from '../review/events.js';
@@ -97,9 +98,6 @@ function setupLine(setup: RunSetup, style: Styler): string {
   return `${clean(setup.command)} — ${how} in ${(setup.duration_ms / 1000).toFixed(1)}s (${setup.log})`;
 }
 
-/** How much of report.md `show` prints; the rest is in the file. */
-const REPORT_LINES = 40;
-
 /** The output contract's verdict in one line. Pure. */
 function outputLine(o: RunOutput): string {
   const how = o.template
@@ -123,41 +121,6 @@ function stateFields(state: RunState, field: (label: string, value: string) => v
   });
   field('tool calls', `${state.tool_calls}${failed ? ` · ${style.warn(failed)}` : ''}`);
   if (state.setup) field('setup', setupLine(state.setup, style));
-}
-
-/** What was refused, what merge would ask about, and the start of the report. Pure. */
-function findingLines(
-  style: Styler,
-  inspection: Inspection,
-  refusals: readonly Refusal[],
-  report: string | null,
-  outside: OutsidePatch,
-): string[] {
-  const out: string[] = [];
-  if (refusals.length > 0) {
-    out.push('', style.warn(`refused actions (${refusals.length})`));
-    for (const r of refusals)
-      out.push(`  ${clean(r.by).padEnd(8)}  ${clean(r.tool).padEnd(6)}  ${clean(r.what).slice(0, 100)}`);
-  }
-  const left = outsidePatchLines(outside, style.warn);
-  if (left.length > 0) out.push('', ...left);
-  if (inspection.refused.length > 0) {
-    out.push('', style.bad('refused changes — agentbox merge will not apply this patch'));
-    out.push(...sensitiveLines(inspection.refused).map(clean));
-  }
-  if (inspection.sensitive.length > 0) {
-    out.push('', style.warn('sensitive changes — merge lists them and asks; --yes needs --allow-sensitive'));
-    out.push(...sensitiveLines(inspection.sensitive).map(clean));
-  }
-  if (report !== null) {
-    const text = terminalText(report).trimEnd().split('\n');
-    out.push(
-      '',
-      `report${text.length > REPORT_LINES ? ` (first ${REPORT_LINES} of ${text.length} lines)` : ''}`,
-    );
-    out.push(...text.slice(0, REPORT_LINES).map((l) => `  ${l}`));
-  }
-  return out;
 }
 
 /** The run's artifacts with their sizes. An artifact's name is the agent's (.agentbox-run/ in its worktree): shown escaped. Pure. */
@@ -239,7 +202,7 @@ export function renderRunDetails(
     if (f.last_safe_artifact) field('last safe', f.last_safe_artifact);
   }
   lines.push('', 'files', ...fileLines(files, style));
-  lines.push(...findingLines(style, inspection, refusals, report, outside));
+  lines.push(...findingLines(style, inspection, refusals, report, outside, state?.status ?? null));
   lines.push('', 'paths');
   field('run folder', run.dir);
   if (state?.worktree_path) field('worktree', path.resolve(root, state.worktree_path));

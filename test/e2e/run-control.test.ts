@@ -113,7 +113,8 @@ describe('run control', () => {
     expect(watched.stdout).toContain("] Bash python3 -c 'import time; time.sleep(60)'\n");
     expect(watched.stdout).toContain('stop requested (agentbox stop)');
     expect(watched.stdout.trimEnd().split('\n').slice(-2)).toEqual([
-      `✗ ${name} — ABORTED (killed): stopped by agentbox stop · exit 1`,
+      // (the command the stop killed is said as the foreground says it: exit code 137)
+      `✗ ${name} — ABORTED (killed): stopped by agentbox stop · 1 tool call failed (last: Bash python3 -c 'import time; time.sleep(60)': Exit code 137) · exit 1`,
       `  next agentbox resume ${id}`,
     ]);
     expect(p.read(name, 'changes.patch')).toContain('+half done');

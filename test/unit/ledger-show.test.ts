@@ -48,6 +48,19 @@ describe('agentbox show', () => {
     );
   });
 
+  it('a report written when the run ended in another status than now says so (found by QA: a merged run’s said REVIEW, merge it)', async () => {
+    const { repo, ledger, scout } = await threeRuns();
+    fs.writeFileSync(path.join(scout.dir, 'report.md'), '# scout\n\n- status: **REVIEW**\n');
+    await updateState(ledger, scout, { status: 'MERGED' });
+    const { ctx, io } = context(repo.dir);
+    expect(await show(ctx, scout.name)).toBe(0);
+    expect(io.stdout).toContain('report (written when it ended REVIEW; it is MERGED now)\n');
+    fs.writeFileSync(path.join(scout.dir, 'report.md'), '# scout\n\n- status: **MERGED**\n');
+    const again = context(repo.dir);
+    expect(await show(again.ctx, scout.name)).toBe(0);
+    expect(again.io.stdout).toContain('report\n  # scout');
+  });
+
   it('prints the spend of agent and supervisor apart, the model used and the Claude Code version', async () => {
     const { repo, ledger, fix } = await threeRuns();
     const agent = {
