@@ -1,7 +1,9 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { AgentboxError, errnoCode, fsError } from '../errors.js';
+import { closest } from '../util/suggest.js';
 import { corruptFile } from './check.js';
+import { POINTER_NAMES } from './links.js';
 import { META_FILE, readMeta } from './meta.js';
 import { isRunName, quoteRef, validateRunRef } from './names.js';
 import type { Ledger } from './paths.js';
@@ -53,10 +55,11 @@ export function notFound(ledger: Ledger, ref: string): AgentboxError {
       },
     );
   }
-  return new AgentboxError(
-    'RUN_NOT_FOUND',
-    `no run named ${quoteRef(ref)} in ${ledger.runsDir} — run "agentbox status" to list runs`,
-  );
+  // A pointer mistyped (`lates`) is named; anything else lists the runs.
+  const near = closest(ref, ['latest', ...POINTER_NAMES]);
+  return new AgentboxError('RUN_NOT_FOUND', `no run named ${quoteRef(ref)} in ${ledger.runsDir}`, {
+    hint: `${near ? `did you mean ${near}? ` : ''}run "agentbox status" to list runs`,
+  });
 }
 
 /** The group folder (src/group/) `ref` names by id, id prefix or name, if any: for a clearer error. */

@@ -1,7 +1,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { AgentboxError } from '../errors.js';
-import { isPointerName, readLinkedRun } from './links.js';
+import { closest } from '../util/suggest.js';
+import { isPointerName, POINTER_NAMES, readLinkedRun } from './links.js';
 import { listRunNames, listRuns } from './list.js';
 import { isRunName, quoteRef, runIdOf, validateRunRef } from './names.js';
 import type { Ledger } from './paths.js';
@@ -76,8 +77,10 @@ function followPointer(ledger: Ledger, ref: string): string {
   const pointed = readLinkedRun(pointerFile);
   if (pointed && runExists(ledger, pointed)) return pointed;
   const why = pointed ? `points at ${pointed}, which no longer exists` : 'is not set yet';
+  // (a mistyped one of agentbox's own pointers, `last-fial`, is named)
+  const near = (POINTER_NAMES as readonly string[]).includes(ref) ? undefined : closest(ref, POINTER_NAMES);
   throw new AgentboxError('RUN_NOT_FOUND', `pointer ${quoteRef(ref)} ${why} (${pointerFile})`, {
-    hint: 'run "agentbox status" to list runs',
+    hint: `${near ? `did you mean ${near}? ` : ''}run "agentbox status" to list runs`,
   });
 }
 

@@ -256,10 +256,20 @@ describe('resolveRun', () => {
     expect(snapshotTree(repo.dir)).toEqual(before);
   });
 
-  it('an unknown ref names the runs folder and the next command', async () => {
+  it('an unknown ref names the runs folder and the next command; a mistyped pointer, the pointer', async () => {
     const { ledger } = await fixture();
-    expect(() => resolveRun(ledger, 'x')).toThrow(
-      `no run named "x" in ${(ledger as Ledger).runsDir} — run "agentbox status" to list runs`,
-    );
+    const error = (ref: string) => {
+      try {
+        resolveRun(ledger, ref);
+      } catch (e) {
+        if (!isAgentboxError(e)) throw e;
+        return e;
+      }
+      throw new Error(`${ref} resolved`);
+    };
+    expect(error('x').message).toBe(`no run named "x" in ${(ledger as Ledger).runsDir}`);
+    expect(error('x').hint).toBe('run "agentbox status" to list runs');
+    expect(error('lates').hint).toBe('did you mean latest? run "agentbox status" to list runs');
+    expect(error('last-fial').hint).toBe('did you mean last-fail? run "agentbox status" to list runs');
   });
 });

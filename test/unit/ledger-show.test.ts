@@ -266,7 +266,7 @@ describe('agentbox show', () => {
     [
       'nope',
       'RUN_NOT_FOUND',
-      /^agentbox: no run named "nope" in .*\/\.agents\/runs — run "agentbox status" to list runs\n$/,
+      /^agentbox: no run named "nope" in .*\/\.agents\/runs\n {2}→ run "agentbox status" to list runs\n$/,
     ],
     ['25-11-22', 'RUN_AMBIGUOUS', /"25-11-22" matches 3 runs:\n/],
     ['last-review', 'RUN_NOT_FOUND', /pointer "last-review" is not set yet/],
