@@ -6,7 +6,7 @@ import { age, badge, draw, h, main, toast, usd } from './dom.js';
 import { errorPanel, errorText } from './errors.js';
 import { diffBox, fetchDiff, forgetDiff, shownSha } from './group-diff.js';
 import { startNotices } from './new-run.js';
-import { hooksText, MERGE_WAITS, notPassingText } from './run-actions.js';
+import { hooksText, MERGE_WAITS, notPassingText, uncommittedText } from './run-actions.js';
 
 /** The last failed merge of each attempt (`group/k`), shown under its button until dismissed. */
 const failures = new Map();
@@ -260,7 +260,7 @@ async function merge(group, a, redraw) {
       { 'idempotency-key': mergeKey(key) },
     );
     toast(
-      `merged attempt ${a.attempt}${r.commit ? ` — commit ${String(r.commit).slice(0, 12)}` : ''}${hooksText(r)}`,
+      `merged attempt ${a.attempt}${r.commit ? ` — commit ${String(r.commit).slice(0, 12)}` : ''}${hooksText(r)}${uncommittedText(r)}`,
     );
   } catch (e) {
     if (e.data?.sensitive) sensitiveAsked.set(key, e.data.sensitive);

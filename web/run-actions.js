@@ -15,6 +15,15 @@ export const hooksText = (r) =>
     ? ` — your git hooks did not run: ${r.hooksNotRun.join(', ')}${r.hookFiles?.length ? ' (the patch changes hook files: read them first)' : '; once you have read the change: git commit --amend --no-edit --only'}`
     : '';
 
+/**
+ * What a merge's answer says of the person's own edits in the merged files: left out of the commit
+ * (it holds HEAD and the patch alone), they stay in the working tree.
+ */
+export const uncommittedText = (r) =>
+  r.commit && r.uncommitted?.length
+    ? ` — your uncommitted edits in ${r.uncommitted.map((u) => u.path).join(', ')} were left out of the commit: they stay in your working tree (git diff shows them)`
+    : '';
+
 /** `it ended ABORTED — agent_abort: …`: why a run did not pass (src/gate/merge-gate.ts). */
 export const notPassingText = (np) =>
   `${np.status === 'REVIEW' ? 'it ended REVIEW but its checks failed' : `it ended ${np.status}`}${np.reasons.length ? ` — ${np.reasons.join('; ')}` : ''}`;
@@ -157,7 +166,7 @@ function mergeAction(run, act) {
         // The patch this page drew: the server refuses another one.
         ...(run.patch_sha256 ? { patch_sha256: run.patch_sha256 } : {}),
       });
-      return `merged${r.commit ? ` — commit ${String(r.commit).slice(0, 12)}` : ''} — patch sha256 ${String(r.patch_sha256).slice(0, 12)}${hooksText(r)}`;
+      return `merged${r.commit ? ` — commit ${String(r.commit).slice(0, 12)}` : ''} — patch sha256 ${String(r.patch_sha256).slice(0, 12)}${hooksText(r)}${uncommittedText(r)}`;
     },
     waiting ? { 'aria-disabled': 'true', 'aria-describedby': 'merge-why' } : {},
   );
