@@ -30,7 +30,7 @@ import { type Refusal, refusalsOf, sandboxOffOf } from '../review/events.js';
 import { outsidePatchOf } from '../run/end/left-out.js';
 import { terminalJson } from '../util/json-out.js';
 import { type Styler, styler } from '../util/style.js';
-import { terminalLine, terminalName, terminalText } from '../util/terminal-text.js';
+import { terminalLine, terminalName, terminalRecord, terminalText } from '../util/terminal-text.js';
 import { colourStatus } from './status.js';
 
 export { spendLine, spendLines } from '../present/spend.js';
@@ -157,7 +157,7 @@ const revisionText = (id: string, k: number, claimed: boolean) =>
 
 /** The human view of `agentbox show`. Pure. */
 export function renderRunDetails(
-  run: RunDetails,
+  read: RunDetails,
   files: readonly SizedFile[],
   root: string,
   style: Styler,
@@ -169,6 +169,12 @@ export function renderRunDetails(
   trust: Trust = { claim: null, seen: null },
 ): string {
   const { refusals, sandboxOff } = events;
+  // Every field one printable line (a fetched run's records are a stranger's); the task keeps its lines.
+  const run = {
+    ...read,
+    meta: { ...terminalRecord(read.meta), task: read.meta.task },
+    state: read.state && terminalRecord(read.state),
+  };
   const { meta, state } = run;
   const { claim } = trust;
   const lines: string[] = [style.bold(run.name), ...gateLines(trust, failed, style)];

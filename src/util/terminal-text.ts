@@ -107,3 +107,16 @@ export function terminalName(text: string): string {
     .replace(NAME_CONTROLS, (c) => SHORT[c] ?? escaped(c));
   return `"${inner}"`;
 }
+
+/**
+ * `value` with every string in it (at any depth) made one printable line (terminalLine): a record
+ * read from disk — a fetched run's meta.yaml and state.json are a stranger's — before its fields
+ * are printed one by one. Pure.
+ */
+export function terminalRecord<T>(value: T): T {
+  if (typeof value === 'string') return terminalLine(value) as T;
+  if (Array.isArray(value)) return value.map((item) => terminalRecord(item)) as T;
+  if (value !== null && typeof value === 'object')
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, terminalRecord(v)])) as T;
+  return value;
+}

@@ -61,6 +61,21 @@ describe('agentbox show', () => {
     expect(again.io.stdout).toContain('report\n  # scout');
   });
 
+  it('prints no field of its records raw: a fetched run’s model, model used and Claude Code version are a stranger’s (found by QA: OSC 52 and a screen clear reached the terminal)', async () => {
+    const { repo, ledger, scout } = await threeRuns();
+    const evil = 'm\x1b]52;c;RVZJTA==\x07\x1b[2J\x9b31m\u202eevil';
+    await updateState(ledger, scout, { model_used: evil, claude_version: evil, session_id: evil });
+    const metaFile = path.join(scout.dir, 'meta.yaml');
+    fs.writeFileSync(
+      metaFile,
+      fs.readFileSync(metaFile, 'utf8').replace(/^model: .*$/m, `model: ${JSON.stringify(evil)}`),
+    );
+    const { ctx, io } = context(repo.dir);
+    expect(await show(ctx, scout.name)).toBe(0);
+    expect(io.stdout).toContain('model       m');
+    expect(io.stdout).not.toMatch(/[\x1b\x07\x9b\u202e]/);
+  });
+
   it('prints the spend of agent and supervisor apart, the model used and the Claude Code version', async () => {
     const { repo, ledger, fix } = await threeRuns();
     const agent = {
