@@ -8,7 +8,7 @@ import { type Ledger, readRun, resolveRun } from '../ledger/index.js';
 import { patchSha256 } from '../ledger/reviewed.js';
 import { nestedOfEvents } from '../run/end/finalize-nested.js';
 import { leftOutOfEvents } from '../run/end/left-out.js';
-import { renderMarkdown } from './markdown.js';
+import { renderMarkdown, renderReport } from './markdown.js';
 import { eventsWithOffsets, opensAt } from './opens-at.js';
 import { revisionsOf } from './revisions.js';
 import { activity } from './runs.js';
@@ -59,7 +59,7 @@ export async function runDetail(ledger: Ledger, root: string, ref: string) {
     patch_seen: run.meta.type === 'fix' ? patchSeen(run.dir) : null,
     prompt: read('prompt.md'),
     report,
-    report_html: report === null ? null : renderMarkdown(report),
+    report_html: report === null ? null : renderReport(report),
     plan_html: run.files.includes('plan.md') ? renderMarkdown(read('plan.md') ?? '') : null,
     patch,
     patch_too_large: run.files.includes('changes.patch') && patch === null,
