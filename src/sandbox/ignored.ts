@@ -35,14 +35,61 @@ const callIn = (repoRoot: string) => ({ cwd: repoRoot, vars: { GIT_CONFIG_NOSYST
 /**
  * The repository's ignored entries (files, and folders ignored whole) a read-only run may not
  * read, by their real paths: not a package folder, and not one that leads out of the repository
- * (a link: the fence outside is not the repository's to open or close). Listed once per command
- * (the run's start asks first, so that git runs while it does the rest, then its sandbox).
+ * (a link: the fence outside is not the repository's to open or close). git's listing stops at a
+ * submodule or a nested repository, whose own ignore rules say what is the person's there: each is
+ * listed in turn (MAX_NESTED of them, NESTED_DEPTH deep), and a nested repository's own git config
+ * (a token in its remote's URL) is hidden with them. Listed once per command (the run's start asks
+ * first, so that git runs while it does the rest, then its sandbox).
  */
 export function ignoredEntries(repoRoot: string): Promise<string[]> {
   return keptAnswer(`ignored ${repoRoot}`, async () => {
-    const out = await git(LIST, callIn(repoRoot));
-    return ignoredPaths(fs.realpathSync(repoRoot), out.split('\0'), realOrNull);
+    const found = new Set<string>();
+    const nested = { count: 0 };
+    await listIgnored(fs.realpathSync(repoRoot), 0, found, nested);
+    return [...found];
   });
+}
+
+/** The most submodules and nested repositories listed, and how deep. */
+const MAX_NESTED = 50;
+const NESTED_DEPTH = 3;
+
+/** Untracked files one by one (what is not ignored is few), and a nested repository as `dir/`. */
+const UNTRACKED = ['ls-files', '-z', '--others', '--exclude-standard'];
+
+async function listIgnored(dir: string, depth: number, found: Set<string>, nested: { count: number }) {
+  const [ignored, untracked] = await Promise.all([git(LIST, callIn(dir)), git(UNTRACKED, callIn(dir))]);
+  for (const p of ignoredPaths(dir, ignored.split('\0'), realOrNull)) found.add(p);
+  const inner = [...untracked.split('\0').filter((n) => n.endsWith('/')), ...submodulePaths(dir)]
+    .map((name) => realOrNull(path.join(dir, name)))
+    .filter(
+      (p): p is string => p !== null && p !== dir && isInside(p, dir) && fs.existsSync(path.join(p, '.git')),
+    );
+  for (const repo of new Set(inner)) {
+    if (++nested.count > MAX_NESTED || depth >= NESTED_DEPTH) {
+      throw new AgentboxError(
+        'SANDBOX_UNAVAILABLE',
+        `${repo}: more than ${MAX_NESTED} submodules and nested git repositories, or nested more than ${NESTED_DEPTH} deep, for a read-only run to hide what each ignores`,
+        {
+          hint: 'run it in a smaller repository, or let runs read them: sandbox.allow_read in your own config (docs/security.md#read-only-runs)',
+        },
+      );
+    }
+    const config = realOrNull(path.join(repo, '.git', 'config'));
+    if (config && isInside(config, repo)) found.add(config);
+    await listIgnored(repo, depth + 1, found, nested);
+  }
+}
+
+/** The submodules `.gitmodules` in `dir` names (`path = …`), as written there: checked by the caller. */
+function submodulePaths(dir: string): string[] {
+  let text: string;
+  try {
+    text = fs.readFileSync(path.join(dir, '.gitmodules'), 'utf8');
+  } catch {
+    return [];
+  }
+  return [...text.matchAll(/^\s*path\s*=\s*(.+?)\s*$/gm)].map((m) => m[1]!.replace(/^"(.*)"$/, '$1'));
 }
 
 /** Of `ignored`, those the person did not open with `sandbox.allow_read` (`opened`: real paths). Pure. */

@@ -1,7 +1,9 @@
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bash, type RequestView, text, tool } from '../fixtures/model-server/index.js';
+import { GIT_ENV } from '../helpers/git-repo.js';
 import { expectNoProcessesLeft } from '../helpers/processes.js';
 import { type Project, project } from '../helpers/project.js';
 
@@ -86,6 +88,57 @@ describe('a read-only run and the files git ignores (the real sandbox)', () => {
     expect(refused.find((e) => e.toolUseId === resultOf(0)!.toolUseId)).toBeTruthy();
     expect(p.state(name).status).toBe('DONE');
   }, 360_000);
+
+  it('a submodule’s and a nested repository’s ignored files are hidden too, and the nested one’s git config (found by QA: git’s listing stops at them)', async () => {
+    const git = (cwd: string, ...args: string[]) =>
+      execFileSync('git', ['-c', 'protocol.file.allow=always', ...args], {
+        cwd,
+        stdio: 'pipe',
+        env: { ...process.env, ...GIT_ENV },
+      });
+    // An untracked repository inside, with its own ignore rules and a token in its remote's URL.
+    const nested = path.join(root, 'tools', 'other');
+    fs.mkdirSync(nested, { recursive: true });
+    git(nested, 'init', '-q');
+    fs.writeFileSync(path.join(nested, '.gitignore'), 'local.cfg\n');
+    fs.writeFileSync(path.join(nested, 'local.cfg'), `${SECRET}-nested\n`);
+    git(nested, 'remote', 'add', 'origin', `https://user:${SECRET}-token@example.com/x.git`);
+    // A submodule whose own .gitignore names its .env.
+    const source = path.join(path.dirname(root), `${path.basename(root)}-sub`);
+    fs.mkdirSync(source);
+    git(source, 'init', '-q');
+    fs.writeFileSync(path.join(source, '.gitignore'), 'sub.env\n');
+    fs.writeFileSync(path.join(source, 'lib.js'), 'module.exports = "SUB-CODE";\n');
+    git(source, 'add', '-A');
+    git(source, 'commit', '-qm', 'sub');
+    git(root, 'submodule', 'add', '-q', source, 'libs/sub');
+    git(root, 'commit', '-qm', 'the submodule');
+    fs.writeFileSync(path.join(root, 'libs/sub/sub.env'), `${SECRET}-sub\n`);
+    const steps = [
+      bash('cat tools/other/local.cfg libs/sub/sub.env tools/other/.git/config'),
+      tool('Read', { file_path: `${root}/libs/sub/sub.env` }),
+      tool('Read', { file_path: `${root}/tools/other/.git/config` }),
+      bash(`grep -r ${SECRET.slice(0, 12)} libs tools`),
+      bash('cat libs/sub/lib.js'),
+    ];
+    const task = 'read the nested ones';
+    p.server.setRules([
+      ...steps.map((reply, turn) => ({ when: { turn, anyText: task }, reply })),
+      { when: { turn: steps.length, anyText: task }, reply: text('done') },
+    ]);
+    const first = p.server.requests.length;
+    const result = await p.agentbox(['scout', task], { timeoutMs: 180_000 });
+    expect(result.code, result.stderr).toBe(0);
+    const requests = p.server.requests.slice(first);
+    expect(requests.length).toBeGreaterThan(steps.length);
+    if (process.env.FENCE_DEBUG)
+      for (const r of requests) console.log(r.view.turn, JSON.stringify(r.view.toolResults[0]?.content ?? '').slice(0, 300));
+    expect(requests.map((r) => r.view.allText).join('\n')).not.toContain(SECRET);
+    expect(requests.find((r) => r.view.turn === steps.length)?.view.toolResults[0]?.content).toContain(
+      'SUB-CODE',
+    );
+    fs.rmSync(source, { recursive: true, force: true });
+  }, 240_000);
 
   it('too many to hide: refused before the run exists, naming them and what to do; the folders the person opens are not counted', async () => {
     for (let i = 0; i < 320; i++) {
