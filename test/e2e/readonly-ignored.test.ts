@@ -132,7 +132,8 @@ describe('a read-only run and the files git ignores (the real sandbox)', () => {
     const requests = p.server.requests.slice(first);
     expect(requests.length).toBeGreaterThan(steps.length);
     if (process.env.FENCE_DEBUG)
-      for (const r of requests) console.log(r.view.turn, JSON.stringify(r.view.toolResults[0]?.content ?? '').slice(0, 300));
+      for (const r of requests)
+        console.log(r.view.turn, JSON.stringify(r.view.toolResults[0]?.content ?? '').slice(0, 300));
     expect(requests.map((r) => r.view.allText).join('\n')).not.toContain(SECRET);
     expect(requests.find((r) => r.view.turn === steps.length)?.view.toolResults[0]?.content).toContain(
       'SUB-CODE',
