@@ -34,8 +34,16 @@ const QUIET = new Set([
 
 function draftOf(e: Json): Record<string, unknown> | null {
   const event = s(e.event);
-  // Written at the run's end from the stream: its tool_result shows the refusal in place.
-  if ((event === 'refused' || event === 'human_gate_refused') && typeof e.toolUseId === 'string') return null;
+  // Written at the run's end from the stream: its tool_result shows the refusal in place. Not the
+  // sandbox's hidden reads and the proxy's refused hosts, which agentbox saw beside the call: the
+  // call ran, and its result says nothing of them (found by QA: "0 refused" over two).
+  const besideTheCall = e.rule === 'read-fence' || e.rule === 'network';
+  if (
+    (event === 'refused' || event === 'human_gate_refused') &&
+    typeof e.toolUseId === 'string' &&
+    !besideTheCall
+  )
+    return null;
   if (event === 'refused' || event === 'human_gate_refused')
     return {
       kind: 'refusal',

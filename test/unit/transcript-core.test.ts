@@ -134,6 +134,24 @@ describe('the transcript of a run', () => {
           tool: 'Bash',
           reason: 'copy of the stream',
         },
+        {
+          ts: at(13),
+          event: 'refused',
+          source: 'sandbox',
+          rule: 'read-fence',
+          toolUseId: 't1',
+          tool: 'Bash',
+          reason: 'the sandbox hid /home/me/.ssh/id_rsa',
+        },
+        {
+          ts: at(14),
+          event: 'refused',
+          source: 'sandbox',
+          rule: 'network',
+          toolUseId: 't1',
+          tool: 'Bash',
+          reason: "the run's proxy refused evil.example:80",
+        },
       ],
     );
     const kinds = all(dir).map((e) => (e.kind === 'text' ? `text:${e.text}` : e.kind));
@@ -150,8 +168,12 @@ describe('the transcript of a run', () => {
       'text:Now with the template.',
       'decision',
       'budget',
+      // A hidden read and a refused host, seen beside the call (its result says nothing of them).
+      'refusal',
+      'refusal',
     ]);
     const lines = all(dir).map((e) => entryLine(e));
+    expect(lines).toContain('14:00:13  ✗ refused (sandbox) Bash: the sandbox hid /home/me/.ssh/id_rsa');
     expect(lines).toContain('14:00:02  ✗ refused (guard) Bash: rm outside the worktree');
     expect(lines).toContain('14:00:07  ↻ correction (rules, correction): Run the tests.');
     expect(lines).toContain('14:00:08  ✉ injected: Also fix the README.');
