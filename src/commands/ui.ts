@@ -59,6 +59,14 @@ async function applyRestartMode(ctx: CommandContext, root: string, ledger: Ledge
   );
 }
 
+/** Whether `host` names this machine alone: 127.0.0.0/8, ::1, their IPv4-mapped form, localhost. Pure. */
+export function isLoopbackHost(host: string): boolean {
+  const h = host.toLowerCase().replace(/^\[(.*)\]$/, '$1');
+  if (h === 'localhost' || h === '::1' || h === '0:0:0:0:0:0:0:1') return true;
+  const v4 = /^(?:::ffff:)?(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/.exec(h);
+  return v4 !== null && v4[1] === '127' && v4.slice(1).every((n) => Number(n) <= 255);
+}
+
 /**
  * `agentbox ui`: the local web dashboard, until Ctrl-C. A human-gate command (it can merge), so it
  * refuses to start inside a run; it listens on 127.0.0.1 unless --host says otherwise.
@@ -70,7 +78,7 @@ export async function ui(ctx: CommandContext, options: UiOptions): Promise<numbe
   const ledger = openLedger(repo.root);
   const host = options.host ?? '127.0.0.1';
   refuseWildcard(host);
-  if (host !== '127.0.0.1' && host !== 'localhost') {
+  if (!isLoopbackHost(host)) {
     ctx.io.err(
       `agentbox ui: listening on ${host}, not only this machine: anyone who can reach it and has the token can merge\n`,
     );
