@@ -155,6 +155,13 @@ function trustFields(
 const revisionText = (id: string, k: number, claimed: boolean) =>
   `${k}${claimed ? ' (claimed)' : ''} (each in revisions/<k>/; its own change: agentbox diff ${id} --revision ${k})`;
 
+/** Every field one printable line (a fetched run's records are a stranger's); the task keeps its lines. Pure. */
+const printable = (read: RunDetails): RunDetails => ({
+  ...read,
+  meta: { ...terminalRecord(read.meta), task: read.meta.task },
+  state: read.state && terminalRecord(read.state),
+});
+
 /** The human view of `agentbox show`. Pure. */
 export function renderRunDetails(
   read: RunDetails,
@@ -169,12 +176,7 @@ export function renderRunDetails(
   trust: Trust = { claim: null, seen: null },
 ): string {
   const { refusals, sandboxOff } = events;
-  // Every field one printable line (a fetched run's records are a stranger's); the task keeps its lines.
-  const run = {
-    ...read,
-    meta: { ...terminalRecord(read.meta), task: read.meta.task },
-    state: read.state && terminalRecord(read.state),
-  };
+  const run = printable(read);
   const { meta, state } = run;
   const { claim } = trust;
   const lines: string[] = [style.bold(run.name), ...gateLines(trust, failed, style)];
