@@ -147,11 +147,27 @@ function judgeRead(fence: ReadFence, tool: string, input: unknown, target: strin
     if (!readable(fence, t) || (SEARCH_TOOLS.has(tool) && searchReachesDenied(fence, t))) {
       return deny(
         'read-fence',
-        `reads are denied by default; ${t} is outside what this run may read (its repository, the toolchains and caches of the allowlist, sandbox.allow_read)`,
+        `reads are denied by default; ${t} is outside what this run may read (its repository but what git ignores there, the toolchains and caches of the allowlist, sandbox.allow_read)`,
       );
     }
   }
+  // Grep's `glob` overrides ripgrep's ignore rules; Claude Code then leaves out the denied paths as
+  // globs of their own, and one whose name holds a glob character (`app/[slug]/.env.local`) matches
+  // other names, not itself: found by QA, such a file's lines came back.
+  const hidden = tool === 'Grep' && str(input, 'glob') ? globNamed(fence, target) : undefined;
+  if (hidden)
+    return deny(
+      'read-fence',
+      `a Grep with a glob would reach ${hidden}, which this run may not read; search without the glob (or with rg in Bash, which the sandbox fences)`,
+    );
   return ALLOW;
+}
+
+/** A denied path under `dir` whose name holds a glob character: Claude Code's Grep exclusion misses it. Pure. */
+function globNamed(fence: ReadFence, dir: string): string | undefined {
+  return fence.denyRead.find(
+    (d) => d !== dir && isInside(d, dir) && /[[\]*?{}\\]/.test(path.relative(dir, d)),
+  );
 }
 
 function judgeBash(scope: AirlockScope, command: string, cwd: string): Verdict {

@@ -17,6 +17,7 @@ import {
   checkTrust,
 } from '../doctor/checks.js';
 import { nodeLineResult } from '../doctor/node-line.js';
+import { checkReadOnlyFence } from '../doctor/read-fence.js';
 import { checkSetup } from '../doctor/setup.js';
 import { checkTemplates, checkVerify } from '../doctor/templates.js';
 import { untrustedRuns } from '../doctor/untrusted.js';
@@ -87,6 +88,7 @@ export async function doctor(ctx: CommandContext, options: DoctorOptions = {}): 
       checkTemplates(repo, ctx.env, config),
       checkVerify(ctx.env, config, sandbox.ok, untrusted),
       await checkSetup(repo, ctx.env, config, untrusted),
+      await checkReadOnlyFence(repo, ctx.env, config),
     );
   if (repo) {
     const installed = checkHooksInstalled(repo);

@@ -199,7 +199,7 @@ export class RunSink {
       toolUseId,
       tool: 'Bash',
       rule: 'read-fence',
-      reason: `the sandbox hid ${hidden.join(', ')}: reads are denied by default outside the run's repository, the allowlist's toolchains and caches, and sandbox.allow_read (a write there went to a throwaway folder)`,
+      reason: `the sandbox hid ${hidden.join(', ')}: reads are denied by default outside the run's repository, the allowlist's toolchains and caches, and sandbox.allow_read, and inside it what git ignores for a scout, plan or review (a write there went to a throwaway folder)`,
       input: command.length > 200 ? `${command.slice(0, 200)}…` : command,
       ...(at ? { at } : {}),
     };

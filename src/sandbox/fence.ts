@@ -56,13 +56,19 @@ function openedByPerson(opts: {
  * Refuses a read-only run whose repository has more ignored entries to hide than its fence lists
  * (src/sandbox/ignored.ts), before the run exists.
  */
-export async function assertReadOnlyFence(opts: {
+export async function assertReadOnlyFence(opts: ReadOnlyPlace): Promise<void> {
+  assertFewIgnored(await hiddenByPerson(opts), fs.realpathSync(opts.repoRoot), userConfigPath(opts.env));
+}
+
+type ReadOnlyPlace = {
   readonly env: SandboxEnv;
   readonly repoRoot: string;
   readonly config: Config['sandbox'];
-}): Promise<void> {
-  const hidden = hiddenIgnored(await ignoredEntries(opts.repoRoot), openedByPerson(opts));
-  assertFewIgnored(hidden, fs.realpathSync(opts.repoRoot), userConfigPath(opts.env));
+};
+
+/** What a read-only run of the repository hides of what git ignores, once the person's openings are taken out. */
+export async function hiddenByPerson(opts: ReadOnlyPlace): Promise<string[]> {
+  return hiddenIgnored(await ignoredEntries(opts.repoRoot), openedByPerson(opts));
 }
 
 /**

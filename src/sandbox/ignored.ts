@@ -4,6 +4,7 @@ import { isInside } from '../airlock/paths.js';
 import { AgentboxError } from '../errors.js';
 import { git } from '../git/exec.js';
 import { keptAnswer } from '../git/prefetch.js';
+import { LEDGER_DIR } from '../ledger/paths.js';
 
 /*
  * A read-only run (scout, plan, review) reads the repository where it lies, the person's working
@@ -45,7 +46,10 @@ export function ignoredEntries(repoRoot: string): Promise<string[]> {
   return keptAnswer(`ignored ${repoRoot}`, async () => {
     const found = new Set<string>();
     const nested = { count: 0 };
-    await listIgnored(fs.realpathSync(repoRoot), 0, found, nested);
+    const root = fs.realpathSync(repoRoot);
+    await listIgnored(root, 0, found, nested);
+    // (the ledger, ignored by init's .gitignore, is hidden from every run by its own rule)
+    found.delete(path.join(root, LEDGER_DIR));
     return [...found];
   });
 }

@@ -184,6 +184,31 @@ describe('the guard holds the read tools to the fence', () => {
     expect(verdict.allow ? null : verdict.rule).toBe(rule);
   });
 
+  it('a Grep with a glob is refused where a hidden path’s name holds a glob character (Claude Code’s exclusion misses it: found by QA), allowed elsewhere', () => {
+    const hidden = {
+      ...scope,
+      reads: {
+        denyRead: [
+          ...scope.reads!.denyRead,
+          path.join(repo, 'web/[slug]/.env.local'),
+          path.join(repo, 'prod.env'),
+        ],
+        allowRead: scope.reads!.allowRead,
+      },
+    };
+    const grep = (input: Record<string, unknown>) => judgeToolUse(hidden, 'Grep', input, repo);
+    const refused = grep({ pattern: 'SECRET', glob: '*' });
+    expect(refused.allow ? null : [refused.rule, refused.reason]).toEqual([
+      'read-fence',
+      expect.stringContaining('web/[slug]/.env.local'),
+    ]);
+    expect(grep({ pattern: 'SECRET', glob: '*.ts', path: `${repo}/web` }).allow).toBe(false);
+    // Without a glob (ripgrep keeps the ignore rules), or where no such name is below: allowed.
+    expect(grep({ pattern: 'SECRET' }).allow).toBe(true);
+    expect(grep({ pattern: 'SECRET', glob: '*', path: `${repo}/src` }).allow).toBe(true);
+    expect(judgeToolUse(scope, 'Grep', { pattern: 'x', glob: '*' }, repo).allow).toBe(true);
+  });
+
   it('a run without a sandbox is not held to a fence', () => {
     const { reads: _, ...open } = scope;
     expect(judgeToolUse(open, 'Read', { file_path: `${home}/.netrc` }, repo).allow).toBe(true);

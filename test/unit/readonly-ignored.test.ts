@@ -1,7 +1,10 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { DEFAULT_CONFIG } from '../../src/config/schema.js';
+import { checkReadOnlyFence } from '../../src/doctor/read-fence.js';
 import { AgentboxError } from '../../src/errors.js';
+import { findRepo } from '../../src/git/repo.js';
 import {
   assertFewIgnored,
   hiddenIgnored,
@@ -9,6 +12,7 @@ import {
   MAX_IGNORED,
   PACKAGE_FOLDERS,
 } from '../../src/sandbox/ignored.js';
+import { gitRepo } from '../helpers/git-repo.js';
 
 const ROOT = path.join(import.meta.dirname, '..', '..');
 
@@ -64,5 +68,24 @@ describe('the ignored entries a read-only run hides', () => {
     const doc = fs.readFileSync(path.join(ROOT, 'docs/security.md'), 'utf8');
     const section = doc.slice(doc.indexOf('## Read-only runs'));
     for (const name of PACKAGE_FOLDERS) expect(section, name).toContain(`\`${name}\``);
+  });
+});
+
+describe('doctor’s read-only fence check', () => {
+  it('says how many entries a read-only run hides, and fails, with the fix, where a run would be refused', async () => {
+    const repo = gitRepo({ files: { '.gitignore': '.env\n*.o\n', 'a.c': 'int a;\n' } });
+    fs.writeFileSync(path.join(repo.dir, '.env'), 'SECRET=1\n');
+    const found = await findRepo(repo.dir);
+    const ok = await checkReadOnlyFence(found, {}, DEFAULT_CONFIG);
+    expect(ok).toMatchObject({ ok: true, detail: expect.stringContaining('hide 1 file(s) and folder(s)') });
+    for (let i = 0; i <= MAX_IGNORED; i++) fs.writeFileSync(path.join(repo.dir, `f${i}.o`), '');
+    const over = await checkReadOnlyFence(found, {}, DEFAULT_CONFIG);
+    expect(over).toMatchObject({
+      ok: false,
+      detail: expect.stringContaining(`has ${MAX_IGNORED + 2} files and folders git ignores`),
+    });
+    expect(over.fix).toContain('sandbox.allow_read');
+    const off = { ...DEFAULT_CONFIG, sandbox: { ...DEFAULT_CONFIG.sandbox, mode: 'off' as const } };
+    expect((await checkReadOnlyFence(found, {}, off)).detail).toContain('not fenced');
   });
 });
