@@ -62,9 +62,17 @@ const NESTED_DEPTH = 3;
 const UNTRACKED = ['ls-files', '-z', '--others', '--exclude-standard'];
 
 async function listIgnored(dir: string, depth: number, found: Set<string>, nested: { count: number }) {
-  const [ignored, untracked] = await Promise.all([git(LIST, callIn(dir)), git(UNTRACKED, callIn(dir))]);
+  const [ignored, untracked, staged] = await Promise.all([
+    git(LIST, callIn(dir)),
+    git(UNTRACKED, callIn(dir)),
+    git(STAGED, callIn(dir)),
+  ]);
   for (const p of ignoredPaths(dir, ignored.split('\0'), realOrNull)) found.add(p);
-  const inner = [...untracked.split('\0').filter((n) => n.endsWith('/')), ...submodulePaths(dir)]
+  const inner = [
+    ...untracked.split('\0').filter((n) => n.endsWith('/')),
+    ...gitlinks(staged),
+    ...submodulePaths(dir),
+  ]
     .map((name) => realOrNull(path.join(dir, name)))
     .filter(
       (p): p is string => p !== null && p !== dir && isInside(p, dir) && fs.existsSync(path.join(p, '.git')),
@@ -83,6 +91,17 @@ async function listIgnored(dir: string, depth: number, found: Set<string>, neste
     if (config && isInside(config, repo)) found.add(config);
     await listIgnored(repo, depth + 1, found, nested);
   }
+}
+
+/** The index, to find its gitlinks: a repository committed inside (`git add` of one) with no .gitmodules. */
+const STAGED = ['ls-files', '-z', '--stage'];
+
+/** The paths of `ls-files -z --stage` records that are gitlinks (mode 160000). Pure. */
+export function gitlinks(listing: string): string[] {
+  return listing
+    .split('\0')
+    .filter((record) => record.startsWith('160000 '))
+    .map((record) => record.slice(record.indexOf('\t') + 1));
 }
 
 /** The submodules `.gitmodules` in `dir` names (`path = …`), as written there: checked by the caller. */

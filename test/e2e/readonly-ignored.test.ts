@@ -114,8 +114,23 @@ describe('a read-only run and the files git ignores (the real sandbox)', () => {
     git(root, 'submodule', 'add', '-q', source, 'libs/sub');
     git(root, 'commit', '-qm', 'the submodule');
     fs.writeFileSync(path.join(root, 'libs/sub/sub.env'), `${SECRET}-sub\n`);
+    // A repository committed inside by `git add` (a gitlink, no .gitmodules: found by QA).
+    const embedded = path.join(root, 'embedded');
+    fs.mkdirSync(embedded);
+    git(embedded, 'init', '-q');
+    fs.writeFileSync(path.join(embedded, '.gitignore'), 'secret.txt\n');
+    fs.writeFileSync(path.join(embedded, 'secret.txt'), `${SECRET}-embedded\n`);
+    git(embedded, 'add', '-A');
+    git(embedded, 'commit', '-qm', 'e');
+    git(embedded, 'remote', 'add', 'origin', `https://user:${SECRET}-etoken@example.com/e.git`);
+    git(root, 'add', 'embedded');
+    git(root, 'commit', '-qm', 'an embedded repository');
     const steps = [
-      bash('cat tools/other/local.cfg libs/sub/sub.env tools/other/.git/config'),
+      bash(
+        'cat tools/other/local.cfg libs/sub/sub.env tools/other/.git/config embedded/secret.txt embedded/.git/config',
+      ),
+      bash(`rg -uuu ${SECRET.slice(0, 12)} embedded`),
+      tool('Read', { file_path: `${root}/embedded/.git/config` }),
       tool('Read', { file_path: `${root}/libs/sub/sub.env` }),
       tool('Read', { file_path: `${root}/tools/other/.git/config` }),
       bash(`grep -r ${SECRET.slice(0, 12)} libs tools`),

@@ -7,6 +7,7 @@ import { AgentboxError } from '../../src/errors.js';
 import { findRepo } from '../../src/git/repo.js';
 import {
   assertFewIgnored,
+  gitlinks,
   hiddenIgnored,
   ignoredPaths,
   MAX_IGNORED,
@@ -41,6 +42,13 @@ describe('the ignored entries a read-only run hides', () => {
       real({ '/r/sys': '/etc', '/r/alias': '/r/.env', '/r/gone': null, '/r/loop': '/r' }),
     );
     expect(out).toEqual(['/r/.env', '/r/build', '/r/conf/dev.key']);
+  });
+
+  it('gitlinks: the index’s repositories inside, .gitmodules or not', () => {
+    const listing = ['100644 aa 0\tsrc/a.ts', '160000 bb 0\tembedded', '160000 cc 0\tlibs/s p', ''].join(
+      '\0',
+    );
+    expect(gitlinks(listing)).toEqual(['embedded', 'libs/s p']);
   });
 
   it('what the person opened (sandbox.allow_read) is not hidden', () => {
