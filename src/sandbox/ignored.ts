@@ -58,21 +58,17 @@ export function ignoredEntries(repoRoot: string): Promise<string[]> {
 const MAX_NESTED = 50;
 const NESTED_DEPTH = 3;
 
-/** Untracked files one by one (what is not ignored is few), and a nested repository as `dir/`. */
-const UNTRACKED = ['ls-files', '-z', '--others', '--exclude-standard'];
+/**
+ * The index (its gitlinks: a repository committed inside, by `git add` of one, with no
+ * .gitmodules) and the untracked files one by one (what is not ignored is few), where an untracked
+ * repository inside is `dir/`: one call.
+ */
+const OTHERS = ['ls-files', '-z', '--stage', '--others', '--exclude-standard'];
 
 async function listIgnored(dir: string, depth: number, found: Set<string>, nested: { count: number }) {
-  const [ignored, untracked, staged] = await Promise.all([
-    git(LIST, callIn(dir)),
-    git(UNTRACKED, callIn(dir)),
-    git(STAGED, callIn(dir)),
-  ]);
+  const [ignored, others] = await Promise.all([git(LIST, callIn(dir)), git(OTHERS, callIn(dir))]);
   for (const p of ignoredPaths(dir, ignored.split('\0'), realOrNull)) found.add(p);
-  const inner = [
-    ...untracked.split('\0').filter((n) => n.endsWith('/')),
-    ...gitlinks(staged),
-    ...submodulePaths(dir),
-  ]
+  const inner = [...nestedRepos(others), ...submodulePaths(dir)]
     .map((name) => realOrNull(path.join(dir, name)))
     .filter(
       (p): p is string => p !== null && p !== dir && isInside(p, dir) && fs.existsSync(path.join(p, '.git')),
@@ -93,15 +89,16 @@ async function listIgnored(dir: string, depth: number, found: Set<string>, neste
   }
 }
 
-/** The index, to find its gitlinks: a repository committed inside (`git add` of one) with no .gitmodules. */
-const STAGED = ['ls-files', '-z', '--stage'];
-
-/** The paths of `ls-files -z --stage` records that are gitlinks (mode 160000). Pure. */
-export function gitlinks(listing: string): string[] {
-  return listing
-    .split('\0')
-    .filter((record) => record.startsWith('160000 '))
-    .map((record) => record.slice(record.indexOf('\t') + 1));
+/** The repositories inside that an OTHERS listing names: gitlinks (mode 160000) and untracked `dir/`. Pure. */
+export function nestedRepos(listing: string): string[] {
+  const out: string[] = [];
+  for (const record of listing.split('\0')) {
+    const staged = /^(\d{6}) [0-9a-f]+ \d\t/.exec(record);
+    if (staged) {
+      if (staged[1] === '160000') out.push(record.slice(staged[0].length));
+    } else if (record.endsWith('/')) out.push(record);
+  }
+  return out;
 }
 
 /** The submodules `.gitmodules` in `dir` names (`path = …`), as written there: checked by the caller. */

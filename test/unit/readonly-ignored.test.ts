@@ -7,10 +7,10 @@ import { AgentboxError } from '../../src/errors.js';
 import { findRepo } from '../../src/git/repo.js';
 import {
   assertFewIgnored,
-  gitlinks,
   hiddenIgnored,
   ignoredPaths,
   MAX_IGNORED,
+  nestedRepos,
   PACKAGE_FOLDERS,
 } from '../../src/sandbox/ignored.js';
 import { gitRepo } from '../helpers/git-repo.js';
@@ -44,11 +44,17 @@ describe('the ignored entries a read-only run hides', () => {
     expect(out).toEqual(['/r/.env', '/r/build', '/r/conf/dev.key']);
   });
 
-  it('gitlinks: the index’s repositories inside, .gitmodules or not', () => {
-    const listing = ['100644 aa 0\tsrc/a.ts', '160000 bb 0\tembedded', '160000 cc 0\tlibs/s p', ''].join(
-      '\0',
-    );
-    expect(gitlinks(listing)).toEqual(['embedded', 'libs/s p']);
+  it('nestedRepos: the index’s gitlinks (.gitmodules or not) and the untracked repositories inside', () => {
+    const listing = [
+      'tools/other/',
+      'u.txt',
+      '100644 aa 0\tsrc/a.ts',
+      '160000 bb 0\tembedded',
+      '160000 cc 0\tlibs/s p',
+      '100644 dd 0\tname/',
+      '',
+    ].join('\0');
+    expect(nestedRepos(listing)).toEqual(['tools/other/', 'embedded', 'libs/s p']);
   });
 
   it('what the person opened (sandbox.allow_read) is not hidden', () => {
