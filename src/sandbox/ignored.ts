@@ -18,10 +18,11 @@ import { LEDGER_DIR } from '../ledger/paths.js';
 
 /**
  * Ignored folders a read-only run still reads, by name, at any depth: installed packages, which a
- * question about the code the repository uses needs, and where nothing of the person's is kept.
- * docs/security.md quotes this table (a test compares them).
+ * question about the code the repository uses needs, and Python's bytecode of the repository's own
+ * modules (one `__pycache__` per package: a project of 300 packages reached the cap, found by QA);
+ * nothing of the person's is kept in them. docs/security.md quotes this table (a test compares them).
  */
-export const PACKAGE_FOLDERS: readonly string[] = ['node_modules', '.venv', 'venv', 'vendor'];
+export const PACKAGE_FOLDERS: readonly string[] = ['node_modules', '.venv', 'venv', 'vendor', '__pycache__'];
 
 /**
  * The most ignored entries a run hides one by one. Each is a glob Claude Code expands at its start

@@ -30,6 +30,7 @@ describe('the ignored entries a read-only run hides', () => {
       'node_modules/',
       'packages/web/node_modules/',
       '.venv/',
+      'pkg/sub/__pycache__/',
       'sys',
       'alias',
       'gone',
