@@ -2,10 +2,9 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { merge } from '../../src/commands/merge.js';
-import { type CommandContext, memoryIo } from '../../src/context.js';
-import { openLedger, readRun } from '../../src/ledger/index.js';
 import { GIT_ENV, type TestRepo } from '../helpers/git-repo.js';
-import { reviewRun } from './fixtures/review-run.js';
+import { context } from './fixtures/ledger.js';
+import { reviewRun, statusOf } from './fixtures/review-run.js';
 
 /*
  * `merge --yes --commit` committed the person's own uncommitted edits in the files it merged
@@ -21,11 +20,7 @@ const FIXED = LINES.replace(/^1\n/, 'ONE\n');
 const fixRun = () =>
   reviewRun({ files: { 'long.txt': LINES }, agent: { 'long.txt': FIXED }, task: 'fix line one' });
 
-const context = (cwd: string) => {
-  const io = memoryIo();
-  return { ctx: { cwd, env: {}, io } as CommandContext, io };
-};
-const status = (r: { repo: TestRepo; name: string }) => readRun(openLedger(r.repo.dir), r.name).state?.status;
+const status = statusOf;
 /** Everything the merge could have touched in the checkout: files, index, HEAD. */
 const checkout = (repo: TestRepo) => ({
   status: repo.git('status', '--porcelain', '--untracked-files=all'),

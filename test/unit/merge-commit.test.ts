@@ -3,11 +3,10 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { merge } from '../../src/commands/merge.js';
-import { type CommandContext, memoryIo } from '../../src/context.js';
 import { EventLog } from '../../src/ledger/events.js';
-import { openLedger, readRun } from '../../src/ledger/index.js';
 import { GIT_ENV, type TestRepo, tempDir } from '../helpers/git-repo.js';
-import { reviewRun } from './fixtures/review-run.js';
+import { context } from './fixtures/ledger.js';
+import { reviewRun, statusOf } from './fixtures/review-run.js';
 
 /*
  * `merge --commit` applied the patch, then git refused the commit (no identity; a merge under way):
@@ -25,11 +24,7 @@ const fixRun = () =>
     task: 'add new.txt',
   });
 
-const context = (cwd: string) => {
-  const io = memoryIo();
-  return { ctx: { cwd, env: {}, io } as CommandContext, io };
-};
-const status = (r: { repo: TestRepo; name: string }) => readRun(openLedger(r.repo.dir), r.name).state?.status;
+const status = statusOf;
 /** Everything the merge could have touched in the checkout: files, index, HEAD. */
 const checkout = (repo: TestRepo) => ({
   status: repo.git('status', '--porcelain', '--untracked-files=all'),
