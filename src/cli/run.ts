@@ -3,6 +3,7 @@ import { Command, CommanderError } from 'commander';
 import type { CommandContext } from '../context.js';
 import { AgentboxError, isAgentboxError } from '../errors.js';
 import { invokedCommand } from '../util/argv.js';
+import { terminalJson } from '../util/json-out.js';
 import { terminalText } from '../util/terminal-text.js';
 import { VERSION } from '../version.js';
 import { findLedgerFolder, findLedgerRoot, watchdogHasWork } from '../watchdog/probe.js';
@@ -164,6 +165,15 @@ function report(error: unknown, ctx: CommandContext, argv: readonly string[]): n
       // A task that starts with "-" ("---\n…", "-v is broken") reads as an option.
       ctx.io.err(`  → a task that starts with "-" goes after --: agentbox ${command} -- "<task>"\n`);
     }
+    const misplaced =
+      error.code === 'commander.unknownOption' ? argv.findIndex((a) => !a.startsWith('-')) : -1;
+    // `agentbox --json status`: only -C/--cwd, --help and --version go before the command.
+    const before =
+      misplaced > 0
+        ? argv.slice(0, misplaced).filter((a) => a.startsWith('--') && !a.startsWith('--cwd'))
+        : [];
+    if (before.length > 0)
+      ctx.io.err(`  → a command's options go after it: agentbox ${command} ${before.join(' ')}\n`);
     if (error.code === 'commander.excessArguments' && command && TASK_COMMANDS.has(command)) {
       // `agentbox scout why is login slow`: the shell split the task into words.
       ctx.io.err(`  → the task is one argument: put it in quotes, agentbox ${command} "<task>"\n`);
@@ -176,6 +186,15 @@ function report(error: unknown, ctx: CommandContext, argv: readonly string[]): n
     const message = terminalText(error.message);
     ctx.io.err(`${message.startsWith('agentbox ') ? '' : 'agentbox: '}${message}\n`);
     if (error.hint) ctx.io.err(`  → ${terminalText(error.hint)}\n`);
+    // A script that asked for --json gets the failure as JSON too (stdout held no document yet).
+    if (argv.includes('--json')) {
+      const failure = {
+        code: error.code,
+        message: error.message,
+        ...(error.hint ? { hint: error.hint } : {}),
+      };
+      ctx.io.out(`${terminalJson({ error: failure })}\n`);
+    }
     return error.exitCode;
   }
   const detail = terminalText(error instanceof Error ? (error.stack ?? error.message) : String(error));

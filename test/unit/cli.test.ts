@@ -80,6 +80,16 @@ describe('run', () => {
     expect(result.stderr).toBe(`error: unknown option '--jsn'\n(Did you mean --json?)\n${HINT}`);
   });
 
+  it('an option before its command says where it goes (found by QA: agentbox --json status)', async () => {
+    const result = await cli(['--json', 'status']);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toBe(
+      `error: unknown option '--json'\n${HINT}  → a command's options go after it: agentbox status --json\n`,
+    );
+    // -C and --cwd belong there: no such line.
+    expect((await cli(['-C', dir, 'status', '--jsn'])).stderr).not.toContain('go after it');
+  });
+
   it('exits 2 on a missing argument', async () => {
     const result = await cli(['show']);
     expect(result.code).toBe(2);
@@ -151,6 +161,18 @@ describe('run', () => {
 
   it('turns an AgentboxError into its message, a hint line and exit 1', async () => {
     expect(await cli(['status'])).toEqual({ code: 1, stdout: '', stderr: notARepo(dir) });
+  });
+
+  it('with --json, the failure is a JSON document on stdout too, the text on stderr, the same exit code', async () => {
+    const result = await cli(['status', '--json']);
+    expect(result).toMatchObject({ code: 1, stderr: notARepo(dir) });
+    expect(JSON.parse(result.stdout)).toEqual({
+      error: {
+        code: 'NOT_A_GIT_REPO',
+        message: `not a git repository: ${dir}`,
+        hint: 'run "git init" first, or cd into your repo',
+      },
+    });
   });
 
   it.each([
