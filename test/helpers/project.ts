@@ -1,5 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import { ownPrivateBase, removeRunArea } from '../../src/sandbox/private.js';
 import { trustStatus } from '../../src/trust/index.js';
 import { writeRecord } from '../../src/trust/store.js';
 import { type ModelServer, type Rule, startModelServer } from '../fixtures/model-server/index.js';
@@ -83,6 +84,14 @@ export async function project(
     if (cleaned) return;
     cleaned = true;
     killTagged(tag);
+    // What a run killed on purpose left of its private area (a crashed run keeps it for its resume,
+    // and no watchdog sees this repository again once it is removed).
+    try {
+      for (const name of fs.readdirSync(path.join(repo.dir, '.agents/runs')))
+        removeRunArea(ownPrivateBase(), name);
+    } catch {
+      // (no ledger: init failed, or the test removed it)
+    }
     await server.close();
     home.cleanup();
     repo.cleanup();
