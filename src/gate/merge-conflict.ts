@@ -1,3 +1,4 @@
+import { statusRecords } from '../git/commit-patch.js';
 import { runGit } from '../git/exec.js';
 import type { GitSettings } from '../git/inert.js';
 import { terminalName } from '../util/terminal-text.js';
@@ -16,10 +17,8 @@ export async function locallyChanged(
     config,
   });
   if (status.exitCode !== 0) return [];
-  return status.stdout
-    .split('\0')
-    .filter((entry) => /^(?:[MADRCU ][MADRCU ]|\?\?) /.test(entry))
-    .map((entry) => entry.slice(3));
+  // (the same records merge --commit reads: a rename's source record skipped)
+  return statusRecords(status.stdout).map((record) => record.path);
 }
 
 /**
