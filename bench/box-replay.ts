@@ -39,8 +39,11 @@ export function captureWrapper(dir: string): string {
 }
 
 export interface Replayer {
-  /** claude as the captured run started it (a new session id each time); spawn to exit, in ms. */
-  run(): Promise<number>;
+  /**
+   * claude as the captured run started it (a new session id each time; a resumed one's session
+   * given as `resumeAs`, else its own); spawn to exit, in ms.
+   */
+  run(resumeAs?: string): Promise<number>;
   close(): Promise<void>;
 }
 
@@ -100,9 +103,15 @@ export async function replayer(
     }
   };
   return {
-    run() {
+    run(resumeAs) {
       restore();
-      const args = argv.map((a) => (a.startsWith('--session-id=') ? `--session-id=${randomUUID()}` : a));
+      const args = argv.map((a) =>
+        a.startsWith('--session-id=')
+          ? `--session-id=${randomUUID()}`
+          : resumeAs && a.startsWith('--resume=')
+            ? `--resume=${resumeAs}`
+            : a,
+      );
       return time(CLAUDE_BIN, args, cwd, env, stdin);
     },
     async close() {

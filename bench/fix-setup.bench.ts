@@ -116,7 +116,7 @@ export async function setupFixRun(
   lap('readRun + options');
 
   // executeRun, up to spawning claude
-  const prepared = await prepareRun(execution, lap);
+  const prepared = await prepareRun(execution, { onStep: lap });
   return {
     name: run.name,
     worktree,

@@ -9,6 +9,11 @@ export interface ClaudeLaunch {
    * on its size (one argv string may hold 128 KiB on Linux) and never read as a flag.
    */
   promptOnStdin?: boolean;
+  /**
+   * `--input-format=stream-json`: the turn goes on standard input as a JSON user message, which
+   * claude waits for once started (a revision's standby, src/run/standby/). Implies promptOnStdin.
+   */
+  streamInput?: boolean;
   /** Fresh runs: `--session-id <uuid>`. */
   sessionId: string;
   /** `--resume <sessionId>` instead of `--session-id` (never `--continue`: it picks by recency). */
@@ -135,9 +140,10 @@ export function buildClaudeArgs(launch: ClaudeLaunch): string[] {
   if (launch.model) args.push(`--model=${launch.model}`);
   if (launch.permissionMode) args.push(`--permission-mode=${launch.permissionMode}`);
   if (launch.includeHookEvents) args.push('--include-hook-events');
+  if (launch.streamInput) args.push('--input-format=stream-json');
   if (launch.projectSettings === false) args.push(...NO_PROJECT_SETTINGS);
   args.push(...extra);
-  if (!launch.promptOnStdin) args.push('--', launch.prompt);
+  if (!launch.promptOnStdin && !launch.streamInput) args.push('--', launch.prompt);
 
   for (const arg of args) checkArg(arg);
   return args;

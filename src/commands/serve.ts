@@ -8,6 +8,7 @@ import { answers, privateDirProblem, socketPath } from '../resident/place.js';
 import { SERVED_COMMANDS } from '../resident/protocol.js';
 import { ResidentServer } from '../resident/server.js';
 import { stopResident } from '../resident/stop.js';
+import { letGoOfStandby } from '../run/standby/store.js';
 import { VERSION } from '../version.js';
 
 /*
@@ -77,6 +78,8 @@ export async function serve(ctx: CommandContext, options: ServeOptions = {}): Pr
   );
   const unsubscribe = ctx.onInterrupt?.((by) => server.stop(by));
   await server.stopped();
+  // The claude kept ready for a revision (src/run/standby/) goes with the server.
+  await letGoOfStandby('the resident agentbox stopped');
   unsubscribe?.();
   return 0;
 }

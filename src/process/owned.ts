@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import type { Writable } from 'node:stream';
 import { killMarked, MARK_VAR } from './reap.js';
 
 export interface OwnedExit {
@@ -13,6 +14,8 @@ export interface OwnedChild {
   readonly pid: number | undefined;
   readonly mark: string;
   readonly exited: Promise<OwnedExit>;
+  /** Its standard input, with `stdin: 'pipe'` and no `input`: the caller writes it and ends it. */
+  readonly stdin: Writable | null;
   /**
    * Ends the process and everything it started: SIGTERM to its process group, SIGKILL after
    * `graceMs`, then SIGKILL to any marked process that escaped the group. Safe to call twice.
@@ -91,7 +94,7 @@ export function spawnOwned(command: string, args: readonly string[], options: Ow
     // A child that exits before reading it all closes the pipe: its exit says what happened.
     child.stdin.on('error', () => {});
     child.stdin.end(options.input);
-  }
+  } else child.stdin?.on('error', () => {});
   if (options.onStdout) child.stdout?.on('data', options.onStdout);
   else child.stdout?.resume();
   if (options.onStderr) child.stderr?.on('data', options.onStderr);
@@ -107,6 +110,7 @@ export function spawnOwned(command: string, args: readonly string[], options: Ow
     pid: child.pid,
     mark,
     exited,
+    stdin: options.input === undefined ? child.stdin : null,
     stop(graceMs = 3000) {
       stopping ??= stopGroup(child.pid, exited, graceMs);
       return stopping;

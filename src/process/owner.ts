@@ -40,6 +40,11 @@ export function onBehalfOf<T>(
   return owner.run({ pid, env, ...(later ? { later } : {}) }, fn);
 }
 
+/** Whether this command is served for another process (`agentbox serve`): this process outlives it. */
+export function servedForAnother(): boolean {
+  return owner.getStore()?.later !== undefined;
+}
+
 /**
  * Cleanup a command's answer does not wait for: a run's release, once its end is recorded. A
  * command served for another process (`agentbox serve`) sends its exit code first and does the

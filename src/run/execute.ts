@@ -5,20 +5,19 @@ import { sandboxOffBy } from '../config/sandbox-env.js';
 import { AgentboxError } from '../errors.js';
 import { updateState } from '../ledger/index.js';
 import { NO_TOOL_ERRORS } from '../present/tool-errors.js';
-import type { OwnedExit } from '../process/owned.js';
+import type { OwnedChild, OwnedExit } from '../process/owned.js';
 import { afterReply, ownerPid } from '../process/owner.js';
 import { killMarked, processStartTime } from '../process/reap.js';
-import { withNpmRootShim } from '../sandbox/npm-root.js';
 import { loadLexer } from '../templates/sections.js';
-import { writeAtomic } from '../util/fs.js';
-import { agentboxStateDir } from '../util/state-dir.js';
-import { type PreparedRun, prepareRun } from './begin/prepare.js';
+import { claudeEnv } from './begin/claude-env.js';
+import { type PreparedRun, prepareRun, type StartedClaude } from './begin/prepare.js';
 import { runSetupStep, setupDue, setupEnv, setupSandbox } from './begin/setup-step.js';
 import { claudeEnd } from './claude-end.js';
 import { type Finalized, finalizeRun } from './end/finalize.js';
+import { notPrepared } from './end/not-prepared.js';
 import { pauseSeam } from './end/pause-seam.js';
-import { renderEndReport } from './end/report.js';
 import { RunSink } from './sink.js';
+import { claimStandby, parkNextRevision, standbyWanted } from './standby/park.js';
 import type { RunChecks } from './supervise.js';
 
 export type { Progress } from '../present/live.js';
@@ -33,21 +32,35 @@ export type { RunChecks } from './supervise.js';
  * artifacts and the final status. Everything is released in `finally`, in reverse order.
  */
 export async function executeRun(input: ExecuteInput): Promise<Finalized> {
-  const run = await prepareRun(input).catch((error: unknown) => notPrepared(input, error));
+  // A revision served by a resident agentbox may find its claude started already (src/run/standby/).
+  const setupFirst =
+    input.setup && input.state.worktree_path && setupDue(input.setup, input.state.worktree_path, input.state);
+  const claimed = setupFirst ? null : await claimStandby(input);
+  const run = await prepareRun(input, claimed ? { claimed } : {}).catch(async (error: unknown) => {
+    await claimed?.harness.release();
+    return notPrepared(input, error);
+  });
   // A run without its kernel fence says so where the person looks at it (agentbox show).
   if (!run.harness.privacy.sandbox) run.log.append({ event: 'sandbox_off', by: sandboxOffBy(input.env) });
+  let ended: Finalized | undefined;
   try {
-    const ended = await setupIfDue(input, run);
-    if (ended) return ended;
+    const setupEnded = await setupIfDue(input, run);
+    if (setupEnded) return setupEnded;
     const { exit, sink, unwatch } = await superviseClaude(input, run);
     try {
-      return await recordEnd(input, run, exit, sink);
+      ended = await recordEnd(input, run, exit, sink);
+      return ended;
     } finally {
       unwatch();
     }
   } finally {
-    // The run's outcome is already recorded: a served run's exit code need not wait for its release.
-    await afterReply(() => release(run));
+    // The run's outcome is already recorded: a served run's exit code need not wait for its release,
+    // nor for the standby its next revision may take (src/run/standby/), made once it is released.
+    const park = ended?.status === 'REVIEW' && standbyWanted(input);
+    await afterReply(async () => {
+      await release(run);
+      if (park) await parkNextRevision(input);
+    });
   }
 }
 
@@ -58,30 +71,6 @@ async function release(run: PreparedRun): Promise<void> {
       event: 'release_failed',
       error: error instanceof Error ? error.message : String(error),
     });
-}
-
-/**
- * A run that could not be prepared (its slash commands, private area or endpoint) ends CRASHED with
- * a report saying why, before the error is thrown on: not ACTIVE with nobody running it, for the
- * watchdog to find later as "the supervisor is gone".
- */
-async function notPrepared(input: ExecuteInput, error: unknown): Promise<never> {
-  const message = `could not prepare the run: ${(error as Error).message}`;
-  const { ledger, meta } = input;
-  await writeAtomic(
-    path.join(ledger.runsDir, meta.run_name, 'report.md'),
-    renderEndReport({ meta, status: 'CRASHED', detail: `crashed: ${message}`, next: null }),
-  ).catch(() => {});
-  await updateState(
-    ledger,
-    { name: meta.run_name, meta },
-    {
-      status: 'CRASHED',
-      ended_at: new Date().toISOString(),
-      failure: { kind: 'crashed', message },
-    },
-  ).catch(() => {});
-  throw error;
 }
 
 /** runs.setup, the first time claude is to start in a fix run's worktree; its end, if it did not pass. */
@@ -136,13 +125,15 @@ async function superviseClaude(
     onDenial: (d) => run.denials.push(d),
   });
   run.bashCalls.inFlight = () => sink.bashInFlight();
-  const child = spawnClaude(input.claudeBin, run.launch.args, {
-    cwd: run.launchDir,
-    env: await claudeEnv(input, run),
-    input: run.launch.stdin,
-    onStdout: (chunk) => sink.stdout(chunk),
-    onStderr: (chunk) => sink.stderr(chunk),
-  });
+  const child = run.started
+    ? takeStarted(run.started, sink, run.launch.stdin)
+    : spawnClaude(input.claudeBin, run.launch.args, {
+        cwd: run.launchDir,
+        env: await claudeEnv(input, run),
+        input: run.launch.stdin,
+        onStdout: (chunk) => sink.stdout(chunk),
+        onStderr: (chunk) => sink.stderr(chunk),
+      });
   // Last of all (releases run in reverse): one more sweep for anything claude was starting as it
   // ended, which the sweeps at its exit can miss (see src/process/owned.ts).
   // While claude starts (it takes a few hundred ms), the lexer that checks and renders its answer
@@ -162,6 +153,21 @@ async function superviseClaude(
   const exit = await end.ended;
   if (exit) sink.flush();
   return { exit, sink, unwatch };
+}
+
+/**
+ * A claude started before its run (a standby): its output goes to the run's stream from now, its
+ * turn is sent, and its standard input is closed after its result, which ends it.
+ */
+function takeStarted(started: StartedClaude, sink: RunSink, turn: string): OwnedChild {
+  started.attach(
+    (chunk) => sink.stdout(chunk),
+    (chunk) => sink.stderr(chunk),
+  );
+  const { child } = started;
+  child.stdin?.write(turn);
+  void sink.result.then(() => child.stdin?.end());
+  return child;
 }
 
 /**
@@ -185,20 +191,6 @@ function watchClaude(input: ExecuteInput, run: PreparedRun, sink: RunSink): () =
   const offHalt = input.onHalt?.((reason) => halt.halt(reason));
   if (offHalt) harness.defer(offHalt);
   return unwatch;
-}
-
-/**
- * claude's environment: with its sandbox, an `npm` first on PATH that answers the `npm root -g` its
- * sandbox start asks from a kept answer (0.3 s, src/sandbox/npm-root.ts). Only claude's: the
- * agent's commands (the shim is in the sandbox's denied private area) and runs.verify use the real one.
- */
-async function claudeEnv(input: ExecuteInput, run: PreparedRun): Promise<Record<string, string>> {
-  const { privacy } = run.harness;
-  if (!privacy.sandbox) return run.launch.env;
-  return withNpmRootShim(run.launch.env, {
-    dir: path.join(privacy.area.workDir, 'bin'),
-    stateDir: agentboxStateDir(input.env),
-  });
 }
 
 /** What the sink checks a Bash call's paths against, to log reads the sandbox refused (a fenced run only). */

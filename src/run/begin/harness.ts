@@ -66,6 +66,12 @@ export interface HarnessInput {
   readonly onStep?: (step: string) => void;
 }
 
+/**
+ * Who answers the harness's endpoint: the run's log and supervisor and what stands around them.
+ * A standby's harness is opened before its revision exists and bound to it when claimed.
+ */
+export type HarnessBinding = Pick<HarnessInput, 'log' | 'supervisor' | 'route' | 'onDenial' | 'bashInFlight'>;
+
 /** A run's supervision, set up: its slash commands, hook endpoint and private area. */
 export interface RunHarness {
   readonly runDir: string;
@@ -75,6 +81,8 @@ export interface RunHarness {
   /** Writes claude's settings (they carry the endpoint's token) and the hook script's address book. */
   /** The run's settings and hook address book; with `modelKey`, the model key claude reads (secrets.keyFile). */
   writeSecrets(settings: Record<string, unknown>, modelKey?: string | null): void;
+  /** Hands the endpoint to another run's supervisor and log (a standby claimed, src/run/standby/). */
+  rebind(binding: HarnessBinding): void;
   defer(release: () => unknown): void;
   /** Releases everything in reverse order; returns what failed (safe to call twice). */
   release(): Promise<unknown[]>;
@@ -114,17 +122,15 @@ export async function openRunHarness(input: HarnessInput): Promise<RunHarness> {
     input.onStep?.('private area + private git + sandbox paths');
     const scope = fencedScope(base, privacy.sandbox);
     refuseStartupLinks(input, scope);
-    const hooks = createRunHookHandler({
-      scope,
-      log: input.log,
-      launchDir: input.launchDir,
-      supervisor: input.supervisor,
-      ...(input.onDenial ? { onDenial: input.onDenial } : {}),
-    });
     // A fenced run that reaches no host but its endpoint gets agentbox's refusing proxy.
     const ownProxy =
       privacy.sandbox !== null && (!base.worktree || input.sandbox.allowed_domains.length === 0);
-    const endpoint = await runEndpoint(input, hooks, ownProxy);
+    let answer = endpointAnswers(input, scope, input);
+    const endpoint = await startEndpoint({
+      handler: (event, hookInput) => answer.handler(event, hookInput),
+      onProblem: (problem) => answer.problems(problem),
+      ...(ownProxy ? { onNetworkRefused: (refusal) => answer.refusals(refusal) } : {}),
+    });
     releases.defer(() => endpoint.close());
     input.onStep?.('supervisor + endpoint');
     const writeSecrets = (settings: Record<string, unknown>, modelKey?: string | null) => {
@@ -138,6 +144,9 @@ export async function openRunHarness(input: HarnessInput): Promise<RunHarness> {
       endpoint,
       privacy,
       writeSecrets,
+      rebind: (binding) => {
+        answer = endpointAnswers(input, scope, binding);
+      },
       defer: (release) => releases.defer(release),
       release: () => releases.release(),
     };
@@ -199,13 +208,20 @@ function refuseStartupLinks(input: HarnessInput, scope: AirlockScope): void {
   });
 }
 
-/** The run's hook endpoint; with `ownProxy`, also the sandbox's refusing proxy. */
-function runEndpoint(input: HarnessInput, hooks: HookHandler, ownProxy: boolean): Promise<Endpoint> {
-  return startEndpoint({
-    handler: input.route ? input.route(hooks) : hooks,
-    onProblem: endpointProblems(input.log),
-    ...(ownProxy ? { onNetworkRefused: networkRefusals(input) } : {}),
+/** What the run's endpoint answers with (its hooks) and where it logs what it refused. */
+function endpointAnswers(input: HarnessInput, scope: AirlockScope, bound: HarnessBinding) {
+  const hooks = createRunHookHandler({
+    scope,
+    log: bound.log,
+    launchDir: input.launchDir,
+    supervisor: bound.supervisor,
+    ...(bound.onDenial ? { onDenial: bound.onDenial } : {}),
   });
+  return {
+    handler: bound.route ? bound.route(hooks) : hooks,
+    problems: endpointProblems(bound.log),
+    refusals: networkRefusals(bound),
+  };
 }
 
 /** The run's slash commands in the launch directory; the folders made only to hold them go with them. */

@@ -56,6 +56,8 @@ export interface LaunchInput {
   readonly envPass: readonly string[];
   /** The repository is trusted: claude may load its own settings and MCP servers (src/trust/). Absent: no. */
   readonly projectSettings?: boolean;
+  /** claude waits for its turn as a JSON message on standard input (a standby, src/run/standby/). */
+  readonly streamInput?: boolean;
 }
 
 /** The repository's top-level entries, for the deny rules around a worktree that lives inside it. */
@@ -75,7 +77,10 @@ export function planLaunch(input: LaunchInput): {
   args: string[];
   env: Record<string, string>;
   settings: Record<string, unknown>;
-  /** The prompt, for claude's standard input (never argv: no size limit, never read as a flag). */
+  /**
+   * The prompt, for claude's standard input (never argv: no size limit, never read as a flag); with
+   * streamInput, as the one JSON line of a user message.
+   */
   stdin: string;
   /** The model key for `secrets.keyFile`, out of claude's environment (a fenced run); else null. */
   modelKey: string | null;
@@ -103,10 +108,15 @@ export function planLaunch(input: LaunchInput): {
     args: launchArgs(input, prompt),
     env,
     settings,
-    stdin: prompt,
+    stdin: input.streamInput ? userMessageLine(prompt) : prompt,
     modelKey,
     mentions,
   };
+}
+
+/** A user turn as claude's `--input-format=stream-json` reads it: one JSON line. Pure. */
+export function userMessageLine(text: string): string {
+  return `${JSON.stringify({ type: 'user', message: { role: 'user', content: text } })}\n`;
 }
 
 /** The permission rules of the run's --settings. */
@@ -150,6 +160,7 @@ function launchArgs(input: LaunchInput, prompt: string): string[] {
     settingsFile: input.secrets.settingsFile,
     model: meta.model,
     projectSettings: input.projectSettings === true,
+    ...(input.streamInput ? { streamInput: true } : {}),
   });
 }
 

@@ -6,6 +6,7 @@ import type { HookHandler } from '../../endpoint/server.js';
 import { takeCheckpoint } from '../../git/checkpoint.js';
 import { EventLog } from '../../ledger/events.js';
 import { type Ledger, type RunMeta, updateState } from '../../ledger/index.js';
+import type { OwnedChild } from '../../process/owned.js';
 import type { Denial } from '../../supervisor/hooks.js';
 import type { Supervisor } from '../../supervisor/supervisor.js';
 import type { OutputContract } from '../../templates/contract.js';
@@ -14,7 +15,7 @@ import { AGENT_RUN_DIR } from '../end/artifacts.js';
 import { Halt } from '../halt.js';
 import { headlessSupervisor, type Verify, verifier } from '../supervise.js';
 import { readRunContract, readRunPrompt } from './compose.js';
-import { openRunHarness, type RunHarness } from './harness.js';
+import { type HarnessBinding, openRunHarness, type RunHarness } from './harness.js';
 import type { ExecuteInput } from './input.js';
 import { planLaunch } from './launch.js';
 
@@ -37,6 +38,31 @@ export interface PreparedRun {
   readonly bashCalls: { inFlight?: () => string | undefined };
   /** claude's argument list, environment and standard input. */
   readonly launch: { readonly args: string[]; readonly env: Record<string, string>; readonly stdin: string };
+  /** claude, already started and waiting for its turn on standard input (a standby, src/run/standby/). */
+  readonly started?: StartedClaude;
+}
+
+/** A claude started before its run (a standby): its process, and its output until the run reads it. */
+export interface StartedClaude {
+  readonly child: OwnedChild;
+  /** Sends what claude wrote so far, then the rest as it comes. */
+  attach(onStdout: (chunk: Buffer) => void, onStderr: (chunk: Buffer) => void): void;
+}
+
+/** How prepareRun goes: with a claude that waits for its turn as a JSON message, or with one started already. */
+export interface PrepareHow {
+  /** `--input-format=stream-json`: claude waits for its turn (a standby being made). */
+  readonly streamInput?: boolean;
+  /** A standby claimed: its harness (bound to this run), launch and claude are the run's. */
+  readonly claimed?: ClaimedClaude;
+  /** Told as each step is done (the fix-setup bench times them). */
+  readonly onStep?: (step: string) => void;
+}
+
+/** A standby's parts as a run takes them over: checked against what this run would have started. */
+export interface ClaimedClaude extends StartedClaude {
+  readonly harness: RunHarness;
+  readonly plan: LaunchPlan;
 }
 
 type RunBase = Pick<
@@ -48,10 +74,12 @@ type RunBase = Pick<
  * Everything a headless run does before claude starts: the supervisor, the harness (slash
  * commands, endpoint, private area), claude's settings, arguments and environment, the
  * verification. Release `harness` when the run ends; a failure here has released it already.
- * `onStep` is told as each step is done (the fix-setup bench times them).
+ * With `how.claimed` (a standby, src/run/standby/) the harness, launch and claude are the
+ * standby's: only what is the run's own (its log, supervisor, budget and checks) is made here.
  */
-export async function prepareRun(input: ExecuteInput, onStep?: (step: string) => void): Promise<PreparedRun> {
+export async function prepareRun(input: ExecuteInput, how: PrepareHow = {}): Promise<PreparedRun> {
   const { ledger, meta } = input;
+  const { onStep, claimed } = how;
   const run = runBase(input);
   // Set once the agent's environment and sandbox are known (below), before claude starts.
   let verify: Verify | null = null;
@@ -59,22 +87,24 @@ export async function prepareRun(input: ExecuteInput, onStep?: (step: string) =>
   const denials: Denial[] = [];
   const bashCalls: PreparedRun['bashCalls'] = {};
   const { worktree, log } = run;
-  const harness = await openRunHarness({
-    ledger,
-    meta,
-    launchDir: run.launchDir,
-    worktree,
-    env: input.env,
-    sandbox: input.sandbox,
-    log,
-    supervisor,
-    route: (hooks) => checkpointAtStop(hooks, { ledger, meta, worktree, log, supervisor }),
-    onDenial: (d) => denials.push(d),
-    bashInFlight: () => bashCalls.inFlight?.(),
-    ...(onStep ? { onStep } : {}),
-  });
+  const binding = bindingOf(input, { ...run, supervisor, denials, bashCalls });
+  claimed?.harness.rebind(binding);
+  const harness =
+    claimed?.harness ??
+    (await openRunHarness({
+      ledger,
+      meta,
+      launchDir: run.launchDir,
+      worktree,
+      env: input.env,
+      sandbox: input.sandbox,
+      ...binding,
+      ...(onStep ? { onStep } : {}),
+    }));
   try {
-    const launch = launchFor(input, { ...run, harness });
+    const launch = claimed
+      ? logMentions(claimed.plan, log)
+      : launchFor(input, { ...run, harness }, how.streamInput === true);
     const command = input.checks?.verify;
     if (command && worktree) {
       const { scope, privacy } = harness;
@@ -91,11 +121,35 @@ export async function prepareRun(input: ExecuteInput, onStep?: (step: string) =>
       });
     }
     onStep?.('deny rules + runSettings + sandbox + buildClaudeArgs + env');
-    return { ...run, supervisor, harness, denials, bashCalls, launch };
+    return {
+      ...run,
+      supervisor,
+      harness,
+      denials,
+      bashCalls,
+      launch,
+      ...(claimed ? { started: claimed } : {}),
+    };
   } catch (error) {
     await harness.release();
     throw error;
   }
+}
+
+/** Who answers the run's endpoint (src/run/begin/harness.ts): its log, supervisor, checkpoints, denials. */
+function bindingOf(
+  input: ExecuteInput,
+  run: RunBase & Pick<PreparedRun, 'supervisor' | 'denials' | 'bashCalls'>,
+): HarnessBinding {
+  const { ledger, meta } = input;
+  const { worktree, log, supervisor } = run;
+  return {
+    log,
+    supervisor,
+    route: (hooks) => checkpointAtStop(hooks, { ledger, meta, worktree, log, supervisor }),
+    onDenial: (d) => run.denials.push(d),
+    bashInFlight: () => run.bashCalls.inFlight?.(),
+  };
 }
 
 function runBase(input: ExecuteInput): RunBase {
@@ -145,14 +199,18 @@ function supervisorFor(input: ExecuteInput, run: RunBase, verify: () => Verify |
   });
 }
 
-/** claude's launch, with its settings written to the private area. */
-function launchFor(
+/** claude's launch as planLaunch makes it: what a standby is compared with when claimed. */
+export type LaunchPlan = ReturnType<typeof planLaunch>;
+
+/** The run's launch with a harness: its arguments, environment, settings and turn. */
+export function planRunLaunch(
   input: ExecuteInput,
-  run: { runDir: string; launchDir: string; sessionId: string; harness: RunHarness; log: EventLog },
-): PreparedRun['launch'] {
+  run: { runDir: string; launchDir: string; sessionId: string; harness: RunHarness },
+  streamInput: boolean,
+): LaunchPlan {
   const { scope, endpoint, privacy } = run.harness;
   const verifies = input.checks?.verify && run.harness.scope.worktree;
-  const { settings, modelKey, ...launch } = planLaunch({
+  return planLaunch({
     meta: input.meta,
     scope,
     runDir: run.runDir,
@@ -170,11 +228,26 @@ function launchFor(
     envPass: input.envPass,
     // NOTE: judged where claude starts: a worktree's files may differ from what was trusted.
     projectSettings: input.trust ? launchTrusted(input.trust, run.launchDir) : false,
+    ...(streamInput ? { streamInput } : {}),
   });
-  run.harness.writeSecrets(settings, modelKey);
-  const { mentions, ...rest } = launch;
+}
+
+/** claude's launch, with its settings written to the private area. */
+function launchFor(
+  input: ExecuteInput,
+  run: { runDir: string; launchDir: string; sessionId: string; harness: RunHarness; log: EventLog },
+  streamInput: boolean,
+): PreparedRun['launch'] {
+  const plan = planRunLaunch(input, run, streamInput);
+  run.harness.writeSecrets(plan.settings, plan.modelKey);
+  return logMentions(plan, run.log);
+}
+
+/** The launch, its prompt's mentions of files the run may not read logged as refused. */
+function logMentions(plan: LaunchPlan, log: EventLog): PreparedRun['launch'] {
+  const { mentions, settings: _settings, modelKey: _key, ...rest } = plan;
   if (mentions.length > 0)
-    run.log.append({
+    log.append({
       event: 'refused',
       source: 'agentbox',
       tool: 'prompt',
