@@ -34,10 +34,10 @@ describe('a standby: the next revision’s claude, started while the person revi
       .filter((e) => e.event === 'standby')
       .map((e) => String(e.detail));
   const keptPid = (run = name) => Number(/^claude (\d+) kept ready/.exec(standby(run).at(-1) ?? '')?.[1]);
+  /** Running (a zombie left to an init that does not reap is not). */
   const alive = (pid: number) => {
     try {
-      process.kill(pid, 0);
-      return true;
+      return !/^\d+ \(.*\) Z/.test(fs.readFileSync(`/proc/${pid}/stat`, 'utf8'));
     } catch {
       return false;
     }
@@ -152,7 +152,7 @@ describe('a standby: the next revision’s claude, started while the person revi
     expect(claudeOf()).not.toBe(next);
   }, 120_000);
 
-  it('is let go when its run leaves REVIEW (merge) and when the server stops; AGENTBOX_STANDBY=0 keeps none', async () => {
+  it('is let go when its run leaves REVIEW (merge) and when the server stops, and ends with a server killed outright; AGENTBOX_STANDBY=0 keeps none', async () => {
     await waitFor(() => keptPid() > 0 && alive(keptPid()));
     const pid = keptPid();
     const merged = await p.agentbox(['merge', id, '--yes'], { env: { AGENTBOX_RESIDENT: '0' } });
@@ -176,5 +176,24 @@ describe('a standby: the next revision’s claude, started while the person revi
     await waitFor(() => server.exitCode !== null);
     expect(alive(kept)).toBe(false);
     expect(standby(onRun).at(-1)).toBe('let go: the resident agentbox stopped');
+
+    // A server killed outright: its standby's claude ends as its standard input closes.
+    log = '';
+    server = spawn(process.execPath, [AGENTBOX_BIN, 'serve'], {
+      cwd: p.repo.dir,
+      env: p.env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    server.stdout!.on('data', (d) => {
+      log += d;
+    });
+    await waitFor(() => log.includes('agentbox serve: ready'));
+    const last = await p.agentbox(['fix', `${TASK} killed`]);
+    expect(last.code, last.stderr).toBe(0);
+    const lastRun = p.newest();
+    await waitFor(() => keptPid(lastRun) > 0);
+    const orphan = keptPid(lastRun);
+    server.kill('SIGKILL');
+    await waitFor(() => !alive(orphan), 15_000);
   }, 120_000);
 });

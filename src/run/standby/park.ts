@@ -34,6 +34,8 @@ import { type Held, keep, take } from './store.js';
 
 /** The turn a standby is prepared with; never sent (the revision's own goes on its standard input). */
 const NOT_SENT = 'standby: the revision’s message replaces this';
+/** The most of a waiting claude's output kept for its run. */
+const HELD_BYTES = 1024 * 1024;
 
 interface Standby extends Held, StartedClaude {
   /** Its claude has not ended. */
@@ -124,9 +126,14 @@ function pick(i: ExecuteInput): ExecuteInput {
 /** Starts the prepared run's claude, waiting for its turn; its output is held until a run reads it. */
 async function startStandby(input: ExecuteInput, prepared: PreparedRun): Promise<Standby> {
   const fingerprint = await fingerprintOf(prepared);
-  const held: { out: Buffer[]; err: Buffer[] } = { out: [], err: [] };
-  let onOut: (chunk: Buffer) => void = (chunk) => held.out.push(chunk);
-  let onErr: (chunk: Buffer) => void = (chunk) => held.err.push(chunk);
+  // What claude writes while it waits (nothing, measured), held for the run; at most HELD_BYTES.
+  const held: { out: Buffer[]; err: Buffer[]; bytes: number } = { out: [], err: [], bytes: 0 };
+  const hold = (into: Buffer[]) => (chunk: Buffer) => {
+    held.bytes += chunk.length;
+    if (held.bytes <= HELD_BYTES) into.push(chunk);
+  };
+  let onOut: (chunk: Buffer) => void = hold(held.out);
+  let onErr: (chunk: Buffer) => void = hold(held.err);
   const child = spawnClaude(input.claudeBin, prepared.launch.args, {
     cwd: prepared.launchDir,
     env: await claudeEnv(input, prepared),
