@@ -32,8 +32,8 @@ function foldersUp(dir: string): string[] {
   return out;
 }
 
-/** A file's identity and last change, or that it is not there. */
-function stamp(file: string): string {
+/** A file's path, identity and last change, or that it is not there. */
+export function stamp(file: string): string {
   try {
     const s = fs.statSync(file);
     return `${file} ${s.ino} ${s.size} ${s.mtimeMs}`;

@@ -16,7 +16,7 @@ import {
   prepareRun,
   type StartedClaude,
 } from '../begin/prepare.js';
-import { startupFingerprint } from './fingerprint.js';
+import { stamp, startupFingerprint } from './fingerprint.js';
 import { type Held, keep, take } from './store.js';
 
 /*
@@ -58,15 +58,17 @@ export function standbyWanted(input: ExecuteInput): boolean {
 }
 
 /**
- * What a standby's harness is made of (its environment, configuration and run), as one digest;
- * not the lineage each command gives its processes (src/process/reap.ts). Pure.
+ * What a standby's harness is made of (its environment, configuration, run and Claude Code), as
+ * one digest; not the lineage each command gives its processes (src/process/reap.ts).
  */
 function keyOf(input: ExecuteInput): string {
   const env = Object.entries(input.env)
     .filter(([name]) => name !== LINEAGE_VAR)
     .sort(([a], [b]) => (a < b ? -1 : 1));
   const { ledger, meta, state, sandbox, claudeBin, envPass } = input;
-  const of = { env, root: ledger.root, meta, worktree: state.worktree_path, sandbox, claudeBin, envPass };
+  // Claude Code updated in place (npm update) is another claude at the same path.
+  const bin = stamp(claudeBin);
+  const of = { env, root: ledger.root, meta, worktree: state.worktree_path, sandbox, bin, envPass };
   return createHash('sha256').update(JSON.stringify(of)).digest('hex');
 }
 

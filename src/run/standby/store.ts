@@ -22,16 +22,17 @@ export interface Held {
 
 let held: { readonly standby: Held; readonly timers: NodeJS.Timeout[] } | null = null;
 
-/** Keeps `standby`, letting go of the one kept before. */
-export async function keep(standby: Held, waitMs = STANDBY_MS): Promise<void> {
+/** Keeps `standby`, letting go of the one kept before (`waitMs`, `checkMs`: for tests). */
+export async function keep(
+  standby: Held,
+  { waitMs = STANDBY_MS, checkMs = CHECK_MS }: { waitMs?: number; checkMs?: number } = {},
+): Promise<void> {
   await letGoOfStandby('another run’s standby took its place');
-  const expire = setTimeout(
-    () => void letGoIf(standby, `unused for ${Math.round(waitMs / 60_000)} min`),
-    waitMs,
-  );
+  const unused = `unused for ${waitMs >= 60_000 ? `${Math.round(waitMs / 60_000)} min` : `${waitMs} ms`}`;
+  const expire = setTimeout(() => void letGoIf(standby, unused), waitMs);
   const check = setInterval(() => {
     if (!standby.stillWanted()) void letGoIf(standby, 'its run is no longer waiting for review');
-  }, CHECK_MS);
+  }, checkMs);
   for (const timer of [expire, check]) timer.unref();
   held = { standby, timers: [expire, check] };
 }
