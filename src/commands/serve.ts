@@ -9,6 +9,7 @@ import { SERVED_COMMANDS } from '../resident/protocol.js';
 import { ResidentServer } from '../resident/server.js';
 import { stopResident } from '../resident/stop.js';
 import { letGoOfStandby } from '../run/standby/store.js';
+import { privateBase, sweepOrphanedSecrets } from '../sandbox/private.js';
 import { VERSION } from '../version.js';
 
 /*
@@ -67,6 +68,8 @@ export async function serve(ctx: CommandContext, options: ServeOptions = {}): Pr
   if (!runCommand) throw new AgentboxError('USAGE', 'agentbox serve runs from the agentbox command only');
   const idleMs = idleOption(options.idle);
   const file = await prepare(ctx);
+  // What a server killed outright left of its standby (src/run/standby/): nobody's now.
+  sweepOrphanedSecrets(privateBase(ctx.env, process.getuid?.() ?? 0));
   const log = (line: string) => ctx.io.out(`${new Date().toISOString()} ${line}\n`);
   const idle = idleMs === undefined ? undefined : { ms: idleMs, label: options.idle! };
   const server = new ResidentServer(runCommand, log, idle);

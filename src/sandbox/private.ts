@@ -2,6 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { ownerEnv } from '../process/owner.js';
+import { isAlive, processStartTime } from '../process/reap.js';
 import { identity, writeScratchSync } from '../util/fs.js';
 
 /**
@@ -108,6 +109,49 @@ export function removeRunArea(base: string, runName: string): void {
   fs.rmSync(path.join(base, 'work', runName), { recursive: true, force: true });
 }
 
+/** The file in a secrets folder that names the process holding it: its pid and start time. */
+const OWNER_FILE = 'owner';
+
+/**
+ * Every secrets folder (and socket folder) whose process is gone, removed: what a process killed
+ * outright left — a resident agentbox's standby (src/run/standby/) whose run waits in REVIEW, which
+ * no crash path finds. A folder naming no owner (older, or being made) is left. Returns the names.
+ */
+export function sweepOrphanedSecrets(base: string): string[] {
+  const root = path.join(base, 'secrets');
+  let names: string[];
+  try {
+    names = fs.readdirSync(root);
+  } catch {
+    return [];
+  }
+  const removed: string[] = [];
+  const kept = new Set<string>();
+  for (const name of names) {
+    const run = /^(.+)-[0-9a-f]{12}$/.exec(name)?.[1];
+    if (!run || !isPlainName(run)) continue;
+    let owner: string;
+    try {
+      owner = fs.readFileSync(path.join(root, name, OWNER_FILE), 'utf8');
+    } catch {
+      kept.add(run);
+      continue;
+    }
+    const [pid, start] = owner.trim().split(' ');
+    if (isAlive(Number(pid), start === undefined || start === 'null' ? null : start)) {
+      kept.add(run);
+      continue;
+    }
+    fs.rmSync(path.join(root, name), { recursive: true, force: true });
+    removed.push(name);
+  }
+  for (const name of removed) {
+    const run = name.replace(/-[0-9a-f]{12}$/, '');
+    if (!kept.has(run)) fs.rmSync(sockDirOf(base, run), { recursive: true, force: true });
+  }
+  return removed;
+}
+
 /** One path component of a run's name's characters: never `..`, never a separator. */
 function isPlainName(name: string): boolean {
   return /^[A-Za-z0-9._-]+$/.test(name) && name !== '.' && name !== '..';
@@ -132,6 +176,12 @@ export function createPrivateArea(base: string, runName: string): PrivateArea {
   removeCrashedArea(base, runName);
   const secretsDir = path.join(secretsRoot, `${runName}-${randomBytes(6).toString('hex')}`);
   mkdirPrivate(secretsDir);
+  // Whose it is: once that process is gone, it is nobody's (sweepOrphanedSecrets).
+  writeScratchSync(
+    path.join(secretsDir, OWNER_FILE),
+    `${process.pid} ${processStartTime(process.pid)}\n`,
+    0o600,
+  );
   // The work folder survives a crash, so a resumed run keeps its agent's commits.
   const workDir = path.join(base, 'work', runName);
   mkdirPrivate(path.join(base, 'work'));

@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { privateBase } from '../../src/sandbox/private.js';
 import { bash, type RequestView, text } from '../fixtures/model-server/index.js';
 import { AGENTBOX_BIN } from '../helpers/bin.js';
 import { CLAUDE_BIN } from '../helpers/claude.js';
@@ -195,5 +196,21 @@ describe('a standby: the next revision’s claude, started while the person revi
     const orphan = keptPid(lastRun);
     server.kill('SIGKILL');
     await waitFor(() => !alive(orphan), 15_000);
+    // Its settings and model key are left (no crash path finds a run in REVIEW) until a server
+    // starts again, which removes what no live process holds.
+    const secrets = path.join(privateBase(p.env, process.getuid?.() ?? 0), 'secrets');
+    const ofRun = () => fs.readdirSync(secrets).filter((n) => n.startsWith(`${lastRun}-`));
+    expect(ofRun()).toHaveLength(1);
+    log = '';
+    server = spawn(process.execPath, [AGENTBOX_BIN, 'serve'], {
+      cwd: p.repo.dir,
+      env: p.env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    server.stdout!.on('data', (d) => {
+      log += d;
+    });
+    await waitFor(() => log.includes('agentbox serve: ready'));
+    expect(ofRun()).toEqual([]);
   }, 120_000);
 });

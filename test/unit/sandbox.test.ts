@@ -1,11 +1,16 @@
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createPrivateGit } from '../../src/git/private.js';
 import { bwrapFailure, probeSandbox, probeSandboxAsync } from '../../src/sandbox/available.js';
 import { absentBefore, releaseLeftovers, removeEmpty } from '../../src/sandbox/leftovers.js';
-import { createPrivateArea, privateBase, removeRunArea } from '../../src/sandbox/private.js';
+import {
+  createPrivateArea,
+  privateBase,
+  removeRunArea,
+  sweepOrphanedSecrets,
+} from '../../src/sandbox/private.js';
 import { sandboxSettings } from '../../src/sandbox/settings.js';
 import { GIT_ENV, gitRepo, tempDir } from '../helpers/git-repo.js';
 
@@ -199,6 +204,31 @@ describe('the private area', () => {
     removeRunArea(base, 'run-d');
     for (const dir of [area.secretsDir, area.workDir, area.sockDir]) expect(fs.existsSync(dir)).toBe(false);
     expect(fs.readdirSync(base).sort()).toEqual(['s', 'secrets', 'work']);
+  });
+
+  it('sweeps the secrets (and sockets) whose process is gone: a server killed with its standby; a live one’s and an unowned one stay', () => {
+    const base = path.join(temp('agentbox-priv-'), 'agentbox-0');
+    const live = createPrivateArea(base, 'run-live');
+    const dead = createPrivateArea(base, 'run-dead');
+    const unowned = createPrivateArea(base, 'run-unowned');
+    expect(fs.readFileSync(path.join(live.secretsDir, 'owner'), 'utf8')).toMatch(
+      new RegExp(`^${process.pid} \\S+\n$`),
+    );
+    // A process that has ended (its pid and start time named, as a killed server leaves them).
+    const gone = spawnSync(process.execPath, ['-e', '0']).pid!;
+    fs.writeFileSync(path.join(dead.secretsDir, 'owner'), `${gone} 12345\n`);
+    fs.rmSync(path.join(unowned.secretsDir, 'owner'));
+    // The same pid with another start time is another process: also gone.
+    const reused = createPrivateArea(base, 'run-reused');
+    fs.writeFileSync(path.join(reused.secretsDir, 'owner'), `${process.pid} 1\n`);
+    expect(sweepOrphanedSecrets(base).sort()).toEqual(
+      [path.basename(dead.secretsDir), path.basename(reused.secretsDir)].sort(),
+    );
+    for (const dir of [dead.secretsDir, dead.sockDir, reused.secretsDir])
+      expect(fs.existsSync(dir)).toBe(false);
+    for (const dir of [live.secretsDir, live.sockDir, unowned.secretsDir, dead.workDir])
+      expect(fs.existsSync(dir)).toBe(true);
+    expect(sweepOrphanedSecrets(base)).toEqual([]);
   });
 });
 

@@ -7,12 +7,13 @@ import { gitRepo, type TestRepo, tempDir } from '../helpers/git-repo.js';
 
 /** A standby that records what became of it. */
 function held(run: string, wanted = () => true): Held & { readonly gone: string[] } {
+  const unwanted = () => (wanted() ? null : 'its run is no longer waiting for review');
   const gone: string[] = [];
   return {
     root: '/repo',
     run,
     gone,
-    stillWanted: wanted,
+    unwanted,
     async letGo(why) {
       gone.push(why);
     },

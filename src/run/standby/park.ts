@@ -6,6 +6,7 @@ import { EventLog } from '../../ledger/events.js';
 import { readRun } from '../../ledger/index.js';
 import { servedForAnother } from '../../process/owner.js';
 import { LINEAGE_VAR } from '../../process/reap.js';
+import { ownPrivateBase, sweepOrphanedSecrets } from '../../sandbox/private.js';
 import { claudeEnv } from '../begin/claude-env.js';
 import type { ExecuteInput } from '../begin/input.js';
 import {
@@ -98,6 +99,8 @@ export async function parkNextRevision(finished: ExecuteInput): Promise<void> {
   const log = new EventLog(`${finished.ledger.runsDir}/${meta.run_name}`);
   let prepared: PreparedRun | null = null;
   try {
+    // What a standby of a server killed outright left (its settings, its model key) goes first.
+    sweepOrphanedSecrets(ownPrivateBase());
     prepared = await prepareRun(input, { streamInput: true });
     await keep(await startStandby(input, prepared));
   } catch (error) {
@@ -165,7 +168,16 @@ async function startStandby(input: ExecuteInput, prepared: PreparedRun): Promise
       onErr = err;
     },
     alive: () => alive,
-    stillWanted: () => alive && readRun(ledger, meta.run_name).state?.status === 'REVIEW',
+    unwanted: () => {
+      if (!alive) return 'its claude ended';
+      try {
+        return readRun(ledger, meta.run_name).state?.status === 'REVIEW'
+          ? null
+          : 'its run is no longer waiting for review';
+      } catch {
+        return 'its run is gone (its folder or repository removed)';
+      }
+    },
     async letGo(why) {
       await child.stop();
       await prepared.harness.release();

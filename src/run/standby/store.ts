@@ -14,8 +14,8 @@ export interface Held {
   /** The run it is for: the repository's root and the run's name. */
   readonly root: string;
   readonly run: string;
-  /** False once it can no longer serve (its run left REVIEW, its claude ended). */
-  stillWanted(): boolean;
+  /** Why it can no longer serve (its run left REVIEW, its claude ended); null while it can. */
+  unwanted(): string | null;
   /** Stops its claude and releases what it holds; `why` is logged. */
   letGo(why: string): Promise<void>;
 }
@@ -31,7 +31,8 @@ export async function keep(
   const unused = `unused for ${waitMs >= 60_000 ? `${Math.round(waitMs / 60_000)} min` : `${waitMs} ms`}`;
   const expire = setTimeout(() => void letGoIf(standby, unused), waitMs);
   const check = setInterval(() => {
-    if (!standby.stillWanted()) void letGoIf(standby, 'its run is no longer waiting for review');
+    const why = standby.unwanted();
+    if (why) void letGoIf(standby, why);
   }, checkMs);
   for (const timer of [expire, check]) timer.unref();
   held = { standby, timers: [expire, check] };
