@@ -11,6 +11,7 @@ import { AGENTBOX_BIN, runAgentbox } from '../helpers/bin.js';
 import { expectNoProcessesLeft } from '../helpers/processes.js';
 import { type Project, project } from '../helpers/project.js';
 import { startPty } from '../helpers/pty.js';
+import { startServe } from '../helpers/serve.js';
 
 /**
  * The resident agentbox (`agentbox serve`, docs/resident.md): the person's scout, fix and the rest
@@ -41,18 +42,7 @@ describe('agentbox serve (real Claude Code and sandbox)', () => {
     return { child, exited, output: () => out };
   };
   /** Another `agentbox serve` in the repository; its standard output so far. */
-  const startServer = () => {
-    const child = spawn(process.execPath, [AGENTBOX_BIN, 'serve'], {
-      cwd: p.repo.dir,
-      env: p.env,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let out = '';
-    child.stdout!.on('data', (d) => {
-      out += d;
-    });
-    return { child, output: () => out };
-  };
+  const startServer = () => startServe(p);
   const waitFor = async (what: () => boolean, ms = 30_000) => {
     const deadline = Date.now() + ms;
     while (!what() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
@@ -71,17 +61,9 @@ describe('agentbox serve (real Claude Code and sandbox)', () => {
 
   beforeAll(async () => {
     p = await project({ files: { 'src/greet.js': 'module.exports = (n) => "hello " + n;\n' } });
-    server = spawn(process.execPath, [AGENTBOX_BIN, 'serve'], {
-      cwd: p.repo.dir,
-      env: p.env,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    server.stdout!.on('data', (d) => {
+    server = startServe(p, (d) => {
       log += d;
-    });
-    server.stderr!.on('data', (d) => {
-      log += d;
-    });
+    }).child;
     await waitFor(() => log.includes('agentbox serve: ready'));
     socket = /socket {2}(\S+)/.exec(log)![1]!;
   });

@@ -1,14 +1,14 @@
-import { type ChildProcess, execFile, execFileSync, spawn } from 'node:child_process';
+import { type ChildProcess, execFile, execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { privateBase } from '../../src/sandbox/private.js';
 import { bash, type RequestView, text } from '../fixtures/model-server/index.js';
-import { AGENTBOX_BIN } from '../helpers/bin.js';
 import { CLAUDE_BIN } from '../helpers/claude.js';
 import { expectNoProcessesLeft } from '../helpers/processes.js';
 import { type Project, project } from '../helpers/project.js';
+import { serveReady } from '../helpers/serve.js';
 
 /**
  * A standby (src/run/standby/, docs/resident.md): a resident agentbox that brings a fix run to
@@ -19,7 +19,6 @@ import { type Project, project } from '../helpers/project.js';
 describe('a standby: the next revision’s claude, started while the person reviews', () => {
   let p: Project;
   let server: ChildProcess;
-  let log = '';
   let name = '';
   let id = '';
   const TASK = 'TASK-STANDBY add a line';
@@ -61,18 +60,7 @@ describe('a standby: the next revision’s claude, started while the person revi
       { when: { lastUserText: 'REVISE-TWO' }, reply: bash('echo two >> notes.txt') },
       { when: {}, reply: text('Done.') },
     ]);
-    server = spawn(process.execPath, [AGENTBOX_BIN, 'serve'], {
-      cwd: p.repo.dir,
-      env: p.env,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    server.stdout!.on('data', (d) => {
-      log += d;
-    });
-    server.stderr!.on('data', (d) => {
-      log += d;
-    });
-    await waitFor(() => log.includes('agentbox serve: ready'));
+    server = (await serveReady(p)).child;
     const fix = await p.agentbox(['fix', TASK]);
     expect(fix.code, fix.stderr).toBe(0);
     name = p.newest();
@@ -179,16 +167,7 @@ describe('a standby: the next revision’s claude, started while the person revi
     expect(standby(onRun).at(-1)).toBe('let go: the resident agentbox stopped');
 
     // A server killed outright: its standby's claude ends as its standard input closes.
-    log = '';
-    server = spawn(process.execPath, [AGENTBOX_BIN, 'serve'], {
-      cwd: p.repo.dir,
-      env: p.env,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    server.stdout!.on('data', (d) => {
-      log += d;
-    });
-    await waitFor(() => log.includes('agentbox serve: ready'));
+    server = (await serveReady(p)).child;
     const last = await p.agentbox(['fix', `${TASK} killed`]);
     expect(last.code, last.stderr).toBe(0);
     const lastRun = p.newest();
@@ -201,16 +180,7 @@ describe('a standby: the next revision’s claude, started while the person revi
     const secrets = path.join(privateBase(p.env, process.getuid?.() ?? 0), 'secrets');
     const ofRun = () => fs.readdirSync(secrets).filter((n) => n.startsWith(`${lastRun}-`));
     expect(ofRun()).toHaveLength(1);
-    log = '';
-    server = spawn(process.execPath, [AGENTBOX_BIN, 'serve'], {
-      cwd: p.repo.dir,
-      env: p.env,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    server.stdout!.on('data', (d) => {
-      log += d;
-    });
-    await waitFor(() => log.includes('agentbox serve: ready'));
+    server = (await serveReady(p)).child;
     expect(ofRun()).toEqual([]);
   }, 120_000);
 });
