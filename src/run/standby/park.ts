@@ -131,6 +131,7 @@ function pick(i: ExecuteInput): ExecuteInput {
 /** Starts the prepared run's claude, waiting for its turn; its output is held until a run reads it. */
 async function startStandby(input: ExecuteInput, prepared: PreparedRun): Promise<Standby> {
   const fingerprint = await fingerprintOf(prepared);
+  const plan = planRunLaunch(input, prepared, true);
   // What claude writes while it waits (nothing, measured), held for the run; at most HELD_BYTES.
   const held: { out: Buffer[]; err: Buffer[]; bytes: number } = { out: [], err: [], bytes: 0 };
   const hold = (into: Buffer[]) => (chunk: Buffer) => {
@@ -159,7 +160,7 @@ async function startStandby(input: ExecuteInput, prepared: PreparedRun): Promise
     key: keyOf(input),
     fingerprint,
     prepared,
-    plan: planRunLaunch(input, prepared, true),
+    plan,
     child,
     attach(out, err) {
       for (const chunk of held.out.splice(0)) out(chunk);
