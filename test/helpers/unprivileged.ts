@@ -1,4 +1,5 @@
 import { spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -54,22 +55,28 @@ function othersCanRun(file: string): boolean {
   }
 }
 
-let copiedNode: string | undefined;
-
 /**
  * This node, where nobody may run it: itself, or a copy in a folder anyone may enter (CI's node 24
  * lives inside the clone, which `mktemp -d` makes root's alone: nobody's spawn failed, EACCES).
+ * The copy is one per node binary (its size and time), kept and shared by every test process and
+ * every run: a copy per process, removed at its exit, was left behind (127 MB each) when vitest
+ * ended its workers, once per `.ci/run`.
  */
 function nodeForOthers(): string {
   if (othersCanRun(process.execPath)) return process.execPath;
-  if (copiedNode && fs.existsSync(copiedNode)) return copiedNode;
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'agentbox-node-'));
+  const stat = fs.statSync(process.execPath);
+  const id = createHash('sha256').update(`${stat.size} ${stat.mtimeMs}`).digest('hex').slice(0, 12);
+  const dir = path.join(os.tmpdir(), `agentbox-node-${id}`);
+  const copy = path.join(dir, 'node');
+  if (fs.statSync(copy, { throwIfNoEntry: false })?.size === stat.size && othersCanRun(copy)) return copy;
+  fs.mkdirSync(dir, { recursive: true });
   fs.chmodSync(dir, 0o755);
-  copiedNode = path.join(dir, 'node');
-  fs.copyFileSync(process.execPath, copiedNode);
-  fs.chmodSync(copiedNode, 0o755);
-  process.once('exit', () => fs.rmSync(dir, { recursive: true, force: true }));
-  return copiedNode;
+  // Copied beside it, then renamed: a test process starting it meanwhile never finds half a file.
+  const part = `${copy}.${process.pid}`;
+  fs.copyFileSync(process.execPath, part);
+  fs.chmodSync(part, 0o755);
+  fs.renameSync(part, copy);
+  return copy;
 }
 
 /** A plain file of another user's (root's) that no one else may write, for a user other than root. */
