@@ -63,7 +63,14 @@ export async function takeCheckpoint(
     const index = path.join(dir, 'index');
     const vars = { ...IDENTITY, GIT_INDEX_FILE: index };
     try {
-      fs.copyFileSync(path.join(gitDir, 'index'), index);
+      const real = path.join(gitDir, 'index');
+      fs.copyFileSync(real, index);
+      // With the real one's time: git trusts a file's cached stats only when the file changed
+      // before its index was written ("racy git"). The copy, made later, made a same-size edit in
+      // the second the index was written look unchanged, and the checkpoint missed it (seen under
+      // load: test/unit/worktree-filters.test.ts).
+      const { atime, mtime } = fs.statSync(real);
+      fs.utimesSync(index, atime, mtime);
     } catch {
       await git(['read-tree', head], vars);
     }
