@@ -68,6 +68,28 @@ describe('worktree checkpoints', () => {
     expect(fs.readdirSync(path.join(wt, '.agentbox-run')).sort()).toEqual(['later.md', 'notes.md']);
   });
 
+  it('takes a same-size edit made in the second the index was written ("racy git"), whenever it is taken', async () => {
+    const { wt } = await worktree();
+    const gitDir = git(wt, 'rev-parse', '--absolute-git-dir');
+    const sec = (t: number) => Math.floor(t / 1000);
+    // The index written (a refresh), then a same-size edit within the same second: retried until so.
+    for (let tries = 0; ; tries++) {
+      fs.writeFileSync(path.join(wt, 'a.txt'), 'a\n');
+      git(wt, 'update-index', '--refresh');
+      git(wt, 'add', 'a.txt');
+      fs.writeFileSync(path.join(wt, 'a.txt'), 'z\n');
+      const index = fs.statSync(path.join(gitDir, 'index')).mtimeMs;
+      if (sec(fs.statSync(path.join(wt, 'a.txt')).ctimeMs) === sec(index)) break;
+      if (tries > 20) throw new Error('could not edit in the second the index was written');
+    }
+    // The checkpoint a second later: its copy of the index is newer than the edit.
+    await new Promise((r) => setTimeout(r, 1100));
+    const point = await takeCheckpoint(wt, 'run');
+    fs.writeFileSync(path.join(wt, 'a.txt'), 'broken\n');
+    await restoreCheckpoint(wt, point);
+    expect(fs.readFileSync(path.join(wt, 'a.txt'), 'utf8')).toBe('z\n');
+  });
+
   it('restores to the start commit when there is no checkpoint', async () => {
     const { repo, wt } = await worktree();
     const start = await headSha(repo.dir);
